@@ -1,0 +1,93 @@
+//! The `perdure` binary end to end: help, pool create/info, and bad files
+//! (random bytes, empty, truncated) giving a message and a non-zero exit,
+//! never a panic.
+
+use std::process::{Command, Output};
+
+fn perdure(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perdure")).args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn assert_clean_failure(o: &Output, expect: &str) {
+    let t = text(o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains(expect), "expected {expect:?} in: {t}");
+    assert!(!t.contains("panicked"), "{t}");
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let o = perdure(&["--help"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    assert!(t.contains("pool info") && t.contains("pool create"), "{t}");
+}
+
+#[test]
+fn wrong_usage_exits_2() {
+    for args in [&["frobnicate"][..], &["pool"], &["pool", "info"], &["pool", "create", "x"], &["litmus", "x"]] {
+        let o = perdure(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn create_then_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.pool");
+    let ps = p.to_str().unwrap();
+    let o = perdure(&["pool", "create", ps, "--layout", "demo", "--size", "1M"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = perdure(&["pool", "info", ps]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("\"demo\"") && t.contains("1048576 bytes") && t.contains("mapping"), "{t}");
+    let o = perdure(&["pool", "create", ps, "--layout", "demo", "--size", "1M"]);
+    assert_clean_failure(&o, "already exists");
+}
+
+#[test]
+fn random_4k_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("random.bin");
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let bytes: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&p, bytes).unwrap();
+    assert_clean_failure(&perdure(&["pool", "info", p.to_str().unwrap()]), "not a perdure pool");
+}
+
+#[test]
+fn empty_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty.pool");
+    std::fs::write(&p, b"").unwrap();
+    assert_clean_failure(&perdure(&["pool", "info", p.to_str().unwrap()]), "truncated");
+}
+
+#[test]
+fn truncated_pool_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.pool");
+    let ps = p.to_str().unwrap();
+    assert!(perdure(&["pool", "create", ps, "--layout", "demo", "--size", "64K"]).status.success());
+    std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(40_000).unwrap();
+    assert_clean_failure(&perdure(&["pool", "info", ps]), "truncated");
+    std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(1000).unwrap();
+    assert_clean_failure(&perdure(&["pool", "info", ps]), "truncated");
+}
+
+#[test]
+fn missing_file_is_refused() {
+    assert_clean_failure(&perdure(&["pool", "info", "/nonexistent/x.pool"]), "does not exist");
+}
