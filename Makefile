@@ -1,0 +1,65 @@
+# perdure -- the repository's entry points. `make` (or `make help`) lists them.
+#
+#   make setup            install what is missing (tools/setup.sh; idempotent, fast when done)
+#   make verify           setup, then every check the tree has (tools/verify.py) -> out/verify.json
+#   make verify DEPTH=deep    the same with the *_deep.cfg models and unbounded loom
+#   make test             what CI runs (.ci/run): setup + the same checks as verify
+#   make bench            setup, then the Rust benchmarks; output under out/bench/
+#   make clean            remove out/, impl/target/ and Coq build products (keeps .cache/)
+#   make distclean        clean, and remove .cache/ (downloaded TLC, setup stamps)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# ci | deep: which configurations tools/verify.py runs (exported so the scripts see it).
+DEPTH ?= ci
+export DEPTH
+
+PYTHON ?= python3
+
+.PHONY: help setup verify test bench clean distclean
+
+help:
+	@echo "perdure make targets:"
+	@echo "  setup      install what is missing (Coq+Iris+stdpp via apt, TLC via Maven, cargo fetch)"
+	@echo "  verify     setup, then run every check present: cargo fmt/clippy/test, loom, shuttle,"
+	@echo "             TLC on specs/**/*.cfg, the Coq build + Admitted/axiom scan -> out/verify.json"
+	@echo "             (DEPTH=deep: *_deep.cfg models, unbounded loom)"
+	@echo "  test       what CI runs (.ci/run): setup + the same checks as verify"
+	@echo "  bench      setup, then 'cargo bench --workspace' in impl/; output in out/bench/"
+	@echo "  clean      remove out/, impl/target/ and Coq build products"
+	@echo "  distclean  clean, and remove .cache/ (downloaded TLC jar, setup stamps)"
+	@echo "  help       this list"
+
+setup:
+	@bash tools/setup.sh
+
+verify: setup
+	@$(PYTHON) tools/verify.py
+
+# CI's entry point. Today it is exactly verify; it stays a separate target so that CI-only
+# steps can be added without changing what a developer's `make verify` does.
+test: setup
+	@$(PYTHON) tools/verify.py
+
+# Benches are `harness = false` binaries printing tables. Their stdout is kept in
+# out/bench/cargo-bench-<time>.txt; PERDURE_BENCH_OUT tells them where to put files of their own.
+bench: setup
+	@if [ ! -f impl/Cargo.toml ]; then \
+	  echo "bench: impl/Cargo.toml does not exist yet, there is nothing to benchmark" >&2; exit 1; fi
+	@mkdir -p out/bench
+	@log="$(CURDIR)/out/bench/cargo-bench-$$(date +%Y%m%d-%H%M%S).txt"; \
+	  cd impl && PERDURE_OUT="$(CURDIR)/out" PERDURE_BENCH_OUT="$(CURDIR)/out/bench" \
+	  cargo bench --workspace 2>&1 | tee "$$log"; \
+	  echo "bench: output saved in $${log#$(CURDIR)/}"
+
+clean:
+	rm -rf out impl/target
+	@if [ -d proofs ]; then \
+	  find proofs \( -name '*.vo' -o -name '*.vok' -o -name '*.vos' -o -name '*.glob' \
+	    -o -name '.*.aux' -o -name '.lia.cache' -o -name '.nia.cache' \) -type f -delete; \
+	  rm -f proofs/Makefile.coq proofs/Makefile.coq.conf proofs/.Makefile.coq.d; fi
+
+distclean: clean
+	rm -rf .cache

@@ -1,0 +1,727 @@
+#!/usr/bin/env python3
+"""tools/verify.py -- run every check the tree has, print a report, write out/verify.json.
+
+`make verify` (and `make test`, CI's entry point) run this after tools/setup.sh. Python 3.11,
+standard library only.
+
+    python3 tools/verify.py [--list] [FILTER...]
+
+FILTER keeps only the checks whose name contains one of the given strings (e.g. `tlc:` or
+`cargo:test`); --list prints the checks it would run and exits.
+
+Environment:
+    DEPTH=ci|deep      which configurations to run (default ci); also passed to cargo tests as
+                       PERDURE_DEPTH so they can scale what they explore.
+    VERIFY_TIMEOUT     per-check time limit in seconds (default 2400 = 40 min); a check that
+                       runs out of time is reported as fail.
+    VERIFY_VERBOSE=1   also echo every check's output live (it always goes to its log file).
+
+What is checked, each only when its inputs exist (a missing input means the check is absent,
+not failed; a tool that is genuinely unavailable makes it "skip", with the reason, never "pass"):
+
+    cargo:fmt      impl/Cargo.toml       cargo fmt --all --check
+    cargo:clippy   impl/Cargo.toml       cargo clippy --workspace --all-targets --release -- -D warnings
+    cargo:test     impl/Cargo.toml       cargo test --workspace --release --no-fail-fast -- --nocapture
+    loom:<crate>   impl/**/tests/loom_*.rs     the same, one crate at a time, with
+                   RUSTFLAGS="--cfg perdure_loom", --target-dir target/loom, one --test per file,
+                   LOOM_MAX_PREEMPTIONS=3 under DEPTH=ci (deep: whatever the environment says,
+                   i.e. unbounded unless set). <crate> is the package name without "perdure-".
+    shuttle:<crate> impl/**/tests/shuttle_*.rs  likewise with --cfg perdure_shuttle, target/shuttle
+    tlc:<path>     specs/**/<path>.cfg   TLC through tools/tlc.sh (see "TLC models" below)
+    coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
+
+Conventions the rest of the repository relies on:
+
+  PERDURE-CHECK lines. A cargo test (in cargo:test, loom:*, shuttle:*) can report what it
+  explored as its own row of the report by printing, on one line of stdout,
+      PERDURE-CHECK {"name":"explore:redo-crash","kind":"explore","status":"pass",
+                     "explored":"200 kills, 0 lost","detail":"...","seconds":3.2}
+  (one JSON object; "seconds" optional; kind one of the KINDS below; status pass|fail|skip).
+  The text before "PERDURE-CHECK" on the line is ignored, so it survives libtest's
+  interleaving. Rows are kept even when the cargo run fails (the cargo row is then "fail").
+  A malformed line becomes a "fail" row saying why.
+
+  TLC models. Every specs/**/*.cfg is a TLC run, except *_deep.cfg: with DEPTH=deep, X_deep.cfg
+  is used instead of X.cfg where it exists (same check name; an X_deep.cfg without an X.cfg runs
+  only under deep). The model checked with Foo.cfg is:
+    1. the file named by a "\\* MODEL: Bar.tla" comment among the cfg's leading comment lines
+       (path relative to the cfg's folder) -- this is how Foo_small.cfg points at Foo.tla;
+    2. else Foo.tla next to the cfg;
+    3. else, for X_deep.cfg, the model of X.cfg.
+  The check is named tlc:<path of the cfg under specs/ without .cfg>, e.g. tlc:ptm/Redo_small.
+
+  Coq scan. After the build, every .v under proofs/ is scanned, with comments and strings
+  removed, for "Admitted.", the admit / give_up tactics, "Admit Obligations", and declarations
+  that add axioms: Axiom(s), Parameter(s), Conjecture(s), Declare Instance, and Variable(s) /
+  Hypothesis / Hypotheses outside a Section. Declarations inside a "Module Type" are not axioms.
+  Every axiom's name must appear as a word in proofs/AXIOMS.md. Limitations: this is a textual
+  scan of sentence starts, not Coq's `Print Assumptions`: it misses axioms built by tactics or
+  notations/Ltac that expand to admit, and it does not see axioms of the libraries required
+  (stdpp, Iris, Coq's standard library).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench"}
+STATUSES = {"pass", "fail", "skip"}
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "out"
+LOGS = OUT / "logs"
+DEPTH = os.environ.get("DEPTH", "ci") or "ci"
+TIMEOUT = float(os.environ.get("VERIFY_TIMEOUT", "2400"))
+VERBOSE = os.environ.get("VERIFY_VERBOSE", "") not in ("", "0")
+TAIL_LINES = 30
+
+
+def shared_env() -> dict[str, str]:
+    """tools/env.sh is the one place that says where things are; read it through bash."""
+    try:
+        out = subprocess.run(
+            ["bash", "-c", 'source "$1" && env -0', "bash", str(ROOT / "tools" / "env.sh")],
+            capture_output=True, check=True).stdout.decode()
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"verify: cannot source tools/env.sh: {e}")
+    env = dict(kv.split("=", 1) for kv in out.split("\0") if "=" in kv)
+    return env
+
+
+ENV = shared_env()
+TLA_JAR = Path(ENV["TLA_JAR"])
+
+
+# ------------------------------------------------------------------------------------------
+# Rows and running commands
+
+@dataclass
+class Row:
+    name: str
+    kind: str
+    status: str = "fail"
+    explored: str = ""
+    seconds: float | None = None
+    detail: str = ""
+    log: str | None = None
+
+    def as_json(self) -> dict:
+        d = {"name": self.name, "kind": self.kind, "status": self.status,
+             "explored": self.explored, "seconds": self.seconds, "detail": self.detail}
+        if self.log:
+            d["log"] = self.log
+        return d
+
+
+@dataclass
+class Run:
+    rc: int | None          # None when killed on timeout
+    timed_out: bool
+    seconds: float
+    output: str
+    log: Path
+
+
+def log_path(check_name: str) -> Path:
+    # "tlc:ptm/Redo" -> out/logs/tlc/ptm/Redo.log
+    return LOGS / (check_name.replace(":", "/") + ".log")
+
+
+def run(cmd: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
+        timeout: float = TIMEOUT) -> Run:
+    """Run cmd with stdout+stderr streamed to log (and echoed if VERBOSE). The child gets its
+    own process group so that a timeout kills everything it started (java under tlc.sh, the
+    test binaries under cargo)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    start = time.monotonic()
+    with open(log, "w", encoding="utf-8", errors="replace") as f:
+        f.write(f"$ (cd {cwd} && {' '.join(cmd)})\n")
+        f.flush()
+        try:
+            p = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        except OSError as e:
+            f.write(f"cannot start: {e}\n")
+            return Run(127, False, 0.0, f"cannot start {cmd[0]}: {e}\n", log)
+
+        def pump():
+            for raw in iter(p.stdout.readline, b""):
+                line = raw.decode("utf-8", errors="replace")
+                f.write(line)
+                if VERBOSE:
+                    sys.stdout.write("    | " + line)
+                    sys.stdout.flush()
+            f.flush()
+
+        t = threading.Thread(target=pump, daemon=True)
+        t.start()
+        timed_out = False
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(p)
+        except KeyboardInterrupt:
+            kill_group(p)
+            raise
+        t.join(timeout=30)
+        if timed_out:
+            f.write(f"\nverify: killed after the time limit of {timeout:g} s\n")
+    seconds = round(time.monotonic() - start, 1)
+    output = log.read_text(encoding="utf-8", errors="replace")
+    return Run(None if timed_out else p.returncode, timed_out, seconds, output, log)
+
+
+def kill_group(p: subprocess.Popen) -> None:
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+def timeout_detail(r: Run) -> str:
+    return f"timed out after {r.seconds:g} s (limit VERIFY_TIMEOUT={TIMEOUT:g} s)"
+
+
+# ------------------------------------------------------------------------------------------
+# Checks
+
+@dataclass
+class Check:
+    name: str
+    kind: str
+    runner: Callable[["Check"], list[Row]]   # first row is the check's own; more may follow
+    args: dict = field(default_factory=dict)
+
+
+def skip_check(name: str, kind: str, reason: str) -> Check:
+    return Check(name, kind, lambda c: [Row(c.name, c.kind, "skip", "", 0.0, reason)])
+
+
+# --- cargo ----------------------------------------------------------------------------------
+
+IMPL = ROOT / "impl"
+RESULT_RE = re.compile(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored")
+FAILED_TEST_RE = re.compile(r"^test (\S+) \.\.\. FAILED", re.M)
+BINARY_RE = re.compile(r"^\s+(?:Running|Doc-tests) \S", re.M)
+RERUN_RE = re.compile(r"^error: test failed, to rerun pass `([^`]+)`", re.M)
+CARGO_ERROR_RE = re.compile(r"^(error(?:\[E\d+\])?: .*)$", re.M)
+CHECK_LINE_RE = re.compile(r"PERDURE-CHECK (\{.*)$", re.M)
+
+
+def cargo_env() -> dict[str, str]:
+    return {"PERDURE_OUT": str(OUT), "PERDURE_DEPTH": DEPTH, "CARGO_TERM_COLOR": "never"}
+
+
+CARGO_SUMMARY_ERRORS = ("error: could not compile", "error: aborting", "error: test failed",
+                        "error: 1 target failed", "error: build failed")
+
+
+def first_cargo_error(output: str, with_location: bool = True) -> str:
+    """The first real compiler error (not cargo's closing summary), with its `--> file:line`."""
+    for m in CARGO_ERROR_RE.finditer(output):
+        msg = m.group(1)
+        if msg.startswith(CARGO_SUMMARY_ERRORS) or re.match(r"error: \d+ targets? failed", msg):
+            continue
+        if with_location:
+            loc = re.match(r"\n\s*--> (\S+)", output[m.end():m.end() + 400])
+            if loc:
+                msg += f" (at {loc.group(1)})"
+        return msg
+    return ""
+
+
+def perdure_check_rows(output: str, source: str) -> list[Row]:
+    """Rows reported by tests through `PERDURE-CHECK {json}` lines (see the module docstring)."""
+    rows = []
+    decoder = json.JSONDecoder()
+    for m in CHECK_LINE_RE.finditer(output):
+        try:
+            obj, _ = decoder.raw_decode(m.group(1))
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            name, kind, status = obj.get("name"), obj.get("kind"), obj.get("status")
+            if not isinstance(name, str) or not name:
+                raise ValueError("missing name")
+            if kind not in KINDS:
+                raise ValueError(f"kind {kind!r} is not one of {sorted(KINDS)}")
+            if status not in STATUSES:
+                raise ValueError(f"status {status!r} is not pass|fail|skip")
+            secs = obj.get("seconds")
+            rows.append(Row(name, kind, status, str(obj.get("explored", "")),
+                            float(secs) if isinstance(secs, (int, float)) else None,
+                            str(obj.get("detail", ""))))
+        except ValueError as e:
+            rows.append(Row(f"{source}:malformed-PERDURE-CHECK", "cargo", "fail", "", None,
+                            f"malformed PERDURE-CHECK line ({e}): {m.group(0)[:200]}"))
+    return rows
+
+
+def cargo_test_rows(c: Check, r: Run) -> list[Row]:
+    """The row of a cargo test run (cargo:test, loom:*, shuttle:*) plus its PERDURE-CHECK rows."""
+    results = RESULT_RE.findall(r.output)
+    passed = sum(int(x[1]) for x in results)
+    failed = sum(int(x[2]) for x in results)
+    ignored = sum(int(x[3]) for x in results)
+    # Binaries: every "Running ..." / "Doc-tests ..." cargo announces, so that harness = false
+    # test binaries (which print no "test result:" line) are counted too.
+    binaries = len(BINARY_RE.findall(r.output)) or len(results)
+    explored = f"{passed} tests passed in {binaries} binaries"
+    if ignored:
+        explored += f", {ignored} ignored"
+    if failed:
+        explored += f", {failed} failed"
+    row = Row(c.name, c.kind, "pass", explored, r.seconds, "", rel(r.log))
+    if r.timed_out:
+        row.status, row.detail = "fail", timeout_detail(r)
+    elif failed or r.rc != 0:
+        row.status = "fail"
+        names = FAILED_TEST_RE.findall(r.output)
+        # A target that failed without a libtest "... FAILED" line (harness = false, a crash):
+        # cargo says "error: test failed, to rerun pass `-p PKG --test NAME`".
+        targets = [t for t in RERUN_RE.findall(r.output) if not names]
+        if names:
+            row.detail = "failed: " + ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+        elif targets:
+            row.detail = "failed test targets: " + ", ".join(f"`{t}`" for t in targets[:10])
+        else:
+            row.detail = first_cargo_error(r.output) or f"cargo exited with code {r.rc}"
+    else:
+        row.detail = "all tests passed" if results else "no test binaries ran"
+    return [row] + perdure_check_rows(r.output, c.name)
+
+
+def run_cargo_simple(c: Check) -> list[Row]:
+    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env=cargo_env())
+    row = Row(c.name, c.kind, "pass", c.args["explored"], r.seconds, "", rel(r.log))
+    if r.timed_out:
+        row.status, row.detail = "fail", timeout_detail(r)
+    elif r.rc != 0:
+        row.status = "fail"
+        if c.name == "cargo:fmt":
+            files = sorted(set(re.findall(r"^Diff in (\S+?)(?: at line \d+)?:", r.output, re.M)))
+            row.detail = ("not rustfmt-formatted: " + ", ".join(rel(Path(x)) for x in files[:8])
+                          if files else first_cargo_error(r.output) or f"exit code {r.rc}")
+            row.detail += " (run: cd impl && cargo fmt --all)"
+        else:
+            first = first_cargo_error(r.output, with_location=True)
+            n = len([e for e in CARGO_ERROR_RE.findall(r.output) if not e.startswith(CARGO_SUMMARY_ERRORS)])
+            row.detail = f"{n} errors; first: {first}" if first else f"exit code {r.rc}"
+    else:
+        row.detail = c.args["ok"]
+    return [row]
+
+
+def run_cargo_test(c: Check) -> list[Row]:
+    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env={**cargo_env(), **c.args.get("env", {})})
+    return cargo_test_rows(c, r)
+
+
+def package_of(test_file: Path) -> str | None:
+    """Name of the Cargo package whose tests/ folder holds test_file."""
+    d = test_file.parent
+    while d != IMPL and IMPL in d.parents:
+        manifest = d / "Cargo.toml"
+        if manifest.is_file():
+            try:
+                data = tomllib.loads(manifest.read_text())
+            except (OSError, tomllib.TOMLDecodeError):
+                return None
+            return data.get("package", {}).get("name")
+        d = d.parent
+    return None
+
+
+def model_test_checks(prefix: str, kind: str, cfg_flag: str, file_glob: str) -> list[Check]:
+    """loom:* / shuttle:* checks: one per crate that has tests/<file_glob>."""
+    by_pkg: dict[str, list[str]] = {}
+    for f in sorted(IMPL.rglob(f"tests/{file_glob}")):
+        if "target" in f.relative_to(IMPL).parts:
+            continue
+        pkg = package_of(f)
+        if pkg is None:
+            continue
+        by_pkg.setdefault(pkg, []).append(f.stem)
+    checks = []
+    for pkg, tests in sorted(by_pkg.items()):
+        name = f"{prefix}:{pkg.removeprefix('perdure-') or pkg}"
+        cmd = ["cargo", "test", "--release", "--no-fail-fast", "-p", pkg,
+               "--target-dir", f"target/{prefix}"]
+        for t in tests:
+            cmd += ["--test", t]
+        cmd += ["--", "--nocapture"]
+        flags = (os.environ.get("RUSTFLAGS", "") + f" --cfg {cfg_flag}").strip()
+        env = {"RUSTFLAGS": flags}
+        if prefix == "loom" and DEPTH != "deep" and "LOOM_MAX_PREEMPTIONS" not in os.environ:
+            env["LOOM_MAX_PREEMPTIONS"] = "3"
+        checks.append(Check(name, kind, run_cargo_test, {"cmd": cmd, "env": env}))
+    return checks
+
+
+def cargo_checks() -> list[Check]:
+    if not (IMPL / "Cargo.toml").is_file():
+        return []
+    names = [("cargo:fmt", "fmt"), ("cargo:clippy", "clippy"), ("cargo:test", None)]
+    if shutil.which("cargo") is None:
+        return [skip_check(n, "cargo", "cargo not on PATH (install Rust with rustup; make setup checks it)")
+                for n, _ in names]
+    checks = []
+    for name, sub in names:
+        if sub and subprocess.run(["cargo", sub, "--version"], capture_output=True).returncode != 0:
+            comp = "rustfmt" if sub == "fmt" else "clippy"
+            checks.append(skip_check(name, "cargo", f"cargo {sub} unavailable (rustup component add {comp})"))
+            continue
+        if name == "cargo:fmt":
+            checks.append(Check(name, "cargo", run_cargo_simple, {
+                "cmd": ["cargo", "fmt", "--all", "--check", "--", "--color", "never"],
+                "explored": "all workspace crates", "ok": "formatted"}))
+        elif name == "cargo:clippy":
+            checks.append(Check(name, "cargo", run_cargo_simple, {
+                "cmd": ["cargo", "clippy", "--workspace", "--all-targets", "--release", "--", "-D", "warnings"],
+                "explored": "workspace, all targets", "ok": "no warnings"}))
+        else:
+            # --no-fail-fast: run every test binary even after one fails, so the report is whole.
+            checks.append(Check(name, "cargo", run_cargo_test, {
+                "cmd": ["cargo", "test", "--workspace", "--release", "--no-fail-fast", "--", "--nocapture"]}))
+    checks += model_test_checks("loom", "loom", "perdure_loom", "loom_*.rs")
+    checks += model_test_checks("shuttle", "explore", "perdure_shuttle", "shuttle_*.rs")
+    return checks
+
+
+# --- TLC ------------------------------------------------------------------------------------
+
+SPECS = ROOT / "specs"
+MODEL_RE = re.compile(r"^\s*\\\*\s*MODEL:\s*(\S+?\.tla)\s*$")
+SUMMARY_RE = re.compile(r"^TLC-SUMMARY (\{.*\})\s*$", re.M)
+
+
+def declared_model(cfg: Path) -> str | None:
+    """The "\\* MODEL: X.tla" comment among the cfg's leading comment (or blank) lines."""
+    for line in cfg.read_text(errors="replace").splitlines():
+        m = MODEL_RE.match(line)
+        if m:
+            return m.group(1)
+        if line.strip() and not line.strip().startswith(("\\*", "(*")):
+            break
+    return None
+
+
+def model_for(cfg: Path, base_cfg: Path | None) -> tuple[Path | None, str]:
+    declared = declared_model(cfg)
+    if declared:
+        p = (cfg.parent / declared).resolve()
+        return (p, "") if p.is_file() else (None, f"{rel(cfg)} names MODEL {declared}, which does not exist")
+    same = cfg.with_suffix(".tla")
+    if same.is_file():
+        return same, ""
+    if base_cfg is not None and base_cfg.is_file():
+        return model_for(base_cfg, None)
+    return None, (f"no model for {rel(cfg)}: no {same.name} next to it and no "
+                  f"'\\* MODEL: X.tla' comment in its first lines")
+
+
+def run_tlc(c: Check) -> list[Row]:
+    cfg, base = c.args["cfg"], c.args["base_cfg"]
+    model, why = model_for(cfg, base)
+    if model is None:
+        return [Row(c.name, c.kind, "fail", "", 0.0, why)]
+    r = run(["bash", str(ROOT / "tools" / "tlc.sh"), str(model), str(cfg)], log_path(c.name))
+    row = Row(c.name, c.kind, "fail", "", r.seconds, "", rel(r.log))
+    sums = SUMMARY_RE.findall(r.output)
+    used = f"[{rel(cfg)} on {rel(model)}]"
+    if r.timed_out:
+        row.detail = f"{timeout_detail(r)} {used}"
+        return [row]
+    if not sums:
+        row.detail = f"tools/tlc.sh printed no TLC-SUMMARY (exit code {r.rc}) {used}"
+        return [row]
+    s = json.loads(sums[-1])
+    fmt = lambda v: "?" if v is None else f"{v:,}"
+    if any(s.get(k) is not None for k in ("distinct", "generated", "depth")):
+        row.explored = (f"{fmt(s.get('distinct'))} distinct states ({fmt(s.get('generated'))} generated), "
+                        f"depth {fmt(s.get('depth'))}")
+    row.status = "pass" if s.get("status") == "pass" and r.rc == 0 else "fail"
+    row.detail = f"{s.get('detail', '')} {used}"
+    return [row]
+
+
+def tlc_checks() -> list[Check]:
+    if not SPECS.is_dir():
+        return []
+    cfgs = [p for p in sorted(SPECS.rglob("*.cfg")) if "states" not in p.relative_to(SPECS).parts]
+    if not cfgs:
+        return []
+    checks = []
+    plain = {p for p in cfgs if not p.name.endswith("_deep.cfg")}
+    for cfg in cfgs:
+        if cfg.name.endswith("_deep.cfg"):
+            base = cfg.with_name(cfg.name.removesuffix("_deep.cfg") + ".cfg")
+            if base in plain or DEPTH != "deep":
+                continue   # used in place of its X.cfg below, or not at this depth
+            name_cfg, use, base_cfg = base, cfg, None   # an X_deep.cfg alone: deep only
+        else:
+            deep = cfg.with_name(cfg.stem + "_deep.cfg")
+            name_cfg, base_cfg = cfg, None
+            use = cfg
+            if DEPTH == "deep" and deep.is_file():
+                use, base_cfg = deep, cfg
+        name = "tlc:" + str(name_cfg.relative_to(SPECS).with_suffix(""))
+        checks.append(Check(name, "tlc", run_tlc, {"cfg": use, "base_cfg": base_cfg}))
+    if shutil.which("java") is None or not TLA_JAR.is_file():
+        why = "java not on PATH" if shutil.which("java") is None else f"TLC jar missing ({rel(TLA_JAR)})"
+        return [skip_check(c.name, "tlc", f"{why}: run make setup") for c in checks]
+    return checks
+
+
+# --- Coq ------------------------------------------------------------------------------------
+
+PROOFS = ROOT / "proofs"
+
+
+def strip_coq_comments(src: str) -> str:
+    """Blank out (* nested *) comments and "strings" ("" escapes a quote), keeping newlines
+    so that line numbers stay right."""
+    out, i, depth, n = [], 0, 0, len(src)
+    in_str = False
+    while i < n:
+        ch, two = src[i], src[i:i + 2]
+        if in_str:
+            if two == '""':
+                out.append("  "); i += 2; continue
+            if ch == '"':
+                in_str = False
+            out.append("\n" if ch == "\n" else " "); i += 1; continue
+        if two == "(*":
+            depth += 1; out.append("  "); i += 2; continue
+        if depth and two == "*)":
+            depth -= 1; out.append("  "); i += 2; continue
+        if depth:
+            out.append("\n" if ch == "\n" else " "); i += 1; continue
+        if ch == '"':
+            in_str = True; out.append(" "); i += 1; continue
+        out.append(ch); i += 1
+    return "".join(out)
+
+
+ATTRS = r"(?:#\[[^\]]*\]\s*)?(?:(?:Local|Global|Polymorphic|Monomorphic|Private|Program|Cumulative|NonCumulative)\s+)*"
+AXIOM_RE = re.compile(r"^\s*" + ATTRS +
+                      r"(Axioms?|Parameters?|Conjectures?|Hypothes[ie]s|Variables?|Declare\s+Instance)\b")
+LEMMA_RE = re.compile(r"^\s*" + ATTRS + r"(Lemma|Theorem|Corollary)\s+[\w']+")
+ADMIT_RES = [
+    (re.compile(r"\bAdmitted\s*\."), "Admitted."),
+    (re.compile(r"(?<![\w'.])admit\b(?!')"), "admit"),
+    (re.compile(r"(?<![\w'.])give_up\b(?!')"), "give_up"),
+    (re.compile(r"\bAdmit\s+Obligations\b"), "Admit Obligations"),
+]
+SECTION_RE = re.compile(r"^\s*Section\s+([\w']+)\s*\.")
+MODULE_RE = re.compile(r"^\s*Module\s+(Type\s+)?(?:(?:Import|Export)\s+)?([\w']+)(.*)$")
+END_RE = re.compile(r"^\s*End\s+([\w']+)\s*\.")
+SENTENCE_END = re.compile(r"\.(?=\s|$)")
+
+
+def sentence_from(lines: list[str], i: int, start: int) -> str:
+    """Text from lines[i][start:] up to the end of the Coq sentence (at most 20 lines)."""
+    text = " ".join([lines[i][start:]] + lines[i + 1:i + 20])
+    m = SENTENCE_END.search(text)
+    return text[:m.start()] if m else text
+
+
+def axiom_names(decl: str) -> list[str]:
+    decl = decl.strip()
+    if decl.startswith("("):
+        names = []
+        for group in re.findall(r"\(\s*([\w'\s]+?)\s*:", decl):
+            names += group.split()
+        return names
+    return decl.split(":", 1)[0].split()
+
+
+def scan_coq() -> tuple[list[str], list[tuple[str, str]], int, int]:
+    """(admits, axioms as (where, name), number of .v files, number of lemmas)."""
+    admits, axioms, nfiles, nlemmas = [], [], 0, 0
+    for v in sorted(PROOFS.rglob("*.v")):
+        if any(part.startswith(".") for part in v.relative_to(PROOFS).parts):
+            continue
+        nfiles += 1
+        lines = strip_coq_comments(v.read_text(errors="replace")).splitlines()
+        stack: list[tuple[str, str]] = []   # ("section"|"module"|"modtype", name)
+        for i, line in enumerate(lines):
+            where = f"{rel(v)}:{i + 1}"
+            for rx, what in ADMIT_RES:
+                if rx.search(line):
+                    admits.append(f"{where}: {what}")
+            if LEMMA_RE.match(line):
+                nlemmas += 1
+            if m := SECTION_RE.match(line):
+                stack.append(("section", m.group(1)))
+            elif m := MODULE_RE.match(line):
+                rest = sentence_from(lines, i, m.start(3))
+                if ":=" not in rest:
+                    stack.append(("modtype" if m.group(1) else "module", m.group(2)))
+            elif m := END_RE.match(line):
+                for k in range(len(stack) - 1, -1, -1):
+                    if stack[k][1] == m.group(1):
+                        del stack[k:]
+                        break
+            elif m := AXIOM_RE.match(line):
+                keyword = m.group(1)
+                if any(kind == "modtype" for kind, _ in stack):
+                    continue   # a module type's fields are a signature, not axioms
+                if keyword.startswith(("Variable", "Hypothes")) and any(k == "section" for k, _ in stack):
+                    continue   # section variables are discharged at End
+                for name in axiom_names(sentence_from(lines, i, m.end())) or ["?"]:
+                    axioms.append((where, name))
+    return admits, axioms, nfiles, nlemmas
+
+
+def run_coq(c: Check) -> list[Row]:
+    jobs = str(os.cpu_count() or 2)
+    if (PROOFS / "Makefile").is_file():
+        cmd = ["make", "-C", str(PROOFS), f"-j{jobs}"]
+    else:
+        # No Makefile of the proofs' own (yet): build straight from _CoqProject.
+        cmd = ["bash", "-c", f"cd {PROOFS} && coq_makefile -f _CoqProject -o Makefile.coq && "
+                             f"make -f Makefile.coq -j{jobs}"]
+    r = run(cmd, log_path(c.name))
+    problems = []
+    if r.timed_out:
+        problems.append(timeout_detail(r))
+    elif r.rc != 0:
+        m = re.search(r'^File "([^"]+)", line (\d+).*\n(?:.*\n){0,3}?(Error:.*)$', r.output, re.M)
+        problems.append(f"build failed: {m.group(1)}:{m.group(2)}: {m.group(3)}" if m
+                        else f"build failed (exit code {r.rc})")
+    admits, axioms, nfiles, nlemmas = scan_coq()
+    if admits:
+        problems.append(f"{len(admits)} admitted: " + "; ".join(admits[:5]) + (" ..." if len(admits) > 5 else ""))
+    listed = (PROOFS / "AXIOMS.md").read_text(errors="replace") if (PROOFS / "AXIOMS.md").is_file() else ""
+    unlisted = [(w, n) for w, n in axioms
+                if not re.search(rf"(?<![\w']){re.escape(n)}(?![\w'])", listed)]
+    if unlisted:
+        problems.append(f"{len(unlisted)} axioms not listed in proofs/AXIOMS.md: "
+                        + "; ".join(f"{w}: {n}" for w, n in unlisted[:5]))
+    explored = f"{nfiles} files, {nlemmas} Lemma/Theorem/Corollary proved"
+    if problems:
+        return [Row(c.name, c.kind, "fail", explored, r.seconds, " | ".join(problems), rel(r.log))]
+    detail = "built; no Admitted/admit" + (f"; {len(axioms)} axioms, all listed in proofs/AXIOMS.md"
+                                           if axioms else "; no axioms declared")
+    return [Row(c.name, c.kind, "pass", explored, r.seconds, detail, rel(r.log))]
+
+
+def coq_checks() -> list[Check]:
+    if not (PROOFS / "_CoqProject").is_file():
+        return []
+    if shutil.which("coqc") is None:
+        return [skip_check("coq:proofs", "coq", "coqc not on PATH: run make setup")]
+    return [Check("coq:proofs", "coq", run_coq)]
+
+
+# ------------------------------------------------------------------------------------------
+# Report
+
+def tail(text: str, n: int = TAIL_LINES) -> str:
+    return "\n".join(text.rstrip("\n").splitlines()[-n:])
+
+
+def print_table(rows: list[Row]) -> None:
+    def secs(r: Row) -> str:
+        return "-" if r.seconds is None else f"{r.seconds:.1f}"
+    cells = [("check", "result", "explored", "seconds")] + [
+        (r.name, r.status, r.explored if len(r.explored) <= 70 else r.explored[:67] + "...", secs(r))
+        for r in rows]
+    w = [max(len(c[i]) for c in cells) for i in range(4)]
+    line = lambda c: f"{c[0]:<{w[0]}}  {c[1]:<{w[1]}}  {c[2]:<{w[2]}}  {c[3]:>{w[3]}}"
+    print(line(cells[0]))
+    print("  ".join("-" * x for x in w))
+    for c in cells[1:]:
+        print(line(c))
+
+
+def main(argv: list[str]) -> int:
+    sys.stdout.reconfigure(line_buffering=True)   # progress shows up live in CI logs too
+    if DEPTH not in ("ci", "deep"):
+        print(f"verify: DEPTH must be ci or deep, not {DEPTH!r}", file=sys.stderr)
+        return 2
+    list_only = "--list" in argv
+    filters = [a for a in argv if not a.startswith("--")]
+    checks = cargo_checks() + tlc_checks() + coq_checks()
+    if filters:
+        checks = [c for c in checks if any(f in c.name for f in filters)]
+    if list_only:
+        for c in checks:
+            print(f"{c.name}  ({c.kind})")
+        return 0
+
+    print(f"verify: DEPTH={DEPTH}, {len(checks)} checks, logs in {rel(LOGS)}/")
+    rows: list[Row] = []
+    seen: dict[str, int] = {}
+    for i, c in enumerate(checks, 1):
+        print(f"[{i}/{len(checks)}] {c.name} ... ", end="", flush=True)
+        try:
+            got = c.runner(c)
+        except KeyboardInterrupt:
+            print("interrupted")
+            return 130
+        except Exception as e:  # a bug in this script must not read as a passing check
+            got = [Row(c.name, c.kind, "fail", "", None, f"verify.py error: {type(e).__name__}: {e}")]
+        own, extra = got[0], got[1:]
+        secs = "" if own.seconds is None else f" ({own.seconds:.1f} s)"
+        print(f"{own.status}{secs}" + (f": {own.detail}" if own.status != "pass" and own.detail else ""))
+        if own.status == "fail" and own.log:
+            print(f"    log: {own.log} -- last lines:")
+            log_text = (ROOT / own.log).read_text(errors="replace")
+            print("\n".join("    | " + l for l in tail(log_text).splitlines()))
+        for x in extra:
+            print(f"      reported: {x.name} ... {x.status}" + (f" ({x.explored})" if x.explored else "")
+                  + (f": {x.detail}" if x.status != "pass" and x.detail else ""))
+        for x in got:
+            seen[x.name] = seen.get(x.name, 0) + 1
+            if seen[x.name] > 1:   # the same name reported twice (e.g. by two runs): keep both
+                x.name = f"{x.name} #{seen[x.name]}"
+            rows.append(x)
+
+    print()
+    if rows:
+        print_table(rows)
+    else:
+        print("verify: no checks found in this tree (no impl/Cargo.toml, specs/**/*.cfg or proofs/_CoqProject)")
+    OUT.mkdir(parents=True, exist_ok=True)
+    report = {"depth": DEPTH, "checks": [r.as_json() for r in rows]}
+    (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
+    n = {s: sum(r.status == s for r in rows) for s in STATUSES}
+    print(f"\nreport: {rel(OUT / 'verify.json')}")
+    if n["fail"]:
+        print("failed: " + ", ".join(r.name for r in rows if r.status == "fail"))
+    # The closing line in the plain "N passed, N failed" form that CI reads.
+    print(f"verify: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
+    return 1 if n["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
