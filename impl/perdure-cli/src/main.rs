@@ -57,7 +57,11 @@ fn print_info(info: &PoolInfo) {
     println!("pool        {}", info.path.display());
     println!("format      version {}", h.version);
     println!("layout      {:?}", h.layout);
-    println!("size        {} bytes ({} MiB)", h.pool_size, h.pool_size >> 20);
+    println!(
+        "size        {} bytes ({} MiB)",
+        h.pool_size,
+        h.pool_size >> 20
+    );
     println!("data area   [{:#x}, {:#x})", h.data_offset, h.pool_size);
     println!("pool id     {:016x}", h.pool_id);
     println!("created     {} (Unix seconds)", h.created_unix);
@@ -67,7 +71,14 @@ fn print_info(info: &PoolInfo) {
     if info.mode == MapMode::Shared {
         println!("            use the msync backend for durability against power loss on this file system");
     }
-    println!("in use      {}", if info.in_use { "yes (another handle holds the lock)" } else { "no" });
+    println!(
+        "in use      {}",
+        if info.in_use {
+            "yes (another handle holds the lock)"
+        } else {
+            "no"
+        }
+    );
     let set: Vec<_> = info.roots.iter().filter(|(_, v, _)| *v != 0).collect();
     println!("roots       {} of {} set", set.len(), info.roots.len());
     for (i, v, ok) in set {
@@ -126,12 +137,24 @@ fn pool_create(args: &[String]) -> ExitCode {
         Ok(pool) => {
             let mode = pool.mode();
             drop(pool);
-            println!("created {path}: {size} bytes, layout {layout:?}, mapping {}", mode.describe());
+            println!(
+                "created {path}: {size} bytes, layout {layout:?}, mapping {}",
+                mode.describe()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("perdure: {e}");
-            ExitCode::from(if matches!(e, PoolError::InvalidSize { .. } | PoolError::InvalidLayout { .. }) { 2 } else { 1 })
+            ExitCode::from(
+                if matches!(
+                    e,
+                    PoolError::InvalidSize { .. } | PoolError::InvalidLayout { .. }
+                ) {
+                    2
+                } else {
+                    1
+                },
+            )
         }
     }
 }

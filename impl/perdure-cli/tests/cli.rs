@@ -5,11 +5,18 @@
 use std::process::{Command, Output};
 
 fn perdure(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perdure")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_perdure"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn assert_clean_failure(o: &Output, expect: &str) {
@@ -29,7 +36,13 @@ fn help_lists_the_commands() {
 
 #[test]
 fn wrong_usage_exits_2() {
-    for args in [&["frobnicate"][..], &["pool"], &["pool", "info"], &["pool", "create", "x"], &["litmus", "x"]] {
+    for args in [
+        &["frobnicate"][..],
+        &["pool"],
+        &["pool", "info"],
+        &["pool", "create", "x"],
+        &["litmus", "x"],
+    ] {
         let o = perdure(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
@@ -45,7 +58,10 @@ fn create_then_info() {
     let o = perdure(&["pool", "info", ps]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("\"demo\"") && t.contains("1048576 bytes") && t.contains("mapping"), "{t}");
+    assert!(
+        t.contains("\"demo\"") && t.contains("1048576 bytes") && t.contains("mapping"),
+        "{t}"
+    );
     let o = perdure(&["pool", "create", ps, "--layout", "demo", "--size", "1M"]);
     assert_clean_failure(&o, "already exists");
 }
@@ -64,7 +80,10 @@ fn random_4k_file_is_refused() {
         })
         .collect();
     std::fs::write(&p, bytes).unwrap();
-    assert_clean_failure(&perdure(&["pool", "info", p.to_str().unwrap()]), "not a perdure pool");
+    assert_clean_failure(
+        &perdure(&["pool", "info", p.to_str().unwrap()]),
+        "not a perdure pool",
+    );
 }
 
 #[test]
@@ -72,7 +91,10 @@ fn empty_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("empty.pool");
     std::fs::write(&p, b"").unwrap();
-    assert_clean_failure(&perdure(&["pool", "info", p.to_str().unwrap()]), "truncated");
+    assert_clean_failure(
+        &perdure(&["pool", "info", p.to_str().unwrap()]),
+        "truncated",
+    );
 }
 
 #[test]
@@ -80,14 +102,31 @@ fn truncated_pool_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.pool");
     let ps = p.to_str().unwrap();
-    assert!(perdure(&["pool", "create", ps, "--layout", "demo", "--size", "64K"]).status.success());
-    std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(40_000).unwrap();
+    assert!(
+        perdure(&["pool", "create", ps, "--layout", "demo", "--size", "64K"])
+            .status
+            .success()
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(40_000)
+        .unwrap();
     assert_clean_failure(&perdure(&["pool", "info", ps]), "truncated");
-    std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(1000).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
     assert_clean_failure(&perdure(&["pool", "info", ps]), "truncated");
 }
 
 #[test]
 fn missing_file_is_refused() {
-    assert_clean_failure(&perdure(&["pool", "info", "/nonexistent/x.pool"]), "does not exist");
+    assert_clean_failure(
+        &perdure(&["pool", "info", "/nonexistent/x.pool"]),
+        "does not exist",
+    );
 }

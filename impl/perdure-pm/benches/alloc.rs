@@ -65,7 +65,9 @@ fn heap_run<B: Backend>(backend: B, threads: usize, ops_per_thread: u64) -> Row 
         threads,
         ops,
         mops: ops as f64 / secs / 1e6,
-        counts: counts.into_iter().fold(FlushCounts::default(), |a, b| a + b),
+        counts: counts
+            .into_iter()
+            .fold(FlushCounts::default(), |a, b| a + b),
     }
 }
 
@@ -103,7 +105,10 @@ fn main() {
     rows.push(region_run(n));
     println!();
     println!("allocator throughput (ops = allocs + frees)");
-    println!("{:<22} {:>7} {:>10} {:>9} {:>9} {:>9}", "allocator", "threads", "ops", "Mops/s", "pwb/op", "pfence/op");
+    println!(
+        "{:<22} {:>7} {:>10} {:>9} {:>9} {:>9}",
+        "allocator", "threads", "ops", "Mops/s", "pwb/op", "pfence/op"
+    );
     for r in &rows {
         let (pwb, pfence, _) = r.counts.per_op(r.ops);
         println!(

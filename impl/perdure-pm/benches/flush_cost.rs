@@ -29,12 +29,15 @@ struct Row {
 
 fn measure<B: Backend>(backend: B, rounds: u64) -> Row {
     let dir = common::pool_dir();
-    let pool = Pool::create_with(dir.path().join("f.pool"), LAYOUT, POOL, backend).expect("create pool");
+    let pool =
+        Pool::create_with(dir.path().join("f.pool"), LAYOUT, POOL, backend).expect("create pool");
     let base = pool.data_offset();
     let span = (POOL - base) / CACHE_LINE as u64;
     // Warm up the mapping (page faults are not what we measure).
     for l in 0..span {
-        pool.word(base + l * 64).unwrap().store(1, Ordering::Relaxed);
+        pool.word(base + l * 64)
+            .unwrap()
+            .store(1, Ordering::Relaxed);
     }
     pool.sync_all().unwrap();
 
@@ -84,7 +87,10 @@ fn main() {
 
     println!();
     println!("flush cost on this machine (pool file in the system temp dir)");
-    println!("{:<18} {:<8} {:>16} {:>18} {:>10}", "backend", "mapping", "ns/(pwb+pfence)", "ns/line (64+1 fence)", "rounds");
+    println!(
+        "{:<18} {:<8} {:>16} {:>18} {:>10}",
+        "backend", "mapping", "ns/(pwb+pfence)", "ns/line (64+1 fence)", "rounds"
+    );
     for r in &rows {
         println!(
             "{:<18} {:<8} {:>16.1} {:>18.1} {:>10}",

@@ -18,7 +18,9 @@ pub enum PoolError {
     },
 
     /// `create` found a file already there.
-    #[error("{path} already exists; refusing to overwrite it (remove it first if it is not needed)")]
+    #[error(
+        "{path} already exists; refusing to overwrite it (remove it first if it is not needed)"
+    )]
     AlreadyExists {
         /// The path that was to be created.
         path: PathBuf,

@@ -140,7 +140,12 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 
 impl Header {
     /// A fresh header for a new pool.
-    pub fn new(pool_size: u64, layout: &str, pool_id: u64, created_unix: u64) -> Result<Header, PoolError> {
+    pub fn new(
+        pool_size: u64,
+        layout: &str,
+        pool_id: u64,
+        created_unix: u64,
+    ) -> Result<Header, PoolError> {
         validate_size(pool_size)?;
         validate_layout(layout)?;
         let mut h = Header {
@@ -162,7 +167,8 @@ impl Header {
         let mut b = [0u8; HEADER_SIZE as usize];
         b[..8].copy_from_slice(&MAGIC);
         b[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&self.version.to_le_bytes());
-        b[OFF_HEADER_SIZE..OFF_HEADER_SIZE + 4].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+        b[OFF_HEADER_SIZE..OFF_HEADER_SIZE + 4]
+            .copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
         b[OFF_POOL_SIZE..OFF_POOL_SIZE + 8].copy_from_slice(&self.pool_size.to_le_bytes());
         b[OFF_DATA..OFF_DATA + 8].copy_from_slice(&self.data_offset.to_le_bytes());
         b[OFF_ROOT_COUNT..OFF_ROOT_COUNT + 4].copy_from_slice(&self.root_count.to_le_bytes());
@@ -220,10 +226,14 @@ impl Header {
         }
         // The checksum matched, so what follows can only fail for a header
         // that was crafted (or written by a buggy tool): say which field.
-        let corrupt = |field: &'static str, detail: String| PoolError::CorruptHeader { field, detail };
+        let corrupt =
+            |field: &'static str, detail: String| PoolError::CorruptHeader { field, detail };
         let header_size = u32_at(b, OFF_HEADER_SIZE);
         if u64::from(header_size) != HEADER_SIZE {
-            return Err(corrupt("header_size", format!("is {header_size}, expected {HEADER_SIZE}")));
+            return Err(corrupt(
+                "header_size",
+                format!("is {header_size}, expected {HEADER_SIZE}"),
+            ));
         }
         let pool_size = u64_at(b, OFF_POOL_SIZE);
         if validate_size(pool_size).is_err() {
@@ -234,30 +244,53 @@ impl Header {
         }
         let data_offset = u64_at(b, OFF_DATA);
         if data_offset != HEADER_SIZE {
-            return Err(corrupt("data_offset", format!("is {data_offset}, expected {HEADER_SIZE}")));
+            return Err(corrupt(
+                "data_offset",
+                format!("is {data_offset}, expected {HEADER_SIZE}"),
+            ));
         }
         let root_count = u32_at(b, OFF_ROOT_COUNT);
         if root_count as usize != ROOT_COUNT {
-            return Err(corrupt("root_count", format!("is {root_count}, expected {ROOT_COUNT}")));
+            return Err(corrupt(
+                "root_count",
+                format!("is {root_count}, expected {ROOT_COUNT}"),
+            ));
         }
         let flags = u32_at(b, OFF_FLAGS);
         if flags != 0 {
-            return Err(corrupt("flags", format!("is {flags:#x}, but no flags are defined")));
+            return Err(corrupt(
+                "flags",
+                format!("is {flags:#x}, but no flags are defined"),
+            ));
         }
         if u32_at(b, OFF_RESERVED) != 0 || b[128..OFF_CHECKSUM].iter().any(|&x| x != 0) {
             return Err(corrupt("reserved", "holds non-zero bytes".to_owned()));
         }
         let layout_len = u32_at(b, OFF_LAYOUT_LEN) as usize;
         if layout_len == 0 || layout_len > LAYOUT_MAX {
-            return Err(corrupt("layout_len", format!("is {layout_len}, expected 1..={LAYOUT_MAX}")));
+            return Err(corrupt(
+                "layout_len",
+                format!("is {layout_len}, expected 1..={LAYOUT_MAX}"),
+            ));
         }
         let name = &b[OFF_LAYOUT..OFF_LAYOUT + layout_len];
-        if b[OFF_LAYOUT + layout_len..OFF_LAYOUT + LAYOUT_MAX].iter().any(|&x| x != 0) {
-            return Err(corrupt("layout", "has bytes after its recorded length".to_owned()));
+        if b[OFF_LAYOUT + layout_len..OFF_LAYOUT + LAYOUT_MAX]
+            .iter()
+            .any(|&x| x != 0)
+        {
+            return Err(corrupt(
+                "layout",
+                "has bytes after its recorded length".to_owned(),
+            ));
         }
         let layout = match std::str::from_utf8(name) {
             Ok(s) if !s.contains('\0') => s.to_owned(),
-            _ => return Err(corrupt("layout", "is not a NUL-free UTF-8 string".to_owned())),
+            _ => {
+                return Err(corrupt(
+                    "layout",
+                    "is not a NUL-free UTF-8 string".to_owned(),
+                ))
+            }
         };
         if file_len < pool_size {
             return Err(PoolError::Truncated {
@@ -291,7 +324,9 @@ mod tests {
     use super::*;
 
     fn good() -> [u8; HEADER_SIZE as usize] {
-        Header::new(1 << 20, "test-layout", 42, 1_700_000_000).unwrap().encode()
+        Header::new(1 << 20, "test-layout", 42, 1_700_000_000)
+            .unwrap()
+            .encode()
     }
 
     #[test]
@@ -307,7 +342,10 @@ mod tests {
             for bit in 0..8 {
                 let mut b = base;
                 b[i] ^= 1 << bit;
-                assert!(Header::decode(&b, 1 << 20).is_err(), "flip of byte {i} bit {bit} went unnoticed");
+                assert!(
+                    Header::decode(&b, 1 << 20).is_err(),
+                    "flip of byte {i} bit {bit} went unnoticed"
+                );
             }
         }
     }
@@ -330,7 +368,10 @@ mod tests {
             Header::decode(&good(), (1 << 20) + 4096),
             Err(PoolError::SizeMismatch { .. })
         ));
-        assert!(matches!(Header::decode(&good()[..100], 100), Err(PoolError::Truncated { .. })));
+        assert!(matches!(
+            Header::decode(&good()[..100], 100),
+            Err(PoolError::Truncated { .. })
+        ));
         assert!(validate_size(4096).is_err());
         assert!(validate_size(8192 + 1).is_err());
         assert!(validate_size(u64::MAX).is_err());

@@ -56,7 +56,7 @@
 //! | 0..64 | magic, version, length, slot count, chunk count, chunk-table offset, chunk-area offset, CRC-32 of the preceding words |
 //! | 64 | `next_chunk`: chunks `[0, next_chunk)` have been handed out (own line) |
 //! | 128 + 64·c | global stack of completed sets of class `c`: `(set >> 9) | tag << 41` (own line) |
-//! | 1024 + 896·s | slot `s`: line 0 = owner (the pool incarnation that claimed it); line 1 + c = class `c`: `alloc_state`, `sets_head`, `bump`, `set_count` |
+//! | 960 + 896·s | slot `s`: line 0 = owner (the pool incarnation that claimed it); line 1 + c = class `c`: `alloc_state`, `sets_head`, `bump`, `set_count` |
 //! | table | one word per chunk: the class shift it is carved into (0 = unused) |
 //! | chunks | [`CHUNK_SIZE`]-byte chunks, each carved into blocks of one class |
 //!
@@ -94,23 +94,41 @@ use crate::sync::atomic::{AtomicU64, Ordering};
 /// Magic word of a formatted heap.
 pub const HEAP_MAGIC: u64 = u64::from_le_bytes(*b"PRDHEAP1");
 const HEAP_VERSION: u64 = 1;
-/// log2 of the chunk size.
-pub const CHUNK_SHIFT: u32 = 18;
+// Under loom and shuttle the geometry shrinks (4 KiB chunks, 4-block sets,
+// one kept set) so that a model checker can reach chunk exhaustion, set
+// completion and donation in a few steps; the algorithm is the same.
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+mod geometry {
+    pub const CHUNK_SHIFT: u32 = 18;
+    pub const MAX_CLASS_SHIFT: u32 = 16;
+    pub const SET_CAPACITY: usize = 62;
+    pub const KEEP_SETS: u64 = 4;
+}
+#[cfg(any(perdure_loom, perdure_shuttle))]
+mod geometry {
+    pub const CHUNK_SHIFT: u32 = 12;
+    pub const MAX_CLASS_SHIFT: u32 = 10;
+    pub const SET_CAPACITY: usize = 4;
+    pub const KEEP_SETS: u64 = 1;
+}
+
+/// log2 of the chunk size (256 KiB; 4 KiB under loom/shuttle).
+pub const CHUNK_SHIFT: u32 = geometry::CHUNK_SHIFT;
 /// Chunks are carved into blocks of a single class.
 pub const CHUNK_SIZE: u64 = 1 << CHUNK_SHIFT;
 /// Smallest block: 16 bytes.
 pub const MIN_CLASS_SHIFT: u32 = 4;
-/// Largest block: 64 KiB.
-pub const MAX_CLASS_SHIFT: u32 = 16;
+/// Largest block: 64 KiB (1 KiB under loom/shuttle).
+pub const MAX_CLASS_SHIFT: u32 = geometry::MAX_CLASS_SHIFT;
 /// Number of size classes.
 pub const NUM_CLASSES: usize = (MAX_CLASS_SHIFT - MIN_CLASS_SHIFT + 1) as usize;
-/// Blocks per completed free set.
-pub const SET_CAPACITY: usize = 62;
+/// Blocks per completed free set (62; 4 under loom/shuttle).
+pub const SET_CAPACITY: usize = geometry::SET_CAPACITY;
 const SET_SHIFT: u32 = 9;
 const SET_CLASS: usize = (SET_SHIFT - MIN_CLASS_SHIFT) as usize;
 /// A slot keeps at most this many completed sets before donating to the
 /// global stack.
-const KEEP_SETS: u64 = 4;
+const KEEP_SETS: u64 = geometry::KEEP_SETS;
 /// Default number of thread slots.
 pub const DEFAULT_SLOTS: u64 = 64;
 /// Largest number of thread slots.
@@ -122,7 +140,7 @@ const H_MAGIC: u64 = 0;
 const H_CHECK: u64 = 56;
 const H_NEXT_CHUNK: u64 = 64;
 const H_GLOBAL: u64 = 128;
-const H_SLOT_TABLE: u64 = 1024;
+const H_SLOT_TABLE: u64 = H_GLOBAL + LINE * NUM_CLASSES as u64;
 const LINE: u64 = 64;
 const SLOT_SIZE: u64 = LINE * (1 + NUM_CLASSES as u64);
 const W_ALLOC: u64 = 0;
@@ -137,7 +155,9 @@ const SET_MASK: u64 = (1 << TAG_SHIFT) - 1;
 #[non_exhaustive]
 pub enum HeapError {
     /// No block of the class is free and every chunk is in use.
-    #[error("heap out of memory: no free {class_size}-byte block and all {chunks} chunks are in use")]
+    #[error(
+        "heap out of memory: no free {class_size}-byte block and all {chunks} chunks are in use"
+    )]
     OutOfMemory {
         /// Block size of the class.
         class_size: u64,
@@ -153,7 +173,9 @@ pub enum HeapError {
         max: u64,
     },
     /// Every thread slot is taken.
-    #[error("all {slots} thread slots are in use; drop a HeapThread or format the heap with more slots")]
+    #[error(
+        "all {slots} thread slots are in use; drop a HeapThread or format the heap with more slots"
+    )]
     NoFreeSlot {
         /// The number of slots.
         slots: u64,
@@ -308,10 +330,12 @@ impl<'p, B: Backend> Heap<'p, B> {
         for (i, w) in words.iter().enumerate().skip(1) {
             pool.word(base + 8 * i as u64)?.store(*w, Ordering::Relaxed);
         }
-        pool.word(base + H_CHECK)?.store(header_check(&words), Ordering::Relaxed);
+        pool.word(base + H_CHECK)?
+            .store(header_check(&words), Ordering::Relaxed);
         pool.pwb(base, LINE);
         pool.pfence();
-        pool.word(base + H_MAGIC)?.store(HEAP_MAGIC, Ordering::Release);
+        pool.word(base + H_MAGIC)?
+            .store(HEAP_MAGIC, Ordering::Release);
         pool.pwb(base, 8);
         pool.psync();
         Ok(Heap {
@@ -332,15 +356,22 @@ impl<'p, B: Backend> Heap<'p, B> {
             *w = pool.word(base + 8 * i as u64)?.load(Ordering::Acquire);
         }
         if words[0] != HEAP_MAGIC {
-            return Err(HeapError::NotFormatted { base, found: words[0] });
+            return Err(HeapError::NotFormatted {
+                base,
+                found: words[0],
+            });
         }
         let check = pool.word(base + H_CHECK)?.load(Ordering::Acquire);
         if check != header_check(&words) {
-            return Err(HeapError::Corrupt(format!("header checksum {check:#x} does not match")));
+            return Err(HeapError::Corrupt(format!(
+                "header checksum {check:#x} does not match"
+            )));
         }
         let [_, version, len, slots, nchunks, table, chunks] = words;
         if version != HEAP_VERSION {
-            return Err(HeapError::Corrupt(format!("unknown heap version {version}")));
+            return Err(HeapError::Corrupt(format!(
+                "unknown heap version {version}"
+            )));
         }
         let geometry_ok = (1..=MAX_SLOTS).contains(&slots)
             && table == base + H_SLOT_TABLE + slots * SLOT_SIZE
@@ -351,7 +382,9 @@ impl<'p, B: Backend> Heap<'p, B> {
                 .checked_add(nchunks.saturating_mul(CHUNK_SIZE))
                 .is_some_and(|e| base.checked_add(len).is_some_and(|end| e <= end));
         if !geometry_ok {
-            return Err(HeapError::Corrupt("inconsistent geometry in the header".into()));
+            return Err(HeapError::Corrupt(
+                "inconsistent geometry in the header".into(),
+            ));
         }
         pool.check_range(base, len, 4096)?;
         Ok(Heap {
@@ -418,17 +451,26 @@ impl<'p, B: Backend> Heap<'p, B> {
         let inc = self.pool.incarnation();
         HeapStats {
             chunks: self.nchunks,
-            chunks_used: self.w(self.base + H_NEXT_CHUNK).load(Ordering::Acquire).min(self.nchunks),
+            chunks_used: self
+                .w(self.base + H_NEXT_CHUNK)
+                .load(Ordering::Acquire)
+                .min(self.nchunks),
             slots: self.slots,
             slots_in_use: (0..self.slots)
-                .filter(|s| self.w(self.base + H_SLOT_TABLE + s * SLOT_SIZE).load(Ordering::Acquire) == inc)
+                .filter(|s| {
+                    self.w(self.base + H_SLOT_TABLE + s * SLOT_SIZE)
+                        .load(Ordering::Acquire)
+                        == inc
+                })
                 .count() as u64,
         }
     }
 
     /// Whether `set` can be the offset of a set array of this heap.
     fn valid_set(&self, set: u64) -> bool {
-        set >= self.chunks && set < self.chunks + self.nchunks * CHUNK_SIZE && set % (1 << SET_SHIFT) == 0
+        set >= self.chunks
+            && set < self.chunks + self.nchunks * CHUNK_SIZE
+            && set % (1 << SET_SHIFT) == 0
     }
 
     /// Claims a fresh chunk, durably.
@@ -477,7 +519,9 @@ pub struct HeapThread<'h, 'p, B: Backend> {
 
 impl<B: Backend> std::fmt::Debug for HeapThread<'_, '_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HeapThread").field("slot", &self.slot).finish()
+        f.debug_struct("HeapThread")
+            .field("slot", &self.slot)
+            .finish()
     }
 }
 
@@ -504,7 +548,9 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
             let (set, index) = dec_alloc(self.load(line + W_ALLOC));
             let mut head = self.load(line + W_HEAD);
             let bump = self.load(line + W_BUMP);
-            let corrupt = |what: String| HeapError::Corrupt(format!("slot {:#x} class {c}: {what}", self.slot));
+            let corrupt = |what: String| {
+                HeapError::Corrupt(format!("slot {:#x} class {c}: {what}", self.slot))
+            };
             let mut count = 0;
             if set != 0 {
                 if !self.heap.valid_set(set) {
@@ -564,7 +610,10 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
         loop {
             let cache = &mut self.classes[c];
             if cache.set != 0 && cache.index < cache.count {
-                let block = self.heap.w(cache.set + 16 + 8 * cache.index).load(Ordering::Relaxed);
+                let block = self
+                    .heap
+                    .w(cache.set + 16 + 8 * cache.index)
+                    .load(Ordering::Relaxed);
                 cache.index += 1;
                 let state = enc_alloc(cache.set, cache.index);
                 self.store(line + W_ALLOC, state);
@@ -587,7 +636,9 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
         let top = self.load(line + W_HEAD);
         let taken = if top != 0 {
             if !self.heap.valid_set(top) {
-                return Err(HeapError::Corrupt(format!("stack head {top:#x} out of range")));
+                return Err(HeapError::Corrupt(format!(
+                    "stack head {top:#x} out of range"
+                )));
             }
             // Pop the own stack: alloc_state first, then sets_head (same
             // line, so a crash keeps a prefix; recover() repairs the middle).
@@ -611,7 +662,9 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
             Some(set) => {
                 let count = self.load(set + 8);
                 if count > SET_CAPACITY as u64 {
-                    return Err(HeapError::Corrupt(format!("set {set:#x} has count {count}")));
+                    return Err(HeapError::Corrupt(format!(
+                        "set {set:#x} has count {count}"
+                    )));
                 }
                 let cache = &mut self.classes[c];
                 cache.set = set;
@@ -645,7 +698,9 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
                 return Ok(None);
             }
             if !self.heap.valid_set(t) {
-                return Err(HeapError::Corrupt(format!("global stack head {t:#x} out of range")));
+                return Err(HeapError::Corrupt(format!(
+                    "global stack head {t:#x} out of range"
+                )));
             }
             let next = self.load(t);
             let tag = (h >> TAG_SHIFT).wrapping_add(1);
@@ -671,7 +726,10 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
             Some((chunk, used)) if used + size <= CHUNK_SIZE => (chunk, used),
             _ => {
                 let chunk = self.heap.claim_chunk(size)?;
-                self.store(self.heap.table + 8 * chunk, u64::from(c as u32 + MIN_CLASS_SHIFT));
+                self.store(
+                    self.heap.table + 8 * chunk,
+                    u64::from(c as u32 + MIN_CLASS_SHIFT),
+                );
                 pool.pwb(self.heap.table + 8 * chunk, 8);
                 pool.pfence();
                 self.store(line + W_BUMP, enc_bump(chunk, 0));
@@ -758,7 +816,9 @@ impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {
         };
         let rest = filling.split_off(n);
         for (i, block) in filling.iter().enumerate() {
-            self.heap.w(array + 16 + 8 * i as u64).store(*block, Ordering::Relaxed);
+            self.heap
+                .w(array + 16 + 8 * i as u64)
+                .store(*block, Ordering::Relaxed);
         }
         let line = self.line(c);
         self.store(array + 8, n as u64);

@@ -51,6 +51,6 @@ pub mod sync;
 
 pub use backend::{Backend, BackendKind, FlushInstruction, Msync, NoFlush, Pmem, CACHE_LINE};
 pub use error::PoolError;
-pub use pool::{MapMode, Pool};
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
+pub use pool::{MapMode, Pool};

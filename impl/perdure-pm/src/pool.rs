@@ -21,7 +21,7 @@
 
 use crate::backend::Backend;
 use crate::error::PoolError;
-use crate::header::{self, Header, HEADER_SIZE, OFF_INCARNATION, OFF_ROOTS, ROOT_COUNT};
+use crate::header::{Header, OFF_INCARNATION, OFF_ROOTS, ROOT_COUNT};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
@@ -106,7 +106,8 @@ mod memory {
             } else {
                 (p, MapMode::Sync)
             };
-            let base = NonNull::new(p.cast::<u8>()).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
+            let base = NonNull::new(p.cast::<u8>())
+                .ok_or_else(|| std::io::Error::other("mmap returned null"))?;
             Ok((
                 Memory {
                     base,
@@ -133,7 +134,8 @@ mod memory {
             if p == libc::MAP_FAILED {
                 return Err(std::io::Error::last_os_error());
             }
-            let base = NonNull::new(p.cast::<u8>()).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
+            let base = NonNull::new(p.cast::<u8>())
+                .ok_or_else(|| std::io::Error::other("mmap returned null"))?;
             Ok(Memory {
                 base,
                 len,
@@ -153,7 +155,13 @@ mod memory {
             // SAFETY: in bounds and aligned per the caller; the mapping is
             // page-aligned, so the address is 8-aligned; AtomicU64 has the
             // layout of u64 and the memory lives as long as `self`.
-            unsafe { &*self.base.as_ptr().add(off).cast::<crate::sync::atomic::AtomicU64>() }
+            unsafe {
+                &*self
+                    .base
+                    .as_ptr()
+                    .add(off)
+                    .cast::<crate::sync::atomic::AtomicU64>()
+            }
         }
 
         /// Writes the whole mapping back to the file and waits for it.
@@ -185,7 +193,7 @@ mod memory {
 
 #[cfg(any(perdure_loom, perdure_shuttle))]
 mod memory {
-    use crate::sync::atomic::{AtomicU64, Ordering};
+    use crate::sync::atomic::AtomicU64;
 
     /// The model checkers' stand-in for a mapping: an array of facade atomics.
     pub(super) struct Memory {
@@ -210,7 +218,6 @@ mod memory {
         }
 
         pub(super) fn sync_all(&self) -> std::io::Result<()> {
-            let _ = Ordering::Relaxed;
             Ok(())
         }
     }
@@ -287,7 +294,8 @@ impl<B: Backend> Pool<B> {
             _file: None,
         };
         pool.write_bytes_unchecked(0, &pool.header.encode());
-        pool.word_unchecked(OFF_INCARNATION).store(1, Ordering::Release);
+        pool.word_unchecked(OFF_INCARNATION)
+            .store(1, Ordering::Release);
         Ok(pool)
     }
 
@@ -374,7 +382,10 @@ impl<B: Backend> Pool<B> {
             let word_off = at & !7;
             let skip = (at - word_off) as usize;
             let take = (8 - skip).min(buf.len() - pos);
-            let w = self.word_unchecked(word_off).load(Ordering::Relaxed).to_le_bytes();
+            let w = self
+                .word_unchecked(word_off)
+                .load(Ordering::Relaxed)
+                .to_le_bytes();
             buf[pos..pos + take].copy_from_slice(&w[skip..skip + take]);
             pos += take;
         }
@@ -410,7 +421,12 @@ impl<B: Backend> Pool<B> {
                 loop {
                     let mut w = cur.to_le_bytes();
                     w[skip..skip + take].copy_from_slice(&data[pos..pos + take]);
-                    match word.compare_exchange_weak(cur, u64::from_le_bytes(w), Ordering::Relaxed, Ordering::Relaxed) {
+                    match word.compare_exchange_weak(
+                        cur,
+                        u64::from_le_bytes(w),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
                         Ok(_) => break,
                         Err(now) => cur = now,
                     }
@@ -430,7 +446,10 @@ impl<B: Backend> Pool<B> {
         }
         let len = len.min(size - off);
         // SAFETY: the range was clamped to the live mapping.
-        unsafe { self.backend.pwb_range(self.mem.base().add(off as usize), len as usize) };
+        unsafe {
+            self.backend
+                .pwb_range(self.mem.base().add(off as usize), len as usize)
+        };
     }
 
     /// `pfence` on this thread.
@@ -507,12 +526,17 @@ impl<B: Backend> Pool<B> {
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 mod file {
     use super::*;
+    use crate::header::{self, HEADER_SIZE};
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
 
     fn lock(file: &File, path: &Path, exclusive: bool) -> Result<bool, PoolError> {
-        let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH } | libc::LOCK_NB;
+        let op = if exclusive {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_SH
+        } | libc::LOCK_NB;
         // SAFETY: flock on a valid open descriptor; no memory involved.
         let rc = unsafe { libc::flock(file.as_raw_fd(), op) };
         if rc == 0 {
@@ -528,7 +552,9 @@ mod file {
 
     fn open_error(path: &Path, e: std::io::Error) -> PoolError {
         if e.kind() == std::io::ErrorKind::NotFound {
-            PoolError::NotFound { path: path.to_owned() }
+            PoolError::NotFound {
+                path: path.to_owned(),
+            }
         } else {
             PoolError::io("open", path, e)
         }
@@ -536,9 +562,13 @@ mod file {
 
     /// Reads and validates the header of an open file.
     fn read_header(file: &File, path: &Path) -> Result<(Header, u64), PoolError> {
-        let len = file.metadata().map_err(|e| PoolError::io("stat", path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| PoolError::io("stat", path, e))?
+            .len();
         let mut buf = vec![0u8; len.min(HEADER_SIZE) as usize];
-        file.read_exact_at(&mut buf, 0).map_err(|e| PoolError::io("read", path, e))?;
+        file.read_exact_at(&mut buf, 0)
+            .map_err(|e| PoolError::io("read", path, e))?;
         Ok((Header::decode(&buf, len)?, len))
     }
 
@@ -554,23 +584,39 @@ mod file {
         }
 
         /// [`Pool::create`] with an explicit backend.
-        pub fn create_with(path: impl AsRef<Path>, layout: &str, size: u64, backend: B) -> Result<Pool<B>, PoolError> {
+        pub fn create_with(
+            path: impl AsRef<Path>,
+            layout: &str,
+            size: u64,
+            backend: B,
+        ) -> Result<Pool<B>, PoolError> {
             let path = path.as_ref();
             let header = Header::new(size, layout, random_id(), now_unix())?;
             if path.exists() {
-                return Err(PoolError::AlreadyExists { path: path.to_owned() });
+                return Err(PoolError::AlreadyExists {
+                    path: path.to_owned(),
+                });
             }
             let dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
                 _ => PathBuf::from("."),
             };
-            let name = path.file_name().ok_or_else(|| PoolError::io(
-                "create",
-                path,
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path has no file name"),
-            ))?;
+            let name = path.file_name().ok_or_else(|| {
+                PoolError::io(
+                    "create",
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "the path has no file name",
+                    ),
+                )
+            })?;
             let mut tmp_name = name.to_owned();
-            tmp_name.push(format!(".creating-{}-{:x}", std::process::id(), random_id() & 0xffff_ffff));
+            tmp_name.push(format!(
+                ".creating-{}-{:x}",
+                std::process::id(),
+                random_id() & 0xffff_ffff
+            ));
             let tmp = dir.join(tmp_name);
             let result = (|| {
                 let file = OpenOptions::new()
@@ -586,9 +632,9 @@ mod file {
                 let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, size as libc::off_t) };
                 match rc {
                     0 => {}
-                    libc::EOPNOTSUPP | libc::EINVAL => {
-                        file.set_len(size).map_err(|e| PoolError::io("extend", &tmp, e))?
-                    }
+                    libc::EOPNOTSUPP | libc::EINVAL => file
+                        .set_len(size)
+                        .map_err(|e| PoolError::io("extend", &tmp, e))?,
                     e => {
                         return Err(PoolError::io(
                             "allocate space for",
@@ -599,14 +645,19 @@ mod file {
                 }
                 let mut bytes = header.encode();
                 // The first open bumps the incarnation to 1.
-                bytes[OFF_INCARNATION as usize..OFF_INCARNATION as usize + 8].copy_from_slice(&0u64.to_le_bytes());
-                file.write_all_at(&bytes, 0).map_err(|e| PoolError::io("write", &tmp, e))?;
-                file.sync_all().map_err(|e| PoolError::io("fsync", &tmp, e))?;
+                bytes[OFF_INCARNATION as usize..OFF_INCARNATION as usize + 8]
+                    .copy_from_slice(&0u64.to_le_bytes());
+                file.write_all_at(&bytes, 0)
+                    .map_err(|e| PoolError::io("write", &tmp, e))?;
+                file.sync_all()
+                    .map_err(|e| PoolError::io("fsync", &tmp, e))?;
                 // hard_link never replaces an existing file: the final name
                 // appears atomically, complete, or not at all.
                 std::fs::hard_link(&tmp, path).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::AlreadyExists {
-                        PoolError::AlreadyExists { path: path.to_owned() }
+                        PoolError::AlreadyExists {
+                            path: path.to_owned(),
+                        }
                     } else {
                         PoolError::io("link", path, e)
                     }
@@ -634,7 +685,11 @@ mod file {
         /// Validates the header (magic, version, checksum, fields, size
         /// against the file, layout), takes the advisory lock, maps the file
         /// and increments the incarnation durably.
-        pub fn open_with(path: impl AsRef<Path>, layout: &str, backend: B) -> Result<Pool<B>, PoolError> {
+        pub fn open_with(
+            path: impl AsRef<Path>,
+            layout: &str,
+            backend: B,
+        ) -> Result<Pool<B>, PoolError> {
             let path = path.as_ref();
             header::validate_layout(layout)?;
             let file = OpenOptions::new()
@@ -643,7 +698,9 @@ mod file {
                 .open(path)
                 .map_err(|e| open_error(path, e))?;
             if !lock(&file, path, true)? {
-                return Err(PoolError::Locked { path: path.to_owned() });
+                return Err(PoolError::Locked {
+                    path: path.to_owned(),
+                });
             }
             let (header, _) = read_header(&file, path)?;
             if header.layout != layout {
@@ -652,13 +709,12 @@ mod file {
                     found: header.layout,
                 });
             }
-            let (mem, mode) = Memory::map_file(file.as_raw_fd(), header.pool_size as usize).map_err(|source| {
-                PoolError::MapFailed {
+            let (mem, mode) = Memory::map_file(file.as_raw_fd(), header.pool_size as usize)
+                .map_err(|source| PoolError::MapFailed {
                     path: path.to_owned(),
                     size: header.pool_size,
                     source,
-                }
-            })?;
+                })?;
             let pool = Pool {
                 mem,
                 backend,
@@ -667,7 +723,8 @@ mod file {
                 path: Some(path.to_owned()),
                 _file: Some(file),
             };
-            pool.word_unchecked(OFF_INCARNATION).fetch_add(1, Ordering::AcqRel);
+            pool.word_unchecked(OFF_INCARNATION)
+                .fetch_add(1, Ordering::AcqRel);
             pool.pwb(OFF_INCARNATION, 8);
             pool.psync();
             Ok(pool)
@@ -700,7 +757,8 @@ mod file {
             let file = File::open(path).map_err(|e| open_error(path, e))?;
             let (header, _) = read_header(&file, path)?;
             let mut raw = vec![0u8; HEADER_SIZE as usize];
-            file.read_exact_at(&mut raw, 0).map_err(|e| PoolError::io("read", path, e))?;
+            file.read_exact_at(&mut raw, 0)
+                .map_err(|e| PoolError::io("read", path, e))?;
             let word = |off: u64| {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(&raw[off as usize..off as usize + 8]);

@@ -51,7 +51,7 @@
 /// relative to the region start.
 pub trait RegionMemory {
     /// Region length in bytes.
-    fn len(&self) -> u64;
+    fn byte_len(&self) -> u64;
     /// Reads the word at `off`.
     fn load(&self, off: u64) -> u64;
     /// Writes the word at `off`.
@@ -59,8 +59,8 @@ pub trait RegionMemory {
 }
 
 impl RegionMemory for [u64] {
-    fn len(&self) -> u64 {
-        (<[u64]>::len(self) * 8) as u64
+    fn byte_len(&self) -> u64 {
+        (self.len() * 8) as u64
     }
     fn load(&self, off: u64) -> u64 {
         self[(off / 8) as usize]
@@ -71,7 +71,7 @@ impl RegionMemory for [u64] {
 }
 
 impl RegionMemory for Vec<u64> {
-    fn len(&self) -> u64 {
+    fn byte_len(&self) -> u64 {
         (self.as_slice().len() * 8) as u64
     }
     fn load(&self, off: u64) -> u64 {
@@ -120,7 +120,9 @@ pub enum RegionError {
     #[error("the region allocator's metadata is corrupt: {0}")]
     Corrupt(String),
     /// The region is too small or misaligned to hold an allocator.
-    #[error("a region of {len} bytes cannot hold an allocator (needs a multiple of 16, at least {min})")]
+    #[error(
+        "a region of {len} bytes cannot hold an allocator (needs a multiple of 16, at least {min})"
+    )]
     RegionTooSmall {
         /// The region's length.
         len: u64,
@@ -176,7 +178,7 @@ pub struct RegionAlloc<'m, M: RegionMemory + ?Sized> {
 impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
     /// Formats `mem` as an empty region, discarding what it held.
     pub fn format(mem: &'m mut M) -> Result<Self, RegionError> {
-        let len = mem.len();
+        let len = mem.byte_len();
         let min = BLOCKS_START + (1 << MIN_SHIFT);
         if len < min || len % 16 != 0 {
             return Err(RegionError::RegionTooSmall { len, min });
@@ -199,15 +201,17 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
             return Err(RegionError::NotFormatted { found: magic });
         }
         let len = mem.load(OFF_LEN);
-        if len != mem.len() {
+        if len != mem.byte_len() {
             return Err(RegionError::Corrupt(format!(
                 "recorded length {len} differs from the region's {}",
-                mem.len()
+                mem.byte_len()
             )));
         }
         let bump = mem.load(OFF_BUMP);
         if bump < BLOCKS_START || bump > len || bump % 16 != 0 {
-            return Err(RegionError::Corrupt(format!("bump pointer {bump:#x} out of range")));
+            return Err(RegionError::Corrupt(format!(
+                "bump pointer {bump:#x} out of range"
+            )));
         }
         Ok(RegionAlloc { mem })
     }
@@ -238,8 +242,10 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
             self.mem.store(OFF_BUMP, bump + block_size);
             bump + BLOCK_HEADER
         };
-        self.mem
-            .store(payload - BLOCK_HEADER, BLOCK_TAG | ALLOCATED | u64::from(shift));
+        self.mem.store(
+            payload - BLOCK_HEADER,
+            BLOCK_TAG | ALLOCATED | u64::from(shift),
+        );
         self.mem.store(payload - 8, 0);
         let live = self.mem.load(OFF_LIVE);
         self.mem.store(OFF_LIVE, live + block_size);
@@ -280,7 +286,12 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
     }
 
     /// Checks the header of the block at `block`; returns its class.
-    fn check_block(&self, offset: u64, block: u64, want_allocated: bool) -> Result<u32, RegionError> {
+    fn check_block(
+        &self,
+        offset: u64,
+        block: u64,
+        want_allocated: bool,
+    ) -> Result<u32, RegionError> {
         let word = self.mem.load(block);
         if word & !(ALLOCATED | 0xff) != BLOCK_TAG {
             return Err(RegionError::InvalidFree {
@@ -340,7 +351,14 @@ mod tests {
     fn huge_requests_are_typed_errors() {
         let mut mem = vec![0u64; 4096];
         let mut a = RegionAlloc::format(&mut mem[..]).unwrap();
-        for size in [u64::MAX, u64::MAX - 16, 1 << 63, (1 << 63) - 16, 1 << 40, 32_769 - 16] {
+        for size in [
+            u64::MAX,
+            u64::MAX - 16,
+            1 << 63,
+            (1 << 63) - 16,
+            1 << 40,
+            32_769 - 16,
+        ] {
             assert!(matches!(
                 a.alloc(size),
                 Err(RegionError::TooLarge { .. }) | Err(RegionError::OutOfSpace { .. })
@@ -359,8 +377,15 @@ mod tests {
         assert_eq!(x % 16, 0);
         a.free(x).unwrap();
         assert!(matches!(a.free(x), Err(RegionError::InvalidFree { .. })));
-        assert!(matches!(a.free(x + 16), Err(RegionError::InvalidFree { .. })));
-        assert_eq!(a.alloc(16).unwrap(), x, "freed block is reused by its class");
+        assert!(matches!(
+            a.free(x + 16),
+            Err(RegionError::InvalidFree { .. })
+        ));
+        assert_eq!(
+            a.alloc(16).unwrap(),
+            x,
+            "freed block is reused by its class"
+        );
         assert_eq!(a.usable_size(y).unwrap(), 16);
     }
 
@@ -377,7 +402,11 @@ mod tests {
         assert_ne!(x, y);
         b.free(x).unwrap();
         let mut a = RegionAlloc::attach(&mut a_mem).unwrap();
-        assert_eq!(a.alloc(100).unwrap(), y, "the copy diverged only after the copy");
+        assert_eq!(
+            a.alloc(100).unwrap(),
+            y,
+            "the copy diverged only after the copy"
+        );
     }
 
     #[test]
@@ -387,6 +416,9 @@ mod tests {
         for _ in 0..4 {
             a.alloc(48).unwrap();
         }
-        assert!(matches!(a.alloc(48), Err(RegionError::OutOfSpace { available: 0, .. })));
+        assert!(matches!(
+            a.alloc(48),
+            Err(RegionError::OutOfSpace { available: 0, .. })
+        ));
     }
 }

@@ -24,7 +24,11 @@ fn alloc_free_reuse_and_alignment() {
         let size = 1 + (i * 37) % 3000;
         let b = t.alloc(size).unwrap();
         let block = size.next_power_of_two().max(16);
-        assert_eq!(b % block.min(4096), 0, "block of {size} bytes at {b:#x} misaligned");
+        assert_eq!(
+            b % block.min(4096),
+            0,
+            "block of {size} bytes at {b:#x} misaligned"
+        );
         assert!(seen.insert(b), "{b:#x} handed out twice");
         p.write_bytes(b, &vec![0xAB; size as usize]).unwrap();
         blocks.push(b);
@@ -39,7 +43,11 @@ fn alloc_free_reuse_and_alignment() {
         let size = 1 + (i * 37) % 3000;
         t.alloc(size).unwrap();
     }
-    assert_eq!(heap.stats().chunks_used, used, "freed blocks were not reused");
+    assert_eq!(
+        heap.stats().chunks_used,
+        used,
+        "freed blocks were not reused"
+    );
 }
 
 #[test]
@@ -49,11 +57,20 @@ fn invalid_frees_and_sizes_are_typed_errors() {
     let mut t = heap.register().unwrap();
     let b = t.alloc(64).unwrap();
     assert!(matches!(t.free(0), Err(HeapError::InvalidFree { .. })));
-    assert!(matches!(t.free(u64::MAX), Err(HeapError::InvalidFree { .. })));
+    assert!(matches!(
+        t.free(u64::MAX),
+        Err(HeapError::InvalidFree { .. })
+    ));
     assert!(matches!(t.free(b + 8), Err(HeapError::InvalidFree { .. })));
-    assert!(matches!(t.free(b + CHUNK_SIZE), Err(HeapError::InvalidFree { .. })));
+    assert!(matches!(
+        t.free(b + CHUNK_SIZE),
+        Err(HeapError::InvalidFree { .. })
+    ));
     assert!(matches!(t.alloc(u64::MAX), Err(HeapError::TooLarge { .. })));
-    assert!(matches!(t.alloc((64 << 10) + 1), Err(HeapError::TooLarge { .. })));
+    assert!(matches!(
+        t.alloc((64 << 10) + 1),
+        Err(HeapError::TooLarge { .. })
+    ));
     t.free(b).unwrap();
 }
 
@@ -64,7 +81,10 @@ fn runs_out_with_a_typed_error_and_slots_are_bounded() {
     let chunks = heap.stats().chunks;
     let mut t = heap.register().unwrap();
     let _u = heap.register().unwrap();
-    assert!(matches!(heap.register(), Err(HeapError::NoFreeSlot { slots: 2 })));
+    assert!(matches!(
+        heap.register(),
+        Err(HeapError::NoFreeSlot { slots: 2 })
+    ));
     let mut n = 0u64;
     let err = loop {
         match t.alloc(64 << 10) {
@@ -80,13 +100,24 @@ fn runs_out_with_a_typed_error_and_slots_are_bounded() {
 fn heap_errors_on_bad_geometry_and_garbage() {
     let p = pool(4 << 20);
     let base = p.data_offset();
-    assert!(matches!(Heap::open(&p, base), Err(HeapError::NotFormatted { .. })));
-    assert!(matches!(Heap::format(&p, base + 8, 1 << 20, 2), Err(HeapError::BadRange { .. })));
-    assert!(matches!(Heap::format(&p, base, 8192, 2), Err(HeapError::BadRange { .. })));
+    assert!(matches!(
+        Heap::open(&p, base),
+        Err(HeapError::NotFormatted { .. })
+    ));
+    assert!(matches!(
+        Heap::format(&p, base + 8, 1 << 20, 2),
+        Err(HeapError::BadRange { .. })
+    ));
+    assert!(matches!(
+        Heap::format(&p, base, 8192, 2),
+        Err(HeapError::BadRange { .. })
+    ));
     assert!(Heap::format(&p, base, u64::MAX, 2).is_err());
     Heap::format(&p, base, 3 << 20, 2).unwrap();
     // Corrupt the header: caught by the check word.
-    p.word(base + 16).unwrap().store(12345, std::sync::atomic::Ordering::Relaxed);
+    p.word(base + 16)
+        .unwrap()
+        .store(12345, std::sync::atomic::Ordering::Relaxed);
     assert!(matches!(Heap::open(&p, base), Err(HeapError::Corrupt(_))));
 }
 
@@ -107,16 +138,28 @@ fn threads_never_share_a_block() {
                         let b = t.alloc(48).unwrap();
                         // Stamp the block with its owner; a shared block
                         // would be overwritten by another thread.
-                        p.word(b).unwrap().store(tid, std::sync::atomic::Ordering::Relaxed);
+                        p.word(b)
+                            .unwrap()
+                            .store(tid, std::sync::atomic::Ordering::Relaxed);
                         live.push(b);
                         if i % 3 != 0 {
                             let victim = live.swap_remove((i as usize * 7) % live.len());
-                            assert_eq!(p.word(victim).unwrap().load(std::sync::atomic::Ordering::Relaxed), tid);
+                            assert_eq!(
+                                p.word(victim)
+                                    .unwrap()
+                                    .load(std::sync::atomic::Ordering::Relaxed),
+                                tid
+                            );
                             t.free(victim).unwrap();
                         }
                     }
                     for b in &live {
-                        assert_eq!(p.word(*b).unwrap().load(std::sync::atomic::Ordering::Relaxed), tid);
+                        assert_eq!(
+                            p.word(*b)
+                                .unwrap()
+                                .load(std::sync::atomic::Ordering::Relaxed),
+                            tid
+                        );
                         kept.push(*b);
                     }
                     kept
@@ -178,11 +221,14 @@ fn after_a_crash_no_published_block_is_handed_out_again() {
         let mut fresh = Vec::new();
         for i in 0..3000u64 {
             let b = t.alloc(32 + (i % 5) * 100).unwrap();
-            assert!(!published.contains(&b), "round {round}: published block {b:#x} handed out again");
+            assert!(
+                !published.contains(&b),
+                "round {round}: published block {b:#x} handed out again"
+            );
             fresh.push(b);
         }
         p.pfence(); // the contract: fence before publishing
-        // Publish most, free the rest (some frees stay in DRAM: leaked).
+                    // Publish most, free the rest (some frees stay in DRAM: leaked).
         for (i, b) in fresh.into_iter().enumerate() {
             if i % 4 == 0 {
                 t.free(b).unwrap();
@@ -200,5 +246,8 @@ fn after_a_crash_no_published_block_is_handed_out_again() {
         assert!(t.pending_frees() < SET_CAPACITY * 13);
         crash(t);
     }
-    assert!(leaked_bound > 0, "the test should exercise losing filling sets");
+    assert!(
+        leaked_bound > 0,
+        "the test should exercise losing filling sets"
+    );
 }

@@ -54,7 +54,10 @@ fn missing_file() {
     let e = open(&dir.path().join("nope.pool")).unwrap_err();
     assert!(matches!(e, PoolError::NotFound { .. }), "{e}");
     assert!(e.to_string().contains("does not exist"));
-    assert!(matches!(PoolInfo::read(dir.path().join("nope")), Err(PoolError::NotFound { .. })));
+    assert!(matches!(
+        PoolInfo::read(dir.path().join("nope")),
+        Err(PoolError::NotFound { .. })
+    ));
 }
 
 #[test]
@@ -82,7 +85,16 @@ fn unknown_version() {
     let path = make(dir.path());
     patch(&path, 8, &7u32.to_le_bytes());
     let e = open(&path).unwrap_err();
-    assert!(matches!(e, PoolError::UnsupportedVersion { found: 7, supported: 1 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            PoolError::UnsupportedVersion {
+                found: 7,
+                supported: 1
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -92,21 +104,35 @@ fn truncated_file() {
     let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
     f.set_len(SIZE - 4096).unwrap();
     let e = open(&path).unwrap_err();
-    assert!(matches!(e, PoolError::Truncated { needed: SIZE, .. }), "{e}");
+    assert!(
+        matches!(e, PoolError::Truncated { needed: SIZE, .. }),
+        "{e}"
+    );
     f.set_len(100).unwrap();
     let e = open(&path).unwrap_err();
     assert!(matches!(e, PoolError::Truncated { len: 100, .. }), "{e}");
     f.set_len(0).unwrap();
-    assert!(matches!(open(&path), Err(PoolError::Truncated { len: 0, .. })));
+    assert!(matches!(
+        open(&path),
+        Err(PoolError::Truncated { len: 0, .. })
+    ));
 }
 
 #[test]
 fn size_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let path = make(dir.path());
-    fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(SIZE + 4096).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(SIZE + 4096)
+        .unwrap();
     let e = open(&path).unwrap_err();
-    assert!(matches!(e, PoolError::SizeMismatch { header: SIZE, file }  if file == SIZE + 4096), "{e}");
+    assert!(
+        matches!(e, PoolError::SizeMismatch { header: SIZE, file }  if file == SIZE + 4096),
+        "{e}"
+    );
 }
 
 #[test]
@@ -129,7 +155,10 @@ fn corrupt_field_under_a_valid_checksum() {
     b[248..256].copy_from_slice(&crc.to_le_bytes());
     patch(&path, 0, &b[..256]);
     let e = open(&path).unwrap_err();
-    assert!(matches!(e, PoolError::CorruptHeader { field: "flags", .. }), "{e}");
+    assert!(
+        matches!(e, PoolError::CorruptHeader { field: "flags", .. }),
+        "{e}"
+    );
 }
 
 #[test]
@@ -158,15 +187,39 @@ fn roots_and_offsets_out_of_range() {
     patch(&path, OFF_ROOTS + 8 * 5, &(SIZE + 8).to_le_bytes());
     patch(&path, OFF_ROOTS + 8 * 6, &(HEADER_SIZE + 3).to_le_bytes());
     let p = open(&path).unwrap();
-    assert!(matches!(p.root(64), Err(PoolError::RootOutOfRange { index: 64, count: 64 })));
+    assert!(matches!(
+        p.root(64),
+        Err(PoolError::RootOutOfRange {
+            index: 64,
+            count: 64
+        })
+    ));
     assert!(matches!(p.root(5), Err(PoolError::OffsetOutOfRange { .. })));
     assert!(matches!(p.root(6), Err(PoolError::Misaligned { .. })));
-    assert!(matches!(p.set_root(1, Some(8)), Err(PoolError::OffsetOutOfRange { .. })));
-    assert!(matches!(p.set_root(99, None), Err(PoolError::RootOutOfRange { .. })));
-    assert!(matches!(p.word(SIZE), Err(PoolError::OffsetOutOfRange { .. })));
-    assert!(matches!(p.word(u64::MAX - 3), Err(PoolError::OffsetOutOfRange { .. })));
-    assert!(matches!(p.word(0), Err(PoolError::OffsetOutOfRange { .. })), "the header is not data");
-    assert!(matches!(p.word(HEADER_SIZE + 4), Err(PoolError::Misaligned { .. })));
+    assert!(matches!(
+        p.set_root(1, Some(8)),
+        Err(PoolError::OffsetOutOfRange { .. })
+    ));
+    assert!(matches!(
+        p.set_root(99, None),
+        Err(PoolError::RootOutOfRange { .. })
+    ));
+    assert!(matches!(
+        p.word(SIZE),
+        Err(PoolError::OffsetOutOfRange { .. })
+    ));
+    assert!(matches!(
+        p.word(u64::MAX - 3),
+        Err(PoolError::OffsetOutOfRange { .. })
+    ));
+    assert!(
+        matches!(p.word(0), Err(PoolError::OffsetOutOfRange { .. })),
+        "the header is not data"
+    );
+    assert!(matches!(
+        p.word(HEADER_SIZE + 4),
+        Err(PoolError::Misaligned { .. })
+    ));
     let mut buf = [0u8; 16];
     assert!(p.read_bytes(SIZE - 8, &mut buf).is_err());
     assert!(p.write_bytes(u64::MAX, &buf).is_err());
@@ -187,7 +240,11 @@ fn invalid_sizes_and_layouts() {
         assert!(matches!(e, PoolError::InvalidLayout { .. }), "{e}");
     }
     assert!(!p.exists(), "failed creates leave nothing behind");
-    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary files left");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no temporary files left"
+    );
 }
 
 #[test]
@@ -196,7 +253,9 @@ fn byte_access_roundtrips_at_any_alignment() {
     let base = p.data_offset();
     for start in 0..16u64 {
         for len in [0usize, 1, 7, 8, 9, 23, 64, 100] {
-            let data: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(start as u8)).collect();
+            let data: Vec<u8> = (0..len)
+                .map(|i| (i as u8).wrapping_mul(31).wrapping_add(start as u8))
+                .collect();
             p.write_bytes(base + 256 + start, &data).unwrap();
             let mut back = vec![0u8; len];
             p.read_bytes(base + 256 + start, &mut back).unwrap();

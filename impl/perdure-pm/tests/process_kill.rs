@@ -44,16 +44,19 @@ fn capacity<B: Backend>(p: &Pool<B>) -> u64 {
 }
 
 fn payload(i: u64, w: u64) -> u64 {
-    (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD1B5_4A32_D192_ED03)).rotate_left((i % 63) as u32)
+    (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD1B5_4A32_D192_ED03))
+        .rotate_left((i % 63) as u32)
 }
 
 fn record_words(i: u64) -> [u64; 8] {
     let mut r = [0u64; 8];
     r[0] = i;
-    for w in 1..7 {
-        r[w] = payload(i, w as u64);
+    for (w, slot) in r.iter_mut().enumerate().take(7).skip(1) {
+        *slot = payload(i, w as u64);
     }
-    r[7] = r[..7].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| (h ^ x).wrapping_mul(0x100_0000_01b3));
+    r[7] = r[..7].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+        (h ^ x).wrapping_mul(0x100_0000_01b3)
+    });
     r
 }
 
@@ -69,7 +72,9 @@ fn child<B: Backend + Default>(path: &Path) -> ! {
     while i < cap {
         let at = start + i * RECORD;
         for (w, v) in record_words(i).iter().enumerate() {
-            p.word(at + 8 * w as u64).unwrap().store(*v, Ordering::Relaxed);
+            p.word(at + 8 * w as u64)
+                .unwrap()
+                .store(*v, Ordering::Relaxed);
         }
         p.pwb(at, RECORD);
         p.pfence();
@@ -103,7 +108,10 @@ struct Outcome {
     torn: u64,
 }
 
-fn verify<B: Backend + Default>(path: &Path, acked_upto: Option<u64>) -> Result<(u64, u64, u64), String> {
+fn verify<B: Backend + Default>(
+    path: &Path,
+    acked_upto: Option<u64>,
+) -> Result<(u64, u64, u64), String> {
     let p: Pool<B> = Pool::open(path, LAYOUT).map_err(|e| format!("reopen failed: {e}"))?;
     let n = p.word(p.data_offset()).unwrap().load(Ordering::Acquire);
     let cap = capacity(&p);
@@ -119,7 +127,11 @@ fn verify<B: Backend + Default>(path: &Path, acked_upto: Option<u64>) -> Result<
     for i in 0..n {
         let expect = record_words(i);
         for (w, v) in expect.iter().enumerate() {
-            if p.word(start + i * RECORD + 8 * w as u64).unwrap().load(Ordering::Relaxed) != *v {
+            if p.word(start + i * RECORD + 8 * w as u64)
+                .unwrap()
+                .load(Ordering::Relaxed)
+                != *v
+            {
                 torn += 1;
                 break;
             }
@@ -128,7 +140,12 @@ fn verify<B: Backend + Default>(path: &Path, acked_upto: Option<u64>) -> Result<
     Ok((n, lost, torn))
 }
 
-fn run<B: Backend + Default>(name: &str, kills: u64, seed: u64, dir: &Path) -> Result<Outcome, String> {
+fn run<B: Backend + Default>(
+    name: &str,
+    kills: u64,
+    seed: u64,
+    dir: &Path,
+) -> Result<Outcome, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let path = dir.join(format!("{name}.pool"));
     let mut rng = Rng(seed | 1);
@@ -158,7 +175,10 @@ fn run<B: Backend + Default>(name: &str, kills: u64, seed: u64, dir: &Path) -> R
             let mut last = None;
             let mut count = 0u64;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(i) = line.strip_prefix("ack ").and_then(|s| s.parse::<u64>().ok()) {
+                if let Some(i) = line
+                    .strip_prefix("ack ")
+                    .and_then(|s| s.parse::<u64>().ok())
+                {
                     last = Some(i);
                     count += 1;
                 }
@@ -176,7 +196,9 @@ fn run<B: Backend + Default>(name: &str, kills: u64, seed: u64, dir: &Path) -> R
         }
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        let (last_ack, count) = reader.join().map_err(|_| "reader thread panicked".to_string())?;
+        let (last_ack, count) = reader
+            .join()
+            .map_err(|_| "reader thread panicked".to_string())?;
         out.kills += 1;
         out.acked += count;
         let (n, lost, torn) = verify::<B>(&path, last_ack)?;
@@ -210,13 +232,22 @@ fn main() {
     }
     // `cargo test` passes harness flags such as --nocapture or a filter; a
     // filter that does not name this test skips it.
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     if !args.is_empty() && !args.iter().any(|a| "process_kill".contains(a.as_str())) {
         println!("process_kill: filtered out");
         return;
     }
-    let kills: u64 = std::env::var("PERDURE_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
-    let seed: u64 = std::env::var("PERDURE_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2026);
+    let kills: u64 = std::env::var("PERDURE_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let seed: u64 = std::env::var("PERDURE_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_2026);
     let dir = tempfile::tempdir().expect("tempdir");
     let mut failed = false;
     let mut backends: Vec<&str> = vec!["msync"];
@@ -239,9 +270,7 @@ fn main() {
             Err(e) => ("fail", String::new(), e.clone()),
         };
         failed |= result.is_err();
-        println!(
-            "process_kill {name}: {status}: {explored} {detail} ({secs:.1} s)"
-        );
+        println!("process_kill {name}: {status}: {explored} {detail} ({secs:.1} s)");
         println!(
             "PERDURE-CHECK {{\"name\":\"explore:pm/process-kill/{name}\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{explored}\",\"seconds\":{secs:.2},\"detail\":\"{}\"}}",
             detail.replace('\\', "\\\\").replace('"', "\\\"")
