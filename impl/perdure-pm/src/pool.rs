@@ -249,6 +249,25 @@ impl<B: Backend> std::fmt::Debug for Pool<B> {
     }
 }
 
+/// Splits the byte range `[off, off + len)` into pieces that each lie in one
+/// aligned 8-byte word: `(word offset, first byte in the word, position in
+/// the caller's buffer, bytes)`.
+fn word_pieces(off: u64, len: usize) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+    let mut pos = 0usize;
+    std::iter::from_fn(move || {
+        if pos >= len {
+            return None;
+        }
+        let at = off + pos as u64;
+        let word_off = at & !7;
+        let skip = (at - word_off) as usize;
+        let take = (8 - skip).min(len - pos);
+        let piece = (word_off, skip, pos, take);
+        pos += take;
+        Some(piece)
+    })
+}
+
 fn random_id() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -376,18 +395,12 @@ impl<B: Backend> Pool<B> {
     /// cause a data race, only a mix of old and new bytes.
     pub fn read_bytes(&self, off: u64, buf: &mut [u8]) -> Result<(), PoolError> {
         self.check_range(off, buf.len() as u64, 1)?;
-        let mut pos = 0usize;
-        while pos < buf.len() {
-            let at = off + pos as u64;
-            let word_off = at & !7;
-            let skip = (at - word_off) as usize;
-            let take = (8 - skip).min(buf.len() - pos);
+        for (word_off, skip, pos, take) in word_pieces(off, buf.len()) {
             let w = self
                 .word_unchecked(word_off)
                 .load(Ordering::Relaxed)
                 .to_le_bytes();
             buf[pos..pos + take].copy_from_slice(&w[skip..skip + take]);
-            pos += take;
         }
         Ok(())
     }
@@ -405,12 +418,7 @@ impl<B: Backend> Pool<B> {
     }
 
     fn write_bytes_unchecked(&self, off: u64, data: &[u8]) {
-        let mut pos = 0usize;
-        while pos < data.len() {
-            let at = off + pos as u64;
-            let word_off = at & !7;
-            let skip = (at - word_off) as usize;
-            let take = (8 - skip).min(data.len() - pos);
+        for (word_off, skip, pos, take) in word_pieces(off, data.len()) {
             let word = self.word_unchecked(word_off);
             if take == 8 {
                 let mut w = [0u8; 8];
@@ -432,7 +440,6 @@ impl<B: Backend> Pool<B> {
                     }
                 }
             }
-            pos += take;
         }
     }
 
