@@ -20,19 +20,20 @@ const SIZE: u64 = 32 << 10;
 /// Setting up a pool and a heap is hundreds of (uncontended) atomic stores,
 /// each a loom branch point: raise the branch budget accordingly.
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // A counter per call (tests run in parallel), outside loom's view.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = runs.clone();
     let mut b = loom::model::Builder::new();
     b.max_branches = 1_000_000;
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(2);
     }
     let bound = b.preemption_bound;
-    RUNS.store(0, std::sync::atomic::Ordering::Relaxed);
     b.check(move || {
-        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f()
     });
-    let runs = RUNS.load(std::sync::atomic::Ordering::Relaxed);
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
     println!(
         "PERDURE-CHECK {{\"name\":\"loom:pm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"exhaustive up to the bound; no crashes injected\"}}"
     );
