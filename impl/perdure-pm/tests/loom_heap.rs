@@ -26,7 +26,9 @@ fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
     let mut b = loom::model::Builder::new();
     b.max_branches = 1_000_000;
     if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(2);
+        // LOOM_MAX_PREEMPTIONS unset: 3 normally, 5 for `make verify DEPTH=deep`.
+        let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
+        b.preemption_bound = Some(if deep { 5 } else { 3 });
     }
     let bound = b.preemption_bound;
     b.check(move || {

@@ -22,7 +22,8 @@
 //! a missing flush goes unnoticed here; the Px86 simulator's crash images
 //! check that. Each run prints a `PERDURE-CHECK` line for `make verify`.
 //!
-//! Environment: `PERDURE_KILLS` (default 200), `PERDURE_KILL_SEED`.
+//! Environment: `PERDURE_KILLS` (default 200; 2,000 with `PERDURE_DEPTH=deep`),
+//! `PERDURE_KILL_SEED`.
 
 use perdure_pm::{Backend, Msync, NoFlush, Pmem, Pool};
 use std::io::{BufRead, BufReader, Write};

@@ -3,7 +3,8 @@
 //!
 //! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
 //! perdure-pm --test shuttle_heap` (`make verify` does). Without the cfg this
-//! file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per scheduler.
+//! file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per scheduler
+//! (default 5,000; 100,000 with `PERDURE_DEPTH=deep`).
 //!
 //! Each thread stamps the blocks it holds with its id and checks the stamp
 //! before freeing: a block handed to two threads at once fails the check.
