@@ -25,244 +25,252 @@
 //! Environment: `PERDURE_KILLS` (default 200; 2,000 with `PERDURE_DEPTH=deep`),
 //! `PERDURE_KILL_SEED`.
 
-use perdure_pm::{Backend, Msync, NoFlush, Pmem, Pool};
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
-
-const LAYOUT: &str = "perdure-test-commit-log";
-const POOL_SIZE: u64 = 16 << 20;
-const RECORD: u64 = 64;
-
-fn log_start<B: Backend>(p: &Pool<B>) -> u64 {
-    p.data_offset() + 64
+#[cfg(any(perdure_loom, perdure_shuttle))]
+fn main() {
+    println!("process_kill: not built under the model checkers' facade (file pools need std)");
 }
 
-fn capacity<B: Backend>(p: &Pool<B>) -> u64 {
-    (p.size() - log_start(p)) / RECORD
-}
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+mod real {
 
-fn payload(i: u64, w: u64) -> u64 {
-    (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD1B5_4A32_D192_ED03))
-        .rotate_left((i % 63) as u32)
-}
+    use perdure_pm::{Backend, Msync, NoFlush, Pmem, Pool};
+    use std::io::{BufRead, BufReader, Write};
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
 
-fn record_words(i: u64) -> [u64; 8] {
-    let mut r = [0u64; 8];
-    r[0] = i;
-    for (w, slot) in r.iter_mut().enumerate().take(7).skip(1) {
-        *slot = payload(i, w as u64);
+    const LAYOUT: &str = "perdure-test-commit-log";
+    const POOL_SIZE: u64 = 16 << 20;
+    const RECORD: u64 = 64;
+
+    fn log_start<B: Backend>(p: &Pool<B>) -> u64 {
+        p.data_offset() + 64
     }
-    r[7] = r[..7].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
-        (h ^ x).wrapping_mul(0x100_0000_01b3)
-    });
-    r
-}
 
-/// Child: append until killed (or the log is full).
-fn child<B: Backend + Default>(path: &Path) -> ! {
-    let p: Pool<B> = Pool::open(path, LAYOUT).expect("child: open pool");
-    let commit = p.word(p.data_offset()).expect("commit word");
-    let start = log_start(&p);
-    let cap = capacity(&p);
-    let out = std::io::stdout();
-    let mut out = out.lock();
-    let mut i = commit.load(Ordering::Acquire);
-    while i < cap {
-        let at = start + i * RECORD;
-        for (w, v) in record_words(i).iter().enumerate() {
-            p.word(at + 8 * w as u64)
-                .unwrap()
-                .store(*v, Ordering::Relaxed);
+    fn capacity<B: Backend>(p: &Pool<B>) -> u64 {
+        (p.size() - log_start(p)) / RECORD
+    }
+
+    fn payload(i: u64, w: u64) -> u64 {
+        (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD1B5_4A32_D192_ED03))
+            .rotate_left((i % 63) as u32)
+    }
+
+    fn record_words(i: u64) -> [u64; 8] {
+        let mut r = [0u64; 8];
+        r[0] = i;
+        for (w, slot) in r.iter_mut().enumerate().take(7).skip(1) {
+            *slot = payload(i, w as u64);
         }
-        p.pwb(at, RECORD);
-        p.pfence();
-        commit.store(i + 1, Ordering::Release);
-        p.pwb(p.data_offset(), 8);
-        p.psync();
-        // Durable: acknowledge.
-        if writeln!(out, "ack {i}").and_then(|_| out.flush()).is_err() {
-            break;
-        }
-        i += 1;
+        r[7] = r[..7].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+            (h ^ x).wrapping_mul(0x100_0000_01b3)
+        });
+        r
     }
-    std::process::exit(0)
-}
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-struct Outcome {
-    kills: u64,
-    acked: u64,
-    verified: u64,
-    lost: u64,
-    torn: u64,
-}
-
-fn verify<B: Backend + Default>(
-    path: &Path,
-    acked_upto: Option<u64>,
-) -> Result<(u64, u64, u64), String> {
-    let p: Pool<B> = Pool::open(path, LAYOUT).map_err(|e| format!("reopen failed: {e}"))?;
-    let n = p.word(p.data_offset()).unwrap().load(Ordering::Acquire);
-    let cap = capacity(&p);
-    if n > cap {
-        return Err(format!("commit word {n} beyond capacity {cap}"));
-    }
-    let lost = match acked_upto {
-        Some(a) if n <= a => a + 1 - n,
-        _ => 0,
-    };
-    let mut torn = 0;
-    let start = log_start(&p);
-    for i in 0..n {
-        let expect = record_words(i);
-        for (w, v) in expect.iter().enumerate() {
-            if p.word(start + i * RECORD + 8 * w as u64)
-                .unwrap()
-                .load(Ordering::Relaxed)
-                != *v
-            {
-                torn += 1;
+    /// Child: append until killed (or the log is full).
+    fn child<B: Backend + Default>(path: &Path) -> ! {
+        let p: Pool<B> = Pool::open(path, LAYOUT).expect("child: open pool");
+        let commit = p.word(p.data_offset()).expect("commit word");
+        let start = log_start(&p);
+        let cap = capacity(&p);
+        let out = std::io::stdout();
+        let mut out = out.lock();
+        let mut i = commit.load(Ordering::Acquire);
+        while i < cap {
+            let at = start + i * RECORD;
+            for (w, v) in record_words(i).iter().enumerate() {
+                p.word(at + 8 * w as u64)
+                    .unwrap()
+                    .store(*v, Ordering::Relaxed);
+            }
+            p.pwb(at, RECORD);
+            p.pfence();
+            commit.store(i + 1, Ordering::Release);
+            p.pwb(p.data_offset(), 8);
+            p.psync();
+            // Durable: acknowledge.
+            if writeln!(out, "ack {i}").and_then(|_| out.flush()).is_err() {
                 break;
             }
+            i += 1;
+        }
+        std::process::exit(0)
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
         }
     }
-    Ok((n, lost, torn))
-}
 
-fn run<B: Backend + Default>(
-    name: &str,
-    kills: u64,
-    seed: u64,
-    dir: &Path,
-) -> Result<Outcome, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let path = dir.join(format!("{name}.pool"));
-    let mut rng = Rng(seed | 1);
-    let mut out = Outcome {
-        kills: 0,
-        acked: 0,
-        verified: 0,
-        lost: 0,
-        torn: 0,
-    };
-    let mut fresh = true;
-    for k in 0..kills {
-        if fresh {
-            let _ = std::fs::remove_file(&path);
-            drop(Pool::<NoFlush>::create(&path, LAYOUT, POOL_SIZE).map_err(|e| e.to_string())?);
-            fresh = false;
+    struct Outcome {
+        kills: u64,
+        acked: u64,
+        verified: u64,
+        lost: u64,
+        torn: u64,
+    }
+
+    fn verify<B: Backend + Default>(
+        path: &Path,
+        acked_upto: Option<u64>,
+    ) -> Result<(u64, u64, u64), String> {
+        let p: Pool<B> = Pool::open(path, LAYOUT).map_err(|e| format!("reopen failed: {e}"))?;
+        let n = p.word(p.data_offset()).unwrap().load(Ordering::Acquire);
+        let cap = capacity(&p);
+        if n > cap {
+            return Err(format!("commit word {n} beyond capacity {cap}"));
         }
-        let mut child = Command::new(&exe)
-            .env("PERDURE_KILL_CHILD", name)
-            .env("PERDURE_KILL_PATH", &path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("spawn child: {e}"))?;
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut last = None;
-            let mut count = 0u64;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(i) = line
-                    .strip_prefix("ack ")
-                    .and_then(|s| s.parse::<u64>().ok())
+        let lost = match acked_upto {
+            Some(a) if n <= a => a + 1 - n,
+            _ => 0,
+        };
+        let mut torn = 0;
+        let start = log_start(&p);
+        for i in 0..n {
+            let expect = record_words(i);
+            for (w, v) in expect.iter().enumerate() {
+                if p.word(start + i * RECORD + 8 * w as u64)
+                    .unwrap()
+                    .load(Ordering::Relaxed)
+                    != *v
                 {
-                    last = Some(i);
-                    count += 1;
+                    torn += 1;
+                    break;
                 }
             }
-            (last, count)
-        });
-        // Kill somewhere in the first ~40 ms: during open, mid-append, mid-msync.
-        let delay = Duration::from_micros(rng.next() % 40_000);
-        let t0 = Instant::now();
-        while t0.elapsed() < delay {
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
         }
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        let (last_ack, count) = reader
-            .join()
-            .map_err(|_| "reader thread panicked".to_string())?;
-        out.kills += 1;
-        out.acked += count;
-        let (n, lost, torn) = verify::<B>(&path, last_ack)?;
-        out.verified += n;
-        out.lost += lost;
-        out.torn += torn;
-        if lost > 0 || torn > 0 {
-            return Err(format!(
+        Ok((n, lost, torn))
+    }
+
+    fn run<B: Backend + Default>(
+        name: &str,
+        kills: u64,
+        seed: u64,
+        dir: &Path,
+    ) -> Result<Outcome, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{name}.pool"));
+        let mut rng = Rng(seed | 1);
+        let mut out = Outcome {
+            kills: 0,
+            acked: 0,
+            verified: 0,
+            lost: 0,
+            torn: 0,
+        };
+        let mut fresh = true;
+        for k in 0..kills {
+            if fresh {
+                let _ = std::fs::remove_file(&path);
+                drop(Pool::<NoFlush>::create(&path, LAYOUT, POOL_SIZE).map_err(|e| e.to_string())?);
+                fresh = false;
+            }
+            let mut child = Command::new(&exe)
+                .env("PERDURE_KILL_CHILD", name)
+                .env("PERDURE_KILL_PATH", &path)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("spawn child: {e}"))?;
+            let stdout = child.stdout.take().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut last = None;
+                let mut count = 0u64;
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    if let Some(i) = line
+                        .strip_prefix("ack ")
+                        .and_then(|s| s.parse::<u64>().ok())
+                    {
+                        last = Some(i);
+                        count += 1;
+                    }
+                }
+                (last, count)
+            });
+            // Kill somewhere in the first ~40 ms: during open, mid-append, mid-msync.
+            let delay = Duration::from_micros(rng.next() % 40_000);
+            let t0 = Instant::now();
+            while t0.elapsed() < delay {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            let _ = child.kill(); // SIGKILL
+            let _ = child.wait();
+            let (last_ack, count) = reader
+                .join()
+                .map_err(|_| "reader thread panicked".to_string())?;
+            out.kills += 1;
+            out.acked += count;
+            let (n, lost, torn) = verify::<B>(&path, last_ack)?;
+            out.verified += n;
+            out.lost += lost;
+            out.torn += torn;
+            if lost > 0 || torn > 0 {
+                return Err(format!(
                 "{name}: kill {k} (seed {seed}): commit word {n}, last ack {last_ack:?}: {lost} acknowledged records lost, {torn} torn records visible"
             ));
+            }
+            if n > capacity_of(&path) / 2 {
+                fresh = true;
+            }
         }
-        if n > capacity_of(&path) / 2 {
-            fresh = true;
-        }
+        Ok(out)
     }
-    Ok(out)
-}
 
-fn capacity_of(_path: &Path) -> u64 {
-    (POOL_SIZE - 4096 - 64) / RECORD
-}
+    fn capacity_of(_path: &Path) -> u64 {
+        (POOL_SIZE - 4096 - 64) / RECORD
+    }
 
-fn main() {
-    if let Ok(name) = std::env::var("PERDURE_KILL_CHILD") {
-        let path = std::env::var("PERDURE_KILL_PATH").expect("PERDURE_KILL_PATH");
-        match name.as_str() {
-            "pmem" => child::<Pmem>(Path::new(&path)),
-            "msync" => child::<Msync>(Path::new(&path)),
-            other => panic!("unknown backend {other}"),
+    pub fn main() {
+        if let Ok(name) = std::env::var("PERDURE_KILL_CHILD") {
+            let path = std::env::var("PERDURE_KILL_PATH").expect("PERDURE_KILL_PATH");
+            match name.as_str() {
+                "pmem" => child::<Pmem>(Path::new(&path)),
+                "msync" => child::<Msync>(Path::new(&path)),
+                other => panic!("unknown backend {other}"),
+            }
         }
-    }
-    // `cargo test` passes harness flags such as --nocapture or a filter; a
-    // filter that does not name this test skips it.
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    if !args.is_empty() && !args.iter().any(|a| "process_kill".contains(a.as_str())) {
-        println!("process_kill: filtered out");
-        return;
-    }
-    let kills: u64 = std::env::var("PERDURE_KILLS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
-    let seed: u64 = std::env::var("PERDURE_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_2026);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut failed = false;
-    let mut backends: Vec<&str> = vec!["msync"];
-    if Pmem::new().is_some() {
-        backends.insert(0, "pmem");
-    }
-    for name in backends {
-        let t0 = Instant::now();
-        let result = match name {
-            "pmem" => run::<Pmem>(name, kills, seed, dir.path()),
-            _ => run::<Msync>(name, kills, seed ^ 0xabcdef, dir.path()),
-        };
-        let secs = t0.elapsed().as_secs_f64();
-        let (status, explored, detail) = match &result {
+        // `cargo test` passes harness flags such as --nocapture or a filter; a
+        // filter that does not name this test skips it.
+        let args: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        if !args.is_empty() && !args.iter().any(|a| "process_kill".contains(a.as_str())) {
+            println!("process_kill: filtered out");
+            return;
+        }
+        let kills: u64 = std::env::var("PERDURE_KILLS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(200);
+        let seed: u64 = std::env::var("PERDURE_KILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed_2026);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut failed = false;
+        let mut backends: Vec<&str> = vec!["msync"];
+        if Pmem::new().is_some() {
+            backends.insert(0, "pmem");
+        }
+        for name in backends {
+            let t0 = Instant::now();
+            let result = match name {
+                "pmem" => run::<Pmem>(name, kills, seed, dir.path()),
+                _ => run::<Msync>(name, kills, seed ^ 0xabcdef, dir.path()),
+            };
+            let secs = t0.elapsed().as_secs_f64();
+            let (status, explored, detail) = match &result {
             Ok(o) => (
                 "pass",
                 format!("{} SIGKILLs, {} records acknowledged, 0 lost, 0 torn", o.kills, o.acked),
@@ -270,14 +278,20 @@ fn main() {
             ),
             Err(e) => ("fail", String::new(), e.clone()),
         };
-        failed |= result.is_err();
-        println!("process_kill {name}: {status}: {explored} {detail} ({secs:.1} s)");
-        println!(
+            failed |= result.is_err();
+            println!("process_kill {name}: {status}: {explored} {detail} ({secs:.1} s)");
+            println!(
             "PERDURE-CHECK {{\"name\":\"explore:pm/process-kill/{name}\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{explored}\",\"seconds\":{secs:.2},\"detail\":\"{}\"}}",
             detail.replace('\\', "\\\\").replace('"', "\\\"")
         );
+        }
+        if failed {
+            std::process::exit(1);
+        }
     }
-    if failed {
-        std::process::exit(1);
-    }
+}
+
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+fn main() {
+    real::main()
 }
