@@ -1,4 +1,5 @@
-//! Process-crash test in the style of sled's recovery tests.
+//! Process-crash test of a commit-marker log, in the style of sled's
+//! recovery tests.
 //!
 //! The test binary re-runs itself as a child that appends records to a
 //! persistent commit-marker log in a pool file and acknowledges each one on
@@ -13,7 +14,7 @@
 //! reproducible), reopens the pool and checks that every acknowledged record
 //! is present and intact and that nothing torn is visible: every record below
 //! the commit word has the right sequence number, payload and checksum.
-//! It repeats this `KILLS` times for the `Pmem` and the `Msync` backend.
+//! It repeats this for the `Pmem` and the `Msync` backend.
 //!
 //! What this covers: recovery from a process dying at any instruction —
 //! the reopen path (advisory lock released by the kernel, incarnation bump,
@@ -25,18 +26,25 @@
 //! Environment: `PERDURE_KILLS` (default 200; 2,000 with `PERDURE_DEPTH=deep`),
 //! `PERDURE_KILL_SEED`.
 
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+#[path = "support/kill.rs"]
+mod kill;
+
 #[cfg(any(perdure_loom, perdure_shuttle))]
 fn main() {
     println!("process_kill: not built under the model checkers' facade (file pools need std)");
 }
 
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
-mod real {
+fn main() {
+    real::main()
+}
 
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+mod real {
+    use super::kill;
     use perdure_pm::{Backend, Msync, NoFlush, Pmem, Pool};
-    use std::io::{BufRead, BufReader, Write};
     use std::path::Path;
-    use std::process::{Command, Stdio};
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
@@ -75,8 +83,7 @@ mod real {
         let commit = p.word(p.data_offset()).expect("commit word");
         let start = log_start(&p);
         let cap = capacity(&p);
-        let out = std::io::stdout();
-        let mut out = out.lock();
+        let mut out = std::io::stdout().lock();
         let mut i = commit.load(Ordering::Acquire);
         while i < cap {
             let at = start + i * RECORD;
@@ -90,8 +97,7 @@ mod real {
             commit.store(i + 1, Ordering::Release);
             p.pwb(p.data_offset(), 8);
             p.psync();
-            // Durable: acknowledge.
-            if writeln!(out, "ack {i}").and_then(|_| out.flush()).is_err() {
+            if !kill::ack(&mut out, i) {
                 break;
             }
             i += 1;
@@ -99,24 +105,7 @@ mod real {
         std::process::exit(0)
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
-
-    struct Outcome {
-        kills: u64,
-        acked: u64,
-        verified: u64,
-        lost: u64,
-        torn: u64,
-    }
-
+    /// Reopens the pool: (committed records, acknowledged-but-lost, torn).
     fn verify<B: Backend + Default>(
         path: &Path,
         acked_upto: Option<u64>,
@@ -131,21 +120,17 @@ mod real {
             Some(a) if n <= a => a + 1 - n,
             _ => 0,
         };
-        let mut torn = 0;
         let start = log_start(&p);
-        for i in 0..n {
-            let expect = record_words(i);
-            for (w, v) in expect.iter().enumerate() {
-                if p.word(start + i * RECORD + 8 * w as u64)
-                    .unwrap()
-                    .load(Ordering::Relaxed)
-                    != *v
-                {
-                    torn += 1;
-                    break;
-                }
-            }
-        }
+        let torn = (0..n)
+            .filter(|&i| {
+                record_words(i).iter().enumerate().any(|(w, v)| {
+                    p.word(start + i * RECORD + 8 * w as u64)
+                        .unwrap()
+                        .load(Ordering::Relaxed)
+                        != *v
+                })
+            })
+            .count() as u64;
         Ok((n, lost, torn))
     }
 
@@ -154,17 +139,10 @@ mod real {
         kills: u64,
         seed: u64,
         dir: &Path,
-    ) -> Result<Outcome, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    ) -> Result<(String, String), String> {
         let path = dir.join(format!("{name}.pool"));
-        let mut rng = Rng(seed | 1);
-        let mut out = Outcome {
-            kills: 0,
-            acked: 0,
-            verified: 0,
-            lost: 0,
-            torn: 0,
-        };
+        let mut rng = kill::Rng::new(seed);
+        let (mut acked, mut verified) = (0u64, 0u64);
         let mut fresh = true;
         for k in 0..kills {
             if fresh {
@@ -172,62 +150,32 @@ mod real {
                 drop(Pool::<NoFlush>::create(&path, LAYOUT, POOL_SIZE).map_err(|e| e.to_string())?);
                 fresh = false;
             }
-            let mut child = Command::new(&exe)
-                .env("PERDURE_KILL_CHILD", name)
-                .env("PERDURE_KILL_PATH", &path)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| format!("spawn child: {e}"))?;
-            let stdout = child.stdout.take().unwrap();
-            let reader = std::thread::spawn(move || {
-                let mut last = None;
-                let mut count = 0u64;
-                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                    if let Some(i) = line
-                        .strip_prefix("ack ")
-                        .and_then(|s| s.parse::<u64>().ok())
-                    {
-                        last = Some(i);
-                        count += 1;
-                    }
-                }
-                (last, count)
-            });
             // Kill somewhere in the first ~40 ms: during open, mid-append, mid-msync.
             let delay = Duration::from_micros(rng.next() % 40_000);
-            let t0 = Instant::now();
-            while t0.elapsed() < delay {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            let _ = child.kill(); // SIGKILL
-            let _ = child.wait();
-            let (last_ack, count) = reader
-                .join()
-                .map_err(|_| "reader thread panicked".to_string())?;
-            out.kills += 1;
-            out.acked += count;
-            let (n, lost, torn) = verify::<B>(&path, last_ack)?;
-            out.verified += n;
-            out.lost += lost;
-            out.torn += torn;
+            let acks = kill::spawn_and_kill(
+                &[
+                    ("PERDURE_KILL_CHILD", name.as_ref()),
+                    ("PERDURE_KILL_PATH", path.as_os_str()),
+                ],
+                delay,
+            )?;
+            acked += acks.count;
+            let (n, lost, torn) = verify::<B>(&path, acks.last)?;
+            verified += n;
             if lost > 0 || torn > 0 {
                 return Err(format!(
-                "{name}: kill {k} (seed {seed}): commit word {n}, last ack {last_ack:?}: {lost} acknowledged records lost, {torn} torn records visible"
-            ));
+                    "{name}: kill {k} (seed {seed}): commit word {n}, last ack {:?}: {lost} acknowledged records lost, {torn} torn records visible",
+                    acks.last
+                ));
             }
-            if n > capacity_of(&path) / 2 {
+            if n > (POOL_SIZE - 4096 - 64) / RECORD / 2 {
                 fresh = true;
             }
         }
-        Ok(out)
-    }
-
-    fn capacity_of(_path: &Path) -> u64 {
-        (POOL_SIZE - 4096 - 64) / RECORD
+        Ok((
+            format!("{kills} SIGKILLs, {acked} records acknowledged, 0 lost, 0 torn"),
+            format!("{verified} committed records re-verified after the kills; process crash only (power loss is the simulator's job)"),
+        ))
     }
 
     pub fn main() {
@@ -239,24 +187,11 @@ mod real {
                 other => panic!("unknown backend {other}"),
             }
         }
-        // `cargo test` passes harness flags such as --nocapture or a filter; a
-        // filter that does not name this test skips it.
-        let args: Vec<String> = std::env::args()
-            .skip(1)
-            .filter(|a| !a.starts_with('-'))
-            .collect();
-        if !args.is_empty() && !args.iter().any(|a| "process_kill".contains(a.as_str())) {
+        if !kill::selected("process_kill") {
             println!("process_kill: filtered out");
             return;
         }
-        let kills: u64 = std::env::var("PERDURE_KILLS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(200);
-        let seed: u64 = std::env::var("PERDURE_KILL_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0x5eed_2026);
+        let (kills, seed) = (kill::kills(), kill::seed());
         let dir = tempfile::tempdir().expect("tempdir");
         let mut failed = false;
         let mut backends: Vec<&str> = vec!["msync"];
@@ -269,29 +204,15 @@ mod real {
                 "pmem" => run::<Pmem>(name, kills, seed, dir.path()),
                 _ => run::<Msync>(name, kills, seed ^ 0xabcdef, dir.path()),
             };
-            let secs = t0.elapsed().as_secs_f64();
-            let (status, explored, detail) = match &result {
-            Ok(o) => (
-                "pass",
-                format!("{} SIGKILLs, {} records acknowledged, 0 lost, 0 torn", o.kills, o.acked),
-                format!("{} committed records re-verified after the kills; process crash only (power loss is the simulator's job)", o.verified),
-            ),
-            Err(e) => ("fail", String::new(), e.clone()),
-        };
             failed |= result.is_err();
-            println!("process_kill {name}: {status}: {explored} {detail} ({secs:.1} s)");
-            println!(
-            "PERDURE-CHECK {{\"name\":\"explore:pm/process-kill/{name}\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{explored}\",\"seconds\":{secs:.2},\"detail\":\"{}\"}}",
-            detail.replace('\\', "\\\\").replace('"', "\\\"")
-        );
+            kill::report(
+                &format!("explore:pm/process-kill/{name}"),
+                &result,
+                t0.elapsed().as_secs_f64(),
+            );
         }
         if failed {
             std::process::exit(1);
         }
     }
-}
-
-#[cfg(not(any(perdure_loom, perdure_shuttle)))]
-fn main() {
-    real::main()
 }
