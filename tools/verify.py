@@ -21,6 +21,7 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
 
     cargo:fmt      impl/Cargo.toml       cargo fmt --all --check
     cargo:clippy   impl/Cargo.toml       cargo clippy --workspace --all-targets --release -- -D warnings
+    cargo:doc      impl/Cargo.toml       RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     cargo:test     impl/Cargo.toml       cargo test --workspace --release --no-fail-fast -- --nocapture
     loom:<crate>   impl/**/tests/loom_*.rs     the same, one crate at a time, with
                    RUSTFLAGS="--cfg perdure_loom", --target-dir target/loom, one --test per file,
@@ -319,7 +320,7 @@ def cargo_test_rows(c: Check, r: Run) -> list[Row]:
 
 
 def run_cargo_simple(c: Check) -> list[Row]:
-    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env=cargo_env())
+    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env={**cargo_env(), **c.args.get("env", {})})
     row = Row(c.name, c.kind, "pass", c.args["explored"], r.seconds, "", rel(r.log))
     if r.timed_out:
         row.status, row.detail = "fail", timeout_detail(r)
@@ -388,7 +389,7 @@ def model_test_checks(prefix: str, kind: str, cfg_flag: str, file_glob: str) -> 
 def cargo_checks() -> list[Check]:
     if not (IMPL / "Cargo.toml").is_file():
         return []
-    names = [("cargo:fmt", "fmt"), ("cargo:clippy", "clippy"), ("cargo:test", None)]
+    names = [("cargo:fmt", "fmt"), ("cargo:clippy", "clippy"), ("cargo:doc", None), ("cargo:test", None)]
     if shutil.which("cargo") is None:
         return [skip_check(n, "cargo", "cargo not on PATH (install Rust with rustup; make setup checks it)")
                 for n, _ in names]
@@ -406,6 +407,13 @@ def cargo_checks() -> list[Check]:
             checks.append(Check(name, "cargo", run_cargo_simple, {
                 "cmd": ["cargo", "clippy", "--workspace", "--all-targets", "--release", "--", "-D", "warnings"],
                 "explored": "workspace, all targets", "ok": "no warnings"}))
+        elif name == "cargo:doc":
+            # Broken intra-doc links and malformed docs fail the build: the crate docs are
+            # part of what the project ships.
+            checks.append(Check(name, "cargo", run_cargo_simple, {
+                "cmd": ["cargo", "doc", "--workspace", "--no-deps"],
+                "env": {"RUSTDOCFLAGS": "-D warnings"},
+                "explored": "rustdoc of every workspace crate", "ok": "no rustdoc warnings"}))
         else:
             # --no-fail-fast: run every test binary even after one fails, so the report is whole.
             checks.append(Check(name, "cargo", run_cargo_test, {

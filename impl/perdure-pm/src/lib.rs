@@ -3,7 +3,7 @@
 //! The foundation every perdure construction stands on:
 //!
 //! * [`Pool`]: a pool file mapped into memory (`MAP_SYNC` on DAX, a shared
-//!   mapping otherwise), with a checksummed [header](header), a table of
+//!   mapping otherwise), with a checksummed [`header`], a table of
 //!   root slots, offset-based persistent pointers and an advisory lock.
 //!   Every way a pool file can be bad is a typed [`PoolError`].
 //! * [Durability backends](backend): [`Pmem`] (`clwb` > `clflushopt` >
