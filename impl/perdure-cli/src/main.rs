@@ -174,7 +174,9 @@ fn main() -> ExitCode {
         ["pool", "info", ..] => pool_info(&args[2..]),
         ["pool", "create", ..] => pool_create(&args[2..]),
         ["pool", ..] => usage("`pool` takes `info` or `create`"),
-        [cmd @ ("litmus" | "explore" | "check-history" | "trace-to-tla"), ..] => {
+        ["litmus", ..] => perdure_check::litmus::cli_main(&args[1..]),
+        ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
+        [cmd @ ("explore" | "trace-to-tla"), ..] => {
             eprintln!("perdure: `{cmd}` is not implemented in this build yet (see the README's status table)");
             ExitCode::from(2)
         }

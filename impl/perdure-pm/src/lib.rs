@@ -45,6 +45,7 @@ pub mod error;
 pub mod header;
 pub mod heap;
 pub mod pool;
+pub mod px86;
 pub mod region;
 pub mod stats;
 pub mod sync;

@@ -1,0 +1,17 @@
+//! # perdure-check: the machinery that ties perdure's code to its specs
+//!
+//! * [`history`] — the durable-linearizability and detectability checker for
+//!   histories with crashes (`HISTORY.md`), behind `perdure check-history`.
+//! * [`litmus`] — the Px86 litmus engine (`PX86.md`): exhaustive TSO store
+//!   buffers, flush and fence ordering, line-granular persistence with
+//!   crashes at every point, behind `perdure litmus`. Its persistence rules
+//!   are [`perdure_pm::px86`], shared with the simulated PM backend.
+//!
+//! Each command-line entry point is a `cli_main(args) -> ExitCode` function
+//! that the `perdure` binary dispatches to.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod history;
+pub mod litmus;

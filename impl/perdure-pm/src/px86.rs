@@ -1,0 +1,273 @@
+//! The line-granular persistence rules of Px86, implemented once.
+//!
+//! This module is the single home of the rules that decide what a crash may
+//! leave in persistent memory (`PX86.md`, "Operational reading"): for every
+//! 64-byte cache line, the sequence of stores that became visible to it, and
+//! a *mark*, the length of the prefix of that sequence guaranteed persisted.
+//! A crash keeps, for each line independently, the result of some prefix of
+//! its sequence at least as long as its mark. Both the Px86 litmus engine
+//! (`perdure-check`, full TSO store buffers) and the simulated PM backend
+//! (`Sim`, sequentially consistent interleavings) are built on it; what they
+//! add is *when* stores become visible and *when* flushes take effect.
+//!
+//! * [`LineHistory`] — one line's visible stores and mark. A flush that takes
+//!   effect calls [`LineHistory::flush_takes_effect`] (raises the mark to the
+//!   current length); a non-temporal store calls
+//!   [`LineHistory::visible_and_persisted`].
+//! * [`CrashImages`] — given, per line, the range of prefix lengths a crash may
+//!   keep, either enumerates every combination (when there are at most a
+//!   limit of them) or draws a seeded uniform sample, and reports the total
+//!   count either way.
+//!
+//! Consequences the callers rely on: stores to one line persist in the order
+//! they became visible; an aligned 8-byte store persists atomically (a write
+//! is never split by this module — a caller that wants a 16-byte store to
+//! persist as two independent halves records two writes).
+
+use std::ops::RangeInclusive;
+
+/// One cache line's persistence state: the writes that became visible to it,
+/// in order, and the mark.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineHistory<W> {
+    writes: Vec<W>,
+    mark: usize,
+}
+
+impl<W> Default for LineHistory<W> {
+    fn default() -> Self {
+        LineHistory {
+            writes: Vec::new(),
+            mark: 0,
+        }
+    }
+}
+
+impl<W> LineHistory<W> {
+    /// An empty history (nothing written since the line's initial content).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store became visible to the line (PX86.md: "appended to the
+    /// sequence of `line(x)`").
+    pub fn visible(&mut self, write: W) {
+        self.writes.push(write);
+    }
+
+    /// A `clflush`, `clflushopt` or `clwb` of the line takes effect: the mark
+    /// rises to the current length of the sequence.
+    pub fn flush_takes_effect(&mut self) {
+        self.mark = self.writes.len();
+    }
+
+    /// A non-temporal store: visible and persisted together.
+    pub fn visible_and_persisted(&mut self, write: W) {
+        self.writes.push(write);
+        self.mark = self.writes.len();
+    }
+
+    /// The writes, oldest first.
+    pub fn writes(&self) -> &[W] {
+        &self.writes
+    }
+
+    /// The mark: how many writes are guaranteed persisted.
+    pub fn mark(&self) -> usize {
+        self.mark
+    }
+
+    /// The prefix lengths a crash may keep: `mark..=len`.
+    pub fn persistable(&self) -> RangeInclusive<usize> {
+        self.mark..=self.writes.len()
+    }
+
+    /// Whether every write is guaranteed persisted (a crash has one choice).
+    pub fn is_settled(&self) -> bool {
+        self.mark == self.writes.len()
+    }
+
+    /// Forgets the guaranteed-persisted prefix, handing it to `absorb` (e.g.
+    /// to fold it into a base snapshot): keeps long runs cheap. Only the
+    /// writes before the mark are removed; the choice a crash has is
+    /// unchanged.
+    pub fn compact(&mut self, mut absorb: impl FnMut(W)) {
+        let keep = self.writes.split_off(self.mark);
+        for w in std::mem::replace(&mut self.writes, keep) {
+            absorb(w);
+        }
+        self.mark = 0;
+    }
+}
+
+/// The crash images allowed by per-line ranges of persisted prefix lengths:
+/// enumerated when few, sampled (seeded, uniform) when many.
+#[derive(Clone, Debug)]
+pub struct CrashImages {
+    ranges: Vec<RangeInclusive<usize>>,
+    total: u128,
+    mode: Mode,
+}
+
+#[derive(Clone, Debug)]
+enum Mode {
+    /// Next combination in odometer order; `None` when done.
+    Exhaustive(Option<Vec<usize>>),
+    /// Remaining samples and the generator state.
+    Sampled { left: u64, rng: u64 },
+}
+
+/// How a [`CrashImages`] covers the space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every allowed image is produced once.
+    Exhaustive,
+    /// A seeded uniform sample (with replacement) of this many images.
+    Sampled(u64),
+}
+
+impl CrashImages {
+    /// The images for `ranges` (one per line): all of them if there are at
+    /// most `limit`, else `limit` uniform samples drawn with `seed`.
+    pub fn new(ranges: Vec<RangeInclusive<usize>>, limit: u64, seed: u64) -> CrashImages {
+        let total = ranges
+            .iter()
+            .map(|r| (r.end() + 1).saturating_sub(*r.start()) as u128)
+            .fold(1u128, |a, n| a.saturating_mul(n));
+        let mode = if total <= u128::from(limit) {
+            Mode::Exhaustive((total > 0).then(|| ranges.iter().map(|r| *r.start()).collect()))
+        } else {
+            Mode::Sampled {
+                left: limit,
+                rng: seed | 1,
+            }
+        };
+        CrashImages {
+            ranges,
+            total,
+            mode,
+        }
+    }
+
+    /// How many images Px86 allows in all (saturating at `u128::MAX`).
+    pub fn total(&self) -> u128 {
+        self.total
+    }
+
+    /// Whether the images are enumerated or sampled.
+    pub fn coverage(&self) -> Coverage {
+        match &self.mode {
+            Mode::Exhaustive(_) => Coverage::Exhaustive,
+            Mode::Sampled { left, .. } => Coverage::Sampled(*left),
+        }
+    }
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+impl Iterator for CrashImages {
+    /// Per line, the number of writes the image keeps.
+    type Item = Vec<usize>;
+
+    fn next(&mut self) -> Option<Vec<usize>> {
+        match &mut self.mode {
+            Mode::Exhaustive(cur) => {
+                let out = cur.clone()?;
+                // Advance the odometer.
+                let mut carry = true;
+                if let Some(c) = cur.as_mut() {
+                    for (digit, range) in c.iter_mut().zip(&self.ranges) {
+                        if *digit < *range.end() {
+                            *digit += 1;
+                            carry = false;
+                            break;
+                        }
+                        *digit = *range.start();
+                    }
+                }
+                if carry {
+                    *cur = None;
+                }
+                Some(out)
+            }
+            Mode::Sampled { left, rng } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                Some(
+                    self.ranges
+                        .iter()
+                        .map(|r| {
+                            let width = (r.end() + 1 - r.start()) as u64;
+                            // Rejection sampling keeps the choice uniform.
+                            let zone = u64::MAX - u64::MAX % width;
+                            loop {
+                                let x = xorshift(rng);
+                                if x < zone {
+                                    return r.start() + (x % width) as usize;
+                                }
+                            }
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_keeps_a_prefix_at_least_its_mark() {
+        let mut l = LineHistory::new();
+        l.visible(1);
+        l.visible(2);
+        assert_eq!(l.persistable(), 0..=2);
+        l.flush_takes_effect();
+        l.visible(3);
+        assert_eq!(l.persistable(), 2..=3);
+        l.visible_and_persisted(4);
+        assert!(l.is_settled());
+        let mut absorbed = vec![];
+        l.compact(|w| absorbed.push(w));
+        assert_eq!(absorbed, vec![1, 2, 3, 4]);
+        assert_eq!(l.persistable(), 0..=0);
+    }
+
+    #[test]
+    fn exhaustive_enumeration_is_the_product() {
+        let images: Vec<_> = CrashImages::new(vec![0..=1, 2..=2, 0..=2], 100, 7).collect();
+        assert_eq!(images.len(), 6);
+        assert!(images.contains(&vec![1, 2, 2]));
+        assert!(images.iter().all(|i| i[1] == 2));
+        let mut dedup = images.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), 6, "each image once");
+        assert_eq!(
+            CrashImages::new(vec![], 1, 0).count(),
+            1,
+            "no lines: the one empty image"
+        );
+    }
+
+    #[test]
+    fn sampling_when_there_are_too_many_is_seeded_and_in_range() {
+        let ranges: Vec<_> = (0..40).map(|_| 0..=3).collect();
+        let a: Vec<_> = CrashImages::new(ranges.clone(), 50, 9).collect();
+        let b: Vec<_> = CrashImages::new(ranges.clone(), 50, 9).collect();
+        assert_eq!(a, b, "same seed, same sample");
+        assert_eq!(a.len(), 50);
+        assert_eq!(CrashImages::new(ranges, 50, 9).total(), 4u128.pow(40));
+        assert!(a.iter().flatten().all(|&k| k <= 3));
+        assert!(a.iter().flatten().any(|&k| k == 3) && a.iter().flatten().any(|&k| k == 0));
+    }
+}
