@@ -40,6 +40,7 @@
 //! [`crate::Pool`].
 
 use crate::stats;
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// The size of a cache line, the unit of persistence in Px86.
 pub const CACHE_LINE: usize = 64;
@@ -138,6 +139,90 @@ pub unsafe trait Backend: Send + Sync + 'static {
     fn psync(&self) {
         stats::count_psync();
         self.raw_psync();
+    }
+
+    // --- Access hooks -------------------------------------------------------
+    //
+    // Every access to a pool word goes through these (via `crate::PmWord`),
+    // with the word's pool offset, so that a recording backend (`Sim`) sees
+    // each load, store and read-modify-write in the order it happened. The
+    // defaults are the plain atomic operations and inline to nothing more.
+
+    /// A load of the pool word at `off`.
+    #[inline]
+    fn load(&self, word: &AtomicU64, off: u64, order: Ordering) -> u64 {
+        let _ = off;
+        word.load(order)
+    }
+
+    /// A store to the pool word at `off`.
+    #[inline]
+    fn store(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) {
+        let _ = off;
+        word.store(val, order)
+    }
+
+    /// A compare-and-swap of the pool word at `off` (never fails spuriously).
+    #[inline]
+    fn compare_exchange(
+        &self,
+        word: &AtomicU64,
+        off: u64,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        let _ = off;
+        word.compare_exchange(current, new, success, failure)
+    }
+
+    /// An atomic swap of the pool word at `off`.
+    #[inline]
+    fn swap(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
+        let _ = off;
+        word.swap(val, order)
+    }
+
+    /// An atomic add to the pool word at `off`; returns the previous value.
+    #[inline]
+    fn fetch_add(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
+        let _ = off;
+        word.fetch_add(val, order)
+    }
+
+    /// A non-temporal store: visible and persisted together, ordered with
+    /// later stores only by the thread's next fence. The default is a store
+    /// followed by a write-back of its line.
+    #[inline]
+    fn ntstore(&self, word: &AtomicU64, off: u64, val: u64) {
+        let _ = off;
+        word.store(val, Ordering::Release);
+        // SAFETY: `word` is a live reference, so its line is mapped.
+        unsafe { self.raw_pwb((word as *const AtomicU64).cast()) };
+    }
+
+    /// A 16-byte compare-and-swap of the two words at `off` (16-aligned),
+    /// low word first. Atomic for visibility; whether it *persists*
+    /// atomically is a property of the hardware an algorithm must state
+    /// (the `Sim` backend can run both ways).
+    #[inline]
+    fn compare_exchange_16(
+        &self,
+        words: &[AtomicU64; 2],
+        off: u64,
+        current: u128,
+        new: u128,
+    ) -> Result<u128, u128> {
+        let _ = off;
+        crate::dword::compare_exchange_16(words, current, new)
+    }
+
+    /// Told by the pool of every `pwb` with its pool offset (after the
+    /// write-back itself); a recording backend notes it.
+    #[inline]
+    fn record_pwb(&self, off: u64, len: u64) {
+        let _ = (off, len);
     }
 }
 
@@ -343,6 +428,22 @@ mod pmem {
         #[inline]
         fn raw_psync(&self) {
             sfence();
+        }
+
+        #[cfg(all(target_arch = "x86_64", not(any(perdure_loom, perdure_shuttle))))]
+        #[inline]
+        fn ntstore(&self, word: &crate::sync::atomic::AtomicU64, _off: u64, val: u64) {
+            // SAFETY: `word` is a live, 8-aligned reference; movnti writes
+            // exactly those 8 bytes, bypassing the cache (an atomic 8-byte
+            // store for visibility), and touches neither stack nor flags.
+            unsafe {
+                core::arch::asm!(
+                    "movnti qword ptr [{p}], {v}",
+                    p = in(reg) word as *const crate::sync::atomic::AtomicU64,
+                    v = in(reg) val,
+                    options(nostack, preserves_flags)
+                )
+            };
         }
     }
 

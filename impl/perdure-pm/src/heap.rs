@@ -88,8 +88,8 @@
 
 use crate::backend::Backend;
 use crate::error::PoolError;
-use crate::pool::Pool;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::pool::{PmWord, Pool};
+use crate::sync::atomic::Ordering;
 
 /// Magic word of a formatted heap.
 pub const HEAP_MAGIC: u64 = u64::from_le_bytes(*b"PRDHEAP1");
@@ -402,7 +402,7 @@ impl<'p, B: Backend> Heap<'p, B> {
         self.pool
     }
 
-    fn w(&self, off: u64) -> &AtomicU64 {
+    fn w(&self, off: u64) -> PmWord<'p, B> {
         // Every offset the heap computes is derived from the validated
         // geometry (or checked by `valid_set`), so it is in range.
         match self.pool.word(off) {

@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod dword;
 pub mod error;
 pub mod header;
 pub mod heap;
@@ -54,4 +55,4 @@ pub use backend::{Backend, BackendKind, FlushInstruction, Msync, NoFlush, Pmem, 
 pub use error::PoolError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
-pub use pool::{MapMode, Pool};
+pub use pool::{MapMode, PmDword, PmWord, Pool};

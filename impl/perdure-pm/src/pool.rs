@@ -21,7 +21,7 @@
 
 use crate::backend::Backend;
 use crate::error::PoolError;
-use crate::header::{Header, OFF_INCARNATION, OFF_ROOTS, ROOT_COUNT};
+use crate::header::{Header, HEADER_SIZE, OFF_INCARNATION, OFF_ROOTS, ROOT_COUNT};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
@@ -376,17 +376,86 @@ impl<B: Backend> Pool<B> {
     }
 
     /// The shared 8-byte word at data-area offset `off` (8-aligned).
-    pub fn word(&self, off: u64) -> Result<&AtomicU64, PoolError> {
+    pub fn word(&self, off: u64) -> Result<PmWord<'_, B>, PoolError> {
         self.check_range(off, 8, 8)?;
         Ok(self.word_unchecked(off))
     }
 
+    /// The 16-byte location at data-area offset `off` (16-aligned), for
+    /// double-width compare-and-swap.
+    pub fn dword(&self, off: u64) -> Result<PmDword<'_, B>, PoolError> {
+        self.check_range(off, 16, 16)?;
+        // SAFETY: in range and 16-aligned (checked); the mapping is
+        // page-aligned and the two words are consecutive, so they form a
+        // 16-aligned `[AtomicU64; 2]` living as long as `self`.
+        let words = unsafe { &*(self.mem.base().add(off as usize) as *const [AtomicU64; 2]) };
+        Ok(PmDword {
+            words,
+            off,
+            backend: &self.backend,
+        })
+    }
+
     /// A word anywhere in the pool, header included; `off` is trusted.
-    pub(crate) fn word_unchecked(&self, off: u64) -> &AtomicU64 {
+    pub(crate) fn word_unchecked(&self, off: u64) -> PmWord<'_, B> {
         debug_assert!(off % 8 == 0 && off + 8 <= self.header.pool_size);
-        // SAFETY: callers pass constant header offsets or offsets validated
-        // by check_range; both are 8-aligned and inside the mapping.
-        unsafe { self.mem.word(off as usize) }
+        PmWord {
+            // SAFETY: callers pass constant header offsets or offsets
+            // validated by check_range; both are 8-aligned and inside the
+            // mapping.
+            word: unsafe { self.mem.word(off as usize) },
+            off,
+            backend: &self.backend,
+        }
+    }
+
+    /// A copy of the whole pool's words as they are now, read without going
+    /// through the backend (a crash-image snapshot, not a program access).
+    pub fn snapshot_words(&self) -> Vec<u64> {
+        (0..self.header.pool_size / 8)
+            // SAFETY: every 8-aligned offset below the pool size is mapped.
+            .map(|i| unsafe { self.mem.word(i as usize * 8) }.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// A volatile pool holding exactly `words` (a [`Pool::snapshot_words`]
+    /// of a pool, possibly modified into a crash image), with `backend`.
+    /// The header in `words` is validated like a file's.
+    pub fn volatile_from_words(words: &[u64], backend: B) -> Result<Pool<B>, PoolError> {
+        let bytes: Vec<u8> = words
+            .iter()
+            .take((HEADER_SIZE / 8) as usize)
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let header = Header::decode(&bytes, words.len() as u64 * 8)?;
+        let mem = Memory::anonymous(header.pool_size as usize).map_err(|source| {
+            PoolError::MapFailed {
+                path: PathBuf::from("<anonymous>"),
+                size: header.pool_size,
+                source,
+            }
+        })?;
+        for (i, w) in words.iter().enumerate() {
+            if *w != 0 {
+                // SAFETY: i * 8 < pool size (the header's size equals the
+                // snapshot's, checked by decode).
+                unsafe { mem.word(i * 8) }.store(*w, Ordering::Relaxed);
+            }
+        }
+        let mode = if cfg!(any(perdure_loom, perdure_shuttle)) {
+            MapMode::Model
+        } else {
+            MapMode::Anonymous
+        };
+        Ok(Pool {
+            mem,
+            backend,
+            mode,
+            header,
+            path: None,
+            #[cfg(not(any(perdure_loom, perdure_shuttle)))]
+            _file: None,
+        })
     }
 
     /// Copies `buf.len()` bytes starting at data-area offset `off` into `buf`.
@@ -429,7 +498,7 @@ impl<B: Backend> Pool<B> {
                 loop {
                     let mut w = cur.to_le_bytes();
                     w[skip..skip + take].copy_from_slice(&data[pos..pos + take]);
-                    match word.compare_exchange_weak(
+                    match word.compare_exchange(
                         cur,
                         u64::from_le_bytes(w),
                         Ordering::Relaxed,
@@ -457,6 +526,7 @@ impl<B: Backend> Pool<B> {
             self.backend
                 .pwb_range(self.mem.base().add(off as usize), len as usize)
         };
+        self.backend.record_pwb(off, len);
     }
 
     /// `pfence` on this thread.
@@ -494,7 +564,7 @@ impl<B: Backend> Pool<B> {
         ROOT_COUNT
     }
 
-    fn root_word(&self, index: usize) -> Result<&AtomicU64, PoolError> {
+    fn root_word(&self, index: usize) -> Result<PmWord<'_, B>, PoolError> {
         if index >= ROOT_COUNT {
             return Err(PoolError::RootOutOfRange {
                 index,
@@ -530,10 +600,127 @@ impl<B: Backend> Pool<B> {
     }
 }
 
+/// A word of persistent memory in a [`Pool`]: an 8-byte atomic at a known
+/// pool offset. Every operation goes through the pool's [`Backend`] access
+/// hooks, so a recording backend sees it; for the real backends each is the
+/// plain atomic operation.
+pub struct PmWord<'a, B: Backend> {
+    word: &'a AtomicU64,
+    off: u64,
+    backend: &'a B,
+}
+
+impl<B: Backend> std::fmt::Debug for PmWord<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PmWord({:#x})", self.off)
+    }
+}
+
+impl<'a, B: Backend> PmWord<'a, B> {
+    /// The word's offset in its pool.
+    pub fn offset(&self) -> u64 {
+        self.off
+    }
+
+    /// Atomic load.
+    #[inline]
+    pub fn load(&self, order: Ordering) -> u64 {
+        self.backend.load(self.word, self.off, order)
+    }
+
+    /// Atomic store (not flushed: follow with [`Pool::pwb`]).
+    #[inline]
+    pub fn store(&self, val: u64, order: Ordering) {
+        self.backend.store(self.word, self.off, val, order)
+    }
+
+    /// Compare-and-swap.
+    #[inline]
+    pub fn compare_exchange(
+        &self,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        self.backend
+            .compare_exchange(self.word, self.off, current, new, success, failure)
+    }
+
+    /// Compare-and-swap that may fail spuriously (here it never does; kept
+    /// for call sites written against `AtomicU64`).
+    #[inline]
+    pub fn compare_exchange_weak(
+        &self,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        self.compare_exchange(current, new, success, failure)
+    }
+
+    /// Atomic swap.
+    #[inline]
+    pub fn swap(&self, val: u64, order: Ordering) -> u64 {
+        self.backend.swap(self.word, self.off, val, order)
+    }
+
+    /// Atomic add; returns the previous value.
+    #[inline]
+    pub fn fetch_add(&self, val: u64, order: Ordering) -> u64 {
+        self.backend.fetch_add(self.word, self.off, val, order)
+    }
+
+    /// Non-temporal store: visible and persisted together (ordered with the
+    /// thread's later stores only by its next `pfence`).
+    #[inline]
+    pub fn ntstore(&self, val: u64) {
+        self.backend.ntstore(self.word, self.off, val)
+    }
+}
+
+/// A 16-byte, 16-aligned location of persistent memory in a [`Pool`], for
+/// double-width compare-and-swap. Values are `low | high << 64`.
+pub struct PmDword<'a, B: Backend> {
+    words: &'a [AtomicU64; 2],
+    off: u64,
+    backend: &'a B,
+}
+
+impl<B: Backend> std::fmt::Debug for PmDword<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PmDword({:#x})", self.off)
+    }
+}
+
+impl<'a, B: Backend> PmDword<'a, B> {
+    /// The location's offset in its pool.
+    pub fn offset(&self) -> u64 {
+        self.off
+    }
+
+    /// 16-byte compare-and-swap.
+    #[inline]
+    pub fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128> {
+        self.backend
+            .compare_exchange_16(self.words, self.off, current, new)
+    }
+
+    /// An atomic 16-byte load (a compare-and-swap that writes back what it
+    /// finds, as x86 offers no plain 16-byte atomic load).
+    #[inline]
+    pub fn load(&self) -> u128 {
+        match self.compare_exchange(0, 0) {
+            Ok(v) | Err(v) => v,
+        }
+    }
+}
+
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 mod file {
     use super::*;
-    use crate::header::{self, HEADER_SIZE};
+    use crate::header;
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
