@@ -218,6 +218,14 @@ pub unsafe trait Backend: Send + Sync + 'static {
         crate::dword::compare_exchange_16(words, current, new)
     }
 
+    /// Called once by every pool constructor, before any access, with the
+    /// pool's size and a way to read its initial words (a recording backend
+    /// keeps a copy; the others never call `initial`).
+    #[inline]
+    fn attach(&self, pool_size: u64, initial: &mut dyn FnMut() -> Vec<u64>) {
+        let _ = (pool_size, initial);
+    }
+
     /// Told by the pool of every `pwb` with its pool offset (after the
     /// write-back itself); a recording backend notes it.
     #[inline]

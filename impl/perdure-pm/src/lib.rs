@@ -48,6 +48,7 @@ pub mod heap;
 pub mod pool;
 pub mod px86;
 pub mod region;
+pub mod sim;
 pub mod stats;
 pub mod sync;
 
@@ -56,3 +57,4 @@ pub use error::PoolError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
 pub use pool::{MapMode, PmDword, PmWord, Pool};
+pub use sim::{Sim, SimOptions};

@@ -312,9 +312,14 @@ impl<B: Backend> Pool<B> {
             #[cfg(not(any(perdure_loom, perdure_shuttle)))]
             _file: None,
         };
+        pool.backend
+            .attach(size, &mut || vec![0; (size / 8) as usize]);
         pool.write_bytes_unchecked(0, &pool.header.encode());
         pool.word_unchecked(OFF_INCARNATION)
             .store(1, Ordering::Release);
+        // Durable like a created file's header, so crash images start from it.
+        pool.pwb(0, HEADER_SIZE);
+        pool.psync();
         Ok(pool)
     }
 
@@ -447,7 +452,7 @@ impl<B: Backend> Pool<B> {
         } else {
             MapMode::Anonymous
         };
-        Ok(Pool {
+        let pool = Pool {
             mem,
             backend,
             mode,
@@ -455,7 +460,10 @@ impl<B: Backend> Pool<B> {
             path: None,
             #[cfg(not(any(perdure_loom, perdure_shuttle)))]
             _file: None,
-        })
+        };
+        let size = pool.header.pool_size;
+        pool.backend.attach(size, &mut || words.to_vec());
+        Ok(pool)
     }
 
     /// Copies `buf.len()` bytes starting at data-area offset `off` into `buf`.
@@ -917,6 +925,8 @@ mod file {
                 path: Some(path.to_owned()),
                 _file: Some(file),
             };
+            let size = pool.header.pool_size;
+            pool.backend.attach(size, &mut || pool.snapshot_words());
             pool.word_unchecked(OFF_INCARNATION)
                 .fetch_add(1, Ordering::AcqRel);
             pool.pwb(OFF_INCARNATION, 8);

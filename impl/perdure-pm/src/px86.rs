@@ -61,6 +61,25 @@ impl<W> LineHistory<W> {
         self.mark = self.writes.len();
     }
 
+    /// A flush issued when the sequence had `len` writes is known to have
+    /// taken effect by now (its thread fenced): the mark rises to at least
+    /// `len`. Taking effect at the issue time is the least constraining
+    /// choice Px86 allows, so a simulator that settles flushes this way at
+    /// the fence produces exactly the allowed crash images.
+    pub fn flush_issued_at(&mut self, len: usize) {
+        self.mark = self.mark.max(len.min(self.writes.len()));
+    }
+
+    /// The number of writes in the sequence.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// Whether no write became visible since the line's base content.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
     /// A non-temporal store: visible and persisted together.
     pub fn visible_and_persisted(&mut self, write: W) {
         self.writes.push(write);
