@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod commit_log;
 pub mod dword;
 pub mod error;
 pub mod header;

@@ -10,6 +10,8 @@
 //! write commit word = i + 1; pwb; psync; print "ack i"
 //! ```
 //!
+//! (the tutorial log, `perdure_pm::commit_log`).
+//!
 //! The parent kills the child with SIGKILL at a random moment (seeded,
 //! reproducible), reopens the pool and checks that every acknowledged record
 //! is present and intact and that nothing torn is visible: every record below
@@ -43,60 +45,35 @@ fn main() {
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 mod real {
     use super::kill;
+    use perdure_pm::commit_log::{CommitLog, PAYLOAD_WORDS, RECORD};
     use perdure_pm::{Backend, Msync, NoFlush, Pmem, Pool};
     use std::path::Path;
-    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
     const LAYOUT: &str = "perdure-test-commit-log";
     const POOL_SIZE: u64 = 16 << 20;
-    const RECORD: u64 = 64;
 
-    fn log_start<B: Backend>(p: &Pool<B>) -> u64 {
-        p.data_offset() + 64
+    fn open_log<B: Backend>(p: &Pool<B>) -> CommitLog<'_, B> {
+        let base = p.data_offset();
+        CommitLog::open(p, base, p.size() - base).expect("open log")
     }
 
-    fn capacity<B: Backend>(p: &Pool<B>) -> u64 {
-        (p.size() - log_start(p)) / RECORD
+    fn payload(i: u64) -> [u64; PAYLOAD_WORDS] {
+        std::array::from_fn(|w| {
+            (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64).wrapping_mul(0xD1B5_4A32_D192_ED03))
+                .rotate_left((i % 63) as u32)
+        })
     }
 
-    fn payload(i: u64, w: u64) -> u64 {
-        (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD1B5_4A32_D192_ED03))
-            .rotate_left((i % 63) as u32)
-    }
-
-    fn record_words(i: u64) -> [u64; 8] {
-        let mut r = [0u64; 8];
-        r[0] = i;
-        for (w, slot) in r.iter_mut().enumerate().take(7).skip(1) {
-            *slot = payload(i, w as u64);
-        }
-        r[7] = r[..7].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
-            (h ^ x).wrapping_mul(0x100_0000_01b3)
-        });
-        r
-    }
-
-    /// Child: append until killed (or the log is full).
+    /// Child: append until killed (or the log is full), acknowledging each
+    /// durable append.
     fn child<B: Backend + Default>(path: &Path) -> ! {
         let p: Pool<B> = Pool::open(path, LAYOUT).expect("child: open pool");
-        let commit = p.word(p.data_offset()).expect("commit word");
-        let start = log_start(&p);
-        let cap = capacity(&p);
+        let log = open_log(&p);
         let mut out = std::io::stdout().lock();
-        let mut i = commit.load(Ordering::Acquire);
-        while i < cap {
-            let at = start + i * RECORD;
-            for (w, v) in record_words(i).iter().enumerate() {
-                p.word(at + 8 * w as u64)
-                    .unwrap()
-                    .store(*v, Ordering::Relaxed);
-            }
-            p.pwb(at, RECORD);
-            p.pfence();
-            commit.store(i + 1, Ordering::Release);
-            p.pwb(p.data_offset(), 8);
-            p.psync();
+        let mut i = log.len();
+        while let Ok(k) = log.append(&payload(i)) {
+            debug_assert_eq!(k, i);
             if !kill::ack(&mut out, i) {
                 break;
             }
@@ -111,26 +88,13 @@ mod real {
         acked_upto: Option<u64>,
     ) -> Result<(u64, u64, u64), String> {
         let p: Pool<B> = Pool::open(path, LAYOUT).map_err(|e| format!("reopen failed: {e}"))?;
-        let n = p.word(p.data_offset()).unwrap().load(Ordering::Acquire);
-        let cap = capacity(&p);
-        if n > cap {
-            return Err(format!("commit word {n} beyond capacity {cap}"));
-        }
+        let log = open_log(&p);
+        let n = log.len();
         let lost = match acked_upto {
             Some(a) if n <= a => a + 1 - n,
             _ => 0,
         };
-        let start = log_start(&p);
-        let torn = (0..n)
-            .filter(|&i| {
-                record_words(i).iter().enumerate().any(|(w, v)| {
-                    p.word(start + i * RECORD + 8 * w as u64)
-                        .unwrap()
-                        .load(Ordering::Relaxed)
-                        != *v
-                })
-            })
-            .count() as u64;
+        let torn = (0..n).filter(|&i| log.read(i) != Ok(payload(i))).count() as u64;
         Ok((n, lost, torn))
     }
 
@@ -168,7 +132,7 @@ mod real {
                     acks.last
                 ));
             }
-            if n > (POOL_SIZE - 4096 - 64) / RECORD / 2 {
+            if n > (POOL_SIZE - 4096) / RECORD / 2 {
                 fresh = true;
             }
         }
