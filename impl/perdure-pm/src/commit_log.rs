@@ -18,8 +18,8 @@
 //! `proofs/theories/Core/CommitLog.v` and checked by `specs/common/CommitLog.tla`):
 //! *every record below the persisted commit word is persisted and intact*.
 //! Step 2's fence is what makes it hold — a crash may otherwise persist the
-//! commit word (step 3) but not the record. [`CommitLog::open_without_record_fence`]
-//! builds the log with that fence deliberately missing, so that the crash
+//! commit word (step 3) but not the record. [`CommitLog::without_record_fence`]
+//! makes a handle with that fence deliberately missing, so that the crash
 //! explorer can show how it finds the bug.
 //!
 //! Appends from several threads take a ticket (`reserved`, a fetch-add) and
@@ -109,42 +109,12 @@ fn checksum(index: u64, payload: &[u64; PAYLOAD_WORDS]) -> u64 {
 }
 
 impl<'p, B: Backend> CommitLog<'p, B> {
-    /// Opens (or, on zeroed memory, starts) the log in `[base, base + len)`.
-    /// Recovery is null: nothing to do but reset the ticket counter.
+    /// Opens (or, on zeroed memory, starts) the log in `[base, base + len)`
+    /// and runs its recovery, which is null but for resetting the ticket
+    /// counter to the persisted commit word. Call once per run; other
+    /// handles [`attach`](CommitLog::attach).
     pub fn open(pool: &'p Pool<B>, base: u64, len: u64) -> Result<Self, LogError> {
-        Self::build(pool, base, len, true)
-    }
-
-    /// The log with step 2's `pfence` missing — a deliberate bug for the
-    /// checking tools to find. Never use it for data.
-    pub fn open_without_record_fence(
-        pool: &'p Pool<B>,
-        base: u64,
-        len: u64,
-    ) -> Result<Self, LogError> {
-        Self::build(pool, base, len, false)
-    }
-
-    fn build(
-        pool: &'p Pool<B>,
-        base: u64,
-        len: u64,
-        fence_after_record: bool,
-    ) -> Result<Self, LogError> {
-        if base % RECORD != 0 || len < OFF_RECORDS + RECORD {
-            return Err(LogError::BadRange(format!(
-                "base {base:#x} must be 64-aligned and len {len} at least {}",
-                OFF_RECORDS + RECORD
-            )));
-        }
-        pool.check_range(base, len, RECORD)
-            .map_err(|e| LogError::BadRange(e.to_string()))?;
-        let log = CommitLog {
-            pool,
-            base,
-            capacity: (len - OFF_RECORDS) / RECORD,
-            fence_after_record,
-        };
+        let log = Self::attach(pool, base, len)?;
         let commit = log.len();
         if commit > log.capacity {
             return Err(LogError::Corrupt {
@@ -154,6 +124,31 @@ impl<'p, B: Backend> CommitLog<'p, B> {
         }
         log.word(OFF_RESERVED).store(commit, Ordering::Release);
         Ok(log)
+    }
+
+    /// Another handle on a log already opened in this run (no recovery).
+    pub fn attach(pool: &'p Pool<B>, base: u64, len: u64) -> Result<Self, LogError> {
+        if base % RECORD != 0 || len < OFF_RECORDS + RECORD {
+            return Err(LogError::BadRange(format!(
+                "base {base:#x} must be 64-aligned and len {len} at least {}",
+                OFF_RECORDS + RECORD
+            )));
+        }
+        pool.check_range(base, len, RECORD)
+            .map_err(|e| LogError::BadRange(e.to_string()))?;
+        Ok(CommitLog {
+            pool,
+            base,
+            capacity: (len - OFF_RECORDS) / RECORD,
+            fence_after_record: true,
+        })
+    }
+
+    /// This handle with step 2's `pfence` missing — a deliberate bug for the
+    /// checking tools to find. Never use it for data.
+    pub fn without_record_fence(mut self) -> Self {
+        self.fence_after_record = false;
+        self
     }
 
     fn word(&self, off: u64) -> crate::pool::PmWord<'p, B> {

@@ -177,6 +177,7 @@ pub struct Sim {
     options: SimOptions,
     state: std::sync::Mutex<State>,
     hook: std::sync::Mutex<Option<CrashHook>>,
+    yield_hook: std::sync::OnceLock<fn()>,
 }
 
 impl std::fmt::Debug for Sim {
@@ -217,6 +218,24 @@ impl Sim {
             options,
             state: std::sync::Mutex::new(State::default()),
             hook: std::sync::Mutex::new(None),
+            yield_hook: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Calls `hook` before every recorded access, write-back and fence,
+    /// outside the simulator's locks: a scheduling point. The crash explorer
+    /// sets it to shuttle's `yield_now`, so that shuttle's schedulers
+    /// interleave threads at every persistent-memory access even though the
+    /// code runs on `std` atomics. Set at most once; returns false if a hook
+    /// was already set.
+    pub fn set_yield_hook(&self, hook: fn()) -> bool {
+        self.yield_hook.set(hook).is_ok()
+    }
+
+    #[inline]
+    fn yield_point(&self) {
+        if let Some(h) = self.yield_hook.get() {
+            h();
         }
     }
 
@@ -264,6 +283,7 @@ impl Sim {
     /// recording, which touches no model-checked primitive).
     #[inline]
     fn access<R>(&self, op: impl FnOnce() -> R, record: impl FnOnce(&mut State, &R) -> bool) -> R {
+        self.yield_point();
         #[cfg(not(any(perdure_loom, perdure_shuttle)))]
         let (r, event) = {
             let mut st = self.state();
@@ -498,6 +518,7 @@ unsafe impl Backend for Sim {
     unsafe fn raw_pwb(&self, _addr: *const u8) {}
 
     fn raw_pfence(&self) {
+        self.yield_point();
         let event = {
             let mut st = self.state();
             st.counts.pfence += 1;
@@ -511,6 +532,7 @@ unsafe impl Backend for Sim {
     }
 
     fn raw_psync(&self) {
+        self.yield_point();
         {
             let mut st = self.state();
             st.counts.psync += 1;
@@ -654,6 +676,7 @@ unsafe impl Backend for Sim {
     }
 
     fn record_pwb(&self, off: u64, len: u64) {
+        self.yield_point();
         {
             let mut st = self.state();
             let first = off & !(LINE - 1);
