@@ -124,6 +124,67 @@ pub struct SimCounts {
     pub events: u64,
 }
 
+/// What a recorded event did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SimOp {
+    /// A load (value read).
+    Load,
+    /// A store (value written).
+    Store,
+    /// A successful compare-and-swap (value written).
+    Cas,
+    /// A failed compare-and-swap (value found).
+    CasFailed,
+    /// A swap or fetch-add (value written).
+    Rmw,
+    /// A non-temporal store (value written).
+    NtStore,
+    /// A successful 16-byte compare-and-swap (low word written; the high
+    /// word is a second event at `off + 8`).
+    DwordCas,
+    /// A write-back of the line at `off`.
+    Pwb,
+    /// A fence.
+    Pfence,
+    /// A sync.
+    Psync,
+}
+
+/// One recorded event, for traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SimEvent {
+    /// The thread, numbered in order of first appearance from 0.
+    pub thread: usize,
+    /// What happened.
+    pub op: SimOp,
+    /// The pool offset (0 for fences).
+    pub off: u64,
+    /// The value written or read (0 for write-backs and fences).
+    pub val: u64,
+}
+
+fn trace_event(st: &mut State, op: SimOp, off: u64, val: u64) {
+    if st.trace.is_none() {
+        return;
+    }
+    let me = crate::sync::thread::current().id();
+    let thread = match st.threads.iter().position(|t| *t == me) {
+        Some(i) => i,
+        None => {
+            st.threads.push(me);
+            st.threads.len() - 1
+        }
+    };
+    if let Some(t) = st.trace.as_mut() {
+        t.push(SimEvent {
+            thread,
+            op,
+            off,
+            val,
+        });
+    }
+}
+
 /// One write to a line: up to two words (a 16-byte CAS writes two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct LineWrite {
@@ -165,6 +226,10 @@ type CrashHook = Box<dyn FnMut(u64, &SimView<'_>) + Send>;
 
 #[derive(Default)]
 struct State {
+    /// Recorded events, if tracing is on.
+    trace: Option<Vec<SimEvent>>,
+    /// Threads in order of their first recorded event.
+    threads: Vec<ThreadKey>,
     memory: Vec<u64>,
     lines: BTreeMap<u64, Line>,
     pending: Vec<(ThreadKey, Vec<(u64, usize)>)>,
@@ -269,6 +334,16 @@ impl Sim {
     /// The counts so far.
     pub fn counts(&self) -> SimCounts {
         self.state().counts
+    }
+
+    /// Starts recording every event (discarding any earlier recording).
+    pub fn start_trace(&self) {
+        self.state().trace = Some(Vec::new());
+    }
+
+    /// Stops recording and returns the events since [`Sim::start_trace`].
+    pub fn take_trace(&self) -> Vec<SimEvent> {
+        self.state().trace.take().unwrap_or_default()
     }
 
     /// The crash point at this moment.
@@ -522,6 +597,7 @@ unsafe impl Backend for Sim {
         let event = {
             let mut st = self.state();
             st.counts.pfence += 1;
+            trace_event(&mut st, SimOp::Pfence, 0, 0);
             Sim::complete_flushes(&mut st);
             st.counts.events += 1;
             true
@@ -536,6 +612,7 @@ unsafe impl Backend for Sim {
         {
             let mut st = self.state();
             st.counts.psync += 1;
+            trace_event(&mut st, SimOp::Psync, 0, 0);
             Sim::complete_flushes(&mut st);
             st.counts.events += 1;
         }
@@ -549,11 +626,12 @@ unsafe impl Backend for Sim {
         st.memory.resize((pool_size / 8) as usize, 0);
     }
 
-    fn load(&self, word: &AtomicU64, _off: u64, order: Ordering) -> u64 {
+    fn load(&self, word: &AtomicU64, off: u64, order: Ordering) -> u64 {
         self.access(
             || word.load(order),
-            |st, _| {
+            |st, v| {
                 st.counts.loads += 1;
+                trace_event(st, SimOp::Load, off, *v);
                 false
             },
         )
@@ -569,6 +647,7 @@ unsafe impl Backend for Sim {
             || word.swap(val, order),
             |st, old| {
                 st.counts.stores += 1;
+                trace_event(st, SimOp::Store, off, val);
                 record_write(st, &[(off, val)], &[*old], false, false);
                 true
             },
@@ -589,6 +668,10 @@ unsafe impl Backend for Sim {
             || word.compare_exchange(current, new, success, failure),
             |st, r| {
                 st.counts.cas += 1;
+                match r {
+                    Ok(_) => trace_event(st, SimOp::Cas, off, new),
+                    Err(found) => trace_event(st, SimOp::CasFailed, off, *found),
+                }
                 if r.is_ok() {
                     record_write(st, &[(off, new)], &[current], false, false);
                     if completes {
@@ -608,6 +691,7 @@ unsafe impl Backend for Sim {
             || word.swap(val, order),
             |st, old| {
                 st.counts.rmw += 1;
+                trace_event(st, SimOp::Rmw, off, val);
                 record_write(st, &[(off, val)], &[*old], false, false);
                 if completes {
                     Sim::complete_flushes(st);
@@ -623,6 +707,7 @@ unsafe impl Backend for Sim {
             || word.fetch_add(val, order),
             |st, old| {
                 st.counts.rmw += 1;
+                trace_event(st, SimOp::Rmw, off, old.wrapping_add(val));
                 record_write(st, &[(off, old.wrapping_add(val))], &[*old], false, false);
                 if completes {
                     Sim::complete_flushes(st);
@@ -637,6 +722,7 @@ unsafe impl Backend for Sim {
             || word.swap(val, Ordering::AcqRel),
             |st, old| {
                 st.counts.ntstores += 1;
+                trace_event(st, SimOp::NtStore, off, val);
                 record_write(st, &[(off, val)], &[*old], false, true);
                 true
             },
@@ -657,6 +743,8 @@ unsafe impl Backend for Sim {
             |st, r| {
                 st.counts.dword_cas += 1;
                 if r.is_ok() && current != new {
+                    trace_event(st, SimOp::DwordCas, off, new as u64);
+                    trace_event(st, SimOp::DwordCas, off + 8, (new >> 64) as u64);
                     record_write(
                         st,
                         &[(off, new as u64), (off + 8, (new >> 64) as u64)],
@@ -683,6 +771,7 @@ unsafe impl Backend for Sim {
             let mut line_off = first;
             while line_off < off + len {
                 st.counts.pwb += 1;
+                trace_event(&mut st, SimOp::Pwb, line_off, 0);
                 if let Some(line) = st.lines.get(&line_off) {
                     if !line.hist.is_settled() {
                         let abs = line.folded + line.hist.len();

@@ -301,3 +301,50 @@ fn an_image_becomes_a_pool_again() {
     assert_eq!(q.word(x).unwrap().load(Ordering::Relaxed), 77);
     assert_eq!(q.header().layout, "sim-test");
 }
+
+#[test]
+fn traces_record_every_event_with_dense_thread_numbers() {
+    use perdure_pm::sim::{SimEvent, SimOp};
+    let p = pool(SimOptions::default());
+    let x = p.data_offset() + 128;
+    p.backend().start_trace();
+    p.word(x).unwrap().store(5, Ordering::Relaxed);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(p.word(x).unwrap().load(Ordering::Relaxed), 5);
+            p.pwb(x, 8);
+            p.pfence();
+        });
+    });
+    let t = p.backend().take_trace();
+    assert_eq!(
+        t,
+        vec![
+            SimEvent {
+                thread: 0,
+                op: SimOp::Store,
+                off: x,
+                val: 5
+            },
+            SimEvent {
+                thread: 1,
+                op: SimOp::Load,
+                off: x,
+                val: 5
+            },
+            SimEvent {
+                thread: 1,
+                op: SimOp::Pwb,
+                off: x & !63,
+                val: 0
+            },
+            SimEvent {
+                thread: 1,
+                op: SimOp::Pfence,
+                off: 0,
+                val: 0
+            },
+        ]
+    );
+    assert!(p.backend().take_trace().is_empty(), "tracing stopped");
+}
