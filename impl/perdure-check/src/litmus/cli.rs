@@ -178,15 +178,16 @@ pub fn render(test: &Test, report: &Report, opts: RenderOptions) -> String {
     if !opts.quiet {
         let _ = writeln!(
             s,
-            "  explored {} states (each a crash point{}), {} transitions, {} persisted states",
+            "  explored {} states, {} crash points, {} persisted states, {} transitions{}",
             st.states,
+            st.crash_points,
+            st.persisted_states,
+            st.transitions,
             if st.complete {
                 ""
             } else {
-                "; INCOMPLETE: state limit reached"
+                " (INCOMPLETE: state limit reached)"
             },
-            st.transitions,
-            st.persisted_states
         );
         let names: Vec<String> = report.keys.iter().map(|&k| test.key_name(k)).collect();
         let _ = writeln!(

@@ -74,10 +74,13 @@
 //! of the states seen: every reachable state is expanded once, and every
 //! step enabled in it is taken. Programs have no loops and every step
 //! either executes an instruction, removes a buffer entry or removes a
-//! pending entry, so the state graph is acyclic and finite: a thread of `n`
-//! instructions passes through at most `O(n^3)` (program counter, buffer,
-//! pending set) combinations, and states multiply across threads and with
-//! the order in which stores reach each line. The per-line histories are
+//! pending entry, so the state graph is acyclic and finite, and every path
+//! has at most `2 n` steps for `n` instructions in all. A thread of `n`
+//! instructions, `k` of them `clflushopt`/`clwb`/`ntstore`, has at most
+//! `(n + 1)^2 * 2^k` (program counter, buffer, pending set) combinations
+//! (the buffer is a contiguous run of its executed stores, clflushes and
+//! sfences); states multiply across threads, and with the register values
+//! read and the order in which stores reach each line. The per-line histories are
 //! *compacted* after every flush and ntstore (the guaranteed-persisted
 //! prefix is folded into the base), which merges executions that differ
 //! only in what is certainly persisted already. Crash outcomes depend only
@@ -127,17 +130,28 @@
 //! ## Where this engine and the `Sim` backend differ
 //!
 //! Both apply the persistence rules of `perdure_pm::px86` (line sequences,
-//! marks, prefixes at least the mark). The `Sim` backend runs the
-//! implementation's threads under sequentially consistent interleavings of
-//! their steps: a store is visible to every thread when it executes, so
-//! there is no store-to-load reordering and no store-buffer forwarding to
-//! observe, and an `sfence`/`mfence` only orders persistence. This engine
-//! has full x86-TSO store buffers, so it also produces the weak outcomes
-//! that come from buffered stores (store buffering, a flush or ntstore
-//! reordered with a buffered store). A litmus test whose verdict depends on
-//! TSO buffering (`SB`, `SB+sfence`) can therefore differ from what the Sim
-//! backend would show for the same program; the persistence-only tests
-//! agree.
+//! marks, prefixes at least the mark). The differences:
+//!
+//! * **Store buffers.** The `Sim` backend (`perdure_pm::sim`) runs the
+//!   implementation's threads under sequentially consistent interleavings:
+//!   a store is visible to every thread when it executes, so there is no
+//!   store-to-load reordering and no store-buffer forwarding to observe, and
+//!   a fence only orders persistence. This engine has full x86-TSO store
+//!   buffers, so it also produces the outcomes that come from buffered
+//!   stores (`SB`, `SB+sfence`, `SB+forwarding`, a flush or ntstore
+//!   reordered with a buffered store, `ntstore+older-store`). Persistence-only
+//!   outcomes agree.
+//! * **When a write-back takes effect.** `Sim` lets a `pwb` take effect at
+//!   its issue (the mark rises, at the next fence, to the line's length when
+//!   the `pwb` was issued); this engine lets a `clflushopt`/`clwb` take
+//!   effect at any point between its lower bounds and the next fence. The
+//!   earliest point constrains crashes least, so both give the same set of
+//!   crash images for the same visible history.
+//! * **Locked RMWs.** Here every locked RMW, successful or failed, completes
+//!   the thread's pending flushes and ntstores, as PX86.md says. `Sim` does
+//!   so only with `SimOptions::rmw_completes_flushes` (off by default, so
+//!   that code that must also run on the `Msync` backend fences explicitly),
+//!   and then for successful RMWs.
 
 pub mod cli;
 pub mod engine;
