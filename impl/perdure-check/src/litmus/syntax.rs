@@ -29,7 +29,7 @@
 //! * A file has at least one outcome line; an outcome names at least one
 //!   location or register, each at most once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -399,7 +399,7 @@ struct Parser<'a> {
     init: HashMap<usize, Value>,
     threads: Vec<Thread>,
     /// Every register name, for the location/register clash check.
-    register_names: HashMap<String, ()>,
+    register_names: HashSet<String>,
     expectations: Vec<Expectation>,
 }
 
@@ -442,7 +442,7 @@ impl<'a> Parser<'a> {
         if !is_ident(name) {
             return Err(self.err(ParseErrorKind::BadName(name.to_string())));
         }
-        if self.register_names.contains_key(name) {
+        if self.register_names.contains(name) {
             return Err(self.err(ParseErrorKind::NameClash(name.to_string())));
         }
         if let Some(&l) = self.loc_index.get(name) {
@@ -463,7 +463,7 @@ impl<'a> Parser<'a> {
         if self.loc_index.contains_key(name) {
             return Err(self.err(ParseErrorKind::NameClash(name.to_string())));
         }
-        self.register_names.insert(name.to_string(), ());
+        self.register_names.insert(name.to_string());
         let t = self.threads.last_mut().expect("inside a thread");
         if let Some(r) = t.registers.iter().position(|r| r == name) {
             return Ok(r);
@@ -774,7 +774,7 @@ pub fn parse(source: &str, file: &str) -> Result<Test, ParseError> {
         parent: vec![],
         init: HashMap::new(),
         threads: vec![],
-        register_names: HashMap::new(),
+        register_names: HashSet::new(),
         expectations: vec![],
     };
     let mut last_line = 0;
