@@ -29,6 +29,8 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
                    i.e. unbounded unless set). <crate> is the package name without "perdure-".
     shuttle:<crate> impl/**/tests/shuttle_*.rs  likewise with --cfg perdure_shuttle, target/shuttle
     tlc:<path>     specs/**/<path>.cfg   TLC through tools/tlc.sh (see "TLC models" below)
+    tlc-mutant:<path> specs/**/mutants/<path>.cfg  a deliberately broken model: passes only if
+                   TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
 
 Conventions the rest of the repository relies on:
@@ -477,7 +479,26 @@ def run_tlc(c: Check) -> list[Row]:
                         f"depth {fmt(s.get('depth'))}")
     row.status = "pass" if s.get("status") == "pass" and r.rc == 0 else "fail"
     row.detail = f"{s.get('detail', '')} {used}"
+    expected = c.args.get("expect_violation")
+    if expected is not None:
+        # A mutant: it passes only if TLC finds the violation it exists to show
+        # (a parse error or a different failure does not count).
+        found = s.get("status") == "fail" and f"{expected} is violated" in (s.get("detail") or "")
+        row.status = "pass" if found else "fail"
+        row.detail = (f"mutant caught as expected: {s.get('detail', '')} {used}" if found else
+                      f"mutant NOT caught: expected '{expected} is violated', got: "
+                      f"{s.get('detail', '') or s.get('status')} {used}")
     return [row]
+
+
+EXPECT_RE = re.compile(r"^\s*\\\*.*EXPECTED:.*?\b(\w+)\s+violated", re.M)
+
+
+def expected_violation(cfg: Path) -> str | None:
+    """The invariant or property a mutant cfg says TLC must report violated
+    (`\\* ... EXPECTED: TLC reports Name violated`)."""
+    m = EXPECT_RE.search(cfg.read_text(errors="replace"))
+    return m.group(1) if m else None
 
 
 def tlc_checks() -> list[Check]:
@@ -500,7 +521,18 @@ def tlc_checks() -> list[Check]:
             use = cfg
             if DEPTH == "deep" and deep.is_file():
                 use, base_cfg = deep, cfg
-        name = "tlc:" + str(name_cfg.relative_to(SPECS).with_suffix(""))
+        relpath = name_cfg.relative_to(SPECS)
+        if "mutants" in relpath.parts:
+            # Mutant models must FAIL with the violation their cfg names.
+            expected = expected_violation(cfg)
+            name = "tlc-mutant:" + str(relpath.with_suffix(""))
+            if expected is None:
+                checks.append(Check(name, "tlc", lambda c, why=f"{rel(cfg)} has no '\\* EXPECTED: ... Name violated' line":
+                                    [Row(c.name, c.kind, "fail", "", 0.0, why)], {}))
+                continue
+            checks.append(Check(name, "tlc", run_tlc, {"cfg": use, "base_cfg": base_cfg, "expect_violation": expected}))
+            continue
+        name = "tlc:" + str(relpath.with_suffix(""))
         checks.append(Check(name, "tlc", run_tlc, {"cfg": use, "base_cfg": base_cfg}))
     if shutil.which("java") is None or not TLA_JAR.is_file():
         why = "java not on PATH" if shutil.which("java") is None else f"TLC jar missing ({rel(TLA_JAR)})"

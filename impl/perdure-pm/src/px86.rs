@@ -28,7 +28,7 @@ use std::ops::RangeInclusive;
 
 /// One cache line's persistence state: the writes that became visible to it,
 /// in order, and the mark.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LineHistory<W> {
     writes: Vec<W>,
     mark: usize,

@@ -27,8 +27,8 @@
 //!   take effect as early as its issue; the earliest effect constrains
 //!   crashes least, so this yields exactly the allowed images);
 //! * a non-temporal store is visible and persisted together;
-//! * with [`SimOptions::rmw_completes_flushes`], a successful locked
-//!   read-modify-write also completes the thread's pending write-backs, as
+//! * with [`SimOptions::rmw_completes_flushes`], a locked read-modify-write
+//!   (successful or not) also completes the thread's pending write-backs, as
 //!   Px86 says of `lock`-prefixed instructions. It is off by default: the
 //!   `Msync` backend gives RMWs no such power, so code that must run on
 //!   both needs an explicit `pfence` — and `Sim` finds the code that forgot.
@@ -72,8 +72,8 @@ pub struct SimOptions {
     /// Whether a 16-byte CAS persists atomically (default) or as two
     /// independent 8-byte halves.
     pub dword_persists_atomically: bool,
-    /// Whether a successful locked RMW completes the thread's pending
-    /// write-backs (Px86; default off, see the module docs).
+    /// Whether a locked RMW (even a failed CAS) completes the thread's
+    /// pending write-backs (Px86; default off, see the module docs).
     pub rmw_completes_flushes: bool,
 }
 
@@ -672,15 +672,16 @@ unsafe impl Backend for Sim {
                     Ok(_) => trace_event(st, SimOp::Cas, off, new),
                     Err(found) => trace_event(st, SimOp::CasFailed, off, *found),
                 }
-                if r.is_ok() {
+                // A locked instruction completes pending write-backs whether
+                // or not it succeeds (Px86); only a success writes.
+                let wrote = r.is_ok();
+                if wrote {
                     record_write(st, &[(off, new)], &[current], false, false);
-                    if completes {
-                        Sim::complete_flushes(st);
-                    }
-                    true
-                } else {
-                    false
                 }
+                if completes {
+                    Sim::complete_flushes(st);
+                }
+                wrote
             },
         )
     }
@@ -742,7 +743,8 @@ unsafe impl Backend for Sim {
             || crate::dword::compare_exchange_16(words, current, new),
             |st, r| {
                 st.counts.dword_cas += 1;
-                if r.is_ok() && current != new {
+                let wrote = r.is_ok() && current != new;
+                if wrote {
                     trace_event(st, SimOp::DwordCas, off, new as u64);
                     trace_event(st, SimOp::DwordCas, off + 8, (new >> 64) as u64);
                     record_write(
@@ -752,13 +754,11 @@ unsafe impl Backend for Sim {
                         split,
                         false,
                     );
-                    if completes {
-                        Sim::complete_flushes(st);
-                    }
-                    true
-                } else {
-                    false
                 }
+                if completes {
+                    Sim::complete_flushes(st);
+                }
+                wrote
             },
         )
     }
