@@ -6,6 +6,10 @@
 //!   buffers, flush and fence ordering, line-granular persistence with
 //!   crashes at every point, behind `perdure litmus`. Its persistence rules
 //!   are [`perdure_pm::px86`], shared with the simulated PM backend.
+//! * [`explore`] — the crash explorer: scenarios run on the `Sim` backend
+//!   under shuttle's seeded schedulers, crashes at every persistence event,
+//!   every (or a sample of the) Px86 crash images recovered and checked with
+//!   [`history`], behind `perdure explore`.
 //!
 //! Each command-line entry point is a `cli_main(args) -> ExitCode` function
 //! that the `perdure` binary dispatches to.
@@ -13,5 +17,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod explore;
 pub mod history;
 pub mod litmus;

@@ -31,7 +31,15 @@ fn help_lists_the_commands() {
     let o = perdure(&["--help"]);
     assert!(o.status.success());
     let t = text(&o);
-    assert!(t.contains("pool info") && t.contains("pool create"), "{t}");
+    for cmd in [
+        "pool info",
+        "pool create",
+        "litmus",
+        "check-history",
+        "explore",
+    ] {
+        assert!(t.contains(cmd), "{cmd} missing from: {t}");
+    }
 }
 
 #[test]
@@ -41,11 +49,20 @@ fn wrong_usage_exits_2() {
         &["pool"],
         &["pool", "info"],
         &["pool", "create", "x"],
-        &["litmus", "x"],
+        &["explore"],
+        &["explore", "no-such-scenario"],
+        &["trace-to-tla", "x"],
     ] {
         let o = perdure(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
+}
+
+#[test]
+fn litmus_on_a_missing_file_fails_with_a_message() {
+    let o = perdure(&["litmus", "/nonexistent.litmus"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("/nonexistent.litmus"));
 }
 
 #[test]

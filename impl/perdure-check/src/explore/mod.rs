@@ -1,0 +1,603 @@
+//! The crash explorer: schedules × crash points × crash images, each
+//! recovered and checked for durable linearizability.
+//!
+//! A [`Scenario`] builds a durable object in a pool on the [`Sim`] backend
+//! and names the operations each thread performs. For every schedule the
+//! explorer:
+//!
+//! 1. runs the threads as shuttle threads under a seeded scheduler (random,
+//!    PCT or exhaustive DFS). The `Sim` backend yields to shuttle before every
+//!    persistent-memory access, write-back and fence, so the schedules
+//!    interleave the threads at every PM access (shared DRAM state that does
+//!    not go through the pool is interleaved only at those points; the loom
+//!    and shuttle tests of each crate cover it);
+//! 2. records the history (`invoke`/`return`) and, through `Sim`'s crash hook,
+//!    captures a [`CrashPoint`] after every persistence event, with the
+//!    history prefix at that moment; the end of the run is a crash point too;
+//! 3. for each crash point (all, or a seeded sample), enumerates the crash
+//!    images Px86 allows (all when few, else a seeded uniform sample), and for
+//!    each: builds a pool holding the image (volatile regions zeroed or
+//!    filled with garbage), runs the scenario's recovery, lets each cut-off
+//!    operation report its outcome if the object is detectable, runs the
+//!    scenario's observing operations, and checks the whole history —
+//!    prefix, `crash`, `recover`s, observations — with the
+//!    [durable-linearizability checker](crate::history).
+//!
+//! Everything is derived from one seed, so a violation is reproduced by
+//! running again with the same seed and at least as many schedules; the
+//! violation names the schedule, the crash point (the persistence event it
+//! follows) and the image, and its history is written as ndjson.
+//!
+//! What it does not cover: crashes during recovery (one crash per history),
+//! TSO store buffers (the `Sim` model is sequentially consistent; the litmus
+//! engine covers TSO), and interleavings that differ only in accesses to
+//! memory outside the pool.
+
+mod cli;
+pub mod scenarios;
+
+pub use cli::cli_main;
+
+use perdure_pm::px86::Coverage;
+use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::{Pool, Sim};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// One operation call: its name and JSON arguments, as in `HISTORY.md`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The operation.
+    pub op: String,
+    /// Its arguments.
+    pub args: Vec<Value>,
+}
+
+impl Call {
+    /// A call of `op` with `args`.
+    pub fn new(op: &str, args: Vec<Value>) -> Call {
+        Call {
+            op: op.to_owned(),
+            args,
+        }
+    }
+}
+
+/// A durable object and a workload to explore. Implemented once per
+/// construction; the explorer does the rest.
+pub trait Scenario: Send + Sync + 'static {
+    /// Short name (`perdure explore NAME`).
+    fn name(&self) -> &'static str;
+    /// One line saying what it exercises.
+    fn description(&self) -> &'static str;
+    /// The sequential model of `HISTORY.md` its histories are checked
+    /// against.
+    fn object(&self) -> &'static str;
+    /// Pool size in bytes.
+    fn pool_size(&self) -> u64 {
+        64 << 10
+    }
+    /// Simulator options.
+    fn sim_options(&self) -> perdure_pm::SimOptions {
+        perdure_pm::SimOptions::default()
+    }
+    /// Builds the empty object, durably (not explored for crashes).
+    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String>;
+    /// The calls each thread makes, in order; one inner vector per thread.
+    fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
+    /// Performs `call` as thread `thread`; returns the operation's result.
+    fn apply(&self, pool: &Pool<Sim>, thread: usize, call: &Call) -> Result<Value, String>;
+    /// Recovery after a crash, on the crash image.
+    fn recover(&self, pool: &Pool<Sim>) -> Result<(), String>;
+    /// For a detectable object: the outcome of `thread`'s call cut off by
+    /// the crash (`Some(result)` if it took effect, reported as `recover`).
+    fn recover_call(
+        &self,
+        pool: &Pool<Sim>,
+        thread: usize,
+        call: &Call,
+    ) -> Result<Option<Value>, String> {
+        let _ = (pool, thread, call);
+        Ok(None)
+    }
+    /// Operations after recovery that observe the state (e.g. drain a
+    /// queue), with their results.
+    fn observe(&self, pool: &Pool<Sim>) -> Result<Vec<(Call, Value)>, String>;
+}
+
+/// Which shuttle scheduler picks the schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// Uniformly random choices at every scheduling point.
+    Random,
+    /// Probabilistic concurrency testing with this bug depth.
+    Pct {
+        /// The depth.
+        depth: usize,
+    },
+    /// Exhaustive depth-first enumeration (small scenarios).
+    Dfs,
+}
+
+/// Which crash points are explored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoints {
+    /// After every persistence event.
+    All,
+    /// A seeded sample of this many per schedule.
+    Sample(usize),
+}
+
+/// Explorer settings.
+#[derive(Clone, Debug)]
+pub struct ExploreConfig {
+    /// The seed everything derives from.
+    pub seed: u64,
+    /// Schedules to run.
+    pub schedules: usize,
+    /// The scheduler.
+    pub scheduler: SchedulerKind,
+    /// Crash points per schedule.
+    pub crash_points: CrashPoints,
+    /// Images per crash point: all if at most this many, else a sample.
+    pub images: u64,
+    /// What volatile regions hold after a crash.
+    pub volatile_fill: VolatileFill,
+    /// Where failing histories are written (none: not written).
+    pub out_dir: Option<PathBuf>,
+    /// Stop after this many violations.
+    pub max_violations: usize,
+    /// Print a progress line to stderr every this many schedules (0: never).
+    pub progress_every: usize,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            seed: 1,
+            schedules: 20,
+            scheduler: SchedulerKind::Random,
+            crash_points: CrashPoints::All,
+            images: 64,
+            volatile_fill: VolatileFill::Zeroed,
+            out_dir: None,
+            max_violations: 1,
+            progress_every: 0,
+        }
+    }
+}
+
+/// A history the checker rejected (or a recovery that failed).
+#[derive(Clone, Debug)]
+pub struct Violation {
+    /// The seed of the run.
+    pub seed: u64,
+    /// The schedule (0-based) within the run.
+    pub schedule: usize,
+    /// The persistence event the crash point follows.
+    pub crash_event: u64,
+    /// The image (0-based) at that crash point.
+    pub image: usize,
+    /// What went wrong.
+    pub reason: String,
+    /// The failing history, ndjson.
+    pub history: String,
+    /// Where it was written, if it was.
+    pub history_path: Option<PathBuf>,
+}
+
+/// What an exploration did.
+#[derive(Clone, Debug, Default)]
+pub struct ExploreReport {
+    /// Schedules run.
+    pub executions: usize,
+    /// Operations performed across schedules.
+    pub operations: u64,
+    /// Crash points reached.
+    pub crash_points_seen: u64,
+    /// Crash points explored.
+    pub crash_points: u64,
+    /// Crash images Px86 allows at the explored points (saturating).
+    pub images_allowed: u128,
+    /// Images recovered and checked.
+    pub images_checked: u64,
+    /// Crash points whose images were sampled rather than enumerated.
+    pub sampled_points: u64,
+    /// Violations found.
+    pub violations: Vec<Violation>,
+}
+
+impl ExploreReport {
+    /// One line for humans.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} executions, {} operations, {} crash points ({} explored), {} images checked of {} allowed{}, {} violations",
+            self.executions,
+            self.operations,
+            self.crash_points_seen,
+            self.crash_points,
+            self.images_checked,
+            self.images_allowed,
+            if self.sampled_points > 0 {
+                format!(" ({} points sampled)", self.sampled_points)
+            } else {
+                String::new()
+            },
+            self.violations.len()
+        )
+    }
+}
+
+/// A history event as the explorer records it.
+#[derive(Clone, Debug)]
+enum HEvent {
+    Invoke { id: u64, thread: usize, call: Call },
+    Return { id: u64, value: Value },
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// Builds the ndjson history for a crash at `prefix`, followed by recovery
+/// events and observations.
+fn history_text(
+    object: &str,
+    prefix: &[HEvent],
+    recovered: &[(u64, Value)],
+    observed: &[(Call, Value)],
+    next_id: u64,
+) -> String {
+    let mut out = String::new();
+    let mut push = |v: Value| {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    };
+    push(json!({"type":"header","object":object}));
+    for e in prefix {
+        match e {
+            HEvent::Invoke { id, thread, call } => {
+                push(json!({"type":"invoke","id":id,"thread":thread,"op":call.op,"args":call.args}))
+            }
+            HEvent::Return { id, value } => push(json!({"type":"return","id":id,"value":value})),
+        }
+    }
+    push(json!({"type":"crash"}));
+    for (id, value) in recovered {
+        push(json!({"type":"recover","id":id,"value":value}));
+    }
+    for (k, (call, value)) in observed.iter().enumerate() {
+        let id = next_id + k as u64;
+        push(json!({"type":"invoke","id":id,"thread":0,"op":call.op,"args":call.args}));
+        push(json!({"type":"return","id":id,"value":value}));
+    }
+    out
+}
+
+/// Checks one history with the durable-linearizability checker: `Ok` if it
+/// is durably linearizable, else the checker's explanation.
+pub fn check_history(text: &str) -> Result<(), String> {
+    use crate::history::{check_text, CheckOptions, ParseOptions, Verdict};
+    match check_text(text, &ParseOptions::default(), &CheckOptions::default()) {
+        Err(m) => Err(format!("malformed history (an explorer bug): {m}")),
+        Ok(report) => match report.verdict {
+            Verdict::DurablyLinearizable => Ok(()),
+            Verdict::NotDurablyLinearizable(v) => Err(format!(
+                "not durably linearizable: the history up to line {} has no durable linearization{}",
+                v.prefix_end_line,
+                v.key.map(|k| format!(" (key {k})")).unwrap_or_default()
+            )),
+            Verdict::Undecided { max_states, .. } => Err(format!(
+                "the checker gave up after {max_states} states (undecided)"
+            )),
+        },
+    }
+}
+
+struct Shared {
+    report: ExploreReport,
+    schedule: usize,
+    stop: bool,
+}
+
+/// Runs the exploration.
+pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreReport {
+    let shared = Arc::new(Mutex::new(Shared {
+        report: ExploreReport::default(),
+        schedule: 0,
+        stop: false,
+    }));
+    let body = {
+        let shared = shared.clone();
+        let cfg = cfg.clone();
+        let scenario = scenario.clone();
+        move || {
+            let schedule = {
+                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                if s.stop {
+                    return;
+                }
+                s.schedule += 1;
+                s.schedule - 1
+            };
+            let outcome = run_schedule(&scenario, &cfg, schedule);
+            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+            let r = &mut s.report;
+            r.executions += 1;
+            r.operations += outcome.operations;
+            r.crash_points_seen += outcome.crash_points_seen;
+            r.crash_points += outcome.crash_points;
+            r.images_allowed = r.images_allowed.saturating_add(outcome.images_allowed);
+            r.images_checked += outcome.images_checked;
+            r.sampled_points += outcome.sampled_points;
+            r.violations.extend(outcome.violations);
+            if r.violations.len() >= cfg.max_violations {
+                s.stop = true;
+            }
+            if cfg.progress_every > 0 && s.report.executions % cfg.progress_every == 0 {
+                eprintln!("[explore {}] {}", scenario.name(), s.report.summary());
+            }
+        }
+    };
+    let config = shuttle::Config::new();
+    match cfg.scheduler {
+        SchedulerKind::Random => {
+            shuttle::Runner::new(
+                shuttle::scheduler::RandomScheduler::new_from_seed(cfg.seed, cfg.schedules),
+                config,
+            )
+            .run(body);
+        }
+        SchedulerKind::Pct { depth } => {
+            shuttle::Runner::new(
+                shuttle::scheduler::PctScheduler::new_from_seed(cfg.seed, depth, cfg.schedules),
+                config,
+            )
+            .run(body);
+        }
+        SchedulerKind::Dfs => {
+            shuttle::Runner::new(
+                shuttle::scheduler::DfsScheduler::new(Some(cfg.schedules), false),
+                config,
+            )
+            .run(body);
+        }
+    }
+    let mut report = std::mem::take(&mut shared.lock().unwrap_or_else(|e| e.into_inner()).report);
+    if let Some(dir) = &cfg.out_dir {
+        for v in &mut report.violations {
+            let _ = std::fs::create_dir_all(dir);
+            let path = dir.join(format!(
+                "explore-{}-seed{}-schedule{}-event{}-image{}.ndjson",
+                scenario.name(),
+                v.seed,
+                v.schedule,
+                v.crash_event,
+                v.image
+            ));
+            if std::fs::write(&path, &v.history).is_ok() {
+                v.history_path = Some(path);
+            }
+        }
+    }
+    report
+}
+
+/// A crash point with the history prefix at that moment.
+type Captured = (CrashPoint, Vec<HEvent>);
+
+#[derive(Default)]
+struct ScheduleOutcome {
+    operations: u64,
+    crash_points_seen: u64,
+    crash_points: u64,
+    images_allowed: u128,
+    images_checked: u64,
+    sampled_points: u64,
+    violations: Vec<Violation>,
+}
+
+fn run_schedule(
+    scenario: &Arc<dyn Scenario>,
+    cfg: &ExploreConfig,
+    schedule: usize,
+) -> ScheduleOutcome {
+    let mut out = ScheduleOutcome::default();
+    let fail = |reason: String| Violation {
+        seed: cfg.seed,
+        schedule,
+        crash_event: 0,
+        image: 0,
+        reason,
+        history: String::new(),
+        history_path: None,
+    };
+    let pool = match Pool::volatile(
+        scenario.name(),
+        scenario.pool_size(),
+        Sim::new(scenario.sim_options()),
+    ) {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            out.violations
+                .push(fail(format!("cannot create the pool: {e}")));
+            return out;
+        }
+    };
+    if let Err(e) = scenario.setup(&pool) {
+        out.violations.push(fail(format!("setup failed: {e}")));
+        return out;
+    }
+    let history: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
+    let captured: Arc<Mutex<Vec<Captured>>> = Arc::new(Mutex::new(Vec::new()));
+    {
+        let history = history.clone();
+        let captured = captured.clone();
+        pool.backend().set_crash_hook(move |_, view| {
+            let prefix = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            captured
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((view.capture(), prefix));
+        });
+    }
+    pool.backend().set_yield_hook(shuttle::thread::yield_now);
+
+    let workload = scenario.workload(cfg.seed ^ (schedule as u64).wrapping_mul(0x9E37_79B9));
+    let next_id = Arc::new(Mutex::new(1u64));
+    let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = workload
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(thread, calls)| {
+            let pool = pool.clone();
+            let history = history.clone();
+            let next_id = next_id.clone();
+            let errors = errors.clone();
+            let scenario = scenario.clone();
+            shuttle::thread::spawn(move || {
+                for call in calls {
+                    let id = {
+                        let mut n = next_id.lock().unwrap_or_else(|e| e.into_inner());
+                        *n += 1;
+                        *n - 1
+                    };
+                    history
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(HEvent::Invoke {
+                            id,
+                            thread,
+                            call: call.clone(),
+                        });
+                    match scenario.apply(&pool, thread, &call) {
+                        Ok(value) => history
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(HEvent::Return { id, value }),
+                        Err(e) => {
+                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        let _ = h.join();
+    }
+    pool.backend().clear_crash_hook();
+    let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|e| e.into_inner()));
+    if let Some(e) = errors.first() {
+        out.violations
+            .push(fail(format!("an operation failed before any crash: {e}")));
+        return out;
+    }
+    // The end of the run is a crash point too.
+    {
+        let prefix = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((pool.backend().capture(), prefix));
+    }
+    let full = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    out.operations = full
+        .iter()
+        .filter(|e| matches!(e, HEvent::Invoke { .. }))
+        .count() as u64;
+    let mut points = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
+    out.crash_points_seen = points.len() as u64;
+    let mut rng = cfg.seed ^ 0x5eed ^ (schedule as u64) << 20;
+    if let CrashPoints::Sample(n) = cfg.crash_points {
+        // Keep a seeded sample of n points (Fisher–Yates prefix).
+        for i in 0..points.len().min(n) {
+            let j = i + (xorshift(&mut rng) as usize) % (points.len() - i);
+            points.swap(i, j);
+        }
+        points.truncate(n);
+    }
+    let ids_used = *next_id.lock().unwrap_or_else(|e| e.into_inner());
+    for (cp, prefix) in points {
+        out.crash_points += 1;
+        out.images_allowed = out.images_allowed.saturating_add(cp.total_images());
+        let (coverage, images) = cp.images(
+            cfg.images,
+            cfg.seed ^ cp.event.wrapping_mul(0x2545_F491_4F6C_DD1D),
+        );
+        if matches!(coverage, Coverage::Sampled(_)) {
+            out.sampled_points += 1;
+        }
+        for (k, image) in images.enumerate() {
+            out.images_checked += 1;
+            let words = cp.materialize(&image, cfg.volatile_fill);
+            let verdict = check_image(&**scenario, &words, &prefix, ids_used);
+            if let Err((reason, history)) = verdict {
+                out.violations.push(Violation {
+                    seed: cfg.seed,
+                    schedule,
+                    crash_event: cp.event,
+                    image: k,
+                    reason,
+                    history,
+                    history_path: None,
+                });
+                if out.violations.len() >= cfg.max_violations {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Recovers one image and checks the resulting history.
+fn check_image(
+    scenario: &dyn Scenario,
+    words: &[u64],
+    prefix: &[HEvent],
+    next_id: u64,
+) -> Result<(), (String, String)> {
+    let pool = Pool::volatile_from_words(words, Sim::new(scenario.sim_options())).map_err(|e| {
+        (
+            format!("the crash image is not a valid pool: {e}"),
+            String::new(),
+        )
+    })?;
+    let partial = |observed: &[(Call, Value)]| {
+        history_text(scenario.object(), prefix, &[], observed, next_id)
+    };
+    scenario
+        .recover(&pool)
+        .map_err(|e| (format!("recovery failed: {e}"), partial(&[])))?;
+    // Cut-off calls: invoked in the prefix, not returned.
+    let mut pending: Vec<(u64, usize, Call)> = Vec::new();
+    for e in prefix {
+        match e {
+            HEvent::Invoke { id, thread, call } => pending.push((*id, *thread, call.clone())),
+            HEvent::Return { id, .. } => pending.retain(|(p, _, _)| p != id),
+        }
+    }
+    let mut recovered = Vec::new();
+    for (id, thread, call) in &pending {
+        match scenario.recover_call(&pool, *thread, call) {
+            Ok(Some(v)) => recovered.push((*id, v)),
+            Ok(None) => {}
+            Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial(&[]))),
+        }
+    }
+    let observed = scenario.observe(&pool).map_err(|e| {
+        (
+            format!("observing after recovery failed: {e}"),
+            partial(&[]),
+        )
+    })?;
+    let text = history_text(scenario.object(), prefix, &recovered, &observed, next_id);
+    check_history(&text).map_err(|why| (why, text))
+}
