@@ -28,6 +28,8 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
                    LOOM_MAX_PREEMPTIONS=3 under DEPTH=ci (deep: whatever the environment says,
                    i.e. unbounded unless set). <crate> is the package name without "perdure-".
     shuttle:<crate> impl/**/tests/shuttle_*.rs  likewise with --cfg perdure_shuttle, target/shuttle
+    trace:<dir>/<case> traces/**/checks.json  record an implementation trace with `perdure`, replay it
+                   in TLC with tools/trace-check.sh; passes if accepted/rejected as the case expects
     tlc:<path>     specs/**/<path>.cfg   TLC through tools/tlc.sh (see "TLC models" below)
     tlc-mutant:<path> specs/**/mutants/<path>.cfg  a deliberately broken model: passes only if
                    TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
@@ -674,6 +676,65 @@ def run_coq(c: Check) -> list[Row]:
     return [Row(c.name, c.kind, "pass", explored, r.seconds, detail, rel(r.log))]
 
 
+
+# --- Trace validation -------------------------------------------------------------------------
+
+TRACES = ROOT / "traces"
+PERDURE_BIN = IMPL / "target" / "release" / "perdure"
+TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))", re.M)
+
+
+def run_trace_case(c: Check) -> list[Row]:
+    case, spec = c.args["case"], c.args["spec"]
+    log = log_path(c.name)
+    out_trace = OUT / "traces" / (c.name.replace(":", "_").replace("/", "_") + ".ndjson")
+    out_trace.parent.mkdir(parents=True, exist_ok=True)
+    if not PERDURE_BIN.is_file():
+        b = run(["cargo", "build", "--release", "-q", "-p", "perdure"], log, cwd=IMPL, env=cargo_env())
+        if b.rc != 0:
+            return [Row(c.name, c.kind, "fail", "", b.seconds, "cannot build perdure", rel(b.log))]
+    gen = subprocess.run([str(PERDURE_BIN), *case["perdure"]], capture_output=True, text=True)
+    if gen.returncode != 0:
+        return [Row(c.name, c.kind, "fail", "", 0.0, f"perdure {' '.join(case['perdure'])} failed: "
+                    f"{gen.stderr.strip()[:200]}")]
+    out_trace.write_text(gen.stdout)
+    steps = sum(1 for l in gen.stdout.splitlines() if l.strip())
+    r = run(["bash", str(ROOT / "tools" / "trace-check.sh"), str(spec), str(out_trace),
+             "--expect", case["expect"]], log)
+    m = TRACE_RESULT_RE.search(r.output)
+    verdict = "no verdict" if not m else ("accepted" if m.group(1) == "ACCEPTED"
+                                          else f"rejected at step {m.group(2)}")
+    row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail",
+              f"{steps}-step implementation trace {verdict} (expected: {case['expect']})",
+              r.seconds, case.get("why", ""), rel(r.log))
+    if r.timed_out:
+        row.status, row.detail = "fail", timeout_detail(r)
+    return [row]
+
+
+def trace_checks() -> list[Check]:
+    """One check per case of every traces/**/checks.json (see traces/SCHEMA.md)."""
+    if not TRACES.is_dir():
+        return []
+    checks = []
+    for f in sorted(TRACES.rglob("checks.json")):
+        where = str(f.parent.relative_to(TRACES))
+        try:
+            spec_doc = json.loads(f.read_text())
+            spec = f.parent / spec_doc["spec"]
+            cases = spec_doc["cases"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            checks.append(Check(f"trace:{where}", "trace",
+                                lambda c, why=f"{rel(f)} is malformed: {e}": [Row(c.name, c.kind, "fail", "", 0.0, why)], {}))
+            continue
+        for case in cases:
+            name = f"trace:{where}/{case.get('name', '?')}"
+            if shutil.which("java") is None or not TLA_JAR.is_file():
+                checks.append(skip_check(name, "trace", "TLC unavailable: run make setup"))
+            else:
+                checks.append(Check(name, "trace", run_trace_case, {"case": case, "spec": spec}))
+    return checks
+
 def coq_checks() -> list[Check]:
     if not (PROOFS / "_CoqProject").is_file():
         return []
@@ -710,7 +771,7 @@ def main(argv: list[str]) -> int:
         return 2
     list_only = "--list" in argv
     filters = [a for a in argv if not a.startswith("--")]
-    checks = cargo_checks() + tlc_checks() + coq_checks()
+    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks()
     if filters:
         checks = [c for c in checks if any(f in c.name for f in filters)]
     if list_only:

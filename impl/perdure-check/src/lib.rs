@@ -10,6 +10,9 @@
 //!   under shuttle's seeded schedulers, crashes at every persistence event,
 //!   every (or a sample of the) Px86 crash images recovered and checked with
 //!   [`history`], behind `perdure explore`.
+//! * [`trace`] — traces into TLC: `perdure trace-to-tla` and protocol-level
+//!   traces of the implementation (`perdure trace`), validated against the
+//!   TLA+ specs by `tools/trace-check.sh`.
 //!
 //! Each command-line entry point is a `cli_main(args) -> ExitCode` function
 //! that the `perdure` binary dispatches to.
@@ -20,3 +23,4 @@
 pub mod explore;
 pub mod history;
 pub mod litmus;
+pub mod trace;

@@ -28,10 +28,11 @@ COMMANDS:
                                            (see `perdure check-history --help`).
     explore SCENARIO [OPTIONS]             Crash-explore a scenario on the simulated Px86
                                            backend (see `perdure explore --help`).
+    trace-to-tla FILE --module NAME        Turn an ndjson trace into a TLA+ module.
+    trace log [OPTIONS]                    Record a protocol-level trace of the tutorial log
+                                           (see `perdure trace --help`).
     help, --help, -h                       Print this help.
     --version, -V                          Print the version.
-
-Not yet in this build (exits 2 with a message): trace-to-tla.
 
 EXIT STATUS:
     0 success, 1 the file or operation failed (the message says why),
@@ -181,10 +182,8 @@ fn main() -> ExitCode {
         ["litmus", ..] => perdure_check::litmus::cli_main(&args[1..]),
         ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
         ["explore", ..] => perdure_check::explore::cli_main(&args[1..]),
-        [cmd @ "trace-to-tla", ..] => {
-            eprintln!("perdure: `{cmd}` is not implemented in this build yet (see the README's status table)");
-            ExitCode::from(2)
-        }
+        ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
+        ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }
 }

@@ -274,6 +274,12 @@ impl SimView<'_> {
     pub fn counts(&self) -> SimCounts {
         self.state.counts
     }
+
+    /// Events recorded so far if tracing is on (a prefix length of the
+    /// trace [`Sim::take_trace`] will return).
+    pub fn trace_len(&self) -> usize {
+        self.state.trace.as_ref().map_or(0, Vec::len)
+    }
 }
 
 impl Sim {

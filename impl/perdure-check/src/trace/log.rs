@@ -1,0 +1,295 @@
+//! Protocol-level traces of the tutorial commit-marker log.
+//!
+//! The Rust log (`perdure_pm::commit_log`) runs unmodified on the `Sim`
+//! backend with tracing on; this module maps the recorded persistent-memory
+//! events to the actions of `specs/tutorial/CommitLog.tla`:
+//!
+//! | Sim event (by thread t) | step |
+//! | --- | --- |
+//! | fetch-add on the reserved word, new value v | `Reserve(t, v - 1)` |
+//! | first store into record i's line (a run of stores) | `WriteRecord(t, i)` |
+//! | `pwb` of record i's line | `FlushRecord(t, i)` |
+//! | `pfence` | `Fence(t)` |
+//! | store of n to the commit word | `Commit(t, n)` |
+//! | `pwb` of the commit word's line | `FlushCommit(t)` |
+//! | `psync` | `Sync(t)` |
+//!
+//! Loads change nothing and are left out, as are stores outside the log
+//! (the pool header) and the ticket reset of recovery. A crash is the step
+//! `Crash(c, D)`, where `c` is the commit word and `D` the set of intact
+//! records in the crash image the simulator chose; the steps of the
+//! recovered run follow it. Each step is one ndjson line
+//! `{"type":"step","action":...,"thread":...,...}` (`traces/SCHEMA.md`).
+
+use perdure_pm::commit_log::{CommitLog, PAYLOAD_WORDS, RECORD};
+use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::{Pool, Sim, SimOptions};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+const POOL: u64 = 64 << 10;
+const LOG_LEN: u64 = 16 << 10;
+/// Offsets inside the log (see `perdure_pm::commit_log`).
+const OFF_RESERVED: u64 = 64;
+const OFF_RECORDS: u64 = 128;
+
+/// What to trace.
+#[derive(Clone, Debug)]
+pub struct LogTraceOptions {
+    /// Appending threads.
+    pub threads: usize,
+    /// Appends per thread.
+    pub appends: usize,
+    /// Crash after this many persistence events of the run (then recover
+    /// and append once more); `None`: no crash.
+    pub crash_after: Option<u64>,
+    /// Which allowed crash image to take (index into the enumeration,
+    /// modulo their number).
+    pub image: u64,
+    /// Run the mutant without the record fence.
+    pub without_record_fence: bool,
+}
+
+impl Default for LogTraceOptions {
+    fn default() -> Self {
+        LogTraceOptions {
+            threads: 2,
+            appends: 2,
+            crash_after: None,
+            image: 0,
+            without_record_fence: false,
+        }
+    }
+}
+
+fn log_for(pool: &Pool<Sim>, fence: bool) -> Result<CommitLog<'_, Sim>, String> {
+    let log = CommitLog::attach(pool, pool.data_offset(), LOG_LEN).map_err(|e| e.to_string())?;
+    Ok(if fence {
+        log
+    } else {
+        log.without_record_fence()
+    })
+}
+
+/// Maps Sim events to protocol steps (see the module docs).
+pub fn steps(events: &[SimEvent], base: u64) -> Vec<Value> {
+    let commit_off = base;
+    let reserved_off = base + OFF_RESERVED;
+    let records = base + OFF_RECORDS..base + LOG_LEN;
+    let mut out = Vec::new();
+    // (thread, record) of the store run in progress.
+    let mut run: Option<(usize, u64)> = None;
+    for e in events {
+        let t = e.thread;
+        let step = match e.op {
+            SimOp::Rmw if e.off == reserved_off => {
+                Some(json!({"type":"step","action":"Reserve","thread":t,"rec":e.val - 1}))
+            }
+            SimOp::Store if records.contains(&e.off) => {
+                let i = (e.off - records.start) / RECORD;
+                if run == Some((t, i)) {
+                    None
+                } else {
+                    run = Some((t, i));
+                    Some(json!({"type":"step","action":"WriteRecord","thread":t,"rec":i}))
+                }
+            }
+            SimOp::Pwb if records.contains(&e.off) => {
+                let i = (e.off - records.start) / RECORD;
+                Some(json!({"type":"step","action":"FlushRecord","thread":t,"rec":i}))
+            }
+            SimOp::Pwb if e.off == commit_off => {
+                Some(json!({"type":"step","action":"FlushCommit","thread":t}))
+            }
+            SimOp::Store if e.off == commit_off => {
+                Some(json!({"type":"step","action":"Commit","thread":t,"n":e.val}))
+            }
+            SimOp::Pfence => Some(json!({"type":"step","action":"Fence","thread":t})),
+            SimOp::Psync => Some(json!({"type":"step","action":"Sync","thread":t})),
+            _ => None,
+        };
+        if let Some(s) = step {
+            if !(s["action"] == "WriteRecord") {
+                run = None;
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn payload(t: usize, k: usize) -> [u64; PAYLOAD_WORDS] {
+    std::array::from_fn(|w| (t * 1000 + k * 10 + w) as u64)
+}
+
+/// Runs the log on the `Sim` backend and returns its protocol trace as
+/// ndjson, one step per line.
+pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
+    let pool = Pool::volatile("trace-log", POOL, Sim::new(SimOptions::default()))
+        .map_err(|e| e.to_string())?;
+    let base = pool.data_offset();
+    CommitLog::open(&pool, base, LOG_LEN).map_err(|e| e.to_string())?;
+    pool.backend().start_trace();
+    // Crash point: after the given number of persistence events.
+    let crash: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
+        Arc::new(Mutex::new(None));
+    if let Some(after) = opts.crash_after {
+        let crash = crash.clone();
+        let start = pool.backend().counts().events;
+        pool.backend().set_crash_hook(move |event, view| {
+            let mut c = crash.lock().unwrap_or_else(|e| e.into_inner());
+            if c.is_none() && event >= start + after {
+                *c = Some((view.capture(), view.trace_len()));
+            }
+        });
+    }
+    let fence = !opts.without_record_fence;
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..opts.threads {
+            let pool = &pool;
+            let errors = &errors;
+            s.spawn(move || {
+                let log = match log_for(pool, fence) {
+                    Ok(l) => l,
+                    Err(e) => return errors.lock().unwrap_or_else(|e| e.into_inner()).push(e),
+                };
+                for k in 0..opts.appends {
+                    if let Err(e) = log.append(&payload(t, k)) {
+                        errors
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(e.to_string());
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    pool.backend().clear_crash_hook();
+    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
+        return Err(format!("append failed: {e}"));
+    }
+    let events = pool.backend().take_trace();
+    let captured = crash.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let mut lines: Vec<Value> = Vec::new();
+    match (opts.crash_after, captured) {
+        (None, _) => lines.extend(steps(&events, base)),
+        (Some(after), None) => {
+            return Err(format!(
+                "the run had fewer than {after} persistence events: no crash point"
+            ));
+        }
+        (Some(_), Some((cp, len))) => {
+            lines.extend(steps(&events[..len], base));
+            // The image the crash keeps.
+            let (_, images) = cp.images(u64::MAX, 1);
+            let all: Vec<_> = images.collect();
+            let choice = &all[(opts.image % all.len() as u64) as usize];
+            let words = cp.materialize(choice, VolatileFill::Zeroed);
+            let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))
+                .map_err(|e| e.to_string())?;
+            let log = CommitLog::open(&after, base, LOG_LEN)
+                .map_err(|e| format!("recovery failed: {e}"))?;
+            let c = log.len();
+            let intact: Vec<u64> = (0..log.capacity().min(64))
+                .filter(|&i| log.read(i).is_ok())
+                .collect();
+            lines.push(json!({"type":"step","action":"Crash","commit":c,"durable":intact}));
+            // The recovered run: one more append by one thread.
+            after.backend().start_trace();
+            log_for(&after, fence)?
+                .append(&payload(9, 0))
+                .map_err(|e| format!("append after recovery failed: {e}"))?;
+            lines.extend(steps(&after.backend().take_trace(), base));
+        }
+    }
+    let mut out = String::new();
+    for l in lines {
+        out.push_str(&l.to_string());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Removes the first step whose action is `action`: a tampered trace.
+pub fn drop_first(ndjson: &str, action: &str) -> String {
+    let mut dropped = false;
+    ndjson
+        .lines()
+        .filter(|l| {
+            if dropped {
+                return true;
+            }
+            let is = serde_json::from_str::<Value>(l)
+                .map(|v| v["action"] == action)
+                .unwrap_or(false);
+            if is {
+                dropped = true;
+            }
+            !is
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_append_traces_the_protocol_in_order() {
+        let t = trace(&LogTraceOptions {
+            threads: 1,
+            appends: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        let actions: Vec<String> = t
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["action"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                "Reserve",
+                "WriteRecord",
+                "FlushRecord",
+                "Fence",
+                "Commit",
+                "FlushCommit",
+                "Sync"
+            ]
+        );
+        let mutant = trace(&LogTraceOptions {
+            threads: 1,
+            appends: 1,
+            without_record_fence: true,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(!mutant.contains("\"Fence\""));
+        assert_eq!(drop_first(&t, "Fence").lines().count(), 6);
+    }
+
+    #[test]
+    fn a_crash_step_records_the_image() {
+        let t = trace(&LogTraceOptions {
+            crash_after: Some(10),
+            ..Default::default()
+        })
+        .unwrap();
+        let crash: Vec<Value> = t
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["action"] == "Crash")
+            .collect();
+        assert_eq!(crash.len(), 1);
+        assert!(crash[0]["commit"].is_u64() && crash[0]["durable"].is_array());
+    }
+}
