@@ -38,7 +38,7 @@
 //! | --- | --- |
 //! | 0 | commit word: number of committed records |
 //! | 64 | reserved word: tickets handed out (volatile meaning; reset on open) |
-//! | 128 + 64·i | record i: `i`, payload[6], checksum |
+//! | 128 + 64·i | record i: `i`, six payload words, checksum |
 
 use crate::backend::Backend;
 use crate::pool::Pool;
