@@ -251,6 +251,13 @@ Section history.
     apply Hni, invoked_app. right. exists t, op. by left.
   Qed.
 
+  Lemma wf_invoked_twice h h1 h2 i : wf h → h = h1 ++ h2 → invoked h1 i → invoked h2 i → False.
+  Proof.
+    intros Hwf -> (t & op & Hin) Hinv. apply elem_of_list_split in Hin as (k1 & k2 & ->).
+    eapply (wf_invoke_once _ k1 (k2 ++ h2) i t op Hwf); [by rewrite <- app_assoc |].
+    apply invoked_app. by right.
+  Qed.
+
   Lemma wf_invoke_agree h i t op t' op' :
     wf h → Invoke i t op ∈ h → Invoke i t' op' ∈ h → t = t' ∧ op = op'.
   Proof.
