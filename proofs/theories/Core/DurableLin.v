@@ -476,3 +476,395 @@ Section dl.
     - intros [lin Hlin]. exists (build [] h lin). by apply linearization_lin_points.
   Qed.
 End dl.
+
+(** ** (a) Locality *)
+
+(** Finitely many choices need no axiom of choice. *)
+Lemma finite_choice {A X : Type} `{!EqDecision A} (P : A → X → Prop) (d : X) (os : list A) :
+  (∀ o, o ∈ os → ∃ x, P o x) → ∃ g : A → X, ∀ o, o ∈ os → P o (g o).
+Proof.
+  induction os as [| o os IH]; intros Hex.
+  { exists (λ _, d). by intros ? ?%elem_of_nil. }
+  destruct (Hex o) as [x Hx]; [by left |].
+  destruct IH as [g Hg]; [intros o' ?; apply Hex; by right |].
+  exists (λ o', if decide (o' = o) then x else g o').
+  intros o' [-> | Ho']%elem_of_cons; case_decide; subst; auto; congruence.
+Qed.
+
+Section locality.
+  Context {Obj Op Val St : Type} `{!EqDecision Obj}.
+  Context (S : Obj → seq_spec St Op Val).
+  Implicit Types (h : history (Obj * Op) Val) (xh : list (xevent (Obj * Op) Val)).
+
+  (** The objects side by side: a step of object [o] changes [o]'s state
+      only. *)
+  Definition prod_spec : seq_spec (Obj → St) (Obj * Op) Val :=
+    SeqSpec (λ o, spec_init (S o))
+      (λ σ oop v σ', spec_step (S oop.1) (σ oop.1) oop.2 v (σ' oop.1) ∧
+                     ∀ o', o' ≠ oop.1 → σ' o' = σ o').
+
+  (** Object [o] alone, for its projection (whose events all name [o]). *)
+  Definition obj_spec (o : Obj) : seq_spec St (Obj * Op) Val :=
+    SeqSpec (spec_init (S o)) (λ σ oop v σ', spec_step (S o) σ oop.2 v σ').
+
+  Definition strip (o : Obj) (l : list ((Obj * Op) * Val)) : list (Op * Val) :=
+    omap (λ p, if decide (p.1.1 = o) then Some (p.1.2, p.2) else None) l.
+  Definition unlabel (l : list ((Obj * Op) * Val)) : list (Op * Val) :=
+    map (λ p, (p.1.2, p.2)) l.
+
+  Lemma runs_obj_spec o σ l : runs (obj_spec o) σ l ↔ runs (S o) σ (unlabel l).
+  Proof.
+    revert σ. induction l as [| [oop v] l IH]; intros σ; simpl.
+    - split; intros _; constructor.
+    - split; intros Hr; inversion Hr as [| ? ? ? σ' ? Hs Hr']; subst;
+        (econstructor; [exact Hs | by apply IH]).
+  Qed.
+
+  (** A run of the product is a run of every object. *)
+  Lemma runs_prod σ l : runs prod_spec σ l ↔ ∀ o, runs (S o) (σ o) (strip o l).
+  Proof.
+    split.
+    - induction 1 as [σ | σ [o op] v σ' l [Hstep Hframe] _ IH]; intros o'; [constructor |].
+      simpl in *. unfold strip; simpl. case_decide as Ho; simpl.
+      + subst o'. econstructor; [done | apply IH].
+      + rewrite <- (Hframe o') by done. apply IH.
+    - revert σ. induction l as [| [[o op] v] l IH]; intros σ Hall; [constructor |].
+      pose proof (Hall o) as Ho. unfold strip in Ho; simpl in Ho.
+      rewrite decide_True in Ho by done. inversion Ho as [| ? ? ? s' ? Hstep Hrest]; subst.
+      set (σ' := λ o', if decide (o' = o) then s' else σ o').
+      apply (runs_cons _ σ (o, op) v σ').
+      + split; simpl; unfold σ'; [by rewrite decide_True |].
+        intros o' Ho'. by rewrite decide_False.
+      + apply IH. intros o'. unfold σ'. case_decide; [by subst |].
+        pose proof (Hall o') as Ho'. unfold strip in Ho'; simpl in Ho'.
+        by rewrite decide_False in Ho' by congruence.
+  Qed.
+
+  (** *** Projecting extended histories *)
+
+  Definition xin_obj (f : opid → option Obj) (o : Obj) (x : xevent (Obj * Op) Val) : Prop :=
+    match x with XE e => in_obj f o e | XL i _ _ => f i = Some o end.
+  Global Instance xin_obj_dec f o x : Decision (xin_obj f o x).
+  Proof. destruct x; simpl; apply _. Defined.
+
+  Definition xproject f o xh : list (xevent (Obj * Op) Val) := filter (xin_obj f o) xh.
+
+  Lemma xproject_app f o xh1 xh2 : xproject f o (xh1 ++ xh2) = xproject f o xh1 ++ xproject f o xh2.
+  Proof. apply stdpp.list.filter_app. Qed.
+
+  Lemma elem_of_xproject f o xh x : x ∈ xproject f o xh ↔ xin_obj f o x ∧ x ∈ xh.
+  Proof. apply elem_of_list_filter. Qed.
+
+  Lemma erase_xproject f o xh : erase (xproject f o xh) = project_with f o (erase xh).
+  Proof.
+    induction xh as [| [e | i op v] xh IH]; [done | |]; unfold xproject in *;
+      rewrite filter_cons; case_decide as Hk; simpl; try apply IH.
+    - unfold project_with. rewrite filter_cons_True by done. f_equal. apply IH.
+    - unfold project_with. rewrite filter_cons_False by done. apply IH.
+  Qed.
+
+  Lemma strip_points f o xh :
+    (∀ i oop v, XL i oop v ∈ xh → f i = Some oop.1) →
+    strip o (effects (points xh)) = unlabel (effects (points (xproject f o xh))).
+  Proof.
+    induction xh as [| [e | i [o' op] v] xh IH]; intros Hf; [done | |].
+    - unfold xproject. rewrite filter_cons. case_decide; simpl; apply IH;
+        intros i' oop' v' Hin; apply (Hf i' oop' v'); by right.
+    - assert (f i = Some o') as Hi by (apply (Hf i (o', op) v); by left).
+      unfold xproject. rewrite filter_cons. unfold strip. simpl.
+      case_decide as Ho; case_decide as Ho'; simpl in *; simplify_eq; try congruence.
+      + f_equal. apply IH. intros i' oop' v' Hin. apply (Hf i' oop' v'). by right.
+      + apply IH. intros i' oop' v' Hin. apply (Hf i' oop' v'). by right.
+  Qed.
+
+  Lemma point_ok_xproject f o l x :
+    xin_obj f o x → point_ok l x → point_ok (xproject f o l) x.
+  Proof.
+    intros Hx Hok. destruct x as [[i t op | i v | | i v] | i op v]; simpl in *; try done.
+    - destruct Hok as [op Hin]. exists op. by apply elem_of_xproject.
+    - destruct Hok as [op Hin]. exists op. by apply elem_of_xproject.
+    - destruct Hok as [[t Hin] Hnot]. split.
+      + exists t. rewrite erase_xproject. by apply elem_of_project_with.
+      + intros op' v' [_ ?]%elem_of_xproject. by apply (Hnot op' v').
+  Qed.
+
+  Lemma point_ok_of_xproject f o l x :
+    xin_obj f o x → point_ok (xproject f o l) x → point_ok l x.
+  Proof.
+    intros Hx Hok. destruct x as [[i t op | i v | | i v] | i op v]; simpl in *; try done.
+    - destruct Hok as [op [_ Hin]%elem_of_xproject]. by exists op.
+    - destruct Hok as [op [_ Hin]%elem_of_xproject]. by exists op.
+    - destruct Hok as [[t Hin] Hnot]. split.
+      + exists t. rewrite erase_xproject in Hin. by apply elem_of_project_with in Hin as [_ ?].
+      + intros op' v' Hin'. apply (Hnot op' v'). by apply elem_of_xproject.
+  Qed.
+
+  (** In a witness for a well-formed history, every point names the object
+      of its operation. *)
+  Lemma lin_points_obj h xh i oop v :
+    wf h → erase xh = h → prefix_ok point_ok xh → XL i oop v ∈ xh → obj_of h i = Some oop.1.
+  Proof.
+    intros Hwf Herase Hok (l1 & l2 & Eh)%elem_of_list_split.
+    destruct (Hok _ _ _ Eh) as [[t Hin] _]. destruct oop as [o op].
+    apply (obj_of_invoke h i t o op Hwf). rewrite <- Herase, Eh, erase_app.
+    apply elem_of_app. by left.
+  Qed.
+
+  (** *** Whole to parts *)
+
+  Lemma lin_points_project h xh o :
+    wf h → lin_points prod_spec h xh →
+    lin_points (obj_spec o) (h |_ o) (xproject (obj_of h) o xh).
+  Proof.
+    intros Hwf Hxh. pose proof Hxh as [Herase Hok Hacc]. split.
+    - by rewrite erase_xproject, Herase.
+    - intros m1 x m2 Hm. destruct (filter_eq_app_cons _ _ _ _ _ Hm) as (l1 & l2 & Eh & <- & _).
+      apply point_ok_xproject; [| by apply (Hok _ _ _ Eh)].
+      apply (elem_of_xproject (obj_of h) o xh). rewrite Hm. apply elem_of_app. right. by left.
+    - unfold accepts. apply runs_obj_spec. simpl.
+      rewrite <- (strip_points (obj_of h)); [| intros ???; by apply lin_points_obj].
+      by apply (runs_prod (λ o, spec_init (S o))).
+  Qed.
+
+  (** *** Parts to whole: merging the objects' extended histories *)
+
+  Fixpoint lead xh : list (xevent (Obj * Op) Val) :=
+    match xh with XL i op v :: xh' => XL i op v :: lead xh' | _ => [] end.
+  Fixpoint rest xh : list (xevent (Obj * Op) Val) :=
+    match xh with XL _ _ _ :: xh' => rest xh' | _ => xh end.
+
+  Lemma lead_rest xh : lead xh ++ rest xh = xh.
+  Proof. induction xh as [| [] xh IH]; simpl; by f_equal. Qed.
+  Lemma erase_lead xh : erase (lead xh) = [].
+  Proof. induction xh as [| [] xh IH]; by simpl. Qed.
+  Lemma erase_rest xh : erase (rest xh) = erase xh.
+  Proof. induction xh as [| [] xh IH]; by simpl. Qed.
+  Lemma rest_subseteq xh x : x ∈ rest xh → x ∈ xh.
+  Proof. induction xh as [| [] xh IH]; simpl; [done | done |]. intros ?. right. auto. Qed.
+  Lemma lead_subseteq xh x : x ∈ lead xh → x ∈ xh.
+  Proof. rewrite <- (lead_rest xh) at 2. intros ?. apply elem_of_app. by left. Qed.
+  Lemma lead_XL xh x : x ∈ lead xh → ∃ i op v, x = XL i op v.
+  Proof.
+    induction xh as [| [|i op v] xh IH]; simpl; try by intros ?%elem_of_nil.
+    intros [-> | ?]%elem_of_cons; eauto.
+  Qed.
+  Lemma rest_erase_cons xh e l :
+    erase xh = e :: l → rest xh = XE e :: tail (rest xh) ∧ erase (tail (rest xh)) = l.
+  Proof. induction xh as [| [e' | i op v] xh IH]; simpl; [done | intros; by simplify_eq | exact IH]. Qed.
+  Lemma erase_nil_XL xh x : erase xh = [] → x ∈ xh → ∃ i op v, x = XL i op v.
+  Proof.
+    induction xh as [| [e | i op v] xh IH]; simpl; [by intros _ ?%elem_of_nil | done |].
+    intros Hn [-> | ?]%elem_of_cons; eauto.
+  Qed.
+
+  Lemma elem_of_concat_map {A} (k : Obj → list A) (os : list Obj) x :
+    x ∈ concat (map k os) ↔ ∃ o, o ∈ os ∧ x ∈ k o.
+  Proof.
+    induction os as [| o os IH]; simpl.
+    - split; [by intros ?%elem_of_nil | by intros (? & ?%elem_of_nil & _)].
+    - rewrite elem_of_app, IH. setoid_rewrite elem_of_cons. naive_solver.
+  Qed.
+
+  Lemma xproject_cons_in f o x xh : xin_obj f o x → xproject f o (x :: xh) = x :: xproject f o xh.
+  Proof. apply filter_cons_True. Qed.
+
+  Lemma points_nil xh : (∀ i op v, XL i op v ∉ xh) → points xh = [].
+  Proof.
+    induction xh as [| [e | i op v] xh IH]; intros Hno; [done | |].
+    - apply IH. intros i op v ?. apply (Hno i op v). by right.
+    - exfalso. apply (Hno i op v). by left.
+  Qed.
+
+  Lemma xproject_all f o xh : (∀ x, x ∈ xh → xin_obj f o x) → xproject f o xh = xh.
+  Proof.
+    induction xh as [| x xh IH]; intros Hall; [done |]. unfold xproject.
+    rewrite filter_cons_True by (apply Hall; by left). f_equal.
+    apply IH. intros y ?. apply Hall. by right.
+  Qed.
+
+  Lemma xproject_nil f o xh : (∀ x, x ∈ xh → ¬ xin_obj f o x) → xproject f o xh = [].
+  Proof.
+    induction xh as [| x xh IH]; intros Hno; [done |]. unfold xproject.
+    rewrite filter_cons_False by (apply Hno; by left). apply IH. intros y ?. apply Hno. by right.
+  Qed.
+
+  (** Projecting the concatenation of the objects' pieces to [o] keeps [o]'s
+      piece, when every piece holds only its object's events. *)
+  Lemma xproject_concat_map f (os : list Obj) (k : Obj → list (xevent (Obj * Op) Val)) o :
+    NoDup os → o ∈ os →
+    (∀ o', o' ∈ os → o' ≠ o → xproject f o (k o') = []) →
+    xproject f o (concat (map k os)) = xproject f o (k o).
+  Proof.
+    induction os as [| o1 os IH]; intros Hnd Ho Hother; [by apply elem_of_nil in Ho |].
+    apply stdpp.list.NoDup_cons in Hnd as [Hnin Hnd]. simpl. rewrite xproject_app.
+    destruct (decide (o1 = o)) as [-> | Hne].
+    - assert (xproject f o (concat (map k os)) = []) as ->; [| by rewrite app_nil_r].
+      apply xproject_nil. intros x (o' & Ho' & Hx)%elem_of_concat_map Hxo.
+      assert (xproject f o (k o') = []) as Hnil by (apply Hother; [by right | congruence]).
+      assert (x ∈ xproject f o (k o')) as Hin by by apply elem_of_xproject.
+      rewrite Hnil in Hin. by apply elem_of_nil in Hin.
+    - rewrite Hother by (by left || done). simpl. apply IH; [done | | ].
+      + apply elem_of_cons in Ho as [? | ?]; [congruence | done].
+      + intros o' ? ?. apply Hother; [by right | done].
+  Qed.
+
+  Section merge.
+    Context (f : opid → option Obj) (os : list Obj) (Hnd : NoDup os).
+
+    (** Before each event of [h], the points that each object's extended
+        history has before that event; after it, the rest. *)
+    Fixpoint merge h (g : Obj → list (xevent (Obj * Op) Val)) : list (xevent (Obj * Op) Val) :=
+      match h with
+      | [] => concat (map g os)
+      | e :: h' =>
+          concat (map (λ o, lead (g o)) os) ++ XE e ::
+            merge h' (λ o, if decide (in_obj f o e) then tail (rest (g o)) else rest (g o))
+      end.
+
+    Definition pieces_ok h (g : Obj → list (xevent (Obj * Op) Val)) : Prop :=
+      ∀ o, o ∈ os → erase (g o) = project_with f o h ∧ ∀ x, x ∈ g o → xin_obj f o x.
+
+    Lemma pieces_ok_cons e h g :
+      pieces_ok (e :: h) g →
+      pieces_ok h (λ o, if decide (in_obj f o e) then tail (rest (g o)) else rest (g o)).
+    Proof.
+      intros Hg o Ho. destruct (Hg o Ho) as [Herase Hin]. case_decide.
+      - unfold project_with in Herase. rewrite filter_cons_True in Herase by done.
+        destruct (rest_erase_cons _ _ _ Herase) as [Hr Htl]. split; [done |].
+        intros x Hx. apply Hin, rest_subseteq. rewrite Hr. by right.
+      - unfold project_with in Herase. rewrite filter_cons_False in Herase by done.
+        split; [by rewrite erase_rest |]. intros x ?. by apply Hin, rest_subseteq.
+    Qed.
+
+    Lemma erase_concat_map_nil (k : Obj → list (xevent (Obj * Op) Val)) :
+      (∀ o, o ∈ os → erase (k o) = []) → erase (concat (map k os)) = [].
+    Proof.
+      clear Hnd. induction os as [| o os' IH]; intros Hk; [done |]. simpl.
+      rewrite erase_app, Hk by (by left). apply IH. intros o' ?. apply Hk. by right.
+    Qed.
+
+    Lemma erase_merge h g : pieces_ok h g → erase (merge h g) = h.
+    Proof.
+      revert g. induction h as [| e h IH]; intros g Hg; simpl.
+      - apply erase_concat_map_nil. intros o Ho. apply (Hg o Ho).
+      - rewrite erase_app, erase_concat_map_nil by (intros; apply erase_lead). simpl.
+        f_equal. by apply IH, pieces_ok_cons.
+    Qed.
+
+    (** Every point of the merge comes from some object's piece. *)
+    Lemma merge_points_obj h g i op v :
+      pieces_ok h g → XL i op v ∈ merge h g → ∃ o, o ∈ os ∧ f i = Some o.
+    Proof.
+      revert g. induction h as [| e h IH]; intros g Hg; simpl.
+      - intros (o & Ho & Hin)%elem_of_concat_map. exists o. split; [done |].
+        apply (proj2 (Hg o Ho) (XL i op v) Hin).
+      - intros [(o & Ho & Hin)%elem_of_concat_map | [? | Hin]%elem_of_cons]%elem_of_app;
+          [| done |].
+        + exists o. split; [done |]. apply (proj2 (Hg o Ho) (XL i op v)). by apply lead_subseteq.
+        + by apply (IH _ (pieces_ok_cons _ _ _ Hg)).
+    Qed.
+
+    (** Projecting the merge to an object gives back its piece. *)
+    Lemma xproject_merge h g o : pieces_ok h g → o ∈ os → xproject f o (merge h g) = g o.
+    Proof.
+      revert g. induction h as [| e h IH]; intros g Hg Ho; simpl.
+      - rewrite (xproject_concat_map f os g o Hnd Ho).
+        + apply xproject_all. apply (proj2 (Hg o Ho)).
+        + intros o' Ho' Hne. apply xproject_nil. intros x Hx Hxo.
+          destruct (erase_nil_XL (g o') x) as (i & op & v & ->); [by apply (Hg o' Ho') | done |].
+          pose proof (proj2 (Hg o' Ho') _ Hx). simpl in *. congruence.
+      - rewrite xproject_app, (xproject_concat_map f os (λ o, lead (g o)) o Hnd Ho).
+        2: { intros o' Ho' Hne. apply xproject_nil. intros x Hx Hxo.
+             destruct (lead_XL _ _ Hx) as (i & op & v & ->).
+             pose proof (proj2 (Hg o' Ho') _ (lead_subseteq _ _ Hx)). simpl in *. congruence. }
+        pose proof (IH _ (pieces_ok_cons _ _ _ Hg) Ho) as IHo.
+        assert (xproject f o (lead (g o)) = lead (g o)) as ->.
+        { apply xproject_all. intros x Hx. apply (proj2 (Hg o Ho)). by apply lead_subseteq. }
+        destruct (Hg o Ho) as [Herase _]. unfold xproject in IHo |- *. rewrite filter_cons.
+        case_decide as He; simpl in *; rewrite IHo.
+        + rewrite decide_True by done.
+          unfold project_with in Herase. rewrite filter_cons_True in Herase by done.
+          destruct (rest_erase_cons _ _ _ Herase) as [Hr _].
+          rewrite <- Hr. apply lead_rest.
+        + rewrite decide_False by done. apply lead_rest.
+    Qed.
+  End merge.
+
+  Definition objects h : list Obj :=
+    omap (λ e, match e with Invoke _ _ oop => Some oop.1 | _ => None end) h.
+
+  Lemma obj_of_objects h i o : obj_of h i = Some o → o ∈ objects h.
+  Proof.
+    intros (t & op & Hin)%obj_of_Some. apply elem_of_list_omap. by exists (Invoke i t (o, op)).
+  Qed.
+
+  Lemma lin_points_merge h (g : Obj → list (xevent (Obj * Op) Val)) :
+    wf h → (∀ o, o ∈ objects h → lin_points (obj_spec o) (h |_ o) (g o)) →
+    lin_points prod_spec h (merge (obj_of h) (remove_dups (objects h)) h g).
+  Proof.
+    intros Hwf Hg. set (f := obj_of h). set (os := remove_dups (objects h)).
+    assert (NoDup os) as Hnd by apply NoDup_remove_dups.
+    assert (∀ o, o ∈ os ↔ o ∈ objects h) as Hos by (intros; apply elem_of_remove_dups).
+    assert (pieces_ok f os h g) as Hpieces.
+    { intros o Ho%Hos. destruct (Hg o Ho) as [Herase Hok _]. split; [done |].
+      intros x (l1 & l2 & Ex)%elem_of_list_split.
+      assert (∀ e, e ∈ erase l1 → in_obj f o e) as Hl1.
+      { intros e He. apply (elem_of_project_with f o h e).
+        change (project_with f o h) with (h |_ o). rewrite <- Herase, Ex, erase_app.
+        by apply elem_of_app; left. }
+      destruct x as [e | i op v].
+      - apply (elem_of_project_with f o h e).
+        change (project_with f o h) with (h |_ o). rewrite <- Herase, Ex, erase_app.
+        apply elem_of_app. right. by left.
+      - destruct (Hok _ _ _ Ex) as [[t Hin] _]. apply (Hl1 _ Hin). }
+    set (xh := merge f os h g).
+    assert (erase xh = h) as Herase by by apply erase_merge.
+    (* a point, or a [return]/[recover], of an operation of object [o] is
+       checked in [o]'s piece *)
+    assert (∀ o l1 x l2, o ∈ os → xin_obj f o x → xh = l1 ++ x :: l2 → point_ok l1 x) as Hvia.
+    { intros o l1 x l2 Ho Hx Ex. apply (point_ok_of_xproject f o); [done |].
+      destruct (Hg o (proj1 (Hos o) Ho)) as [_ Hok _].
+      rewrite <- (xproject_merge f os Hnd h g o Hpieces Ho) in Hok. fold xh in Hok.
+      rewrite Ex, xproject_app, xproject_cons_in in Hok by done.
+      by apply (Hok (xproject f o l1) x (xproject f o l2)). }
+    assert (∀ i, invoked h i → ∃ o, o ∈ os ∧ f i = Some o) as Hinv_obj.
+    { intros i (t & [o op] & Hin). exists o. split.
+      - apply Hos. apply (obj_of_objects h i o). by apply (obj_of_invoke h i t o op).
+      - by apply (obj_of_invoke h i t o op). }
+    assert (prefix_ok point_ok xh) as Hok.
+    { intros l1 x l2 Ex. assert (x ∈ xh) as Hx by (rewrite Ex; apply elem_of_app; right; by left).
+      destruct x as [[i t op | i v | | i v] | i op v]; try done.
+      - destruct (Hinv_obj i) as (o & Ho & Hi).
+        { apply (wf_return_invoked h i v Hwf). rewrite <- Herase. by apply elem_of_erase. }
+        by apply (Hvia o l1 _ l2).
+      - destruct (Hinv_obj i) as (o & Ho & Hi).
+        { apply (wf_recover_invoked h i v Hwf). rewrite <- Herase. by apply elem_of_erase. }
+        by apply (Hvia o l1 _ l2).
+      - destruct (merge_points_obj f os h g i op v Hpieces Hx) as (o & Ho & Hi).
+        by apply (Hvia o l1 _ l2). }
+    split; [done | done |].
+    unfold accepts. apply (runs_prod (λ o, spec_init (S o))). intros o.
+    rewrite (strip_points f o); [| intros ???; by apply lin_points_obj].
+    destruct (decide (o ∈ os)) as [Ho | Ho].
+    - unfold xh. rewrite (xproject_merge f os Hnd h g o Hpieces Ho).
+      apply runs_obj_spec. by destruct (Hg o (proj1 (Hos o) Ho)).
+    - rewrite points_nil; [constructor |].
+      intros i op v [Hi Hin]%elem_of_xproject. simpl in Hi.
+      destruct (merge_points_obj f os h g i op v Hpieces Hin) as (o' & Ho' & Hi').
+      apply Ho. congruence.
+  Qed.
+
+  (** (a) Durable linearizability is local. *)
+  Theorem durably_linearizable_local h :
+    wf h →
+    durably_linearizable prod_spec h ↔ ∀ o, durably_linearizable (obj_spec o) (h |_ o).
+  Proof.
+    intros Hwf. split.
+    - intros [xh Hxh] o. eexists. by apply lin_points_project.
+    - intros Hall.
+      destruct (finite_choice (λ o xh, lin_points (obj_spec o) (h |_ o) xh) [] (objects h))
+        as [g Hg].
+      { intros o _. apply Hall. }
+      eexists. by apply lin_points_merge.
+  Qed.
+End locality.
