@@ -53,19 +53,33 @@ CONSTANTS
 (*        "optional" (cut off without recover, or pending at the end),    *)
 (*        "excluded" (recovered as NoEffect: did not take effect).        *)
 
+LOCAL Min(S) == CHOOSE i \in S : \A j \in S : i <= j
+
+\* One pass over the history per operation (the definitions of
+\* Histories.tla -- Completed, Recovered, RecoveredNoEffect, EndAt, Result
+\* -- computed together; DurableLinearizabilityMC.tla checks they agree).
+OpTable(h) ==
+    [o \in Ops(h) |->
+        LET E   == {i \in Pos(h) : h[i].type # "crash" /\ h[i].id = o}
+            inv == Min({i \in E : h[i].type = "invoke"})
+            fin == {i \in E : h[i].type \in {"return", "recover"}}
+            end == IF fin = {} THEN Never(h) ELSE Min(fin)
+            cls == IF fin = {} THEN "optional"
+                   ELSE IF h[end].type = "return" THEN "required"
+                   ELSE IF SameValue(h[end].value, NoEffect) THEN "excluded"
+                   ELSE "required"
+        IN [name   |-> h[inv].op,
+            args   |-> h[inv].args,
+            inv    |-> inv,
+            end    |-> end,
+            result |-> IF cls = "required" THEN h[end].value ELSE Null,
+            class  |-> cls]]
+
+\* The classes by the definitions of Histories.tla.
 OpClass(h, o) ==
     IF o \in Completed(h) \cup Recovered(h) THEN "required"
     ELSE IF o \in RecoveredNoEffect(h) THEN "excluded"
     ELSE "optional"
-
-OpTable(h) ==
-    [o \in Ops(h) |->
-        [name   |-> OpName(h, o),
-         args   |-> OpArgs(h, o),
-         inv    |-> InvokeAt(h, o),
-         end    |-> EndAt(h, o),
-         result |-> IF OpClass(h, o) = "required" THEN Result(h, o) ELSE Null,
-         class  |-> OpClass(h, o)]]
 
 Required(T) == {o \in DOMAIN T : T[o].class = "required"}
 

@@ -250,6 +250,18 @@ DetectableOK ==
 WitnessesOK ==
     case \in DOMAIN ExpectedLins => DL(Ob, In)!Linearizations(H) = ExpectedLins[case]
 
+\* The one-pass operation table agrees with the definitions of Histories.tla.
+OpTableAgrees ==
+    Cases[case].verdict # Bad =>
+      LET T == DL(Ob, In)!OpTable(H) IN
+      /\ DOMAIN T = Ops(H)
+      /\ \A o \in Ops(H) :
+            /\ T[o].class = DL(Ob, In)!OpClass(H, o)
+            /\ T[o].inv = InvokeAt(H, o)
+            /\ T[o].end = EndAt(H, o)
+            /\ T[o].name = OpName(H, o) /\ T[o].args = OpArgs(H, o)
+            /\ T[o].class = "required" => SameValue(T[o].result, Result(H, o))
+
 \* The two searches agree: some linearization exists iff the decision
 \* procedure says durably linearizable; every linearization found places
 \* every required operation once and never an excluded one.

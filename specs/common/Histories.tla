@@ -93,7 +93,8 @@ HasEv(h, ty, id) == \E i \in Pos(h) : IsEvOf(h, i, ty, id)
 \* The first line with an event of type ty for operation id (in a
 \* well-formed history the only one).
 EvAt(h, ty, id) ==
-    CHOOSE i \in Pos(h) : IsEvOf(h, i, ty, id) /\ ~\E j \in 1 .. (i - 1) : IsEvOf(h, j, ty, id)
+    LET L == {i \in Pos(h) : IsEvOf(h, i, ty, id)}
+    IN CHOOSE i \in L : \A j \in L : i <= j
 
 InvokeAt(h, id) == EvAt(h, "invoke", id)
 

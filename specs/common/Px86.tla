@@ -125,8 +125,8 @@ VARIABLES pc, buf, pend, regs, lseq, mark, crashed, image
 
 vars == <<pc, buf, pend, regs, lseq, mark, crashed, image>>
 
-Range(s) == {s[i] : i \in DOMAIN s}
-Max(S) == CHOOSE m \in S : \A n \in S : n <= m
+LOCAL Range(s) == {s[i] : i \in DOMAIN s}
+LOCAL Max(S) == CHOOSE m \in S : \A n \in S : n <= m
 
 TypeOK ==
     /\ pc \in [Threads -> Nat] /\ \A t \in Threads : pc[t] \in 1 .. Len(Program[t]) + 1

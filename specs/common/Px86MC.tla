@@ -28,6 +28,6 @@ MfenceMeansPersisted ==
 \*   so x=1 is persisted (unless T1 overwrote it later, which it may only
 \*   after reading it): x's line cannot lose x=1 in any crash image.
 SfenceMeansFlushed ==
-    (pc[0] >= 5 /\ 4 \notin Range(buf[0])) =>
+    (pc[0] >= 5 /\ ~\E j \in DOMAIN buf[0] : buf[0][j] = 4) =>
         \A img \in PersistedStates : img.x # 0
 =============================================================================
