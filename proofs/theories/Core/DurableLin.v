@@ -131,8 +131,13 @@ Section dl.
   Definition durably_linearizable {St} (S : seq_spec St Op Val) h : Prop :=
     ∃ xh, lin_points S h xh.
 
+  (** Detectability of the operations [P] (e.g. those of the detectable
+      objects of a multi-object history, [detectable_objects]). *)
+  Definition detectable_for {St} (P : opid → Prop) (S : seq_spec St Op Val) h : Prop :=
+    durably_linearizable S h ∧ ∀ i, cut_off h i → P i → recovered h i.
+
   Definition detectable {St} (S : seq_spec St Op Val) h : Prop :=
-    durably_linearizable S h ∧ ∀ i, cut_off h i → recovered h i.
+    detectable_for (λ _, True) S h.
 
   (** Linearizability of a (crash-free) history: a total order of
       operations with values. *)
@@ -227,19 +232,27 @@ Section dl.
 
   (** *** (b) Detectability *)
 
-  Lemma detectable_durably_linearizable {St} (S : seq_spec St Op Val) h :
-    detectable S h → durably_linearizable S h.
+  Lemma detectable_for_durably_linearizable {St} P (S : seq_spec St Op Val) h :
+    detectable_for P S h → durably_linearizable S h.
   Proof. by intros [? _]. Qed.
 
-  Lemma detectable_cut_off_took_effect {St} (S : seq_spec St Op Val) h xh i :
-    detectable S h → lin_points S h xh → cut_off h i → ∃ op v, XL i op v ∈ xh.
+  Lemma detectable_durably_linearizable {St} (S : seq_spec St Op Val) h :
+    detectable S h → durably_linearizable S h.
+  Proof. apply detectable_for_durably_linearizable. Qed.
+
+  Lemma detectable_for_cut_off_took_effect {St} P (S : seq_spec St Op Val) h xh i :
+    detectable_for P S h → lin_points S h xh → cut_off h i → P i → ∃ op v, XL i op v ∈ xh.
   Proof.
-    intros [_ Hrec] [Herase Hok _] Hcut. destruct (Hrec i Hcut) as [v Hin].
+    intros [_ Hrec] [Herase Hok _] Hcut HP. destruct (Hrec i Hcut HP) as [v Hin].
     rewrite <- Herase in Hin. apply elem_of_erase, elem_of_list_split in Hin as (xh1 & xh2 & Eh).
     destruct (lin_points_finished_between xh xh1 _ xh2 i v Hok Eh) as (k1 & k2 & t & op & -> & _);
       [by right |].
     exists op, v. rewrite Eh. apply elem_of_app. left. apply elem_of_app. right. by left.
   Qed.
+
+  Lemma detectable_cut_off_took_effect {St} (S : seq_spec St Op Val) h xh i :
+    detectable S h → lin_points S h xh → cut_off h i → ∃ op v, XL i op v ∈ xh.
+  Proof. intros Hd Hxh Hcut. by apply (detectable_for_cut_off_took_effect _ S h xh i Hd Hxh Hcut). Qed.
 
   (** *** (d) The empty history; prefix-closure *)
 
@@ -853,6 +866,10 @@ Section locality.
       destruct (merge_points_obj f os h g i op v Hpieces Hin) as (o' & Ho' & Hi').
       apply Ho. congruence.
   Qed.
+
+  (** Detectability of the objects [D] of a multi-object history. *)
+  Definition detectable_objects (D : Obj → Prop) h : Prop :=
+    detectable_for (λ i, ∃ o, obj_of h i = Some o ∧ D o) prod_spec h.
 
   (** (a) Durable linearizability is local. *)
   Theorem durably_linearizable_local h :
