@@ -21,15 +21,22 @@
       one exactly once, between its invoke and its [recover], with the
       recovered value; a cut-off operation without [recover] (or one pending
       at the end) at most once, anywhere after its invocation, with any
-      value ([lin_points_finished_between], [lin_points_once]).  A completed
+      value.  A completed
       operation lost by a crash is a violation: this is not buffered durable
-      linearizability.
-    - [detectable S h]: durably linearizable, and every cut-off operation
-      is recovered.  Choice: HISTORY.md's [recover] always means "took
-      effect, with this result", so on a detectable object every cut-off
-      operation took effect exactly once, before its [recover]
+      linearizability.  The definitions do not include well-formedness
+      ([History.wf]): the checker answers "malformed" instead, and the
+      theorems assume it where they need it.
+    - [detectable_for P S h]: durably linearizable, and every cut-off
+      operation in [P] (the detectable ones) is recovered;
+      [detectable S h] takes every operation, and [detectable_objects D h]
+      the operations of the detectable objects [D] of a multi-object
+      history.  Choices: HISTORY.md's [recover] always means "took effect,
+      with this result", so a cut-off detectable operation took effect
+      exactly once, before its [recover]
       ([detectable_cut_off_took_effect]); the [NoEffect] recover of
-      [Histories.tla] is not modelled.  The definition applies to histories
+      [Histories.tla] ("did not take effect") is not modelled.  A
+      [recover] may come after later crashes and after new operations of
+      its thread, as [wf] allows.  The definition is meant for histories
       that end after the recoveries: it is not prefix-closed (a history that
       ends right after a crash is not detectable yet).
     - [linearizable S h]: the classic order-based definition (Herlihy and
@@ -46,13 +53,18 @@
       specification.  The hard direction merges the objects' extended
       histories ([merge]): each object's points go right after the event of
       [h] that precedes them in the object's projection.
-    - (b) [detectable_durably_linearizable].
+    - (b) [detectable_durably_linearizable] (and
+      [detectable_for_durably_linearizable]).
     - (c) [durably_linearizable_iff_linearizable]: on a well-formed
       crash-free history the two coincide; from points to an order is
       direct, from an order to points inserts each operation's point as
       early as its invoke and its predecessors in the order allow ([build]).
     - (d) [durably_linearizable_nil], [durably_linearizable_prefix]
-      (prefix-closure).
+      (prefix-closure), [linearizable_nil].
+    - The witness says what HISTORY.md says: [lin_points_once] (at most one
+      point per operation), [lin_points_finished_between] (a returned or
+      recovered operation's point lies between its invoke and its
+      [return]/[recover], with its value).
 
     Not covered: per-key independence of sets and maps (P-compositionality,
     a variant of (a) for keys instead of objects); the decision procedure of

@@ -13,12 +13,13 @@
       operations of its thread (as [Histories.tla] and the checker accept);
     - the operations of a history and their status: [invoked], [completed]
       (returned), [pending] (at the end), [cut_off], [recovered]; every
-      invoked operation of a well-formed history is completed, pending or
-      cut off ([wf_op_status]), and never two of them
+      invoked operation is completed, pending or cut off ([op_status]), and
+      on a well-formed history never two of them
       ([completed_not_cut_off], [pending_not_cut_off],
       [completed_not_pending]);
     - real-time order [precedes]: one operation returned or was recovered
-      before the other was invoked; irreflexive on well-formed histories;
+      before the other was invoked; a strict partial order on well-formed
+      histories ([precedes_irrefl], [precedes_trans]);
     - multi-object histories: histories over [Obj * Op], the object of an
       operation ([obj_of]) and the projection [h |_ o] to one object, which
       keeps the crashes (a crash is a full-system crash) and preserves
@@ -342,6 +343,26 @@ Section history.
     - left. by right.
     - destruct e; [right | right | left; by left | right];
         rewrite elem_of_cons; by intros [? | ?].
+  Qed.
+
+  (** ... and transitive: a strict partial order. *)
+  Lemma precedes_trans h i j k : wf h → precedes h i j → precedes h j k → precedes h i k.
+  Proof.
+    intros Hwf (a1 & ei & a2 & Ea & Hei & Hj) (b1 & ej & b2 & Eb & Hej & Hk).
+    pose proof (wf_ends_invoked h b1 ej b2 j Hwf Eb Hej) as Hjb.
+    rewrite Ea in Eb.
+    destruct (app_cons_split_cases _ _ _ _ _ _ Eb) as [(Eab & Ee & Eab2) | [(m & -> & Em) | (m & -> & Em)]].
+    - (* one event ends both: [i = j] *)
+      subst ej b2. assert (i = j) as ->.
+      { destruct ei; simpl in Hei, Hej; try contradiction; congruence. }
+      by exists a1, ei, a2.
+    - (* [i] ends before [j] ends: [k], invoked after [j] ends, is invoked after [i] ends *)
+      exists a1, ei, a2. split; [done |]. split; [done |].
+      rewrite Em. apply invoked_app. right. apply invoked_cons. by right.
+    - (* [j] ends before [i] ends: [j] would be invoked before and after [i]'s end *)
+      exfalso. apply (wf_invoked_twice h b1 (ej :: m ++ ei :: a2) j Hwf); [| done |].
+      + by rewrite Ea, <- app_assoc.
+      + apply invoked_cons. right. apply invoked_app. right. apply invoked_cons. by right.
   Qed.
 
   (** Every invoked operation is completed (it returned), pending at the end,
