@@ -15,7 +15,7 @@
 //! ```
 //!
 //! Crash invariant (stated and proved on the abstract model in
-//! `proofs/theories/Core/CommitLog.v` and checked by `specs/common/CommitLog.tla`):
+//! `proofs/theories/Core/CommitLog.v` and checked by `specs/tutorial/CommitLog.tla`):
 //! *every record below the persisted commit word is persisted and intact*.
 //! Step 2's fence is what makes it hold — a crash may otherwise persist the
 //! commit word (step 3) but not the record. [`CommitLog::without_record_fence`]

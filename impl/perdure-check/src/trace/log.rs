@@ -77,20 +77,21 @@ pub fn steps(events: &[SimEvent], base: u64) -> Vec<Value> {
     let reserved_off = base + OFF_RESERVED;
     let records = base + OFF_RECORDS..base + LOG_LEN;
     let mut out = Vec::new();
-    // (thread, record) of the store run in progress.
-    let mut run: Option<(usize, u64)> = None;
+    // Per thread, the record it is writing (its stores to it may be
+    // interleaved with other threads' events): one WriteRecord per ticket.
+    let mut writing: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
     for e in events {
         let t = e.thread;
         let step = match e.op {
             SimOp::Rmw if e.off == reserved_off => {
+                writing.remove(&t);
                 Some(json!({"type":"step","action":"Reserve","thread":t,"rec":e.val - 1}))
             }
             SimOp::Store if records.contains(&e.off) => {
                 let i = (e.off - records.start) / RECORD;
-                if run == Some((t, i)) {
+                if writing.insert(t, i) == Some(i) {
                     None
                 } else {
-                    run = Some((t, i));
                     Some(json!({"type":"step","action":"WriteRecord","thread":t,"rec":i}))
                 }
             }
@@ -108,12 +109,7 @@ pub fn steps(events: &[SimEvent], base: u64) -> Vec<Value> {
             SimOp::Psync => Some(json!({"type":"step","action":"Sync","thread":t})),
             _ => None,
         };
-        if let Some(s) = step {
-            if !(s["action"] == "WriteRecord") {
-                run = None;
-            }
-            out.push(s);
-        }
+        out.extend(step);
     }
     out
 }
@@ -275,6 +271,45 @@ mod tests {
         .unwrap();
         assert!(!mutant.contains("\"Fence\""));
         assert_eq!(drop_first(&t, "Fence").lines().count(), 6);
+    }
+
+    #[test]
+    fn interleaved_record_stores_give_one_write_step_per_ticket() {
+        use perdure_pm::sim::{SimEvent, SimOp};
+        let base = 4096;
+        let ev = |thread, op, off, val| SimEvent {
+            thread,
+            op,
+            off,
+            val,
+        };
+        let r0 = base + OFF_RECORDS;
+        let r1 = r0 + RECORD;
+        let events = [
+            ev(0, SimOp::Rmw, base + OFF_RESERVED, 1),
+            ev(0, SimOp::Store, r0, 0),
+            ev(1, SimOp::Rmw, base + OFF_RESERVED, 2),
+            ev(0, SimOp::Store, r0 + 8, 5),
+            ev(1, SimOp::Store, r1, 1),
+            ev(0, SimOp::Store, r0 + 16, 5),
+            ev(1, SimOp::Store, r1 + 8, 6),
+        ];
+        let actions: Vec<(String, u64)> = steps(&events, base)
+            .iter()
+            .map(|s| {
+                (
+                    s["action"].as_str().unwrap().to_owned(),
+                    s["thread"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let want = [
+            ("Reserve", 0),
+            ("WriteRecord", 0),
+            ("Reserve", 1),
+            ("WriteRecord", 1),
+        ];
+        assert_eq!(actions, want.map(|(a, t)| (a.to_owned(), t)));
     }
 
     #[test]
