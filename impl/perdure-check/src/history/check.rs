@@ -591,7 +591,7 @@ mod tests {
         assert!(text.contains("* id 2"), "{text}");
         assert!(v
             .verdict_line(&h)
-            .starts_with("not durably linearizable: the history up to line 6"));
+            .starts_with("not durably linearizable: the minimal failing prefix ends at line 6, where operation 2"));
     }
 
     #[test]
