@@ -42,8 +42,9 @@
 //!
 //! Nothing else is lost: the set being allocated from, the slot's stack of
 //! completed sets, the global stacks and the chunk being carved all survive.
-//! The `specs/alloc/Heap.tla` model checks the double-allocation freedom and
-//! this bound on a small configuration.
+//! A TLA+ model of this protocol (`specs/alloc/Heap.tla`, checking
+//! double-allocation freedom and this bound) is in progress; today the
+//! protocol is checked by loom, shuttle and the SIGKILL test `heap_kill`.
 //!
 //! Not done yet: a recovery-time collection that returns leaked blocks given
 //! the set of live ones (RELAX suggests one "after a certain number of
