@@ -493,14 +493,15 @@ def run_tlc(c: Check) -> list[Row]:
     return [row]
 
 
-EXPECT_RE = re.compile(r"^\s*\\\*.*EXPECTED:.*?\b(\w+)\s+violated", re.M)
+EXPECT_RE = re.compile(r"^\s*\\\*.*EXPECTED(?: RESULT)?:.*?(?:\b(\w+)\s+violated|VIOLATION of (\w+))", re.M | re.I)
 
 
 def expected_violation(cfg: Path) -> str | None:
     """The invariant or property a mutant cfg says TLC must report violated
-    (`\\* ... EXPECTED: TLC reports Name violated`)."""
+    (`\\* ... EXPECTED: TLC reports Name violated` or
+    `\\* EXPECTED RESULT: VIOLATION of Name`)."""
     m = EXPECT_RE.search(cfg.read_text(errors="replace"))
-    return m.group(1) if m else None
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def tlc_checks() -> list[Check]:
