@@ -4,6 +4,7 @@
 
 use super::model::{Expected, SeqCall, State};
 use super::parse::{Call, History, InitialState, Operation, Outcome};
+use super::reduce;
 use super::search::{search, SearchCounters, SearchOp, SearchResult};
 use super::value::{json_integer, render, Interner, ValueId};
 use serde_json::Value;
@@ -11,12 +12,29 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 
 /// Options of [`check_history`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CheckOptions {
     /// Give up on a partition (verdict [`Verdict::Undecided`], unless another
-    /// partition fails) once its search has memoized this many
-    /// configurations. `None`: no limit.
+    /// partition fails) once one search has memoized this many
+    /// configurations. `None`: no limit. Default
+    /// [`CheckOptions::DEFAULT_MAX_STATES`].
     pub max_states: Option<u64>,
+}
+
+impl CheckOptions {
+    /// The default bound on memoized configurations per search: about 1 GB
+    /// of memory for small model states, reached only by histories whose
+    /// search is exponential (many mutually concurrent operations whose
+    /// order matters, in a history that fails or nearly fails).
+    pub const DEFAULT_MAX_STATES: u64 = 5_000_000;
+}
+
+impl Default for CheckOptions {
+    fn default() -> CheckOptions {
+        CheckOptions {
+            max_states: Some(CheckOptions::DEFAULT_MAX_STATES),
+        }
+    }
 }
 
 /// The answer for a whole history.
@@ -282,6 +300,7 @@ fn search_op(op: &Operation, interner: &mut Interner, cut: Option<usize>) -> Opt
         expected,
         invoke_line: op.invoke_line,
         complete_line,
+        order: op.invoke_line as u64,
     })
 }
 
@@ -359,12 +378,16 @@ fn search_partition(
     options: &CheckOptions,
     counters: &mut SearchCounters,
 ) -> SearchResult {
-    let ops: Vec<SearchOp> = part
+    let mut ops: Vec<SearchOp> = part
         .members
         .iter()
         .filter_map(|&i| search_op(&history.operations()[i], interner, cut))
         .collect();
-    search(&ops, &part.init, options.max_states, counters)
+    let mut init = part.init.clone();
+    match reduce::prepare(&mut ops, &mut init) {
+        None => SearchResult::NotLinearizable,
+        Some(producer_order) => search(&ops, &init, &producer_order, options.max_states, counters),
+    }
 }
 
 /// Decides whether `history` is durably linearizable (see the module docs of

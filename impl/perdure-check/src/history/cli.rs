@@ -21,8 +21,9 @@ OPTIONS:
     --model M          Check against object M instead of the header's `object`.
     --ignore-type T    Skip events of type T instead of rejecting them (repeatable),
                        for traces that carry extra event types.
-    --max-states N     Give up on a partition after memoizing N search states
-                       (verdict `undecided`, exit 3). Default: no limit.
+    --max-states N     Give up on a search after memoizing N states (verdict
+                       `undecided`, exit 3); 0 for no limit. Default 5000000
+                       (about 1 GB).
     --quiet, -q        Print only the verdict line.
     --help, -h         Print this help.
 
@@ -33,7 +34,7 @@ OUTPUT:
         durably linearizable          exit 0
         not durably linearizable: ... exit 1
         malformed: line N: ...        exit 2 (also: wrong usage, unreadable file)
-        undecided: ...                exit 3 (only with --max-states)
+        undecided: ...                exit 3 (the search limit was reached)
 ";
 
 /// Entry point of `perdure check-history` (`args` are the arguments after
@@ -90,11 +91,10 @@ fn parse_args(args: &[String]) -> Result<Parsed, String> {
             "--ignore-type" => parse.ignored_event_types.push(value("--ignore-type")?),
             "--max-states" => {
                 let n = value("--max-states")?;
-                let n: u64 =
-                    n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                        format!("--max-states takes a positive integer, got {n:?}")
-                    })?;
-                check.max_states = Some(n);
+                let n: u64 = n.parse().map_err(|_| {
+                    format!("--max-states takes a number of states (0: no limit), got {n:?}")
+                })?;
+                check.max_states = (n > 0).then_some(n);
             }
             "-" => set_file(&mut file, arg)?,
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),

@@ -130,6 +130,7 @@ mod cli;
 pub mod generate;
 mod model;
 mod parse;
+mod reduce;
 mod search;
 mod value;
 

@@ -60,6 +60,7 @@
 //! Memory is one memo entry per configuration reached.
 
 use super::model::{apply, Expected, FxBuild, FxHasher, SeqCall, State};
+use super::reduce::{Discipline, ProducerOrder};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
@@ -73,6 +74,10 @@ pub(crate) struct SearchOp {
     /// `Some` for required operations (the `return` or `recover` line),
     /// `None` for optional ones.
     pub(crate) complete_line: Option<usize>,
+    /// Candidates of one configuration are tried in increasing `order`
+    /// (required before optional); see [`super::reduce`]. Any order is
+    /// correct; a good one finds a linearization sooner.
+    pub(crate) order: u64,
 }
 
 /// The answer of one search.
@@ -225,23 +230,111 @@ impl Memo {
     }
 }
 
-/// Where the search is among the candidates of the current configuration.
-#[derive(Clone, Copy, Debug)]
-enum Cursor {
-    /// At a node of the required list (a candidate invocation, or the first
-    /// completion, which ends the required candidates).
-    Required(u32),
-    /// At a node of the optional list; candidates must be invoked before
-    /// line `limit` (the first completion entry of the required list).
-    Optional { node: u32, limit: usize },
-}
-
+/// One linearized operation on the search stack.
 struct Frame {
-    /// The candidate that was linearized, to continue after it on backtrack.
-    cursor: Cursor,
     op: u32,
     /// The state before it, if it changed the state.
     saved_state: Option<State>,
+}
+
+/// The required list as [`producer_blocked`] reads it.
+struct RequiredList<'a> {
+    links: &'a Links,
+    op: &'a [u32],
+    is_completion: &'a [bool],
+    line: &'a [usize],
+}
+
+/// The optional list as [`producer_blocked`] reads it.
+struct OptionalList<'a> {
+    links: &'a Links,
+    /// Per node: whether the operation is a `deq` or `pop`.
+    is_consumer: &'a [bool],
+    line: &'a [usize],
+}
+
+/// Whether the necessary producer order of `reduce` forbids linearizing
+/// operation `x` in the current configuration. `min_release` is, for a queue,
+/// the smallest consumer completion line of an unlinearized unique producer;
+/// `first_optional_consumer` the invocation line of the first unlinearized
+/// optional `deq`/`pop` (`usize::MAX` if none): only those can still remove
+/// an element no completed operation consumes.
+fn producer_blocked(
+    x: usize,
+    order: &ProducerOrder,
+    state: &State,
+    min_release: Option<usize>,
+    first_optional_consumer: usize,
+    required: &RequiredList<'_>,
+    optional: &OptionalList<'_>,
+) -> bool {
+    if !order.unique[x] {
+        return false;
+    }
+    // An element that must be removed before x's consumer starts (or, for
+    // an x no completed operation consumes, before any remaining optional
+    // consumer starts) cannot be behind x in a queue nor under x in a stack.
+    let threshold = match order.consumer[x] {
+        Some((invoke, _)) => invoke,
+        None => first_optional_consumer,
+    };
+    match order.discipline {
+        Discipline::None => false,
+        // Rule Q: x waits for every unique producer whose element must
+        // leave the queue before x's consumer starts.
+        Discipline::Queue => min_release.is_some_and(|release| release < threshold),
+        Discipline::Stack => {
+            // Rule S1: pushing x now would bury an element that must be
+            // popped before anything can pop x.
+            if let State::Stack(elements) = state {
+                let buries = elements.iter().any(|v| {
+                    order
+                        .release_of_value
+                        .get(v)
+                        .is_some_and(|&release| release < threshold)
+                });
+                if buries {
+                    return true;
+                }
+            }
+            // Rules S2 and S3 look at the unlinearized unique pushes that
+            // completed before x's pop started: pushed after x, each sits
+            // above x when that pop runs.
+            let Some((pop_invoke, pop_done)) = order.consumer[x] else {
+                return false;
+            };
+            let mut unconsumed_above = 0usize;
+            let mut node = required.links.first();
+            while node != END && required.line[node as usize] < pop_invoke {
+                let y = required.op[node as usize] as usize;
+                if required.is_completion[node as usize] && y != x && order.unique[y] {
+                    match order.consumer[y] {
+                        // S2: y is popped after x, so it must be below x.
+                        Some((invoke, _)) if pop_done < invoke => return true,
+                        Some(_) => {}
+                        None => unconsumed_above += 1,
+                    }
+                }
+                node = required.links.next(node);
+            }
+            // S3: elements no completed pop returns can only be removed by
+            // optional pops, one each, invoked before x's pop completes.
+            if unconsumed_above > 0 {
+                let mut removers = 0usize;
+                let mut node = optional.links.first();
+                while node != END && optional.line[node as usize] < pop_done {
+                    if optional.is_consumer[node as usize] {
+                        removers += 1;
+                    }
+                    node = optional.links.next(node);
+                }
+                if unconsumed_above > removers {
+                    return true;
+                }
+            }
+            false
+        }
+    }
 }
 
 /// SplitMix64: the Zobrist keys.
@@ -258,6 +351,7 @@ fn splitmix(mut x: u64) -> u64 {
 pub(crate) fn search(
     ops: &[SearchOp],
     init: &State,
+    producer_order: &ProducerOrder,
     max_states: Option<u64>,
     counters: &mut SearchCounters,
 ) -> SearchResult {
@@ -278,7 +372,8 @@ pub(crate) fn search(
         return SearchResult::Linearizable;
     }
 
-    // The required list: invocation and completion entries in line order.
+    // The required list: invocation and completion entries in line order
+    // (at equal lines, invocations first; completions by operation).
     let mut entries: Vec<(usize, bool, u32)> = Vec::with_capacity(2 * n_required);
     for (i, op) in ops.iter().enumerate() {
         if let Some(done) = op.complete_line {
@@ -321,6 +416,11 @@ pub(crate) fn search(
         invoke_node[op as usize] = (k + 1) as u32;
     }
     let mut optional_links = Links::new(optional.len());
+    let opt_is_consumer: Vec<bool> = opt_op
+        .iter()
+        .enumerate()
+        .map(|(node, &op)| node > 0 && matches!(ops[op as usize].call, SeqCall::Deq | SeqCall::Pop))
+        .collect();
 
     let zobrist: Vec<u64> = (0..n)
         .map(|i| splitmix(i as u64 ^ 0x5eed_0000_0000))
@@ -333,39 +433,90 @@ pub(crate) fn search(
         entries: Vec::new(),
     };
 
+    // Queue producer order: the unique producers whose value a completed
+    // deq returns, by that deq's completion line ("release"), and the first
+    // of them not linearized yet. A producer `x` is blocked while an
+    // unlinearized producer's release is below its threshold (its own
+    // consumer's invocation, or the first optional consumer if it has none).
+    let mut linearized = vec![false; n];
+    let mut by_release: Vec<(usize, u32)> = Vec::new();
+    let mut release_position = vec![u32::MAX; n];
+    if producer_order.discipline == Discipline::Queue {
+        by_release = (0..n)
+            .filter_map(|i| producer_order.consumer[i].map(|(_, done)| (done, i as u32)))
+            .collect();
+        by_release.sort_unstable();
+        for (k, &(_, op)) in by_release.iter().enumerate() {
+            release_position[op as usize] = k as u32;
+        }
+    }
+    let mut first_unreleased = 0usize;
     let mut state = init.clone();
     let mut remaining = n_required;
     let mut frames: Vec<Frame> = Vec::new();
-    let mut cursor = Cursor::Required(required_links.first());
+    // The candidates of every configuration on the current path, back to
+    // back: level `d` owns `candidates[level_start[d]..level_start[d + 1]]`
+    // (the last level up to the end), and `level_next[d]` is the next one to
+    // try.
+    let mut candidates: Vec<u32> = Vec::new();
+    let mut level_start: Vec<usize> = Vec::new();
+    let mut level_next: Vec<usize> = Vec::new();
+
+    // Pushes the candidates of the current configuration: the required
+    // invocations before the first completion entry, in `order`, then the
+    // optional invocations before that completion line, in `order`.
+    let push_level = |candidates: &mut Vec<u32>,
+                      level_start: &mut Vec<usize>,
+                      level_next: &mut Vec<usize>,
+                      required_links: &Links,
+                      optional_links: &Links| {
+        let start = candidates.len();
+        level_start.push(start);
+        level_next.push(start);
+        let mut node = required_links.first();
+        let mut limit = usize::MAX;
+        while node != END {
+            if req_is_completion[node as usize] {
+                limit = req_line[node as usize];
+                break;
+            }
+            candidates.push(req_op[node as usize]);
+            node = required_links.next(node);
+        }
+        candidates[start..].sort_by_key(|&op| ops[op as usize].order);
+        let optional_start = candidates.len();
+        let mut node = optional_links.first();
+        while node != END && opt_line[node as usize] < limit {
+            candidates.push(opt_op[node as usize]);
+            node = optional_links.next(node);
+        }
+        candidates[optional_start..].sort_by_key(|&op| ops[op as usize].order);
+    };
+    push_level(
+        &mut candidates,
+        &mut level_start,
+        &mut level_next,
+        &required_links,
+        &optional_links,
+    );
 
     let result = loop {
-        // The candidate at the cursor, if any is left in this configuration.
-        let candidate = match cursor {
-            Cursor::Required(node) if node == END => None,
-            Cursor::Required(node) if req_is_completion[node as usize] => {
-                cursor = Cursor::Optional {
-                    node: optional_links.first(),
-                    limit: req_line[node as usize],
-                };
-                continue;
-            }
-            Cursor::Required(node) => Some(req_op[node as usize]),
-            Cursor::Optional { node, limit } => {
-                if node == END || opt_line[node as usize] >= limit {
-                    None
-                } else {
-                    Some(opt_op[node as usize])
-                }
-            }
-        };
-
-        let Some(op) = candidate else {
-            // No candidate left: undo the last linearization and try the
-            // candidate after it.
+        let depth = level_next.len() - 1;
+        let next = level_next[depth];
+        if next == candidates.len() {
+            // Every candidate of this configuration failed: leave it and
+            // undo the linearization that led to it.
+            candidates.truncate(level_start[depth]);
+            level_start.pop();
+            level_next.pop();
             let Some(frame) = frames.pop() else {
                 break SearchResult::NotLinearizable;
             };
             let i = frame.op as usize;
+            linearized[i] = false;
+            if release_position[i] != u32::MAX {
+                first_unreleased = first_unreleased.min(release_position[i] as usize);
+            }
             if ops[i].complete_line.is_some() {
                 required_links.relink(completion_node[i]);
                 required_links.relink(invoke_node[i]);
@@ -379,83 +530,110 @@ pub(crate) fn search(
             if let Some(saved) = frame.saved_state {
                 state = saved;
             }
-            cursor = match frame.cursor {
-                Cursor::Required(node) => Cursor::Required(required_links.next(node)),
-                Cursor::Optional { node, limit } => Cursor::Optional {
-                    node: optional_links.next(node),
-                    limit,
-                },
-            };
             continue;
-        };
+        }
+        level_next[depth] = next + 1;
+        let op = candidates[next];
 
         counters.steps += 1;
         let i = op as usize;
         let required = ops[i].complete_line.is_some();
-        let accepted = match apply(&state, ops[i].call) {
-            Some(t) if ops[i].expected.admits(t.output) => {
-                let changes = t.next.as_ref().is_some_and(|next| *next != state);
-                if !required && !changes {
-                    None
-                } else {
-                    let next_ref = t.next.as_ref().unwrap_or(&state);
-                    if required {
-                        required_bits.set(slot[i]);
-                    } else {
-                        optional_bits.set(slot[i]);
-                    }
-                    let mut h = FxHasher::default();
-                    next_ref.hash(&mut h);
-                    let hash = splitmix(h.finish() ^ set_hash ^ zobrist[i]);
-                    if memo.insert(hash, &required_bits, &optional_bits, next_ref) {
-                        Some(t.next)
-                    } else {
-                        if required {
-                            required_bits.clear(slot[i]);
-                        } else {
-                            optional_bits.clear(slot[i]);
-                        }
-                        None
-                    }
-                }
-            }
-            _ => None,
+        let required_list = RequiredList {
+            links: &required_links,
+            op: &req_op,
+            is_completion: &req_is_completion,
+            line: &req_line,
         };
-
-        match accepted {
-            Some(next) => {
-                set_hash ^= zobrist[i];
-                if required {
-                    required_links.unlink(invoke_node[i]);
-                    required_links.unlink(completion_node[i]);
-                    remaining -= 1;
-                } else {
-                    optional_links.unlink(invoke_node[i]);
-                }
-                let saved_state = next.map(|next| std::mem::replace(&mut state, next));
-                frames.push(Frame {
-                    cursor,
-                    op,
-                    saved_state,
-                });
-                if remaining == 0 {
-                    break SearchResult::Linearizable;
-                }
-                if max_states.is_some_and(|max| memo.entries.len() as u64 >= max) {
-                    break SearchResult::LimitReached;
-                }
-                cursor = Cursor::Required(required_links.first());
+        let min_release = by_release
+            .get(first_unreleased)
+            .map(|&(release, _)| release);
+        let first_optional_consumer = if producer_order.discipline == Discipline::None {
+            usize::MAX
+        } else {
+            let mut node = optional_links.first();
+            while node != END && !opt_is_consumer[node as usize] {
+                node = optional_links.next(node);
             }
-            None => {
-                cursor = match cursor {
-                    Cursor::Required(node) => Cursor::Required(required_links.next(node)),
-                    Cursor::Optional { node, limit } => Cursor::Optional {
-                        node: optional_links.next(node),
-                        limit,
-                    },
-                };
+            if node == END {
+                usize::MAX
+            } else {
+                opt_line[node as usize]
             }
+        };
+        if producer_blocked(
+            i,
+            producer_order,
+            &state,
+            min_release,
+            first_optional_consumer,
+            &required_list,
+            &OptionalList {
+                links: &optional_links,
+                is_consumer: &opt_is_consumer,
+                line: &opt_line,
+            },
+        ) {
+            continue;
         }
+        let Some(t) = apply(&state, ops[i].call) else {
+            continue;
+        };
+        if !ops[i].expected.admits(t.output) {
+            continue;
+        }
+        let changes = t.next.as_ref().is_some_and(|next| *next != state);
+        if !required && !changes {
+            // A useless optional operation: leaving it out is as good.
+            continue;
+        }
+        let next_ref = t.next.as_ref().unwrap_or(&state);
+        if required {
+            required_bits.set(slot[i]);
+        } else {
+            optional_bits.set(slot[i]);
+        }
+        let mut h = FxHasher::default();
+        next_ref.hash(&mut h);
+        let hash = splitmix(h.finish() ^ set_hash ^ zobrist[i]);
+        if !memo.insert(hash, &required_bits, &optional_bits, next_ref) {
+            // Seen (and failed) before.
+            if required {
+                required_bits.clear(slot[i]);
+            } else {
+                optional_bits.clear(slot[i]);
+            }
+            continue;
+        }
+
+        set_hash ^= zobrist[i];
+        linearized[i] = true;
+        while first_unreleased < by_release.len()
+            && linearized[by_release[first_unreleased].1 as usize]
+        {
+            first_unreleased += 1;
+        }
+        if required {
+            required_links.unlink(invoke_node[i]);
+            required_links.unlink(completion_node[i]);
+            remaining -= 1;
+        } else {
+            optional_links.unlink(invoke_node[i]);
+        }
+        let saved_state = t.next.map(|next| std::mem::replace(&mut state, next));
+        frames.push(Frame { op, saved_state });
+        if remaining == 0 {
+            break SearchResult::Linearizable;
+        }
+        if max_states.is_some_and(|max| memo.entries.len() as u64 >= max) {
+            break SearchResult::LimitReached;
+        }
+        push_level(
+            &mut candidates,
+            &mut level_start,
+            &mut level_next,
+            &required_links,
+            &optional_links,
+        );
     };
     counters.states += memo.entries.len() as u64;
     result
@@ -474,6 +652,7 @@ mod tests {
             expected: Expected::Value(out),
             invoke_line: inv,
             complete_line: Some(ret),
+            order: inv as u64,
         }
     }
     fn opt(call: SeqCall, inv: usize) -> SearchOp {
@@ -482,11 +661,12 @@ mod tests {
             expected: Expected::Any,
             invoke_line: inv,
             complete_line: None,
+            order: inv as u64,
         }
     }
     fn run(ops: &[SearchOp], init: State) -> SearchResult {
         let mut c = SearchCounters::default();
-        search(ops, &init, None, &mut c)
+        search(ops, &init, &ProducerOrder::none(ops.len()), None, &mut c)
     }
     const A: u32 = 10;
 
@@ -574,6 +754,7 @@ mod tests {
                 expected: Expected::Int(3),
                 invoke_line: 3,
                 complete_line: Some(4),
+                order: 3,
             },
         ];
         assert_eq!(run(&ops, State::Counter(0)), SearchResult::Linearizable);
@@ -599,12 +780,24 @@ mod tests {
         ops.push(req(SeqCall::Read, 7, 200, 201));
         let mut c = SearchCounters::default();
         assert_eq!(
-            search(&ops, &State::Register(NULL), Some(5), &mut c),
+            search(
+                &ops,
+                &State::Register(NULL),
+                &ProducerOrder::none(ops.len()),
+                Some(5),
+                &mut c
+            ),
             SearchResult::LimitReached
         );
         let mut c = SearchCounters::default();
         assert_eq!(
-            search(&ops, &State::Register(NULL), None, &mut c),
+            search(
+                &ops,
+                &State::Register(NULL),
+                &ProducerOrder::none(ops.len()),
+                None,
+                &mut c
+            ),
             SearchResult::NotLinearizable
         );
         assert!(c.states > 5);
@@ -621,7 +814,13 @@ mod tests {
         }
         let mut c = SearchCounters::default();
         assert_eq!(
-            search(&ops, &State::Queue(VecDeque::new()), None, &mut c),
+            search(
+                &ops,
+                &State::Queue(VecDeque::new()),
+                &ProducerOrder::none(ops.len()),
+                None,
+                &mut c
+            ),
             SearchResult::Linearizable
         );
         assert!(c.steps < 20_000, "{c:?}");
