@@ -35,16 +35,16 @@ struct Case {
     name: &'static str,
     config: GenConfig,
     /// Turns the generated history into a violation (or leaves it alone).
-    mutate: fn(&mut Vec<Value>),
+    mutate: fn(&mut [Value]),
     expect_violation: bool,
 }
 
-fn no_mutation(_: &mut Vec<Value>) {}
+fn no_mutation(_: &mut [Value]) {}
 
 /// Flips the result of the first `set` operation on key 0 that completes
 /// before any other operation on key 0 starts: it saw `init`, so its result
 /// was forced.
-fn flip_first_set_result(events: &mut Vec<Value>) {
+fn flip_first_set_result(events: &mut [Value]) {
     let Some(inv) = events
         .iter()
         .position(|e| e["type"] == "invoke" && e["args"][0] == json!(0))
@@ -63,7 +63,7 @@ fn flip_first_set_result(events: &mut Vec<Value>) {
 
 /// Makes the last `deq` that returned an element return `null` instead,
 /// as if a crash had lost the element.
-fn lose_queue_element(events: &mut Vec<Value>) {
+fn lose_queue_element(events: &mut [Value]) {
     let deqs: Vec<usize> = events
         .iter()
         .enumerate()
