@@ -783,8 +783,16 @@ impl History {
         events: Vec<Event>,
         options: &ParseOptions,
     ) -> Result<History, MalformedHistory> {
-        let mut events = events.into_iter();
-        let Some(first) = events.next() else {
+        History::build(events.into_iter().map(Ok), options)
+    }
+
+    /// Replays events as they are parsed, so that the first bad line — by
+    /// syntax or by rule — is the one reported.
+    fn build(
+        mut events: impl Iterator<Item = Result<Event, MalformedHistory>>,
+        options: &ParseOptions,
+    ) -> Result<History, MalformedHistory> {
+        let Some(first) = events.next().transpose()? else {
             return Err(MalformedHistory {
                 line: 1,
                 reason: MalformedReason::Empty,
@@ -821,6 +829,7 @@ impl History {
         let mut last_line = header_line;
 
         for event in events {
+            let event = event?;
             let line = event.line;
             event_count += 1;
             last_line = line;
@@ -986,10 +995,22 @@ pub fn parse_events(text: &str, options: &ParseOptions) -> Result<Vec<Event>, Ma
 }
 
 /// Parses and validates a whole history: [`parse_events`] then
-/// [`History::from_events`].
+/// [`History::from_events`], line by line, so the error reported is the one
+/// on the earliest bad line.
 pub fn parse_history(text: &str, options: &ParseOptions) -> Result<History, MalformedHistory> {
-    let events = parse_events(text, options)?;
-    History::from_events(events, options)
+    let events = text
+        .lines()
+        .enumerate()
+        .filter(|(_, raw)| !raw.trim().is_empty())
+        .filter_map(|(index, raw)| {
+            let line = index + 1;
+            match parse_event(raw, options) {
+                Ok(Some(kind)) => Some(Ok(Event { line, kind })),
+                Ok(None) => None,
+                Err(reason) => Some(Err(MalformedHistory { line, reason })),
+            }
+        });
+    History::build(events, options)
 }
 
 fn parse_event(raw: &str, options: &ParseOptions) -> Result<Option<EventKind>, MalformedReason> {
