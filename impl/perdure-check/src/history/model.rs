@@ -34,7 +34,7 @@ pub(crate) enum State {
 
 /// A call with interned arguments. Set and map calls do not carry their key:
 /// the key selects the partition the call is checked in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum SeqCall {
     Read,
     Write(ValueId),
@@ -62,7 +62,7 @@ pub(crate) enum Output {
 }
 
 /// What the history requires of a call's output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Expected {
     /// No requirement: the operation has no reported result (cut off without
     /// `recover`, or pending).

@@ -27,19 +27,24 @@
 //!   operations: the optional candidates are those invoked before that same
 //!   first completion entry.
 //!
-//! It tries required candidates first, then optional ones (an optional
-//! operation that never took effect then costs nothing on the way to a
-//! success). Trying a candidate applies it to the model; if the output admits
-//! the reported result, the candidate's entries are unlinked (dancing links)
-//! and the search descends; if the first list's head is a completion entry and
-//! no candidate works, it backtracks. It succeeds as soon as every required
-//! operation is linearized — the remaining optional ones do not take effect —
-//! and fails when backtracking empties the stack. Every sequence it can
-//! produce is a valid linearization and every valid linearization (restricted
-//! to the operations up to the last required one) is one it can produce, so
-//! the search is sound and complete.
+//! Each configuration's candidates are collected once, in that order —
+//! required ones first, then optional ones (an optional operation that never
+//! took effect then costs nothing on the way to a success), each group sorted
+//! by [`SearchOp::order`] (see `reduce`) — and tried one by one. Trying a
+//! candidate applies it to the model; if the output admits the reported
+//! result, the candidate's entries are unlinked (dancing links) and the
+//! search descends into the new configuration; when every candidate of a
+//! configuration has failed, it backtracks. It succeeds as soon as every
+//! required operation is linearized — the remaining optional ones do not take
+//! effect — and fails when backtracking empties the stack. Every sequence it
+//! can produce is a valid linearization and every valid linearization
+//! (restricted to the operations up to the last required one) is one it can
+//! produce, so the search is sound and complete.
 //!
-//! Two prunings keep it fast, both exact:
+//! # Prunings
+//!
+//! All exact: each skips only configurations from which no linearization
+//! can be completed, or that another explored configuration covers.
 //! * **Memoization**: a configuration is (set of linearized operations, model
 //!   state); what can follow depends on nothing else, so a configuration seen
 //!   before (and necessarily failed, or the search would have stopped) is not
@@ -52,12 +57,19 @@
 //! * **Useless optional operations**: an optional operation that leaves the
 //!   state unchanged (a cut-off `read`, `contains`, failed `cas`, ...) is never
 //!   linearized — any continuation with it is a continuation without it.
+//! * **Twins** ([`twins`]): of two operations with the same call and the same
+//!   requirement on the result, the one whose interval starts and ends no
+//!   later goes first.
+//! * **Producer orders** ([`producer_blocked`]): the necessary orders among
+//!   uniquely produced queue and stack elements of `reduce`.
 //!
 //! Complexity: the problem is NP-complete in general; the search is
 //! exponential in the worst case (many mutually concurrent operations whose
-//! order matters), and linear-ish in the number of operations for histories
-//! whose concurrency is bounded, as those of a fixed number of threads are.
-//! Memory is one memo entry per configuration reached.
+//! order matters, or many cut-off operations whose effect may fall anywhere
+//! after their invocation), and close to linear in the number of operations
+//! for histories whose concurrency is bounded, as those of a fixed number of
+//! threads are. Memory is one memo entry per configuration reached, bounded
+//! by `max_states`.
 
 use super::model::{apply, Expected, FxBuild, FxHasher, SeqCall, State};
 use super::reduce::{Discipline, ProducerOrder};
@@ -337,6 +349,43 @@ fn producer_blocked(
     }
 }
 
+/// For each operation, a *twin* that may be assumed linearized before it,
+/// or `u32::MAX`: the previous operation with the same call and the same
+/// requirement on its result whose interval starts no later and ends no
+/// later (for optional operations, which have no end: starts no later).
+///
+/// Exact symmetry reduction: two such operations have the same effect and
+/// output in every state, so in any linearization where the later one comes
+/// first, exchanging the two gives another linearization (the earlier one
+/// may take the first place since it was invoked no later, the later one the
+/// second since it completes no earlier); and an optional operation used
+/// while its optional twin is not can be replaced by the twin. So only
+/// linearizations that respect the twin chains need to be searched. This
+/// collapses, for example, the 2^k subsets of k cut-off `add(1)`s of a
+/// counter into k + 1 prefixes of a chain.
+fn twins(ops: &[SearchOp]) -> Vec<u32> {
+    let mut groups: HashMap<(SeqCall, Expected, bool), Vec<u32>, FxBuild> = HashMap::default();
+    for (i, op) in ops.iter().enumerate() {
+        groups
+            .entry((op.call, op.expected, op.complete_line.is_some()))
+            .or_default()
+            .push(i as u32);
+    }
+    let mut twin = vec![u32::MAX; ops.len()];
+    for members in groups.values_mut() {
+        // Optional operations end at infinity: `None` sorts first, so map it.
+        let end = |i: u32| ops[i as usize].complete_line.unwrap_or(usize::MAX);
+        members.sort_by_key(|&i| (ops[i as usize].invoke_line, end(i), i));
+        for pair in members.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if end(a) <= end(b) {
+                twin[b as usize] = a;
+            }
+        }
+    }
+    twin
+}
+
 /// SplitMix64: the Zobrist keys.
 fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -439,6 +488,7 @@ pub(crate) fn search(
     // unlinearized producer's release is below its threshold (its own
     // consumer's invocation, or the first optional consumer if it has none).
     let mut linearized = vec![false; n];
+    let twin = twins(ops);
     let mut by_release: Vec<(usize, u32)> = Vec::new();
     let mut release_position = vec![u32::MAX; n];
     if producer_order.discipline == Discipline::Queue {
@@ -560,6 +610,10 @@ pub(crate) fn search(
                 opt_line[node as usize]
             }
         };
+        if twin[i] != u32::MAX && !linearized[twin[i] as usize] {
+            // Its twin must go first (see `twins`).
+            continue;
+        }
         if producer_blocked(
             i,
             producer_order,
