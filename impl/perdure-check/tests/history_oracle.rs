@@ -21,6 +21,23 @@ use perdure_check::history::{
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
+/// How many times the default number of cases to run: 5 under
+/// `PERDURE_DEPTH=deep`.
+fn depth() -> usize {
+    if std::env::var("PERDURE_DEPTH").as_deref() == Ok("deep") {
+        5
+    } else {
+        1
+    }
+}
+
+/// A row of the verification report (`tools/verify.py`, PERDURE-CHECK lines),
+/// printed after the test's assertions held.
+fn report(name: &str, explored: &str, detail: &str) {
+    let row = json!({"name": name, "kind": "cargo", "status": "pass", "explored": explored, "detail": detail});
+    println!("PERDURE-CHECK {row}");
+}
+
 /// The JSON arguments of a call, as written in the history.
 fn args_of(call: &Call) -> Vec<Value> {
     match call {
@@ -185,7 +202,7 @@ fn checker_agrees_with_brute_force_on_small_random_histories() {
     let mut rng = SplitMix64::new(0x0a11_ce5e_ed00_0001);
     let (mut pass, mut fail, mut malformed) = (0u32, 0u32, 0u32);
     let mut per_object_fail = [0u32; 6];
-    for case in 0..12_000 {
+    for case in 0..12_000 * depth() {
         let text = random_history(&mut rng);
         let Ok(history) = parse_history(&text, &ParseOptions::default()) else {
             malformed += 1; // a swap put a return before its invoke, etc.
@@ -225,6 +242,11 @@ fn checker_agrees_with_brute_force_on_small_random_histories() {
         per_object_fail.iter().all(|&f| f > 100),
         "{per_object_fail:?}"
     );
+    report(
+        "history:oracle-small",
+        &format!("{} histories of all six objects (<= 7 operations): {pass} durably linearizable, {fail} not", pass + fail),
+        "verdict, minimal failing prefix and culprit agree with a brute-force enumeration",
+    );
 }
 
 #[test]
@@ -233,7 +255,7 @@ fn checker_agrees_with_brute_force_on_crash_heavy_histories() {
     // not, and many take effect after the crash that cut them off.
     let mut rng = SplitMix64::new(0x0c4a_5400_0000_0002);
     let (mut pass, mut fail) = (0u32, 0u32);
-    for case in 0..4_000 {
+    for case in 0..4_000 * depth() {
         let object = ObjectKind::ALL[case % 6];
         let mut config = GenConfig::new(object, rng.next_u64());
         config.threads = 2 + rng.below(2);
@@ -280,6 +302,11 @@ fn checker_agrees_with_brute_force_on_crash_heavy_histories() {
     }
     eprintln!("{pass} durably linearizable, {fail} not");
     assert!(pass > 400 && fail > 400, "{pass} pass, {fail} fail");
+    report(
+        "history:oracle-crashes",
+        &format!("{} crash-heavy histories (2-4 crashes, <= 7 operations): {pass} durably linearizable, {fail} not", pass + fail),
+        "verdict agrees with a brute-force enumeration",
+    );
 }
 
 #[test]
@@ -290,7 +317,7 @@ fn checker_agrees_with_brute_force_on_queue_and_stack_histories_with_crashes() {
     // values are sometimes made null or duplicated.
     let mut rng = SplitMix64::new(0x5eed_0000_0003);
     let (mut pass, mut fail) = (0u32, 0u32);
-    for case in 0..2_000 {
+    for case in 0..2_000 * depth() {
         let object = if case % 2 == 0 {
             ObjectKind::Queue
         } else {
@@ -359,4 +386,9 @@ fn checker_agrees_with_brute_force_on_queue_and_stack_histories_with_crashes() {
     }
     eprintln!("{pass} durably linearizable, {fail} not");
     assert!(pass > 400 && fail > 400, "{pass} pass, {fail} fail");
+    report(
+        "history:oracle-queue-stack",
+        &format!("{} queue/stack histories (<= 13 operations, crashes, null and duplicate values): {pass} durably linearizable, {fail} not", pass + fail),
+        "verdict agrees with a memoized brute-force enumeration",
+    );
 }
