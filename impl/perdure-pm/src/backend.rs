@@ -75,6 +75,15 @@ pub unsafe trait Backend: Send + Sync + 'static {
     /// The kind of this backend.
     fn kind(&self) -> BackendKind;
 
+    /// Whether a successful locked read-modify-write (`compare_exchange`,
+    /// `swap`, `fetch_add`) completes this thread's earlier write-backs, as
+    /// Px86 says of x86's `lock`-prefixed instructions. Algorithms that lean
+    /// on it (Memento's detectable CAS, L35–L38) issue an explicit `pfence`
+    /// where it is false. False by default: `Msync` gives RMWs no such power.
+    fn rmw_completes_flushes(&self) -> bool {
+        false
+    }
+
     /// Writes back the cache line containing `addr` towards persistence.
     /// Not counted; call [`Backend::pwb`] instead.
     ///
@@ -403,6 +412,13 @@ mod pmem {
 
         fn kind(&self) -> BackendKind {
             BackendKind::Pmem
+        }
+
+        fn rmw_completes_flushes(&self) -> bool {
+            // Intel SDM: CLFLUSHOPT and CLWB are ordered with respect to
+            // locked read-modify-write instructions (Px86: they take effect
+            // no later than the thread's next locked RMW completes).
+            true
         }
 
         #[inline]

@@ -543,6 +543,13 @@ impl<B: Backend> Pool<B> {
         self.backend.pfence();
     }
 
+    /// Whether a successful locked RMW on this pool completes the thread's
+    /// earlier write-backs ([`Backend::rmw_completes_flushes`]).
+    #[inline]
+    pub fn rmw_completes_flushes(&self) -> bool {
+        self.backend.rmw_completes_flushes()
+    }
+
     /// `psync` on this thread.
     #[inline]
     pub fn psync(&self) {

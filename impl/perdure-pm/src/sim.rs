@@ -596,6 +596,10 @@ unsafe impl Backend for Sim {
         BackendKind::Sim
     }
 
+    fn rmw_completes_flushes(&self) -> bool {
+        self.options.rmw_completes_flushes
+    }
+
     unsafe fn raw_pwb(&self, _addr: *const u8) {}
 
     fn raw_pfence(&self) {

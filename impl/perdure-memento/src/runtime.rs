@@ -1,0 +1,810 @@
+//! The top-level application (seed 001, §2.5): a pool holding the root
+//! object, one root memento per thread, the global timestamp arrays, and the
+//! monitor that runs root operations and resumes them after crashes.
+//!
+//! ## Persistent layout (at the runtime's base offset)
+//!
+//! | offset | content |
+//! | --- | --- |
+//! | 0 | header line: magic, version, threads P, root-memento size, heap base, heap length, object root, checksum |
+//! | 64·(1 + tid), tid = 0..=P | per-thread line: HELP[Even][tid], HELP[Odd][tid] (§3.1), `own_floor[tid]` |
+//! | slots | per thread tid = 1..=P: a status line (`status`, `result`) then the root memento |
+//! | heap (4096-aligned) | [`perdure_pm::heap::Heap`]: the blocks of every structure |
+//!
+//! DRAM: OWN[tid] and LOCAL[tid] (§3.1, §2.2), the calibrated [`Clock`], the
+//! reclamation [`Collector`].
+//!
+//! ## A root operation, and the crash-safe clearing flag (§6.3)
+//!
+//! Thread `tid` runs its operations in order; `status = (index, clearing)`
+//! names the next one. Running operation `i`:
+//!
+//! 1. pin the critical section (or revive the crashed one, §6.2);
+//! 2. run the operation with the root memento (in recovery mode if the
+//!    thread or the system crashed since it started); it returns `r`;
+//! 3. `result = r; status = (i, CLEARING)` — one line, so the result persists
+//!    no later than the flag; pwb, pfence. The operation is now durable and
+//!    its result survives any crash;
+//! 4. `own_floor[tid] = OWN[tid]`; pwb, pfence (see below);
+//! 5. zero the root memento (every memento reads all-zero as "nothing
+//!    checkpointed"); pwb, pfence;
+//! 6. `status = (i + 1, 0)`; pwb; flush the deferred flushes (§6.1); pfence;
+//!    end the critical section; free what reclamation allows.
+//!
+//! After a crash in 4–6 the flag is set, and [`Runtime::open`] (full crash)
+//! or the thread's next run (thread crash) finishes the clearing; the
+//! result is reported from `result`.
+//!
+//! **Step 4 is not in the seed.** §3.1 initialises OWN at start-up "as the
+//! maximum timestamp checkpointed in CAS mementos", and §6.3 clears mementos
+//! at the end of every operation — so after a clear and a full crash the
+//! thread's last CAS parity and timestamp would be lost, while HELP[p][tid]
+//! still holds timestamps of helps of earlier CASes: the next CAS could reuse
+//! the parity of the last one, and its recovery could read a stale HELP entry
+//! as "helped" (Algorithm 1, L23–L24) and report a CAS that never took
+//! effect. `own_floor` keeps OWN's value durable across the clear, and
+//! [`Runtime::open`] initialises OWN as the larger of `own_floor` and the
+//! mementos (see `specs/memento/` for the model-checked argument).
+//!
+//! ## Crashes
+//!
+//! * **Full crash** (power loss, process death): [`Runtime::open`] validates
+//!   the layout, scans every root memento and HELP for T_max, calibrates the
+//!   clock, initialises OWN, zeroes LOCAL, finishes interrupted clearings,
+//!   and every thread's next operation runs in recovery mode.
+//! * **Thread crash** (§2.5 (3)): a thread dies, DRAM survives. The monitor
+//!   re-runs the same operation with the same memento in recovery mode, in
+//!   the same (revived) critical section. perdure injects them at persistence
+//!   events ([`Handle::crash_after`]): the thread unwinds with a
+//!   [`ThreadCrash`] payload, as if it had died there.
+
+use crate::compose::{Memento, Scan};
+use crate::ebr::Collector;
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::ts::{Clock, ClockKind};
+use crate::word::{CasTs, MAX_THREADS};
+use perdure_pm::heap::{Heap, HeapError, HeapThread};
+use perdure_pm::{Backend, PmWord, Pool, PoolError};
+use std::marker::PhantomData;
+
+const MAGIC: u64 = u64::from_le_bytes(*b"PDMMNTO1");
+const VERSION: u64 = 1;
+const LINE: u64 = 64;
+// Header words, in order: magic, version, threads, root-memento size, heap
+// base, heap length, object root; then the checksum.
+const H_MAGIC: u64 = 0;
+const H_OBJECT: u64 = 48;
+const H_CHECK: u64 = 56;
+/// Word offsets inside a thread's HELP line.
+const HELP_OWN_FLOOR: u64 = 16;
+const CLEARING: u64 = 1;
+/// PATIENCE of Algorithms 2–4 in `rdtscp` ticks (about 13 µs at 3 GHz; the
+/// value of the published implementation).
+pub const DEFAULT_PATIENCE_TSC: u64 = 40_000;
+/// PATIENCE with the counter clock: readings, not time.
+pub const DEFAULT_PATIENCE_COUNTER: u64 = 4;
+
+/// Errors of the runtime.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MementoError {
+    /// The pool refused an access or a range.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// The heap failed (out of memory, bad range, corrupt metadata).
+    #[error(transparent)]
+    Heap(#[from] HeapError),
+    /// No Memento runtime at this base offset.
+    #[error("no Memento runtime at offset {base:#x} (magic {found:#x}); create one first")]
+    NotFormatted {
+        /// The base offset.
+        base: u64,
+        /// What was found instead of the magic.
+        found: u64,
+    },
+    /// The runtime's persistent layout is damaged.
+    #[error("the Memento runtime at offset {base:#x} is corrupt: {reason}")]
+    Corrupt {
+        /// The base offset.
+        base: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The pool was created for a different root memento.
+    #[error("the pool's root mementos are {found} bytes, this program's are {expected}: wrong program for this pool")]
+    LayoutMismatch {
+        /// Size recorded in the pool.
+        found: u64,
+        /// Size of the program's root memento type.
+        expected: u64,
+    },
+    /// A bad configuration or argument.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A thread id out of range.
+    #[error("thread id {tid} is out of range 1..={threads}")]
+    BadThread {
+        /// The id.
+        tid: usize,
+        /// Threads of the runtime.
+        threads: usize,
+    },
+    /// A persistent structure is corrupt.
+    #[error("corrupt structure: {0}")]
+    CorruptStructure(String),
+}
+
+/// How to create a runtime.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Thread ids `1..=threads` (at most 511).
+    pub threads: usize,
+    /// Bytes of heap for the structures' blocks.
+    pub heap_bytes: u64,
+    /// Timestamp source.
+    pub clock: ClockKind,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threads: 8,
+            heap_bytes: 64 << 20,
+            clock: ClockKind::Tsc,
+        }
+    }
+}
+
+/// The payload a thread crash unwinds with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadCrash {
+    /// The thread.
+    pub tid: usize,
+}
+
+/// The Memento runtime over a pool, for root mementos of type `M`.
+pub struct Runtime<'p, B: Backend, M: Memento> {
+    pool: &'p Pool<B>,
+    base: u64,
+    threads: usize,
+    slots: u64,
+    heap: Heap<'p, B>,
+    clock: Clock,
+    local: Vec<AtomicU64>,
+    own: Vec<AtomicU64>,
+    ebr: Collector,
+    rmw_fences: bool,
+    needs_recovery: Vec<AtomicU64>,
+    patience: u64,
+    _m: PhantomData<fn() -> M>,
+}
+
+impl<B: Backend, M: Memento> std::fmt::Debug for Runtime<'_, B, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("base", &self.base)
+            .field("threads", &self.threads)
+            .field("clock", &self.clock)
+            .finish()
+    }
+}
+
+fn slot_size<M: Memento>() -> u64 {
+    LINE + crate::compose::align_up(M::SIZE, LINE)
+}
+
+/// The header checksum; the object root (word 6) is excluded: it is set
+/// after creation, alone, and validated where it is used.
+fn header_check(words: &[u64; 7]) -> u64 {
+    let mut w = *words;
+    w[6] = 0;
+    w.iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, w| {
+            (h ^ w).wrapping_mul(0x0100_0000_01b3)
+        })
+        .rotate_left(17)
+}
+
+impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
+    /// Bytes a runtime with `cfg` needs from its base (4096-aligned).
+    pub fn required_bytes(cfg: &Config) -> u64 {
+        let slots = LINE * (cfg.threads as u64 + 2) + slot_size::<M>() * cfg.threads as u64;
+        crate::compose::align_up(slots, 4096) + cfg.heap_bytes
+    }
+
+    /// Creates an empty runtime at `base` (4096-aligned), durably.
+    pub fn create(pool: &'p Pool<B>, base: u64, cfg: &Config) -> Result<Self, MementoError> {
+        if cfg.threads == 0 || cfg.threads > MAX_THREADS {
+            return Err(MementoError::Config(format!(
+                "threads must be in 1..={MAX_THREADS}, not {}",
+                cfg.threads
+            )));
+        }
+        if base % 4096 != 0 {
+            return Err(MementoError::Config("the base must be 4096-aligned".into()));
+        }
+        let p = cfg.threads as u64;
+        let slots = base + LINE * (p + 2);
+        let heap_base = crate::compose::align_up(slots + slot_size::<M>() * p, 4096);
+        pool.check_range(base, heap_base - base + cfg.heap_bytes, 4096)?;
+        // Zero the header, HELP and the slots; durable before the magic.
+        let mut off = base;
+        while off < heap_base {
+            pool.word(off)?.store(0, Ordering::Relaxed);
+            off += 8;
+        }
+        pool.pwb(base, heap_base - base);
+        pool.pfence();
+        Heap::format(pool, heap_base, cfg.heap_bytes, p)?;
+        let words = [
+            MAGIC,
+            VERSION,
+            p,
+            M::SIZE,
+            heap_base,
+            cfg.heap_bytes,
+            0, // object root
+        ];
+        for (i, w) in words.iter().enumerate().skip(1) {
+            pool.word(base + 8 * i as u64)?.store(*w, Ordering::Relaxed);
+        }
+        pool.word(base + H_CHECK)?
+            .store(header_check(&words), Ordering::Relaxed);
+        pool.pwb(base, LINE);
+        pool.pfence();
+        pool.word(base + H_MAGIC)?.store(MAGIC, Ordering::Release);
+        pool.pwb(base, 8);
+        pool.psync();
+        Self::open_with(pool, base, cfg.clock)
+    }
+
+    /// Opens the runtime at `base` after a full crash or a clean shutdown
+    /// (§2.5): validates, calibrates, initialises OWN, finishes interrupted
+    /// clearings. Every thread's next operation runs in recovery mode.
+    pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, MementoError> {
+        Self::open_with(pool, base, ClockKind::Tsc)
+    }
+
+    /// [`Runtime::open`] with a chosen timestamp source.
+    pub fn open_with(pool: &'p Pool<B>, base: u64, clock: ClockKind) -> Result<Self, MementoError> {
+        pool.check_range(base, LINE, 4096)?;
+        let mut words = [0u64; 7];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = pool.word(base + 8 * i as u64)?.load(Ordering::Acquire);
+        }
+        if words[0] != MAGIC {
+            return Err(MementoError::NotFormatted {
+                base,
+                found: words[0],
+            });
+        }
+        let corrupt = |reason: &str| MementoError::Corrupt {
+            base,
+            reason: reason.into(),
+        };
+        if pool.word(base + H_CHECK)?.load(Ordering::Acquire) != header_check(&words) {
+            return Err(corrupt("header checksum mismatch"));
+        }
+        let [_, version, p, mmt_size, heap_base, heap_len, _obj] = words;
+        if version != VERSION {
+            return Err(corrupt(&format!("unknown version {version}")));
+        }
+        if p == 0 || p > MAX_THREADS as u64 {
+            return Err(corrupt(&format!("thread count {p} out of range")));
+        }
+        if mmt_size != M::SIZE {
+            return Err(MementoError::LayoutMismatch {
+                found: mmt_size,
+                expected: M::SIZE,
+            });
+        }
+        let slots = base + LINE * (p + 2);
+        if heap_base != crate::compose::align_up(slots + slot_size::<M>() * p, 4096) {
+            return Err(corrupt("heap base does not follow the slots"));
+        }
+        pool.check_range(base, heap_base - base, 4096)?;
+        let heap = Heap::open(pool, heap_base)?;
+        let _ = heap_len;
+        let threads = p as usize;
+        let rt_tmp = |clock: Clock| Runtime {
+            patience: match clock.kind() {
+                ClockKind::Tsc => DEFAULT_PATIENCE_TSC,
+                ClockKind::Counter => DEFAULT_PATIENCE_COUNTER,
+            },
+            pool,
+            base,
+            threads,
+            slots,
+            heap,
+            clock,
+            local: (0..=threads).map(|_| AtomicU64::new(0)).collect(),
+            own: (0..=threads).map(|_| AtomicU64::new(0)).collect(),
+            ebr: Collector::new(threads + 1),
+            rmw_fences: pool.rmw_completes_flushes(),
+            needs_recovery: (0..=threads).map(|_| AtomicU64::new(1)).collect(),
+            _m: PhantomData,
+        };
+        // Scan HELP, own_floor and every root memento (§2.5 T_max, §3.1 OWN).
+        let mut t_max = 0u64;
+        let mut owns = vec![CasTs::CLEAR; threads + 1];
+        #[allow(clippy::needless_range_loop)] // tid is also a layout index
+        for tid in 1..=threads {
+            let line = base + LINE * (1 + tid as u64);
+            let h0 = pool.word(line)?.load(Ordering::Acquire);
+            let h1 = pool.word(line + 8)?.load(Ordering::Acquire);
+            let floor = CasTs::decode(pool.word(line + HELP_OWN_FLOOR)?.load(Ordering::Acquire));
+            let mut scan = Scan::default();
+            scan.timestamp(h0);
+            scan.timestamp(h1);
+            scan.cas(floor);
+            let slot = slots + slot_size::<M>() * (tid as u64 - 1);
+            M::at(slot + LINE).scan(pool, &mut scan);
+            t_max = t_max.max(scan.t_max);
+            owns[tid] = scan.own.unwrap_or(CasTs::CLEAR);
+        }
+        let rt = rt_tmp(Clock::calibrated(clock, t_max));
+        for (tid, o) in owns.iter().enumerate() {
+            rt.own[tid].store(o.encode(), Ordering::Relaxed);
+        }
+        // Finish interrupted clearings.
+        for tid in 1..=threads {
+            let st = rt.w(rt.status_off(tid)).load(Ordering::Acquire);
+            if st & CLEARING != 0 {
+                rt.finish_clearing(tid, st >> 1);
+            }
+        }
+        Ok(rt)
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &'p Pool<B> {
+        self.pool
+    }
+
+    /// PATIENCE: how long a helping load waits for an operation in progress
+    /// to finish before helping it (Algorithm 2 L9, Algorithm 3 L10,
+    /// Algorithm 4 L9), in clock units.
+    pub fn patience(&self) -> u64 {
+        self.patience
+    }
+
+    /// Sets PATIENCE.
+    pub fn set_patience(&mut self, patience: u64) {
+        self.patience = patience;
+    }
+
+    /// Threads (ids `1..=threads()`).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The heap.
+    pub fn heap(&self) -> &Heap<'p, B> {
+        &self.heap
+    }
+
+    /// The reclamation domain.
+    pub fn collector(&self) -> &Collector {
+        &self.ebr
+    }
+
+    /// The root object's offset (0 until set).
+    pub fn object_root(&self) -> u64 {
+        self.w(self.base + H_OBJECT).load(Ordering::Acquire)
+    }
+
+    /// Sets the root object durably (the header checksum covers it).
+    pub fn set_object_root(&self, off: u64) -> Result<(), MementoError> {
+        self.pool.check_range(off, 8, 8)?;
+        self.w(self.base + H_OBJECT).store(off, Ordering::Release);
+        self.pool.pwb(self.base + H_OBJECT, 8);
+        self.pool.psync();
+        Ok(())
+    }
+
+    pub(crate) fn w(&self, off: u64) -> PmWord<'p, B> {
+        pm_word(self.pool, off)
+    }
+
+    pub(crate) fn help_off(&self, parity: bool, tid: usize) -> u64 {
+        self.base + LINE * (1 + tid as u64) + 8 * parity as u64
+    }
+
+    fn own_floor_off(&self, tid: usize) -> u64 {
+        self.base + LINE * (1 + tid as u64) + HELP_OWN_FLOOR
+    }
+
+    fn slot(&self, tid: usize) -> u64 {
+        self.slots + slot_size::<M>() * (tid as u64 - 1)
+    }
+
+    fn status_off(&self, tid: usize) -> u64 {
+        self.slot(tid)
+    }
+
+    /// The offset of `tid`'s root memento.
+    pub fn root_memento_offset(&self, tid: usize) -> u64 {
+        self.slot(tid) + LINE
+    }
+
+    /// The index of `tid`'s next operation, and whether its root memento may
+    /// hold progress of it (a crash came since the operation started).
+    pub fn next_op(&self, tid: usize) -> u64 {
+        self.w(self.status_off(tid)).load(Ordering::Acquire) >> 1
+    }
+
+    /// The result of `tid`'s last completed operation (valid once
+    /// [`Runtime::next_op`] is past it).
+    pub fn last_result(&self, tid: usize) -> u64 {
+        self.w(self.status_off(tid) + 8).load(Ordering::Acquire)
+    }
+
+    /// OWN[tid] (DRAM).
+    pub(crate) fn own(&self, tid: usize) -> CasTs {
+        CasTs::decode(self.own[tid].load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_own(&self, tid: usize, v: CasTs) {
+        self.own[tid].store(v.encode(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn local(&self, tid: usize) -> u64 {
+        self.local[tid].load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_local(&self, tid: usize, ts: u64) {
+        self.local[tid].store(ts, Ordering::Relaxed);
+    }
+
+    /// Steps 4–6 of a root operation after the flag is set (also recovery).
+    fn finish_clearing(&self, tid: usize, index: u64) {
+        let floor = self.own_floor_off(tid);
+        self.w(floor)
+            .store(self.own[tid].load(Ordering::Relaxed), Ordering::Release);
+        self.pool.pwb(floor, 8);
+        self.pool.pfence();
+        let m = self.root_memento_offset(tid);
+        let len = crate::compose::align_up(M::SIZE, LINE);
+        let mut off = m;
+        while off < m + len {
+            self.w(off).store(0, Ordering::Relaxed);
+            off += 8;
+        }
+        self.pool.pwb(m, len);
+        self.pool.pfence();
+        let st = self.status_off(tid);
+        self.w(st).store((index + 1) << 1, Ordering::Release);
+        self.pool.pwb(st, 8);
+    }
+
+    /// A handle for thread `tid` (claims a heap slot).
+    pub fn handle(&self, tid: usize) -> Result<Handle<'_, 'p, B, M>, MementoError> {
+        if tid == 0 || tid > self.threads {
+            return Err(MementoError::BadThread {
+                tid,
+                threads: self.threads,
+            });
+        }
+        Ok(Handle {
+            rt: self,
+            tid,
+            rec: false,
+            heap: self.heap.register()?,
+            crash_after: None,
+            events: 0,
+        })
+    }
+}
+
+pub(crate) fn pm_word<B: Backend>(pool: &Pool<B>, off: u64) -> PmWord<'_, B> {
+    match pool.word(off) {
+        Ok(w) => w,
+        // Offsets reach here from validated layouts, from the allocator, or
+        // from structures whose recovery validated every reachable pointer.
+        Err(e) => panic!("perdure-memento: persistent offset {off:#x} out of the pool ({e}); the pool is corrupt"),
+    }
+}
+
+/// A thread's context: its id, recovery mode, heap slot and crash injection.
+/// Every detectable operation takes one.
+pub struct Handle<'r, 'p, B: Backend, M: Memento> {
+    rt: &'r Runtime<'p, B, M>,
+    tid: usize,
+    rec: bool,
+    heap: HeapThread<'r, 'p, B>,
+    crash_after: Option<u64>,
+    events: u64,
+}
+
+impl<B: Backend, M: Memento> std::fmt::Debug for Handle<'_, '_, B, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("tid", &self.tid)
+            .field("rec", &self.rec)
+            .finish()
+    }
+}
+
+/// What happened to a root operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completed {
+    /// Its index in the thread's sequence.
+    pub index: u64,
+    /// Its result.
+    pub result: u64,
+    /// Thread crashes it survived.
+    pub thread_crashes: u32,
+}
+
+impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
+    /// The thread id.
+    #[inline]
+    pub fn tid(&self) -> usize {
+        self.tid
+    }
+
+    /// Whether the operation is replaying checkpointed progress (recovery
+    /// mode). Sub-operations clear it when they find nothing checkpointed.
+    #[inline]
+    pub fn rec(&self) -> bool {
+        self.rec
+    }
+
+    #[inline]
+    pub(crate) fn set_rec(&mut self, rec: bool) {
+        self.rec = rec;
+    }
+
+    /// The runtime.
+    #[inline]
+    pub fn runtime(&self) -> &'r Runtime<'p, B, M> {
+        self.rt
+    }
+
+    /// The pool.
+    #[inline]
+    pub fn pool(&self) -> &'p Pool<B> {
+        self.rt.pool
+    }
+
+    /// A timestamp (`rdtscp; lfence`, calibrated).
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.rt.clock.now()
+    }
+
+    /// Injects a thread crash after `n` more persistence events of this
+    /// thread's Memento code (stores, CASes, pwbs and fences issued through
+    /// the handle), or never.
+    pub fn crash_after(&mut self, n: Option<u64>) {
+        self.crash_after = n;
+    }
+
+    /// Persistence events issued through this handle so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    #[inline]
+    fn tick(&mut self) {
+        self.events += 1;
+        if let Some(n) = self.crash_after {
+            if n == 0 {
+                self.crash_after = None;
+                std::panic::panic_any(ThreadCrash { tid: self.tid });
+            }
+            self.crash_after = Some(n - 1);
+        }
+    }
+
+    /// A persistent word's load.
+    #[inline]
+    pub fn load(&self, off: u64) -> u64 {
+        self.rt.w(off).load(Ordering::SeqCst)
+    }
+
+    /// A persistent word's store (a crash point).
+    #[inline]
+    pub fn store(&mut self, off: u64, v: u64) {
+        self.rt.w(off).store(v, Ordering::SeqCst);
+        self.tick();
+    }
+
+    /// A persistent word's compare-and-swap (a crash point); `Err` holds the
+    /// current value.
+    #[inline]
+    pub fn cas(&mut self, off: u64, current: u64, new: u64) -> Result<u64, u64> {
+        let r = self
+            .rt
+            .w(off)
+            .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst);
+        self.tick();
+        r
+    }
+
+    /// `pwb` of the lines of `[off, off + len)` (a crash point).
+    #[inline]
+    pub fn pwb(&mut self, off: u64, len: u64) {
+        self.rt.pool.pwb(off, len);
+        self.tick();
+    }
+
+    /// `pfence` (a crash point).
+    #[inline]
+    pub fn pfence(&mut self) {
+        self.rt.pool.pfence();
+        self.tick();
+    }
+
+    /// `flush` of the seed (`clflush`: write back and wait) = pwb + pfence.
+    #[inline]
+    pub fn flush(&mut self, off: u64, len: u64) {
+        self.pwb(off, len);
+        self.pfence();
+    }
+
+    /// After a successful locked RMW that the seed relies on to complete
+    /// earlier `flushopt`s: a `pfence` unless the backend's RMWs do that.
+    #[inline]
+    pub(crate) fn fence_unless_rmw_fences(&mut self) {
+        if !self.rt.rmw_fences {
+            self.pfence();
+        }
+    }
+
+    /// Allocates a zeroed block of `size` bytes. Publish it only after a
+    /// fence (the allocator's contract); checkpoint it so a recovering
+    /// operation reuses the same block.
+    pub fn alloc(&mut self, size: u64) -> Result<u64, MementoError> {
+        let off = self.heap.alloc(size)?;
+        let mut o = off;
+        while o < off + size {
+            self.rt.w(o).store(0, Ordering::Relaxed);
+            o += 8;
+        }
+        Ok(off)
+    }
+
+    /// Frees a block immediately (for blocks never published).
+    pub fn free_unpublished(&mut self, off: u64) -> Result<(), MementoError> {
+        Ok(self.heap.free(off)?)
+    }
+
+    /// Retires a block unlinked in this critical section (§6).
+    pub fn retire(&self, off: u64) {
+        self.rt.ebr.retire(self.tid, off);
+    }
+
+    /// DEFERFLUSH of §6.1: flush `loc` before this critical section ends.
+    pub fn defer_flush(&self, loc: u64) {
+        self.rt.ebr.defer_flush(self.tid, loc);
+    }
+
+    /// LOCAL[tid].
+    #[inline]
+    pub(crate) fn local(&self) -> u64 {
+        self.rt.local(self.tid)
+    }
+
+    #[inline]
+    pub(crate) fn set_local(&self, ts: u64) {
+        self.rt.set_local(self.tid, ts)
+    }
+
+    /// Runs this thread's next root operation with its root memento, resuming
+    /// it in recovery mode after a crash, and re-running it after every
+    /// injected thread crash (§2.5 (3)). `op` gets the operation's index and
+    /// must be deterministic given it (the workload), and stable across
+    /// crashes through its mementos.
+    pub fn run_root(&mut self, mut op: impl FnMut(&mut Self, &mut M, u64) -> u64) -> Completed {
+        let tid = self.tid;
+        let rt = self.rt;
+        let st_off = rt.status_off(tid);
+        let mut crashes = 0;
+        loop {
+            let st = rt.w(st_off).load(Ordering::Acquire);
+            let index = st >> 1;
+            if st & CLEARING != 0 {
+                // A thread crash during clearing: the result is durable.
+                rt.finish_clearing(tid, index);
+                self.end_section();
+                return Completed {
+                    index,
+                    result: rt.last_result(tid),
+                    thread_crashes: crashes,
+                };
+            }
+            rt.ebr.pin(tid);
+            self.rec = rt.needs_recovery[tid].load(Ordering::Relaxed) != 0;
+            rt.needs_recovery[tid].store(1, Ordering::Relaxed);
+            self.set_local(0);
+            let mut mmt = M::at(rt.root_memento_offset(tid));
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let r = op(self, &mut mmt, index);
+                // Step 3: result and flag in one line.
+                self.store(st_off + 8, r);
+                self.store(st_off, (index << 1) | CLEARING);
+                self.pwb(st_off, LINE);
+                self.pfence();
+                r
+            }));
+            match run {
+                Ok(result) => {
+                    rt.finish_clearing(tid, index);
+                    self.end_section();
+                    rt.needs_recovery[tid].store(0, Ordering::Relaxed);
+                    return Completed {
+                        index,
+                        result,
+                        thread_crashes: crashes,
+                    };
+                }
+                Err(payload) => match payload.downcast::<ThreadCrash>() {
+                    Ok(_) => {
+                        crashes += 1;
+                        continue;
+                    }
+                    Err(other) => std::panic::resume_unwind(other),
+                },
+            }
+        }
+    }
+
+    /// Step 6's end of the critical section: deferred flushes, fence, unpin,
+    /// free what reclamation allows.
+    fn end_section(&mut self) {
+        let rt = self.rt;
+        for loc in rt.ebr.take_flushes(self.tid) {
+            rt.pool.pwb(loc, 8);
+        }
+        rt.pool.pfence();
+        for b in rt.ebr.unpin(self.tid) {
+            if let Err(e) = self.heap.free(b) {
+                eprintln!("perdure-memento: freeing retired block {b:#x} failed: {e}");
+            }
+        }
+    }
+}
+
+/// Installs (once per process) a panic hook that keeps injected
+/// [`ThreadCrash`] unwinds quiet and passes every other panic on.
+pub fn quiet_thread_crashes() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<ThreadCrash>().is_none() {
+                prev(info);
+            }
+        }));
+    });
+}
+
+impl<B: Backend, M: Memento> Handle<'_, '_, B, M> {
+    /// A loop containing detectable sub-operations, written so that
+    /// Requirement 3 of §2.3 holds by construction: the loop's single φ-node
+    /// (its context, `N` words) is checkpointed in `ctx` at the head of every
+    /// iteration, so a recovering operation resumes in the iteration it
+    /// crashed in, with that iteration's context. `body` returns
+    /// `Continue(next context)` or `Break(result)`.
+    pub fn detectable_loop<const N: usize, R>(
+        &mut self,
+        ctx: &mut crate::Checkpoint<N>,
+        init: [u64; N],
+        mut body: impl FnMut(&mut Self, [u64; N]) -> std::ops::ControlFlow<R, [u64; N]>,
+    ) -> R {
+        let mut phi = init;
+        loop {
+            let v = ctx.checkpoint(self, phi);
+            match body(self, v) {
+                std::ops::ControlFlow::Break(r) => return r,
+                std::ops::ControlFlow::Continue(next) => phi = next,
+            }
+        }
+    }
+}
