@@ -4,8 +4,8 @@
 //! A location is one 64-bit word: parity · thread id · user tag · offset
 //! ([`crate::word::CasWord`]); users see only tag and offset (54 bits). A
 //! CAS memento is one word: parity · failure flag · timestamp
-//! ([`crate::word::CasTs`]). Per thread, OWN[tid] (DRAM: parity and
-//! timestamp of its last successful CAS), LOCAL[tid] (DRAM) and HELP[2][tid]
+//! ([`crate::word::CasTs`]). Per thread, OWN\[tid\] (DRAM: parity and
+//! timestamp of its last successful CAS), LOCAL\[tid\] (DRAM) and HELP\[2\]\[tid\]
 //! (persistent: the largest timestamp of a help of tid's CASes, per parity).
 //!
 //! ## Normal execution (Algorithm 1, L5–L39)
@@ -33,15 +33,15 @@
 //! checkpointed → return the failure again (④); a success checkpointed that
 //! is not the thread's last CAS → OK (⑤); the thread's last CAS → redo the
 //! second plain CAS (⑥); the location still holds this CAS's annotated value
-//! → resume at step 4 (⑦); HELP[¬p_own][tid] > t_own, the CAS was helped →
+//! → resume at step 4 (⑦); HELP\[¬p_own\]\[tid\] > t_own, the CAS was helped →
 //! resume at step 5 (⑧); otherwise resume normal execution (⑨).
 //!
 //! ## Helping (Algorithm 2, §3.4)
 //!
 //! A load that sees an annotated value waits PATIENCE for its owner, then
-//! flushes the location, raises HELP[p][tid] to its own timestamp taken
+//! flushes the location, raises HELP\[p\]\[tid\] to its own timestamp taken
 //! *before* it loaded (CAS, then flush), and removes the annotation. The
-//! invariant (§3.4): t_{n−1} < HELP[p_n][tid] iff the n-th (or a later) CAS
+//! invariant (§3.4): t_{n−1} < HELP\[p_n\]\[tid\] iff the n-th (or a later) CAS
 //! of tid with parity p_n was helped — which is what recovery's ⑧ relies
 //! on. It is model-checked in `specs/memento/DetectableCAS.tla` and proved
 //! on the abstract model in `proofs/theories/Memento/DetCas.v`.

@@ -115,6 +115,8 @@ pub mod ds;
 pub mod ebr;
 pub mod insdel;
 pub mod runtime;
+#[cfg(feature = "check")]
+pub mod scenarios;
 pub mod ts;
 pub mod word;
 

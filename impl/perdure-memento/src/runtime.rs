@@ -7,11 +7,11 @@
 //! | offset | content |
 //! | --- | --- |
 //! | 0 | header line: magic, version, threads P, root-memento size, heap base, heap length, object root, checksum |
-//! | 64·(1 + tid), tid = 0..=P | per-thread line: HELP[Even][tid], HELP[Odd][tid] (§3.1), `own_floor[tid]` |
+//! | 64·(1 + tid), tid = 0..=P | per-thread line: HELP\[Even\]\[tid\], HELP\[Odd\]\[tid\] (§3.1), `own_floor\[tid\]` |
 //! | slots | per thread tid = 1..=P: a status line (`status`, `result`) then the root memento |
 //! | heap (4096-aligned) | [`perdure_pm::heap::Heap`]: the blocks of every structure |
 //!
-//! DRAM: OWN[tid] and LOCAL[tid] (§3.1, §2.2), the calibrated [`Clock`], the
+//! DRAM: OWN\[tid\] and LOCAL\[tid\] (§3.1, §2.2), the calibrated [`Clock`], the
 //! reclamation [`Collector`].
 //!
 //! ## A root operation, and the crash-safe clearing flag (§6.3)
@@ -38,7 +38,7 @@
 //! **Step 4 is not in the seed.** §3.1 initialises OWN at start-up "as the
 //! maximum timestamp checkpointed in CAS mementos", and §6.3 clears mementos
 //! at the end of every operation — so after a clear and a full crash the
-//! thread's last CAS parity and timestamp would be lost, while HELP[p][tid]
+//! thread's last CAS parity and timestamp would be lost, while HELP\[p\]\[tid\]
 //! still holds timestamps of helps of earlier CASes: the next CAS could reuse
 //! the parity of the last one, and its recovery could read a stale HELP entry
 //! as "helped" (Algorithm 1, L23–L24) and report a CAS that never took

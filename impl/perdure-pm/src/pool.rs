@@ -323,6 +323,17 @@ impl<B: Backend> Pool<B> {
         Ok(pool)
     }
 
+    /// Starts a new incarnation, durably, as opening a pool file does: what
+    /// a previous incarnation claimed (heap thread slots) is free again. For
+    /// pools built from crash images ([`Pool::volatile_from_words`]), which
+    /// keep the image's incarnation.
+    pub fn reincarnate(&self) {
+        let w = self.word_unchecked(OFF_INCARNATION);
+        w.store(w.load(Ordering::Acquire) + 1, Ordering::Release);
+        self.pwb(OFF_INCARNATION, 8);
+        self.psync();
+    }
+
     /// The durability backend.
     pub fn backend(&self) -> &B {
         &self.backend

@@ -41,6 +41,13 @@ fn usage(msg: &str) -> ExitCode {
 
 /// Entry point of `perdure explore` (`args` are those after `explore`).
 pub fn cli_main(args: &[String]) -> ExitCode {
+    cli_main_with(args, Vec::new())
+}
+
+/// [`cli_main`] knowing `extra` scenarios besides perdure-check's own (the
+/// construction crates' scenarios, registered by the `perdure` binary).
+pub fn cli_main_with(args: &[String], extra: Vec<std::sync::Arc<dyn super::Scenario>>) -> ExitCode {
+    let all = || scenarios::all().into_iter().chain(extra.iter().cloned());
     let mut cfg = ExploreConfig {
         out_dir: Some("out/explore".into()),
         progress_every: 5,
@@ -58,7 +65,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
             match a.as_str() {
                 "-h" | "--help" => return Err(String::new()),
                 "--list" => {
-                    for s in scenarios::all() {
+                    for s in all() {
                         println!("{:<14} {:<8} {}", s.name(), s.object(), s.description());
                     }
                     return Err("listed".into());
@@ -118,7 +125,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     let Some(name) = name else {
         return usage("which scenario? (`perdure explore --list`)");
     };
-    let Some(scenario) = scenarios::by_name(&name) else {
+    let Some(scenario) = all().find(|s| s.name() == name) else {
         return usage(&format!("no scenario {name:?} (`perdure explore --list`)"));
     };
     if let VolatileFill::Garbage { .. } = cfg.volatile_fill {

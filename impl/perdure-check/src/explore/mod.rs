@@ -36,7 +36,7 @@
 mod cli;
 pub mod scenarios;
 
-pub use cli::cli_main;
+pub use cli::{cli_main, cli_main_with};
 
 use perdure_pm::px86::Coverage;
 use perdure_pm::sim::{CrashPoint, VolatileFill};
@@ -84,27 +84,47 @@ pub trait Scenario: Send + Sync + 'static {
     }
     /// Builds the empty object, durably (not explored for crashes).
     fn setup(&self, pool: &Pool<Sim>) -> Result<(), String>;
+    /// Builds the volatile state (DRAM) the threads of one run share — a
+    /// runtime, a scratchpad — after `setup` (`after_crash` false) or after
+    /// `recover` on a crash image (true). Objects without volatile state keep
+    /// the default.
+    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
+        let _ = (pool, after_crash);
+        Ok(Arc::new(()))
+    }
     /// The calls each thread makes, in order; one inner vector per thread.
     fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
     /// Performs `call` as thread `thread`; returns the operation's result.
-    fn apply(&self, pool: &Pool<Sim>, thread: usize, call: &Call) -> Result<Value, String>;
-    /// Recovery after a crash, on the crash image.
+    fn apply(
+        &self,
+        pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        call: &Call,
+    ) -> Result<Value, String>;
+    /// Recovery after a crash, on the crash image (before `open`).
     fn recover(&self, pool: &Pool<Sim>) -> Result<(), String>;
     /// For a detectable object: the outcome of `thread`'s call cut off by
     /// the crash (`Some(result)` if it took effect, reported as `recover`).
+    /// `index` is the call's position in the thread's sequence (0-based).
     fn recover_call(
         &self,
         pool: &Pool<Sim>,
+        session: &Session,
         thread: usize,
+        index: usize,
         call: &Call,
     ) -> Result<Option<Value>, String> {
-        let _ = (pool, thread, call);
+        let _ = (pool, session, thread, index, call);
         Ok(None)
     }
     /// Operations after recovery that observe the state (e.g. drain a
     /// queue), with their results.
-    fn observe(&self, pool: &Pool<Sim>) -> Result<Vec<(Call, Value)>, String>;
+    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String>;
 }
+
+/// The volatile state of one run ([`Scenario::open`]).
+pub type Session = Arc<dyn std::any::Any + Send + Sync>;
 
 /// Which shuttle scheduler picks the schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -432,6 +452,13 @@ fn run_schedule(
         out.violations.push(fail(format!("setup failed: {e}")));
         return out;
     }
+    let session = match scenario.open(&pool, false) {
+        Ok(s) => s,
+        Err(e) => {
+            out.violations.push(fail(format!("open failed: {e}")));
+            return out;
+        }
+    };
     let history: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
     let captured: Arc<Mutex<Vec<Captured>>> = Arc::new(Mutex::new(Vec::new()));
     {
@@ -460,6 +487,7 @@ fn run_schedule(
             let next_id = next_id.clone();
             let errors = errors.clone();
             let scenario = scenario.clone();
+            let session = session.clone();
             shuttle::thread::spawn(move || {
                 for call in calls {
                     let id = {
@@ -475,7 +503,7 @@ fn run_schedule(
                             thread,
                             call: call.clone(),
                         });
-                    match scenario.apply(&pool, thread, &call) {
+                    match scenario.apply(&pool, &session, thread, &call) {
                         Ok(value) => history
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
@@ -492,6 +520,7 @@ fn run_schedule(
     for h in handles {
         let _ = h.join();
     }
+    drop(session);
     pool.backend().clear_crash_hook();
     let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(e) = errors.first() {
@@ -570,29 +599,38 @@ fn check_image(
             String::new(),
         )
     })?;
+    let pool = Arc::new(pool);
     let partial = |observed: &[(Call, Value)]| {
         history_text(scenario.object(), prefix, &[], observed, next_id)
     };
     scenario
         .recover(&pool)
         .map_err(|e| (format!("recovery failed: {e}"), partial(&[])))?;
+    let session = scenario
+        .open(&pool, true)
+        .map_err(|e| (format!("recovery failed: {e}"), partial(&[])))?;
     // Cut-off calls: invoked in the prefix, not returned.
-    let mut pending: Vec<(u64, usize, Call)> = Vec::new();
+    let mut pending: Vec<(u64, usize, usize, Call)> = Vec::new();
+    let mut per_thread: std::collections::HashMap<usize, usize> = Default::default();
     for e in prefix {
         match e {
-            HEvent::Invoke { id, thread, call } => pending.push((*id, *thread, call.clone())),
-            HEvent::Return { id, .. } => pending.retain(|(p, _, _)| p != id),
+            HEvent::Invoke { id, thread, call } => {
+                let n = per_thread.entry(*thread).or_insert(0);
+                pending.push((*id, *thread, *n, call.clone()));
+                *n += 1;
+            }
+            HEvent::Return { id, .. } => pending.retain(|(p, _, _, _)| p != id),
         }
     }
     let mut recovered = Vec::new();
-    for (id, thread, call) in &pending {
-        match scenario.recover_call(&pool, *thread, call) {
+    for (id, thread, index, call) in &pending {
+        match scenario.recover_call(&pool, &session, *thread, *index, call) {
             Ok(Some(v)) => recovered.push((*id, v)),
             Ok(None) => {}
             Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial(&[]))),
         }
     }
-    let observed = scenario.observe(&pool).map_err(|e| {
+    let observed = scenario.observe(&pool, &session).map_err(|e| {
         (
             format!("observing after recovery failed: {e}"),
             partial(&[]),

@@ -10,7 +10,7 @@
 //!
 //! Constructions add theirs here as they land.
 
-use super::{Call, Scenario};
+use super::{Call, Scenario, Session};
 use perdure_pm::commit_log::{CommitLog, PAYLOAD_WORDS};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
@@ -95,7 +95,13 @@ impl Scenario for LogScenario {
             .collect()
     }
 
-    fn apply(&self, pool: &Pool<Sim>, _thread: usize, call: &Call) -> Result<Value, String> {
+    fn apply(
+        &self,
+        pool: &Pool<Sim>,
+        _session: &Session,
+        _thread: usize,
+        call: &Call,
+    ) -> Result<Value, String> {
         let v = call
             .args
             .first()
@@ -113,7 +119,7 @@ impl Scenario for LogScenario {
             .map_err(|e| e.to_string())
     }
 
-    fn observe(&self, pool: &Pool<Sim>) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, pool: &Pool<Sim>, _session: &Session) -> Result<Vec<(Call, Value)>, String> {
         let log = self.log(pool)?;
         let mut seen = Vec::new();
         for i in 0..log.len() {

@@ -1,1 +1,35 @@
 //! The detectable structures of §5 and §7, and the baselines of §7.1.
+//!
+//! | module | structure | primitives |
+//! | --- | --- | --- |
+//! | [`treiber`] | Treiber stack | detectable CAS |
+//! | [`msq`] | Michael–Scott queue: MSQ-mmt-cas, MSQ-mmt-indel, MSQ-mmt-vol | detectable CAS; insert/delete; insert/delete + DRAM tail (§5) |
+//!
+//! Every structure's operations take a [`Handle`](crate::Handle) and a
+//! sub-memento, and run inside [`Handle::run_root`](crate::Handle::run_root).
+//! Results of root operations are one word: [`encode_opt`] for "maybe a
+//! value".
+
+use perdure_pm::sync::atomic::Ordering;
+use perdure_pm::{Backend, Pool};
+
+pub mod msq;
+pub mod treiber;
+
+/// Bytes of a node: one cache line.
+pub const NODE: u64 = 64;
+
+/// `None` → 0, `Some(v)` → `v + 1` (values must be below `u64::MAX`).
+pub fn encode_opt(v: Option<u64>) -> u64 {
+    v.map_or(0, |v| v + 1)
+}
+
+/// The inverse of [`encode_opt`].
+pub fn decode_opt(w: u64) -> Option<u64> {
+    w.checked_sub(1)
+}
+
+/// A plain load of a pool word (for single-threaded inspection).
+pub(crate) fn peek<B: Backend>(pool: &Pool<B>, off: u64) -> u64 {
+    crate::runtime::pm_word(pool, off).load(Ordering::Acquire)
+}

@@ -1,0 +1,402 @@
+//! Detectable Michael–Scott queues (seed 001, §7 and §5): MSQ-mmt-cas,
+//! MSQ-mmt-indel and MSQ-mmt-vol, one algorithm with three choices of
+//! primitives.
+//!
+//! The queue is a linked list from `head` (a sentinel) to the last node;
+//! `tail` is a hint at or behind the last node. A node is one line:
+//! `[value, next, repl]`.
+//!
+//! | variant | `next` links and `head` | `tail` |
+//! | --- | --- | --- |
+//! | [`MsqKind::Cas`] (MSQ-mmt-cas) | detectable CAS (§3) | persistent, plain CAS |
+//! | [`MsqKind::Indel`] (MSQ-mmt-indel) | insert / delete (§4) | persistent, plain CAS |
+//! | [`MsqKind::Vol`] (MSQ-mmt-vol) | insert / delete (§4) | DRAM scratchpad (§5) |
+//!
+//! **enqueue(v)**: checkpoint a fresh node holding `v` (Requirement 2);
+//! find the last node from `tail`, helping `tail` forward; link the node
+//! with a detectable CAS on `last.next` (inside [`Handle::detectable_loop`],
+//! Requirement 3) or with INSERT (no memento, no loop checkpoint: its
+//! recovery finds the node by traversal, Algorithm 3 L18); then swing `tail`.
+//!
+//! **dequeue()**: loop with the observed head as the φ-node: if its `next` is
+//! null the queue is empty; if head equals tail, help tail first (so head
+//! never passes tail); then a detectable CAS or DELETE from head to next;
+//! the value is next's, the old head is retired.
+//!
+//! **The tail hint.** Neither tail is flushed: after a crash it may name a
+//! node that was dequeued and freed. Its invariants (§5) — tail is reachable
+//! from head, and every link from head to tail is persisted — are
+//! re-established at start-up by [`Msq::recover`] (tail := head) and kept by
+//! moving tail only to a node whose link was loaded persisted and moving head
+//! only when it differs from tail. In the `Vol` variant the hint lives in
+//! DRAM and is updated only in normal execution (§5's guideline: a recovering
+//! operation's checkpointed values may be stale), and dequeue reads links
+//! behind tail without the persist-bit check (they are persisted by the
+//! invariant): one flush fewer per dequeue.
+//!
+//! Linearization points: an enqueue at its link (the first plain CAS, or
+//! INSERT's CAS); a dequeue at its CAS on head (or DELETE's commit, the CAS
+//! on the old head's `repl`); an empty dequeue at the load of a null `next`.
+//! Lock-free.
+
+use super::{encode_opt, peek, NODE};
+use crate::cas::{CasMmt, DetectableCasAtomic};
+use crate::checkpoint::Checkpoint;
+use crate::compose::Memento;
+use crate::insdel::InsDelAtomic;
+use crate::runtime::{Handle, MementoError};
+use crate::word::{offset_of, CasWord};
+use perdure_pm::sync::atomic::{AtomicU64, Ordering};
+use perdure_pm::{Backend, Pool};
+use std::ops::ControlFlow;
+
+const VALUE: u64 = 0;
+const NEXT: u64 = 8;
+const REPL: u64 = 16;
+/// The queue block: `head` in line 0, `tail` in line 1.
+const HEAD: u64 = 0;
+const TAIL: u64 = 64;
+
+/// Which primitives the queue uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsqKind {
+    /// MSQ-mmt-cas: detectable CAS everywhere.
+    Cas,
+    /// MSQ-mmt-indel: detectable insert and delete.
+    Indel,
+    /// MSQ-mmt-vol: insert and delete, tail in DRAM.
+    Vol,
+}
+
+impl MsqKind {
+    /// The seed's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsqKind::Cas => "MSQ-mmt-cas",
+            MsqKind::Indel => "MSQ-mmt-indel",
+            MsqKind::Vol => "MSQ-mmt-vol",
+        }
+    }
+}
+
+crate::memento! {
+    /// The memento of an enqueue.
+    pub struct EnqMmt {
+        /// The allocated node.
+        pub node: Checkpoint<1>,
+        /// MSQ-mmt-cas: the loop's φ-node (the node believed last).
+        pub last: Checkpoint<1>,
+        /// MSQ-mmt-cas: the CAS linking the node.
+        pub link: CasMmt,
+    }
+}
+
+crate::memento! {
+    /// The memento of a dequeue.
+    pub struct DeqMmt {
+        /// The loop's φ-node: the observed head.
+        pub head: Checkpoint<1>,
+        /// MSQ-mmt-cas: the CAS on head.
+        pub cas: CasMmt,
+    }
+}
+
+crate::memento! {
+    /// A root memento for a thread that enqueues and dequeues.
+    pub struct QueueMmt {
+        /// For enqueue.
+        pub enq: EnqMmt,
+        /// For dequeue.
+        pub deq: DeqMmt,
+    }
+}
+
+/// A detectable Michael–Scott queue.
+#[derive(Debug)]
+pub struct Msq {
+    kind: MsqKind,
+    off: u64,
+    /// MSQ-mmt-vol's tail (a node offset).
+    tail_dram: AtomicU64,
+}
+
+impl Msq {
+    /// Creates an empty queue (a block holding head and tail, and a
+    /// sentinel node), durably.
+    pub fn create<B: Backend, M: Memento>(
+        kind: MsqKind,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<Msq, MementoError> {
+        let off = h.alloc(2 * NODE)?;
+        let sentinel = h.alloc(NODE)?;
+        let pool = h.pool();
+        pool.pwb(sentinel, NODE);
+        let q = Msq {
+            kind,
+            off,
+            tail_dram: AtomicU64::new(sentinel),
+        };
+        q.init_loc(pool, off + HEAD, sentinel);
+        q.init_loc(pool, off + TAIL, sentinel);
+        pool.pfence();
+        Ok(q)
+    }
+
+    /// The queue whose block is at `off`, after a crash or restart: call
+    /// [`Msq::recover`] before any operation.
+    pub fn at(kind: MsqKind, off: u64) -> Msq {
+        Msq {
+            kind,
+            off,
+            tail_dram: AtomicU64::new(0),
+        }
+    }
+
+    /// The variant.
+    pub fn kind(&self) -> MsqKind {
+        self.kind
+    }
+
+    /// The queue block's offset (store it in the object root).
+    pub fn offset(&self) -> u64 {
+        self.off
+    }
+
+    fn init_loc<B: Backend>(&self, pool: &Pool<B>, loc: u64, v: u64) {
+        match self.kind {
+            MsqKind::Cas => DetectableCasAtomic::at(loc).init(pool, v),
+            MsqKind::Indel | MsqKind::Vol => InsDelAtomic::at(loc).init(pool, v),
+        }
+    }
+
+    /// Start-up recovery (single-threaded, before the threads resume):
+    /// validates the list from head (every pointer in the pool, no cycle)
+    /// and re-establishes the tail invariant (tail := head).
+    pub fn recover<B: Backend>(&self, pool: &Pool<B>) -> Result<(), MementoError> {
+        pool.check_range(self.off, 2 * NODE, 64)?;
+        let head = self.raw(pool, self.off + HEAD);
+        let mut n = head;
+        let mut steps = 0u64;
+        while n != 0 {
+            pool.check_range(offset_of(n), NODE, 8)
+                .map_err(|e| MementoError::CorruptStructure(format!("queue node {n:#x}: {e}")))?;
+            steps += 1;
+            if steps > pool.size() / NODE {
+                return Err(MementoError::CorruptStructure("cycle in the queue".into()));
+            }
+            n = self.raw(pool, offset_of(n) + NEXT);
+        }
+        match self.kind {
+            MsqKind::Vol => self.tail_dram.store(head, Ordering::SeqCst),
+            _ => {
+                self.init_loc(pool, self.off + TAIL, head);
+                pool.pfence();
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of a location word whatever its annotation.
+    fn raw<B: Backend>(&self, pool: &Pool<B>, loc: u64) -> u64 {
+        let w = peek(pool, loc);
+        match self.kind {
+            MsqKind::Cas => CasWord::decode(w).value,
+            _ => crate::word::insdel_decode(w).1,
+        }
+    }
+
+    /// The values from head to tail, without helping (after recovery,
+    /// single-threaded).
+    pub fn contents<B: Backend>(&self, pool: &Pool<B>) -> Result<Vec<u64>, MementoError> {
+        self.recover(pool)?;
+        let mut out = Vec::new();
+        let mut n = self.raw(pool, offset_of(self.raw(pool, self.off + HEAD)) + NEXT);
+        while n != 0 {
+            out.push(peek(pool, offset_of(n) + VALUE));
+            n = self.raw(pool, offset_of(n) + NEXT);
+        }
+        Ok(out)
+    }
+
+    fn load_tail<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
+        match self.kind {
+            MsqKind::Vol => self.tail_dram.load(Ordering::SeqCst),
+            MsqKind::Cas => DetectableCasAtomic::at(self.off + TAIL).load(h),
+            MsqKind::Indel => crate::word::insdel_decode(h.load(self.off + TAIL)).1,
+        }
+    }
+
+    /// Swings the tail hint from `t` to `n` (best effort, not flushed).
+    /// Callers pass a `t` they just loaded from the tail and its successor
+    /// `n`, whose link they loaded persisted — never a value recovered from a
+    /// checkpoint alone (§5's guideline: a recovering operation's
+    /// checkpointed values may be stale, and moving the tail to one could
+    /// move it behind the head).
+    fn swing_tail<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, t: u64, n: u64) {
+        match self.kind {
+            MsqKind::Vol => {
+                let _ = self
+                    .tail_dram
+                    .compare_exchange(t, n, Ordering::SeqCst, Ordering::SeqCst);
+            }
+            MsqKind::Cas => {
+                let _ = h.cas(
+                    self.off + TAIL,
+                    CasWord::stable(t).encode(),
+                    CasWord::stable(n).encode(),
+                );
+            }
+            MsqKind::Indel => {
+                let _ = h.cas(self.off + TAIL, t, n);
+            }
+        }
+    }
+
+    /// A node's `next`, persisted (the link may be in the middle of an
+    /// insert or a CAS).
+    fn load_next<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, node: u64) -> u64 {
+        let loc = offset_of(node) + NEXT;
+        match self.kind {
+            MsqKind::Cas => DetectableCasAtomic::at(loc).load(h),
+            _ => InsDelAtomic::at(loc).load(h),
+        }
+    }
+
+    /// Whether `node` is in the queue (INSERT's recovery traversal).
+    fn contains<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, node: u64) -> bool {
+        let mut n = crate::word::insdel_decode(h.load(self.off + HEAD)).1;
+        while n != 0 {
+            if offset_of(n) == offset_of(node) {
+                return true;
+            }
+            n = crate::word::insdel_decode(h.load(offset_of(n) + NEXT)).1;
+        }
+        false
+    }
+
+    /// Detectable enqueue.
+    pub fn enqueue<B: Backend, M: Memento>(
+        &self,
+        v: u64,
+        h: &mut Handle<'_, '_, B, M>,
+        mmt: &mut EnqMmt,
+    ) -> Result<(), MementoError> {
+        let [node] = mmt.node.checkpoint_with(h, |h| {
+            let n = h.alloc(NODE)?;
+            h.store(n + VALUE, v);
+            h.flush(n, NODE);
+            Ok::<_, MementoError>([n])
+        })?;
+        match self.kind {
+            MsqKind::Cas => {
+                let first = self.load_tail(h);
+                h.detectable_loop(&mut mmt.last, [first], |h, [t]| {
+                    let next = self.load_next(h, t);
+                    if next != 0 {
+                        self.swing_tail(h, t, next);
+                        return ControlFlow::Continue([self.load_tail(h)]);
+                    }
+                    let link = DetectableCasAtomic::at(offset_of(t) + NEXT);
+                    match link.cas(0, node, h, &mut mmt.link) {
+                        Ok(()) => {
+                            self.swing_tail(h, t, node);
+                            ControlFlow::Break(())
+                        }
+                        Err(_) => ControlFlow::Continue([self.load_tail(h)]),
+                    }
+                });
+            }
+            MsqKind::Indel | MsqKind::Vol => loop {
+                let t = self.load_tail(h);
+                let next = self.load_next(h, t);
+                if next != 0 {
+                    self.swing_tail(h, t, next);
+                    continue;
+                }
+                let link = InsDelAtomic::at(offset_of(t) + NEXT);
+                // In recovery INSERT succeeds if the node is anywhere in the
+                // queue, so `t` need not be its predecessor: swing the tail
+                // only after an insert done in normal execution.
+                let normal = !h.rec();
+                if link
+                    .insert(node, node + REPL, h, |h, n| self.contains(h, n))
+                    .is_ok()
+                {
+                    if normal {
+                        self.swing_tail(h, t, node);
+                    }
+                    break;
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Detectable dequeue: the oldest value, or `None` if empty.
+    pub fn dequeue<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        mmt: &mut DeqMmt,
+    ) -> Option<u64> {
+        let head = self.off + HEAD;
+        let first = self.raw_head(h);
+        h.detectable_loop(&mut mmt.head, [first], |h, [old]| {
+            // Behind the tail every link is persisted (§5): MSQ-mmt-vol reads
+            // it plainly unless old is the tail; the others always LOAD.
+            let t = self.load_tail(h);
+            let next = if self.kind == MsqKind::Vol && offset_of(old) != offset_of(t) {
+                crate::word::insdel_decode(h.load(offset_of(old) + NEXT)).1
+            } else {
+                self.load_next(h, old)
+            };
+            if next == 0 {
+                return ControlFlow::Break(None);
+            }
+            if offset_of(old) == offset_of(t) {
+                self.swing_tail(h, t, next);
+            }
+            let r = match self.kind {
+                MsqKind::Cas => DetectableCasAtomic::at(head)
+                    .cas(old, next, h, &mut mmt.cas)
+                    .map(|()| {
+                        h.retire(offset_of(old));
+                    }),
+                _ => InsDelAtomic::at(head)
+                    .delete(old, next, offset_of(old) + REPL, h)
+                    .map(|_| ()),
+            };
+            match r {
+                Ok(()) => ControlFlow::Break(Some(h.load(offset_of(next) + VALUE))),
+                Err(_) => ControlFlow::Continue([self.raw_head(h)]),
+            }
+        })
+    }
+
+    /// The head as a dequeue starts from it: a stable value (helping a CAS or
+    /// a delete in progress).
+    fn raw_head<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
+        let head = self.off + HEAD;
+        match self.kind {
+            MsqKind::Cas => DetectableCasAtomic::at(head).load(h),
+            _ => {
+                let old = crate::word::insdel_decode(h.load(head)).1;
+                InsDelAtomic::at(head).load_help(h, old, offset_of(old) + REPL)
+            }
+        }
+    }
+
+    /// Runs `op` (`enqueue v` when `Some(v)`, else `dequeue`) as a root
+    /// operation's body; the result word is [`encode_opt`] of the dequeued
+    /// value (0 for an enqueue).
+    pub fn run<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B, QueueMmt>,
+        mmt: &mut QueueMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        match op {
+            Some(v) => self.enqueue(v, h, &mut mmt.enq).map(|()| 0),
+            None => Ok(encode_opt(self.dequeue(h, &mut mmt.deq))),
+        }
+    }
+}

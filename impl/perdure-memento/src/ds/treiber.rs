@@ -1,0 +1,175 @@
+//! A detectable Treiber stack (seed 001, §7: "Treiber's stack, ref. 13"), made
+//! detectable by the §2.4 transformation — the worked example of the crate
+//! docs, complete.
+//!
+//! * `top` is a [`DetectableCasAtomic`]; a node is one line: `[value, next]`.
+//! * **push(v)**: checkpoint a fresh node (allocation is non-deterministic:
+//!   Requirement 2) holding `v`; loop with the expected top as the φ-node
+//!   (Requirement 3): `node.next = top`, flush the node, detectable CAS
+//!   `top: top → node`.
+//! * **pop()**: loop with the observed top as the φ-node: empty → `None`;
+//!   else detectable CAS `top: t → t.next`; on success retire `t` and return
+//!   its value.
+//!
+//! The CAS sub-mementos are distinct per call site (Requirement 1, by the
+//! [`memento!`](crate::memento) layout). Nodes are reclaimed with the
+//! runtime's EBR: a popped node is retired in the pop's critical section and
+//! freed two epochs later; the root memento holding it is cleared before the
+//! section ends (§6.3).
+//!
+//! Linearization points: a push at its CAS's first plain CAS (L26), a pop at
+//! its CAS's, an empty pop at the load of a null top. Lock-free.
+
+use super::{encode_opt, NODE};
+use crate::cas::{CasMmt, DetectableCasAtomic};
+use crate::checkpoint::Checkpoint;
+use crate::compose::Memento;
+use crate::runtime::{Handle, MementoError};
+use crate::word::offset_of;
+use perdure_pm::{Backend, Pool};
+use std::ops::ControlFlow;
+
+crate::memento! {
+    /// The memento of a push.
+    pub struct PushMmt {
+        /// The allocated node.
+        pub node: Checkpoint<1>,
+        /// The loop's φ-node: the expected top.
+        pub top: Checkpoint<1>,
+        /// The CAS publishing the node.
+        pub cas: CasMmt,
+    }
+}
+
+crate::memento! {
+    /// The memento of a pop.
+    pub struct PopMmt {
+        /// The loop's φ-node: the observed top.
+        pub top: Checkpoint<1>,
+        /// The CAS unlinking it.
+        pub cas: CasMmt,
+    }
+}
+
+crate::memento! {
+    /// A root memento for a thread that pushes and pops.
+    pub struct StackMmt {
+        /// For push.
+        pub push: PushMmt,
+        /// For pop.
+        pub pop: PopMmt,
+    }
+}
+
+/// The stack: a handle on its `top` word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreiberStack {
+    top: DetectableCasAtomic,
+}
+
+impl TreiberStack {
+    /// Creates an empty stack (a fresh block holding `top`), durably.
+    pub fn create<B: Backend, M: Memento>(
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<TreiberStack, MementoError> {
+        let off = h.alloc(NODE)?;
+        let s = TreiberStack {
+            top: DetectableCasAtomic::at(off),
+        };
+        s.top.init(h.pool(), 0);
+        h.pool().pfence();
+        Ok(s)
+    }
+
+    /// The stack whose `top` word is at `off`.
+    pub fn at(off: u64) -> TreiberStack {
+        TreiberStack {
+            top: DetectableCasAtomic::at(off),
+        }
+    }
+
+    /// The offset of its `top` word (store it in the object root).
+    pub fn offset(&self) -> u64 {
+        self.top.offset()
+    }
+
+    /// Detectable push.
+    pub fn push<B: Backend, M: Memento>(
+        &self,
+        v: u64,
+        h: &mut Handle<'_, '_, B, M>,
+        mmt: &mut PushMmt,
+    ) -> Result<(), MementoError> {
+        let [node] = mmt.node.checkpoint_with(h, |h| {
+            let n = h.alloc(NODE)?;
+            h.store(n, v);
+            Ok::<_, MementoError>([n])
+        })?;
+        let first = self.top.load(h);
+        h.detectable_loop(&mut mmt.top, [first], |h, [t]| {
+            h.store(node + 8, t);
+            h.flush(node, 16);
+            match self.top.cas(t, node, h, &mut mmt.cas) {
+                Ok(()) => ControlFlow::Break(()),
+                Err(cur) => ControlFlow::Continue([cur]),
+            }
+        });
+        Ok(())
+    }
+
+    /// Detectable pop.
+    pub fn pop<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        mmt: &mut PopMmt,
+    ) -> Option<u64> {
+        let first = self.top.load(h);
+        h.detectable_loop(&mut mmt.top, [first], |h, [t]| {
+            if t == 0 {
+                return ControlFlow::Break(None);
+            }
+            let next = h.load(offset_of(t) + 8);
+            match self.top.cas(t, next, h, &mut mmt.cas) {
+                Ok(()) => {
+                    let v = h.load(offset_of(t));
+                    h.retire(offset_of(t));
+                    ControlFlow::Break(Some(v))
+                }
+                Err(cur) => ControlFlow::Continue([cur]),
+            }
+        })
+    }
+
+    /// Runs `op` (`push v` when `Some(v)`, else `pop`) as a root operation's
+    /// body; the result word is [`encode_opt`] of the popped value (0 for a
+    /// push).
+    pub fn run<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B, StackMmt>,
+        mmt: &mut StackMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        match op {
+            Some(v) => self.push(v, h, &mut mmt.push).map(|()| 0),
+            None => Ok(encode_opt(self.pop(h, &mut mmt.pop))),
+        }
+    }
+
+    /// The values from top to bottom, read without helping (after recovery,
+    /// single-threaded); validates every pointer and fails on a corrupt or
+    /// cyclic list.
+    pub fn contents<B: Backend>(&self, pool: &Pool<B>) -> Result<Vec<u64>, MementoError> {
+        let mut out = Vec::new();
+        let mut t = self.top.peek(pool).value;
+        while t != 0 {
+            let t_off = offset_of(t);
+            pool.check_range(t_off, NODE, 8)?;
+            if out.len() as u64 > pool.size() / NODE {
+                return Err(MementoError::CorruptStructure("cycle in the stack".into()));
+            }
+            out.push(super::peek(pool, t_off));
+            t = super::peek(pool, t_off + 8);
+        }
+        Ok(out)
+    }
+}
