@@ -520,7 +520,7 @@ Section protocol.
       + split_and!; lia.
       + destruct Hown as [(? & _)|?]; [congruence|by right].
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
     - (* StepCas1Ok *)
       destruct (H25 (or_introl Hpc)) as [Htook Hmts].
       destruct Hown as [(_ & ? & _)|(tl & Htl & Hown)]; [congruence|].
@@ -539,12 +539,12 @@ Section protocol.
         destruct (decide (l' = argl s)) as [->|Hne].
         * injection Hw as <- <- <-. rewrite Hown. naive_solver.
         * destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-          rewrite Hpc in Hp. naive_solver.
+          rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
       + intros _ _ Hne. exfalso. apply Hne. rewrite /upd_loc decide_True //.
     - (* StepCas1Fail *)
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
       + intros _. by apply H25; left.
     - (* StepFail *)
       destruct (H25 (or_intror Hpc)) as [Htook Hmts].
@@ -553,7 +553,7 @@ Section protocol.
       + intros t Ht. destruct (Hlts t Ht). lia.
       + entries_mono Hent.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
     - (* StepCkpt *)
       destruct (H34 Hpc) as (Htook & Hnone & Hmts).
       destruct Hown as [(_ & _ & Hown)|(? & ? & _)]; [|congruence].
@@ -566,7 +566,7 @@ Section protocol.
         rewrite /entry_ok /=. split_and!; [lia|lia|done| |done].
         intros Hsn. destruct (Hs1 Hsn) as [Hp _]. split; [done|]. intros t2 [= <-]. lia.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (? & ? & ? & ? & ? & _).
-        naive_solver.
+        split_and!; auto.
       + intros _. rewrite negb_involutive. split_and!; (done || lia).
     - (* StepCas2 *)
       destruct (H38 (or_introl Hpc)) as (Htook & Hsome & Hf & Hlt & Hmp).
@@ -583,7 +583,7 @@ Section protocol.
     - (* StepNext *)
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
       + intros _. destruct r.
         * destruct (H38 (or_intror Hpc)) as (_ & ? & _). by eexists.
         * destruct (Hfail Hpc) as (Htook & _). destruct Hown as [(_ & ? & _)|(t & ? & _)];
@@ -591,7 +591,7 @@ Section protocol.
     - (* StepCrash *)
       split; simpl; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (? & ? & ? & ? & ? & _).
-        naive_solver.
+        split_and!; auto.
       + intros _. split; [done|]. destruct (pc s) eqn:Hp.
         * done.
         * destruct (H25 (or_introl eq_refl)). split; [lia|congruence].
@@ -620,13 +620,13 @@ Section protocol.
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + right. rewrite Hmp. by eexists.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (? & ? & ? & ? & ? & _).
-        naive_solver.
+        split_and!; auto.
     - (* StepRecLoc *)
       destruct (Hrec Hpc) as (Hloc' & _ & Hstale). rewrite Hloc' in Hle.
       destruct (Hloc _ _ _ _ _ Hl eq_refl) as (_ & _ & _ & _ & Htook & _).
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (? & ? & ? & ? & ? & _).
-        naive_solver.
+        split_and!; auto.
       + intros _. split_and!; auto.
     - (* StepRecNoLoc *)
       destruct (Hrec Hpc) as (Hloc' & _ & Hstale). rewrite Hloc' in Hle.
@@ -643,7 +643,7 @@ Section protocol.
         pose proof (help_below_own s Hi0 Ht). lia. }
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
       + intros _. destruct (Hth Htook). split_and!; done.
     - (* StepRecNotHelped *)
       destruct (Hrh Hpc) as (Hl' & Hle & Hth).
@@ -655,7 +655,7 @@ Section protocol.
         pose proof (proj2 (help_iff_helped s Hi0 Ht) Hhelped). lia. }
       split; simpl; rewrite ?Hpc; try done; try close_easy.
       + intros ? ? ? ? ? Hw ->. destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
-        rewrite Hpc in Hp. naive_solver.
+        rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
     - (* StepEnv *)
       split; simpl; try done; try close_easy.
       + intros l' v p tid n Hw' ->. rewrite /upd_loc in Hw'.
@@ -676,17 +676,20 @@ Section protocol.
     - (* StepHelp *)
       split; simpl; try done; try close_easy.
       + intros e He. rewrite elem_of_app elem_of_cons in He.
-        eapply entry_ok_mono; [apply Hent; set_solver|..]; done.
+        eapply entry_ok_mono; [apply Hent|..]; try done.
+        rewrite elem_of_app. destruct He as [?|[->|?]]; [by left|by left|by right].
       + intros p'. rewrite /upd_help. destruct (decide (p' = p)) as [->|].
-        * right. exists n, t. set_solver.
-        * destruct (Hhv p') as [?|(n' & t' & ? & ?)]; [by left|right; exists n', t'; set_solver].
+        * right. exists n, t. split; [apply elem_of_cons; by left|done].
+        * destruct (Hhv p') as [?|(n' & t' & ? & ?)]; [by left|].
+          right. exists n', t'. split; [apply elem_of_cons; by right|done].
       + intros n' p' t' Hin'. rewrite /upd_help. rewrite elem_of_cons in Hin'.
         destruct Hin' as [[= -> -> ->]|Hin']; [by rewrite decide_True|].
         pose proof (Hhg _ _ _ Hin'). destruct (decide (p' = p)) as [->|]; lia.
       + intros ? ? ?. destruct (Hunh ltac:(done) ltac:(done) ltac:(done)) as [t' ?].
-        exists t'. set_solver.
+        exists t'. apply elem_of_cons; by right.
       + intros Hp. destruct (Hrh Hp) as (? & ? & Hth). split_and!; [done|done|].
-        intros Ht. destruct (Hth Ht) as [? [t' ?]]. split; [done|]. exists t'. set_solver.
+        intros Ht. destruct (Hth Ht) as [? [t' ?]]. split; [done|]. exists t'.
+        apply elem_of_cons; by right.
     - (* StepClear *)
       destruct (Hloc _ _ _ _ _ Hl eq_refl) as (-> & -> & -> & -> & Htook & _).
       split; simpl; try done; try close_easy.
