@@ -4,8 +4,9 @@
     Algorithms 1 and 2: LOAD, CAS with its recovery L9–L25, LOADHELP
     L1–L21, with helping as in §3.4), as model-checked by the TLA+ module
     [specs/memento/DetectableCAS.tla], and the implementation
-    [impl/perdure-memento/src/cas.rs] (its [cas], [cas_recover] and
-    [load_help] paths).  Lines 19–24 of Algorithm 1 follow the
+    [impl/perdure-memento/src/cas.rs] ([DetectableCasAtomic::cas] with its
+    recovery path, [DetectableCasAtomic::load_help]; OWN's floor in
+    [impl/perdure-memento/src/runtime.rs]).  Lines 19–24 of Algorithm 1 follow the
     reconstruction of §3.3's prose and of the authors' Rust code:
       19: t_mmt ≠ 0 ∧ t_mmt < t_own → OK (not the thread's last CAS)
       20: t_mmt ≠ 0 ∧ t_mmt ≥ t_own → redo the second plain CAS
@@ -58,8 +59,10 @@
     Everything rests on the inductive invariant [inv] ([step_inv],
     [reachable_inv]).
 
-    Deviations from the seed's Algorithm 1, each needed, each as in the
-    authors' Rust code (and in [impl/perdure-memento]):
+    Deviations from the seed's Algorithm 1, each as in the authors' Rust
+    code (and in [impl/perdure-memento]); the first two are used by the
+    proof (the invariant fails without them), the third is what makes
+    (H-OWN) hold for a thread crash:
     - L29's failure checkpoint carries a fresh rdtscp timestamp, not 0: with
       [encodeTs(Fail, 0)], recovery (L14) sees t_mmt = 0 below LOCAL as soon
       as any earlier operation of the root operation checkpointed, treats
@@ -74,7 +77,9 @@
       between L35 and L36, OWN (DRAM, which a thread crash does not reset)
       would otherwise keep the previous CAS's parity and the next CAS would
       reuse parity p_n; a help of the n-th CAS would then make the next
-      CAS's recovery (L24) report OK although it never took effect.
+      CAS's recovery (L24) report OK although it never took effect.  In
+      the model L35 and L36 are one step (H-OWN), so this store changes
+      nothing here; it is argued, not proved.
 
     Assumptions of the model that the seed's algorithm does not give:
     - (H-OWN) OWN[me] always holds the parity and timestamp of [me]'s last
@@ -82,10 +87,12 @@
       not change it.  The seed re-initialises OWN at application start from
       the CAS mementos only (§3.3 ❶).  After CASMEMENTOCLEAR (§6.3 clears
       the mementos at the end of each root operation) and a full crash, that
-      gives OWN = (Even, 0): the next CAS may get the parity of the last
+      gives OWN timestamp 0 and the default parity: the next CAS may get the
+      parity of the last
       one, and HELP[¬p_own][me] may hold the timestamp of an old help, so
       L24 (t_own = 0 < t_help) would report OK for a CAS that never took
-      effect.  Exactly-once needs OWN's last value to survive clearing, e.g.
+      effect ([own_reinit_breaks_exactly_once] exhibits this execution in
+      the model).  Exactly-once needs OWN's last value to survive clearing, e.g.
       a persistent per-thread OWN floor written before clearing (what
       [impl/perdure-memento] does with [own_floor]) or re-initialisation
       from something that clearing keeps.
@@ -775,3 +782,55 @@ Section protocol.
     rewrite Hsome in Ht. injection Ht as <-. rewrite Ho /= in Hown. lia.
   Qed.
 End protocol.
+
+(** ** Why (H-OWN) is needed: OWN re-initialised from cleared mementos
+
+    [step_reinit] adds to the model a full crash between invocations after
+    CASMEMENTOCLEAR, which re-initialises OWN from the (cleared) mementos as
+    §3.3 ❶ does: OWN = (the initial parity, 0).  Then the thread's first CAS
+    (helped, completed) leaves HELP[Even][me] = 1; after the re-initialisation
+    the next CAS gets the same parity, crashes before its first plain CAS,
+    and its recovery finds t_own = 0 < HELP = 1 at L24: it resumes at L34
+    and returns OK although its first plain CAS never took effect. *)
+Inductive step_reinit (me : nat) : state → state → Prop :=
+  | SRStep s s' : step me s s' → step_reinit me s s'
+  | SRReinit s : pc s = PIdle → step_reinit me s (set_own s (true, 0)).
+
+Lemma rtc_l_eq {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z → rtc R x z.
+Proof. intros ? -> ?. by eapply rtc_l. Qed.
+
+(** Replace the state reached by its normal form, so that the terms of the
+    trace do not grow with its length. *)
+Ltac norm_state :=
+  match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
+  vm_compute; reflexivity.
+
+Lemma own_reinit_breaks_exactly_once :
+  ∃ s, rtc (step_reinit 1) init s ∧ pc s = PDone true ∧ took s = false.
+Proof.
+  eexists. split; [|split].
+  - (* CAS(0 → 1) by thread 1: first plain CAS, helped, checkpointed, done *)
+    eapply rtc_l_eq; [apply SRStep; apply (StepStart 1 _ 0 0 1 (MW false false 0));
+                   [by vm_compute|vm_compute; lia]|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCas1Ok; by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply (StepSee 1 _ 0 1 false 1); by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply (StepHelp 1 _ 1 false 1);
+                   [vm_compute; constructor|vm_compute; lia]|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCkpt; by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCas2; by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply (StepNext 1 _ true); by vm_compute|norm_state|].
+    (* CASMEMENTOCLEAR, full crash: OWN from the cleared mementos *)
+    eapply rtc_l_eq; [apply SRReinit; by vm_compute|norm_state|].
+    (* CAS(5 → 7): crashes before its first plain CAS *)
+    eapply rtc_l_eq; [apply SRStep; apply (StepStart 1 _ 0 5 7 (MW false false 0));
+                   [by vm_compute|vm_compute; lia]|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCrash; by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepRecNoLoc;
+                   [by vm_compute|vm_compute; lia|intros p n; vm_compute; discriminate]|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepRecHelped; [by vm_compute|vm_compute; lia]|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCkpt; by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply SRStep; apply StepCas2; by vm_compute|norm_state|].
+    apply rtc_refl.
+  - by vm_compute.
+  - by vm_compute.
+Qed.

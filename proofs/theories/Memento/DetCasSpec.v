@@ -4,7 +4,9 @@
     Algorithm 1 LOAD and CAS with [recovery] false, Algorithm 2 LOADHELP)
     against concurrent helpers, i.e. the normal-execution part of the TLA+
     module [specs/memento/DetectableCAS.tla] and of
-    [impl/perdure-memento/src/cas.rs] ([load], [cas], [load_help]).
+    [impl/perdure-memento/src/cas.rs] ([DetectableCasAtomic::load],
+    [DetectableCasAtomic::cas] outside recovery,
+    [DetectableCasAtomic::load_help]).
 
     The code ([load_help], [load], [det_cas]) is heap_lang.  A location
     holds one integer word [enc v p t = v·1024 + p·512 + t]: the value
