@@ -169,7 +169,9 @@ impl DetectableCasAtomic {
             let m = CasTs::decode(pt); // L11
             let cur = h.load(self.off); // L12
             let t_local = h.local(); // L13
-            if m.ts >= t_local && (m.ts != 0 || m.fail) {
+            // L14, strict: a memento is this CAS's only if newer than LOCAL (the seed's
+            // `<` misreads a memento reused in a loop; proofs/theories/Memento/DetCas.v).
+            if m.ts > t_local && (m.ts != 0 || m.fail) {
                 // L15–L18 (④): the memento checkpointed a failure.
                 if m.fail {
                     h.set_local(m.ts);
