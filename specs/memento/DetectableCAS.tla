@@ -90,9 +90,34 @@
 (* when its first plain CAS becomes durable (a flush of the line, a        *)
 (* helper's flushopt taking effect, or a crash that keeps it).             *)
 (*                                                                         *)
-(* THE VERDICT on the algorithm as written, the counterexamples and the   *)
-(* fixes are in README.md ("Findings"); the CI model (DetectableCAS.cfg)   *)
-(* runs the fixed algorithm, mutants/ the seed's versions that fail.       *)
+(* THE VERDICT: the algorithm as written violates ExactlyOnce; the CI     *)
+(* models run the fixed one, mutants/ the seed's versions (README.md,      *)
+(* "Findings", has the full traces).  In short:                            *)
+(*  1. L20 (mutants/AsWrittenL20.cfg, 1 thread crash): t1's CAS writes its *)
+(*     first plain CAS (parity 1), flushes it, writes its memento and OWN, *)
+(*     crashes before L38.  Recovery: L20 -> L38 with new' = encode(~p_own *)
+(*     = 0, ..): the CAS fails, the dirty word stays, OK is returned; the  *)
+(*     next CAS's recovery then misreads the stale dirty word (L22).  Fix: *)
+(*     OWN := pt, flushopt mmt again (the crashed thread's write-back may  *)
+(*     not have happened: a later full crash could lose the memento of a  *)
+(*     CAS that returned OK), CAS with encode(p_mmt, tid, new).            *)
+(*  2. L29 (mutants/AsWrittenFailTs.cfg, 1 thread crash): t1's CAS 1       *)
+(*     succeeds (ts 1), CAS 2 fails (memento (Fail, 0)), t2 restores the   *)
+(*     old value, t1 crashes.  Recovery: CAS 1 sets LOCAL = 1, CAS 2 has   *)
+(*     t_mmt = 0 < 1 (L14), re-executes and succeeds: it returned Err      *)
+(*     before the crash.  Fix: encodeTs(Fail, rdtscp).                     *)
+(*  3. OWN (mutants/AsWrittenOwnInit.cfg, 1 full crash): t1's CAS (parity  *)
+(*     Odd) is helped (HELP[Odd][t1] = 2), t1 clears its memento (§6.3),   *)
+(*     full crash: OWN[t1] = (Even, 0).  The next CAS's recovery reads     *)
+(*     HELP[Odd][t1] = 2 > 0 (L23-L24) and returns OK without effect.  Fix:*)
+(*     own_floor (OwnInit = "floor").                                      *)
+(*  4. ABA (mutants/Aba*.cfg, fixed algorithm): CAS 1 and CAS 3 of t1 write *)
+(*     the same word (parity, t1, 1); a helper holding CAS 1's word takes  *)
+(*     t_cur before t_2, then sees CAS 3's identical word (L5 = old),      *)
+(*     raises HELP below t_2 and cleans CAS 3; t1's crashed CAS 3 then     *)
+(*     re-executes and reports Err.  No one-word fix: a precondition (no   *)
+(*     same-thread repeat of (parity, new) on a location while a helper    *)
+(*     may hold the old word).                                             *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
@@ -106,13 +131,14 @@ CONSTANTS
     MaxCrashes,       \* full-system crashes
     MaxThreadCrashes, \* thread crashes (all threads together)
     Workload,         \* "any": each CAS's old value is chosen freely (new = another value);
-                      \* "flip": CAS i of every thread is old = (i-1) % 2, new = i % 2
+                      \* "flip": CAS i of every thread is old = (i-1) % 2, new = i % 2;
+                      \* "chain": CAS i of every thread is old = i-1, new = i (Vals 0..NOps)
     FailTs, OwnInit, RedoSecond,          \* see the header
     FlushLoc, FlushoptMmt, HelpUpdate     \* mutant switches
 
 ASSUME /\ NoTid \notin Threads
        /\ 0 \in Vals /\ Cardinality(Vals) >= 2
-       /\ Workload \in {"any", "flip"}
+       /\ Workload \in {"any", "flip", "chain"}
        /\ FailTs \in {"zero", "rdtscp"}
        /\ OwnInit \in {"mementos", "floor"}
        /\ RedoSecond \in {"asWritten", "fixed"}
@@ -141,8 +167,9 @@ RootWord(r, c) == [r |-> r, clr |-> c]
 
 \* The arguments of a CAS.
 ArgChoices == {a \in [loc : Locs, old : Vals, new : Vals] : a.new # a.old}
-ArgsOf(i) == IF Workload = "any" THEN ArgChoices
-             ELSE {a \in ArgChoices : a.old = (i - 1) % 2 /\ a.new = i % 2}
+ArgsOf(i) == CASE Workload = "any" -> ArgChoices
+                [] Workload = "flip" -> {a \in ArgChoices : a.old = (i - 1) % 2 /\ a.new = i % 2}
+                [] Workload = "chain" -> {a \in ArgChoices : a.old = i - 1 /\ a.new = i}
 NoArg == [loc |-> 0, old |-> 0, new |-> 0]
 
 \* Ghost tag of a store: which CAS's first plain CAS it is (NoTag: another store).
