@@ -169,8 +169,8 @@ impl DetectableCasAtomic {
             let m = CasTs::decode(pt); // L11
             let cur = h.load(self.off); // L12
             let t_local = h.local(); // L13
-            // L14, strict: a memento is this CAS's only if newer than LOCAL (the seed's
-            // `<` misreads a memento reused in a loop; proofs/theories/Memento/DetCas.v).
+                                     // L14, strict: a memento is this CAS's only if newer than LOCAL (the seed's
+                                     // `<` misreads a memento reused in a loop; proofs/theories/Memento/DetCas.v).
             if m.ts > t_local && (m.ts != 0 || m.fail) {
                 // L15–L18 (④): the memento checkpointed a failure.
                 if m.fail {
@@ -188,6 +188,9 @@ impl DetectableCasAtomic {
                 if m.ts > own.ts {
                     rt.set_own(tid, m);
                 }
+                // Re-flush the memento: a crashed thread's flushopt has no
+                // ordering left (specs/memento, mutant AsWrittenL20).
+                h.pwb(mmt.off, 8);
                 let annotated = CasWord {
                     parity: m.parity,
                     tid,

@@ -78,6 +78,11 @@ impl<const N: usize> Checkpoint<N> {
         // Step 2.
         if h.rec() {
             if t_latest > h.local() {
+                // Persist what is returned: a thread crash between step 5's
+                // store and its flush leaves it visible but not durable, and
+                // a later full crash would lose it (specs/memento, mutant
+                // CheckpointAsWrittenRecovery).
+                h.flush(self.ts_off(latest), Self::STRIDE);
                 h.set_local(t_latest);
                 return Ok(std::array::from_fn(|i| h.load(self.val_off(latest, i))));
             }

@@ -262,14 +262,18 @@ impl Msq {
         }
     }
 
-    /// Whether `node` is in the queue (INSERT's recovery traversal).
+    /// Whether `node` is in the queue (INSERT's recovery traversal). Links
+    /// are read with LOAD, which persists a link whose persist bit is set:
+    /// finding the node through an unpersisted link and reporting OK would
+    /// lose the enqueue at the next full crash (specs/memento, mutant
+    /// InsertRecoveryPlainLoad).
     fn contains<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, node: u64) -> bool {
         let mut n = crate::word::insdel_decode(h.load(self.off + HEAD)).1;
         while n != 0 {
             if offset_of(n) == offset_of(node) {
                 return true;
             }
-            n = crate::word::insdel_decode(h.load(offset_of(n) + NEXT)).1;
+            n = InsDelAtomic::at(offset_of(n) + NEXT).load(h);
         }
         false
     }
