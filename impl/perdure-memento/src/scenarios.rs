@@ -21,7 +21,7 @@ use crate::compose::Memento;
 use crate::ds::msq::{Msq, MsqKind, QueueMmt};
 use crate::ds::treiber::{StackMmt, TreiberStack};
 use crate::ds::{decode_opt, NODE};
-use crate::runtime::{Config, Handle, Runtime};
+use crate::runtime::{Config, Handle, MementoError, Runtime};
 use crate::ts::ClockKind;
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
@@ -32,9 +32,9 @@ use std::sync::Arc;
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     let mut v: Vec<Arc<dyn Scenario>> = Vec::new();
     for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
-        v.push(Arc::new(QueueScenario { kind }));
+        v.push(Arc::new(Detectable(QueueStructure { kind })));
     }
-    v.push(Arc::new(StackScenario));
+    v.push(Arc::new(Detectable(StackStructure)));
     v
 }
 
@@ -149,16 +149,153 @@ fn mixed_workload(seed: u64, push: &str, pop: &str) -> Vec<Vec<Call>> {
         .collect()
 }
 
-/// A Michael–Scott queue variant under two threads.
+/// A detectable structure as the explorer drives it: how to build it, find
+/// it again after a crash, run one call, and read it back.
+pub trait Structure: Send + Sync + 'static {
+    /// The root memento of its threads.
+    type Mmt: Memento + 'static;
+    /// The handle on the structure (with its DRAM state, if any).
+    type Obj: Send + Sync + 'static;
+    /// Scenario name.
+    fn name(&self) -> &'static str;
+    /// One line saying what it exercises.
+    fn description(&self) -> &'static str;
+    /// The sequential object of `HISTORY.md`.
+    fn object(&self) -> &'static str;
+    /// The insert and remove operation names (`enq`/`deq`, `push`/`pop`).
+    fn ops(&self) -> (&'static str, &'static str);
+    /// Creates the empty structure; returns the offset to store as the object root.
+    fn create(&self, h: &mut Handle<'_, '_, Sim, Self::Mmt>) -> Result<u64, MementoError>;
+    /// The structure at the object root, after its start-up recovery.
+    fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<Self::Obj, MementoError>;
+    /// One root operation's body: insert `Some(v)` or remove.
+    fn run(
+        &self,
+        obj: &Self::Obj,
+        h: &mut Handle<'_, 'static, Sim, Self::Mmt>,
+        mmt: &mut Self::Mmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError>;
+    /// The values in removal order, read single-threaded after recovery.
+    fn contents(&self, obj: &Self::Obj, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
+}
+
+/// The scenario of a [`Structure`] under two threads.
 #[derive(Debug, Clone, Copy)]
-pub struct QueueScenario {
+pub struct Detectable<S>(pub S);
+
+impl<S: Structure> Detectable<S> {
+    fn call(
+        &self,
+        session: &Session,
+        thread: usize,
+        index: Option<usize>,
+        call: &Call,
+    ) -> Result<Value, String> {
+        let st: &State<S::Mmt, S::Obj> = state(session)?;
+        let op = arg(call)?;
+        let w = run_call(st, thread, index, |h, m, _| {
+            self.0.run(&st.obj, h, m, op).unwrap_or(u64::MAX)
+        })?;
+        if w == u64::MAX {
+            return Err("the operation failed (out of memory?)".into());
+        }
+        Ok(result_value(op, w))
+    }
+}
+
+impl<S: Structure> Scenario for Detectable<S> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn description(&self) -> &'static str {
+        self.0.description()
+    }
+
+    fn object(&self) -> &'static str {
+        self.0.object()
+    }
+
+    fn pool_size(&self) -> u64 {
+        BASE + Runtime::<Sim, S::Mmt>::required_bytes(&config())
+    }
+
+    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
+        let rt =
+            Runtime::<Sim, S::Mmt>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
+        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
+        let root = self.0.create(&mut h).map_err(|e| e.to_string())?;
+        drop(h);
+        pool.psync();
+        rt.set_object_root(root).map_err(|e| e.to_string())
+    }
+
+    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
+        let st: State<S::Mmt, S::Obj> = open_state(pool, after_crash, |rt| {
+            self.0
+                .attach(rt.pool(), rt.object_root())
+                .map_err(|e| e.to_string())
+        })?;
+        Ok(Arc::new(st))
+    }
+
+    fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
+        let (ins, rem) = self.0.ops();
+        mixed_workload(seed, ins, rem)
+    }
+
+    fn apply(
+        &self,
+        _pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        call: &Call,
+    ) -> Result<Value, String> {
+        self.call(session, thread, None, call)
+    }
+
+    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
+        Ok(()) // Runtime::open in `open` is the recovery.
+    }
+
+    fn recover_call(
+        &self,
+        _pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        index: usize,
+        call: &Call,
+    ) -> Result<Option<Value>, String> {
+        self.call(session, thread, Some(index), call).map(Some)
+    }
+
+    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
+        let st: &State<S::Mmt, S::Obj> = state(session)?;
+        let (_, rem) = self.0.ops();
+        let mut out: Vec<(Call, Value)> = self
+            .0
+            .contents(&st.obj, pool)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|v| (Call::new(rem, vec![]), json!(v)))
+            .collect();
+        out.push((Call::new(rem, vec![]), Value::Null));
+        Ok(out)
+    }
+}
+
+/// A Michael–Scott queue variant.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueStructure {
     /// The variant.
     pub kind: MsqKind,
 }
 
-type QState = State<QueueMmt, Msq>;
+impl Structure for QueueStructure {
+    type Mmt = QueueMmt;
+    type Obj = Msq;
 
-impl Scenario for QueueScenario {
     fn name(&self) -> &'static str {
         match self.kind {
             MsqKind::Cas => "msq-mmt-cas",
@@ -179,93 +316,43 @@ impl Scenario for QueueScenario {
         "queue"
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, QueueMmt>::required_bytes(&config())
+    fn ops(&self) -> (&'static str, &'static str) {
+        ("enq", "deq")
     }
 
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
-        let rt =
-            Runtime::<Sim, QueueMmt>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
-        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
-        let q = Msq::create(self.kind, &mut h).map_err(|e| e.to_string())?;
-        drop(h);
-        pool.psync();
-        rt.set_object_root(q.offset()).map_err(|e| e.to_string())
+    fn create(&self, h: &mut Handle<'_, '_, Sim, QueueMmt>) -> Result<u64, MementoError> {
+        Msq::create(self.kind, h).map(|q| q.offset())
     }
 
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let kind = self.kind;
-        let st: QState = open_state(pool, after_crash, |rt| {
-            let q = Msq::at(kind, rt.object_root());
-            q.recover(rt.pool()).map_err(|e| e.to_string())?;
-            Ok(q)
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<Msq, MementoError> {
+        let q = Msq::at(self.kind, root);
+        q.recover(pool)?;
+        Ok(q)
     }
 
-    fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
-        mixed_workload(seed, "enq", "deq")
-    }
-
-    fn apply(
+    fn run(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &QState = state(session)?;
-        let op = arg(call)?;
-        let w = run_call(st, thread, None, |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
-        if w == u64::MAX {
-            return Err("the operation failed (out of memory?)".into());
-        }
-        Ok(result_value(op, w))
+        q: &Msq,
+        h: &mut Handle<'_, 'static, Sim, QueueMmt>,
+        mmt: &mut QueueMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        q.run(h, mmt, op)
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(()) // Runtime::open in `open` is the recovery.
-    }
-
-    fn recover_call(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        let st: &QState = state(session)?;
-        let op = arg(call)?;
-        let w = run_call(st, thread, Some(index), |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
-        Ok(Some(result_value(op, w)))
-    }
-
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let st: &QState = state(session)?;
-        let mut out: Vec<(Call, Value)> = st
-            .obj
-            .contents(pool)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|v| (Call::new("deq", vec![]), json!(v)))
-            .collect();
-        out.push((Call::new("deq", vec![]), Value::Null));
-        Ok(out)
+    fn contents(&self, q: &Msq, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
+        q.contents(pool)
     }
 }
 
-/// The detectable Treiber stack under two threads.
+/// The detectable Treiber stack.
 #[derive(Debug, Clone, Copy)]
-pub struct StackScenario;
+pub struct StackStructure;
 
-type SState = State<StackMmt, TreiberStack>;
+impl Structure for StackStructure {
+    type Mmt = StackMmt;
+    type Obj = TreiberStack;
 
-impl Scenario for StackScenario {
     fn name(&self) -> &'static str {
         "treiber-mmt"
     }
@@ -278,83 +365,30 @@ impl Scenario for StackScenario {
         "stack"
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, StackMmt>::required_bytes(&config())
+    fn ops(&self) -> (&'static str, &'static str) {
+        ("push", "pop")
     }
 
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
-        let rt =
-            Runtime::<Sim, StackMmt>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
-        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
-        let s = TreiberStack::create(&mut h).map_err(|e| e.to_string())?;
-        drop(h);
-        pool.psync();
-        rt.set_object_root(s.offset()).map_err(|e| e.to_string())
+    fn create(&self, h: &mut Handle<'_, '_, Sim, StackMmt>) -> Result<u64, MementoError> {
+        TreiberStack::create(h).map(|s| s.offset())
     }
 
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: SState = open_state(pool, after_crash, |rt| {
-            let off = rt.object_root();
-            rt.pool()
-                .check_range(off, NODE, 64)
-                .map_err(|e| e.to_string())?;
-            Ok(TreiberStack::at(off))
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<TreiberStack, MementoError> {
+        pool.check_range(root, NODE, 64)?;
+        Ok(TreiberStack::at(root))
     }
 
-    fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
-        mixed_workload(seed, "push", "pop")
-    }
-
-    fn apply(
+    fn run(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &SState = state(session)?;
-        let op = arg(call)?;
-        let w = run_call(st, thread, None, |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
-        if w == u64::MAX {
-            return Err("the operation failed (out of memory?)".into());
-        }
-        Ok(result_value(op, w))
+        s: &TreiberStack,
+        h: &mut Handle<'_, 'static, Sim, StackMmt>,
+        mmt: &mut StackMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        s.run(h, mmt, op)
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn recover_call(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        let st: &SState = state(session)?;
-        let op = arg(call)?;
-        let w = run_call(st, thread, Some(index), |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
-        Ok(Some(result_value(op, w)))
-    }
-
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let st: &SState = state(session)?;
-        let mut out: Vec<(Call, Value)> = st
-            .obj
-            .contents(pool)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|v| (Call::new("pop", vec![]), json!(v)))
-            .collect();
-        out.push((Call::new("pop", vec![]), Value::Null));
-        Ok(out)
+    fn contents(&self, s: &TreiberStack, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
+        s.contents(pool)
     }
 }
