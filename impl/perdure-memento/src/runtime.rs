@@ -64,17 +64,16 @@ use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::ts::{Clock, ClockKind};
 use crate::word::{CasTs, MAX_THREADS};
 use perdure_pm::heap::{Heap, HeapError, HeapThread};
-use perdure_pm::{Backend, PmWord, Pool, PoolError};
+use perdure_pm::{meta, Backend, PmWord, Pool, PoolError};
 use std::marker::PhantomData;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"PDMMNTO1");
 const VERSION: u64 = 1;
 const LINE: u64 = 64;
 // Header words, in order: magic, version, threads, root-memento size, heap
-// base, heap length, object root; then the checksum.
-const H_MAGIC: u64 = 0;
-const H_OBJECT: u64 = 48;
-const H_CHECK: u64 = 56;
+// base, heap length, 0; then the checksum (a `meta` line). The object root
+// has the otherwise unused line of thread id 0.
+const OBJECT_ROOT: u64 = 64;
 /// Word offsets inside a thread's HELP line.
 const HELP_OWN_FLOOR: u64 = 16;
 const CLEARING: u64 = 1;
@@ -193,18 +192,6 @@ fn slot_size<M: Memento>() -> u64 {
     LINE + crate::compose::align_up(M::SIZE, LINE)
 }
 
-/// The header checksum; the object root (word 6) is excluded: it is set
-/// after creation, alone, and validated where it is used.
-fn header_check(words: &[u64; 7]) -> u64 {
-    let mut w = *words;
-    w[6] = 0;
-    w.iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, w| {
-            (h ^ w).wrapping_mul(0x0100_0000_01b3)
-        })
-        .rotate_left(17)
-}
-
 impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     /// Bytes a runtime with `cfg` needs from its base (4096-aligned).
     pub fn required_bytes(cfg: &Config) -> u64 {
@@ -236,25 +223,8 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         pool.pwb(base, heap_base - base);
         pool.pfence();
         Heap::format(pool, heap_base, cfg.heap_bytes, p)?;
-        let words = [
-            MAGIC,
-            VERSION,
-            p,
-            M::SIZE,
-            heap_base,
-            cfg.heap_bytes,
-            0, // object root
-        ];
-        for (i, w) in words.iter().enumerate().skip(1) {
-            pool.word(base + 8 * i as u64)?.store(*w, Ordering::Relaxed);
-        }
-        pool.word(base + H_CHECK)?
-            .store(header_check(&words), Ordering::Relaxed);
-        pool.pwb(base, LINE);
-        pool.pfence();
-        pool.word(base + H_MAGIC)?.store(MAGIC, Ordering::Release);
-        pool.pwb(base, 8);
-        pool.psync();
+        let words = [MAGIC, VERSION, p, M::SIZE, heap_base, cfg.heap_bytes, 0];
+        meta::write(pool, base, &words)?;
         Self::open_with(pool, base, cfg.clock)
     }
 
@@ -268,24 +238,18 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     /// [`Runtime::open`] with a chosen timestamp source.
     pub fn open_with(pool: &'p Pool<B>, base: u64, clock: ClockKind) -> Result<Self, MementoError> {
         pool.check_range(base, LINE, 4096)?;
-        let mut words = [0u64; 7];
-        for (i, w) in words.iter_mut().enumerate() {
-            *w = pool.word(base + 8 * i as u64)?.load(Ordering::Acquire);
-        }
-        if words[0] != MAGIC {
-            return Err(MementoError::NotFormatted {
-                base,
-                found: words[0],
-            });
-        }
         let corrupt = |reason: &str| MementoError::Corrupt {
             base,
             reason: reason.into(),
         };
-        if pool.word(base + H_CHECK)?.load(Ordering::Acquire) != header_check(&words) {
-            return Err(corrupt("header checksum mismatch"));
-        }
-        let [_, version, p, mmt_size, heap_base, heap_len, _obj] = words;
+        let words = match meta::read(pool, base, MAGIC)? {
+            meta::Verdict::Valid(words) => words,
+            meta::Verdict::NoMagic(found) => {
+                return Err(MementoError::NotFormatted { base, found })
+            }
+            meta::Verdict::BadChecksum(_) => return Err(corrupt("header checksum mismatch")),
+        };
+        let [_, version, p, mmt_size, heap_base, heap_len, _] = words;
         if version != VERSION {
             return Err(corrupt(&format!("unknown version {version}")));
         }
@@ -395,14 +359,15 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
 
     /// The root object's offset (0 until set).
     pub fn object_root(&self) -> u64 {
-        self.w(self.base + H_OBJECT).load(Ordering::Acquire)
+        self.w(self.base + OBJECT_ROOT).load(Ordering::Acquire)
     }
 
-    /// Sets the root object durably (the header checksum covers it).
+    /// Sets the root object durably.
     pub fn set_object_root(&self, off: u64) -> Result<(), MementoError> {
         self.pool.check_range(off, 8, 8)?;
-        self.w(self.base + H_OBJECT).store(off, Ordering::Release);
-        self.pool.pwb(self.base + H_OBJECT, 8);
+        self.w(self.base + OBJECT_ROOT)
+            .store(off, Ordering::Release);
+        self.pool.pwb(self.base + OBJECT_ROOT, 8);
         self.pool.psync();
         Ok(())
     }

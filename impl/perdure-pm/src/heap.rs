@@ -89,6 +89,7 @@
 
 use crate::backend::Backend;
 use crate::error::PoolError;
+use crate::meta;
 use crate::pool::{PmWord, Pool};
 use crate::sync::atomic::Ordering;
 
@@ -135,10 +136,8 @@ pub const DEFAULT_SLOTS: u64 = 64;
 /// Largest number of thread slots.
 pub const MAX_SLOTS: u64 = 4096;
 
-// Header words 0..7: magic, version, length, slots, chunks, table, chunk
-// area (in this order; see `Heap::format`), then the check word.
-const H_MAGIC: u64 = 0;
-const H_CHECK: u64 = 56;
+// Header (a `meta` line): magic, version, length, slots, chunks, table,
+// chunk area (in this order; see `Heap::format`), then the check word.
 const H_NEXT_CHUNK: u64 = 64;
 const H_GLOBAL: u64 = 128;
 const H_SLOT_TABLE: u64 = H_GLOBAL + LINE * NUM_CLASSES as u64;
@@ -248,14 +247,6 @@ fn dec_bump(w: u64) -> Option<(u64, u64)> {
     (w != 0).then(|| ((w >> 24) - 1, w & 0xff_ffff))
 }
 
-fn header_check(words: &[u64; 7]) -> u64 {
-    let mut h = crc32fast::Hasher::new();
-    for w in words {
-        h.update(&w.to_le_bytes());
-    }
-    u64::from(h.finalize())
-}
-
 /// Usage figures of a heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapStats {
@@ -328,17 +319,7 @@ impl<'p, B: Backend> Heap<'p, B> {
         pool.pwb(base, chunks - base);
         pool.pfence();
         let words = [HEAP_MAGIC, HEAP_VERSION, len, slots, nchunks, table, chunks];
-        for (i, w) in words.iter().enumerate().skip(1) {
-            pool.word(base + 8 * i as u64)?.store(*w, Ordering::Relaxed);
-        }
-        pool.word(base + H_CHECK)?
-            .store(header_check(&words), Ordering::Relaxed);
-        pool.pwb(base, LINE);
-        pool.pfence();
-        pool.word(base + H_MAGIC)?
-            .store(HEAP_MAGIC, Ordering::Release);
-        pool.pwb(base, 8);
-        pool.psync();
+        meta::write(pool, base, &words)?;
         Ok(Heap {
             pool,
             base,
@@ -352,22 +333,15 @@ impl<'p, B: Backend> Heap<'p, B> {
     /// Opens the heap formatted at `base`, validating its header.
     pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, HeapError> {
         pool.check_range(base, H_SLOT_TABLE, 4096)?;
-        let mut words = [0u64; 7];
-        for (i, w) in words.iter_mut().enumerate() {
-            *w = pool.word(base + 8 * i as u64)?.load(Ordering::Acquire);
-        }
-        if words[0] != HEAP_MAGIC {
-            return Err(HeapError::NotFormatted {
-                base,
-                found: words[0],
-            });
-        }
-        let check = pool.word(base + H_CHECK)?.load(Ordering::Acquire);
-        if check != header_check(&words) {
-            return Err(HeapError::Corrupt(format!(
-                "header checksum {check:#x} does not match"
-            )));
-        }
+        let words = match meta::read(pool, base, HEAP_MAGIC)? {
+            meta::Verdict::Valid(words) => words,
+            meta::Verdict::NoMagic(found) => return Err(HeapError::NotFormatted { base, found }),
+            meta::Verdict::BadChecksum(check) => {
+                return Err(HeapError::Corrupt(format!(
+                    "header checksum {check:#x} does not match"
+                )))
+            }
+        };
         let [_, version, len, slots, nchunks, table, chunks] = words;
         if version != HEAP_VERSION {
             return Err(HeapError::Corrupt(format!(

@@ -46,6 +46,7 @@ pub mod dword;
 pub mod error;
 pub mod header;
 pub mod heap;
+pub mod meta;
 pub mod pool;
 pub mod px86;
 pub mod region;
