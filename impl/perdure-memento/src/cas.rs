@@ -79,7 +79,7 @@ impl CasMmt {
 
     /// The checkpointed word (for inspection and tests).
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> CasTs {
-        CasTs::decode(crate::runtime::pm_word(pool, self.off).load(Ordering::Acquire))
+        CasTs::decode(crate::runtime::pm_load(pool, self.off))
     }
 }
 
@@ -125,7 +125,7 @@ impl DetectableCasAtomic {
 
     /// The raw word (for inspection and recovery-time validation).
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> CasWord {
-        CasWord::decode(crate::runtime::pm_word(pool, self.off).load(Ordering::Acquire))
+        CasWord::decode(crate::runtime::pm_load(pool, self.off))
     }
 
     /// LOAD (Algorithm 1, L1–L4): a stable value, helping a CAS in progress.

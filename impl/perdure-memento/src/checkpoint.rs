@@ -109,9 +109,7 @@ impl<const N: usize> Checkpoint<N> {
     /// The latest checkpointed value and its timestamp (0: none), without
     /// touching recovery state: for inspection and tests.
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> ([u64; N], u64) {
-        let w = |off| {
-            crate::runtime::pm_word(pool, off).load(perdure_pm::sync::atomic::Ordering::Acquire)
-        };
+        let w = |off| crate::runtime::pm_load(pool, off);
         let (t0, t1) = (w(self.ts_off(0)), w(self.ts_off(1)));
         let (slot, t) = if t0 >= t1 { (0, t0) } else { (1, t1) };
         (std::array::from_fn(|i| w(self.val_off(slot, i))), t)
@@ -128,9 +126,7 @@ impl<const N: usize> Memento for Checkpoint<N> {
         self.off
     }
     fn scan<B: Backend>(&self, pool: &Pool<B>, scan: &mut Scan) {
-        let w = |off| {
-            crate::runtime::pm_word(pool, off).load(perdure_pm::sync::atomic::Ordering::Acquire)
-        };
+        let w = |off| crate::runtime::pm_load(pool, off);
         scan.timestamp(w(self.ts_off(0)));
         scan.timestamp(w(self.ts_off(1)));
     }

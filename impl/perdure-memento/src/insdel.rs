@@ -75,7 +75,7 @@ impl InsDelAtomic {
 
     /// The raw value and persist bit (inspection, recovery-time traversal).
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> (bool, u64) {
-        insdel_decode(crate::runtime::pm_word(pool, self.off).load(Ordering::Acquire))
+        insdel_decode(crate::runtime::pm_load(pool, self.off))
     }
 
     /// LOAD (Algorithm 3, L1–L15): a value that is persisted.

@@ -475,6 +475,12 @@ pub(crate) fn pm_word<B: Backend>(pool: &Pool<B>, off: u64) -> PmWord<'_, B> {
     }
 }
 
+/// A plain load of a pool word, for single-threaded inspection (`peek`s,
+/// recovery-time scans).
+pub(crate) fn pm_load<B: Backend>(pool: &Pool<B>, off: u64) -> u64 {
+    pm_word(pool, off).load(Ordering::Acquire)
+}
+
 /// A thread's context: its id, recovery mode, heap slot and crash injection.
 /// Every detectable operation takes one.
 pub struct Handle<'r, 'p, B: Backend, M: Memento> {

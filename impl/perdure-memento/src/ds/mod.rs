@@ -10,9 +10,6 @@
 //! Results of root operations are one word: [`encode_opt`] for "maybe a
 //! value".
 
-use perdure_pm::sync::atomic::Ordering;
-use perdure_pm::{Backend, Pool};
-
 pub mod msq;
 pub mod treiber;
 
@@ -29,7 +26,4 @@ pub fn decode_opt(w: u64) -> Option<u64> {
     w.checked_sub(1)
 }
 
-/// A plain load of a pool word (for single-threaded inspection).
-pub(crate) fn peek<B: Backend>(pool: &Pool<B>, off: u64) -> u64 {
-    crate::runtime::pm_word(pool, off).load(Ordering::Acquire)
-}
+pub(crate) use crate::runtime::pm_load as peek;
