@@ -42,9 +42,9 @@
 //!
 //! Nothing else is lost: the set being allocated from, the slot's stack of
 //! completed sets, the global stacks and the chunk being carved all survive.
-//! A TLA+ model of this protocol (`specs/alloc/Heap.tla`, checking
-//! double-allocation freedom and this bound) is in progress; today the
-//! protocol is checked by loom, shuttle and the SIGKILL test `heap_kill`.
+//! A TLA+ model of this protocol (`specs/alloc/Heap.tla`) checks
+//! double-allocation freedom and this bound; the code is checked by loom,
+//! shuttle and the SIGKILL test `heap_kill`.
 //!
 //! Not done yet: a recovery-time collection that returns leaked blocks given
 //! the set of live ones (RELAX suggests one "after a certain number of
