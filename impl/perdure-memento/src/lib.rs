@@ -20,6 +20,7 @@
 //! | [`ebr`] | §6 | epoch-based reclamation with deferred flushes, double-retire tolerance, revival |
 //! | [`runtime`] | §2.5, §6.3 | the pool layout, the monitor, thread and full crashes, memento clearing |
 //! | [`ds`] | §5, §7 | the detectable structures and the baselines |
+//! | [`baseline`] | §7.1 | DurableQ and LogQ (Friedman et al., PPoPP 2018): the queues Memento's MSQs are compared with |
 //!
 //! ## Making a lock-free operation detectable (§2.4)
 //!
@@ -108,6 +109,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod cas;
 pub mod checkpoint;
 pub mod compose;
