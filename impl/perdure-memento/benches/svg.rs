@@ -1,0 +1,252 @@
+//! A small dependency-free SVG writer for the benchmark plots: a line chart
+//! (x = threads, y = throughput, one line per series) and a grouped bar
+//! chart. Plain SVG 1.1 text, readable by any browser.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+
+const W: f64 = 720.0;
+const H: f64 = 440.0;
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 180.0;
+const TOP: f64 = 48.0;
+const BOTTOM: f64 = 56.0;
+const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+];
+
+/// A named series of points.
+pub struct Series {
+    /// The legend entry.
+    pub name: String,
+    /// (x, y) points, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A "nice" tick step for a range of `span` split in about `n` parts.
+fn nice_step(span: f64, n: f64) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+fn fmt_tick(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e6 {
+        format!("{v:.0}")
+    } else if v.abs() >= 0.1 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+struct Frame {
+    y_max: f64,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl Frame {
+    fn y(&self, v: f64) -> f64 {
+        TOP + self.plot_h * (1.0 - v / self.y_max)
+    }
+}
+
+/// Header, title, axes labels and the horizontal grid with y ticks.
+fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64) -> Frame {
+    let step = nice_step(y_top.max(1e-9), 5.0);
+    let y_max = (y_top / step).ceil().max(1.0) * step;
+    let f = Frame {
+        y_max,
+        plot_w: W - LEFT - RIGHT,
+        plot_h: H - TOP - BOTTOM,
+    };
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(out, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        LEFT + f.plot_w / 2.0,
+        esc(title)
+    );
+    let mut v = 0.0;
+    while v <= y_max + step / 2.0 {
+        let y = f.y(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + f.plot_w,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_tick(v)
+        );
+        v += step;
+    }
+    let _ = writeln!(
+        out,
+        r#"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{:.1}" stroke="black"/><line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="black"/>"#,
+        TOP + f.plot_h,
+        TOP + f.plot_h,
+        LEFT + f.plot_w,
+        TOP + f.plot_h
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        LEFT + f.plot_w / 2.0,
+        H - 14.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        out,
+        r#"<text transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        TOP + f.plot_h / 2.0,
+        esc(y_label)
+    );
+    f
+}
+
+fn legend(out: &mut String, names: &[&str], f: &Frame) {
+    for (i, name) in names.iter().enumerate() {
+        let x = LEFT + f.plot_w + 16.0;
+        let y = TOP + 10.0 + 20.0 * i as f64;
+        let c = PALETTE[i % PALETTE.len()];
+        let _ = writeln!(
+            out,
+            r#"<rect x="{x:.1}" y="{:.1}" width="14" height="10" fill="{c}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+            y - 9.0,
+            x + 20.0,
+            y,
+            esc(name)
+        );
+    }
+}
+
+/// A line chart of `series` over the x values they share (plotted at equal
+/// spacing, labelled with their values: thread counts).
+pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let mut xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let y_top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let mut out = String::new();
+    let f = open(&mut out, title, x_label, y_label, y_top);
+    let slot = f.plot_w / xs.len().max(1) as f64;
+    let x_at = |x: f64| {
+        let i = xs.iter().position(|v| *v == x).unwrap_or(0);
+        LEFT + slot * (i as f64 + 0.5)
+    };
+    for &x in &xs {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            x_at(x),
+            TOP + f.plot_h + 18.0,
+            fmt_tick(x)
+        );
+    }
+    for (i, s) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        let pts: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", x_at(x), f.y(y)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
+            pts.join(" ")
+        );
+        for &(x, y) in &s.points {
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{c}"><title>{}: {:.3}</title></circle>"#,
+                x_at(x),
+                f.y(y),
+                esc(&s.name),
+                y
+            );
+        }
+    }
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    legend(&mut out, &names, &f);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A grouped bar chart: one group per entry of `groups`, one bar per
+/// series in each group (`series[k].1[g]` is series k's value in group g).
+pub fn bar_chart(
+    title: &str,
+    y_label: &str,
+    groups: &[String],
+    series: &[(String, Vec<f64>)],
+) -> String {
+    let y_top = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .fold(0.0, f64::max);
+    let mut out = String::new();
+    let f = open(&mut out, title, "", y_label, y_top);
+    let slot = f.plot_w / groups.len().max(1) as f64;
+    let bar = slot * 0.8 / series.len().max(1) as f64;
+    for (g, name) in groups.iter().enumerate() {
+        let x0 = LEFT + slot * g as f64 + slot * 0.1;
+        for (k, (sname, vals)) in series.iter().enumerate() {
+            let v = vals.get(g).copied().unwrap_or(0.0);
+            let y = f.y(v);
+            let _ = writeln!(
+                out,
+                r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} {}: {:.3}</title></rect>"#,
+                x0 + bar * k as f64,
+                bar * 0.95,
+                TOP + f.plot_h - y,
+                PALETTE[k % PALETTE.len()],
+                esc(name),
+                esc(sname),
+                v
+            );
+        }
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + slot * (g as f64 + 0.5),
+            TOP + f.plot_h + 18.0,
+            esc(name)
+        );
+    }
+    let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+    legend(&mut out, &names, &f);
+    out.push_str("</svg>\n");
+    out
+}
