@@ -261,18 +261,19 @@ impl DetectableCasAtomic {
         Ok(())
     }
 
-    /// L37–L38: remove the annotation; make the memento's `flushopt`
-    /// complete either way.
+    /// L37–L38: remove the annotation. The memento's `flushopt` (L35) must
+    /// complete before the un-annotated word can persist — otherwise a crash
+    /// could keep the CAS's effect without its memento and recovery would
+    /// report a failure. On x86 the locked CAS itself completes it, succeeding
+    /// or not; elsewhere a `pfence` goes first.
     fn second_cas<B: Backend, M: Memento>(
         &self,
         h: &mut Handle<'_, '_, B, M>,
         annotated: u64,
         new: u64,
     ) {
-        match h.cas(self.off, annotated, CasWord::stable(new).encode()) {
-            Ok(_) => h.fence_unless_rmw_fences(),
-            Err(_) => h.pfence(),
-        }
+        h.fence_unless_rmw_fences();
+        let _ = h.cas(self.off, annotated, CasWord::stable(new).encode());
     }
 
     /// LOADHELP (Algorithm 2): from a loaded word `old`, a stable value,

@@ -24,7 +24,8 @@
 //! `specs/memento/Checkpoint.tla`.
 //!
 //! Cost: one `pwb` and one `pfence` per checkpoint when `N ≤ 7` (a slot is
-//! one line), two of each otherwise. Progress: wait-free.
+//! one line), two of each otherwise; [`Checkpoint::checkpoint_with`] one
+//! `pfence` more. Progress: wait-free.
 
 use crate::compose::{align_up, Memento, Scan};
 use crate::runtime::Handle;
@@ -66,6 +67,13 @@ impl<const N: usize> Checkpoint<N> {
     /// checkpointed: in recovery the checkpointed value is returned and `e`
     /// does not run (use it for allocations, so that a recovering operation
     /// reuses its block instead of allocating another).
+    ///
+    /// A `pfence` separates `e` from the checkpoint: the timestamp's store
+    /// may persist as soon as it is issued, so without it the checkpoint
+    /// could survive a crash that loses what `e` did — the heap's record of
+    /// an allocation (the block would be handed out twice), or a block's
+    /// contents that `e` wrote and `pwb`ed (recovery skips `e`, so they
+    /// would never be written again). `e` needs only `pwb`s.
     pub fn checkpoint_with<B: Backend, M: Memento, E>(
         &mut self,
         h: &mut Handle<'_, '_, B, M>,
@@ -89,6 +97,7 @@ impl<const N: usize> Checkpoint<N> {
             h.set_rec(false);
         }
         let value = e(h)?;
+        h.pfence();
         let stale = 1 - latest;
         // Step 3.
         for (i, v) in value.iter().enumerate() {

@@ -169,19 +169,18 @@ impl InsDelAtomic {
                 return Err(self.load_help(h, old, repl_of_old));
             }
         }
-        // L37: flushopt old.repl — completed by the locked CAS below on x86.
+        // L37: flushopt old.repl — completed by the locked CAS below on x86
+        // (succeeding or not), by a pfence first elsewhere: the location must
+        // not persist `new` before `repl` commits the delete, or a crash
+        // would keep the effect without the record recovery looks for.
         h.pwb(repl_of_old, 8);
+        h.fence_unless_rmw_fences();
         // L38.
-        let r = h.cas(
+        let _ = h.cas(
             self.off,
             insdel_encode(false, old),
             insdel_encode(false, new),
         );
-        if r.is_ok() {
-            h.fence_unless_rmw_fences();
-        } else {
-            h.pfence();
-        }
         h.defer_flush(self.off);
         h.retire(old);
         Ok(old) // L39

@@ -43,7 +43,8 @@
 //! 3. **Checkpoint every value that must be stable** (Requirement 2): CAS inputs, branch
 //!    conditions — found by walking back from them. Here: the node (an allocation is
 //!    non-deterministic) and `top` (a load). [`Checkpoint::checkpoint_with`] skips the
-//!    expression in recovery, so the allocation is not repeated.
+//!    expression in recovery, so the allocation is not repeated — nor anything written
+//!    inside it: `pwb` what it writes (a fence then orders it before the checkpoint).
 //!
 //! ```
 //! use perdure_memento::{memento, Checkpoint, CasMmt, DetectableCasAtomic, Handle, Memento};
@@ -73,6 +74,7 @@
 //!     let [node] = mmt.node.checkpoint_with(h, |h| {
 //!         let n = h.alloc(16)?;
 //!         h.store(n, v);
+//!         h.pwb(n, 16); // persisted before the checkpoint: recovery skips this closure
 //!         Ok::<_, perdure_memento::MementoError>([n])
 //!     })?;
 //!     let first = top.load(h);

@@ -619,8 +619,10 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         self.pfence();
     }
 
-    /// After a successful locked RMW that the seed relies on to complete
-    /// earlier `flushopt`s: a `pfence` unless the backend's RMWs do that.
+    /// Before a locked RMW that the seed relies on to complete earlier
+    /// `flushopt`s (Px86: a `lock`-prefixed instruction, even a failed CAS,
+    /// completes the thread's pending write-backs before its own write): a
+    /// `pfence` unless the backend's RMWs do that.
     #[inline]
     pub(crate) fn fence_unless_rmw_fences(&mut self) {
         if !self.rt.rmw_fences {

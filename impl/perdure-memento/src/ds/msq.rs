@@ -174,6 +174,9 @@ impl Msq {
     /// and re-establishes the tail invariant (tail := head).
     pub fn recover<B: Backend>(&self, pool: &Pool<B>) -> Result<(), MementoError> {
         pool.check_range(self.off, 2 * NODE, 64)?;
+        if self.kind != MsqKind::Cas {
+            self.help_head(pool)?;
+        }
         let head = self.raw(pool, self.off + HEAD);
         let mut n = head;
         let mut steps = 0u64;
@@ -193,6 +196,36 @@ impl Msq {
                 pool.pfence();
             }
         }
+        Ok(())
+    }
+
+    /// Moves `head` past blocks whose deletion committed (`repl` set) but
+    /// whose L38 CAS on `head` did not persist: the delete completes (its
+    /// result is durable in its memento or root slot) before its deferred
+    /// flush of `head`, so a full crash can keep a head that is logically
+    /// deleted. In normal execution LOADHELP moves it; at start-up this
+    /// does, durably.
+    fn help_head<B: Backend>(&self, pool: &Pool<B>) -> Result<(), MementoError> {
+        let loc = self.off + HEAD;
+        let mut steps = 0u64;
+        loop {
+            let head = self.raw(pool, loc);
+            pool.check_range(offset_of(head), NODE, 8).map_err(|e| {
+                MementoError::CorruptStructure(format!("queue head {head:#x}: {e}"))
+            })?;
+            let (tid, next) = crate::word::repl_decode(peek(pool, offset_of(head) + REPL));
+            if tid == 0 {
+                break;
+            }
+            steps += 1;
+            if next == 0 || steps > pool.size() / NODE {
+                return Err(MementoError::CorruptStructure(format!(
+                    "queue head {head:#x}: replaced by {next:#x}"
+                )));
+            }
+            InsDelAtomic::at(loc).init(pool, next);
+        }
+        pool.pfence();
         Ok(())
     }
 
@@ -288,7 +321,7 @@ impl Msq {
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
             h.store(n + VALUE, v);
-            h.flush(n, NODE);
+            h.pwb(n, NODE); // fenced by checkpoint_with
             Ok::<_, MementoError>([n])
         })?;
         match self.kind {
@@ -322,10 +355,11 @@ impl Msq {
                 // queue, so `t` need not be its predecessor: swing the tail
                 // only after an insert done in normal execution.
                 let normal = !h.rec();
-                if link
+                let ok = link
                     .insert(node, node + REPL, h, |h, n| self.contains(h, n))
-                    .is_ok()
-                {
+                    .is_ok();
+                eprintln!("TRACE t{} enq node={node:#x} t={t:#x} rec={} ok={ok}", h.tid(), !normal);
+                if ok {
                     if normal {
                         self.swing_tail(h, t, node);
                     }
@@ -369,6 +403,7 @@ impl Msq {
                     .delete(old, next, offset_of(old) + REPL, h)
                     .map(|_| ()),
             };
+            eprintln!("TRACE t{} deq old={old:#x} next={next:#x} rec={} r={:?}", h.tid(), h.rec(), r);
             match r {
                 Ok(()) => ControlFlow::Break(Some(h.load(offset_of(next) + VALUE))),
                 Err(_) => ControlFlow::Continue([self.raw_head(h)]),

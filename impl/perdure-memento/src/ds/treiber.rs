@@ -103,18 +103,53 @@ impl TreiberStack {
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
             h.store(n, v);
+            // Persisted before the checkpoint (checkpoint_with fences):
+            // recovery skips this closure and never writes the value again.
+            h.pwb(n, NODE);
             Ok::<_, MementoError>([n])
         })?;
         let first = self.top.load(h);
         h.detectable_loop(&mut mmt.top, [first], |h, [t]| {
-            h.store(node + 8, t);
-            h.flush(node, 16);
-            match self.top.cas(t, node, h, &mut mmt.cas) {
+            match self.try_push(node, t, h, &mut mmt.cas) {
                 Ok(()) => ControlFlow::Break(()),
                 Err(cur) => ControlFlow::Continue([cur]),
             }
         });
         Ok(())
+    }
+
+    /// One push attempt: link `node` (its value persisted) above `t`,
+    /// persist the link, and CAS the top from `t`.
+    pub(crate) fn try_push<B: Backend, M: Memento>(
+        &self,
+        node: u64,
+        t: u64,
+        h: &mut Handle<'_, '_, B, M>,
+        cas: &mut CasMmt,
+    ) -> Result<(), u64> {
+        h.store(node + 8, t);
+        h.flush(node, 16);
+        self.top.cas(t, node, h, cas)
+    }
+
+    /// One pop attempt from the observed top `t` (not null): CAS the top to
+    /// `t`'s successor; on success return `t`'s value and retire `t`.
+    pub(crate) fn try_pop<B: Backend, M: Memento>(
+        &self,
+        t: u64,
+        h: &mut Handle<'_, '_, B, M>,
+        cas: &mut CasMmt,
+    ) -> Result<u64, u64> {
+        let next = h.load(offset_of(t) + 8);
+        self.top.cas(t, next, h, cas)?;
+        let v = h.load(offset_of(t));
+        h.retire(offset_of(t));
+        Ok(v)
+    }
+
+    /// The top, stable (helping a CAS in progress).
+    pub(crate) fn load_top<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
+        self.top.load(h)
     }
 
     /// Detectable pop.
@@ -128,13 +163,8 @@ impl TreiberStack {
             if t == 0 {
                 return ControlFlow::Break(None);
             }
-            let next = h.load(offset_of(t) + 8);
-            match self.top.cas(t, next, h, &mut mmt.cas) {
-                Ok(()) => {
-                    let v = h.load(offset_of(t));
-                    h.retire(offset_of(t));
-                    ControlFlow::Break(Some(v))
-                }
+            match self.try_pop(t, h, &mut mmt.cas) {
+                Ok(v) => ControlFlow::Break(Some(v)),
                 Err(cur) => ControlFlow::Continue([cur]),
             }
         })
