@@ -35,6 +35,8 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         v.push(Arc::new(Detectable(QueueStructure { kind })));
     }
     v.push(Arc::new(Detectable(StackStructure)));
+    v.push(Arc::new(Detectable(crate::ds::elim::ElimStackStructure)));
+    v.push(Arc::new(Detectable(crate::ds::combq::CombQueueStructure)));
     v
 }
 

@@ -80,3 +80,15 @@ fn msq_mmt_cas_survives_every_crash_point() {
 fn treiber_mmt_survives_every_crash_point() {
     run("treiber-mmt", 4);
 }
+
+#[test]
+#[ignore = "explorer runs are kept off the default test run while the msq-mmt-indel violation is investigated (issue 4 notes); run with --ignored"]
+fn elim_stack_mmt_survives_every_crash_point() {
+    run("elim-stack-mmt", 4);
+}
+
+#[test]
+#[ignore = "explorer runs are kept off the default test run while the msq-mmt-indel violation is investigated (issue 4 notes); run with --ignored"]
+fn combq_mmt_survives_every_crash_point() {
+    run("combq-mmt", 4);
+}

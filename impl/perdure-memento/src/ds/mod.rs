@@ -4,13 +4,21 @@
 //! | --- | --- | --- |
 //! | [`treiber`] | Treiber stack | detectable CAS |
 //! | [`msq`] | Michael–Scott queue: MSQ-mmt-cas, MSQ-mmt-indel, MSQ-mmt-vol | detectable CAS; insert/delete; insert/delete + DRAM tail (§5) |
+//! | [`exchanger`] | exchanger | insert/delete |
+//! | [`elim`] | elimination-backoff stack (Hendler et al.) | detectable CAS + exchangers |
+//! | [`combq`] | combining queue CombQ-mmt (PBcomb) | checkpoints, a DRAM lock, a published state block |
 //!
 //! Every structure's operations take a [`Handle`](crate::Handle) and a
 //! sub-memento, and run inside [`Handle::run_root`](crate::Handle::run_root).
 //! Results of root operations are one word: [`encode_opt`] for "maybe a
 //! value".
 
+pub mod combq;
+pub mod elim;
+pub mod exchanger;
 pub mod msq;
+#[cfg(test)]
+mod testkit;
 pub mod treiber;
 
 /// Bytes of a node: one cache line.
