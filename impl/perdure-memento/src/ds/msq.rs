@@ -328,10 +328,18 @@ impl Msq {
             MsqKind::Cas => {
                 let first = self.load_tail(h);
                 h.detectable_loop(&mut mmt.last, [first], |h, [t]| {
-                    let next = self.load_next(h, t);
-                    if next != 0 {
-                        self.swing_tail(h, t, next);
-                        return ControlFlow::Continue([self.load_tail(h)]);
+                    // In recovery go straight to the CAS on the checkpointed
+                    // `t`: only its recovery knows whether it took effect.
+                    // Branching first on a fresh load of `t.next` — not a
+                    // stable value (Requirement 2) — would see our own node
+                    // there after a successful link, leave recovery at the
+                    // next checkpoint and link the node after itself.
+                    if !h.rec() {
+                        let next = self.load_next(h, t);
+                        if next != 0 {
+                            self.swing_tail(h, t, next);
+                            return ControlFlow::Continue([self.load_tail(h)]);
+                        }
                     }
                     let link = DetectableCasAtomic::at(offset_of(t) + NEXT);
                     match link.cas(0, node, h, &mut mmt.link) {
