@@ -181,7 +181,9 @@ fn main() -> ExitCode {
         ["pool", ..] => usage("`pool` takes `info` or `create`"),
         ["litmus", ..] => perdure_check::litmus::cli_main(&args[1..]),
         ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
-        ["explore", ..] => perdure_check::explore::cli_main(&args[1..]),
+        ["explore", ..] => {
+            perdure_check::explore::cli_main_with(&args[1..], perdure_memento::scenarios::all())
+        }
         ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),

@@ -58,37 +58,31 @@ fn run(name: &str, schedules: usize) {
 }
 
 #[test]
-#[ignore = "open: the explorer finds a lost enqueue in msq-mmt-indel (a dequeue replayed twice after a crash); runs of the others not yet finished; see issue 4 notes"]
 fn msq_mmt_indel_survives_every_crash_point() {
     run("msq-mmt-indel", 4);
 }
 
 #[test]
-#[ignore = "open: the explorer finds a lost enqueue in msq-mmt-indel (a dequeue replayed twice after a crash); runs of the others not yet finished; see issue 4 notes"]
 fn msq_mmt_vol_survives_every_crash_point() {
     run("msq-mmt-vol", 4);
 }
 
 #[test]
-#[ignore = "open: the explorer finds a lost enqueue in msq-mmt-indel (a dequeue replayed twice after a crash); runs of the others not yet finished; see issue 4 notes"]
 fn msq_mmt_cas_survives_every_crash_point() {
     run("msq-mmt-cas", 4);
 }
 
 #[test]
-#[ignore = "open: the explorer finds a lost enqueue in msq-mmt-indel (a dequeue replayed twice after a crash); runs of the others not yet finished; see issue 4 notes"]
 fn treiber_mmt_survives_every_crash_point() {
     run("treiber-mmt", 4);
 }
 
 #[test]
-#[ignore = "explorer runs are kept off the default test run while the msq-mmt-indel violation is investigated (issue 4 notes); run with --ignored"]
 fn elim_stack_mmt_survives_every_crash_point() {
     run("elim-stack-mmt", 4);
 }
 
 #[test]
-#[ignore = "explorer runs are kept off the default test run while the msq-mmt-indel violation is investigated (issue 4 notes); run with --ignored"]
 fn combq_mmt_survives_every_crash_point() {
     run("combq-mmt", 4);
 }
