@@ -10,21 +10,23 @@
 //!
 //! ## Protocol
 //!
-//! The slot ([`InsDelAtomic`]) is null or holds an *offer*: a node (one
-//! line, `[value, repl]`) whose user tag says what it is — `WAITING` (a
+//! The slot ([`InsDelAtomic`]) is null or holds a node (one line, `[value,
+//! repl, kind]`) whose `kind` says what it is — `WAITING` (an offer: a
 //! thread waits for a partner) or `MATCHED` (the node a partner left behind
-//! when it took the waiting offer). A thread checkpoints a fresh node
+//! when it took the waiting offer). A node is published at most once; its
+//! `kind` is written, and persisted, just before the attempt that may
+//! publish it (a re-run in the same iteration writes the same kind). A thread checkpoints a fresh node
 //! holding its value, then loops over what it sees in the slot:
 //!
-//! * **null** — INSERT its node tagged `WAITING` (L16–L26), then *wait*;
+//! * **null** — INSERT its node as `WAITING` (L16–L26), then *wait*;
 //! * **a `WAITING` offer `w`** — if `accept(w.value)`, DELETE `w` replacing it
-//!   by its own node tagged `MATCHED` (L27–L40). The delete's CAS on
+//!   by its own node as `MATCHED` (L27–L40). The delete's CAS on
 //!   `w.repl` (L34) *is* the exchange: it records, in the offer node, the
 //!   partner's thread id and node, and commits both sides at once. The
 //!   thread returns `w.value`. If `accept` refuses (the elimination stack's
 //!   push meeting a push), it gives up;
 //! * **a `MATCHED` node `m`** — a finished exchange: DELETE `m` replacing it by
-//!   its own node tagged `WAITING` (clearing the slot and offering in one
+//!   its own node as `WAITING` (clearing the slot and offering in one
 //!   step), then wait.
 //!
 //! A failed insert or delete (another thread got there first) retries with
@@ -84,14 +86,15 @@ use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::insdel::InsDelAtomic;
 use crate::runtime::{Handle, MementoError};
-use crate::word::{insdel_decode, offset_of, repl_decode, tag_of, with_tag};
+use crate::word::{insdel_decode, repl_decode};
 use perdure_pm::{Backend, Pool};
 use std::ops::ControlFlow;
 
 /// Word offsets in a node.
 const VALUE: u64 = 0;
 const REPL: u64 = 8;
-/// User tags of the slot's values.
+const KIND: u64 = 16;
+/// Kinds of a published node (0: never published).
 const WAITING: u64 = 1;
 const MATCHED: u64 = 2;
 /// Failed inserts/deletes an exchange tolerates before giving up.
@@ -109,7 +112,7 @@ crate::memento! {
 
 /// How one pass of the loop ended.
 enum Step {
-    /// The node is in the slot, tagged `WAITING`: wait for a partner.
+    /// The node is in the slot as `WAITING`: wait for a partner.
     Offered,
     /// A waiting partner was taken; its value.
     Took(u64),
@@ -156,7 +159,7 @@ impl Exchanger {
     /// without helping (inspection and tests).
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> Option<(u64, bool)> {
         let (_, v) = self.slot.peek(pool);
-        (v != 0).then(|| (offset_of(v), tag_of(v) == WAITING))
+        (v != 0).then(|| (v, super::peek(pool, v + KIND) == WAITING))
     }
 
     /// Detectable exchange: offers `value` and returns the value of the
@@ -181,7 +184,6 @@ impl Exchanger {
             h.flush(n, NODE);
             Ok::<_, MementoError>([n])
         })?;
-        let waiting = with_tag(node, WAITING);
         let first = self.slot.load(h);
         let step = h.detectable_loop(&mut mmt.ctx, [first, 0], |h, [seen, tries]| {
             if tries >= TRIES {
@@ -189,24 +191,25 @@ impl Exchanger {
             }
             let r = if seen == 0 {
                 // An empty slot: offer.
+                set_kind(h, node, WAITING);
                 self.slot
-                    .insert(waiting, node + REPL, h, |h, n| self.slot.load(h) == n)
+                    .insert(node, node + REPL, h, |h, n| self.slot.load(h) == n)
                     .map(|()| Step::Offered)
-            } else if tag_of(seen) == WAITING {
+            } else if h.load(seen + KIND) == WAITING {
                 // A partner waits. Its value is immutable: a stable branch.
-                let theirs = h.load(offset_of(seen) + VALUE);
+                let theirs = h.load(seen + VALUE);
                 if !accept(theirs) {
                     return ControlFlow::Break(Step::GaveUp);
                 }
-                let repl = offset_of(seen) + REPL;
+                set_kind(h, node, MATCHED);
                 self.slot
-                    .delete(seen, with_tag(node, MATCHED), repl, h)
+                    .delete(seen, node, seen + REPL, h)
                     .map(|_| Step::Took(theirs))
             } else {
                 // A finished exchange: clear it and offer in one step.
-                let repl = offset_of(seen) + REPL;
+                set_kind(h, node, WAITING);
                 self.slot
-                    .delete(seen, waiting, repl, h)
+                    .delete(seen, node, seen + REPL, h)
                     .map(|_| Step::Offered)
             };
             match r {
@@ -226,7 +229,7 @@ impl Exchanger {
         })
     }
 
-    /// Waits for a partner to take the offer `node` (in the slot, tagged
+    /// Waits for a partner to take the offer `node` (in the slot as
     /// `WAITING`), then cancels it or finds who took it.
     fn wait<B: Backend, M: Memento>(
         &self,
@@ -234,13 +237,12 @@ impl Exchanger {
         patience: u64,
         h: &mut Handle<'_, '_, B, M>,
     ) -> Option<u64> {
-        let waiting = with_tag(node, WAITING);
         let deadline = h.now().saturating_add(patience);
-        while insdel_decode(h.load(self.slot.offset())).1 == waiting && h.now() < deadline {
+        while insdel_decode(h.load(self.slot.offset())).1 == node && h.now() < deadline {
             perdure_pm::sync::spin_loop();
         }
         loop {
-            if self.slot.delete(waiting, 0, node + REPL, h).is_ok() {
+            if self.slot.delete(node, 0, node + REPL, h).is_ok() {
                 return None; // cancelled: timed out
             }
             let (tid, theirs) = repl_decode(h.load(node + REPL));
@@ -251,9 +253,18 @@ impl Exchanger {
             }
             // Taken. Persist the partner's commit before acting on it.
             h.flush(node + REPL, 8);
-            return Some(h.load(offset_of(theirs) + VALUE));
+            return Some(h.load(theirs + VALUE));
         }
     }
+}
+
+/// Marks the still private `node` as `kind` before an attempt that may
+/// publish it: durable before the slot or a `repl` can name it (on x86 the
+/// attempt's locked CAS completes the write-back).
+fn set_kind<B: Backend, M: Memento>(h: &mut Handle<'_, '_, B, M>, node: u64, kind: u64) {
+    h.store(node + KIND, kind);
+    h.pwb(node + KIND, 8);
+    h.fence_unless_rmw_fences();
 }
 
 #[cfg(test)]
