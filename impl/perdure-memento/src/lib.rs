@@ -131,7 +131,7 @@ pub use checkpoint::Checkpoint;
 pub use compose::{Memento, NoMmt, Scan};
 pub use insdel::InsDelAtomic;
 pub use runtime::{
-    quiet_thread_crashes, Completed, Config, Handle, MementoError, Runtime, ThreadCrash,
+    quiet_thread_crashes, ClearMode, Completed, Config, Handle, MementoError, Runtime, ThreadCrash,
 };
 pub use ts::ClockKind;
 

@@ -7,50 +7,67 @@
 //! | offset | content |
 //! | --- | --- |
 //! | 0 | header line: magic, version, threads P, root-memento size, heap base, heap length, object root, checksum |
-//! | 64·(1 + tid), tid = 0..=P | per-thread line: HELP\[Even\]\[tid\], HELP\[Odd\]\[tid\] (§3.1), `own_floor\[tid\]` |
-//! | slots | per thread tid = 1..=P: a status line (`status`, `result`) then the root memento |
+//! | 64·(1 + tid), tid = 0..=P | per-thread line: HELP\[Even\]\[tid\], HELP\[Odd\]\[tid\] (§3.1) |
+//! | slots | per thread tid = 1..=P: a status line (`status`, `result`, `floor[0]`, `floor[1]`, `own_floor`) then the root memento |
 //! | heap (4096-aligned) | [`perdure_pm::heap::Heap`]: the blocks of every structure |
 //!
 //! DRAM: OWN\[tid\] and LOCAL\[tid\] (§3.1, §2.2), the calibrated [`Clock`], the
 //! reclamation [`Collector`].
 //!
-//! ## A root operation, and the crash-safe clearing flag (§6.3)
+//! ## A root operation, and invalidating its mementos (§6.3)
 //!
-//! Thread `tid` runs its operations in order; `status = (index, clearing)`
-//! names the next one. Running operation `i`:
+//! Thread `tid` runs its operations in order. Its status line holds
+//! `status = (index, clearing)` naming the next operation, the last
+//! `result`, two *floors* `floor[0..2]` and `own_floor`. Operation `i`
+//! trusts only checkpoints newer than `floor[i mod 2]`: LOCAL (§2.2) starts
+//! there, in normal and in recovery mode.
 //!
 //! 1. pin the critical section (or revive the crashed one, §6.2);
 //! 2. run the operation with the root memento (in recovery mode if the
 //!    thread or the system crashed since it started); it returns `r`;
-//! 3. `result = r; status = (i, CLEARING)` — one line, so the result persists
-//!    no later than the flag; pwb, pfence. The operation is now durable and
-//!    its result survives any crash;
-//! 4. `own_floor[tid] = OWN[tid]`; pwb, pfence (see below);
-//! 5. zero the root memento (every memento reads all-zero as "nothing
-//!    checkpointed"); pwb, pfence;
-//! 6. `status = (i + 1, 0)`; pwb; flush the deferred flushes (§6.1); pfence;
-//!    end the critical section; free what reclamation allows.
+//! 3. commit, in one line: `result = r`, `floor[(i + 1) mod 2] = now`,
+//!    `own_floor = OWN[tid]`, then `status` — Px86 persists a line's stores
+//!    in order, so the status persists only with the others. Then pwb.
 //!
-//! After a crash in 4–6 the flag is set, and [`Runtime::open`] (full crash)
-//! or the thread's next run (thread crash) finishes the clearing; the
-//! result is reported from `result`.
+//! The seed's §6.3 CLEAR must make every pointer checkpointed during the
+//! operation unusable once the critical section ends (the blocks may be
+//! reclaimed). Two ways, chosen per runtime ([`ClearMode`]):
 //!
-//! **Step 4 is not in the seed.** §3.1 initialises OWN at start-up "as the
+//! * [`ClearMode::Floor`]: the new floor does it in O(1). Every
+//!   timestamp the operation checkpointed is older than the floor, so the
+//!   next operation's checkpoints and CASes (strict `>` LOCAL) never take
+//!   them for their own. Step 3 writes `status = (i + 1, 0)`; the deferred
+//!   flushes (§6.1) are written back and one `pfence` ends the section.
+//!   Cost per operation: 1 line + the deferred lines, 1 `pfence`.
+//! * [`ClearMode::Zero`] (the seed as written; the default): step 3 writes
+//!   `status = (i, CLEARING)`; pwb, pfence; then zero the root memento
+//!   (pwb, pfence); then `status = (i + 1, 0)`, pwb, the deferred flushes,
+//!   pfence. After a crash with the flag set, [`Runtime::open`] (full crash)
+//!   or the thread's next run (thread crash) finishes the clearing.
+//!
+//! Why two floors: a crash may persist step 3's floor without its status.
+//! Operation `i` reads `floor[i mod 2]`, written by operation `i − 1`'s
+//! commit; operation `i`'s commit writes the other one, so a torn commit
+//! never moves the floor of the operation it belongs to.
+//!
+//! **`own_floor` is not in the seed.** §3.1 initialises OWN at start-up "as the
 //! maximum timestamp checkpointed in CAS mementos", and §6.3 clears mementos
 //! at the end of every operation — so after a clear and a full crash the
 //! thread's last CAS parity and timestamp would be lost, while HELP\[p\]\[tid\]
 //! still holds timestamps of helps of earlier CASes: the next CAS could reuse
 //! the parity of the last one, and its recovery could read a stale HELP entry
 //! as "helped" (Algorithm 1, L23–L24) and report a CAS that never took
-//! effect. `own_floor` keeps OWN's value durable across the clear, and
-//! [`Runtime::open`] initialises OWN as the larger of `own_floor` and the
-//! mementos (see `specs/memento/` for the model-checked argument).
+//! effect. (With floors instead of zeroing the same happens when a later
+//! failure overwrites the memento of the last success.) `own_floor` keeps
+//! OWN's value durable, and [`Runtime::open`] initialises OWN as the larger
+//! of `own_floor` and the mementos (see `specs/memento/` for the
+//! model-checked argument).
 //!
 //! ## Crashes
 //!
 //! * **Full crash** (power loss, process death): [`Runtime::open`] validates
 //!   the layout, scans every root memento and HELP for T_max, calibrates the
-//!   clock, initialises OWN, zeroes LOCAL, finishes interrupted clearings,
+//!   clock, initialises OWN, finishes interrupted clearings,
 //!   and every thread's next operation runs in recovery mode.
 //! * **Thread crash** (§2.5 (3)): a thread dies, DRAM survives. The monitor
 //!   re-runs the same operation with the same memento in recovery mode, in
@@ -68,15 +85,30 @@ use perdure_pm::{meta, Backend, PmWord, Pool, PoolError};
 use std::marker::PhantomData;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"PDMMNTO1");
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 const LINE: u64 = 64;
 // Header words, in order: magic, version, threads, root-memento size, heap
 // base, heap length, 0; then the checksum (a `meta` line). The object root
 // has the otherwise unused line of thread id 0.
 const OBJECT_ROOT: u64 = 64;
-/// Word offsets inside a thread's HELP line.
-const HELP_OWN_FLOOR: u64 = 16;
+/// Word offsets inside a thread's status line.
+const ST_RESULT: u64 = 8;
+const ST_FLOOR: u64 = 16; // floor[0], floor[1] at +16, +24
+const ST_OWN_FLOOR: u64 = 32;
 const CLEARING: u64 = 1;
+
+/// How a root operation's mementos are invalidated at its end (§6.3; see
+/// the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClearMode {
+    /// Raise the thread's timestamp floor: O(1), one line.
+    Floor,
+    /// Zero the root memento under a crash-safe clearing flag (the seed;
+    /// the default while structures' tests still read "nothing
+    /// checkpointed" as an all-zero memento).
+    #[default]
+    Zero,
+}
 /// PATIENCE of Algorithms 2–4 in `rdtscp` ticks (about 13 µs at 3 GHz; the
 /// value of the published implementation).
 pub const DEFAULT_PATIENCE_TSC: u64 = 40_000;
@@ -175,6 +207,7 @@ pub struct Runtime<'p, B: Backend, M: Memento> {
     rmw_fences: bool,
     needs_recovery: Vec<AtomicU64>,
     patience: u64,
+    clear: ClearMode,
     _m: PhantomData<fn() -> M>,
 }
 
@@ -286,9 +319,11 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             ebr: Collector::new(threads + 1),
             rmw_fences: pool.rmw_completes_flushes(),
             needs_recovery: (0..=threads).map(|_| AtomicU64::new(1)).collect(),
+            clear: ClearMode::default(),
             _m: PhantomData,
         };
-        // Scan HELP, own_floor and every root memento (§2.5 T_max, §3.1 OWN).
+        // Scan HELP, the status lines and every root memento (§2.5 T_max,
+        // §3.1 OWN).
         let mut t_max = 0u64;
         let mut owns = vec![CasTs::CLEAR; threads + 1];
         #[allow(clippy::needless_range_loop)] // tid is also a layout index
@@ -296,12 +331,14 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             let line = base + LINE * (1 + tid as u64);
             let h0 = pool.word(line)?.load(Ordering::Acquire);
             let h1 = pool.word(line + 8)?.load(Ordering::Acquire);
-            let floor = CasTs::decode(pool.word(line + HELP_OWN_FLOOR)?.load(Ordering::Acquire));
+            let slot = slots + slot_size::<M>() * (tid as u64 - 1);
+            let st = |w: u64| pool.word(slot + w).map(|w| w.load(Ordering::Acquire));
             let mut scan = Scan::default();
             scan.timestamp(h0);
             scan.timestamp(h1);
-            scan.cas(floor);
-            let slot = slots + slot_size::<M>() * (tid as u64 - 1);
+            scan.timestamp(st(ST_FLOOR)?);
+            scan.timestamp(st(ST_FLOOR + 8)?);
+            scan.cas(CasTs::decode(st(ST_OWN_FLOOR)?));
             M::at(slot + LINE).scan(pool, &mut scan);
             t_max = t_max.max(scan.t_max);
             owns[tid] = scan.own.unwrap_or(CasTs::CLEAR);
@@ -318,6 +355,17 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             }
         }
         Ok(rt)
+    }
+
+    /// How operations' mementos are invalidated ([`ClearMode`]); a DRAM
+    /// setting, free to change between runs (recovery handles both).
+    pub fn set_clear_mode(&mut self, mode: ClearMode) {
+        self.clear = mode;
+    }
+
+    /// The [`ClearMode`] in use.
+    pub fn clear_mode(&self) -> ClearMode {
+        self.clear
     }
 
     /// The pool.
@@ -380,10 +428,6 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         self.base + LINE * (1 + tid as u64) + 8 * parity as u64
     }
 
-    fn own_floor_off(&self, tid: usize) -> u64 {
-        self.base + LINE * (1 + tid as u64) + HELP_OWN_FLOOR
-    }
-
     fn slot(&self, tid: usize) -> u64 {
         self.slots + slot_size::<M>() * (tid as u64 - 1)
     }
@@ -406,7 +450,8 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     /// The result of `tid`'s last completed operation (valid once
     /// [`Runtime::next_op`] is past it).
     pub fn last_result(&self, tid: usize) -> u64 {
-        self.w(self.status_off(tid) + 8).load(Ordering::Acquire)
+        self.w(self.status_off(tid) + ST_RESULT)
+            .load(Ordering::Acquire)
     }
 
     /// OWN[tid] (DRAM).
@@ -426,13 +471,9 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         self.local[tid].store(ts, Ordering::Relaxed);
     }
 
-    /// Steps 4–6 of a root operation after the flag is set (also recovery).
+    /// [`ClearMode::Zero`] after the flag is set (also recovery): zero the
+    /// root memento, then advance the status.
     fn finish_clearing(&self, tid: usize, index: u64) {
-        let floor = self.own_floor_off(tid);
-        self.w(floor)
-            .store(self.own[tid].load(Ordering::Relaxed), Ordering::Release);
-        self.pool.pwb(floor, 8);
-        self.pool.pfence();
         let m = self.root_memento_offset(tid);
         let len = crate::compose::align_up(M::SIZE, LINE);
         let mut off = m;
@@ -445,6 +486,12 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         let st = self.status_off(tid);
         self.w(st).store((index + 1) << 1, Ordering::Release);
         self.pool.pwb(st, 8);
+    }
+
+    /// Operation `index`'s floor: its checkpoints are newer.
+    fn floor(&self, tid: usize, index: u64) -> u64 {
+        self.w(self.status_off(tid) + ST_FLOOR + 8 * (index & 1))
+            .load(Ordering::Acquire)
     }
 
     /// A handle for thread `tid` (claims a heap slot).
@@ -678,16 +725,23 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         let tid = self.tid;
         let rt = self.rt;
         let st_off = rt.status_off(tid);
+        let start = rt.w(st_off).load(Ordering::Acquire) >> 1;
         let mut crashes = 0;
         loop {
             let st = rt.w(st_off).load(Ordering::Acquire);
             let index = st >> 1;
-            if st & CLEARING != 0 {
-                // A thread crash during clearing: the result is durable.
-                rt.finish_clearing(tid, index);
+            if index != start || st & CLEARING != 0 {
+                // Committed by an attempt a thread crash cut off (or by the
+                // run before a full crash, for a clearing): make it durable.
+                if st & CLEARING != 0 {
+                    rt.finish_clearing(tid, index);
+                } else {
+                    rt.pool.pwb(st_off, LINE);
+                }
                 self.end_section();
+                rt.needs_recovery[tid].store(0, Ordering::Relaxed);
                 return Completed {
-                    index,
+                    index: start,
                     result: rt.last_result(tid),
                     thread_crashes: crashes,
                 };
@@ -695,20 +749,32 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
             rt.ebr.pin(tid);
             self.rec = rt.needs_recovery[tid].load(Ordering::Relaxed) != 0;
             rt.needs_recovery[tid].store(1, Ordering::Relaxed);
-            self.set_local(0);
+            self.set_local(rt.floor(tid, index));
             let mut mmt = M::at(rt.root_memento_offset(tid));
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let r = op(self, &mut mmt, index);
-                // Step 3: result and flag in one line.
-                self.store(st_off + 8, r);
-                self.store(st_off, (index << 1) | CLEARING);
-                self.pwb(st_off, LINE);
-                self.pfence();
+                // Step 3: the commit line; the status last.
+                let floor = self.now();
+                self.store(st_off + ST_RESULT, r);
+                self.store(st_off + ST_FLOOR + 8 * ((index + 1) & 1), floor);
+                self.store(st_off + ST_OWN_FLOOR, rt.own[tid].load(Ordering::Relaxed));
+                match rt.clear {
+                    ClearMode::Floor => self.store(st_off, (index + 1) << 1),
+                    ClearMode::Zero => {
+                        self.store(st_off, (index << 1) | CLEARING);
+                        self.pwb(st_off, LINE);
+                        self.pfence();
+                    }
+                }
                 r
             }));
             match run {
                 Ok(result) => {
-                    rt.finish_clearing(tid, index);
+                    match rt.clear {
+                        // Completed by end_section's pfence.
+                        ClearMode::Floor => rt.pool.pwb(st_off, LINE),
+                        ClearMode::Zero => rt.finish_clearing(tid, index),
+                    }
                     self.end_section();
                     rt.needs_recovery[tid].store(0, Ordering::Relaxed);
                     return Completed {
@@ -728,7 +794,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         }
     }
 
-    /// Step 6's end of the critical section: deferred flushes, fence, unpin,
+    /// The end of the critical section: deferred flushes, fence, unpin,
     /// free what reclamation allows.
     fn end_section(&mut self) {
         let rt = self.rt;

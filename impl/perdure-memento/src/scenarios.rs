@@ -21,7 +21,7 @@ use crate::compose::Memento;
 use crate::ds::msq::{Msq, MsqKind, QueueMmt};
 use crate::ds::treiber::{StackMmt, TreiberStack};
 use crate::ds::{decode_opt, NODE};
-use crate::runtime::{Config, Handle, MementoError, Runtime};
+use crate::runtime::{ClearMode, Config, Handle, MementoError, Runtime};
 use crate::ts::ClockKind;
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
@@ -43,6 +43,15 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
 const BASE: u64 = 4096;
 const HEAP: u64 = 2 << 20;
 const THREADS: usize = 2;
+
+/// How the scenarios' runtimes invalidate mementos: `PERDURE_CLEAR=zero`
+/// for the seed's zeroing, else the O(1) floor.
+fn clear_mode() -> ClearMode {
+    match std::env::var("PERDURE_CLEAR").as_deref() {
+        Ok("zero") => ClearMode::Zero,
+        _ => ClearMode::Floor,
+    }
+}
 
 fn config() -> Config {
     Config {
@@ -76,8 +85,9 @@ fn open_state<M: Memento + 'static, S>(
     // reference stays valid for the runtime's whole life. The `'static` is
     // never exposed: `State` is private and hands out only shorter borrows.
     let pool_ref: &'static Pool<Sim> = unsafe { &*Arc::as_ptr(&keep) };
-    let rt = Runtime::<Sim, M>::open_with(pool_ref, BASE, ClockKind::Counter)
+    let mut rt = Runtime::<Sim, M>::open_with(pool_ref, BASE, ClockKind::Counter)
         .map_err(|e| e.to_string())?;
+    rt.set_clear_mode(clear_mode());
     let obj = obj(&rt)?;
     Ok(State {
         rt,
