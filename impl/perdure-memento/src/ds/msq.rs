@@ -363,11 +363,10 @@ impl Msq {
                 // queue, so `t` need not be its predecessor: swing the tail
                 // only after an insert done in normal execution.
                 let normal = !h.rec();
-                let ok = link
+                if link
                     .insert(node, node + REPL, h, |h, n| self.contains(h, n))
-                    .is_ok();
-                eprintln!("TRACE t{} enq node={node:#x} t={t:#x} rec={} ok={ok}", h.tid(), !normal);
-                if ok {
+                    .is_ok()
+                {
                     if normal {
                         self.swing_tail(h, t, node);
                     }
@@ -411,7 +410,6 @@ impl Msq {
                     .delete(old, next, offset_of(old) + REPL, h)
                     .map(|_| ()),
             };
-            eprintln!("TRACE t{} deq old={old:#x} next={next:#x} rec={} r={:?}", h.tid(), h.rec(), r);
             match r {
                 Ok(()) => ControlFlow::Break(Some(h.load(offset_of(next) + VALUE))),
                 Err(_) => ControlFlow::Continue([self.raw_head(h)]),
