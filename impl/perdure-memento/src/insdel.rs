@@ -35,7 +35,8 @@
 //! inserted once and deleted once; the structure must be traversable for
 //! insert's recovery.
 //!
-//! Progress: lock-free. Costs: insert 2 CASes, 1 `pwb`, 1 `pfence`; delete 2
+//! Progress: lock-free. Costs: insert 2 CASes, 1 `pwb` (its `pfence` only
+//! where a locked CAS does not complete write-backs); delete 2
 //! CASes, 1 `pwb` (the `flushopt` of `repl` completes at the locked CAS of
 //! L38; a `pfence` on backends whose RMWs are not fences), plus one deferred
 //! `pwb` per critical section.
@@ -135,8 +136,12 @@ impl InsDelAtomic {
         if h.cas(self.off, 0, insdel_encode(true, new)).is_err() {
             return Err(self.load(h));
         }
-        h.flush(self.off, 8); // L24
-                              // L25: a failure means a LOAD or DELETE persisted and cleared it.
+        // L24: flush loc. Only the persist bit's clearing (L25) must wait for
+        // it, and on x86 the locked CAS does: pwb, and a pfence only where
+        // RMWs do not complete write-backs.
+        h.pwb(self.off, 8);
+        h.fence_unless_rmw_fences();
+        // L25: a failure means a LOAD or DELETE persisted and cleared it.
         let _ = h.cas(
             self.off,
             insdel_encode(true, new),

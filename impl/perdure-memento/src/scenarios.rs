@@ -53,6 +53,17 @@ fn clear_mode() -> ClearMode {
     }
 }
 
+/// The persistency model explored: by default a locked RMW does not
+/// complete earlier write-backs (as with `Msync`, so every fence the code
+/// needs off x86 is checked); `PERDURE_SIM_RMW=1` explores x86's Px86, where
+/// it does and the code leaves those fences out (as on `Pmem`).
+fn sim_options() -> perdure_pm::SimOptions {
+    perdure_pm::SimOptions {
+        rmw_completes_flushes: std::env::var("PERDURE_SIM_RMW").as_deref() == Ok("1"),
+        ..perdure_pm::SimOptions::default()
+    }
+}
+
 fn config() -> Config {
     Config {
         threads: THREADS,
@@ -227,6 +238,10 @@ impl<S: Structure> Scenario for Detectable<S> {
 
     fn object(&self) -> &'static str {
         self.0.object()
+    }
+
+    fn sim_options(&self) -> perdure_pm::SimOptions {
+        sim_options()
     }
 
     fn pool_size(&self) -> u64 {
