@@ -19,11 +19,12 @@
 //! 5. checkpoint parity and a fresh timestamp in the memento, `flushopt`
 //!    (L34–L35);
 //! 6. OWN := that (L36);
-//! 7. second plain CAS removing the annotation; if it fails (a helper did
-//!    it), `sfence` so the memento is durable anyway (L37–L38). A successful
-//!    locked CAS completes the `flushopt` of step 5 on x86; on backends whose
-//!    RMWs do not ([`perdure_pm::Backend::rmw_completes_flushes`], e.g.
-//!    `Msync`) a `pfence` takes its place.
+//! 7. second plain CAS removing the annotation (L37–L38); it may fail (a
+//!    helper did it). The memento's `flushopt` must complete before the
+//!    un-annotated word can persist: on x86 the locked CAS completes it,
+//!    succeeding or not; on backends whose RMWs do not
+//!    ([`perdure_pm::Backend::rmw_completes_flushes`], e.g. `Msync`) a
+//!    `pfence` goes before the CAS.
 //!
 //! ## Recovery (L9–L25), the seed's cases ①–⑨ of §3.3
 //!
@@ -50,11 +51,30 @@
 //! Costs per successful CAS without contention: 2 plain CASes, 2 `pwb`, 1
 //! `pfence` (plus one on backends whose RMWs are not fences).
 //!
+//! ## Precondition: no ABA on an annotated word
+//!
+//! The §3.4 invariant, and with it recovery's ⑧, assumes a helper holding
+//! an annotated word `(p, tid, new)` never completes its help on a *later*
+//! CAS of `tid` that wrote the same word. If `tid` could CAS the location
+//! away from `new` and back to `new` with the same parity while a slow
+//! helper still holds the first annotated word, the helper's L15 would
+//! raise HELP\[p\]\[tid\] for the later CAS and recovery could report it
+//! helped (`specs/memento/README.md`, mutant AbaDirtyWord). The seed does
+//! not address this; perdure keeps the seed's algorithm and states the
+//! precondition: **a thread never re-installs the same value with the same
+//! parity while a helper may hold its earlier annotated word**. The
+//! structures here meet it by installing freshly allocated blocks that
+//! reclamation keeps alive while any thread of the epoch may hold them
+//! (§6): a block's offset cannot come back within one epoch. Users storing
+//! plain integers in a location must tag them (e.g. with a counter in the
+//! user tag) to meet it.
+//!
 //! Deviations, each explained where it is made: the failure checkpoint
 //! carries the current timestamp (as the authors' code does) instead of
 //! `encodeTs(Fail, 0)` at L29, so LOCAL never moves backwards; case ⑥
 //! re-derives the annotation from the memento's parity; OWN survives memento
-//! clearing through `own_floor` ([`crate::runtime`]).
+//! clearing through `own_floor` ([`crate::runtime`]); recovery's L14 is
+//! strict (`>` LOCAL), and LOCAL starts at the root operation's floor.
 
 use crate::compose::{Memento, Scan};
 use crate::runtime::Handle;
