@@ -62,12 +62,16 @@
 //! helped (`specs/memento/README.md`, mutant AbaDirtyWord). The seed does
 //! not address this; perdure keeps the seed's algorithm and states the
 //! precondition: **a thread never re-installs the same value with the same
-//! parity while a helper may hold its earlier annotated word**. The
-//! structures here meet it by installing freshly allocated blocks that
-//! reclamation keeps alive while any thread of the epoch may hold them
-//! (§6): a block's offset cannot come back within one epoch. Users storing
-//! plain integers in a location must tag them (e.g. with a counter in the
-//! user tag) to meet it.
+//! parity while a helper may hold its earlier annotated word**. MSQ-mmt-cas
+//! meets it: its locations only move forward to blocks never installed
+//! there before (`next` goes from null to a fresh node once; `head` and
+//! `tail` advance along the list, and reclamation keeps a block from being
+//! reused while a pinned helper may hold it, §6). A Treiber stack's top does
+//! not: a thread that pushes B over A, pops B, pushes C and pops C installs
+//! A twice with the same parity. The explorer has found no violation there
+//! (the counterexample needs a helper stalled across two of the owner's
+//! CASes); excluding it needs a version in the user tag, which is open.
+//! Users storing plain integers in a location should tag them likewise.
 //!
 //! Deviations, each explained where it is made: the failure checkpoint
 //! carries the current timestamp (as the authors' code does) instead of
