@@ -86,3 +86,8 @@ fn elim_stack_mmt_survives_every_crash_point() {
 fn combq_mmt_survives_every_crash_point() {
     run("combq-mmt", 4);
 }
+
+#[test]
+fn soft_mmt_survives_every_crash_point() {
+    run("soft-mmt", 4);
+}

@@ -4,6 +4,7 @@
 //! | --- | --- | --- |
 //! | [`treiber`] | Treiber stack | detectable CAS |
 //! | [`msq`] | Michael–Scott queue: MSQ-mmt-cas, MSQ-mmt-indel, MSQ-mmt-vol | detectable CAS; insert/delete; insert/delete + DRAM tail (§5) |
+//! | [`soft`] | SOFT hash table: SOFT-mmt (§7.2) | checkpoints; DRAM lists as a scratchpad (§5); per-bucket persistent chains |
 //! | [`exchanger`] | exchanger | insert/delete |
 //! | [`elim`] | elimination-backoff stack (Hendler et al.) | detectable CAS + exchangers |
 //! | [`combq`] | combining queue CombQ-mmt (PBcomb) | checkpoints, a DRAM lock, a published state block |
@@ -17,6 +18,7 @@ pub mod combq;
 pub mod elim;
 pub mod exchanger;
 pub mod msq;
+pub mod soft;
 #[cfg(test)]
 mod testkit;
 pub mod treiber;
