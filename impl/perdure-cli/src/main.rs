@@ -31,6 +31,9 @@ COMMANDS:
     trace-to-tla FILE --module NAME        Turn an ndjson trace into a TLA+ module.
     trace log [OPTIONS]                    Record a protocol-level trace of the tutorial log
                                            (see `perdure trace --help`).
+    trace memento-cas|memento-queue [OPTIONS]
+                                           Record traces of Memento's detectable CAS or queue
+                                           (see `perdure trace memento-cas --help`).
     help, --help, -h                       Print this help.
     --version, -V                          Print the version.
 
@@ -185,6 +188,9 @@ fn main() -> ExitCode {
             perdure_check::explore::cli_main_with(&args[1..], perdure_memento::scenarios::all())
         }
         ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
+        ["trace", "memento-cas" | "memento-queue", ..] => {
+            perdure_memento::trace::cli_main(&args[1..])
+        }
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }

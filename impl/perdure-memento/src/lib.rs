@@ -121,6 +121,8 @@ pub mod insdel;
 pub mod runtime;
 #[cfg(feature = "check")]
 pub mod scenarios;
+#[cfg(feature = "check")]
+pub mod trace;
 pub mod ts;
 pub mod word;
 

@@ -1,0 +1,1102 @@
+//! Protocol-level traces of Memento's detectable CAS and of MSQ-mmt-indel
+//! (feature `check`; `perdure trace memento-cas`, `perdure trace
+//! memento-queue`), for trace validation against `specs/memento/` with
+//! TLC (`traces/memento/`, `traces/SCHEMA.md`).
+//!
+//! The real Rust code runs unmodified on the [`Sim`] backend with its event
+//! trace on. Threads are serialised by a seeded scheduler (Sim's yield hook:
+//! at every persistent access the running thread may hand over to another,
+//! drawn from the seed), so a seed is one reproducible interleaving; the
+//! timestamp source is the deterministic counter clock. With `--crash`, a
+//! full crash is taken at a persistence event drawn from the seed: the
+//! simulator's state there is captured, one allowed crash image is drawn,
+//! the runtime is recovered on it ([`Runtime::open_with`]) and every thread
+//! resumes its root operations (in recovery mode), traced too.
+//!
+//! **Markers.** Each thread announces the start and end of its root
+//! operations by plain stores to a per-thread marker word outside the
+//! runtime's area (one line per thread). They go through the simulator like
+//! every access, so they are ordered with the protocol's events, and they
+//! name the simulator's thread numbers (Memento thread ids are not in
+//! [`SimEvent`]). Nothing in the library is instrumented.
+//!
+//! **Detectable CAS** (`traces/memento/DetectableCASTrace.tla`). One
+//! location, `threads` threads, each running `ops` root operations of one
+//! detectable CAS each. The events on the location word, each thread's CAS
+//! memento word and HELP line are mapped to steps named after the seed's
+//! lines (Algorithm 1 L26, L30/L34, L38; Algorithm 2 L13, L17), plus `Pwb`,
+//! `Fence` (the thread's pending write-backs of those lines complete),
+//! `Invoke`/`Return` from the markers and `Crash` with the image's words.
+//!
+//! **Queue** (`traces/memento/InsDelQueueTrace.tla`). MSQ-mmt-indel, each
+//! thread enqueueing and dequeueing; the trace is the operations' history
+//! (`invoke`/`return`/`crash`/`recover`, `traces/SCHEMA.md`) — the history
+//! variable of `specs/memento/InsDelQueue.tla` — ending with a drain of the
+//! recovered queue.
+//!
+//! Several runs go into one trace, each opening with a `Begin` step: the
+//! validation spec restarts there, so one TLC run checks them all.
+
+use crate::cas::{CasMmt, DetectableCasAtomic};
+use crate::ds::decode_opt;
+use crate::ds::msq::{Msq, MsqKind, QueueMmt};
+use crate::runtime::{ClearMode, Config, MementoError, Runtime};
+use crate::ts::ClockKind;
+use crate::word::{CasTs, CasWord};
+use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::{Pool, Sim, SimOptions};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+const BASE: u64 = 4096;
+const HEAP: u64 = 1 << 20;
+const LINE: u64 = 64;
+/// Marker kinds (low bits of a marker word; the operation index above).
+const MK_INVOKE: u64 = 1;
+const MK_RETURN: u64 = 2;
+/// Crash images drawn from when a crash point has more than this many.
+const IMAGE_SAMPLE: u64 = 256;
+
+/// Errors of a traced run.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The runtime or the structure failed.
+    #[error("memento: {0}")]
+    Memento(#[from] MementoError),
+    /// The pool could not be built.
+    #[error("pool: {0}")]
+    Pool(#[from] perdure_pm::PoolError),
+    /// A run did something the mapping does not know.
+    #[error("run with seed {seed}: {reason}")]
+    Unmapped {
+        /// The run's seed.
+        seed: u64,
+        /// What happened.
+        reason: String,
+    },
+    /// A worker thread panicked.
+    #[error("a worker thread panicked")]
+    Panicked,
+}
+
+/// What to trace.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceOptions {
+    /// The first run's seed (runs use `seed`, `seed + 1`, …).
+    pub seed: u64,
+    /// Runs in the trace.
+    pub runs: u64,
+    /// Threads (1..=4).
+    pub threads: usize,
+    /// Root operations per thread (1..=6).
+    pub ops: u64,
+    /// Take a full crash in every run.
+    pub crash: bool,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            seed: 1,
+            runs: 1,
+            threads: 2,
+            ops: 3,
+            crash: false,
+        }
+    }
+}
+
+/// splitmix64: the seeded choices.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seeded scheduler: one worker runs at a time; at each of its
+/// persistent accesses (Sim's yield hook) it may hand over to another.
+mod sched {
+    use std::cell::Cell;
+    use std::sync::{Condvar, Mutex};
+    use std::time::Duration;
+
+    struct State {
+        current: usize,
+        live: Vec<usize>,
+        rng: u64,
+        /// Serialisation given up (a worker waited too long): run freely.
+        free: bool,
+    }
+
+    static STATE: Mutex<State> = Mutex::new(State {
+        current: 0,
+        live: Vec::new(),
+        rng: 0,
+        free: true,
+    });
+    static TURN: Condvar = Condvar::new();
+    /// Only one scheduled run per process at a time.
+    pub(super) static RUN: Mutex<()> = Mutex::new(());
+
+    thread_local! {
+        static ME: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    fn lock() -> std::sync::MutexGuard<'static, State> {
+        STATE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn draw(s: &mut State) -> u64 {
+        s.rng = super::mix(s.rng);
+        s.rng
+    }
+
+    fn pick(s: &mut State) {
+        if !s.live.is_empty() {
+            let i = (draw(s) % s.live.len() as u64) as usize;
+            s.current = s.live[i];
+        }
+        TURN.notify_all();
+    }
+
+    fn wait_turn(mut s: std::sync::MutexGuard<'static, State>, me: usize) {
+        while !s.free && s.current != me {
+            let (g, to) = TURN
+                .wait_timeout(s, Duration::from_secs(2))
+                .unwrap_or_else(|e| e.into_inner());
+            s = g;
+            if to.timed_out() && !s.free && s.current != me {
+                s.free = true;
+                TURN.notify_all();
+            }
+        }
+    }
+
+    /// Workers `0..n` will run, interleaved by `seed`.
+    pub(super) fn start(n: usize, seed: u64) {
+        let mut s = lock();
+        s.live = (0..n).collect();
+        s.rng = seed;
+        s.free = false;
+        pick(&mut s);
+    }
+
+    /// Whether the run stayed serialised (its schedule is the seed's).
+    pub(super) fn stop() -> bool {
+        let mut s = lock();
+        let ok = !s.free;
+        s.free = true;
+        s.live.clear();
+        ok
+    }
+
+    /// The calling thread is worker `me`: wait for its first turn.
+    pub(super) fn enter(me: usize) {
+        ME.with(|m| m.set(Some(me)));
+        wait_turn(lock(), me);
+    }
+
+    /// Worker `me` is done.
+    pub(super) fn exit(me: usize) {
+        ME.with(|m| m.set(None));
+        let mut s = lock();
+        s.live.retain(|&w| w != me);
+        if s.current == me {
+            pick(&mut s);
+        }
+    }
+
+    /// Sim's yield hook: with probability 1/3 hand over to a drawn worker.
+    pub(super) fn yield_now() {
+        let Some(me) = ME.with(Cell::get) else {
+            return;
+        };
+        let mut s = lock();
+        if s.free || draw(&mut s) % 3 != 0 {
+            return;
+        }
+        pick(&mut s);
+        wait_turn(s, me);
+    }
+}
+
+fn config(threads: usize) -> Config {
+    Config {
+        threads,
+        heap_bytes: HEAP,
+        clock: ClockKind::Counter,
+    }
+}
+
+/// The area after the runtime: line 0 the CAS location, line `t` thread
+/// `t`'s marker (word 0: kind and index, word 1: result).
+fn extra<M: crate::compose::Memento>(threads: usize) -> u64 {
+    crate::compose::align_up(
+        BASE + Runtime::<Sim, M>::required_bytes(&config(threads)),
+        LINE,
+    )
+}
+
+fn pool_size<M: crate::compose::Memento>(threads: usize) -> u64 {
+    crate::compose::align_up(extra::<M>(threads) + LINE * (threads as u64 + 1), 4096)
+}
+
+/// The runtime on `pool` as the traced runs use it.
+fn open_runtime<M: crate::compose::Memento>(
+    pool: &Pool<Sim>,
+    patience: u64,
+) -> Result<Runtime<'_, Sim, M>, TraceError> {
+    let mut rt = Runtime::<Sim, M>::open_with(pool, BASE, ClockKind::Counter)?;
+    rt.set_clear_mode(ClearMode::Floor);
+    rt.set_patience(patience);
+    Ok(rt)
+}
+
+/// The queue's runtime and the recovered queue.
+fn open_queue(
+    pool: &Pool<Sim>,
+    patience: u64,
+) -> Result<(Runtime<'_, Sim, QueueMmt>, Msq), TraceError> {
+    let rt = open_runtime::<QueueMmt>(pool, patience)?;
+    let q = Msq::at(MsqKind::Indel, rt.object_root());
+    q.recover(pool)?;
+    Ok((rt, q))
+}
+
+fn new_pool(size: u64) -> Result<Pool<Sim>, TraceError> {
+    Ok(Pool::volatile(
+        "trace-memento",
+        size,
+        Sim::new(SimOptions::default()),
+    )?)
+}
+
+/// A marker store by thread `tid` through its handle.
+fn mark<M: crate::compose::Memento>(
+    h: &mut crate::runtime::Handle<'_, '_, Sim, M>,
+    at: u64,
+    kind: u64,
+    index: u64,
+    result: u64,
+) {
+    h.store(at + 8, result);
+    h.store(at, kind | (index << 2));
+}
+
+/// The events of one run, cut at the crash point if there is one, and the
+/// crash image's words.
+struct Part {
+    events: Vec<SimEvent>,
+}
+
+/// Runs `body` for workers `1..=threads` under the scheduler; returns
+/// whether the schedule stayed the seed's.
+fn scheduled(threads: usize, seed: u64, body: impl Fn(usize) + Sync) -> Result<bool, TraceError> {
+    sched::start(threads, seed);
+    let panicked = std::thread::scope(|s| {
+        let hs: Vec<_> = (1..=threads)
+            .map(|tid| {
+                let body = &body;
+                s.spawn(move || {
+                    sched::enter(tid - 1);
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(tid)));
+                    sched::exit(tid - 1);
+                    r.is_err()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or(true))
+            .fold(false, |a, b| a | b)
+    });
+    let serial = sched::stop();
+    if panicked {
+        return Err(TraceError::Panicked);
+    }
+    Ok(serial)
+}
+
+/// Records a run of `work` on `pool`, crashing (capturing) at event `crash_at`
+/// if given: the events up to the crash, and the crash image (words).
+fn record(
+    pool: &Pool<Sim>,
+    threads: usize,
+    seed: u64,
+    crash_at: Option<u64>,
+    image_seed: u64,
+    work: impl Fn(usize) + Sync,
+) -> Result<(Part, Option<Vec<u64>>, u64), TraceError> {
+    let captured: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
+        Arc::new(Mutex::new(None));
+    let start = pool.backend().counts().events;
+    if let Some(at) = crash_at {
+        let c = captured.clone();
+        pool.backend().set_crash_hook(move |event, view| {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            if c.is_none() && event >= start + at {
+                *c = Some((view.capture(), view.trace_len()));
+            }
+        });
+    }
+    pool.backend().set_yield_hook(sched::yield_now);
+    pool.backend().start_trace();
+    let serial = scheduled(threads, seed, work)?;
+    pool.backend().clear_crash_hook();
+    let mut events = pool.backend().take_trace();
+    let total = pool.backend().counts().events - start;
+    if !serial {
+        return Err(TraceError::Unmapped {
+            seed,
+            reason: "the scheduler gave up serialising the threads".into(),
+        });
+    }
+    let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        None => None,
+        Some((cp, len)) => {
+            events.truncate(len);
+            let (_, images) = cp.images(IMAGE_SAMPLE, image_seed);
+            let all: Vec<_> = images.collect();
+            if all.is_empty() {
+                return Err(TraceError::Unmapped {
+                    seed,
+                    reason: "no crash image".into(),
+                });
+            }
+            let choice = &all[(mix(image_seed) % all.len() as u64) as usize];
+            Some(cp.materialize(choice, VolatileFill::Zeroed))
+        }
+    };
+    Ok((Part { events }, image, total))
+}
+
+/// Simulator thread → Memento thread id, learnt from the markers.
+#[derive(Default)]
+struct Threads {
+    of: HashMap<usize, usize>,
+}
+
+impl Threads {
+    fn learn(&mut self, e: &SimEvent, markers: u64, threads: usize) -> Option<(usize, u64)> {
+        if e.op != SimOp::Store || e.off < markers + LINE {
+            return None;
+        }
+        let rel = e.off - markers;
+        let tid = (rel / LINE) as usize;
+        if tid == 0 || tid > threads {
+            return None;
+        }
+        self.of.insert(e.thread, tid);
+        Some((tid, rel % LINE))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Detectable CAS.
+
+/// The arguments of thread `tid`'s operation `i` in run `seed`: `new` is
+/// unique to (tid, i) — no value comes back, so the ABA precondition of
+/// `cas.rs` holds — and `old` is the thread's previous value, another
+/// thread's, or 0, as the seed draws.
+fn cas_args(seed: u64, tid: usize, i: u64, threads: usize) -> (u64, u64) {
+    let val = |t: u64, j: u64| if j == 0 { 0 } else { t * 100 + j };
+    let r = mix(seed ^ ((tid as u64) << 32) ^ i);
+    let old = match r % 4 {
+        0 | 1 => val(tid as u64, i),
+        2 => val(1 + (r >> 8) % threads as u64, i),
+        _ => val(1 + (r >> 16) % threads as u64, i.saturating_sub(1)),
+    };
+    (old, val(tid as u64, i + 1))
+}
+
+fn loc_json(w: u64) -> Value {
+    let c = CasWord::decode(w);
+    json!({"par": c.parity as u8, "tid": c.tid, "val": c.value})
+}
+
+fn ts_json(w: u64) -> Value {
+    let m = CasTs::decode(w);
+    json!({"par": m.parity as u8, "fail": m.fail, "ts": m.ts})
+}
+
+fn step(action: &str, thread: usize, mut fields: Value) -> Value {
+    fields["type"] = json!("step");
+    fields["action"] = json!(action);
+    fields["thread"] = json!(thread);
+    fields
+}
+
+/// Maps the CAS run's events to steps; `loc` and `help` hold the words as
+/// the mapping last saw them.
+struct CasMap {
+    seed: u64,
+    threads: usize,
+    loc_off: u64,
+    markers: u64,
+    mmt: Vec<u64>,
+    help_line: Vec<u64>,
+    loc: u64,
+    help: Vec<[u64; 2]>,
+    tids: Threads,
+    result: Vec<u64>,
+    /// Per thread, the operation it is in (invoked, not returned).
+    open: Vec<Option<u64>>,
+    /// Per thread, the lines with write-backs not yet fenced.
+    pending: Vec<bool>,
+    /// Per thread, the (owner, parity) of its last HELP CAS, until its next
+    /// CAS on the location.
+    helping: Vec<Option<(usize, usize)>>,
+}
+
+impl CasMap {
+    fn line_of(&self, off: u64) -> Option<(&'static str, usize)> {
+        let l = off / LINE * LINE;
+        if l == self.loc_off {
+            return Some(("loc", 0));
+        }
+        if let Some(t) = self.mmt.iter().position(|&m| m / LINE * LINE == l) {
+            return Some(("mmt", t + 1));
+        }
+        if let Some(u) = self.help_line.iter().position(|&h| h == l) {
+            return Some(("help", u + 1));
+        }
+        None
+    }
+
+    fn err(&self, reason: String) -> TraceError {
+        TraceError::Unmapped {
+            seed: self.seed,
+            reason,
+        }
+    }
+
+    fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {
+        for e in events {
+            if let Some((tid, word)) = self.tids.learn(e, self.markers, self.threads) {
+                if word == 8 {
+                    self.result[tid] = e.val;
+                    continue;
+                }
+                let (kind, i) = (e.val & 3, e.val >> 2);
+                if kind == MK_INVOKE {
+                    let (old, new) = cas_args(self.seed, tid, i, self.threads);
+                    self.open[tid] = Some(i);
+                    out.push(step(
+                        "Invoke",
+                        tid,
+                        json!({"op": i, "old": old, "new": new}),
+                    ));
+                } else if kind == MK_RETURN {
+                    self.open[tid] = None;
+                    let res = if self.result[tid] == 1 { "OK" } else { "Err" };
+                    out.push(step("Return", tid, json!({"op": i, "res": res})));
+                }
+                continue;
+            }
+            let Some(line) = self.line_of(e.off) else {
+                continue;
+            };
+            let Some(&t) = self.tids.of.get(&e.thread) else {
+                return Err(self.err(format!("{e:?} by a thread without a marker")));
+            };
+            match (e.op, line) {
+                (SimOp::Pwb, (kind, of)) => {
+                    self.pending[t] = true;
+                    out.push(step("Pwb", t, json!({"line": kind, "of": of})));
+                }
+                (SimOp::Pfence | SimOp::Psync, _) => {}
+                (SimOp::Cas, ("loc", _)) => {
+                    let (o, n) = (CasWord::decode(self.loc), CasWord::decode(e.val));
+                    // A clean by a thread right after its HELP CAS is LOADHELP's
+                    // L17, even on its own word (left over from before a crash).
+                    let helped = self.helping[t].take() == Some((o.tid, o.parity as usize));
+                    let s = match (o.tid, n.tid) {
+                        (0, nt) if nt != 0 => step(
+                            "FirstCas",
+                            t,
+                            json!({"par": n.parity as u8, "old": o.value, "new": n.value}),
+                        ),
+                        (ot, 0) if ot == t && !helped => step(
+                            "SecondCas",
+                            t,
+                            json!({"par": o.parity as u8, "val": o.value}),
+                        ),
+                        (ot, 0) if ot != 0 => step(
+                            "HelpClean",
+                            t,
+                            json!({"owner": ot, "par": o.parity as u8, "val": o.value}),
+                        ),
+                        _ => step("Unknown", t, json!({"from": self.loc, "to": e.val})),
+                    };
+                    self.loc = e.val;
+                    out.push(s);
+                }
+                (SimOp::Store, ("mmt", owner)) if owner == t => {
+                    let m = CasTs::decode(e.val);
+                    out.push(step(
+                        "Checkpoint",
+                        t,
+                        json!({"par": m.parity as u8, "fail": m.fail, "ts": m.ts}),
+                    ));
+                }
+                (SimOp::Cas, ("help", owner)) => {
+                    let p = ((e.off % LINE) / 8) as usize;
+                    let from = self.help[owner][p];
+                    self.help[owner][p] = e.val;
+                    self.helping[t] = Some((owner, p));
+                    out.push(step(
+                        "HelpCas",
+                        t,
+                        json!({"owner": owner, "par": p, "from": from, "to": e.val}),
+                    ));
+                }
+                (SimOp::Load | SimOp::CasFailed, _) => {}
+                (op, (kind, of)) => {
+                    out.push(step(
+                        "Unknown",
+                        t,
+                        json!({"op": format!("{op:?}"), "line": kind, "of": of}),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fences complete only the protocol lines' write-backs the mapping
+    /// saw; one `Fence` step per fence that has some.
+    fn map_all(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {
+        for (k, e) in events.iter().enumerate() {
+            if matches!(e.op, SimOp::Pfence | SimOp::Psync) {
+                if let Some(&t) = self.tids.of.get(&e.thread) {
+                    if self.pending[t] {
+                        self.pending[t] = false;
+                        out.push(step("Fence", t, json!({})));
+                    }
+                }
+                continue;
+            }
+            self.map(&events[k..k + 1], out)?;
+        }
+        Ok(())
+    }
+}
+
+fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), TraceError> {
+    let threads = opts.threads;
+    let ops = opts.ops;
+    let size = pool_size::<CasMmt>(threads);
+    let ex = extra::<CasMmt>(threads);
+    let patience = 1 + mix(seed ^ 0xbeef) % 24;
+    let setup = |pool: &Pool<Sim>| -> Result<(), TraceError> {
+        let rt = Runtime::<Sim, CasMmt>::create(pool, BASE, &config(threads))?;
+        DetectableCasAtomic::at(ex).init(pool, 0);
+        drop(rt);
+        pool.pfence();
+        Ok(())
+    };
+    let work = |rt: &Runtime<'_, Sim, CasMmt>, tid: usize| {
+        let loc = DetectableCasAtomic::at(ex);
+        let Ok(mut h) = rt.handle(tid) else {
+            return;
+        };
+        loop {
+            let i = rt.next_op(tid);
+            if i >= ops {
+                break;
+            }
+            mark(&mut h, ex + LINE * tid as u64, MK_INVOKE, i, 0);
+            let (old, new) = cas_args(seed, tid, i, threads);
+            let r = h
+                .run_root(|h, mmt, _| loc.cas(old, new, h, mmt).map_or(0, |()| 1))
+                .result;
+            mark(&mut h, ex + LINE * tid as u64, MK_RETURN, i, r);
+        }
+    };
+    // The crash point: drawn among the events of the same run without one.
+    let crash_at = if opts.crash {
+        let pool = new_pool(size)?;
+        setup(&pool)?;
+        let rt = open_runtime::<CasMmt>(&pool, patience)?;
+        let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, t))?;
+        Some(1 + mix(seed ^ 0xc4a5) % total.max(1))
+    } else {
+        None
+    };
+    let pool = new_pool(size)?;
+    setup(&pool)?;
+    let rt = open_runtime::<CasMmt>(&pool, patience)?;
+    let mut m = CasMap {
+        seed,
+        threads,
+        loc_off: ex,
+        markers: ex,
+        mmt: (1..=threads).map(|t| rt.root_memento_offset(t)).collect(),
+        help_line: (1..=threads)
+            .map(|t| rt.help_off(false, t) / LINE * LINE)
+            .collect(),
+        loc: CasWord::stable(0).encode(),
+        help: vec![[0; 2]; threads + 1],
+        tids: Threads::default(),
+        result: vec![0; threads + 1],
+        open: vec![None; threads + 1],
+        pending: vec![false; threads + 1],
+        helping: vec![None; threads + 1],
+    };
+    out.push(
+        json!({"type":"step","action":"Begin","seed":seed,"threads":threads,
+                    "crash":opts.crash,"patience":patience}),
+    );
+    let (part, image, _) = record(&pool, threads, seed, crash_at, seed ^ 0x1a6e, |t| {
+        work(&rt, t)
+    })?;
+    m.map_all(&part.events, out)?;
+    drop(rt);
+    let Some(words) = image else {
+        return Ok(());
+    };
+    // The crash: the image's words, then recovery on it.
+    let word = |off: u64| words.get((off / 8) as usize).copied().unwrap_or(0);
+    let mmts: Vec<Value> = m.mmt.iter().map(|&o| ts_json(word(o))).collect();
+    let helps: Vec<Value> = m
+        .help_line
+        .iter()
+        .map(|&l| json!([word(l), word(l + 8)]))
+        .collect();
+    out.push(
+        json!({"type":"step","action":"Crash","loc":loc_json(word(ex)),
+                    "mmt":mmts,"help":helps}),
+    );
+    m.loc = word(ex);
+    for (u, &l) in m.help_line.iter().enumerate() {
+        m.help[u + 1] = [word(l), word(l + 8)];
+    }
+    m.tids = Threads::default();
+    m.pending = vec![false; threads + 1];
+    m.helping = vec![None; threads + 1];
+    let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
+    after.reincarnate();
+    let rt = open_runtime::<CasMmt>(&after, patience)?;
+    // Operations cut off whose commit persisted: their stored result.
+    for tid in 1..=threads {
+        if let Some(i) = m.open[tid].take() {
+            if rt.next_op(tid) > i {
+                let res = if rt.last_result(tid) == 1 {
+                    "OK"
+                } else {
+                    "Err"
+                };
+                out.push(step("Return", tid, json!({"op": i, "res": res})));
+            }
+        }
+    }
+    let (part, _, _) = record(&after, threads, seed ^ 0x5eed, None, 0, |t| work(&rt, t))?;
+    m.map_all(&part.events, out)
+}
+
+// ---------------------------------------------------------------------------
+// Queue.
+
+/// Thread `tid`'s operation `i`: `Some(v)` enqueues v, `None` dequeues.
+fn queue_op(seed: u64, tid: usize, i: u64) -> Option<u64> {
+    let enq_first = (mix(seed ^ tid as u64) & 1) == 0;
+    if (i % 2 == 0) == enq_first {
+        Some(10 * tid as u64 + i + 1)
+    } else {
+        None
+    }
+}
+
+fn op_json(seed: u64, tid: usize, i: u64) -> (&'static str, Value) {
+    match queue_op(seed, tid, i) {
+        Some(v) => ("enq", json!([v])),
+        None => ("deq", json!([])),
+    }
+}
+
+fn result_json(seed: u64, tid: usize, i: u64, w: u64) -> Value {
+    match queue_op(seed, tid, i) {
+        Some(_) => Value::Null,
+        None => decode_opt(w).map_or(Value::Null, |v| json!(v)),
+    }
+}
+
+/// Maps the queue run's markers to history events.
+struct QueueMap {
+    seed: u64,
+    threads: usize,
+    markers: u64,
+    tids: Threads,
+    result: Vec<u64>,
+    open: Vec<Option<u64>>,
+    /// Operations a crash cut off: their result is a `recover`.
+    cut: Vec<Option<u64>>,
+    run: u64,
+}
+
+impl QueueMap {
+    fn id(&self, tid: usize, i: u64) -> u64 {
+        self.run * 1000 + tid as u64 * 10 + i
+    }
+
+    fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) {
+        for e in events {
+            let Some((tid, word)) = self.tids.learn(e, self.markers, self.threads) else {
+                continue;
+            };
+            if word == 8 {
+                self.result[tid] = e.val;
+                continue;
+            }
+            let (kind, i) = (e.val & 3, e.val >> 2);
+            if kind == MK_INVOKE {
+                if self.cut[tid] == Some(i) {
+                    continue; // the resumption of a cut-off operation
+                }
+                let (op, args) = op_json(self.seed, tid, i);
+                self.open[tid] = Some(i);
+                out.push(json!({"type":"invoke","id":self.id(tid, i),"thread":tid,
+                                "op":op,"args":args}));
+            } else if kind == MK_RETURN {
+                let v = result_json(self.seed, tid, i, self.result[tid]);
+                if self.cut[tid].take() == Some(i) {
+                    out.push(json!({"type":"recover","id":self.id(tid, i),"value":v}));
+                } else {
+                    self.open[tid] = None;
+                    out.push(json!({"type":"return","id":self.id(tid, i),"value":v}));
+                }
+            }
+        }
+    }
+}
+
+fn queue_run(
+    seed: u64,
+    run: u64,
+    opts: &TraceOptions,
+    out: &mut Vec<Value>,
+) -> Result<(), TraceError> {
+    let threads = opts.threads;
+    let ops = opts.ops;
+    let size = pool_size::<QueueMmt>(threads);
+    let ex = extra::<QueueMmt>(threads);
+    let patience = 1 + mix(seed ^ 0xbeef) % 24;
+    let setup = |pool: &Pool<Sim>| -> Result<(), TraceError> {
+        let rt = Runtime::<Sim, QueueMmt>::create(pool, BASE, &config(threads))?;
+        let mut h = rt.handle(1)?;
+        let q = Msq::create(MsqKind::Indel, &mut h)?;
+        drop(h);
+        pool.psync();
+        rt.set_object_root(q.offset())?;
+        Ok(())
+    };
+    let work = |rt: &Runtime<'_, Sim, QueueMmt>, q: &Msq, tid: usize| {
+        let Ok(mut h) = rt.handle(tid) else {
+            return;
+        };
+        loop {
+            let i = rt.next_op(tid);
+            if i >= ops {
+                break;
+            }
+            mark(&mut h, ex + LINE * tid as u64, MK_INVOKE, i, 0);
+            let op = queue_op(seed, tid, i);
+            let r = h
+                .run_root(|h, mmt, _| q.run(h, mmt, op).unwrap_or(u64::MAX))
+                .result;
+            mark(&mut h, ex + LINE * tid as u64, MK_RETURN, i, r);
+        }
+    };
+    let crash_at = if opts.crash {
+        let pool = new_pool(size)?;
+        setup(&pool)?;
+        let (rt, q) = open_queue(&pool, patience)?;
+        let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, &q, t))?;
+        Some(1 + mix(seed ^ 0xc4a5) % total.max(1))
+    } else {
+        None
+    };
+    let pool = new_pool(size)?;
+    setup(&pool)?;
+    let (rt, q) = open_queue(&pool, patience)?;
+    let mut m = QueueMap {
+        seed,
+        threads,
+        markers: ex,
+        tids: Threads::default(),
+        result: vec![0; threads + 1],
+        open: vec![None; threads + 1],
+        cut: vec![None; threads + 1],
+        run,
+    };
+    out.push(
+        json!({"type":"step","action":"Begin","seed":seed,"threads":threads,
+                    "crash":opts.crash,"patience":patience}),
+    );
+    let (part, image, _) = record(&pool, threads, seed, crash_at, seed ^ 0x1a6e, |t| {
+        work(&rt, &q, t)
+    })?;
+    m.map(&part.events, out);
+    drop(rt);
+    let Some(words) = image else {
+        return drain(&q, &pool, m.id(threads + 1, 0), out);
+    };
+    {
+        out.push(json!({"type":"crash"}));
+        let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
+        after.reincarnate();
+        let (rt, q) = open_queue(&after, patience)?;
+        m.tids = Threads::default();
+        for tid in 1..=threads {
+            if let Some(i) = m.open[tid].take() {
+                if rt.next_op(tid) > i {
+                    let v = result_json(seed, tid, i, rt.last_result(tid));
+                    out.push(json!({"type":"recover","id":m.id(tid, i),"value":v}));
+                } else {
+                    m.cut[tid] = Some(i);
+                }
+            }
+        }
+        let (part, _, _) = record(&after, threads, seed ^ 0x5eed, None, 0, |t| {
+            work(&rt, &q, t)
+        })?;
+        m.map(&part.events, out);
+        drain(&q, &after, m.id(threads + 1, 0), out)
+    }
+}
+
+/// The final drain: the queue's contents as dequeues of an extra thread.
+fn drain(q: &Msq, pool: &Pool<Sim>, id0: u64, out: &mut Vec<Value>) -> Result<(), TraceError> {
+    let mut vals = q.contents(pool)?;
+    vals.push(u64::MAX);
+    let thread = (id0 % 1000) / 10;
+    for (k, v) in vals.into_iter().enumerate() {
+        let id = id0 + k as u64;
+        let value = if v == u64::MAX { Value::Null } else { json!(v) };
+        out.push(json!({"type":"invoke","id":id,"thread":thread,"op":"deq","args":[]}));
+        out.push(json!({"type":"return","id":id,"value":value}));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Traces and tampering.
+
+/// Which protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Object {
+    /// Detectable CAS on one location.
+    Cas,
+    /// MSQ-mmt-indel.
+    Queue,
+}
+
+/// The trace of `opts.runs` runs, as ndjson.
+pub fn trace(object: Object, opts: &TraceOptions) -> Result<String, TraceError> {
+    let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = Vec::new();
+    for r in 0..opts.runs {
+        let seed = opts.seed.wrapping_add(r);
+        match object {
+            Object::Cas => cas_run(seed, opts, &mut out)?,
+            Object::Queue => queue_run(seed, r, opts, &mut out)?,
+        }
+    }
+    let mut s = String::new();
+    for l in out {
+        s.push_str(&l.to_string());
+        s.push('\n');
+    }
+    Ok(s)
+}
+
+/// Ways to tamper with a correct trace, for checking that validation
+/// rejects what it must.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tamper {
+    /// Delete the first `FirstCas` step followed by a successful return:
+    /// a CAS reports OK though its first plain CAS never happened.
+    DropFirstCas,
+    /// Turn the first `Err` result into `OK`.
+    FlipErr,
+    /// Make a second successful dequeue return the value of the first one.
+    DequeueTwice,
+}
+
+/// Applies `t` to an ndjson trace; `None` if the trace has nothing to
+/// tamper with.
+pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
+    let mut lines: Vec<Value> = ndjson
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    match t {
+        Tamper::DropFirstCas => {
+            let k = lines.iter().position(|v| v["action"] == "FirstCas")?;
+            lines.remove(k);
+        }
+        Tamper::FlipErr => {
+            let v = lines
+                .iter_mut()
+                .find(|v| v["action"] == "Return" && v["res"] == "Err")?;
+            v["res"] = json!("OK");
+        }
+        Tamper::DequeueTwice => {
+            let deqs: Vec<u64> = lines
+                .iter()
+                .filter(|v| v["type"] == "invoke" && v["op"] == "deq")
+                .filter_map(|v| v["id"].as_u64())
+                .collect();
+            let got: Vec<usize> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| {
+                    (v["type"] == "return" || v["type"] == "recover")
+                        && v["value"].is_u64()
+                        && v["id"].as_u64().is_some_and(|id| deqs.contains(&id))
+                })
+                .map(|(k, _)| k)
+                .collect();
+            let (&a, &b) = (got.first()?, got.get(1)?);
+            lines[b]["value"] = lines[a]["value"].clone();
+        }
+    }
+    Some(lines.iter().map(|l| format!("{l}\n")).collect())
+}
+
+const HELP: &str = "\
+perdure trace memento-cas|memento-queue — traces of Memento on the simulator
+
+USAGE:
+    perdure trace memento-cas   [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+                                [--tamper drop-first-cas|flip-err]
+    perdure trace memento-queue [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+                                [--tamper dequeue-twice]
+
+Runs R runs (seeds N, N+1, ...; default 1 run, seed 1) of the detectable
+CAS (T threads x K root operations of one CAS each) or of MSQ-mmt-indel
+(T threads alternating enqueue and dequeue) on the simulated Px86 backend,
+each under the seed's schedule, with --crash a full crash at a seeded
+persistence event and recovery; prints the ndjson trace (traces/SCHEMA.md)
+for traces/memento/DetectableCASTrace.tla or InsDelQueueTrace.tla.
+--tamper alters the trace so that validation must reject it.
+
+EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
+";
+
+/// `perdure trace memento-cas|memento-queue ARGS` (`args` start with the
+/// object name).
+pub fn cli_main(args: &[String]) -> ExitCode {
+    let usage = |m: &str| {
+        eprintln!("perdure trace: {m}");
+        eprintln!("run `perdure trace memento-cas --help` for usage");
+        ExitCode::from(2)
+    };
+    let object = match args.first().map(String::as_str) {
+        Some("memento-cas") => Object::Cas,
+        Some("memento-queue") => Object::Queue,
+        _ => return usage("expected memento-cas or memento-queue"),
+    };
+    let mut opts = TraceOptions::default();
+    let mut tamper_with = None;
+    let mut it = args[1..].iter();
+    while let Some(a) = it.next() {
+        let mut num = |lo: u64, hi: u64| -> Result<u64, String> {
+            let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+            match v.parse::<u64>() {
+                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+                _ => Err(format!("{a} needs an integer in {lo}..={hi}, not {v:?}")),
+            }
+        };
+        let r = match a.as_str() {
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            "--seed" => num(0, u64::MAX / 2).map(|n| opts.seed = n),
+            "--runs" => num(1, 1000).map(|n| opts.runs = n),
+            "--threads" => num(1, 4).map(|n| opts.threads = n as usize),
+            "--ops" => num(1, 6).map(|n| opts.ops = n),
+            "--crash" => {
+                opts.crash = true;
+                Ok(())
+            }
+            "--tamper" => match (it.next().map(String::as_str), object) {
+                (Some("drop-first-cas"), Object::Cas) => {
+                    tamper_with = Some(Tamper::DropFirstCas);
+                    Ok(())
+                }
+                (Some("flip-err"), Object::Cas) => {
+                    tamper_with = Some(Tamper::FlipErr);
+                    Ok(())
+                }
+                (Some("dequeue-twice"), Object::Queue) => {
+                    tamper_with = Some(Tamper::DequeueTwice);
+                    Ok(())
+                }
+                (v, _) => Err(format!("unknown --tamper {v:?} for this object")),
+            },
+            s => Err(format!("unknown argument {s:?}")),
+        };
+        if let Err(e) = r {
+            return usage(&e);
+        }
+    }
+    let text = match trace(object, &opts) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("perdure trace: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let text = match tamper_with {
+        None => text,
+        Some(t) => {
+            match tamper(&text, t) {
+                Some(s) => s,
+                None => {
+                    eprintln!("perdure trace: the trace has nothing to tamper with ({t:?}); try another seed");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
+    print!("{text}");
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cas_traces_have_steps_and_crashes() {
+        let t = trace(
+            Object::Cas,
+            &TraceOptions {
+                crash: true,
+                runs: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.contains("\"FirstCas\"") && t.contains("\"Crash\""));
+        assert!(!t.contains("\"Unknown\""), "{t}");
+        assert!(tamper(&t, Tamper::DropFirstCas).is_some());
+    }
+
+    #[test]
+    fn queue_traces_are_histories() {
+        let t = trace(
+            Object::Queue,
+            &TraceOptions {
+                crash: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.contains("\"invoke\"") && t.contains("\"crash\""));
+    }
+}
