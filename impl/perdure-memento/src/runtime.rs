@@ -67,7 +67,10 @@
 //!
 //! * **Full crash** (power loss, process death): [`Runtime::open`] validates
 //!   the layout, scans every root memento and HELP for T_max, calibrates the
-//!   clock, initialises OWN, finishes interrupted clearings,
+//!   clock, initialises OWN, finishes interrupted clearings, pins the
+//!   critical section of every thread whose operation was cut off (its
+//!   memento may name blocks; nothing retired from now on is freed until it
+//!   has resumed — so every such thread must resume),
 //!   and every thread's next operation runs in recovery mode.
 //! * **Thread crash** (§2.5 (3)): a thread dies, DRAM survives. The monitor
 //!   re-runs the same operation with the same memento in recovery mode, in
@@ -326,6 +329,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         // §3.1 OWN).
         let mut t_max = 0u64;
         let mut owns = vec![CasTs::CLEAR; threads + 1];
+        let mut started = vec![false; threads + 1];
         #[allow(clippy::needless_range_loop)] // tid is also a layout index
         for tid in 1..=threads {
             let line = base + LINE * (1 + tid as u64);
@@ -339,13 +343,32 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             scan.timestamp(st(ST_FLOOR)?);
             scan.timestamp(st(ST_FLOOR + 8)?);
             scan.cas(CasTs::decode(st(ST_OWN_FLOOR)?));
-            M::at(slot + LINE).scan(pool, &mut scan);
+            let status = st(0)?;
+            let floor = st(ST_FLOOR + 8 * ((status >> 1) & 1))?;
+            let mut mmt = Scan::default();
+            M::at(slot + LINE).scan(pool, &mut mmt);
+            // The thread's operation had started if its memento holds a
+            // timestamp newer than the operation's floor.
+            started[tid] = mmt.t_max > floor;
+            scan.timestamp(mmt.t_max);
+            if let Some(o) = mmt.own {
+                scan.cas(o);
+            }
             t_max = t_max.max(scan.t_max);
             owns[tid] = scan.own.unwrap_or(CasTs::CLEAR);
         }
         let rt = rt_tmp(Clock::calibrated(clock, t_max));
         for (tid, o) in owns.iter().enumerate() {
             rt.own[tid].store(o.encode(), Ordering::Relaxed);
+        }
+        // Pin every thread whose operation was cut off until it resumes
+        // (run_root revives the section): its memento may name blocks that
+        // another thread, resuming first, would otherwise retire and see
+        // reclaimed and reused before this one looks at them.
+        for (tid, s) in started.iter().enumerate() {
+            if *s {
+                rt.ebr.pin(tid);
+            }
         }
         // Finish interrupted clearings.
         for tid in 1..=threads {

@@ -1552,11 +1552,12 @@ mod tests {
     }
 
     #[test]
-    fn a_pending_delete_survives_its_target_being_freed_and_reused() {
+    fn a_pending_delete_keeps_its_target_from_reuse() {
         // Thread 2's delete of 7 is cut off by a full crash after it
         // checkpointed its target. After recovery thread 1 runs first: it
-        // deletes 7 and recycles enough nodes that the target's block is
-        // reused by a live node. Thread 2's delete then resumes: it lost.
+        // deletes 7 and recycles many nodes; the runtime keeps thread 2's
+        // critical section pinned until it resumes, so the target's block
+        // is never reused meanwhile. Thread 2's delete then resumes: it lost.
         let pool = new_pool(2);
         let (rt, t) = setup(&pool, 2, 1);
         let mut h2 = rt.handle(2).expect("handle");
@@ -1599,7 +1600,7 @@ mod tests {
             .0;
         assert_eq!(run_op(&t, &mut h1, SoftOp::Delete(key)).result, 1);
         model.remove(&key);
-        // Insert and delete until the freed target holds a live node again.
+        // Insert and delete: the target must not come back as a live node.
         let reused = (0..2000u64).any(|i| {
             assert_eq!(run_op(&t, &mut h1, SoftOp::Insert(5000 + i, i)).result, 1);
             if peek(&pool, target + KEY) == 5000 + i {
@@ -1609,7 +1610,10 @@ mod tests {
             assert_eq!(run_op(&t, &mut h1, SoftOp::Delete(5000 + i)).result, 1);
             false
         });
-        assert!(reused, "the target's block was never reused");
+        assert!(
+            !reused,
+            "the target's block was reused while thread 2's operation was pending"
+        );
         let mut h2 = rt.handle(2).expect("handle");
         let c = run_op(&t, &mut h2, SoftOp::Delete(key));
         assert_eq!(c.result, 0, "the resumed delete lost to thread 1's");
