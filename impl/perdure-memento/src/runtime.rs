@@ -33,13 +33,13 @@
 //! operation unusable once the critical section ends (the blocks may be
 //! reclaimed). Two ways, chosen per runtime ([`ClearMode`]):
 //!
-//! * [`ClearMode::Floor`]: the new floor does it in O(1). Every
+//! * [`ClearMode::Floor`] (the default): the new floor does it in O(1). Every
 //!   timestamp the operation checkpointed is older than the floor, so the
 //!   next operation's checkpoints and CASes (strict `>` LOCAL) never take
 //!   them for their own. Step 3 writes `status = (i + 1, 0)`; the deferred
 //!   flushes (§6.1) are written back and one `pfence` ends the section.
 //!   Cost per operation: 1 line + the deferred lines, 1 `pfence`.
-//! * [`ClearMode::Zero`] (the seed as written; the default): step 3 writes
+//! * [`ClearMode::Zero`] (the seed as written): step 3 writes
 //!   `status = (i, CLEARING)`; pwb, pfence; then zero the root memento
 //!   (pwb, pfence); then `status = (i + 1, 0)`, pwb, the deferred flushes,
 //!   pfence. After a crash with the flag set, [`Runtime::open`] (full crash)
@@ -105,11 +105,9 @@ const CLEARING: u64 = 1;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClearMode {
     /// Raise the thread's timestamp floor: O(1), one line.
-    Floor,
-    /// Zero the root memento under a crash-safe clearing flag (the seed;
-    /// the default while structures' tests still read "nothing
-    /// checkpointed" as an all-zero memento).
     #[default]
+    Floor,
+    /// Zero the root memento under a crash-safe clearing flag (the seed).
     Zero,
 }
 /// PATIENCE of Algorithms 2–4 in `rdtscp` ticks (about 13 µs at 3 GHz; the
