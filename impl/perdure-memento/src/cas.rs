@@ -266,7 +266,9 @@ impl DetectableCasAtomic {
             resume = Resume::FlushLoc;
         }
         if let Resume::FlushLoc = resume {
-            h.flush(self.off, 8); // L33
+            if !mutant!(NoFlushLocL33) {
+                h.flush(self.off, 8); // L33
+            }
         }
         // L34–L35.
         let ts_succ = CasTs {
@@ -275,7 +277,9 @@ impl DetectableCasAtomic {
             ts: h.now(),
         };
         h.store(mmt.off, ts_succ.encode());
-        h.pwb(mmt.off, 8);
+        if !mutant!(NoFlushMementoL35) {
+            h.pwb(mmt.off, 8);
+        }
         // L36.
         rt.set_own(tid, ts_succ);
         // L37–L38.
@@ -339,13 +343,15 @@ impl DetectableCasAtomic {
             // L12: flushopt loc, completed by the locked CAS of L13 on x86.
             h.pwb(self.off, 8);
             h.fence_unless_rmw_fences();
-            if h.cas(help, t_help, t_cur).is_err() {
-                old = h.load(self.off); // L13–L14
-                continue 'l2;
+            if !mutant!(SkipHelpUpdate) {
+                if h.cas(help, t_help, t_cur).is_err() {
+                    old = h.load(self.off); // L13–L14
+                    continue 'l2;
+                }
+                // L16: flushopt HELP, completed by the locked CAS of L18.
+                h.pwb(help, 8);
+                h.fence_unless_rmw_fences();
             }
-            // L16: flushopt HELP, completed by the locked CAS of L18.
-            h.pwb(help, 8);
-            h.fence_unless_rmw_fences();
             let stable = CasWord::stable(o.value).encode(); // L17
             match h.cas(self.off, old, stable) {
                 Ok(_) => return o.value, // L21

@@ -136,6 +136,15 @@ impl InsDelAtomic {
         if h.cas(self.off, 0, insdel_encode(true, new)).is_err() {
             return Err(self.load(h));
         }
+        if mutant!(ClearBeforeFlushL25) {
+            let _ = h.cas(
+                self.off,
+                insdel_encode(true, new),
+                insdel_encode(false, new),
+            );
+            h.flush(self.off, 8);
+            return Ok(());
+        }
         // L24: flush loc. Only the persist bit's clearing (L25) must wait for
         // it, and on x86 the locked CAS does: pwb, and a pfence only where
         // RMWs do not complete write-backs.

@@ -111,6 +111,22 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+/// Whether the named `mutant::Mutant` is switched on: a hook at a seed
+/// step that a mutant removes or reorders. A constant `false` unless the
+/// feature `mutants` is enabled.
+#[cfg(feature = "mutants")]
+macro_rules! mutant {
+    ($m:ident) => {
+        crate::mutant::active(crate::mutant::Mutant::$m)
+    };
+}
+#[cfg(not(feature = "mutants"))]
+macro_rules! mutant {
+    ($m:ident) => {
+        false
+    };
+}
+
 pub mod baseline;
 pub mod cas;
 pub mod checkpoint;
@@ -118,6 +134,8 @@ pub mod compose;
 pub mod ds;
 pub mod ebr;
 pub mod insdel;
+#[cfg(feature = "mutants")]
+pub mod mutant;
 pub mod runtime;
 #[cfg(feature = "check")]
 pub mod scenarios;

@@ -29,6 +29,9 @@ use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+#[path = "scenarios_prim.rs"]
+pub mod prim;
+
 /// Every Memento scenario.
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     let mut v: Vec<Arc<dyn Scenario>> = Vec::new();
@@ -39,6 +42,7 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     v.push(Arc::new(Detectable(crate::ds::elim::ElimStackStructure)));
     v.push(Arc::new(Detectable(crate::ds::combq::CombQueueStructure)));
     v.push(Arc::new(SoftSet));
+    v.extend(prim::all());
     v
 }
 
