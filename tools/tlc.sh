@@ -14,7 +14,9 @@
 # Exit code: 0 on pass, 1 on fail, 2 on a usage error.
 #
 # Environment:
-#   TLC_JAVA_OPTS   JVM options (default -XX:+UseParallelGC, which TLC asks for; add e.g. -Xmx8g)
+#   TLC_JAVA_OPTS   JVM options (default -XX:+UseParallelGC, which TLC asks for, and -Xss64m: the
+#                   recursive history checks of specs/common overflow the default stack on longer
+#                   histories; add e.g. -Xmx8g)
 #   TLC_WORKERS     TLC's -workers (default auto = one per core)
 #   TLA_LIBRARY     extra ':'-separated folders to find EXTENDS/INSTANCE'd modules in
 #
@@ -89,7 +91,7 @@ trap 'rm -rf "$run_dir"' EXIT
 log="$run_dir/tlc.out"
 
 # shellcheck disable=SC2206 # TLC_JAVA_OPTS is a word list on purpose
-java_opts=(${TLC_JAVA_OPTS:--XX:+UseParallelGC})
+java_opts=(${TLC_JAVA_OPTS:--XX:+UseParallelGC -Xss64m})
 tlc_args=(-workers "${TLC_WORKERS:-auto}" -metadir "$run_dir/meta")
 [ -n "$cfg" ] && tlc_args+=(-config "$cfg")
 

@@ -51,7 +51,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 const BASE: u64 = 4096;
-const HEAP: u64 = 1 << 20;
+const HEAP: u64 = 4 << 20;
 const LINE: u64 = 64;
 /// Marker kinds (low bits of a marker word; the operation index above).
 const MK_INVOKE: u64 = 1;
