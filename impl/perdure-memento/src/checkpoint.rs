@@ -57,7 +57,9 @@ impl<const N: usize> Checkpoint<N> {
         h: &mut Handle<'_, '_, B, M>,
         value: [u64; N],
     ) -> [u64; N] {
-        match self.checkpoint_with(h, |_| Ok::<_, std::convert::Infallible>(value)) {
+        // A plain value has no effects to order before the checkpoint: no
+        // fence between them.
+        match self.checkpoint_impl(h, false, |_| Ok::<_, std::convert::Infallible>(value)) {
             Ok(v) => v,
             Err(e) => match e {},
         }
@@ -79,6 +81,15 @@ impl<const N: usize> Checkpoint<N> {
         h: &mut Handle<'_, '_, B, M>,
         e: impl FnOnce(&mut Handle<'_, '_, B, M>) -> Result<[u64; N], E>,
     ) -> Result<[u64; N], E> {
+        self.checkpoint_impl(h, true, e)
+    }
+
+    fn checkpoint_impl<B: Backend, M: Memento, E>(
+        &mut self,
+        h: &mut Handle<'_, '_, B, M>,
+        fence_effects: bool,
+        e: impl FnOnce(&mut Handle<'_, '_, B, M>) -> Result<[u64; N], E>,
+    ) -> Result<[u64; N], E> {
         // Step 1.
         let t0 = h.load(self.ts_off(0));
         let t1 = h.load(self.ts_off(1));
@@ -97,7 +108,9 @@ impl<const N: usize> Checkpoint<N> {
             h.set_rec(false);
         }
         let value = e(h)?;
-        h.pfence();
+        if fence_effects {
+            h.pfence();
+        }
         let stale = 1 - latest;
         // Step 3.
         for (i, v) in value.iter().enumerate() {
