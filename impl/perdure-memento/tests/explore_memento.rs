@@ -1,4 +1,6 @@
-//! The crash explorer on every Memento scenario: schedules × every crash
+//! The crash explorer on every Memento scenario — the structures, and the
+//! primitives as `register`s (`src/scenarios_prim.rs`: detectable CAS under
+//! 2 and 3 threads, CHECKPOINT of one- and two-line slots): schedules × every crash
 //! point × Px86 crash images, each recovered (runtime open, structure
 //! recovery, cut-off operations resumed with their mementos) and checked
 //! for durable linearizability and detectability. Reports a PERDURE-CHECK
@@ -90,4 +92,24 @@ fn combq_mmt_survives_every_crash_point() {
 #[test]
 fn soft_mmt_survives_every_crash_point() {
     run("soft-mmt", 4);
+}
+
+#[test]
+fn cas_register_2_threads_survives_every_crash_point() {
+    run("cas-register-2", 8);
+}
+
+#[test]
+fn cas_register_3_threads_survives_every_crash_point() {
+    run("cas-register-3", 8);
+}
+
+#[test]
+fn checkpoint_one_line_survives_every_crash_point() {
+    run("checkpoint-1line", 1);
+}
+
+#[test]
+fn checkpoint_two_lines_survives_every_crash_point() {
+    run("checkpoint-2line", 1);
 }
