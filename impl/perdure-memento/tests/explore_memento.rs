@@ -37,6 +37,7 @@ fn run(name: &str, schedules: usize) {
         "PERDURE-CHECK {}",
         serde_json::json!({
             "name": format!("explore:{name}"),
+            "kind": "explore",
             "status": if v.is_empty() { "pass" } else { "fail" },
             "explored": format!(
                 "{} schedules, {} operations, {} crash points ({} sampled images), {} images checked",

@@ -238,6 +238,7 @@ fn every_mutant_is_caught_by_its_check() {
             "PERDURE-CHECK {}",
             serde_json::json!({
                 "name": format!("mutant:memento/{}", m.name()),
+                "kind": "explore",
                 "status": if caught { "pass" } else { "fail" },
                 "explored": format!(
                     "{what}; as written: {}; mutant: {}",
