@@ -36,12 +36,16 @@ pub mod prim;
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     let mut v: Vec<Arc<dyn Scenario>> = Vec::new();
     for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
-        v.push(Arc::new(Detectable(QueueStructure { kind })));
+        v.push(Arc::new(OnRuntime(Detectable(QueueStructure { kind }))));
     }
-    v.push(Arc::new(Detectable(StackStructure)));
-    v.push(Arc::new(Detectable(crate::ds::elim::ElimStackStructure)));
-    v.push(Arc::new(Detectable(crate::ds::combq::CombQueueStructure)));
-    v.push(Arc::new(SoftSet));
+    v.push(Arc::new(OnRuntime(Detectable(StackStructure))));
+    v.push(Arc::new(OnRuntime(Detectable(
+        crate::ds::elim::ElimStackStructure,
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable(
+        crate::ds::combq::CombQueueStructure,
+    ))));
+    v.push(Arc::new(OnRuntime(SoftSet)));
     v.extend(prim::all());
     v
 }
@@ -70,9 +74,9 @@ fn sim_options() -> perdure_pm::SimOptions {
     }
 }
 
-fn config() -> Config {
+fn config(threads: usize) -> Config {
     Config {
-        threads: THREADS,
+        threads,
         heap_bytes: HEAP,
         clock: ClockKind::Counter,
     }
@@ -117,6 +121,129 @@ fn state<T: 'static>(session: &Session) -> Result<&T, String> {
     session
         .downcast_ref::<T>()
         .ok_or_else(|| "session of the wrong type".to_string())
+}
+
+/// What differs between the scenarios that run on a Memento runtime; the
+/// rest — pool size, runtime creation and reopening, resumption of cut-off
+/// calls — is [`OnRuntime`]'s, once for all of them.
+trait RuntimeScenario: Send + Sync + 'static {
+    /// The root memento of its threads.
+    type Mmt: Memento + 'static;
+    /// The object and its DRAM state.
+    type Obj: Send + Sync + 'static;
+    /// Scenario name.
+    fn name(&self) -> &'static str;
+    /// One line saying what it exercises.
+    fn description(&self) -> &'static str;
+    /// The sequential object of `HISTORY.md`.
+    fn object(&self) -> &'static str;
+    /// Threads of the runtime.
+    fn threads(&self) -> usize {
+        THREADS
+    }
+    /// Creates the object with thread 1's handle; returns the offset to
+    /// store as the object root.
+    fn create(&self, h: &mut Handle<'_, '_, Sim, Self::Mmt>) -> Result<u64, MementoError>;
+    /// The object at the runtime's object root, after its start-up recovery.
+    fn attach(&self, rt: &Runtime<'static, Sim, Self::Mmt>) -> Result<Self::Obj, String>;
+    /// Each thread's calls.
+    fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
+    /// Runs `call` as `thread`'s root operation (`index`: the cut-off call
+    /// being resumed, see [`run_call`]).
+    fn call(
+        &self,
+        st: &State<Self::Mmt, Self::Obj>,
+        thread: usize,
+        index: Option<usize>,
+        call: &Call,
+    ) -> Result<Value, String>;
+    /// The calls that read the recovered object back.
+    fn observe(
+        &self,
+        pool: &Pool<Sim>,
+        st: &State<Self::Mmt, Self::Obj>,
+    ) -> Result<Vec<(Call, Value)>, String>;
+}
+
+/// A [`RuntimeScenario`] as the explorer's [`Scenario`].
+struct OnRuntime<T>(T);
+
+impl<T: RuntimeScenario> OnRuntime<T> {
+    fn st<'s>(&self, session: &'s Session) -> Result<&'s State<T::Mmt, T::Obj>, String> {
+        state(session)
+    }
+}
+
+impl<T: RuntimeScenario> Scenario for OnRuntime<T> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn description(&self) -> &'static str {
+        self.0.description()
+    }
+
+    fn object(&self) -> &'static str {
+        self.0.object()
+    }
+
+    fn sim_options(&self) -> perdure_pm::SimOptions {
+        sim_options()
+    }
+
+    fn pool_size(&self) -> u64 {
+        BASE + Runtime::<Sim, T::Mmt>::required_bytes(&config(self.0.threads()))
+    }
+
+    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
+        let rt = Runtime::<Sim, T::Mmt>::create(pool, BASE, &config(self.0.threads()))
+            .map_err(|e| e.to_string())?;
+        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
+        let root = self.0.create(&mut h).map_err(|e| e.to_string())?;
+        drop(h);
+        pool.psync();
+        rt.set_object_root(root).map_err(|e| e.to_string())
+    }
+
+    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
+        let st: State<T::Mmt, T::Obj> = open_state(pool, after_crash, |rt| self.0.attach(rt))?;
+        Ok(Arc::new(st))
+    }
+
+    fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
+        self.0.workload(seed)
+    }
+
+    fn apply(
+        &self,
+        _pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        call: &Call,
+    ) -> Result<Value, String> {
+        self.0.call(self.st(session)?, thread, None, call)
+    }
+
+    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
+        Ok(()) // Runtime::open and the object's attach in `open` are the recovery.
+    }
+
+    fn recover_call(
+        &self,
+        _pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        index: usize,
+        call: &Call,
+    ) -> Result<Option<Value>, String> {
+        self.0
+            .call(self.st(session)?, thread, Some(index), call)
+            .map(Some)
+    }
+
+    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
+        self.0.observe(pool, self.st(session)?)
+    }
 }
 
 /// Runs `call` as `thread`'s root operation number `index`, or reports its
@@ -213,27 +340,10 @@ pub trait Structure: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct Detectable<S>(pub S);
 
-impl<S: Structure> Detectable<S> {
-    fn call(
-        &self,
-        session: &Session,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &State<S::Mmt, S::Obj> = state(session)?;
-        let op = arg(call)?;
-        let w = run_call(st, thread, index, |h, m, _| {
-            self.0.run(&st.obj, h, m, op).unwrap_or(u64::MAX)
-        })?;
-        if w == u64::MAX {
-            return Err("the operation failed (out of memory?)".into());
-        }
-        Ok(result_value(op, w))
-    }
-}
+impl<S: Structure> RuntimeScenario for Detectable<S> {
+    type Mmt = S::Mmt;
+    type Obj = S::Obj;
 
-impl<S: Structure> Scenario for Detectable<S> {
     fn name(&self) -> &'static str {
         self.0.name()
     }
@@ -246,31 +356,14 @@ impl<S: Structure> Scenario for Detectable<S> {
         self.0.object()
     }
 
-    fn sim_options(&self) -> perdure_pm::SimOptions {
-        sim_options()
+    fn create(&self, h: &mut Handle<'_, '_, Sim, S::Mmt>) -> Result<u64, MementoError> {
+        self.0.create(h)
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, S::Mmt>::required_bytes(&config())
-    }
-
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
-        let rt =
-            Runtime::<Sim, S::Mmt>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
-        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
-        let root = self.0.create(&mut h).map_err(|e| e.to_string())?;
-        drop(h);
-        pool.psync();
-        rt.set_object_root(root).map_err(|e| e.to_string())
-    }
-
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: State<S::Mmt, S::Obj> = open_state(pool, after_crash, |rt| {
-            self.0
-                .attach(rt.pool(), rt.object_root())
-                .map_err(|e| e.to_string())
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, rt: &Runtime<'static, Sim, S::Mmt>) -> Result<S::Obj, String> {
+        self.0
+            .attach(rt.pool(), rt.object_root())
+            .map_err(|e| e.to_string())
     }
 
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
@@ -278,33 +371,28 @@ impl<S: Structure> Scenario for Detectable<S> {
         mixed_workload(seed, ins, rem)
     }
 
-    fn apply(
+    fn call(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
+        st: &State<S::Mmt, S::Obj>,
         thread: usize,
+        index: Option<usize>,
         call: &Call,
     ) -> Result<Value, String> {
-        self.call(session, thread, None, call)
+        let op = arg(call)?;
+        let w = run_call(st, thread, index, |h, m, _| {
+            self.0.run(&st.obj, h, m, op).unwrap_or(u64::MAX)
+        })?;
+        if w == u64::MAX {
+            return Err("the operation failed (out of memory?)".into());
+        }
+        Ok(result_value(op, w))
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(()) // Runtime::open in `open` is the recovery.
-    }
-
-    fn recover_call(
+    fn observe(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        self.call(session, thread, Some(index), call).map(Some)
-    }
-
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let st: &State<S::Mmt, S::Obj> = state(session)?;
+        pool: &Pool<Sim>,
+        st: &State<S::Mmt, S::Obj>,
+    ) -> Result<Vec<(Call, Value)>, String> {
         let (_, rem) = self.0.ops();
         let mut out: Vec<(Call, Value)> = self
             .0
@@ -453,32 +541,12 @@ impl SoftSet {
             o => Err(format!("unknown operation {o}")),
         }
     }
-
-    fn call(
-        &self,
-        session: &Session,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &State<SoftMmt, SoftTable> = state(session)?;
-        let op = Self::op(call)?;
-        let w = run_call(st, thread, index, |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
-        match (op, w) {
-            (_, u64::MAX) => Err("the operation failed (out of memory?)".into()),
-            (SoftOp::Lookup(k), w) => match decode_opt(w) {
-                None => Ok(json!(false)),
-                Some(v) if v == Self::value(k) => Ok(json!(true)),
-                Some(v) => Err(format!("lookup({k}) returned value {v}")),
-            },
-            (_, w) => Ok(json!(w == 1)),
-        }
-    }
 }
 
-impl Scenario for SoftSet {
+impl RuntimeScenario for SoftSet {
+    type Mmt = SoftMmt;
+    type Obj = SoftTable;
+
     fn name(&self) -> &'static str {
         "soft-mmt"
     }
@@ -491,29 +559,12 @@ impl Scenario for SoftSet {
         "set"
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, SoftMmt>::required_bytes(&config())
+    fn create(&self, h: &mut Handle<'_, '_, Sim, SoftMmt>) -> Result<u64, MementoError> {
+        SoftTable::create(h, 2).map(|t| t.offset())
     }
 
-    fn sim_options(&self) -> perdure_pm::SimOptions {
-        sim_options()
-    }
-
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
-        let rt =
-            Runtime::<Sim, SoftMmt>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
-        let mut h = rt.handle(1).map_err(|e| e.to_string())?;
-        let t = SoftTable::create(&mut h, 2).map_err(|e| e.to_string())?;
-        drop(h);
-        pool.psync();
-        rt.set_object_root(t.offset()).map_err(|e| e.to_string())
-    }
-
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: State<SoftMmt, SoftTable> = open_state(pool, after_crash, |rt| {
-            SoftTable::attach(rt.pool(), rt.object_root()).map_err(|e| e.to_string())
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, rt: &Runtime<'static, Sim, SoftMmt>) -> Result<SoftTable, String> {
+        SoftTable::attach(rt.pool(), rt.object_root()).map_err(|e| e.to_string())
     }
 
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
@@ -532,41 +583,41 @@ impl Scenario for SoftSet {
             .collect()
     }
 
-    fn apply(
+    fn call(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
+        st: &State<SoftMmt, SoftTable>,
         thread: usize,
+        index: Option<usize>,
         call: &Call,
     ) -> Result<Value, String> {
-        self.call(session, thread, None, call)
+        let op = Self::op(call)?;
+        let w = run_call(st, thread, index, |h, m, _| {
+            st.obj.run(h, m, op).unwrap_or(u64::MAX)
+        })?;
+        match (op, w) {
+            (_, u64::MAX) => Err("the operation failed (out of memory?)".into()),
+            (SoftOp::Lookup(k), w) => match decode_opt(w) {
+                None => Ok(json!(false)),
+                Some(v) if v == Self::value(k) => Ok(json!(true)),
+                Some(v) => Err(format!("lookup({k}) returned value {v}")),
+            },
+            (_, w) => Ok(json!(w == 1)),
+        }
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(()) // Runtime::open and SoftTable::attach in `open` are the recovery.
-    }
-
-    fn recover_call(
+    fn observe(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        self.call(session, thread, Some(index), call).map(Some)
-    }
-
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
+        pool: &Pool<Sim>,
+        st: &State<SoftMmt, SoftTable>,
+    ) -> Result<Vec<(Call, Value)>, String> {
         // Lookups read the rebuilt DRAM copy; they must agree with the PM
         // copy read directly.
-        let st: &State<SoftMmt, SoftTable> = state(session)?;
         let pm = st.obj.contents(pool).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         for k in [1u64, 2] {
             let call = Call::new("contains", vec![json!(k)]);
             let in_pm = pm.iter().any(|&(key, v)| key == k && v == Self::value(k));
-            let seen = self.call(session, 0, None, &call)?;
+            let seen = self.call(st, 0, None, &call)?;
             if seen != json!(in_pm) {
                 return Err(format!("contains({k}): DRAM says {seen}, PM says {in_pm}"));
             }

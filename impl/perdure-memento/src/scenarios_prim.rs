@@ -20,13 +20,12 @@
 //! The runtimes, recovery and resumption are those of the structure
 //! scenarios (see the parent module).
 
-use super::{open_state, run_call, sim_options, state, State, BASE, HEAP};
+use super::{run_call, OnRuntime, RuntimeScenario, State};
 use crate::cas::{CasMmt, DetectableCasAtomic};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
-use crate::runtime::{Config, Runtime};
-use crate::ts::ClockKind;
-use perdure_check::explore::{Call, Scenario, Session};
+use crate::runtime::{Handle, MementoError, Runtime};
+use perdure_check::explore::{Call, Scenario};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -34,19 +33,11 @@ use std::sync::Arc;
 /// The primitive scenarios.
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     vec![
-        Arc::new(CasRegister { threads: 2 }),
-        Arc::new(CasRegister { threads: 3 }),
-        Arc::new(CheckpointRegister::<2>),
-        Arc::new(CheckpointRegister::<8>),
+        Arc::new(OnRuntime(CasRegister { threads: 2 })),
+        Arc::new(OnRuntime(CasRegister { threads: 3 })),
+        Arc::new(OnRuntime(CheckpointRegister::<2>)),
+        Arc::new(OnRuntime(CheckpointRegister::<8>)),
     ]
-}
-
-fn config(threads: usize) -> Config {
-    Config {
-        threads,
-        heap_bytes: HEAP,
-        clock: ClockKind::Counter,
-    }
 }
 
 fn num(call: &Call, i: usize) -> Result<u64, String> {
@@ -54,21 +45,6 @@ fn num(call: &Call, i: usize) -> Result<u64, String> {
         .get(i)
         .and_then(Value::as_u64)
         .ok_or_else(|| format!("{}: argument {i} must be a number", call.op))
-}
-
-/// Builds a runtime for `threads`, lets `create` make the object (with
-/// thread 1's handle) and records its offset as the object root.
-fn setup_with<M: Memento>(
-    pool: &Pool<Sim>,
-    threads: usize,
-    create: impl FnOnce(&mut crate::Handle<'_, '_, Sim, M>) -> Result<u64, crate::MementoError>,
-) -> Result<(), String> {
-    let rt = Runtime::<Sim, M>::create(pool, BASE, &config(threads)).map_err(|e| e.to_string())?;
-    let mut h = rt.handle(1).map_err(|e| e.to_string())?;
-    let root = create(&mut h).map_err(|e| e.to_string())?;
-    drop(h);
-    pool.psync();
-    rt.set_object_root(root).map_err(|e| e.to_string())
 }
 
 /// A detectable-CAS location as a `register` (initially 0) under
@@ -79,31 +55,10 @@ pub struct CasRegister {
     pub threads: usize,
 }
 
-impl CasRegister {
-    fn call(
-        &self,
-        session: &Session,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &State<CasMmt, DetectableCasAtomic> = state(session)?;
-        let loc = st.obj;
-        match call.op.as_str() {
-            "cas" => {
-                let (old, new) = (num(call, 0)?, num(call, 1)?);
-                let w = run_call(st, thread, index, |h, m, _| {
-                    u64::from(loc.cas(old, new, h, m).is_ok())
-                })?;
-                Ok(json!(w == 1))
-            }
-            "read" => Ok(json!(run_call(st, thread, index, |h, _, _| loc.load(h))?)),
-            o => Err(format!("unknown operation {o}")),
-        }
-    }
-}
+impl RuntimeScenario for CasRegister {
+    type Mmt = CasMmt;
+    type Obj = DetectableCasAtomic;
 
-impl Scenario for CasRegister {
     fn name(&self) -> &'static str {
         match self.threads {
             2 => "cas-register-2",
@@ -122,31 +77,22 @@ impl Scenario for CasRegister {
         "register"
     }
 
-    fn sim_options(&self) -> perdure_pm::SimOptions {
-        sim_options()
+    fn threads(&self) -> usize {
+        self.threads
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, CasMmt>::required_bytes(&config(self.threads))
+    fn create(&self, h: &mut Handle<'_, '_, Sim, CasMmt>) -> Result<u64, MementoError> {
+        let off = h.alloc(64)?;
+        DetectableCasAtomic::at(off).init(h.pool(), 0);
+        Ok(off)
     }
 
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
-        setup_with::<CasMmt>(pool, self.threads, |h| {
-            let off = h.alloc(64)?;
-            DetectableCasAtomic::at(off).init(h.pool(), 0);
-            Ok(off)
-        })
-    }
-
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: State<CasMmt, DetectableCasAtomic> = open_state(pool, after_crash, |rt| {
-            let root = rt.object_root();
-            rt.pool()
-                .check_range(root, 8, 8)
-                .map_err(|e| e.to_string())?;
-            Ok(DetectableCasAtomic::at(root))
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, rt: &Runtime<'static, Sim, CasMmt>) -> Result<DetectableCasAtomic, String> {
+        let root = rt.object_root();
+        rt.pool()
+            .check_range(root, 8, 8)
+            .map_err(|e| e.to_string())?;
+        Ok(DetectableCasAtomic::at(root))
     }
 
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
@@ -172,35 +118,34 @@ impl Scenario for CasRegister {
             .collect()
     }
 
-    fn apply(
+    fn call(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
+        st: &State<CasMmt, DetectableCasAtomic>,
         thread: usize,
+        index: Option<usize>,
         call: &Call,
     ) -> Result<Value, String> {
-        self.call(session, thread, None, call)
+        let loc = st.obj;
+        match call.op.as_str() {
+            "cas" => {
+                let (old, new) = (num(call, 0)?, num(call, 1)?);
+                let w = run_call(st, thread, index, |h, m, _| {
+                    u64::from(loc.cas(old, new, h, m).is_ok())
+                })?;
+                Ok(json!(w == 1))
+            }
+            "read" => Ok(json!(run_call(st, thread, index, |h, _, _| loc.load(h))?)),
+            o => Err(format!("unknown operation {o}")),
+        }
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(()) // Runtime::open in `open` is the recovery.
-    }
-
-    fn recover_call(
+    fn observe(
         &self,
         _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        self.call(session, thread, Some(index), call).map(Some)
-    }
-
-    fn observe(&self, _pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
+        st: &State<CasMmt, DetectableCasAtomic>,
+    ) -> Result<Vec<(Call, Value)>, String> {
         // A LOAD by thread 1 after every cut-off call was resumed (it helps
         // an annotation left in the location, if any).
-        let st: &State<CasMmt, DetectableCasAtomic> = state(session)?;
         let loc = st.obj;
         let v = run_call(st, 0, None, |h, _, _| loc.load(h))?;
         Ok(vec![(Call::new("read", vec![]), json!(v))])
@@ -224,34 +169,12 @@ impl<const N: usize> CheckpointRegister<N> {
         let v = words[0];
         (v >> 32 == 0 && *words == Self::pattern(v)).then_some(v)
     }
-
-    fn call(
-        &self,
-        session: &Session,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let st: &State<CasMmt, u64> = state(session)?;
-        let off = st.obj;
-        match call.op.as_str() {
-            "write" => {
-                let v = num(call, 0)?;
-                let w = run_call(st, thread, index, |h, _, _| {
-                    let mut cp = Checkpoint::<N>::at(off);
-                    Self::unpattern(&cp.checkpoint(h, Self::pattern(v))).unwrap_or(u64::MAX)
-                })?;
-                if w != v {
-                    return Err(format!("write({v}) returned the checkpointed value {w}"));
-                }
-                Ok(Value::Null)
-            }
-            o => Err(format!("unknown operation {o}")),
-        }
-    }
 }
 
-impl<const N: usize> Scenario for CheckpointRegister<N> {
+impl<const N: usize> RuntimeScenario for CheckpointRegister<N> {
+    type Mmt = CasMmt;
+    type Obj = u64;
+
     fn name(&self) -> &'static str {
         if Checkpoint::<N>::SIZE > 128 {
             "checkpoint-2line"
@@ -272,34 +195,25 @@ impl<const N: usize> Scenario for CheckpointRegister<N> {
         "register"
     }
 
-    fn sim_options(&self) -> perdure_pm::SimOptions {
-        sim_options()
+    fn threads(&self) -> usize {
+        1
     }
 
-    fn pool_size(&self) -> u64 {
-        BASE + Runtime::<Sim, CasMmt>::required_bytes(&config(1))
-    }
-
-    fn setup(&self, pool: &Pool<Sim>) -> Result<(), String> {
+    fn create(&self, h: &mut Handle<'_, '_, Sim, CasMmt>) -> Result<u64, MementoError> {
         // The variable is a zeroed heap block (timestamps 0: nothing
         // checkpointed), not a root memento, so it outlives the operations.
-        setup_with::<CasMmt>(pool, 1, |h| {
-            let off = h.alloc(Checkpoint::<N>::SIZE)?;
-            h.pool().pwb(off, Checkpoint::<N>::SIZE);
-            h.pool().pfence();
-            Ok(off)
-        })
+        let off = h.alloc(Checkpoint::<N>::SIZE)?;
+        h.pool().pwb(off, Checkpoint::<N>::SIZE);
+        h.pool().pfence();
+        Ok(off)
     }
 
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: State<CasMmt, u64> = open_state(pool, after_crash, |rt| {
-            let root = rt.object_root();
-            rt.pool()
-                .check_range(root, Checkpoint::<N>::SIZE, 64)
-                .map_err(|e| e.to_string())?;
-            Ok(root)
-        })?;
-        Ok(Arc::new(st))
+    fn attach(&self, rt: &Runtime<'static, Sim, CasMmt>) -> Result<u64, String> {
+        let root = rt.object_root();
+        rt.pool()
+            .check_range(root, Checkpoint::<N>::SIZE, 64)
+            .map_err(|e| e.to_string())?;
+        Ok(root)
     }
 
     fn workload(&self, _seed: u64) -> Vec<Vec<Call>> {
@@ -308,33 +222,35 @@ impl<const N: usize> Scenario for CheckpointRegister<N> {
             .collect()]
     }
 
-    fn apply(
+    fn call(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
+        st: &State<CasMmt, u64>,
         thread: usize,
+        index: Option<usize>,
         call: &Call,
     ) -> Result<Value, String> {
-        self.call(session, thread, None, call)
+        let off = st.obj;
+        match call.op.as_str() {
+            "write" => {
+                let v = num(call, 0)?;
+                let w = run_call(st, thread, index, |h, _, _| {
+                    let mut cp = Checkpoint::<N>::at(off);
+                    Self::unpattern(&cp.checkpoint(h, Self::pattern(v))).unwrap_or(u64::MAX)
+                })?;
+                if w != v {
+                    return Err(format!("write({v}) returned the checkpointed value {w}"));
+                }
+                Ok(Value::Null)
+            }
+            o => Err(format!("unknown operation {o}")),
+        }
     }
 
-    fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
-        Ok(()) // Runtime::open in `open` is the recovery.
-    }
-
-    fn recover_call(
+    fn observe(
         &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        self.call(session, thread, Some(index), call).map(Some)
-    }
-
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let st: &State<CasMmt, u64> = state(session)?;
+        pool: &Pool<Sim>,
+        st: &State<CasMmt, u64>,
+    ) -> Result<Vec<(Call, Value)>, String> {
         let (words, ts) = Checkpoint::<N>::at(st.obj).peek(pool);
         let v = match (ts, Self::unpattern(&words)) {
             (0, _) => 0,
