@@ -286,6 +286,31 @@ fn mark<M: crate::compose::Memento>(
     h.store(at, kind | (index << 2));
 }
 
+/// Runs thread `tid`'s root operations from its next one up to `ops`, each
+/// between its invoke and return markers in the thread's marker line at
+/// `markers`; `body` is the operation of the given index.
+fn run_marked<M: crate::compose::Memento>(
+    rt: &Runtime<'_, Sim, M>,
+    tid: usize,
+    markers: u64,
+    ops: u64,
+    mut body: impl FnMut(&mut crate::runtime::Handle<'_, '_, Sim, M>, &mut M, u64) -> u64,
+) {
+    let Ok(mut h) = rt.handle(tid) else {
+        return;
+    };
+    let at = markers + LINE * tid as u64;
+    loop {
+        let i = rt.next_op(tid);
+        if i >= ops {
+            break;
+        }
+        mark(&mut h, at, MK_INVOKE, i, 0);
+        let r = h.run_root(|h, mmt, _| body(h, mmt, i)).result;
+        mark(&mut h, at, MK_RETURN, i, r);
+    }
+}
+
 /// The events of one run, cut at the crash point if there is one, and the
 /// crash image's words.
 struct Part {
@@ -599,21 +624,10 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     };
     let work = |rt: &Runtime<'_, Sim, CasMmt>, tid: usize| {
         let loc = DetectableCasAtomic::at(ex);
-        let Ok(mut h) = rt.handle(tid) else {
-            return;
-        };
-        loop {
-            let i = rt.next_op(tid);
-            if i >= ops {
-                break;
-            }
-            mark(&mut h, ex + LINE * tid as u64, MK_INVOKE, i, 0);
+        run_marked(rt, tid, ex, ops, |h, mmt, i| {
             let (old, new) = cas_args(seed, tid, i, threads);
-            let r = h
-                .run_root(|h, mmt, _| loc.cas(old, new, h, mmt).map_or(0, |()| 1))
-                .result;
-            mark(&mut h, ex + LINE * tid as u64, MK_RETURN, i, r);
-        }
+            loc.cas(old, new, h, mmt).map_or(0, |()| 1)
+        });
     };
     // The crash point: drawn among the events of the same run without one.
     let crash_at = if opts.crash {
@@ -793,21 +807,9 @@ fn queue_run(
         Ok(())
     };
     let work = |rt: &Runtime<'_, Sim, QueueMmt>, q: &Msq, tid: usize| {
-        let Ok(mut h) = rt.handle(tid) else {
-            return;
-        };
-        loop {
-            let i = rt.next_op(tid);
-            if i >= ops {
-                break;
-            }
-            mark(&mut h, ex + LINE * tid as u64, MK_INVOKE, i, 0);
-            let op = queue_op(seed, tid, i);
-            let r = h
-                .run_root(|h, mmt, _| q.run(h, mmt, op).unwrap_or(u64::MAX))
-                .result;
-            mark(&mut h, ex + LINE * tid as u64, MK_RETURN, i, r);
-        }
+        run_marked(rt, tid, ex, ops, |h, mmt, i| {
+            q.run(h, mmt, queue_op(seed, tid, i)).unwrap_or(u64::MAX)
+        });
     };
     let crash_at = if opts.crash {
         let pool = new_pool(size)?;
