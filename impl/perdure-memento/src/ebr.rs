@@ -44,14 +44,23 @@ use crate::sync::Mutex;
 /// Epochs are stored shifted left by one; bit 0 says "pinned".
 const PINNED: u64 = 1;
 
+/// A thread's reclamation state, owned by the one [`Participant`] that has
+/// claimed the thread id (so the per-operation calls take no lock: a locked
+/// instruction on x86 also waits for every pending `clwb`, so a mutex per
+/// call cost what a `pfence` costs) and parked in the collector between
+/// owners, so that a thread's next incarnation finds its predecessor's
+/// critical section (§6.2).
 #[derive(Debug, Default)]
 struct Bags {
     /// Retired in the current critical section (may hold duplicates).
     retired: Vec<u64>,
     /// Locations to flush at the end of the critical section.
     flush: Vec<u64>,
-    /// Deduplicated retirements, stamped with the epoch they were sealed in.
-    sealed: Vec<(u64, Vec<u64>)>,
+    /// Deduplicated retirements, stamped with the epoch they were sealed in,
+    /// oldest first.
+    sealed: std::collections::VecDeque<(u64, Vec<u64>)>,
+    /// Emptied vectors kept for the next sealed bag.
+    spare: Vec<Vec<u64>>,
     /// Critical sections ended, to try advancing the epoch only every
     /// [`ADVANCE_EVERY`]th time.
     unpins: u64,
@@ -67,7 +76,9 @@ const ADVANCE_EVERY: u64 = 16;
 #[derive(Debug)]
 struct Local {
     state: AtomicU64,
-    bags: Mutex<Bags>,
+    /// The thread's bags while no participant holds them; `None` while one
+    /// does.
+    parked: Mutex<Option<Bags>>,
 }
 
 /// The reclamation domain of one runtime: one slot per thread id.
@@ -77,17 +88,29 @@ pub struct Collector {
     locals: Vec<Local>,
 }
 
-fn lock(m: &Mutex<Bags>) -> crate::sync::MutexGuard<'_, Bags> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// One thread id's membership in a [`Collector`]: at most one exists per
+/// thread id at a time ([`Collector::claim`]); give it back with
+/// [`Collector::release`].
+#[derive(Debug)]
+pub struct Participant {
+    tid: usize,
+    bags: Bags,
 }
 
-/// What ending a critical section left to do.
-#[derive(Debug, Default)]
-pub struct Unpinned {
-    /// Locations to flush (deduplicated), before anything else.
-    pub flush: Vec<u64>,
-    /// Blocks now safe to free.
-    pub free: Vec<u64>,
+impl Participant {
+    /// The thread id this participant speaks for.
+    pub fn tid(&self) -> usize {
+        self.tid
+    }
+
+    /// Blocks retired but not yet free (what a full crash now would leak).
+    pub fn pending(&self) -> usize {
+        self.bags.retired.len() + self.bags.sealed.iter().map(|(_, v)| v.len()).sum::<usize>()
+    }
+}
+
+fn lock(m: &Mutex<Option<Bags>>) -> crate::sync::MutexGuard<'_, Option<Bags>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Collector {
@@ -98,10 +121,29 @@ impl Collector {
             locals: (0..slots)
                 .map(|_| Local {
                     state: AtomicU64::new(0),
-                    bags: Mutex::new(Bags::default()),
+                    parked: Mutex::new(Some(Bags::default())),
                 })
                 .collect(),
         }
+    }
+
+    /// Takes thread id `tid`'s reclamation state; `None` if another
+    /// participant holds it (or `tid` is out of range).
+    pub fn claim(&self, tid: usize) -> Option<Participant> {
+        let bags = lock(&self.locals.get(tid)?.parked).take()?;
+        Some(Participant { tid, bags })
+    }
+
+    /// Parks `p`'s state for the thread id's next participant (a critical
+    /// section left open stays open: the next one revives it).
+    pub fn release(&self, mut p: Participant) {
+        self.release_in_place(&mut p);
+    }
+
+    /// [`Collector::release`] for an owner that is being dropped: `p` is
+    /// left without state and must not be used again.
+    pub(crate) fn release_in_place(&self, p: &mut Participant) {
+        *lock(&self.locals[p.tid].parked) = Some(std::mem::take(&mut p.bags));
     }
 
     /// The global epoch.
@@ -116,14 +158,18 @@ impl Collector {
 
     /// Starts a critical section for `tid`, or revives the one a crashed
     /// incarnation of the thread left open (§6.2); returns true if revived.
+    /// Needs no participant: the runtime pins, at open, the sections of
+    /// threads a full crash cut off.
     pub fn pin(&self, tid: usize) -> bool {
         let local = &self.locals[tid];
-        if local.state.load(Ordering::SeqCst) & PINNED != 0 {
+        if local.state.load(Ordering::Relaxed) & PINNED != 0 {
             return true;
         }
         loop {
             let e = self.global.load(Ordering::SeqCst);
-            local.state.store((e << 1) | PINNED, Ordering::SeqCst);
+            local.state.store((e << 1) | PINNED, Ordering::Relaxed);
+            // The store-load fence of every EBR: the pin is visible before
+            // this thread reads any shared pointer.
             fence(Ordering::SeqCst);
             if self.global.load(Ordering::SeqCst) == e {
                 return false;
@@ -131,43 +177,52 @@ impl Collector {
         }
     }
 
-    /// Retires block `off` in `tid`'s critical section. Retiring the same
+    /// Retires block `off` in `p`'s critical section. Retiring the same
     /// block twice in one critical section is allowed (§6.2).
-    pub fn retire(&self, tid: usize, off: u64) {
-        debug_assert!(self.is_pinned(tid), "retire outside a critical section");
-        lock(&self.locals[tid].bags).retired.push(off);
+    pub fn retire(&self, p: &mut Participant, off: u64) {
+        debug_assert!(self.is_pinned(p.tid), "retire outside a critical section");
+        p.bags.retired.push(off);
     }
 
-    /// Defers a flush of the location at `off` to the end of `tid`'s
+    /// Defers a flush of the location at `off` to the end of `p`'s
     /// critical section (§6.1, DEFERFLUSH).
-    pub fn defer_flush(&self, tid: usize, off: u64) {
-        lock(&self.locals[tid].bags).flush.push(off);
+    pub fn defer_flush(&self, p: &mut Participant, off: u64) {
+        p.bags.flush.push(off);
     }
 
-    /// The deferred flushes of `tid`'s critical section, deduplicated; the
-    /// caller flushes them and fences *before* calling [`Collector::unpin`].
-    pub fn take_flushes(&self, tid: usize) -> Vec<u64> {
-        let mut f = std::mem::take(&mut lock(&self.locals[tid].bags).flush);
-        f.sort_unstable();
-        f.dedup();
-        f
-    }
-
-    /// Ends `tid`'s critical section: seals its retirements (deduplicated)
-    /// into a bag, tries to advance the epoch, and returns the blocks now
-    /// safe to free. Call after the deferred flushes are durable.
-    pub fn unpin(&self, tid: usize) -> Vec<u64> {
-        let local = &self.locals[tid];
-        let mut bags = lock(&local.bags);
-        debug_assert!(bags.flush.is_empty(), "unpin with deferred flushes pending");
-        let mut r = std::mem::take(&mut bags.retired);
-        r.sort_unstable();
-        r.dedup();
-        let e = self.global.load(Ordering::SeqCst);
-        if !r.is_empty() {
-            bags.sealed.push((e, r));
+    /// Calls `flush` on each deferred flush of `p`'s critical section once
+    /// (deduplicated) and forgets them; the caller fences *before* calling
+    /// [`Collector::unpin`].
+    pub fn drain_flushes(&self, p: &mut Participant, mut flush: impl FnMut(u64)) {
+        let f = &mut p.bags.flush;
+        if f.len() > 1 {
+            f.sort_unstable();
+            f.dedup();
         }
-        local.state.store(e << 1, Ordering::SeqCst);
+        for &loc in f.iter() {
+            flush(loc);
+        }
+        f.clear();
+    }
+
+    /// Ends `p`'s critical section: seals its retirements (deduplicated)
+    /// into a bag, tries to advance the epoch, and calls `free` on each
+    /// block now safe to free. Call after the deferred flushes are durable.
+    pub fn unpin(&self, p: &mut Participant, mut free: impl FnMut(u64)) {
+        let local = &self.locals[p.tid];
+        let bags = &mut p.bags;
+        debug_assert!(bags.flush.is_empty(), "unpin with deferred flushes pending");
+        let e = self.global.load(Ordering::SeqCst);
+        if !bags.retired.is_empty() {
+            let spare = bags.spare.pop().unwrap_or_default();
+            let mut r = std::mem::replace(&mut bags.retired, spare);
+            r.sort_unstable();
+            r.dedup();
+            bags.sealed.push_back((e, r));
+        }
+        // Release: the section's reads happen before the epoch may advance
+        // past it.
+        local.state.store(e << 1, Ordering::Release);
         bags.unpins += 1;
         let now =
             if bags.unpins % ADVANCE_EVERY == 0 || bags.sealed.len() > 2 * ADVANCE_EVERY as usize {
@@ -175,16 +230,18 @@ impl Collector {
             } else {
                 e
             };
-        let mut free = Vec::new();
-        bags.sealed.retain_mut(|(stamp, blocks)| {
-            if *stamp + 2 <= now {
-                free.append(blocks);
-                false
-            } else {
-                true
+        while let Some((stamp, _)) = bags.sealed.front() {
+            if *stamp + 2 > now {
+                break;
             }
-        });
-        free
+            if let Some((_, mut blocks)) = bags.sealed.pop_front() {
+                for &b in &blocks {
+                    free(b);
+                }
+                blocks.clear();
+                bags.spare.push(blocks);
+            }
+        }
     }
 
     /// Advances the global epoch if every pinned thread has seen it;
@@ -206,35 +263,37 @@ impl Collector {
             Err(now) => now,
         }
     }
-
-    /// Blocks sealed but not yet free (what a full crash now would leak).
-    pub fn pending(&self) -> usize {
-        self.locals
-            .iter()
-            .map(|l| {
-                let b = lock(&l.bags);
-                b.retired.len() + b.sealed.iter().map(|(_, v)| v.len()).sum::<usize>()
-            })
-            .sum()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn unpin(c: &Collector, p: &mut Participant) -> Vec<u64> {
+        let mut freed = Vec::new();
+        c.unpin(p, |b| freed.push(b));
+        freed
+    }
+
+    fn flushes(c: &Collector, p: &mut Participant) -> Vec<u64> {
+        let mut f = Vec::new();
+        c.drain_flushes(p, |l| f.push(l));
+        f
+    }
+
     #[test]
     fn a_block_is_freed_only_two_epochs_after_it_was_sealed() {
         let c = Collector::new(3);
+        let mut p = c.claim(1).unwrap();
         c.pin(1);
-        c.retire(1, 64);
-        c.retire(1, 64); // double retirement in one critical section
-        assert!(c.take_flushes(1).is_empty());
-        assert!(c.unpin(1).is_empty());
+        c.retire(&mut p, 64);
+        c.retire(&mut p, 64); // double retirement in one critical section
+        assert!(flushes(&c, &mut p).is_empty());
+        assert!(unpin(&c, &mut p).is_empty());
         let mut freed = Vec::new();
         for _ in 0..4 * ADVANCE_EVERY {
             c.pin(1);
-            freed.extend(c.unpin(1));
+            freed.extend(unpin(&c, &mut p));
         }
         assert_eq!(freed, vec![64], "freed once, deduplicated");
     }
@@ -242,21 +301,23 @@ mod tests {
     #[test]
     fn a_pinned_thread_holds_the_epoch_back() {
         let c = Collector::new(3);
+        let mut p1 = c.claim(1).unwrap();
+        let mut p2 = c.claim(2).unwrap();
         c.pin(2); // stays pinned at epoch 0
         c.pin(1);
-        c.retire(1, 128);
-        c.unpin(1);
+        c.retire(&mut p1, 128);
+        unpin(&c, &mut p1);
         for _ in 0..5 * ADVANCE_EVERY {
             c.pin(1);
-            assert!(c.unpin(1).is_empty(), "thread 2 is still in epoch 0");
+            assert!(unpin(&c, &mut p1).is_empty(), "thread 2 is still in epoch 0");
         }
         assert!(c.epoch() <= 1);
-        c.take_flushes(2);
-        c.unpin(2);
+        flushes(&c, &mut p2);
+        unpin(&c, &mut p2);
         let mut freed = Vec::new();
         for _ in 0..4 * ADVANCE_EVERY {
             c.pin(1);
-            freed.extend(c.unpin(1));
+            freed.extend(unpin(&c, &mut p1));
         }
         assert_eq!(freed, vec![128]);
     }
@@ -264,15 +325,29 @@ mod tests {
     #[test]
     fn pinning_a_pinned_thread_revives_its_section() {
         let c = Collector::new(2);
+        let mut p = c.claim(1).unwrap();
         assert!(!c.pin(1));
-        c.defer_flush(1, 8);
-        c.retire(1, 256);
-        // The thread crashes; its next incarnation pins again.
+        c.defer_flush(&mut p, 8);
+        c.retire(&mut p, 256);
+        // The thread crashes; its next incarnation claims the parked state
+        // and pins again.
+        c.release(p);
+        let mut p = c.claim(1).unwrap();
         assert!(c.pin(1));
-        c.defer_flush(1, 8);
-        c.retire(1, 256);
-        assert_eq!(c.take_flushes(1), vec![8]);
-        c.unpin(1);
-        assert_eq!(c.pending(), 1);
+        c.defer_flush(&mut p, 8);
+        c.retire(&mut p, 256);
+        assert_eq!(flushes(&c, &mut p), vec![8]);
+        unpin(&c, &mut p);
+        assert_eq!(p.pending(), 1);
+    }
+
+    #[test]
+    fn a_thread_id_has_one_participant_at_a_time() {
+        let c = Collector::new(2);
+        let p = c.claim(1).unwrap();
+        assert!(c.claim(1).is_none());
+        assert!(c.claim(2).is_none(), "out of range");
+        c.release(p);
+        assert!(c.claim(1).is_some());
     }
 }

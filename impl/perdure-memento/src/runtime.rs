@@ -79,7 +79,7 @@
 //!   [`ThreadCrash`] payload, as if it had died there.
 
 use crate::compose::{Memento, Scan};
-use crate::ebr::Collector;
+use crate::ebr::{Collector, Participant};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::ts::{Clock, ClockKind};
 use crate::word::{CasTs, MAX_THREADS};
@@ -164,6 +164,12 @@ pub enum MementoError {
     /// A persistent structure is corrupt.
     #[error("corrupt structure: {0}")]
     CorruptStructure(String),
+    /// Another live handle already speaks for this thread id.
+    #[error("thread id {tid} already has a handle; drop it before asking for another")]
+    ThreadInUse {
+        /// The id.
+        tid: usize,
+    },
 }
 
 /// How to create a runtime.
@@ -523,11 +529,23 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
                 threads: self.threads,
             });
         }
+        let ebr = self
+            .ebr
+            .claim(tid)
+            .ok_or(MementoError::ThreadInUse { tid })?;
+        let heap = match self.heap.register() {
+            Ok(heap) => heap,
+            Err(e) => {
+                self.ebr.release(ebr);
+                return Err(e.into());
+            }
+        };
         Ok(Handle {
             rt: self,
             tid,
             rec: false,
-            heap: self.heap.register()?,
+            heap,
+            ebr,
             crash_after: None,
             events: 0,
         })
@@ -556,8 +574,18 @@ pub struct Handle<'r, 'p, B: Backend, M: Memento> {
     tid: usize,
     rec: bool,
     heap: HeapThread<'r, 'p, B>,
+    /// This thread id's reclamation state (one handle per id at a time).
+    ebr: Participant,
     crash_after: Option<u64>,
     events: u64,
+}
+
+impl<B: Backend, M: Memento> Drop for Handle<'_, '_, B, M> {
+    fn drop(&mut self) {
+        // A critical section left open (the handle's thread died in an
+        // operation) stays open for the id's next handle to revive.
+        self.rt.ebr.release_in_place(&mut self.ebr);
+    }
 }
 
 impl<B: Backend, M: Memento> std::fmt::Debug for Handle<'_, '_, B, M> {
@@ -717,13 +745,13 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     }
 
     /// Retires a block unlinked in this critical section (§6).
-    pub fn retire(&self, off: u64) {
-        self.rt.ebr.retire(self.tid, off);
+    pub fn retire(&mut self, off: u64) {
+        self.rt.ebr.retire(&mut self.ebr, off);
     }
 
     /// DEFERFLUSH of §6.1: flush `loc` before this critical section ends.
-    pub fn defer_flush(&self, loc: u64) {
-        self.rt.ebr.defer_flush(self.tid, loc);
+    pub fn defer_flush(&mut self, loc: u64) {
+        self.rt.ebr.defer_flush(&mut self.ebr, loc);
     }
 
     /// LOCAL[tid].
@@ -819,15 +847,14 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// free what reclamation allows.
     fn end_section(&mut self) {
         let rt = self.rt;
-        for loc in rt.ebr.take_flushes(self.tid) {
-            rt.pool.pwb(loc, 8);
-        }
+        rt.ebr.drain_flushes(&mut self.ebr, |loc| rt.pool.pwb(loc, 8));
         rt.pool.pfence();
-        for b in rt.ebr.unpin(self.tid) {
-            if let Err(e) = self.heap.free(b) {
+        let heap = &mut self.heap;
+        rt.ebr.unpin(&mut self.ebr, |b| {
+            if let Err(e) = heap.free(b) {
                 eprintln!("perdure-memento: freeing retired block {b:#x} failed: {e}");
             }
-        }
+        });
     }
 }
 

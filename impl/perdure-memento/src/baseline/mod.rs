@@ -90,11 +90,11 @@ pub use durableq::{DurableHandle, DurableQueue, Returned};
 pub use logq::{LogHandle, LogQueue, Recovered};
 
 use crate::compose::align_up;
-use crate::ebr::Collector;
+use crate::ebr::{Collector, Participant};
 use crate::runtime::{pm_word, MementoError};
 use crate::word::MAX_THREADS;
 use perdure_pm::heap::{Heap, HeapThread};
-use perdure_pm::sync::atomic::{AtomicBool, Ordering};
+use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{meta, Backend, Pool};
 
 const VERSION: u64 = 1;
@@ -144,7 +144,6 @@ pub(crate) struct Arena<'p, B: Backend> {
     heap_range: (u64, u64),
     ebr: Collector,
     rmw_fences: bool,
-    in_use: Vec<AtomicBool>,
 }
 
 impl<B: Backend> std::fmt::Debug for Arena<'_, B> {
@@ -242,7 +241,6 @@ impl<'p, B: Backend> Arena<'p, B> {
             heap_range,
             ebr: Collector::new(threads + 1),
             rmw_fences: pool.rmw_completes_flushes(),
-            in_use: (0..=threads).map(|_| AtomicBool::new(false)).collect(),
         }
     }
 
@@ -325,19 +323,19 @@ impl<'p, B: Backend> Arena<'p, B> {
     }
 
     fn claim(&self, tid: usize) -> Result<ThreadCtx<'_, 'p, B>, MementoError> {
-        if self.in_use[tid].swap(true, Ordering::AcqRel) {
-            return Err(MementoError::Config(format!(
-                "thread id {tid} already has a live handle"
-            )));
-        }
+        let ebr = self
+            .ebr
+            .claim(tid)
+            .ok_or(MementoError::ThreadInUse { tid })?;
         match self.heap.register() {
             Ok(heap) => Ok(ThreadCtx {
                 arena: self,
                 tid,
                 heap,
+                ebr,
             }),
             Err(e) => {
-                self.in_use[tid].store(false, Ordering::Release);
+                self.ebr.release(ebr);
                 Err(e.into())
             }
         }
@@ -350,6 +348,8 @@ pub(crate) struct ThreadCtx<'a, 'p, B: Backend> {
     arena: &'a Arena<'p, B>,
     tid: usize,
     heap: HeapThread<'a, 'p, B>,
+    /// The id's reclamation state (claimed: one context per id at a time).
+    ebr: Participant,
 }
 
 impl<B: Backend> std::fmt::Debug for ThreadCtx<'_, '_, B> {
@@ -360,7 +360,7 @@ impl<B: Backend> std::fmt::Debug for ThreadCtx<'_, '_, B> {
 
 impl<B: Backend> Drop for ThreadCtx<'_, '_, B> {
     fn drop(&mut self) {
-        self.arena.in_use[self.tid].store(false, Ordering::Release);
+        self.arena.ebr.release_in_place(&mut self.ebr);
     }
 }
 
@@ -455,32 +455,35 @@ impl<'a, 'p, B: Backend> ThreadCtx<'a, 'p, B> {
 
     /// RETIRE: `off` is freed once no critical section can still use it.
     #[inline]
-    pub(crate) fn retire(&self, off: u64) {
-        self.arena.ebr.retire(self.tid, off);
+    pub(crate) fn retire(&mut self, off: u64) {
+        self.arena.ebr.retire(&mut self.ebr, off);
     }
 
     /// DEFERFLUSH (seed §6.1): `off` is written back before this critical
     /// section ends.
     #[inline]
-    pub(crate) fn defer_flush(&self, off: u64) {
-        self.arena.ebr.defer_flush(self.tid, off);
+    pub(crate) fn defer_flush(&mut self, off: u64) {
+        self.arena.ebr.defer_flush(&mut self.ebr, off);
     }
 
     /// Ends the critical section: the deferred write-backs and a fence, then
     /// unpin and free what the epochs allow.
     pub(crate) fn end_op(&mut self) {
-        let flushes = self.arena.ebr.take_flushes(self.tid);
-        if !flushes.is_empty() {
-            for loc in flushes {
-                self.pwb(loc, 8);
-            }
-            self.arena.pool.pfence();
+        let arena = self.arena;
+        let mut flushed = false;
+        arena.ebr.drain_flushes(&mut self.ebr, |loc| {
+            arena.pool.pwb(loc, 8);
+            flushed = true;
+        });
+        if flushed {
+            arena.pool.pfence();
         }
-        for b in self.arena.ebr.unpin(self.tid) {
-            if let Err(e) = self.heap.free(b) {
+        let heap = &mut self.heap;
+        arena.ebr.unpin(&mut self.ebr, |b| {
+            if let Err(e) = heap.free(b) {
                 eprintln!("perdure-memento: freeing retired block {b:#x} failed: {e}");
             }
-        }
+        });
     }
 }
 
@@ -542,7 +545,7 @@ pub(crate) struct Marking<R, F> {
 /// Dequeue steps D2–D6, the same in both queues: returns the value
 /// dequeued, or `None` if the queue was empty (the caller records EMPTY).
 pub(crate) fn dequeue_loop<B, R, F>(
-    t: &ThreadCtx<'_, '_, B>,
+    t: &mut ThreadCtx<'_, '_, B>,
     m: Marking<R, F>,
 ) -> Result<Option<u64>, MementoError>
 where
