@@ -309,7 +309,10 @@ mod tests {
         unpin(&c, &mut p1);
         for _ in 0..5 * ADVANCE_EVERY {
             c.pin(1);
-            assert!(unpin(&c, &mut p1).is_empty(), "thread 2 is still in epoch 0");
+            assert!(
+                unpin(&c, &mut p1).is_empty(),
+                "thread 2 is still in epoch 0"
+            );
         }
         assert!(c.epoch() <= 1);
         flushes(&c, &mut p2);

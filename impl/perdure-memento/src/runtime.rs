@@ -847,7 +847,8 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// free what reclamation allows.
     fn end_section(&mut self) {
         let rt = self.rt;
-        rt.ebr.drain_flushes(&mut self.ebr, |loc| rt.pool.pwb(loc, 8));
+        rt.ebr
+            .drain_flushes(&mut self.ebr, |loc| rt.pool.pwb(loc, 8));
         rt.pool.pfence();
         let heap = &mut self.heap;
         rt.ebr.unpin(&mut self.ebr, |b| {
