@@ -548,6 +548,8 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             ebr,
             crash_after: None,
             events: 0,
+            fence_due: false,
+            committed: None,
         })
     }
 }
@@ -578,6 +580,14 @@ pub struct Handle<'r, 'p, B: Backend, M: Memento> {
     ebr: Participant,
     crash_after: Option<u64>,
     events: u64,
+    /// A `pfence` this thread owes before its next write to the pool
+    /// ([`Handle::defer_fence`]).
+    fence_due: bool,
+    /// The status word and the next operation's floor as this handle's last
+    /// root operation committed them: only this handle writes them, and
+    /// reading them back from the pool would miss the cache (a `clwb` may
+    /// evict the line it writes back).
+    committed: Option<(u64, u64)>,
 }
 
 impl<B: Backend, M: Memento> Drop for Handle<'_, '_, B, M> {
@@ -678,6 +688,9 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// A persistent word's store (a crash point).
     #[inline]
     pub fn store(&mut self, off: u64, v: u64) {
+        if self.fence_due {
+            self.pfence();
+        }
         self.rt.w(off).store(v, Ordering::SeqCst);
         self.tick();
     }
@@ -686,6 +699,14 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// current value.
     #[inline]
     pub fn cas(&mut self, off: u64, current: u64, new: u64) -> Result<u64, u64> {
+        if self.fence_due {
+            if self.rt.rmw_fences {
+                // The locked CAS completes the owed write-backs first.
+                self.fence_due = false;
+            } else {
+                self.pfence();
+            }
+        }
         let r = self
             .rt
             .w(off)
@@ -705,7 +726,22 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     #[inline]
     pub fn pfence(&mut self) {
         self.rt.pool.pfence();
+        self.fence_due = false;
         self.tick();
+    }
+
+    /// Owes a `pfence` before this thread's next write to the pool: the
+    /// `pwb`s issued so far must persist before anything the thread writes
+    /// later, but nothing between now and that write needs them persisted.
+    /// [`Handle::store`], [`Handle::alloc`] and [`Handle::free_unpublished`]
+    /// pay the fence first; [`Handle::cas`] pays it where a locked RMW does
+    /// not complete earlier write-backs by itself, and on x86, where it does,
+    /// pays nothing. The end of a root operation pays it. A thread that
+    /// publishes something through DRAM that other threads act on in the
+    /// pool must [`Handle::pfence`] first.
+    #[inline]
+    pub fn defer_fence(&mut self) {
+        self.fence_due = true;
     }
 
     /// `flush` of the seed (`clflush`: write back and wait) = pwb + pfence.
@@ -730,6 +766,9 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// fence (the allocator's contract); checkpoint it so a recovering
     /// operation reuses the same block.
     pub fn alloc(&mut self, size: u64) -> Result<u64, MementoError> {
+        if self.fence_due {
+            self.pfence();
+        }
         let off = self.heap.alloc(size)?;
         let mut o = off;
         while o < off + size {
@@ -741,6 +780,9 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// Frees a block immediately (for blocks never published).
     pub fn free_unpublished(&mut self, off: u64) -> Result<(), MementoError> {
+        if self.fence_due {
+            self.pfence();
+        }
         Ok(self.heap.free(off)?)
     }
 
@@ -774,10 +816,23 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         let tid = self.tid;
         let rt = self.rt;
         let st_off = rt.status_off(tid);
-        let start = rt.w(st_off).load(Ordering::Acquire) >> 1;
+        // The status and floor this handle committed last, else the pool's
+        // (the first operation, and every retry after a thread crash: the
+        // crashed attempt may have committed).
+        let mut known = self.committed.take();
+        let start = match known {
+            Some((st, _)) => st >> 1,
+            None => rt.w(st_off).load(Ordering::Acquire) >> 1,
+        };
         let mut crashes = 0;
         loop {
-            let st = rt.w(st_off).load(Ordering::Acquire);
+            let (st, floor) = match known.take() {
+                Some(k) => k,
+                None => {
+                    let st = rt.w(st_off).load(Ordering::Acquire);
+                    (st, rt.floor(tid, st >> 1))
+                }
+            };
             let index = st >> 1;
             if index != start || st & CLEARING != 0 {
                 // Committed by an attempt a thread crash cut off (or by the
@@ -798,7 +853,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
             rt.ebr.pin(tid);
             self.rec = rt.needs_recovery[tid].load(Ordering::Relaxed) != 0;
             rt.needs_recovery[tid].store(1, Ordering::Relaxed);
-            self.set_local(rt.floor(tid, index));
+            self.set_local(floor);
             let mut mmt = M::at(rt.root_memento_offset(tid));
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let r = op(self, &mut mmt, index);
@@ -815,10 +870,11 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
                         self.pfence();
                     }
                 }
-                r
+                (r, floor)
             }));
             match run {
-                Ok(result) => {
+                Ok((result, floor)) => {
+                    self.committed = Some(((index + 1) << 1, floor));
                     match rt.clear {
                         // Completed by end_section's pfence.
                         ClearMode::Floor => rt.pool.pwb(st_off, LINE),
@@ -850,6 +906,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         rt.ebr
             .drain_flushes(&mut self.ebr, |loc| rt.pool.pwb(loc, 8));
         rt.pool.pfence();
+        self.fence_due = false;
         let heap = &mut self.heap;
         rt.ebr.unpin(&mut self.ebr, |b| {
             if let Err(e) = heap.free(b) {
