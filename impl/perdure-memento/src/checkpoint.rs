@@ -133,7 +133,9 @@ impl<const N: usize> Checkpoint<N> {
         let ts = h.now();
         h.store(self.ts_off(stale), ts);
         h.pwb(self.ts_off(stale), 8);
-        h.defer_fence();
+        if !mutant!(CheckpointNoFence) {
+            h.defer_fence();
+        }
         h.set_local(ts);
         Ok(value)
     }

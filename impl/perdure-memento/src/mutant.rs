@@ -31,15 +31,20 @@ pub enum Mutant {
     /// Algorithm 3, L24–L25: INSERT clears the persist bit (L25) before it
     /// flushes the location (L24).
     ClearBeforeFlushL25 = 4,
+    /// §2.2 step 5: the checkpoint's timestamp is written back (`pwb`) but
+    /// the `pfence` perdure defers to the thread's next write
+    /// ([`crate::runtime::Handle::defer_fence`]) is never owed.
+    CheckpointNoFence = 5,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 4] = [
+    pub const ALL: [Mutant; 5] = [
         Mutant::NoFlushLocL33,
         Mutant::NoFlushMementoL35,
         Mutant::SkipHelpUpdate,
         Mutant::ClearBeforeFlushL25,
+        Mutant::CheckpointNoFence,
     ];
 
     /// Short name (`mutant:memento/<name>` in reports).
@@ -49,6 +54,7 @@ impl Mutant {
             Mutant::NoFlushMementoL35 => "cas-no-flush-memento-L35",
             Mutant::SkipHelpUpdate => "loadhelp-skip-help-update",
             Mutant::ClearBeforeFlushL25 => "insert-clear-before-flush",
+            Mutant::CheckpointNoFence => "checkpoint-no-fence",
         }
     }
 }

@@ -213,6 +213,9 @@ fn check(m: Mutant) -> (&'static str, fn() -> Result<String, String>) {
             "thread-crash injection in INSERT, a second INSERT behind it, every Px86 crash image",
             insert_behind_unflushed_insert,
         ),
+        Mutant::CheckpointNoFence => ("crash explorer on checkpoint-1line", || {
+            explorer("checkpoint-1line", 2)
+        }),
     }
 }
 
