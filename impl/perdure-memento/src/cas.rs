@@ -66,11 +66,13 @@
 //! meets it: its locations only move forward to blocks never installed
 //! there before (`next` goes from null to a fresh node once; `head` and
 //! `tail` advance along the list, and reclamation keeps a block from being
-//! reused while a pinned helper may hold it, §6). A Treiber stack's top does
-//! not: a thread that pushes B over A, pops B, pushes C and pops C installs
-//! A twice with the same parity. The explorer has found no violation there
-//! (the counterexample needs a helper stalled across two of the owner's
-//! CASes); excluding it needs a version in the user tag, which is open.
+//! reused while a pinned helper may hold it, §6). A Treiber stack's top,
+//! untagged, would not: a thread that pushes B over A, pops B, pushes C and
+//! pops C installs A twice with the same parity. The stacks here
+//! ([`crate::ds::treiber`], [`crate::ds::elim`]) therefore carry a 9-bit
+//! version in the top's user tag, so the same word returns only after a
+//! multiple of 512 CASes on the top while one helper stays stalled — the
+//! classic tag bound, not an exclusion (a wider version needs a wider word).
 //! Users storing plain integers in a location should tag them likewise.
 //!
 //! Deviations, each explained where it is made: the failure checkpoint

@@ -92,7 +92,9 @@
 //! After a crash anywhere in `push`, the runtime re-runs it with the same memento in recovery
 //! mode: `node` comes back from its checkpoint (no second allocation), the loop resumes in the
 //! iteration it was in, and the CAS reports whether it took effect — so the value is pushed
-//! exactly once. [`ds::treiber`] is this stack, complete with pop and reclamation.
+//! exactly once. [`ds::treiber`] is this stack, complete with pop, reclamation and a version
+//! tag on the top: a pop lets the same node become the top again, and the detectable CAS needs
+//! the words a thread installs not to repeat (the ABA precondition in [`cas`]).
 //!
 //! ## Running an application (§2.5)
 //!

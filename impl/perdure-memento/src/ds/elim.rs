@@ -268,7 +268,7 @@ impl ElimStack {
     ) -> Result<Option<u64>, MementoError> {
         let first = self.stack.load_top(h);
         h.detectable_loop(&mut mmt.ctx, [first, 0], |h, [t, round]| {
-            if t == 0 {
+            if crate::word::offset_of(t) == 0 {
                 return ControlFlow::Break(Ok(None));
             }
             if let Ok(v) = self.stack.try_pop(t, h, &mut mmt.cas) {

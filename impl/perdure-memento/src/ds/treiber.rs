@@ -19,13 +19,23 @@
 //!
 //! Linearization points: a push at its CAS's first plain CAS (L26), a pop at
 //! its CAS's, an empty pop at the load of a null top. Lock-free.
+//!
+//! **Version tag.** The top word's user tag (9 bits) counts the CASes on
+//! `top`: every push and pop installs `(node, tag + 1)`. Without it a thread
+//! that pushes B over A, pops B, pushes C and pops C re-installs the very
+//! word `A` it installed before, with the same parity — the ABA the detectable
+//! CAS's recovery cannot tell apart ([`crate::cas`], "Precondition: no ABA on
+//! an annotated word"). With it the same word comes back only after a
+//! multiple of 512 CASes on `top` that leaves the thread's parity where it
+//! was, all while one helper stays stalled holding the older word.
+//! Null is any word whose offset is 0.
 
 use super::{encode_opt, NODE};
 use crate::cas::{CasMmt, DetectableCasAtomic};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::runtime::{Handle, MementoError};
-use crate::word::offset_of;
+use crate::word::{offset_of, tag_of, with_tag, CAS_VALUE_BITS, OFFSET_BITS};
 use perdure_pm::{Backend, Pool};
 use std::ops::ControlFlow;
 
@@ -118,6 +128,13 @@ impl TreiberStack {
         Ok(())
     }
 
+    /// The top word that replaces `t` by the node at `to`'s offset: the
+    /// version tag advances (module docs).
+    fn next_top(t: u64, to: u64) -> u64 {
+        const TAG_MASK: u64 = (1 << (CAS_VALUE_BITS - OFFSET_BITS)) - 1;
+        with_tag(offset_of(to), (tag_of(t) + 1) & TAG_MASK)
+    }
+
     /// One push attempt: link `node` (its value persisted) above `t`,
     /// persist the link, and CAS the top from `t`.
     pub(crate) fn try_push<B: Backend, M: Memento>(
@@ -129,7 +146,7 @@ impl TreiberStack {
     ) -> Result<(), u64> {
         h.store(node + 8, t);
         h.flush(node, 16);
-        self.top.cas(t, node, h, cas)
+        self.top.cas(t, Self::next_top(t, node), h, cas)
     }
 
     /// One pop attempt from the observed top `t` (not null): CAS the top to
@@ -141,7 +158,7 @@ impl TreiberStack {
         cas: &mut CasMmt,
     ) -> Result<u64, u64> {
         let next = h.load(offset_of(t) + 8);
-        self.top.cas(t, next, h, cas)?;
+        self.top.cas(t, Self::next_top(t, next), h, cas)?;
         let v = h.load(offset_of(t));
         h.retire(offset_of(t));
         Ok(v)
@@ -160,7 +177,7 @@ impl TreiberStack {
     ) -> Option<u64> {
         let first = self.top.load(h);
         h.detectable_loop(&mut mmt.top, [first], |h, [t]| {
-            if t == 0 {
+            if offset_of(t) == 0 {
                 return ControlFlow::Break(None);
             }
             match self.try_pop(t, h, &mut mmt.cas) {
@@ -191,7 +208,7 @@ impl TreiberStack {
     pub fn contents<B: Backend>(&self, pool: &Pool<B>) -> Result<Vec<u64>, MementoError> {
         let mut out = Vec::new();
         let mut t = self.top.peek(pool).value;
-        while t != 0 {
+        while offset_of(t) != 0 {
             let t_off = offset_of(t);
             pool.check_range(t_off, NODE, 8)?;
             if out.len() as u64 > pool.size() / NODE {
@@ -201,5 +218,38 @@ impl TreiberStack {
             t = super::peek(pool, t_off + 8);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ds::decode_opt;
+    use crate::ds::testkit;
+
+    #[test]
+    fn the_top_never_repeats_a_word_a_thread_installed() {
+        testkit::with_runtime::<StackMmt>(1, |rt| {
+            let mut h = rt.handle(1).unwrap();
+            let s = TreiberStack::create(&mut h).unwrap();
+            let mut op = |o| h.run_root(|h, m, _| s.run(h, m, o).expect("op")).result;
+            // A under B, B popped, C pushed and popped: A is the top again
+            // three times, each time as a different word (the tag moved).
+            op(Some(1));
+            let first = s.top.peek(rt.pool()).value;
+            let mut seen = vec![first];
+            for v in [2, 3] {
+                op(Some(v));
+                assert_eq!(decode_opt(op(None)), Some(v));
+                let w = s.top.peek(rt.pool()).value;
+                assert_eq!(offset_of(w), offset_of(first), "A is the top again");
+                assert!(!seen.contains(&w), "word {w:#x} installed twice");
+                seen.push(w);
+            }
+            assert_eq!(decode_opt(op(None)), Some(1));
+            assert_eq!(offset_of(s.top.peek(rt.pool()).value), 0, "empty");
+            assert_eq!(decode_opt(op(None)), None);
+            assert_eq!(s.contents(rt.pool()).unwrap(), Vec::<u64>::new());
+        });
     }
 }
