@@ -813,6 +813,25 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// must be deterministic given it (the workload), and stable across
     /// crashes through its mementos.
     pub fn run_root(&mut self, mut op: impl FnMut(&mut Self, &mut M, u64) -> u64) -> Completed {
+        match self.try_run_root(|h, m, i| Ok::<u64, std::convert::Infallible>(op(h, m, i))) {
+            Ok(done) => done,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Handle::run_root`] for a body that can fail (a [`MementoError`]
+    /// such as a full heap, or an error of the caller's). An `Err` commits
+    /// nothing: the operation stays pending, as after a thread crash — its
+    /// critical section stays open (blocks its mementos may name are not
+    /// reclaimed) and the next `run_root`/`try_run_root` of this thread
+    /// resumes it in recovery mode, with the same index and memento, so it
+    /// still takes effect exactly once. Pass the same operation again (after
+    /// freeing memory, say); what it did before the error is found through
+    /// its mementos.
+    pub fn try_run_root<E>(
+        &mut self,
+        mut op: impl FnMut(&mut Self, &mut M, u64) -> Result<u64, E>,
+    ) -> Result<Completed, E> {
         let tid = self.tid;
         let rt = self.rt;
         let st_off = rt.status_off(tid);
@@ -844,11 +863,11 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
                 }
                 self.end_section();
                 rt.needs_recovery[tid].store(0, Ordering::Relaxed);
-                return Completed {
+                return Ok(Completed {
                     index: start,
                     result: rt.last_result(tid),
                     thread_crashes: crashes,
-                };
+                });
             }
             rt.ebr.pin(tid);
             self.rec = rt.needs_recovery[tid].load(Ordering::Relaxed) != 0;
@@ -856,7 +875,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
             self.set_local(floor);
             let mut mmt = M::at(rt.root_memento_offset(tid));
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let r = op(self, &mut mmt, index);
+                let r = op(self, &mut mmt, index)?;
                 // Step 3: the commit line; the status last.
                 let floor = self.now();
                 self.store(st_off + ST_RESULT, r);
@@ -870,10 +889,11 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
                         self.pfence();
                     }
                 }
-                (r, floor)
+                Ok((r, floor))
             }));
             match run {
-                Ok((result, floor)) => {
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok((result, floor))) => {
                     self.committed = Some(((index + 1) << 1, floor));
                     match rt.clear {
                         // Completed by end_section's pfence.
@@ -882,11 +902,11 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
                     }
                     self.end_section();
                     rt.needs_recovery[tid].store(0, Ordering::Relaxed);
-                    return Completed {
+                    return Ok(Completed {
                         index,
                         result,
                         thread_crashes: crashes,
-                    };
+                    });
                 }
                 Err(payload) => match payload.downcast::<ThreadCrash>() {
                     Ok(_) => {

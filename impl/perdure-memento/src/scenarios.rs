@@ -252,7 +252,21 @@ fn run_call<M: Memento + 'static, S>(
     st: &State<M, S>,
     thread: usize,
     index: Option<usize>,
-    body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> u64,
+    mut body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> u64,
+) -> Result<u64, String> {
+    try_run_call(st, thread, index, |h, m, i| {
+        Ok::<u64, std::convert::Infallible>(body(h, m, i))
+    })
+}
+
+/// [`run_call`] of a fallible body ([`Handle::try_run_root`]): an error
+/// fails the run (a structure's operation should not fail in these small
+/// explorations; out of memory would be a bug in the scenario's sizing).
+fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
+    st: &State<M, S>,
+    thread: usize,
+    index: Option<usize>,
+    body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> Result<u64, E>,
 ) -> Result<u64, String> {
     let tid = thread + 1;
     if let Some(i) = index {
@@ -267,7 +281,9 @@ fn run_call<M: Memento + 'static, S>(
         }
     }
     let mut h = st.rt.handle(tid).map_err(|e| e.to_string())?;
-    Ok(h.run_root(body).result)
+    h.try_run_root(body)
+        .map(|done| done.result)
+        .map_err(|e| format!("thread {tid}: the operation failed: {e}"))
 }
 
 fn arg(call: &Call) -> Result<Option<u64>, String> {
@@ -379,12 +395,7 @@ impl<S: Structure> RuntimeScenario for Detectable<S> {
         call: &Call,
     ) -> Result<Value, String> {
         let op = arg(call)?;
-        let w = run_call(st, thread, index, |h, m, _| {
-            self.0.run(&st.obj, h, m, op).unwrap_or(u64::MAX)
-        })?;
-        if w == u64::MAX {
-            return Err("the operation failed (out of memory?)".into());
-        }
+        let w = try_run_call(st, thread, index, |h, m, _| self.0.run(&st.obj, h, m, op))?;
         Ok(result_value(op, w))
     }
 
@@ -591,11 +602,8 @@ impl RuntimeScenario for SoftSet {
         call: &Call,
     ) -> Result<Value, String> {
         let op = Self::op(call)?;
-        let w = run_call(st, thread, index, |h, m, _| {
-            st.obj.run(h, m, op).unwrap_or(u64::MAX)
-        })?;
+        let w = try_run_call(st, thread, index, |h, m, _| st.obj.run(h, m, op))?;
         match (op, w) {
-            (_, u64::MAX) => Err("the operation failed (out of memory?)".into()),
             (SoftOp::Lookup(k), w) => match decode_opt(w) {
                 None => Ok(json!(false)),
                 Some(v) if v == Self::value(k) => Ok(json!(true)),

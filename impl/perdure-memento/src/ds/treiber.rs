@@ -252,4 +252,33 @@ mod tests {
             assert_eq!(s.contents(rt.pool()).unwrap(), Vec::<u64>::new());
         });
     }
+
+    #[test]
+    fn a_failed_root_operation_stays_pending_and_resumes_exactly_once() {
+        testkit::with_runtime::<StackMmt>(1, |rt| {
+            let mut h = rt.handle(1).unwrap();
+            let s = TreiberStack::create(&mut h).unwrap();
+            // The push takes effect, then the body fails after it.
+            let failed = h.try_run_root(|h, m, _| {
+                s.push(7, h, &mut m.push).map_err(|e| e.to_string())?;
+                Err::<u64, String>("caller's error after the push".into())
+            });
+            assert_eq!(failed.unwrap_err(), "caller's error after the push");
+            assert_eq!(rt.next_op(1), 0, "nothing committed");
+            // Resumed: same index, in recovery mode; the push is found done.
+            let done = h
+                .try_run_root(|h, m, _| {
+                    assert!(h.rec(), "the pending operation resumes in recovery");
+                    s.push(7, h, &mut m.push).map(|()| 0)
+                })
+                .unwrap();
+            assert_eq!(done.index, 0);
+            assert_eq!(rt.next_op(1), 1);
+            assert_eq!(
+                s.contents(rt.pool()).unwrap(),
+                vec![7],
+                "pushed exactly once"
+            );
+        });
+    }
 }
