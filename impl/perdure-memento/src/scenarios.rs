@@ -36,14 +36,34 @@ pub mod prim;
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     let mut v: Vec<Arc<dyn Scenario>> = Vec::new();
     for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
-        v.push(Arc::new(OnRuntime(Detectable(QueueStructure { kind }))));
+        v.push(Arc::new(OnRuntime(Detectable::two(QueueStructure {
+            kind,
+        }))));
     }
-    v.push(Arc::new(OnRuntime(Detectable(StackStructure))));
-    v.push(Arc::new(OnRuntime(Detectable(
+    v.push(Arc::new(OnRuntime(Detectable::two(StackStructure))));
+    v.push(Arc::new(OnRuntime(Detectable::two(
         crate::ds::elim::ElimStackStructure,
     ))));
-    v.push(Arc::new(OnRuntime(Detectable(
+    v.push(Arc::new(OnRuntime(Detectable::two(
         crate::ds::combq::CombQueueStructure,
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        QueueStructure { kind: MsqKind::Vol },
+        3,
+        "msq-mmt-vol-3t",
+        "Memento MSQ-mmt-vol (insert/delete, DRAM tail), 3 threads x 2 ops, detectability checked",
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        QueueStructure { kind: MsqKind::Cas },
+        3,
+        "msq-mmt-cas-3t",
+        "Memento MSQ-mmt-cas (detectable CAS), 3 threads x 2 ops, detectability checked",
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        StackStructure,
+        3,
+        "treiber-mmt-3t",
+        "Memento Treiber stack (detectable CAS, version-tagged top), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(SoftSet)));
     v.extend(prim::all());
@@ -306,8 +326,8 @@ fn result_value(op: Option<u64>, w: u64) -> Value {
     }
 }
 
-fn mixed_workload(seed: u64, push: &str, pop: &str) -> Vec<Vec<Call>> {
-    (0..THREADS as u64)
+fn mixed_workload(seed: u64, threads: usize, push: &str, pop: &str) -> Vec<Vec<Call>> {
+    (0..threads as u64)
         .map(|t| {
             // Thread t: push, pop, push — or pop first, by seed.
             let pop_first = (seed >> t) & 1 == 1;
@@ -352,39 +372,75 @@ pub trait Structure: Send + Sync + 'static {
     fn contents(&self, obj: &Self::Obj, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
 }
 
-/// The scenario of a [`Structure`] under two threads.
+/// The scenario of a [`Structure`] under two threads (or more).
 #[derive(Debug, Clone, Copy)]
-pub struct Detectable<S>(pub S);
+pub struct Detectable<S> {
+    structure: S,
+    threads: usize,
+    name: &'static str,
+    description: &'static str,
+}
+
+impl<S: Structure> Detectable<S> {
+    /// Two threads, the structure's own name and description.
+    pub fn two(structure: S) -> Detectable<S> {
+        Detectable {
+            threads: THREADS,
+            name: structure.name(),
+            description: structure.description(),
+            structure,
+        }
+    }
+
+    /// `threads` threads under a scenario name of its own.
+    pub fn with_threads(
+        structure: S,
+        threads: usize,
+        name: &'static str,
+        description: &'static str,
+    ) -> Detectable<S> {
+        Detectable {
+            structure,
+            threads,
+            name,
+            description,
+        }
+    }
+}
 
 impl<S: Structure> RuntimeScenario for Detectable<S> {
     type Mmt = S::Mmt;
     type Obj = S::Obj;
 
     fn name(&self) -> &'static str {
-        self.0.name()
+        self.name
     }
 
     fn description(&self) -> &'static str {
-        self.0.description()
+        self.description
+    }
+
+    fn threads(&self) -> usize {
+        self.threads
     }
 
     fn object(&self) -> &'static str {
-        self.0.object()
+        self.structure.object()
     }
 
     fn create(&self, h: &mut Handle<'_, '_, Sim, S::Mmt>) -> Result<u64, MementoError> {
-        self.0.create(h)
+        self.structure.create(h)
     }
 
     fn attach(&self, rt: &Runtime<'static, Sim, S::Mmt>) -> Result<S::Obj, String> {
-        self.0
+        self.structure
             .attach(rt.pool(), rt.object_root())
             .map_err(|e| e.to_string())
     }
 
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
-        let (ins, rem) = self.0.ops();
-        mixed_workload(seed, ins, rem)
+        let (ins, rem) = self.structure.ops();
+        mixed_workload(seed, self.threads, ins, rem)
     }
 
     fn call(
@@ -395,7 +451,9 @@ impl<S: Structure> RuntimeScenario for Detectable<S> {
         call: &Call,
     ) -> Result<Value, String> {
         let op = arg(call)?;
-        let w = try_run_call(st, thread, index, |h, m, _| self.0.run(&st.obj, h, m, op))?;
+        let w = try_run_call(st, thread, index, |h, m, _| {
+            self.structure.run(&st.obj, h, m, op)
+        })?;
         Ok(result_value(op, w))
     }
 
@@ -404,9 +462,9 @@ impl<S: Structure> RuntimeScenario for Detectable<S> {
         pool: &Pool<Sim>,
         st: &State<S::Mmt, S::Obj>,
     ) -> Result<Vec<(Call, Value)>, String> {
-        let (_, rem) = self.0.ops();
+        let (_, rem) = self.structure.ops();
         let mut out: Vec<(Call, Value)> = self
-            .0
+            .structure
             .contents(&st.obj, pool)
             .map_err(|e| e.to_string())?
             .into_iter()

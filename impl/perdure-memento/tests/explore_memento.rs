@@ -3,8 +3,9 @@
 //! 2 and 3 threads, CHECKPOINT of one- and two-line slots): schedules × every crash
 //! point × Px86 crash images, each recovered (runtime open, structure
 //! recovery, cut-off operations resumed with their mementos) and checked
-//! for durable linearizability and detectability. Reports a PERDURE-CHECK
-//! row per scenario for `make verify`.
+//! for durable linearizability and detectability (the structures under 2
+//! threads, MSQ-mmt-vol, MSQ-mmt-cas and the Treiber stack also under 3).
+//! Reports a PERDURE-CHECK row per scenario for `make verify`.
 
 mod common;
 
@@ -61,4 +62,19 @@ fn checkpoint_one_line_survives_every_crash_point() {
 #[test]
 fn checkpoint_two_lines_survives_every_crash_point() {
     common::run("checkpoint-2line", 1, "");
+}
+
+#[test]
+fn msq_mmt_vol_3_threads_survives_every_crash_point() {
+    common::run("msq-mmt-vol-3t", 2, "");
+}
+
+#[test]
+fn msq_mmt_cas_3_threads_survives_every_crash_point() {
+    common::run("msq-mmt-cas-3t", 2, "");
+}
+
+#[test]
+fn treiber_mmt_3_threads_survives_every_crash_point() {
+    common::run("treiber-mmt-3t", 2, "");
 }
