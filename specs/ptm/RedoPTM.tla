@@ -1,0 +1,849 @@
+------------------------------- MODULE RedoPTM -------------------------------
+(***************************************************************************)
+(* Redo-PTM (seed 000: Correia, Felber, Ramalhete, "Persistent Memory and  *)
+(* the Rise of Universal Constructions", EuroSys 2020, §5, Algorithms 1-3) *)
+(* under Px86 line persistency, with full-system crashes and null          *)
+(* recovery.                                                               *)
+(*                                                                         *)
+(* WHAT IS MODELLED.  N threads, each running NOps transactions of a       *)
+(* Workload over an object of W persistent 64-bit words.  Update           *)
+(* transactions run applyUpdate (Algorithm 3), read-only ones applyRead    *)
+(* (Algorithm 2).  The volatile machinery of Algorithm 1: the announce and *)
+(* request arrays (Herlihy's combining consensus), the N+1 Combined        *)
+(* instances with their `head` tickets and strong try reader-writer locks, *)
+(* the States (ticket, applied[], results[], the physical redo/undo log,   *)
+(* its published size) pre-allocated RSIZE per thread (stMatrix), the ring *)
+(* of RSIZE tickets, and lastIdx.  In persistent memory: curComb (one      *)
+(* line) and the N+1 replicas, one line per word (the weakest placement).  *)
+(* Each pc value is the seed's line number: "U<n>" Algorithm 3, "A<n>"     *)
+(* Algorithm 2; "R1"/"R2" applyRedologs and "M1".."M3" the copy, whose    *)
+(* pseudo-code the seed does not give (see AMBIGUITIES).                   *)
+(*                                                                         *)
+(* MEMORY (Px86, ../../shared/design/PX86.md).  A line is [p, s]: p the    *)
+(* value its mark guarantees, s the stores that became visible since, in   *)
+(* order; the visible value is the last.  pwb (clwb) of a line by thread t *)
+(* records how many of the line's current stores it covers (mem.pwc[t],    *)
+(* mem.pwr[t]); they persist at t's next fence: a locked RMW (every CAS,   *)
+(* also a failed one) or psync.  So between the pwb and the fence a crash  *)
+(* may keep any prefix (the pwb has not taken effect), and after the fence *)
+(* at least the stores the pwb covered (it took effect when issued): the   *)
+(* union of both is every crash image Px86 allows.  A crash keeps, per     *)
+(* line independently, any prefix of s; DRAM is lost.  Visibility is       *)
+(* sequentially consistent (no TSO buffers); every access to a shared      *)
+(* word is a step of its own, except where a comment says which reads are  *)
+(* merged; accesses to the thread's own words merge with a neighbour.      *)
+(*                                                                         *)
+(* NULL RECOVERY (§5 "Recovery", and the published code): after a crash    *)
+(* curComb is what persisted; its replica's head is a fresh State at that  *)
+(* seq (no request applied), every other replica is invalid (the first     *)
+(* update that locks it copies), the ring, the States, announce, req and  *)
+(* the locks start afresh; operations in flight are cut off and their     *)
+(* threads go on with their next transaction (no recovery function).  The *)
+(* sequence numbers are not reset (the published code resets them to 0;   *)
+(* with every volatile structure reset the two are the same).  Invalid     *)
+(* replicas' contents are normalised to 0: they are never read before a    *)
+(* copy overwrites every word.                                             *)
+(*                                                                         *)
+(* SWITCHES.  Fixes (FALSE = the seed as written; README.md "Findings"):   *)
+(*   HelperPwb         F1: Algorithm 3 L17 (help append the tail to the    *)
+(*                     ring) issues pwb(curComb) first; the ring CAS, a    *)
+(*                     locked RMW, is its fence.                           *)
+(*   PersistBeforeRelease  F2: after a successful CAS, L32-L35 (persist    *)
+(*                     curComb through the ring) run before L31 (release   *)
+(*                     the previous curComb's Combined), not after.        *)
+(*   RequestSeq        F3: a request is a (number, function) pair read in *)
+(*                     one load; applied[] holds the number last applied   *)
+(*                     (Herlihy's toggle bit of the seed breaks when a     *)
+(*                     read published at MAX_READ_TRIES completes by       *)
+(*                     itself and its thread announces again).             *)
+(* Mutants (TRUE = the algorithm; the issue's list):                       *)
+(*   ReturnPersist     L34's pwb(curComb) and L44-L45's pwb+psync          *)
+(*   FlushBeforeCas    L26 (flush the replica) before the CAS; FALSE:      *)
+(*                     right after a successful CAS                        *)
+(*   UndoOnFail        L38 applyUndolog after a failed CAS                 *)
+(*   ValidityCheck     applyRedologs checks each ring entry's seq and the  *)
+(*                     State's ticket before using its log                 *)
+(*                                                                         *)
+(* PROPERTIES.  TypeOK; ExactlyOnce (no request is committed twice);       *)
+(* CurCombConsistent (the replica curComb designates holds the sequential *)
+(* state of its seq); DurableImageConsistent (in every crash image the    *)
+(* replica the persisted curComb designates holds the state of that seq:  *)
+(* null recovery is correct); CompletedDurable (every transaction that     *)
+(* returned is in the persisted prefix); HistoryDurablyLinearizable (the   *)
+(* history of invokes, returns and crashes is durably linearizable        *)
+(* against the sequential object, specs/common/DurableLinearizability:    *)
+(* checked once every thread is done, which suffices because a history    *)
+(* that is not durably linearizable has no extension that is); FenceBound *)
+(* (persistence fences per transaction <= MaxFences); StepBound (steps per *)
+(* transaction <= MaxSteps: wait-freedom as a bound on each operation's    *)
+(* own steps; no action waits on another thread, every pc has an enabled   *)
+(* step: WaitFree).                                                        *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC, Histories
+
+CONSTANTS
+    N,              \* threads 1..N
+    W,              \* words of the object (each replica: words 1..W, one line each)
+    RSIZE,          \* ring slots, and States per thread (stMatrix is N x RSIZE)
+    NOps,           \* transactions per thread
+    MaxReadTries,   \* MAX_READ_TRIES of Algorithm 2
+    MaxCrashes,     \* full-system crashes
+    Workload,       \* see WorkOf
+    MaxFences,      \* the claimed bound on persistence fences per transaction
+    MaxSteps,       \* the bound on a transaction's own steps (wait-freedom)
+    HelperPwb, PersistBeforeRelease, RequestSeq, UndoFlush,    \* fixes
+    ReturnPersist, FlushBeforeCas, UndoOnFail, ValidityCheck    \* mutant switches
+
+ASSUME /\ N \in Nat \ {0} /\ W \in Nat \ {0} /\ RSIZE \in Nat \ {0} /\ NOps \in Nat
+       /\ MaxReadTries \in Nat /\ MaxCrashes \in Nat /\ MaxFences \in Nat /\ MaxSteps \in Nat
+       /\ {HelperPwb, PersistBeforeRelease, RequestSeq, UndoFlush,
+           ReturnPersist, FlushBeforeCas, UndoOnFail, ValidityCheck} \subseteq BOOLEAN
+
+Threads == 1 .. N
+Combs == 0 .. N            \* N+1 Combined instances
+Words == 1 .. W
+Lines == Combs \X Words    \* replica lines
+Slots == 0 .. RSIZE - 1    \* ring slots and State indices
+MaxSeq == N * NOps         \* every committed transition carries an update
+
+-----------------------------------------------------------------------------
+(* The object and the workload.                                            *)
+
+\* A transaction: inc(a) (x[a] := x[a] + 1, returns the old x[a]), both()
+\* (x[1]++ and x[2]++, two lines, returns the old x[1]), incif() (x[1]++ if
+\* x[2] = 0: a transaction whose stores depend on the state; returns the
+\* old x[1]), get(a) (read-only, returns x[a]).
+Tx(o, a) == [op |-> o, a |-> a]
+WordFor(t, i) == ((t + i) % W) + 1
+WorkOf(t, i) ==
+    CASE Workload = "inc"    -> Tx("inc", WordFor(t, i))
+      [] Workload = "incget" -> IF i % 2 = 1 THEN Tx("inc", WordFor(t, i)) ELSE Tx("get", WordFor(t, i))
+      [] Workload = "getinc" -> IF i % 2 = 1 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
+      [] Workload = "mix"    -> IF (t + i) % 2 = 0 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
+      [] Workload = "both"   -> IF t = 1 /\ i = 1 THEN Tx("both", 1) ELSE Tx("inc", WordFor(t, i))
+      [] Workload = "cond"   -> IF t = 1 /\ i = 1 THEN Tx("incif", 1) ELSE Tx("inc", 2)
+IsRead(o) == o.op = "get"
+ArgsOf(o) == IF o.op \in {"both", "incif"} THEN <<>> ELSE <<o.a>>
+
+\* What the transaction's code does on memory x (a function Words -> Nat):
+\* its stores, in order, and its result.
+StoresOf(o, x) ==
+    CASE o.op = "inc"   -> << <<o.a, x[o.a] + 1>> >>
+      [] o.op = "both"  -> << <<1, x[1] + 1>>, <<2, x[2] + 1>> >>
+      [] o.op = "incif" -> IF x[2] = 0 THEN << <<1, x[1] + 1>> >> ELSE << >>
+      [] OTHER          -> << >>
+ResultOf(o, x) == IF o.op \in {"both", "incif"} THEN x[1] ELSE x[o.a]
+
+\* The sequential object (for DurableLinearizability): the same, on a state.
+ObjInit == [w \in Words |-> 0]
+RECURSIVE ApplyStores(_, _)
+ApplyStores(x, ws) == IF ws = <<>> THEN x ELSE ApplyStores([x EXCEPT ![Head(ws)[1]] = Head(ws)[2]], Tail(ws))
+ObjApply(s, op, args) ==
+    LET o == Tx(op, IF args = <<>> THEN 1 ELSE args[1]) IN <<ApplyStores(s, StoresOf(o, s)), ResultOf(o, s)>>
+DL == INSTANCE DurableLinearizability WITH SeqInit <- ObjInit, SeqApply <- ObjApply
+
+Id(t, i) == (t - 1) * NOps + i
+
+\* The log entries [addr, oldval, val] of stores ws on memory y, in order.
+RECURSIVE LogOf(_, _)
+LogOf(y, ws) == IF ws = << >> THEN << >>
+                ELSE <<[a |-> Head(ws)[1], old |-> y[Head(ws)[1]], new |-> Head(ws)[2]]>>
+                     \o LogOf([y EXCEPT ![Head(ws)[1]] = Head(ws)[2]], Tail(ws))
+
+-----------------------------------------------------------------------------
+(* Tickets (SeqTidIdx), curComb values, States.                            *)
+
+Tk(s, t, j) == [seq |-> s, tid |-> t, idx |-> j]
+Tk0 == Tk(0, 0, 0)
+Invalid == Tk(0, 0, 1)        \* a replica that must be copied (tid 0 idx 1 is no State)
+CV(s, c) == [seq |-> s, idx |-> c]   \* curComb = {seq, tid, idx}; the tid is not used
+
+\* The State a ticket names: stMatrix[tid].states[idx]; tid 0 is the fresh
+\* State of the initial / recovered head (nothing applied, empty log).
+Fresh == [tkt |-> Tk0, applied |-> [u \in Threads |-> 0], results |-> [u \in Threads |-> 0],
+          log |-> <<>>, lsz |-> 0]
+
+\* A request number: with the seed's toggle (RequestSeq = FALSE) announce and
+\* applied are 0/1 bits, with F3 they count the thread's requests.
+Flip(b) == 1 - b
+
+-----------------------------------------------------------------------------
+VARIABLES
+    mem,      \* PM: [cc: line, r: [Lines -> line], pwc: [Threads -> Nat],
+              \*      pwr: [Threads -> [Lines -> Nat]]] (lines and pending pwbs)
+    head,     \* [Combs -> ticket]: Combined.head (volatile)
+    lk,       \* [Combs -> [ex: 0..N, sh: SUBSET Threads, dg: BOOLEAN]]: rwLock
+              \*   (dg: held shared by the downgrade of the thread that installed it)
+    ring,     \* [Slots -> ticket]
+    sts,      \* [Threads -> [Slots -> State]]: stMatrix
+    lidx,     \* [Threads -> Slots]: stMatrix[tid].lastIdx
+    ann,      \* [Threads -> Nat]: announce[]
+    req,      \* [Threads -> [n: Nat, i: Nat]]: reqs[] (the op index of the thread;
+              \*   n its request number, used by F3)
+    th,       \* [Threads -> registers]
+    crashes,
+    hist,     \* the history (Histories.tla)
+    \* ghosts
+    sig,      \* [0..MaxSeq -> object state]: the state committed with each seq
+    ncom,     \* [Threads -> [1..NOps -> 0..2]]: times the request was committed
+    oseq,     \* [Threads -> [1..NOps -> Nat]]: the seq whose state its result reflects
+    ret,      \* [Threads -> [1..NOps -> BOOLEAN]]: returned
+    exp,      \* [Threads -> [1..NOps -> Nat]]: its result in the commit order
+    bad       \* SUBSET (Threads \X Nat): transactions that returned another result
+
+vars == <<mem, head, lk, ring, sts, lidx, ann, req, th, crashes, hist, sig, ncom, oseq, ret, exp, bad>>
+
+-----------------------------------------------------------------------------
+(* Lines.                                                                  *)
+
+Vis(l) == IF l.s = <<>> THEN l.p ELSE l.s[Len(l.s)]
+CurComb == Vis(mem.cc)
+Content(m, c) == [w \in Words |-> Vis(m.r[<<c, w>>])]
+StoreR(m, c, w, v) == [m EXCEPT !.r[<<c, w>>].s = Append(@, v)]
+RECURSIVE StoreAll(_, _, _)
+StoreAll(m, c, ws) == IF ws = <<>> THEN m ELSE StoreAll(StoreR(m, c, Head(ws)[1], Head(ws)[2]), c, Tail(ws))
+StoreCC(m, v) == [m EXCEPT !.cc.s = Append(@, v)]
+
+\* pwb: thread t's pending write-back covers the line's current stores.
+PwbR(m, t, c, ws) == [m EXCEPT !.pwr[t] = [ln \in Lines |-> IF ln[1] = c /\ ln[2] \in ws
+                                                            THEN Len(m.r[ln].s) ELSE @[ln]]]
+PwbC(m, t) == [m EXCEPT !.pwc[t] = Len(m.cc.s)]
+
+PersistK(l, k) == IF k = 0 THEN l ELSE [p |-> l.s[k], s |-> SubSeq(l.s, k + 1, Len(l.s))]
+Sub(a, b) == IF a > b THEN a - b ELSE 0
+\* A fence of thread t (locked RMW or psync): its pending pwbs take effect.
+Fence(m, t) ==
+    [cc |-> PersistK(m.cc, m.pwc[t]),
+     r |-> [ln \in Lines |-> PersistK(m.r[ln], m.pwr[t][ln])],
+     pwc |-> [u \in Threads |-> IF u = t THEN 0 ELSE Sub(m.pwc[u], m.pwc[t])],
+     pwr |-> [u \in Threads |-> [ln \in Lines |-> IF u = t THEN 0 ELSE Sub(m.pwr[u][ln], m.pwr[t][ln])]]]
+
+DurableSeq == mem.cc.p.seq
+
+-----------------------------------------------------------------------------
+(* Thread registers.  Idle(i): between transactions, the last one was i.   *)
+
+Idle(i) ==
+    [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
+     c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
+     pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {}]
+
+Op(t) == WorkOf(t, th[t].i)
+NewSt(t) == sts[t][lidx[t]]
+StateOf(tk) == IF tk.tid = 0 THEN Fresh ELSE sts[tk.tid][tk.idx]
+\* Is request r of thread u (announce value a) open in a State?
+Open(st, u, a) == st.applied[u] # a
+
+Init ==
+    /\ mem = [cc |-> [p |-> CV(0, 0), s |-> << >>],
+              r |-> [ln \in Lines |-> [p |-> 0, s |-> << >>]],
+              pwc |-> [t \in Threads |-> 0],
+              pwr |-> [t \in Threads |-> [ln \in Lines |-> 0]]]
+    /\ head = [c \in Combs |-> IF c = 0 THEN Tk0 ELSE Invalid]
+    /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0]]
+    /\ ring = [k \in Slots |-> Tk0]
+    /\ sts = [t \in Threads |-> [j \in Slots |-> Fresh]]
+    /\ lidx = [t \in Threads |-> 0]
+    /\ ann = [t \in Threads |-> 0]
+    /\ req = [t \in Threads |-> [n |-> 0, i |-> 0]]
+    /\ th = [t \in Threads |-> Idle(0)]
+    /\ crashes = 0
+    /\ hist = << >>
+    /\ sig = [s \in 0 .. MaxSeq |-> ObjInit]
+    /\ ncom = [t \in Threads |-> [i \in 1 .. NOps |-> 0]]
+    /\ oseq = [t \in Threads |-> [i \in 1 .. NOps |-> 0]]
+    /\ ret = [t \in Threads |-> [i \in 1 .. NOps |-> FALSE]]
+    /\ exp = [t \in Threads |-> [i \in 1 .. NOps |-> 0]]
+    /\ bad = {}
+
+-----------------------------------------------------------------------------
+(* Helpers shared by the steps.                                            *)
+
+Ghosts == <<sig, ncom, oseq, ret, exp, bad>>
+
+\* A step of thread t: its registers become r (step counted).
+SetTh(t, r) == th' = [th EXCEPT ![t] = [r EXCEPT !.ns = th[t].ns + 1]]
+
+\* Fence counting: a psync always counts; a locked RMW counts when it has a
+\* pending pwb of the thread to complete (then it is the pfence/psync).
+AfterRMW(r) == [r EXCEPT !.nf = @ + (IF r.pend THEN 1 ELSE 0), !.pend = FALSE]
+AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
+
+\* The transaction returns v.  os > 0: a read that ran on the replica of
+\* seq os - 1 (its result must be that state's); else its result must be the
+\* one its commit computed (and it must have been committed).
+Return(t, v, os) ==
+    LET i == th[t].i
+        want == IF os > 0 THEN sig[os - 1][Op(t).a] ELSE exp[t][i]
+        ok == v = want /\ (os > 0 \/ ncom[t][i] = 1)
+    IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
+       /\ ret' = [ret EXCEPT ![t][i] = TRUE]
+       /\ oseq' = IF os = 0 THEN oseq ELSE [oseq EXCEPT ![t][i] = os - 1]
+       /\ bad' = IF ok THEN bad ELSE bad \cup {<<t, i>>}
+       /\ th' = [th EXCEPT ![t] = Idle(i)]
+
+
+\* The announce value of request number n for thread t (toggle or count).
+AnnVal(n) == IF RequestSeq THEN n ELSE n % 2
+
+\* Publish a request (Algorithm 3 L2-L3, Algorithm 2 L4-L5).
+Publish(t) ==
+    LET n == req[t].n + 1 IN
+    /\ req' = [req EXCEPT ![t] = [n |-> n, i |-> th[t].i]]
+    /\ ann' = [ann EXCEPT ![t] = IF RequestSeq THEN n ELSE Flip(@)]
+
+-----------------------------------------------------------------------------
+(* Invocation.                                                             *)
+
+\* A client invokes transaction i+1 on thread t.  An update publishes it at
+\* once (Algorithm 3, L2-L6: reqs[tid] <- updFunc; announce[tid] flips;
+\* _newSt is stMatrix[tid].states[lastIdx]; _c <- null).
+Invoke(t) ==
+    /\ th[t].pc = "Idle" /\ th[t].i < NOps
+    /\ LET i == th[t].i + 1
+           o == WorkOf(t, i)
+       IN /\ hist' = Append(hist, EvInvoke(Id(t, i), t, o.op, ArgsOf(o)))
+          /\ IF IsRead(o)
+             THEN /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "A2", !.ns = 1]]
+                  /\ UNCHANGED <<req, ann>>
+             ELSE /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "U8", !.ns = 1]]
+                  /\ LET n == req[t].n + 1 IN
+                     /\ req' = [req EXCEPT ![t] = [n |-> n, i |-> i]]
+                     /\ ann' = [ann EXCEPT ![t] = IF RequestSeq THEN n ELSE Flip(@)]
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, crashes, Ghosts>>
+
+-----------------------------------------------------------------------------
+(* Algorithm 3: applyUpdate.                                               *)
+(*                                                                         *)
+(* Merged reads (each a step of its own in the seed): L8-L12 (curComb, its *)
+(* Combined's head, that State), L13-L16 (curComb again, the ring).  A     *)
+(* change of curComb between two merged reads is one the next check (L13,  *)
+(* L30) sees anyway.  The simulation loop L20-L24 is one step (it reads    *)
+(* announce/reqs of every thread; _c is private under the exclusive lock); *)
+(* an applyRedologs entry (ring slot, log, the State's ticket) is one step *)
+(* (so a State reused during the copy of its log is not exercised: with   *)
+(* RSIZE >= 2 States per thread and 2 transactions per thread no State is  *)
+(* reused at all).  Returns are merged into the step before them (a        *)
+(* return moved earlier only adds real-time order: a stricter check),      *)
+(* never into a step with a fence (FenceBound reads the count before).     *)
+
+\* The registers a new iteration does not need (the deferred pwbs stay:
+\* they belong to _c, which F4 keeps).
+Fresh8(r) == [r EXCEPT !.curC = CV(0, 0), !.comb = 0, !.tail = Tk0, !.tkt = Tk0, !.rt = Tk0,
+                       !.k = 0, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.gops = << >>]
+
+\* "continue" in Algorithm 3's loop (L7: two iterations), else L40.
+NextIter(r) == IF r.iter = 0 THEN [Fresh8(r) EXCEPT !.iter = 1, !.pc = "U8"]
+               ELSE [Fresh8(r) EXCEPT !.pc = "U40"]
+
+\* L8-L12: _curC <- curComb; _comb <- combs[_curC.idx]; _tail <- _comb.head;
+\* _tkt <- {_tail.seq+1, tid, lastIdx}; cpySt(_tkt, state of _tail):
+\* _newSt takes the ticket, that State's applied[] and results[], an empty
+\* log.
+U8(t) ==
+    /\ th[t].pc = "U8"
+    /\ LET cc == CurComb
+           tl == head[cc.idx]
+           src == StateOf(tl)
+           tkt == Tk(tl.seq + 1, t, lidx[t])
+       IN /\ sts' = [sts EXCEPT ![t][lidx[t]] = [tkt |-> tkt, applied |-> src.applied,
+                                                 results |-> src.results, log |-> << >>, lsz |-> 0]]
+          /\ SetTh(t, [th[t] EXCEPT !.curC = cc, !.comb = cc.idx, !.tail = tl, !.tkt = tkt, !.pc = "U13"])
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L13: if _curC # curComb then continue.  L14-L16: _ringtail <-
+\* ring[_tail.seq % RSIZE]; if it is not _tail: if its seq is larger,
+\* continue, else help (L17).
+U13(t) ==
+    /\ th[t].pc = "U13"
+    /\ LET tl == th[t].tail
+           rt == ring[tl.seq % RSIZE]
+       IN SetTh(t, CASE th[t].curC # CurComb -> NextIter(th[t])
+                     [] rt = tl -> [th[t] EXCEPT !.pc = "U18"]
+                     [] rt.seq > tl.seq -> NextIter(th[t])
+                     [] OTHER -> [th[t] EXCEPT !.rt = rt, !.pc = "U17"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L17: ring[_tail.seq % RSIZE].cas(_ringtail, _tail), a locked RMW.  F1
+\* (HelperPwb): pwb(curComb) first, so that this CAS persists curComb.
+U17(t) ==
+    /\ th[t].pc = "U17"
+    /\ LET tl == th[t].tail
+           sl == tl.seq % RSIZE
+           r0 == IF HelperPwb THEN [th[t] EXCEPT !.pend = TRUE] ELSE th[t]
+           m0 == IF HelperPwb THEN PwbC(mem, t) ELSE mem
+       IN /\ mem' = Fence(m0, t)
+          /\ ring' = IF ring[sl] = th[t].rt THEN [ring EXCEPT ![sl] = tl] ELSE ring
+          /\ SetTh(t, [AfterRMW(r0) EXCEPT !.rt = Tk0, !.pc = "U18"])
+    /\ UNCHANGED <<head, lk, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L18: if _c = null then _c, _idx <- exclusiveTryLock() (the strong try
+\* locks of combs[0..N] in order, one step); none free: break (as the
+\* published code).  L19 starts: applyRedologs(_c, _tail) brings _c from
+\* _c.head to _tail with the ring's redo logs (R1), or copies (M1..M3) when
+\* _c is invalid or ahead of _tail (its head is private once locked).
+Redo19(r, h) ==
+    IF h = Invalid \/ h.seq > r.tail.seq THEN [r EXCEPT !.att = 0, !.pc = "M1"]
+    ELSE [r EXCEPT !.k = h.seq + 1, !.pc = "R1"]
+U18(t) ==
+    /\ th[t].pc = "U18"
+    /\ IF th[t].c # -1
+       THEN SetTh(t, Redo19(th[t], head[th[t].c])) /\ UNCHANGED lk
+       ELSE LET free == {c \in Combs : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
+            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
+            ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y IN
+                 /\ lk' = [lk EXCEPT ![c].ex = t]
+                 /\ SetTh(t, Redo19([th[t] EXCEPT !.c = c], head[c]))
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* applyRedologs, entry k (the seed gives no pseudo-code; §5: "A replica
+\* reaches an invalidated state when it is no longer possible to apply the
+\* physical log in the sequential order ... starting at _c.head"; details
+\* as the published apply_redologs): read ring[k % RSIZE]; it must hold
+\* seq k (ValidityCheck); apply its State's published log (the `val`s) to
+\* _c; the State's ticket must still be the ring's (ValidityCheck), else
+\* the State was reused: copy.  Past _tail: _c.head <- _tail, go on (L20).
+R1(t) ==
+    /\ th[t].pc = "R1"
+    /\ LET k == th[t].k
+           c == th[t].c
+       IN IF k > th[t].tail.seq
+          THEN /\ head' = [head EXCEPT ![c] = th[t].tail]
+               /\ SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U20"])
+               /\ UNCHANGED mem
+          ELSE LET rt == ring[k % RSIZE]
+                   st == StateOf(rt)
+                   lg == SubSeq(st.log, 1, st.lsz)
+                   ws == [e \in 1 .. Len(lg) |-> <<lg[e].a, lg[e].new>>]
+               IN IF ValidityCheck /\ (rt.seq # k \/ (rt.tid # 0 /\ st.tkt # rt))
+                  THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.att = 0, !.pc = "M1"]) /\ UNCHANGED <<mem, head>>
+                  ELSE /\ mem' = StoreAll(mem, c, ws)
+                       /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)},
+                                                 !.k = k + 1])
+                       /\ UNCHANGED head
+    /\ UNCHANGED <<lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The copy (§5: "the thread will attempt to perform a copy from the replica
+\* referenced by curComb following an optimistic approach.  To perform a
+\* successful copy, curComb must not change during the procedure.  After
+\* two copy attempts, it is guaranteed ... that the thread's operation was
+\* executed by a helper thread"), as the published makeCopy: _c is marked
+\* invalid; read curComb and its Combined's head.
+M1(t) ==
+    /\ th[t].pc = "M1"
+    /\ LET cc == CurComb IN
+       /\ head' = [head EXCEPT ![th[t].c] = Invalid]
+       /\ SetTh(t, [th[t] EXCEPT !.ccv = cc, !.hd = head[cc.idx], !.pc = "M2"])
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* makeCopy: if that head's State has our request applied, stop: L19
+\* returns false (break).  Else copy every word of curComb's replica into
+\* _c (the source is not locked; M3's check of curComb validates it).
+M2(t) ==
+    /\ th[t].pc = "M2"
+    /\ IF ~Open(StateOf(th[t].hd), t, ann[t])
+       THEN SetTh(t, [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED mem
+       ELSE LET src == Content(mem, th[t].ccv.idx) IN
+            /\ mem' = StoreAll(mem, th[t].c, [w \in Words |-> <<w, src[w]>>])
+            /\ SetTh(t, [th[t] EXCEPT !.pc = "M3"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* makeCopy: curComb unchanged: the copy is good: pwb every line of _c,
+\* _c.head <- the head read in M1, go on (L20).  Else a second attempt,
+\* then give up (break).
+M3(t) ==
+    /\ th[t].pc = "M3"
+    /\ IF CurComb = th[t].ccv
+       THEN /\ mem' = PwbR(mem, t, th[t].c, Words)
+            /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
+            /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0),
+                                      !.pc = "U20"])
+       ELSE /\ SetTh(t, IF th[t].att = 0
+                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
+                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED <<mem, head>>
+    /\ UNCHANGED <<lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L20-L24 (one step): for every thread u whose announce differs from
+\* _newSt.applied[u], run reqs[u]() on _c (its stores go to _c, to the log
+\* and to the deferred pwbs), record its result, flip applied[u].  With F3
+\* the request (number, function) is one load and applied[u] takes its
+\* number.
+RECURSIVE Simulate(_, _, _, _)
+\* Simulate(us, x, st, acc): threads us still to visit, replica content x,
+\* the State st, acc = [stores, gops, dp] so far.
+Simulate(us, x, st, acc) ==
+    IF us = << >> THEN [x |-> x, st |-> st, acc |-> acc]
+    ELSE LET u == Head(us)
+             a == IF RequestSeq THEN req[u].n ELSE ann[u]
+         IN IF ~Open(st, u, a) \/ req[u].i = 0
+            THEN Simulate(Tail(us), x, st, acc)
+            ELSE LET o == WorkOf(u, req[u].i)
+                     ws == StoresOf(o, x)
+                 IN Simulate(Tail(us), ApplyStores(x, ws),
+                             [st EXCEPT !.log = @ \o LogOf(x, ws),
+                                        !.results[u] = ResultOf(o, x),
+                                        !.applied[u] = IF RequestSeq THEN a ELSE Flip(st.applied[u])],
+                             [stores |-> acc.stores \o ws,
+                              gops |-> Append(acc.gops, <<u, req[u].i>>),
+                              dp |-> acc.dp \cup {ws[q][1] : q \in DOMAIN ws}])
+ThreadSeq == [q \in 1 .. N |-> q]
+
+U20(t) ==
+    /\ th[t].pc = "U20"
+    /\ LET j == lidx[t]
+           sim == Simulate(ThreadSeq, Content(mem, th[t].c), sts[t][j],
+                           [stores |-> << >>, gops |-> << >>, dp |-> {}])
+       IN /\ mem' = StoreAll(mem, th[t].c, sim.acc.stores)
+          /\ sts' = [sts EXCEPT ![t][j] = sim.st]
+          /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup sim.acc.dp, !.gops = sim.acc.gops, !.pc = "U26"])
+    /\ UNCHANGED <<head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L26-L29: flushDeferredPWBs() (FlushBeforeCas; the mutant flushes after
+\* the CAS instead, U30F); pwb(curComb) (L27); _c.head <- _tkt (L28, the
+\* log size published just before, as the published code does);
+\* _c.rwLock.downgrade() (L29).
+U26(t) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c
+           m0 == IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
+       IN /\ mem' = PwbC(m0, t)
+          /\ head' = [head EXCEPT ![c] = th[t].tkt]
+          /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+          /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+          /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.dp = IF FlushBeforeCas THEN {} ELSE @,
+                                    !.pc = "U30"])
+    /\ UNCHANGED <<ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The ghost object state after the transaction's requests, in its order,
+\* and their results.
+RECURSIVE FoldOps(_, _), FoldRes(_, _)
+FoldOps(x, ops) == IF ops = << >> THEN x
+                   ELSE FoldOps(ApplyStores(x, StoresOf(WorkOf(Head(ops)[1], Head(ops)[2]), x)), Tail(ops))
+FoldRes(x, ops) == IF ops = << >> THEN << >>
+                   ELSE LET o == WorkOf(Head(ops)[1], Head(ops)[2]) IN
+                        <<ResultOf(o, x)>> \o FoldRes(ApplyStores(x, StoresOf(o, x)), Tail(ops))
+Range(f) == {f[x] : x \in DOMAIN f}
+Min2(x) == IF x > 2 THEN 2 ELSE x
+
+\* Where a successful CAS goes next: the mutant's late flush, then L32
+\* (F2: persist first) or L31 (the seed: release first).
+AfterCas == IF PersistBeforeRelease THEN "U32" ELSE "U31"
+
+\* L30: curComb.cas(_curC, {_tkt.seq, tid, _idx}), a locked RMW: the
+\* pending pwbs (the replica's lines, curComb) take effect first (this is
+\* the pfence the published code omits for that reason).  Success commits
+\* the requests the simulation applied (ghosts); failure: L38.
+U30(t) ==
+    /\ th[t].pc = "U30"
+    /\ LET m1 == Fence(mem, t)
+           r1 == AfterRMW(th[t])
+           tk == th[t].tkt
+           ops == Range(th[t].gops)
+       IN IF Vis(m1.cc) = th[t].curC
+          THEN /\ mem' = StoreCC(m1, CV(tk.seq, th[t].c))
+               /\ sig' = [sig EXCEPT ![tk.seq] = FoldOps(sig[tk.seq - 1], th[t].gops)]
+               /\ ncom' = [u \in Threads |-> [i \in 1 .. NOps |->
+                             IF <<u, i>> \in ops THEN Min2(ncom[u][i] + 1) ELSE ncom[u][i]]]
+               /\ oseq' = [u \in Threads |-> [i \in 1 .. NOps |->
+                             IF <<u, i>> \in ops THEN tk.seq ELSE oseq[u][i]]]
+               /\ LET rs == FoldRes(sig[tk.seq - 1], th[t].gops) IN
+                  exp' = [u \in Threads |-> [i \in 1 .. NOps |->
+                            IF <<u, i>> \in ops
+                            THEN rs[CHOOSE q \in DOMAIN th[t].gops : th[t].gops[q] = <<u, i>>]
+                            ELSE exp[u][i]]]
+               /\ SetTh(t, [r1 EXCEPT !.gops = << >>, !.curC = CV(0, 0), !.tail = Tk0,
+                                      !.pc = IF ~FlushBeforeCas THEN "U30F" ELSE AfterCas])
+          ELSE /\ mem' = m1
+               /\ SetTh(t, [r1 EXCEPT !.pc = "U38"])
+               /\ UNCHANGED <<sig, ncom, oseq, exp>>
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, ret, bad>>
+
+\* Mutant FlushBeforeCas = FALSE: L26's flushDeferredPWBs() runs here,
+\* after the CAS made the replica curComb.
+U30F(t) ==
+    /\ th[t].pc = "U30F"
+    /\ mem' = PwbR(mem, t, th[t].c, th[t].dp)
+    /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.dp = {}, !.pc = AfterCas])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L36-L37: lastIdx++; return _newSt.results[tid] (merged into the step
+\* before, see above).
+Finish36(t) ==
+    /\ lidx' = [lidx EXCEPT ![t] = (@ + 1) % RSIZE]
+    /\ Return(t, NewSt(t).results[t], 0)
+
+\* L31: _comb.rwLock.downgradeUnlock(): the previous curComb's Combined is
+\* released (the shared lock its installer's downgrade left).  With F2 this
+\* comes after L32-L35, and L36 follows.
+U31(t) ==
+    /\ th[t].pc = "U31"
+    /\ lk' = [lk EXCEPT ![th[t].comb].dg = FALSE]
+    /\ IF PersistBeforeRelease
+       THEN Finish36(t)
+       ELSE SetTh(t, [th[t] EXCEPT !.pc = "U32"]) /\ UNCHANGED <<lidx, hist, ret, oseq, bad>>
+    /\ UNCHANGED <<mem, head, ring, sts, ann, req, crashes, sig, ncom, exp>>
+
+\* L32-L33: _ringTail <- ring[_tkt.seq % RSIZE]; if _ringTail.seq < _tkt.seq
+\* then L34-L35, else (the seed) L36 or (F2) L31.
+U32(t) ==
+    /\ th[t].pc = "U32"
+    /\ LET rt == ring[th[t].tkt.seq % RSIZE] IN
+       IF rt.seq < th[t].tkt.seq
+       THEN SetTh(t, [th[t] EXCEPT !.rt = rt, !.pc = "U34"]) /\ UNCHANGED <<lidx, hist, ret, oseq, bad>>
+       ELSE IF PersistBeforeRelease
+            THEN SetTh(t, [th[t] EXCEPT !.pc = "U31"]) /\ UNCHANGED <<lidx, hist, ret, oseq, bad>>
+            ELSE Finish36(t)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, ann, req, crashes, sig, ncom, exp>>
+
+\* L34-L35: pwb(curComb) (ReturnPersist); ring[..].cas(_ringTail, _tkt), a
+\* locked RMW: the pwb takes effect (it is the psync).
+U34(t) ==
+    /\ th[t].pc = "U34"
+    /\ LET sl == th[t].tkt.seq % RSIZE
+           r0 == IF ReturnPersist THEN [th[t] EXCEPT !.pend = TRUE] ELSE th[t]
+           m0 == IF ReturnPersist THEN PwbC(mem, t) ELSE mem
+       IN /\ mem' = Fence(m0, t)
+          /\ ring' = IF ring[sl] = th[t].rt THEN [ring EXCEPT ![sl] = th[t].tkt] ELSE ring
+          /\ SetTh(t, [AfterRMW(r0) EXCEPT !.rt = Tk0,
+                                           !.pc = IF PersistBeforeRelease THEN "U31" ELSE "U36"])
+    /\ UNCHANGED <<head, lk, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L36-L37 after L34-L35 (not merged: L35 is a fence).
+U36(t) ==
+    /\ th[t].pc = "U36"
+    /\ Finish36(t)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, ann, req, crashes, sig, ncom, exp>>
+
+\* L38-L39 after a failed CAS: applyUndolog(_newSt) (UndoOnFail: the log's
+\* oldvals, last entry first); reset(_newSt, _c): _c.head <- _tail.  Then
+\* continue.  Without F4 (UndoFlush), as the published code: release _c,
+\* _c <- null, drop the deferred pwbs (those of the undo too).  With F4, as
+\* the seed's L18 (`if _c = null`) reads: keep _c for the next iteration
+\* (still downgraded: nobody else may lock it) with the undone lines in the
+\* deferred pwbs; they are flushed by L26 or, if the loop ends first, by
+\* L44-L45 before _c is released.
+U38(t) ==
+    /\ th[t].pc = "U38"
+    /\ LET c == th[t].c
+           lg == NewSt(t).log
+           undo == [e \in 1 .. Len(lg) |-> <<lg[Len(lg) + 1 - e].a, lg[Len(lg) + 1 - e].old>>]
+       IN /\ mem' = IF UndoOnFail THEN StoreAll(mem, c, undo) ELSE mem
+          /\ head' = [head EXCEPT ![c] = th[t].tail]
+          /\ IF UndoFlush
+             THEN /\ SetTh(t, [NextIter(th[t]) EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)}])
+                  /\ UNCHANGED lk
+             ELSE /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE]]
+                  /\ SetTh(t, NextIter([th[t] EXCEPT !.c = -1, !.dp = {}]))
+    /\ UNCHANGED <<ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L43-L45: _curC <- curComb; pwb(curComb); psync() (ReturnPersist); with
+\* F4 the deferred pwbs of _c are issued first.  L40-L41: if _c # null,
+\* release it (after the psync with F4, before it in the seed's order:
+\* either way no other thread can see the difference without F4, which
+\* has nothing of _c's left to persist).
+U40(t) ==
+    /\ th[t].pc = "U40"
+    /\ LET c == th[t].c
+           m0 == IF UndoFlush /\ c # -1 THEN PwbR(mem, t, c, th[t].dp) ELSE mem
+       IN /\ lk' = IF c # -1 THEN [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE]] ELSE lk
+          /\ mem' = IF ReturnPersist THEN Fence(PwbC(m0, t), t) ELSE m0
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t]
+                 EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.curC = CurComb, !.pc = "U46"])
+    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L46-L50 (and Algorithm 2 L22-L27): the State of combs[_curC.idx].head,
+\* or of ring[_curC.seq % RSIZE] if that head is not _curC's (the seed's
+\* "_comb.seq" read as _curC.seq); its results[tid].
+ResultAt(t, cc) ==
+    LET tl0 == head[cc.idx]
+        tl == IF tl0.seq # cc.seq THEN ring[cc.seq % RSIZE] ELSE tl0
+    IN StateOf(tl).results[t]
+
+U46(t) ==
+    /\ th[t].pc = "U46"
+    /\ Return(t, ResultAt(t, th[t].curC), 0)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+-----------------------------------------------------------------------------
+(* Algorithm 2: applyRead.  Iteration ri = 0 .. MAX_READ_TRIES + 1.        *)
+
+\* "continue" in Algorithm 2's loop, else L19.
+NextTry(r) == IF r.ri < MaxReadTries + 1
+              THEN [r EXCEPT !.ri = @ + 1, !.curC = CV(0, 0), !.comb = 0, !.pc = "A2"]
+              ELSE [r EXCEPT !.curC = CV(0, 0), !.comb = 0, !.pc = "A19"]
+
+\* L3-L8: at ri = MAX_READ_TRIES publish the read (L4-L5); _curC <- curComb
+\* (L6); _comb <- combs[_curC.idx] (L7); _comb.rwlock.sharedTryLock(tid)
+\* (L8: it fails only while a writer holds the lock exclusively).
+A2(t) ==
+    /\ th[t].pc = "A2"
+    /\ IF th[t].ri = MaxReadTries THEN Publish(t) ELSE UNCHANGED <<req, ann>>
+    /\ LET cc == CurComb IN
+       IF lk[cc.idx].ex = 0
+       THEN /\ lk' = [lk EXCEPT ![cc.idx].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.curC = cc, !.comb = cc.idx, !.pc = "A9"])
+       ELSE /\ SetTh(t, NextTry(th[t]))
+            /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, crashes, hist, Ghosts>>
+
+\* L9-L11: _tail <- _comb.head; if _curC = curComb, readFunc() on the
+\* replica (one step: the shared lock keeps it still); else unlock, retry.
+A9(t) ==
+    /\ th[t].pc = "A9"
+    /\ LET c == th[t].comb IN
+       IF th[t].curC = CurComb
+       THEN /\ SetTh(t, [th[t] EXCEPT !.tail = head[c], !.res = Content(mem, c)[Op(t).a], !.pc = "A12"])
+            /\ UNCHANGED lk
+       ELSE /\ lk' = [lk EXCEPT ![c].sh = @ \ {t}]
+            /\ SetTh(t, NextTry(th[t]))
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L12-L14: sharedUnlock; _ringtail <- ring[_tail.seq % RSIZE]; if its seq
+\* is below _tail's, L15-L16, else return _ret (L17, merged), which
+\* reflects the state of seq _curC.seq.
+A12(t) ==
+    /\ th[t].pc = "A12"
+    /\ lk' = [lk EXCEPT ![th[t].comb].sh = @ \ {t}]
+    /\ IF ring[th[t].tail.seq % RSIZE].seq < th[t].tail.seq
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "A15"]) /\ UNCHANGED <<hist, ret, oseq, bad>>
+       ELSE Return(t, th[t].res, th[t].curC.seq + 1)
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+\* L15-L16: pwb(curComb); psync().
+A15(t) ==
+    /\ th[t].pc = "A15"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "A17"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L17: return _ret.
+A17(t) ==
+    /\ th[t].pc = "A17"
+    /\ Return(t, th[t].res, th[t].curC.seq + 1)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+\* L19-L21: _curC <- curComb; pwb(curComb); psync().
+A19(t) ==
+    /\ th[t].pc = "A19"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.curC = CurComb, !.pc = "A22"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L22-L27: return the State's results[tid] (as L46-L50).
+A22(t) ==
+    /\ th[t].pc = "A22"
+    /\ Return(t, ResultAt(t, th[t].curC), 0)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+-----------------------------------------------------------------------------
+(* Crash and null recovery.                                                *)
+
+LineImages(l) == {l.p} \cup Range(l.s)
+CcImages == {mem.cc.p} \cup Range(mem.cc.s)
+ReplicaImages(c) ==
+    {x \in [Words -> UNION {LineImages(mem.r[<<c, w>>]) : w \in Words}] :
+        \A w \in Words : x[w] \in LineImages(mem.r[<<c, w>>])}
+
+\* A full-system crash: curComb keeps any prefix of its line's stores (at
+\* least its mark), so does each line of the replica it designates; DRAM is
+\* lost.  Null recovery (see the header): curComb's replica's head is a
+\* fresh State at its seq (announce and applied all 0), the other replicas
+\* are invalid, the ring holds that head, the locks are free but curComb's
+\* (read-locked, as the published code's setReadLock).  Transactions in
+\* flight are cut off; their threads go on with their next one.
+Crash ==
+    /\ crashes < MaxCrashes
+    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+    /\ \E cv \in CcImages : \E x \in ReplicaImages(cv.idx) :
+         /\ mem' = [cc |-> [p |-> cv, s |-> << >>],
+                    r |-> [ln \in Lines |-> [p |-> IF ln[1] = cv.idx THEN x[ln[2]] ELSE 0, s |-> << >>]],
+                    pwc |-> [t \in Threads |-> 0],
+                    pwr |-> [t \in Threads |-> [ln \in Lines |-> 0]]]
+         /\ head' = [c \in Combs |-> IF c = cv.idx THEN Tk(cv.seq, 0, 0) ELSE Invalid]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ ring' = [k \in Slots |-> IF k = cv.seq % RSIZE THEN Tk(cv.seq, 0, 0) ELSE Tk0]
+    /\ sts' = [t \in Threads |-> [j \in Slots |-> Fresh]]
+    /\ lidx' = [t \in Threads |-> 0]
+    /\ ann' = [t \in Threads |-> 0]
+    /\ req' = [t \in Threads |-> [n |-> 0, i |-> 0]]
+    /\ th' = [t \in Threads |-> Idle(th[t].i)]
+    /\ crashes' = crashes + 1
+    /\ hist' = Append(hist, EvCrash)
+    /\ UNCHANGED Ghosts
+
+-----------------------------------------------------------------------------
+Step(t) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1(t) \/ M1(t) \/ M2(t) \/ M3(t)
+    \/ U20(t) \/ U26(t) \/ U30(t) \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t)
+    \/ U38(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+Next == (\E t \in Threads : Step(t)) \/ Crash
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Properties.                                                             *)
+
+Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
+        "U20", "U26", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
+Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
+
+TypeOK ==
+    /\ CurComb \in [seq : 0 .. MaxSeq, idx : Combs]
+    /\ \A c \in Combs : head[c] \in Tickets /\ lk[c].ex \in 0 .. N /\ lk[c].sh \subseteq Threads
+    /\ \A k \in Slots : ring[k] \in Tickets
+    /\ \A t \in Threads :
+         /\ th[t].pc \in Pcs /\ th[t].i \in 0 .. NOps /\ th[t].c \in Combs \cup {-1}
+         /\ lidx[t] \in Slots
+         /\ \A j \in Slots : sts[t][j].tkt \in Tickets
+    /\ crashes \in 0 .. MaxCrashes
+
+\* Herlihy's combining consensus commits every request at most once.
+ExactlyOnce == \A t \in Threads : \A i \in 1 .. NOps : ncom[t][i] <= 1
+
+\* The replica curComb designates holds the sequential state of its seq.
+CurCombConsistent == Content(mem, CurComb.idx) = sig[CurComb.seq]
+
+\* Null recovery is correct: in every crash image, the replica the
+\* persisted curComb designates holds the state committed with its seq.
+DurableImageConsistent ==
+    \A cv \in CcImages : \A x \in ReplicaImages(cv.idx) : x = sig[cv.seq]
+
+\* A transaction that returned is in the persisted prefix: no crash image
+\* loses it.
+CompletedDurable ==
+    \A t \in Threads : \A i \in 1 .. NOps : ret[t][i] => oseq[t][i] <= DurableSeq
+
+\* Every transaction that returned returned the result of its place in the
+\* commit order (updates and published reads: computed at their commit;
+\* reads on a replica: that replica's state), and an update that returned
+\* was committed.
+ResultsCorrect == bad = {}
+
+AllDone == \A t \in Threads : th[t].pc = "Idle" /\ th[t].i = NOps
+
+\* Durable linearizability of the whole history (see the header for why
+\* checking it at the end of every behaviour suffices).
+HistoryDurablyLinearizable == AllDone => DL!DurablyLinearizable(hist)
+
+\* At most MaxFences persistence fences per transaction (the seed: "just
+\* two persistence fences (one pfence and one psync)").
+FenceBound == \A t \in Threads : th[t].nf <= MaxFences
+
+\* Wait-freedom: a transaction completes within MaxSteps of its own steps,
+\* and its thread always has a step it can take (nothing waits).
+StepBound == \A t \in Threads : th[t].ns <= MaxSteps
+WaitFree == \A t \in Threads : th[t].pc # "Idle" => ENABLED Step(t)
+
+ViewNoCounters == <<mem, head, lk, ring, sts, lidx, ann, req,
+                    [t \in Threads |-> [th[t] EXCEPT !.ns = 0, !.nf = 0]], crashes, hist, sig, ncom, oseq, ret, exp, bad>>
+ViewNoNs == <<mem, head, lk, ring, sts, lidx, ann, req,
+                    [t \in Threads |-> [th[t] EXCEPT !.ns = 0]], crashes, hist, sig, ncom, oseq, ret, exp, bad>>
+ViewNoHist == <<mem, head, lk, ring, sts, lidx, ann, req,
+                    [t \in Threads |-> [th[t] EXCEPT !.ns = 0, !.nf = 0]], crashes, sig, ncom, oseq, ret, exp, bad>>
+=============================================================================
