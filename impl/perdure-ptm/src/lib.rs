@@ -2,17 +2,40 @@
 //!
 //! Wait-free persistent transactional memories from "Persistent Memory and
 //! the Rise of Universal Constructions" (Correia, Felber, Ramalhete, EuroSys
-//! 2020; seed 000).
+//! 2020; seed 000): a sequential operation written as a closure becomes a
+//! durable linearizable, wait-free transaction over persistent memory.
 //!
 //! | module | seed | what |
 //! | --- | --- | --- |
+//! | [`tx`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], [`PVar`], [`PPtr`], allocation, roots; the determinism contract |
+//! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery |
 //! | [`rwlock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
+//! | [`sti`] | Algorithm 1 | `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of |
+//! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
+//! | [`registry`] | — | thread ids and nested transactions |
+//!
+//! Not built yet (later work of issue 5): CX-PUC and CX-PTM (§4, the turn
+//! queue and `2N` replicas), RedoTimed-PTM and RedoOpt-PTM (§5), the data
+//! structures written against [`Ptm`], crash-explorer scenarios, traces and
+//! benchmarks.
+//!
+//! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
+//! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod error;
+pub mod redo;
+pub mod registry;
+pub mod replica;
 pub mod rwlock;
+pub mod sti;
+pub mod tx;
 
 pub(crate) use perdure_pm::sync;
 
+pub use error::PtmError;
+pub use redo::RedoPtm;
 pub use rwlock::StrongTryRwLock;
+pub use tx::{PPtr, PVar, PWord, Ptm, Transaction, TxRead, ROOTS};

@@ -1,0 +1,101 @@
+//! Typed errors of `perdure-ptm`.
+//!
+//! Bad input — a pool without a PTM, a damaged header, a layout made for
+//! another program, a pool too small for the replicas asked for, a bad
+//! configuration — is an error value with a message saying what is wrong,
+//! never a panic.
+
+use perdure_pm::region::RegionError;
+use perdure_pm::PoolError;
+
+/// Errors of the persistent transactional memories.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PtmError {
+    /// The pool refused an access or an operation.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+
+    /// The allocator refused an allocation or a free inside a transaction.
+    #[error(transparent)]
+    Alloc(#[from] RegionError),
+
+    /// No PTM of this kind has been created in the pool.
+    #[error("the pool holds no {kind} (found {found:#018x} where its magic should be); create one first")]
+    NotFormatted {
+        /// The construction looked for.
+        kind: &'static str,
+        /// The word found instead of the magic.
+        found: u64,
+    },
+
+    /// The PTM's persistent metadata is damaged.
+    #[error("the {kind} in this pool is corrupt: {reason}")]
+    Corrupt {
+        /// The construction.
+        kind: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The pool was written by an incompatible version of the construction.
+    #[error(
+        "the {kind} in this pool has format version {found}; this build reads version {supported}"
+    )]
+    UnsupportedVersion {
+        /// The construction.
+        kind: &'static str,
+        /// The version in the pool.
+        found: u64,
+        /// The version this build reads.
+        supported: u64,
+    },
+
+    /// The pool cannot hold the replicas the configuration asks for.
+    #[error("a pool of {pool_size} bytes is too small: {threads} threads need {replicas} replicas of at least {min_replica} bytes, {needed} bytes in all")]
+    PoolTooSmall {
+        /// The pool's size.
+        pool_size: u64,
+        /// Threads configured.
+        threads: usize,
+        /// Replicas needed.
+        replicas: usize,
+        /// Smallest replica.
+        min_replica: u64,
+        /// Smallest pool that fits.
+        needed: u64,
+    },
+
+    /// A configuration value out of range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+
+    /// More threads than the PTM was created for are using it at once.
+    #[error("all {max} thread ids of this PTM are in use; drop a handle or end a thread, or create the PTM with more threads")]
+    TooManyThreads {
+        /// Thread ids of the PTM.
+        max: usize,
+    },
+
+    /// An update transaction was started inside a read-only one.
+    #[error("update_tx called inside read_tx: a read-only transaction cannot contain updates")]
+    UpdateInReadTx,
+
+    /// An offset outside the region, or not aligned to 8 bytes.
+    #[error("offset {offset:#x} is not an 8-aligned word inside the {len}-byte region")]
+    BadOffset {
+        /// The offset.
+        offset: u64,
+        /// The region's length.
+        len: u64,
+    },
+
+    /// A root index beyond the root table.
+    #[error("root {index} does not exist: there are {count} root slots")]
+    BadRoot {
+        /// The index.
+        index: usize,
+        /// Root slots.
+        count: usize,
+    },
+}

@@ -1,0 +1,1407 @@
+//! Redo-PTM (seed §5, Algorithms 1–3): a wait-free persistent transactional
+//! memory built from `N + 1` replicas, Herlihy's combining consensus and
+//! physical redo/undo logs.
+//!
+//! ## Persistent layout (pool offsets, from the pool's data offset `D`)
+//!
+//! | offset | content |
+//! | --- | --- |
+//! | `D` | header line ([`perdure_pm::meta`]): magic, version, threads `N`, replica length, replicas' offset, pool size; checksum |
+//! | `D + 64` | `cur_comb` (its own line): a [`SeqTidIdx`](crate::sti) whose `idx` names the replica holding the latest committed state |
+//! | `D + 4096 + r·L`, `r = 0..=N` | replica `r` (`L` bytes, page aligned): the transactional region, see [`crate::replica`] |
+//!
+//! Everything else — `Combined` instances, `stMatrix`, the ring, announce and
+//! request arrays, logs — is volatile (§5: "all other components of
+//! Redo-PTM are located in transient memory").
+//!
+//! ## An update (Algorithm 3; steps as in the seed)
+//!
+//! 1. {1} publish the closure in `req[tid]` and announce it;
+//! 2. {2} read `cur_comb` into `cur` and the designated replica's `head`
+//!    (`tail`, the ticket of the latest state);
+//! 3. {3} `cpySt`: this thread's next `State` (`stMatrix[tid][lastIdx]`)
+//!    becomes ticket `(tail.seq + 1, tid, lastIdx)` with the applied
+//!    requests and results of `tail`'s state; re-check `cur_comb`;
+//! 4. {4} help append `tail` to the ring (the bounded queue of states);
+//! 5. {5} take a `Combined` exclusively with the strong trylock (kept across
+//!    the two attempts);
+//! 6. {6} bring its replica up to `tail`: replay the redo logs of the states
+//!    in the ring after its `head`, or — if one is missing, reused or
+//!    overflowed — copy the designated replica under a shared lock;
+//! 7. {7} run every announced, unapplied request on the replica (the thread's
+//!    own and other threads'), logging each store;
+//! 8. write back every dirty line of the replica, publish the log, set
+//!    `head`, {8} downgrade the lock, `pfence`;
+//! 9. {9} CAS `cur_comb` from `cur` to `(tail.seq + 1, tid, replica)`. On
+//!    success: `pwb(cur_comb)`, `psync`, release the previously designated
+//!    replica, append the ticket to the ring, return the result. On failure:
+//!    undo the log (L38), and try once more from 2.
+//!
+//! After two attempts (or if no `Combined` could be taken) the thread's
+//! request has been applied by another thread (Herlihy: once `cur_comb` has
+//! advanced twice after the announcement, a winner's scan saw it), and the
+//! result is read from the designated state (L43–L50). perdure checks that
+//! rather than assuming it: the state must name the request as applied, or
+//! the thread tries again (this only repeats while others keep committing,
+//! so it does not change the progress bound).
+//!
+//! A read-only transaction (Algorithm 2) runs its closure on the designated
+//! replica under a shared lock; after `max_read_tries` failures (each one
+//! means `cur_comb` moved) it publishes itself like an update, so an
+//! updater runs it, and collects the result.
+//!
+//! ## Persistence: at most two fences per transaction
+//!
+//! An update that commits on its first attempt issues one `pfence` (before
+//! the `cur_comb` CAS, ordering the replica's write-backs before it; left
+//! out where a successful locked CAS completes write-backs, as on x86 with
+//! [`perdure_pm::Pmem`]) and one `psync` (after `pwb(cur_comb)`), and a
+//! `pwb` per dirty line. A lost CAS costs its `pfence` again on the second
+//! attempt; a doomed attempt is abandoned before its fence when `cur_comb`
+//! has already moved. Read-only transactions issue no fence unless the state
+//! they read is not yet known to be durable.
+//!
+//! Two orderings matter beyond the seed's pseudo-code, and perdure enforces
+//! both:
+//!
+//! * **Release after durability.** A replica stops being designated when the
+//!   next CAS succeeds, but until the new `cur_comb` is durable a crash can
+//!   still recover to it. The winner therefore releases the previously
+//!   designated replica (`downgradeUnlock`, L31) only after its `pwb(cur_comb)`
+//!   and `psync`; the seed releases it right after the CAS, which would let
+//!   another writer overwrite the replica a crash would recover to.
+//! * **A durability watermark, not the ring, tells readers to sync.** The
+//!   seed's reader skips `pwb(cur_comb); psync()` when the ring already holds
+//!   the state it read (Alg. 2 L13–L16), but helpers append to the ring
+//!   (Alg. 3 L17) before the winner's `pwb`. perdure keeps a volatile
+//!   `durable` sequence, raised after each `psync` of `cur_comb`; a
+//!   transaction returns only once the state it read or committed is below
+//!   it, syncing itself otherwise.
+//!
+//! Dirty lines belong to the replica (`DirtyLines`, see [`state`]), so lines a
+//! writer wrote and then rolled back are written back by whoever next
+//! designates the replica.
+//!
+//! ## Null recovery
+//!
+//! Opening a pool reads `cur_comb`, checks the replica it designates, and
+//! starts from it: its `head` becomes the ticket of a fresh initial state
+//! (seq as persisted), every other replica's `head` is
+//! [`crate::sti::INVALID`] (volatile marking only; nothing is
+//! written), and the first update that takes one of them copies. Nothing
+//! in-flight at the crash survives: transactions that had not returned either
+//! committed durably (they are in the designated replica) or did not.
+//!
+//! ## Helping and the lifetime of closures
+//!
+//! A helper runs other threads' closures (§5 {7}). It reads `req[i]`,
+//! publishes it as its hazard pointer, and re-reads `req[i]`; only if it is
+//! unchanged does it call the closure. A thread frees its old request only
+//! when no hazard pointer names it, so a helper still simulating a request
+//! whose owner has long returned (its attempt is then doomed: `cur_comb`
+//! moved past it) still runs a live closure. Each thread keeps at most `N`
+//! retired requests.
+//!
+//! ## Deviations from the seed, and why
+//!
+//! * `applied[i]` holds the sequence number of thread `i`'s last applied
+//!   request instead of a bit compared with a toggling `announce[i]`: a
+//!   reader that published its read (Alg. 2 {1}) may still succeed on its
+//!   own in the remaining iterations and start a new transaction before any
+//!   updater ran the read; a second toggle would then make the new
+//!   transaction look applied.
+//! * The log of each thread's states is one circular arena (see
+//!   [`state`]), so the volatile footprint is fixed.
+//! * The root table lives inside each replica (region offsets 0..512), not in
+//!   the header: a root written by a transaction must change atomically with
+//!   the replica it belongs to.
+//! * The seed's `pwb(curComb)` before the CAS (L27) is not issued: with the
+//!   release-after-durability rule, the base a transaction builds on is
+//!   already durable or its winner is still holding the replica a crash would
+//!   recover to.
+//! * Release after durability and the durability watermark (above).
+//!
+//! ## Volatile footprint
+//!
+//! Fixed at open, see [`Config::volatile_bytes`]: the log arenas
+//! (`N × log_entries_per_thread × 24` bytes) dominate; the default
+//! configuration uses about 15 MB.
+//!
+//! ## Not built yet
+//!
+//! RedoTimed-PTM and RedoOpt-PTM (store and flush aggregation,
+//! non-temporal copies, postponed write-backs), CX-PUC and CX-PTM, the data
+//! structures on the interface, explorer scenarios, trace emission and
+//! benchmarks are later work (issue 5).
+
+pub mod state;
+mod tx;
+
+pub use tx::{ReadTx, Tx};
+
+use self::state::{Combined, DirtyLines, LogArena, State, LOG_OVERFLOW, PANICKED};
+use self::tx::Writer;
+use crate::error::PtmError;
+use crate::registry::{self, Current, Enter, Kind, TidPool};
+use crate::replica::{self, word, ALLOC_BASE, MIN_REPLICA};
+use crate::sti::{self, INVALID};
+use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+use crate::tx::{PWord, Ptm};
+use perdure_pm::{meta, Backend, PmWord, Pool};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+const KIND: &str = "Redo-PTM";
+/// Magic of a Redo-PTM header.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"PDREDO01");
+/// The format version this build writes and reads.
+pub const VERSION: u64 = 1;
+/// `cur_comb`'s offset from the header.
+const CUR_COMB: u64 = 64;
+/// The first replica's offset from the header.
+const REPLICAS: u64 = 4096;
+/// Replica lengths are multiples of this.
+const REPLICA_GRANULE: u64 = 4096;
+
+/// Redo-PTM's configuration: the thread count (persistent: it fixes the
+/// number of replicas) and the sizes of the volatile structures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `N`: thread ids `0..N` and `N + 1` replicas. At most 254. Used by
+    /// [`RedoPtm::create`]; [`RedoPtm::open`] takes it from the pool.
+    pub threads: usize,
+    /// `RSIZE`: pre-allocated `State`s per thread (2..=4096). A replica more
+    /// than about `RSIZE` commits of one thread behind is copied rather than
+    /// replayed.
+    pub states_per_thread: usize,
+    /// Capacity of each thread's log arena, in entries of 24 bytes. A
+    /// transaction (one combined batch) with more stores is not replayable:
+    /// other replicas copy instead.
+    pub log_entries_per_thread: usize,
+    /// Dirty cache lines a replica tracks one by one before it falls back to
+    /// writing back the whole range they span.
+    pub dirty_lines_per_replica: usize,
+    /// `MAX_READ_TRIES` of Algorithm 2.
+    pub max_read_tries: usize,
+}
+
+impl Default for Config {
+    /// 8 threads, 64 states each, 64 Ki log entries per thread, 16 Ki dirty
+    /// lines per replica, 10 read tries: about 15 MB of volatile memory.
+    fn default() -> Config {
+        Config {
+            threads: 8,
+            states_per_thread: 64,
+            log_entries_per_thread: 64 << 10,
+            dirty_lines_per_replica: 16 << 10,
+            max_read_tries: 10,
+        }
+    }
+}
+
+impl Config {
+    /// A small configuration for tests and examples: 4 threads, 16 states,
+    /// 4 Ki log entries, 1 Ki dirty lines (about 0.5 MB).
+    pub fn small() -> Config {
+        Config {
+            threads: 4,
+            states_per_thread: 16,
+            log_entries_per_thread: 4 << 10,
+            dirty_lines_per_replica: 1 << 10,
+            max_read_tries: 10,
+        }
+    }
+
+    fn validate(&self) -> Result<(), PtmError> {
+        let bad = |what: String| Err(PtmError::Config(what));
+        if self.threads == 0 || self.threads > sti::MAX_THREADS - 1 {
+            return bad(format!(
+                "threads is {}, must be in 1..={} (8-bit thread ids; the replicas are threads + 1)",
+                self.threads,
+                sti::MAX_THREADS - 1
+            ));
+        }
+        if self.states_per_thread < 2 || self.states_per_thread > sti::MAX_IDX {
+            return bad(format!(
+                "states_per_thread is {}, must be in 2..={} (12-bit state indices; a thread needs one state besides the one it last committed)",
+                self.states_per_thread,
+                sti::MAX_IDX
+            ));
+        }
+        if self.log_entries_per_thread == 0 || self.log_entries_per_thread > 1 << 28 {
+            return bad(format!(
+                "log_entries_per_thread is {}, must be in 1..={}",
+                self.log_entries_per_thread,
+                1u64 << 28
+            ));
+        }
+        if self.dirty_lines_per_replica == 0 || self.dirty_lines_per_replica > 1 << 28 {
+            return bad(format!(
+                "dirty_lines_per_replica is {}, must be in 1..={}",
+                self.dirty_lines_per_replica,
+                1u64 << 28
+            ));
+        }
+        Ok(())
+    }
+
+    fn ring_len(&self) -> usize {
+        (self.threads * self.states_per_thread).next_power_of_two()
+    }
+
+    /// The volatile memory a PTM with this configuration allocates when it
+    /// is opened, in bytes (the persistent replicas are in the pool).
+    ///
+    /// `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring + (N+1)·(128·(N+1) +
+    /// 8·dirty + 96) + 64·N`, where `ring` is `N·RSIZE` rounded up to a power
+    /// of two. Heap bookkeeping comes on top.
+    pub fn volatile_bytes(&self) -> u64 {
+        let n = self.threads as u64;
+        let arenas = n * (24 * self.log_entries_per_thread as u64 + 8);
+        let states = n * self.states_per_thread as u64 * (40 + 16 * n);
+        let ring = 8 * self.ring_len() as u64;
+        let combs = (n + 1) * (128 * (n + 1) + 8 * self.dirty_lines_per_replica as u64 + 96);
+        let per_thread = 64 * n;
+        arenas + states + ring + combs + per_thread
+    }
+}
+
+/// Counters of what the threads of a PTM did, for tests and benchmarks
+/// (Table 1's breakdown needs them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RedoStats {
+    /// Successful `cur_comb` CASes.
+    pub commits: u64,
+    /// Attempts that simulated and were rolled back (lost CAS, or `cur_comb`
+    /// moved during the simulation).
+    pub rollbacks: u64,
+    /// Replicas brought up to date by replaying logs.
+    pub replays: u64,
+    /// Replicas copied from the designated one.
+    pub copies: u64,
+    /// Closures run for other threads.
+    pub helped: u64,
+    /// Read-only transactions that ran on the designated replica.
+    pub reads_direct: u64,
+    /// Read-only transactions that published themselves (Alg. 2 {1}).
+    pub reads_published: u64,
+}
+
+#[derive(Default)]
+#[repr(align(128))]
+struct ThreadStats {
+    commits: std::sync::atomic::AtomicU64,
+    rollbacks: std::sync::atomic::AtomicU64,
+    replays: std::sync::atomic::AtomicU64,
+    copies: std::sync::atomic::AtomicU64,
+    helped: std::sync::atomic::AtomicU64,
+    reads_direct: std::sync::atomic::AtomicU64,
+    reads_published: std::sync::atomic::AtomicU64,
+}
+
+#[inline]
+fn bump(c: &std::sync::atomic::AtomicU64) {
+    c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+type UpdateFn<B> = Box<dyn for<'t> Fn(&Tx<'t, B>) -> u64 + Send + Sync>;
+type ReadFn<B> = Box<dyn for<'t> Fn(&ReadTx<'t, B>) -> u64 + Send + Sync>;
+
+/// What a published request runs.
+enum Job<B: Backend> {
+    Update(UpdateFn<B>),
+    Read(ReadFn<B>),
+}
+
+/// A published operation (`req[tid]`): the closure and its sequence number.
+struct Request<B: Backend> {
+    seq: u64,
+    job: Job<B>,
+}
+
+/// A retired request, owned by its thread's list until no hazard pointer
+/// names it.
+struct Retired<B: Backend>(*mut Request<B>);
+
+// SAFETY: a `Request` holds only `Send + Sync` closures; the pointer is the
+// unique owner of a leaked `Box` (see `RedoPtm::reclaim`).
+unsafe impl<B: Backend> Send for Retired<B> {}
+
+/// Per thread id, touched only by the thread holding the id.
+struct Slot<B: Backend> {
+    /// `stMatrix[tid].lastIdx`: the next state this thread fills.
+    last_idx: usize,
+    retired: Vec<Retired<B>>,
+}
+
+/// A `Combined` held exclusively by the running thread, with its dirty
+/// lines taken out.
+struct Held {
+    idx: usize,
+    dirty: RefCell<DirtyLines>,
+}
+
+/// How an attempt ended.
+enum Attempt {
+    /// This thread's CAS committed a state with its request.
+    Committed(u64, bool),
+    /// The request was found applied in the state this thread read.
+    Applied(u64, bool),
+    /// Neither: collect the result from the designated state.
+    GaveUp,
+}
+
+/// Redo-PTM over a pool. See the module docs.
+pub struct RedoPtm<B: Backend> {
+    pool: Pool<B>,
+    uid: u64,
+    config: Config,
+    n: usize,
+    cur_comb_off: u64,
+    replica_len: u64,
+    combs: Box<[Combined]>,
+    /// `stMatrix`: `states[tid][idx]`.
+    states: Box<[Box<[State]>]>,
+    arenas: Box<[LogArena]>,
+    ring: Box<[AtomicU64]>,
+    announce: Box<[AtomicU64]>,
+    req: Box<[AtomicPtr<Request<B>>]>,
+    hp: Box<[AtomicPtr<Request<B>>]>,
+    slots: Box<[std::sync::Mutex<Slot<B>>]>,
+    durable: AtomicU64,
+    tids: Arc<TidPool>,
+    stats: Box<[ThreadStats]>,
+}
+
+impl<B: Backend> std::fmt::Debug for RedoPtm<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedoPtm")
+            .field("threads", &self.n)
+            .field("replica_len", &self.replica_len)
+            .field("cur_comb", &self.cur_comb().load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// The checked geometry of a pool's replicas.
+struct Geometry {
+    header: u64,
+    threads: usize,
+    replica_len: u64,
+}
+
+impl Geometry {
+    fn replicas_base(&self) -> u64 {
+        self.header + REPLICAS
+    }
+    fn replica(&self, r: usize) -> u64 {
+        self.replicas_base() + r as u64 * self.replica_len
+    }
+}
+
+impl<B: Backend> RedoPtm<B> {
+    /// Formats `pool` for Redo-PTM with `config.threads` threads (`N + 1`
+    /// replicas splitting the pool) and opens it. Whatever the pool held in
+    /// its data area is discarded. Crash-atomic: the header is written last,
+    /// so a crash during `create` leaves a pool [`RedoPtm::open`] reports as
+    /// not formatted.
+    pub fn create(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
+        config.validate()?;
+        let n = config.threads;
+        let header = pool.data_offset();
+        let size = pool.size();
+        let replicas = n as u64 + 1;
+        let too_small = || PtmError::PoolTooSmall {
+            pool_size: size,
+            threads: n,
+            replicas: n + 1,
+            min_replica: MIN_REPLICA,
+            needed: header + REPLICAS + replicas * MIN_REPLICA,
+        };
+        let avail = size.checked_sub(header + REPLICAS).ok_or_else(too_small)?;
+        let replica_len = (avail / replicas) / REPLICA_GRANULE * REPLICA_GRANULE;
+        if replica_len < MIN_REPLICA {
+            return Err(too_small());
+        }
+        let g = Geometry {
+            header,
+            threads: n,
+            replica_len,
+        };
+        // Invalidate any earlier header first, so that a crash below leaves
+        // "not formatted" rather than an old PTM over a half-formatted area.
+        pool.word(header)?.store(0, Ordering::Release);
+        pool.pwb(header, 8);
+        pool.pfence();
+        replica::format(&pool, g.replica(0), replica_len)?;
+        pool.pwb(
+            g.replica(0),
+            replica::used_len(&pool, g.replica(0), replica_len)?,
+        );
+        pool.word(header + CUR_COMB)?
+            .store(sti::pack(0, 0, 0), Ordering::Release);
+        pool.pwb(header + CUR_COMB, 8);
+        pool.pfence();
+        meta::write(
+            &pool,
+            header,
+            &[
+                MAGIC,
+                VERSION,
+                n as u64,
+                replica_len,
+                g.replicas_base(),
+                size,
+                0,
+            ],
+        )?;
+        RedoPtm::open(pool, config)
+    }
+
+    /// Opens the Redo-PTM in `pool` (null recovery, see the module docs).
+    /// The thread count comes from the pool; the rest of `config` sizes the
+    /// volatile structures.
+    pub fn open(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
+        let header = pool.data_offset();
+        let corrupt = |reason: String| PtmError::Corrupt { kind: KIND, reason };
+        let words = match meta::read(&pool, header, MAGIC)? {
+            meta::Verdict::Valid(w) => w,
+            meta::Verdict::NoMagic(found) => {
+                return Err(PtmError::NotFormatted { kind: KIND, found })
+            }
+            meta::Verdict::BadChecksum(stored) => {
+                return Err(corrupt(format!(
+                    "the header's checksum {stored:#x} does not match its fields"
+                )))
+            }
+        };
+        if words[1] != VERSION {
+            return Err(PtmError::UnsupportedVersion {
+                kind: KIND,
+                found: words[1],
+                supported: VERSION,
+            });
+        }
+        let n = usize::try_from(words[2]).unwrap_or(usize::MAX);
+        if n == 0 || n > sti::MAX_THREADS - 1 {
+            return Err(corrupt(format!("the header records {} threads", words[2])));
+        }
+        let g = Geometry {
+            header,
+            threads: n,
+            replica_len: words[3],
+        };
+        if g.replica_len < MIN_REPLICA || g.replica_len % REPLICA_GRANULE != 0 {
+            return Err(corrupt(format!(
+                "the replica length {} is not a multiple of {REPLICA_GRANULE} of at least {MIN_REPLICA}",
+                g.replica_len
+            )));
+        }
+        if words[4] != g.replicas_base() {
+            return Err(corrupt(format!(
+                "the replicas start at {:#x}, expected {:#x}",
+                words[4],
+                g.replicas_base()
+            )));
+        }
+        if words[5] != pool.size() {
+            return Err(corrupt(format!(
+                "the header was written for a pool of {} bytes, this one has {}",
+                words[5],
+                pool.size()
+            )));
+        }
+        let end = (n as u64 + 1)
+            .checked_mul(g.replica_len)
+            .and_then(|r| r.checked_add(g.replicas_base()));
+        if end.map_or(true, |e| e > pool.size()) {
+            return Err(corrupt(format!(
+                "{} replicas of {} bytes do not fit the pool",
+                n + 1,
+                g.replica_len
+            )));
+        }
+        let cur = pool.word(header + CUR_COMB)?.load(Ordering::Acquire);
+        if sti::idx(cur) > n || sti::tid(cur) >= sti::MAX_THREADS {
+            return Err(corrupt(format!(
+                "cur_comb {cur:#x} names replica {} of {}",
+                sti::idx(cur),
+                n + 1
+            )));
+        }
+        replica::used_len(&pool, g.replica(sti::idx(cur)), g.replica_len).map_err(|e| {
+            corrupt(format!(
+                "the replica cur_comb designates ({}) has a damaged allocator: {e}",
+                sti::idx(cur)
+            ))
+        })?;
+        let config = Config {
+            threads: n,
+            ..config.clone()
+        };
+        config.validate()?;
+        Ok(RedoPtm::build(pool, config, &g, cur))
+    }
+
+    /// Opens the Redo-PTM in `pool`, creating one if the pool holds none.
+    pub fn open_or_create(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
+        let header = pool.data_offset();
+        match meta::read(&pool, header, MAGIC)? {
+            meta::Verdict::NoMagic(_) => RedoPtm::create(pool, config),
+            _ => RedoPtm::open(pool, config),
+        }
+    }
+
+    /// The volatile side, after null recovery from `cur`.
+    fn build(pool: Pool<B>, config: Config, g: &Geometry, cur: u64) -> RedoPtm<B> {
+        let n = g.threads;
+        let rsize = config.states_per_thread;
+        let s = sti::seq(cur);
+        let designated = sti::idx(cur);
+        let ticket0 = sti::pack(s, 0, 0);
+        let combs: Box<[Combined]> = (0..=n)
+            .map(|r| Combined::new(g.replica(r), n, config.dirty_lines_per_replica))
+            .collect();
+        combs[designated].head.store(ticket0, Ordering::SeqCst);
+        combs[designated].lock.set_read_lock();
+        let states: Box<[Box<[State]>]> = (0..n)
+            .map(|_| (0..rsize).map(|_| State::new(n)).collect())
+            .collect();
+        states[0][0].reset(ticket0);
+        let ring: Box<[AtomicU64]> = (0..config.ring_len())
+            .map(|_| AtomicU64::new(INVALID))
+            .collect();
+        ring[(s as usize) & (ring.len() - 1)].store(ticket0, Ordering::SeqCst);
+        let slots = (0..n)
+            .map(|t| {
+                std::sync::Mutex::new(Slot {
+                    last_idx: usize::from(t == 0),
+                    retired: Vec::with_capacity(n + 1),
+                })
+            })
+            .collect();
+        RedoPtm {
+            uid: registry::next_uid(),
+            n,
+            cur_comb_off: g.header + CUR_COMB,
+            replica_len: g.replica_len,
+            combs,
+            states,
+            arenas: (0..n)
+                .map(|_| LogArena::new(config.log_entries_per_thread))
+                .collect(),
+            ring,
+            announce: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            req: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            hp: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            slots,
+            durable: AtomicU64::new(s),
+            tids: TidPool::new(n),
+            stats: (0..n).map(|_| ThreadStats::default()).collect(),
+            config,
+            pool,
+        }
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &Pool<B> {
+        &self.pool
+    }
+
+    /// `N`: the thread ids.
+    pub fn threads(&self) -> usize {
+        self.n
+    }
+
+    /// The transactional region's length (one replica).
+    pub fn region_len(&self) -> u64 {
+        self.replica_len
+    }
+
+    /// The configuration in effect.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The volatile memory this PTM allocated, per [`Config::volatile_bytes`].
+    pub fn volatile_bytes(&self) -> u64 {
+        self.config.volatile_bytes()
+    }
+
+    /// The raw `cur_comb` word (for tests and tools).
+    pub fn cur_comb_word(&self) -> u64 {
+        self.cur_comb().load(Ordering::SeqCst)
+    }
+
+    /// The counters of all threads, summed.
+    pub fn stats(&self) -> RedoStats {
+        let mut s = RedoStats::default();
+        let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        for t in self.stats.iter() {
+            s.commits += get(&t.commits);
+            s.rollbacks += get(&t.rollbacks);
+            s.replays += get(&t.replays);
+            s.copies += get(&t.copies);
+            s.helped += get(&t.helped);
+            s.reads_direct += get(&t.reads_direct);
+            s.reads_published += get(&t.reads_published);
+        }
+        s
+    }
+
+    /// A handle speaking for one of the `N` thread ids until it is dropped.
+    pub fn handle(&self) -> Result<Handle<'_, B>, PtmError> {
+        let tid = self
+            .tids
+            .claim()
+            .ok_or(PtmError::TooManyThreads { max: self.n })?;
+        Ok(Handle {
+            ptm: self,
+            tid,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Runs `f` as an update transaction with the calling thread's leased
+    /// thread id (see [`crate::registry`]); see [`crate::tx`] for what `f`
+    /// must satisfy.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked (on whichever thread ran it).
+    pub fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        if let Some(cur) = registry::current(self.uid) {
+            return self.nested_update(cur, f);
+        }
+        let tid = self.leased_tid()?;
+        Ok(self.update_with(tid, f))
+    }
+
+    /// Runs `f` as a read-only transaction with the calling thread's leased
+    /// thread id.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked.
+    pub fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        if let Some(cur) = registry::current(self.uid) {
+            return Ok(self.nested_read(cur, f));
+        }
+        let tid = self.leased_tid()?;
+        Ok(self.read_with(tid, f))
+    }
+
+    fn leased_tid(&self) -> Result<usize, PtmError> {
+        registry::leased_tid(self.uid, &self.tids).ok_or(PtmError::TooManyThreads { max: self.n })
+    }
+
+    fn nested_update<R, F>(&self, cur: Current, f: F) -> Result<R, PtmError>
+    where
+        F: for<'t> Fn(&Tx<'t, B>) -> R,
+    {
+        match cur.kind {
+            // SAFETY: `cur` was set by `execute` of this PTM (same uid, so
+            // the same `B`) around a call on this thread that is still on
+            // the stack below us; the `Tx` it points to lives in that frame.
+            Kind::Update => Ok(f(unsafe { &*(cur.ptr as *const Tx<'_, B>) })),
+            Kind::Read => Err(PtmError::UpdateInReadTx),
+        }
+    }
+
+    fn nested_read<R, F>(&self, cur: Current, f: F) -> R
+    where
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R,
+    {
+        match cur.kind {
+            // SAFETY: as in `nested_update`.
+            Kind::Update => f(unsafe { &*(cur.ptr as *const Tx<'_, B>) }.as_read()),
+            // SAFETY: as in `nested_update`, for a `ReadTx` set by
+            // `execute` or `apply_read`.
+            Kind::Read => f(unsafe { &*(cur.ptr as *const ReadTx<'_, B>) }),
+        }
+    }
+
+    fn update_with<R, F>(&self, tid: usize, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        let (w, panicked) =
+            self.apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
+        if panicked {
+            panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back");
+        }
+        R::from_word(w)
+    }
+
+    fn read_with<R, F>(&self, tid: usize, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        self.apply_read(tid, f)
+    }
+
+    #[inline]
+    fn cur_comb(&self) -> PmWord<'_, B> {
+        word(&self.pool, self.cur_comb_off)
+    }
+
+    #[inline]
+    fn ring_slot(&self, seq: u64) -> &AtomicU64 {
+        &self.ring[(seq as usize) & (self.ring.len() - 1)]
+    }
+
+    /// The state a ticket names, if its fields are in range.
+    #[inline]
+    fn state_of(&self, ticket: u64) -> Option<&State> {
+        self.states
+            .get(sti::tid(ticket))
+            .and_then(|row| row.get(sti::idx(ticket)))
+    }
+
+    fn slot(&self, tid: usize) -> std::sync::MutexGuard<'_, Slot<B>> {
+        self.slots[tid].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // --- Persistence ---------------------------------------------------------
+
+    /// Raises the durability watermark to `seq` (one attempt: a lower value
+    /// left behind only costs a later reader a redundant sync).
+    fn note_durable(&self, seq: u64) {
+        let d = self.durable.load(Ordering::SeqCst);
+        if sti::seq_after(seq, d) {
+            let _ = self
+                .durable
+                .compare_exchange(d, seq, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
+
+    /// Returns once `cur_comb` at `seq` or later is durable: at once if the
+    /// watermark says so, else after `pwb(cur_comb); psync()` (Alg. 2
+    /// L15–L16, L20–L21; Alg. 3 L44–L45).
+    fn ensure_durable(&self, seq: u64) {
+        if sti::seq_at_least(self.durable.load(Ordering::SeqCst), seq) {
+            return;
+        }
+        let now = self.cur_comb().load(Ordering::SeqCst);
+        self.pool.pwb(self.cur_comb_off, 8);
+        self.pool.psync();
+        self.note_durable(sti::seq(now));
+    }
+
+    // --- Algorithm 3: applyUpdate -------------------------------------------
+
+    /// {1}: publish `job` in `req[tid]` and announce it; returns its sequence
+    /// number. Retires the previous request and frees those no hazard
+    /// pointer names.
+    fn publish(&self, tid: usize, slot: &mut Slot<B>, job: Job<B>) -> u64 {
+        let seq = self.announce[tid].load(Ordering::Relaxed) + 1;
+        let p = Box::into_raw(Box::new(Request { seq, job }));
+        let old = self.req[tid].swap(p, Ordering::SeqCst);
+        if !old.is_null() {
+            slot.retired.push(Retired(old));
+        }
+        self.announce[tid].store(seq, Ordering::SeqCst);
+        self.reclaim(slot);
+        seq
+    }
+
+    /// Frees the retired requests no hazard pointer names.
+    fn reclaim(&self, slot: &mut Slot<B>) {
+        slot.retired.retain(|r| {
+            if self.hp.iter().any(|h| h.load(Ordering::SeqCst) == r.0) {
+                return true;
+            }
+            // SAFETY: `r.0` came from `Box::into_raw` in `publish`, was
+            // replaced in `req[tid]` before it was retired (so no helper can
+            // newly find it: a helper re-reads `req[i]` after publishing its
+            // hazard pointer), and no hazard pointer names it now; it is
+            // freed once, here, and dropped from the list.
+            drop(unsafe { Box::from_raw(r.0) });
+            false
+        });
+    }
+
+    fn apply_update(&self, tid: usize, job: Job<B>) -> (u64, bool) {
+        let mut slot = self.slot(tid);
+        let my_seq = self.publish(tid, &mut slot, job);
+        let init = self.cur_comb().load(Ordering::SeqCst);
+        let new_idx = slot.last_idx;
+        loop {
+            match self.attempt_update(tid, my_seq, init, new_idx) {
+                Attempt::Committed(r, p) => {
+                    slot.last_idx = (new_idx + 1) % self.config.states_per_thread;
+                    return (r, p);
+                }
+                Attempt::Applied(r, p) => return (r, p),
+                Attempt::GaveUp => {}
+            }
+            if let Some(out) = self.collect(tid, my_seq) {
+                return out;
+            }
+            crate::sync::spin_loop();
+        }
+    }
+
+    /// Steps {2}–{9}, at most two attempts (Algorithm 3 L7–L42).
+    fn attempt_update(&self, tid: usize, my_seq: u64, init: u64, new_idx: usize) -> Attempt {
+        let new_st = &self.states[tid][new_idx];
+        let mut held: Option<Held> = None;
+        let mut outcome = Attempt::GaveUp;
+        for _ in 0..2 {
+            // {2}
+            let cur = self.cur_comb().load(Ordering::SeqCst);
+            if sti::seq_dist(sti::seq(cur), sti::seq(init)) >= 2 {
+                break; // two transitions since the announcement: applied
+            }
+            let comb = &self.combs[sti::idx(cur)];
+            let tail = comb.head.load(Ordering::SeqCst);
+            if tail == INVALID || sti::seq(tail) != sti::seq(cur) {
+                continue; // the designated replica was already reused
+            }
+            let Some(tail_st) = self.state_of(tail) else {
+                continue;
+            };
+            let tkt = sti::pack(sti::seq_add(sti::seq(cur), 1), tid, new_idx);
+            // {3}
+            new_st.copy_from(tkt, tail_st, self.arenas[tid].position());
+            if cur != self.cur_comb().load(Ordering::SeqCst) {
+                continue;
+            }
+            let mine = new_st.applied[tid].load(Ordering::Relaxed);
+            if mine & !PANICKED >= my_seq {
+                self.ensure_durable(sti::seq(cur));
+                let r = new_st.results[tid].load(Ordering::Relaxed);
+                outcome = Attempt::Applied(r, mine & PANICKED != 0);
+                break;
+            }
+            // {4}
+            let ring = self.ring_slot(sti::seq(tail));
+            let rt = ring.load(Ordering::SeqCst);
+            if rt != tail {
+                if rt != INVALID && sti::seq_after(sti::seq(rt), sti::seq(tail)) {
+                    continue;
+                }
+                let _ = ring.compare_exchange(rt, tail, Ordering::SeqCst, Ordering::SeqCst);
+            }
+            // {5}
+            if held.is_none() {
+                held = self.lock_any(cur);
+            }
+            let Some(h) = held.as_ref() else {
+                break;
+            };
+            let c = &self.combs[h.idx];
+            // {6}
+            if !self.bring_up_to_date(h, cur, tail, tid) {
+                continue;
+            }
+            // {7}
+            c.head.store(INVALID, Ordering::SeqCst);
+            let writer = Writer::new(&self.arenas[tid], &h.dirty);
+            let complete = self.simulate(tid, c.replica, new_st, &writer, cur);
+            if complete && cur == self.cur_comb().load(Ordering::SeqCst) {
+                // L26: every line of the replica written since it was last
+                // designated, by this thread or by earlier holders.
+                h.dirty.borrow_mut().flush(&self.pool);
+                new_st
+                    .log_len
+                    .store(writer.published_len(), Ordering::Release);
+                c.head.store(tkt, Ordering::SeqCst);
+                c.lock.downgrade(); // {8}
+                if !self.pool.rmw_completes_flushes() {
+                    self.pool.pfence();
+                }
+                let next = sti::pack(sti::seq(tkt), tid, h.idx);
+                // {9}
+                if self
+                    .cur_comb()
+                    .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    self.pool.pwb(self.cur_comb_off, 8);
+                    self.pool.psync();
+                    self.note_durable(sti::seq(tkt));
+                    // L31, after durability (module docs).
+                    comb.lock.downgrade_unlock();
+                    // L32–L35
+                    let ring = self.ring_slot(sti::seq(tkt));
+                    let rt = ring.load(Ordering::SeqCst);
+                    if rt == INVALID || sti::seq_after(sti::seq(tkt), sti::seq(rt)) {
+                        let _ = ring.compare_exchange(rt, tkt, Ordering::SeqCst, Ordering::SeqCst);
+                    }
+                    if let Some(h) = held.take() {
+                        c.put_dirty(h.dirty.into_inner());
+                    }
+                    bump(&self.stats[tid].commits);
+                    let mine = new_st.applied[tid].load(Ordering::Relaxed);
+                    let r = new_st.results[tid].load(Ordering::Relaxed);
+                    return Attempt::Committed(r, mine & PANICKED != 0);
+                }
+            }
+            // L38–L39: roll the replica back to `tail`.
+            bump(&self.stats[tid].rollbacks);
+            if writer.undo_to(&self.pool, c.replica, 0) {
+                c.head.store(tail, Ordering::SeqCst);
+            }
+        }
+        // L41–L42
+        if let Some(h) = held {
+            let c = &self.combs[h.idx];
+            c.put_dirty(h.dirty.into_inner());
+            c.lock.exclusive_unlock();
+        }
+        outcome
+    }
+
+    /// {5}: the first `Combined` the strong trylock gives (never the
+    /// designated one, which is read-only).
+    fn lock_any(&self, cur: u64) -> Option<Held> {
+        self.combs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != sti::idx(cur))
+            .find(|(_, c)| c.lock.exclusive_try_lock())
+            .map(|(i, c)| Held {
+                idx: i,
+                dirty: RefCell::new(c.take_dirty()),
+            })
+    }
+
+    /// {6} (`applyRedologs`): brings the held replica to `tail`, by replay
+    /// or by copy. False if neither was possible (`cur_comb` moved).
+    fn bring_up_to_date(&self, h: &Held, cur: u64, tail: u64, tid: usize) -> bool {
+        let c = &self.combs[h.idx];
+        let head = c.head.load(Ordering::SeqCst);
+        if head == tail {
+            return true;
+        }
+        c.head.store(INVALID, Ordering::SeqCst);
+        if head != INVALID
+            && sti::seq_after(sti::seq(tail), sti::seq(head))
+            && self.replay(h, head, tail)
+        {
+            bump(&self.stats[tid].replays);
+            c.head.store(tail, Ordering::SeqCst);
+            return true;
+        }
+        if self.copy_designated(h, cur, tail, tid) {
+            bump(&self.stats[tid].copies);
+            c.head.store(tail, Ordering::SeqCst);
+            return true;
+        }
+        false
+    }
+
+    /// Applies the redo logs of the states after `head` up to `tail`, in
+    /// order, to the held replica. False (leaving the replica to be copied)
+    /// if a state is missing from the ring, reused, overflowed or lapped.
+    fn replay(&self, h: &Held, head: u64, tail: u64) -> bool {
+        let n = sti::seq_dist(sti::seq(tail), sti::seq(head));
+        if n > self.ring.len() as u64 {
+            return false;
+        }
+        let base = self.combs[h.idx].replica;
+        let mut dirty = h.dirty.borrow_mut();
+        for k in 1..=n {
+            let s = sti::seq_add(sti::seq(head), k);
+            let t = self.ring_slot(s).load(Ordering::SeqCst);
+            if t == INVALID || sti::seq(t) != s {
+                return false;
+            }
+            let Some(st) = self.state_of(t) else {
+                return false;
+            };
+            if st.ticket.load(Ordering::SeqCst) != t {
+                return false;
+            }
+            let len = st.log_len.load(Ordering::Acquire);
+            let start = st.log_start.load(Ordering::Acquire);
+            let arena = &self.arenas[sti::tid(t)];
+            if len == LOG_OVERFLOW || len > arena.cap() {
+                return false;
+            }
+            for p in start..start + len {
+                let [off, _, new] = arena.read(p);
+                if off % 8 != 0 || off >= self.replica_len {
+                    return false; // a lapped slot: garbage
+                }
+                word(&self.pool, base + off).store(new, Ordering::Relaxed);
+                dirty.add(base + off);
+            }
+            if !arena.still_holds(start, len) || st.ticket.load(Ordering::Relaxed) != t {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The optimistic copy (§5): the designated replica, under a shared
+    /// lock, into the held one. False if `cur_comb` has moved from `cur`.
+    fn copy_designated(&self, h: &Held, cur: u64, tail: u64, tid: usize) -> bool {
+        let src = &self.combs[sti::idx(cur)];
+        if !src.lock.shared_try_lock(tid) {
+            return false;
+        }
+        // While `cur_comb` is still `cur`, `src` has been designated (and so
+        // read-only) since `tail` was read; our shared hold keeps writers out
+        // from now on even if `cur_comb` moves.
+        let ok = cur == self.cur_comb().load(Ordering::SeqCst)
+            && src.head.load(Ordering::SeqCst) == tail;
+        if ok {
+            // A damaged allocator in the source (a closure may store
+            // anywhere in the region) must not stop progress: copy it all.
+            let used = replica::used_len(&self.pool, src.replica, self.replica_len)
+                .unwrap_or(self.replica_len);
+            let dst = self.combs[h.idx].replica;
+            for off in (0..used).step_by(8) {
+                let v = word(&self.pool, src.replica + off).load(Ordering::Relaxed);
+                word(&self.pool, dst + off).store(v, Ordering::Relaxed);
+            }
+            h.dirty.borrow_mut().add_range(dst, dst + used);
+        }
+        src.lock.shared_unlock(tid);
+        ok
+    }
+
+    /// {7}: runs every announced, unapplied request on the replica at pool
+    /// offset `base`, recording applied sequence numbers and results in
+    /// `new_st`. False if the attempt is doomed (a request was replaced
+    /// under it, or `cur_comb` moved): the caller rolls back.
+    fn simulate(
+        &self,
+        tid: usize,
+        base: u64,
+        new_st: &State,
+        writer: &Writer<'_>,
+        cur: u64,
+    ) -> bool {
+        for i in 0..self.n {
+            let applied = new_st.applied[i].load(Ordering::Relaxed) & !PANICKED;
+            if self.announce[i].load(Ordering::SeqCst) <= applied {
+                continue;
+            }
+            let p = self.req[i].load(Ordering::SeqCst);
+            if p.is_null() {
+                return false;
+            }
+            self.hp[tid].store(p, Ordering::SeqCst);
+            if self.req[i].load(Ordering::SeqCst) != p
+                || cur != self.cur_comb().load(Ordering::SeqCst)
+            {
+                self.hp[tid].store(std::ptr::null_mut(), Ordering::SeqCst);
+                return false;
+            }
+            // SAFETY: `p` was in `req[i]` after our hazard pointer named it,
+            // so its owner had not retired it then, and will not free it
+            // while the hazard pointer stays (see `reclaim`).
+            let req = unsafe { &*p };
+            if req.seq > applied {
+                let (res, panicked) = self.execute(req, base, writer);
+                new_st.results[i].store(res, Ordering::Relaxed);
+                new_st.applied[i].store(
+                    req.seq | if panicked { PANICKED } else { 0 },
+                    Ordering::Relaxed,
+                );
+                if i != tid {
+                    bump(&self.stats[tid].helped);
+                }
+            }
+            self.hp[tid].store(std::ptr::null_mut(), Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// Calls a request's closure on the replica at pool offset `base`
+    /// (L23), catching a panic; an update's stores are rolled back then.
+    fn execute(&self, req: &Request<B>, base: u64, writer: &Writer<'_>) -> (u64, bool) {
+        let read = ReadTx {
+            pool: &self.pool,
+            base,
+            len: self.replica_len,
+        };
+        match &req.job {
+            Job::Update(f) => {
+                let tx = Tx { read, w: writer };
+                let mark = writer.len.get();
+                let _in = Enter::new(Current {
+                    uid: self.uid,
+                    kind: Kind::Update,
+                    ptr: &tx as *const Tx<'_, B> as *const (),
+                });
+                match catch_unwind(AssertUnwindSafe(|| f(&tx))) {
+                    Ok(v) => (v, false),
+                    Err(_) => {
+                        writer.undo_to(&self.pool, base, mark);
+                        (0, true)
+                    }
+                }
+            }
+            Job::Read(f) => {
+                let _in = Enter::new(Current {
+                    uid: self.uid,
+                    kind: Kind::Read,
+                    ptr: &read as *const ReadTx<'_, B> as *const (),
+                });
+                match catch_unwind(AssertUnwindSafe(|| f(&read))) {
+                    Ok(v) => (v, false),
+                    Err(_) => (0, true),
+                }
+            }
+        }
+    }
+
+    /// L43–L50: the result of request `my_seq` of `tid` from the designated
+    /// state (or, if its replica was already reused, the ring's), once that
+    /// state is durable; `None` if the state read does not (yet) show the
+    /// request applied.
+    fn collect(&self, tid: usize, my_seq: u64) -> Option<(u64, bool)> {
+        let cur = self.cur_comb().load(Ordering::SeqCst);
+        let mut t = self.combs[sti::idx(cur)].head.load(Ordering::SeqCst);
+        if t == INVALID || sti::seq(t) != sti::seq(cur) {
+            t = self.ring_slot(sti::seq(cur)).load(Ordering::SeqCst);
+        }
+        if t == INVALID || !sti::seq_at_least(sti::seq(t), sti::seq(cur)) {
+            return None;
+        }
+        let st = self.state_of(t)?;
+        if st.ticket.load(Ordering::SeqCst) != t {
+            return None;
+        }
+        let applied = st.applied[tid].load(Ordering::Relaxed);
+        let result = st.results[tid].load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        if st.ticket.load(Ordering::Relaxed) != t || applied & !PANICKED < my_seq {
+            return None;
+        }
+        self.ensure_durable(sti::seq(t));
+        Some((result, applied & PANICKED != 0))
+    }
+
+    // --- Algorithm 2: applyRead ---------------------------------------------
+
+    /// Runs `run` on the designated replica under a shared lock, if that
+    /// works right away (Alg. 2 {3}–{4}).
+    fn try_read_direct<R>(&self, tid: usize, run: &dyn Fn(&ReadTx<'_, B>) -> R) -> Option<R> {
+        let cur = self.cur_comb().load(Ordering::SeqCst);
+        let comb = &self.combs[sti::idx(cur)];
+        if !comb.lock.shared_try_lock(tid) {
+            return None;
+        }
+        let head = comb.head.load(Ordering::SeqCst);
+        if head == INVALID
+            || sti::seq(head) != sti::seq(cur)
+            || cur != self.cur_comb().load(Ordering::SeqCst)
+        {
+            comb.lock.shared_unlock(tid);
+            return None;
+        }
+        let read = ReadTx {
+            pool: &self.pool,
+            base: comb.replica,
+            len: self.replica_len,
+        };
+        let out = {
+            let _in = Enter::new(Current {
+                uid: self.uid,
+                kind: Kind::Read,
+                ptr: &read as *const ReadTx<'_, B> as *const (),
+            });
+            catch_unwind(AssertUnwindSafe(|| run(&read)))
+        };
+        comb.lock.shared_unlock(tid);
+        match out {
+            Ok(r) => {
+                self.ensure_durable(sti::seq(cur));
+                bump(&self.stats[tid].reads_direct);
+                Some(r)
+            }
+            Err(p) => resume_unwind(p),
+        }
+    }
+
+    fn apply_read<R, F>(&self, tid: usize, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        for _ in 0..self.config.max_read_tries {
+            if let Some(r) = self.try_read_direct(tid, &f) {
+                return r;
+            }
+        }
+        // {1}: publish, so that an updater runs it.
+        bump(&self.stats[tid].reads_published);
+        let my_seq = {
+            let mut slot = self.slot(tid);
+            self.publish(
+                tid,
+                &mut slot,
+                Job::Read(Box::new(move |rt| f(rt).into_word())),
+            )
+        };
+        let init = self.cur_comb().load(Ordering::SeqCst);
+        let p = self.req[tid].load(Ordering::SeqCst);
+        // SAFETY: `p` is this thread's own request, just published; only
+        // this thread retires it, at its next publish.
+        let req = unsafe { &*p };
+        let Job::Read(job) = &req.job else {
+            unreachable!("a read publishes a read job")
+        };
+        for _ in 0..2 {
+            if sti::seq_dist(
+                sti::seq(self.cur_comb().load(Ordering::SeqCst)),
+                sti::seq(init),
+            ) >= 2
+            {
+                break;
+            }
+            if let Some(w) = self.try_read_direct(tid, &|rt: &ReadTx<'_, B>| job(rt)) {
+                return R::from_word(w);
+            }
+        }
+        // {2}
+        loop {
+            if let Some((w, panicked)) = self.collect(tid, my_seq) {
+                if panicked {
+                    panic!("the read transaction's closure panicked (its message was printed where it ran)");
+                }
+                return R::from_word(w);
+            }
+            crate::sync::spin_loop();
+        }
+    }
+}
+
+impl<B: Backend> Drop for RedoPtm<B> {
+    fn drop(&mut self) {
+        for r in self.req.iter() {
+            let p = r.swap(std::ptr::null_mut(), Ordering::SeqCst);
+            if !p.is_null() {
+                // SAFETY: no transaction is running (we have `&mut self`);
+                // `p` came from `Box::into_raw` and was never retired.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+        for s in self.slots.iter() {
+            let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
+            for r in s.retired.drain(..) {
+                // SAFETY: retired requests are owned by this list alone and
+                // no helper is running.
+                drop(unsafe { Box::from_raw(r.0) });
+            }
+        }
+    }
+}
+
+/// One of a [`RedoPtm`]'s thread ids, held until dropped. Not `Send`: it
+/// speaks for the thread that took it.
+pub struct Handle<'p, B: Backend> {
+    ptm: &'p RedoPtm<B>,
+    tid: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<B: Backend> std::fmt::Debug for Handle<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Handle(tid {})", self.tid)
+    }
+}
+
+impl<'p, B: Backend> Handle<'p, B> {
+    /// The thread id.
+    pub fn tid(&self) -> usize {
+        self.tid
+    }
+
+    /// The PTM.
+    pub fn ptm(&self) -> &'p RedoPtm<B> {
+        self.ptm
+    }
+
+    /// Runs `f` as an update transaction (see [`crate::tx`]).
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked, or if called inside a read-only transaction of the
+    /// same PTM.
+    pub fn update_tx<R, F>(&self, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        if let Some(cur) = registry::current(self.ptm.uid) {
+            return match self.ptm.nested_update(cur, f) {
+                Ok(r) => r,
+                Err(e) => panic!("{e}"),
+            };
+        }
+        self.ptm.update_with(self.tid, f)
+    }
+
+    /// Runs `f` as a read-only transaction.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked.
+    pub fn read_tx<R, F>(&self, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        if let Some(cur) = registry::current(self.ptm.uid) {
+            return self.ptm.nested_read(cur, f);
+        }
+        self.ptm.read_with(self.tid, f)
+    }
+}
+
+impl<B: Backend> Drop for Handle<'_, B> {
+    fn drop(&mut self) {
+        self.ptm.tids.release(self.tid);
+    }
+}
+
+impl<B: Backend> Ptm for RedoPtm<B> {
+    type ReadTx<'t>
+        = ReadTx<'t, B>
+    where
+        Self: 't;
+    type Tx<'t>
+        = Tx<'t, B>
+    where
+        Self: 't;
+
+    fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        RedoPtm::update_tx(self, f)
+    }
+
+    fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        RedoPtm::read_tx(self, f)
+    }
+}
+
+const _: () = assert!(ALLOC_BASE < MIN_REPLICA);

@@ -1,0 +1,311 @@
+//! Redo-PTM's volatile structures (seed §5, Algorithm 1): `Combined`,
+//! `State`, the write-set log, and the ring.
+//!
+//! ## The log: one circular arena per thread
+//!
+//! The seed's `State` keeps its physical log as a linked list of
+//! `WriteSetNode` chunks of `MAXLOGSIZE` `WriteSetEntry {addr, oldval, val}`,
+//! allocated on demand and kept (Algorithm 1 L10–L25). perdure keeps the
+//! entries the same, with region offsets for addresses, but lays each
+//! thread's chunks out as one circular arena of
+//! [`Config::log_entries_per_thread`](super::Config::log_entries_per_thread)
+//! entries, allocated when the PTM is opened: the states of a thread are
+//! used in turn, so their logs follow each other in the arena, and a
+//! state's log is a contiguous run `[log_start, log_start + log_len)` of
+//! absolute positions (slot = position mod capacity). Nothing is allocated
+//! while transactions run, and the footprint is fixed.
+//!
+//! A log in the arena is overwritten once its thread has written a
+//! capacity's worth of later entries. A thread replaying another's log
+//! checks afterwards (seqlock style) that the state still holds the same
+//! ticket and that the owner's write position has not lapped the log; if
+//! either fails, what it applied may be garbage and it copies the replica
+//! instead, as it does when a `State` has been reused (§5: "a replica
+//! invalidation can occur when a State instance is reused").
+//!
+//! A transaction with more stores than the arena holds stops logging
+//! (`LOG_OVERFLOW`): it still commits, but no replica can replay it (they
+//! copy), and if its commit fails its replica cannot be rolled back and is
+//! marked invalid.
+
+use crate::rwlock::StrongTryRwLock;
+use crate::sti;
+use crate::sync::atomic::{fence, AtomicU64, Ordering};
+use perdure_pm::{Backend, Pool, CACHE_LINE};
+
+/// `State::log_len` of a transaction whose log did not fit the arena.
+pub(crate) const LOG_OVERFLOW: u64 = u64::MAX;
+/// Bit of `State::applied[i]` set when the request's closure panicked.
+pub(crate) const PANICKED: u64 = 1 << 63;
+
+/// One thread's circular log arena. Entries are `[offset, old, new]`.
+pub(crate) struct LogArena {
+    entries: Box<[[AtomicU64; 3]]>,
+    /// The absolute position after the last entry written (or being
+    /// written): raised *before* a slot is overwritten.
+    written: AtomicU64,
+}
+
+impl LogArena {
+    pub(crate) fn new(cap: usize) -> LogArena {
+        LogArena {
+            entries: (0..cap)
+                .map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)])
+                .collect(),
+            written: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn cap(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    /// The owner's next write position.
+    pub(crate) fn position(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
+
+    fn slot(&self, pos: u64) -> &[AtomicU64; 3] {
+        &self.entries[(pos % self.cap()) as usize]
+    }
+
+    /// Writes the entry at absolute position `pos` (by the owner only, in
+    /// increasing positions).
+    pub(crate) fn write(&self, pos: u64, entry: [u64; 3]) {
+        self.written.store(pos + 1, Ordering::Relaxed);
+        // Readers that see this entry's words also see the raised position.
+        fence(Ordering::Release);
+        let s = self.slot(pos);
+        for (w, v) in s.iter().zip(entry) {
+            w.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// The entry at `pos`, as last written (possibly by a later lap).
+    pub(crate) fn read(&self, pos: u64) -> [u64; 3] {
+        let s = self.slot(pos);
+        [
+            s[0].load(Ordering::Relaxed),
+            s[1].load(Ordering::Relaxed),
+            s[2].load(Ordering::Relaxed),
+        ]
+    }
+
+    /// After reading `[start, start + len)`: whether none of it had been
+    /// overwritten yet.
+    pub(crate) fn still_holds(&self, start: u64, len: u64) -> bool {
+        fence(Ordering::Acquire);
+        let w = self.written.load(Ordering::Relaxed);
+        len <= self.cap() && w <= start.saturating_add(self.cap())
+    }
+}
+
+/// The consensus object of Herlihy's construction for one `cur_comb`
+/// transition (Algorithm 1 L7–L14), pre-allocated in `stMatrix`.
+pub(crate) struct State {
+    /// The transition this state describes (`seq`, owner, own index).
+    pub ticket: AtomicU64,
+    /// Per thread: the sequence number of its last request applied (plus
+    /// [`PANICKED`]). The seed has one bit per thread (`applied[N]`,
+    /// compared with a toggling `announce` bit); see the module docs of
+    /// [`crate::redo`] for why perdure counts.
+    pub applied: Box<[AtomicU64]>,
+    /// Per thread: the result of its last request applied.
+    pub results: Box<[AtomicU64]>,
+    /// First position of the log in its owner's arena.
+    pub log_start: AtomicU64,
+    /// Entries in the log, published before the `cur_comb` CAS;
+    /// [`LOG_OVERFLOW`] if it did not fit.
+    pub log_len: AtomicU64,
+}
+
+impl State {
+    pub(crate) fn new(threads: usize) -> State {
+        State {
+            ticket: AtomicU64::new(sti::INVALID),
+            applied: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            results: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            log_start: AtomicU64::new(0),
+            log_len: AtomicU64::new(0),
+        }
+    }
+
+    /// `cpySt` (Algorithm 3 L12, step {3}): this state becomes `ticket`,
+    /// with `from`'s applied requests and results, and an empty log starting
+    /// at `log_start`. The ticket is written first and fenced, so a reader
+    /// that sees any of the new contents also sees the new ticket.
+    pub(crate) fn copy_from(&self, ticket: u64, from: &State, log_start: u64) {
+        self.ticket.store(ticket, Ordering::SeqCst);
+        fence(Ordering::Release);
+        for (a, b) in self.applied.iter().zip(from.applied.iter()) {
+            a.store(b.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        for (a, b) in self.results.iter().zip(from.results.iter()) {
+            a.store(b.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        self.log_start.store(log_start, Ordering::Relaxed);
+        self.log_len.store(0, Ordering::Relaxed);
+    }
+
+    /// The state as it is when a pool is opened: `ticket`, nothing applied.
+    pub(crate) fn reset(&self, ticket: u64) {
+        self.ticket.store(ticket, Ordering::SeqCst);
+        for a in self.applied.iter().chain(self.results.iter()) {
+            a.store(0, Ordering::Relaxed);
+        }
+        self.log_start.store(0, Ordering::Relaxed);
+        self.log_len.store(0, Ordering::Release);
+    }
+}
+
+/// The cache lines of a replica written since it was last flushed, which
+/// must be written back before a `cur_comb` CAS designates the replica.
+///
+/// They belong to the replica, not to the thread that wrote them: a writer
+/// that gives a replica up (a lost CAS, a rollback) leaves lines it wrote
+/// and undid, which may have reached persistent memory with the undone
+/// values; the next writer to commit the replica writes them back with its
+/// own. When there are more lines than `cap`, the set degrades to one range
+/// covering them all.
+#[derive(Debug)]
+pub(crate) struct DirtyLines {
+    lines: Vec<u64>,
+    cap: usize,
+    /// `[lo, hi)` in pool offsets, written back whole.
+    range: Option<(u64, u64)>,
+}
+
+impl DirtyLines {
+    pub(crate) fn new(cap: usize) -> DirtyLines {
+        DirtyLines {
+            lines: Vec::with_capacity(cap),
+            cap,
+            range: None,
+        }
+    }
+
+    /// The line holding pool offset `off` was written.
+    #[inline]
+    pub(crate) fn add(&mut self, off: u64) {
+        let line = off & !(CACHE_LINE as u64 - 1);
+        if let Some((lo, hi)) = &mut self.range {
+            *lo = (*lo).min(line);
+            *hi = (*hi).max(line + CACHE_LINE as u64);
+            return;
+        }
+        if self.lines.last() == Some(&line) {
+            return;
+        }
+        if self.lines.len() < self.cap {
+            self.lines.push(line);
+            return;
+        }
+        let lo = self.lines.iter().copied().min().unwrap_or(line).min(line);
+        let hi = self.lines.iter().copied().max().unwrap_or(line).max(line) + CACHE_LINE as u64;
+        self.lines.clear();
+        self.range = Some((lo, hi));
+    }
+
+    /// `[lo, hi)` (pool offsets) was written.
+    pub(crate) fn add_range(&mut self, lo: u64, hi: u64) {
+        let (lo, hi) = self.lines.drain(..).fold((lo, hi), |(l, h), line| {
+            (l.min(line), h.max(line + CACHE_LINE as u64))
+        });
+        self.range = Some(match self.range {
+            Some((l, h)) => (l.min(lo), h.max(hi)),
+            None => (lo, hi),
+        });
+    }
+
+    /// `pwb` of every dirty line (Algorithm 3 L26 `flushDeferredPWBs`).
+    pub(crate) fn flush<B: Backend>(&mut self, pool: &Pool<B>) {
+        for &line in &self.lines {
+            pool.pwb(line, CACHE_LINE as u64);
+        }
+        self.lines.clear();
+        if let Some((lo, hi)) = self.range.take() {
+            pool.pwb(lo, hi - lo);
+        }
+    }
+}
+
+/// A replica and what describes it (Algorithm 1 L1–L5).
+pub(crate) struct Combined {
+    /// The ticket of the state the replica holds, or [`sti::INVALID`].
+    pub head: AtomicU64,
+    /// Pool offset of the replica (the seed's `root`).
+    pub replica: u64,
+    /// The strong try reader-writer lock.
+    pub lock: StrongTryRwLock,
+    /// Lines to write back before this replica is next designated; taken
+    /// by the writer holding the lock (never contended).
+    pub dirty: std::sync::Mutex<DirtyLines>,
+}
+
+impl Combined {
+    pub(crate) fn new(replica: u64, threads: usize, dirty_cap: usize) -> Combined {
+        Combined {
+            head: AtomicU64::new(sti::INVALID),
+            replica,
+            lock: StrongTryRwLock::new(threads),
+            dirty: std::sync::Mutex::new(DirtyLines::new(dirty_cap)),
+        }
+    }
+
+    /// Takes the dirty-line set (by the lock's writer).
+    pub(crate) fn take_dirty(&self) -> DirtyLines {
+        let mut d = self.dirty.lock().unwrap_or_else(|e| e.into_inner());
+        let cap = d.cap;
+        std::mem::replace(&mut *d, DirtyLines::new_empty(cap))
+    }
+
+    /// Gives the dirty-line set back before releasing the lock.
+    pub(crate) fn put_dirty(&self, lines: DirtyLines) {
+        *self.dirty.lock().unwrap_or_else(|e| e.into_inner()) = lines;
+    }
+}
+
+impl DirtyLines {
+    /// A placeholder while the real set is taken (no allocation).
+    fn new_empty(cap: usize) -> DirtyLines {
+        DirtyLines {
+            lines: Vec::new(),
+            cap,
+            range: None,
+        }
+    }
+}
+
+#[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirty_lines_degrade_to_a_range() {
+        let mut d = DirtyLines::new(2);
+        d.add(64);
+        d.add(70);
+        d.add(640);
+        assert_eq!(d.lines, vec![64, 640]);
+        d.add(6400);
+        assert!(d.lines.is_empty());
+        assert_eq!(d.range, Some((64, 6464)));
+        d.add(0);
+        assert_eq!(d.range, Some((0, 6464)));
+    }
+
+    #[test]
+    fn arena_detects_laps() {
+        let a = LogArena::new(4);
+        for p in 0..3 {
+            a.write(p, [p, 0, 0]);
+        }
+        assert!(a.still_holds(0, 3));
+        a.write(3, [3, 0, 0]);
+        assert!(a.still_holds(0, 3), "position 3 is a fresh slot");
+        a.write(4, [4, 0, 0]);
+        assert!(!a.still_holds(0, 3), "position 4 overwrote position 0");
+        assert!(a.still_holds(1, 3));
+        assert!(!a.still_holds(1, 5), "longer than the arena");
+    }
+}

@@ -1,0 +1,165 @@
+//! What Redo-PTM's closures get: [`ReadTx`] (loads from one replica) and
+//! [`Tx`] (loads and logged stores on the replica the running thread holds
+//! exclusively).
+//!
+//! An update stores in place (the replica is private to the thread until its
+//! `cur_comb` CAS) and appends `[offset, old, new]` to its log
+//! (`WriteSetEntry`, Algorithm 1 L22–L25): the redo half (`new`) brings other
+//! replicas up to date (Algorithm 3 {6}), the undo half (`old`) rolls this
+//! replica back if the CAS is lost (Algorithm 3 L38). Loads read the replica
+//! directly: it already holds the transaction's own stores.
+
+use super::state::{DirtyLines, LogArena};
+use crate::error::PtmError;
+use crate::replica::{self, word};
+use crate::tx::{Transaction, TxRead};
+use perdure_pm::sync::atomic::Ordering;
+use perdure_pm::{Backend, Pool};
+use std::cell::{Cell, RefCell};
+
+/// Read access to one replica: what a `read_tx` closure gets.
+pub struct ReadTx<'t, B: Backend> {
+    pub(crate) pool: &'t Pool<B>,
+    /// Pool offset of the replica.
+    pub(crate) base: u64,
+    /// Replica length.
+    pub(crate) len: u64,
+}
+
+impl<B: Backend> ReadTx<'_, B> {
+    #[inline]
+    fn check(&self, off: u64) -> Result<(), PtmError> {
+        if off % 8 == 0 && off < self.len {
+            Ok(())
+        } else {
+            Err(PtmError::BadOffset {
+                offset: off,
+                len: self.len,
+            })
+        }
+    }
+}
+
+impl<B: Backend> TxRead for ReadTx<'_, B> {
+    #[inline]
+    fn region_len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline]
+    fn try_load(&self, off: u64) -> Result<u64, PtmError> {
+        self.check(off)?;
+        Ok(word(self.pool, self.base + off).load(Ordering::Relaxed))
+    }
+}
+
+/// The log and dirty lines of one simulation (Algorithm 3 {7}): shared by
+/// the closures the thread runs in one batch.
+pub(crate) struct Writer<'a> {
+    pub arena: &'a LogArena,
+    /// Absolute arena position of the first entry.
+    pub start: u64,
+    pub len: Cell<u64>,
+    pub overflow: Cell<bool>,
+    pub dirty: &'a RefCell<DirtyLines>,
+}
+
+impl<'a> Writer<'a> {
+    pub(crate) fn new(arena: &'a LogArena, dirty: &'a RefCell<DirtyLines>) -> Writer<'a> {
+        Writer {
+            arena,
+            start: arena.position(),
+            len: Cell::new(0),
+            overflow: Cell::new(false),
+            dirty,
+        }
+    }
+
+    /// The length to publish in `State::log_len`.
+    pub(crate) fn published_len(&self) -> u64 {
+        if self.overflow.get() {
+            super::state::LOG_OVERFLOW
+        } else {
+            self.len.get()
+        }
+    }
+
+    fn log(&self, off: u64, old: u64, new: u64) {
+        if self.overflow.get() {
+            return;
+        }
+        let n = self.len.get();
+        if n == self.arena.cap() {
+            self.overflow.set(true);
+            return;
+        }
+        self.arena.write(self.start + n, [off, old, new]);
+        self.len.set(n + 1);
+    }
+
+    /// Rolls the replica at pool offset `base` back to the log's entry
+    /// `mark` (Algorithm 3 L38 `applyUndolog` when `mark` is 0). Returns
+    /// false, changing nothing, if the log overflowed.
+    pub(crate) fn undo_to<B: Backend>(&self, pool: &Pool<B>, base: u64, mark: u64) -> bool {
+        if self.overflow.get() {
+            return false;
+        }
+        let mut dirty = self.dirty.borrow_mut();
+        for i in (mark..self.len.get()).rev() {
+            let [off, old, _] = self.arena.read(self.start + i);
+            word(pool, base + off).store(old, Ordering::Relaxed);
+            dirty.add(base + off);
+        }
+        self.len.set(mark);
+        true
+    }
+}
+
+/// An update transaction on the replica the running thread holds: what an
+/// `update_tx` closure gets. Not `Send` or `Sync`: it belongs to the one
+/// call running the closure.
+pub struct Tx<'t, B: Backend> {
+    pub(crate) read: ReadTx<'t, B>,
+    pub(crate) w: &'t Writer<'t>,
+}
+
+impl<'t, B: Backend> Tx<'t, B> {
+    /// The read-only view of the same replica (what a `read_tx` nested in
+    /// this transaction gets).
+    pub fn as_read(&self) -> &ReadTx<'t, B> {
+        &self.read
+    }
+}
+
+impl<B: Backend> TxRead for Tx<'_, B> {
+    #[inline]
+    fn region_len(&self) -> u64 {
+        self.read.len
+    }
+
+    #[inline]
+    fn try_load(&self, off: u64) -> Result<u64, PtmError> {
+        self.read.try_load(off)
+    }
+}
+
+impl<B: Backend> Transaction for Tx<'_, B> {
+    fn try_store(&self, off: u64, val: u64) -> Result<(), PtmError> {
+        self.read.check(off)?;
+        let at = self.read.base + off;
+        let w = word(self.read.pool, at);
+        let old = w.load(Ordering::Relaxed);
+        self.w.log(off, old, val);
+        w.store(val, Ordering::Relaxed);
+        self.w.dirty.borrow_mut().add(at);
+        Ok(())
+    }
+
+    fn alloc(&self, size: u64) -> Result<u64, PtmError> {
+        replica::tx_alloc(self, size)
+    }
+
+    fn free(&self, off: u64) -> Result<(), PtmError> {
+        replica::tx_free(self, off)
+    }
+}

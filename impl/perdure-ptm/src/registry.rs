@@ -1,0 +1,147 @@
+//! Thread ids and nesting: which of a PTM's `N` thread ids the calling
+//! thread speaks for, and whether it is already inside one of the PTM's
+//! transactions.
+//!
+//! The seed's constructions index their per-thread arrays (announce, the
+//! requests, the read indicators, `stMatrix`) by a thread id in `0..N`. A
+//! thread gets one either explicitly, as a [`crate::redo::Handle`], or
+//! implicitly through the PTM's `update_tx`/`read_tx`, which lease one for
+//! the calling thread on first use and give it back when the thread exits.
+//!
+//! Nesting (see [`crate::tx`]): while a thread runs a transaction's closure,
+//! a thread-local records which PTM and which transaction it is in, so an
+//! `update_tx`/`read_tx` on the same PTM from inside runs inline.
+
+use crate::sync::atomic::{AtomicBool, Ordering};
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+/// A unique id for each PTM instance in this process (never reused), so a
+/// thread-local can tell instances apart.
+pub(crate) fn next_uid() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The claimed flags of a PTM's thread ids.
+pub(crate) struct TidPool {
+    claimed: Box<[AtomicBool]>,
+}
+
+impl TidPool {
+    pub(crate) fn new(n: usize) -> Arc<TidPool> {
+        Arc::new(TidPool {
+            claimed: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        })
+    }
+
+    /// Claims a free id (lowest first).
+    pub(crate) fn claim(&self) -> Option<usize> {
+        self.claimed.iter().position(|c| {
+            !c.load(Ordering::Relaxed)
+                && c.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        })
+    }
+
+    /// Gives `tid` back.
+    pub(crate) fn release(&self, tid: usize) {
+        self.claimed[tid].store(false, Ordering::Release);
+    }
+}
+
+/// A thread id leased to the current thread, given back when the thread's
+/// locals are destroyed (or when the lease list is pruned after its PTM is
+/// gone).
+struct Lease {
+    uid: u64,
+    tid: usize,
+    pool: Arc<TidPool>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.pool.release(self.tid);
+    }
+}
+
+// Under the model checkers a model thread is not an OS thread: their own
+// thread-locals (which take no `const` initialisers).
+#[cfg(not(any(perdure_loom, perdure_shuttle)))]
+std::thread_local! {
+    static LEASES: RefCell<Vec<Lease>> = const { RefCell::new(Vec::new()) };
+    static CURRENT: Cell<Option<Current>> = const { Cell::new(None) };
+}
+#[cfg(perdure_loom)]
+loom::thread_local! {
+    static LEASES: RefCell<Vec<Lease>> = RefCell::new(Vec::new());
+    static CURRENT: Cell<Option<Current>> = Cell::new(None);
+}
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+shuttle::thread_local! {
+    static LEASES: RefCell<Vec<Lease>> = RefCell::new(Vec::new());
+    static CURRENT: Cell<Option<Current>> = Cell::new(None);
+}
+
+/// The calling thread's id for PTM `uid`, leasing one from `pool` on first
+/// use.
+pub(crate) fn leased_tid(uid: u64, pool: &Arc<TidPool>) -> Option<usize> {
+    LEASES.with(|leases| {
+        let mut leases = leases.borrow_mut();
+        if let Some(l) = leases.iter().find(|l| l.uid == uid) {
+            return Some(l.tid);
+        }
+        // Leases of PTMs that no longer exist hold only their id pool.
+        leases.retain(|l| Arc::strong_count(&l.pool) > 1);
+        let tid = pool.claim()?;
+        leases.push(Lease {
+            uid,
+            tid,
+            pool: pool.clone(),
+        });
+        Some(tid)
+    })
+}
+
+/// What kind of transaction a thread is inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An update: `ptr` points to the construction's update-transaction type.
+    Update,
+    /// A read-only transaction: `ptr` points to its read-transaction type.
+    Read,
+}
+
+/// The transaction the current thread is running a closure of.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Current {
+    pub uid: u64,
+    pub kind: Kind,
+    pub ptr: *const (),
+}
+
+/// The transaction of PTM `uid` the calling thread is inside, if any.
+pub(crate) fn current(uid: u64) -> Option<Current> {
+    CURRENT.with(|c| c.get()).filter(|c| c.uid == uid)
+}
+
+/// Marks the calling thread as inside `cur` until the guard drops (also on
+/// unwinding), restoring what was there before.
+pub(crate) struct Enter {
+    prev: Option<Current>,
+}
+
+impl Enter {
+    pub(crate) fn new(cur: Current) -> Enter {
+        Enter {
+            prev: CURRENT.with(|c| c.replace(Some(cur))),
+        }
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        let prev = self.prev;
+        CURRENT.with(|c| c.set(prev));
+    }
+}
