@@ -9,16 +9,10 @@ use perdure_ptm::redo::{Config, RedoPtm};
 use perdure_ptm::{PPtr, PVar, Ptm, PtmError, Transaction, TxRead};
 use std::sync::Arc;
 
+mod common;
+
 fn ptm(threads: usize) -> RedoPtm<NoFlush> {
-    let pool = Pool::volatile("redo-basic", 1 << 20, NoFlush).unwrap();
-    RedoPtm::create(
-        pool,
-        &Config {
-            threads,
-            ..Config::small()
-        },
-    )
-    .unwrap()
+    common::redo(threads, 1 << 20, NoFlush)
 }
 
 /// The counter at root 0, allocated on first use.

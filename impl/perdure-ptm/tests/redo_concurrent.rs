@@ -5,29 +5,19 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-use perdure_pm::{NoFlush, Pool};
-use perdure_ptm::redo::{Config, RedoPtm};
+use perdure_pm::NoFlush;
+use perdure_ptm::redo::RedoPtm;
 use perdure_ptm::{PVar, Transaction, TxRead};
 use std::collections::BTreeSet;
 
+mod common;
+
 fn ptm(threads: usize) -> RedoPtm<NoFlush> {
-    let pool = Pool::volatile("redo-conc", 4 << 20, NoFlush).unwrap();
-    RedoPtm::create(
-        pool,
-        &Config {
-            threads,
-            ..Config::small()
-        },
-    )
-    .unwrap()
+    common::redo(threads, 4 << 20, NoFlush)
 }
 
 fn per_thread() -> u64 {
-    if cfg!(debug_assertions) {
-        300
-    } else {
-        3000
-    }
+    common::per_thread(3000)
 }
 
 /// Sets up root 0 → a counter and `slots` per-thread words after it.

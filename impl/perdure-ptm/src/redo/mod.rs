@@ -125,7 +125,7 @@
 //!
 //! Fixed at open, see [`Config::volatile_bytes`]: the log arenas
 //! (`N × log_entries_per_thread × 24` bytes) dominate; the default
-//! configuration uses about 15 MB.
+//! configuration uses about 13 MB.
 //!
 //! ## Not built yet
 //!
@@ -189,7 +189,7 @@ pub struct Config {
 
 impl Default for Config {
     /// 8 threads, 64 states each, 64 Ki log entries per thread, 16 Ki dirty
-    /// lines per replica, 10 read tries: about 15 MB of volatile memory.
+    /// lines per replica, 10 read tries: about 13 MB of volatile memory.
     fn default() -> Config {
         Config {
             threads: 8,
