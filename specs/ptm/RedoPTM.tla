@@ -79,76 +79,35 @@
 (* own steps; no action waits on another thread, every pc has an enabled   *)
 (* step: WaitFree).                                                        *)
 (***************************************************************************)
-EXTENDS Integers, Sequences, FiniteSets, TLC, Histories
+EXTENDS PtmBase, TLC, Histories
 
 CONSTANTS
     N,              \* threads 1..N
-    W,              \* words of the object (each replica: words 1..W, one line each)
     RSIZE,          \* ring slots, and States per thread (stMatrix is N x RSIZE)
     NOps,           \* transactions per thread
     MaxReadTries,   \* MAX_READ_TRIES of Algorithm 2
     MaxCrashes,     \* full-system crashes
-    Workload,       \* see WorkOf
     MaxFences,      \* the claimed bound on persistence fences per transaction
-    MaxSteps,       \* the bound on a transaction's own steps (wait-freedom)
     HelperPwb, PersistBeforeRelease, RequestSeq, UndoFlush,    \* fixes
     ReturnPersist, FlushBeforeCas, UndoOnFail, ValidityCheck    \* mutant switches
 
 ASSUME /\ N \in Nat \ {0} /\ W \in Nat \ {0} /\ RSIZE \in Nat \ {0} /\ NOps \in Nat
-       /\ MaxReadTries \in Nat /\ MaxCrashes \in Nat /\ MaxFences \in Nat /\ MaxSteps \in Nat
+       /\ MaxReadTries \in Nat /\ MaxCrashes \in Nat /\ MaxFences \in Nat
        /\ {HelperPwb, PersistBeforeRelease, RequestSeq, UndoFlush,
            ReturnPersist, FlushBeforeCas, UndoOnFail, ValidityCheck} \subseteq BOOLEAN
 
 Threads == 1 .. N
 Combs == 0 .. N            \* N+1 Combined instances
-Words == 1 .. W
 Lines == Combs \X Words    \* replica lines
 Slots == 0 .. RSIZE - 1    \* ring slots and State indices
 MaxSeq == N * NOps         \* every committed transition carries an update
 
 -----------------------------------------------------------------------------
-(* The object and the workload.                                            *)
+(* The object (PtmBase.tla) and its durable linearizability.               *)
 
-\* A transaction: inc(a) (x[a] := x[a] + 1, returns the old x[a]), both()
-\* (x[1]++ and x[2]++, two lines, returns the old x[1]), incif() (x[1]++ if
-\* x[2] = 0: a transaction whose stores depend on the state; returns the
-\* old x[1]), get(a) (read-only, returns x[a]).
-Tx(o, a) == [op |-> o, a |-> a]
-WordFor(t, i) == ((t + i) % W) + 1
-WorkOf(t, i) ==
-    CASE Workload = "inc"    -> Tx("inc", WordFor(t, i))
-      [] Workload = "incget" -> IF i % 2 = 1 THEN Tx("inc", WordFor(t, i)) ELSE Tx("get", WordFor(t, i))
-      [] Workload = "getinc" -> IF i % 2 = 1 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
-      [] Workload = "mix"    -> IF (t + i) % 2 = 0 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
-      [] Workload = "both"   -> IF t = 1 /\ i = 1 THEN Tx("both", 1) ELSE Tx("inc", WordFor(t, i))
-      [] Workload = "cond"   -> IF t = 1 /\ i = 1 THEN Tx("incif", 1) ELSE Tx("inc", 2)
-IsRead(o) == o.op = "get"
-ArgsOf(o) == IF o.op \in {"both", "incif"} THEN <<>> ELSE <<o.a>>
-
-\* What the transaction's code does on memory x (a function Words -> Nat):
-\* its stores, in order, and its result.
-StoresOf(o, x) ==
-    CASE o.op = "inc"   -> << <<o.a, x[o.a] + 1>> >>
-      [] o.op = "both"  -> << <<1, x[1] + 1>>, <<2, x[2] + 1>> >>
-      [] o.op = "incif" -> IF x[2] = 0 THEN << <<1, x[1] + 1>> >> ELSE << >>
-      [] OTHER          -> << >>
-ResultOf(o, x) == IF o.op \in {"both", "incif"} THEN x[1] ELSE x[o.a]
-
-\* The sequential object (for DurableLinearizability): the same, on a state.
-ObjInit == [w \in Words |-> 0]
-RECURSIVE ApplyStores(_, _)
-ApplyStores(x, ws) == IF ws = <<>> THEN x ELSE ApplyStores([x EXCEPT ![Head(ws)[1]] = Head(ws)[2]], Tail(ws))
-ObjApply(s, op, args) ==
-    LET o == Tx(op, IF args = <<>> THEN 1 ELSE args[1]) IN <<ApplyStores(s, StoresOf(o, s)), ResultOf(o, s)>>
 DL == INSTANCE DurableLinearizability WITH SeqInit <- ObjInit, SeqApply <- ObjApply
 
 Id(t, i) == (t - 1) * NOps + i
-
-\* The log entries [addr, oldval, val] of stores ws on memory y, in order.
-RECURSIVE LogOf(_, _)
-LogOf(y, ws) == IF ws = << >> THEN << >>
-                ELSE <<[a |-> Head(ws)[1], old |-> y[Head(ws)[1]], new |-> Head(ws)[2]]>>
-                     \o LogOf([y EXCEPT ![Head(ws)[1]] = Head(ws)[2]], Tail(ws))
 
 -----------------------------------------------------------------------------
 (* Tickets (SeqTidIdx), curComb values, States.                            *)
@@ -194,30 +153,7 @@ VARIABLES
 vars == <<mem, head, lk, ring, sts, lidx, ann, req, th, crashes, hist, sig, ncom, oseq, ret, exp, bad>>
 
 -----------------------------------------------------------------------------
-(* Lines.                                                                  *)
-
-Vis(l) == IF l.s = <<>> THEN l.p ELSE l.s[Len(l.s)]
 CurComb == Vis(mem.cc)
-Content(m, c) == [w \in Words |-> Vis(m.r[<<c, w>>])]
-StoreR(m, c, w, v) == [m EXCEPT !.r[<<c, w>>].s = Append(@, v)]
-RECURSIVE StoreAll(_, _, _)
-StoreAll(m, c, ws) == IF ws = <<>> THEN m ELSE StoreAll(StoreR(m, c, Head(ws)[1], Head(ws)[2]), c, Tail(ws))
-StoreCC(m, v) == [m EXCEPT !.cc.s = Append(@, v)]
-
-\* pwb: thread t's pending write-back covers the line's current stores.
-PwbR(m, t, c, ws) == [m EXCEPT !.pwr[t] = [ln \in Lines |-> IF ln[1] = c /\ ln[2] \in ws
-                                                            THEN Len(m.r[ln].s) ELSE @[ln]]]
-PwbC(m, t) == [m EXCEPT !.pwc[t] = Len(m.cc.s)]
-
-PersistK(l, k) == IF k = 0 THEN l ELSE [p |-> l.s[k], s |-> SubSeq(l.s, k + 1, Len(l.s))]
-Sub(a, b) == IF a > b THEN a - b ELSE 0
-\* A fence of thread t (locked RMW or psync): its pending pwbs take effect.
-Fence(m, t) ==
-    [cc |-> PersistK(m.cc, m.pwc[t]),
-     r |-> [ln \in Lines |-> PersistK(m.r[ln], m.pwr[t][ln])],
-     pwc |-> [u \in Threads |-> IF u = t THEN 0 ELSE Sub(m.pwc[u], m.pwc[t])],
-     pwr |-> [u \in Threads |-> [ln \in Lines |-> IF u = t THEN 0 ELSE Sub(m.pwr[u][ln], m.pwr[t][ln])]]]
-
 DurableSeq == mem.cc.p.seq
 
 -----------------------------------------------------------------------------
@@ -235,10 +171,7 @@ StateOf(tk) == IF tk.tid = 0 THEN Fresh ELSE sts[tk.tid][tk.idx]
 Open(st, u, a) == st.applied[u] # a
 
 Init ==
-    /\ mem = [cc |-> [p |-> CV(0, 0), s |-> << >>],
-              r |-> [ln \in Lines |-> [p |-> 0, s |-> << >>]],
-              pwc |-> [t \in Threads |-> 0],
-              pwr |-> [t \in Threads |-> [ln \in Lines |-> 0]]]
+    /\ mem = MemInit(CV(0, 0), Lines, Threads)
     /\ head = [c \in Combs |-> IF c = 0 THEN Tk0 ELSE Invalid]
     /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0]]
     /\ ring = [k \in Slots |-> Tk0]
@@ -524,8 +457,6 @@ FoldOps(x, ops) == IF ops = << >> THEN x
 FoldRes(x, ops) == IF ops = << >> THEN << >>
                    ELSE LET o == WorkOf(Head(ops)[1], Head(ops)[2]) IN
                         <<ResultOf(o, x)>> \o FoldRes(ApplyStores(x, StoresOf(o, x)), Tail(ops))
-Range(f) == {f[x] : x \in DOMAIN f}
-Min2(x) == IF x > 2 THEN 2 ELSE x
 
 \* Where a successful CAS goes next: the mutant's late flush, then L32
 \* (F2: persist first) or L31 (the seed: release first).
@@ -740,11 +671,8 @@ A22(t) ==
 -----------------------------------------------------------------------------
 (* Crash and null recovery.                                                *)
 
-LineImages(l) == {l.p} \cup Range(l.s)
-CcImages == {mem.cc.p} \cup Range(mem.cc.s)
-ReplicaImages(c) ==
-    {x \in [Words -> UNION {LineImages(mem.r[<<c, w>>]) : w \in Words}] :
-        \A w \in Words : x[w] \in LineImages(mem.r[<<c, w>>])}
+CcImg == CcImages(mem)
+RepImg(c) == ReplicaImages(mem, c)
 
 \* A full-system crash: curComb keeps any prefix of its line's stores (at
 \* least its mark), so does each line of the replica it designates; DRAM is
@@ -756,11 +684,8 @@ ReplicaImages(c) ==
 Crash ==
     /\ crashes < MaxCrashes
     /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
-    /\ \E cv \in CcImages : \E x \in ReplicaImages(cv.idx) :
-         /\ mem' = [cc |-> [p |-> cv, s |-> << >>],
-                    r |-> [ln \in Lines |-> [p |-> IF ln[1] = cv.idx THEN x[ln[2]] ELSE 0, s |-> << >>]],
-                    pwc |-> [t \in Threads |-> 0],
-                    pwr |-> [t \in Threads |-> [ln \in Lines |-> 0]]]
+    /\ \E cv \in CcImg : \E x \in RepImg(cv.idx) :
+         /\ mem' = MemAfterCrash(mem, cv, x)
          /\ head' = [c \in Combs |-> IF c = cv.idx THEN Tk(cv.seq, 0, 0) ELSE Invalid]
          /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
          /\ ring' = [k \in Slots |-> IF k = cv.seq % RSIZE THEN Tk(cv.seq, 0, 0) ELSE Tk0]
@@ -812,7 +737,7 @@ CurCombConsistent == Content(mem, CurComb.idx) = sig[CurComb.seq]
 \* Null recovery is correct: in every crash image, the replica the
 \* persisted curComb designates holds the state committed with its seq.
 DurableImageConsistent ==
-    \A cv \in CcImages : \A x \in ReplicaImages(cv.idx) : x = sig[cv.seq]
+    \A cv \in CcImg : \A x \in RepImg(cv.idx) : x = sig[cv.seq]
 
 \* A transaction that returned is in the persisted prefix: no crash image
 \* loses it.
@@ -831,14 +756,100 @@ AllDone == \A t \in Threads : th[t].pc = "Idle" /\ th[t].i = NOps
 \* checking it at the end of every behaviour suffices).
 HistoryDurablyLinearizable == AllDone => DL!DurablyLinearizable(hist)
 
-\* At most MaxFences persistence fences per transaction (the seed: "just
-\* two persistence fences (one pfence and one psync)").
-FenceBound == \A t \in Threads : th[t].nf <= MaxFences
-
-\* Wait-freedom: a transaction completes within MaxSteps of its own steps,
-\* and its thread always has a step it can take (nothing waits).
-StepBound == \A t \in Threads : th[t].ns <= MaxSteps
+\* No step waits for another thread: every thread in a transaction can move.
 WaitFree == \A t \in Threads : th[t].pc # "Idle" => ENABLED Step(t)
+
+-----------------------------------------------------------------------------
+(* The same bounds as variant functions, checked on every transition at    *)
+(* no cost in states (so a model may leave the counters out of its VIEW):  *)
+(* StepRank(r) bounds the steps the transaction in registers r may still   *)
+(* take, FenceRank(r) its fences.  Every step of a thread lowers StepRank  *)
+(* by at least 1 and FenceRank by at least the fences the step executes,   *)
+(* and an invocation starts at most at MaxSteps - 1 and MaxFences.  The     *)
+(* ranks are worst cases read off the loops: Algorithm 3 runs at most two  *)
+(* iterations, each at most MaxSeq + 19 steps (the applyRedologs loop runs *)
+(* at most _tail.seq + 1 entries; two copy attempts of three steps), then  *)
+(* L40-L50; Algorithm 2 at most MAX_READ_TRIES + 2 tries of two steps.     *)
+
+IterMax == MaxSeq + 19
+Later(r) == IF r.iter = 0 THEN IterMax + 2 ELSE 2
+Tries(r) == MaxReadTries + 2 - r.ri
+
+StepRank(r) ==
+    CASE r.pc = "Idle" -> 0
+      [] r.pc = "U8"   -> IterMax + Later(r)
+      [] r.pc = "U13"  -> r.tail.seq + 18 + Later(r)
+      [] r.pc = "U17"  -> r.tail.seq + 17 + Later(r)
+      [] r.pc = "U18"  -> r.tail.seq + 16 + Later(r)
+      [] r.pc = "R1"   -> (r.tail.seq + 2 - r.k) + 14 + Later(r)
+      [] r.pc = "M1"   -> (2 - r.att) * 3 + 8 + Later(r)
+      [] r.pc = "M2"   -> (2 - r.att) * 3 + 7 + Later(r)
+      [] r.pc = "M3"   -> (2 - r.att) * 3 + 6 + Later(r)
+      [] r.pc = "U20"  -> 8 + Later(r)
+      [] r.pc = "U26"  -> 7 + Later(r)
+      [] r.pc = "U30"  -> 6 + Later(r)
+      [] r.pc = "U30F" -> 5
+      [] r.pc = "U31"  -> IF PersistBeforeRelease THEN 1 ELSE 4
+      [] r.pc = "U32"  -> 3
+      [] r.pc = "U34"  -> 2
+      [] r.pc = "U36"  -> 1
+      [] r.pc = "U38"  -> 1 + Later(r)
+      [] r.pc = "U40"  -> 2
+      [] r.pc = "U46"  -> 1
+      [] r.pc = "A2"   -> 2 * Tries(r) + 3
+      [] r.pc = "A9"   -> 2 * Tries(r) + 2
+      [] r.pc = "A12"  -> 3
+      [] r.pc = "A15"  -> 2
+      [] r.pc = "A17"  -> 1
+      [] r.pc = "A19"  -> 2
+      [] r.pc = "A22"  -> 1
+
+\* The claimed bound on a transaction's steps (its invocation included).
+MaxSteps == Max(2 * IterMax + 3, 2 * MaxReadTries + 8)
+
+\* Fences a step from registers r executes (as AfterRMW / AfterPsync count).
+FencesIn(r) ==
+    CASE r.pc = "U17" -> IF HelperPwb \/ r.pend THEN 1 ELSE 0
+      [] r.pc = "U30" -> IF r.pend THEN 1 ELSE 0
+      [] r.pc = "U34" -> IF ReturnPersist \/ r.pend THEN 1 ELSE 0
+      [] r.pc = "U40" -> IF ReturnPersist THEN 1 ELSE 0
+      [] r.pc \in {"A15", "A19"} -> 1
+      [] OTHER -> 0
+
+F17 == IF HelperPwb THEN 1 ELSE 0                              \* L17's ring CAS
+FSucc == IF ReturnPersist \/ ~FlushBeforeCas THEN 1 ELSE 0     \* L35's ring CAS
+FFin == IF ReturnPersist THEN 1 ELSE 0                         \* L45's psync
+FLater(r) == IF r.iter = 0 THEN F17 + 1 + Max(FSucc, FFin) ELSE FFin
+FRest(r) == Max(FSucc, FLater(r))
+
+FenceRank(r) ==
+    CASE r.pc = "Idle" -> 0
+      [] r.pc \in {"U8", "U13"} -> F17 + 1 + FRest(r)
+      [] r.pc = "U17" -> (IF HelperPwb \/ r.pend THEN 1 ELSE 0) + 1 + FRest(r)
+      [] r.pc \in {"U18", "R1", "M1", "M2", "M3", "U20", "U26", "U30"} -> 1 + FRest(r)
+      [] r.pc \in {"U30F", "U32", "U34"} -> FSucc
+      [] r.pc = "U31" -> IF PersistBeforeRelease THEN 0 ELSE FSucc
+      [] r.pc = "U36" -> 0
+      [] r.pc = "U38" -> FLater(r)
+      [] r.pc = "U40" -> FFin
+      [] r.pc = "U46" -> 0
+      [] r.pc \in {"A2", "A9", "A12", "A15", "A19"} -> 1
+      [] r.pc \in {"A17", "A22"} -> 0
+
+\* The action property: each step of thread t (no crash) respects the ranks.
+RankStep(t) ==
+    IF th[t].pc = "Idle"
+    THEN 1 + StepRank(th'[t]) <= MaxSteps /\ FenceRank(th'[t]) <= MaxFences
+    ELSE /\ StepRank(th'[t]) < StepRank(th[t])
+         /\ FenceRank(th'[t]) + FencesIn(th[t]) <= FenceRank(th[t])
+BoundedSteps == [][crashes' = crashes => \A t \in Threads : th'[t] # th[t] => RankStep(t)]_vars
+
+\* The same bounds on the counters, for models that keep them in the state:
+\* at most MaxFences persistence fences per transaction so far (the seed:
+\* "just two persistence fences (one pfence and one psync)"), and at most
+\* MaxSteps steps (the returning step is not counted).
+FenceBound == \A t \in Threads : th[t].nf <= MaxFences
+StepBound == \A t \in Threads : th[t].ns <= MaxSteps
 
 ViewNoCounters == <<mem, head, lk, ring, sts, lidx, ann, req,
                     [t \in Threads |-> [th[t] EXCEPT !.ns = 0, !.nf = 0]], crashes, hist, sig, ncom, oseq, ret, exp, bad>>
