@@ -77,8 +77,12 @@ impl RuntimeScenario for CasRegister {
         "register"
     }
 
+    /// The workload's threads and one more, whose root operations only
+    /// observe: an observing LOAD as a root operation of a workload thread
+    /// would advance that thread's root slot, and a crash during recovery
+    /// after it would leave the thread's cut-off call without its result.
     fn threads(&self) -> usize {
-        self.threads
+        self.threads + 1
     }
 
     fn create(&self, h: &mut Handle<'_, '_, Sim, CasMmt>) -> Result<u64, MementoError> {
@@ -144,10 +148,11 @@ impl RuntimeScenario for CasRegister {
         _pool: &Pool<Sim>,
         st: &State<CasMmt, DetectableCasAtomic>,
     ) -> Result<Vec<(Call, Value)>, String> {
-        // A LOAD by thread 1 after every cut-off call was resumed (it helps
-        // an annotation left in the location, if any).
+        // A LOAD by the observer thread (the last id) after every cut-off
+        // call was resumed (it helps an annotation left in the location, if
+        // any).
         let loc = st.obj;
-        let v = run_call(st, 0, None, |h, _, _| loc.load(h))?;
+        let v = run_call(st, self.threads, None, |h, _, _| loc.load(h))?;
         Ok(vec![(Call::new("read", vec![]), json!(v))])
     }
 }

@@ -78,3 +78,23 @@ fn msq_mmt_cas_3_threads_survives_every_crash_point() {
 fn treiber_mmt_3_threads_survives_every_crash_point() {
     common::run("treiber-mmt-3t", 2, "");
 }
+
+#[test]
+fn msq_mmt_vol_survives_crashes_during_recovery() {
+    common::run_recovery_crashes("msq-mmt-vol", 24);
+}
+
+#[test]
+fn msq_mmt_cas_survives_crashes_during_recovery() {
+    common::run_recovery_crashes("msq-mmt-cas", 24);
+}
+
+#[test]
+fn treiber_mmt_survives_crashes_during_recovery() {
+    common::run_recovery_crashes("treiber-mmt", 24);
+}
+
+#[test]
+fn cas_register_2_threads_survives_crashes_during_recovery() {
+    common::run_recovery_crashes("cas-register-2", 24);
+}

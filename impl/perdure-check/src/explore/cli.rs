@@ -19,6 +19,9 @@ OPTIONS:
                           seeded sample of M (default 64)
     --crash-points K      explore a seeded sample of K crash points per schedule
                           (default: every persistence event)
+    --recovery-crashes R  also crash each image's recovery at R sampled points
+                          (2 images each) and recover again (default 0: no
+                          crash during recovery)
     --volatile MODE       what volatile memory holds after a crash: zero (default) or garbage
     --out DIR             where failing histories are written (default out/explore)
     --max-violations N    stop after N violations (default 1)
@@ -78,6 +81,9 @@ pub fn cli_main_with(args: &[String], extra: Vec<std::sync::Arc<dyn super::Scena
                 }
                 "--max-violations" => {
                     cfg.max_violations = num(&value("--max-violations")?)?.max(1) as usize
+                }
+                "--recovery-crashes" => {
+                    cfg.recovery_crashes = num(&value("--recovery-crashes")?)? as usize
                 }
                 "--out" => cfg.out_dir = Some(value("--out")?.into()),
                 "--quiet" => cfg.progress_every = 0,

@@ -28,8 +28,15 @@
 //! violation names the schedule, the crash point (the persistence event it
 //! follows) and the image, and its history is written as ndjson.
 //!
-//! What it does not cover: crashes during recovery (one crash per history),
-//! TSO store buffers (the `Sim` model is sequentially consistent; the litmus
+//! With [`ExploreConfig::recovery_crashes`] set, each image whose recovery
+//! passed is crashed again *during* that recovery: the recovery's own
+//! persistence events are captured as crash points, a seeded sample of them
+//! is taken, and up to [`RECOVERY_IMAGES`] images of each are recovered from
+//! scratch and checked against the same prefix (what the interrupted
+//! recovery did is never reported to anyone, so the history is unchanged).
+//!
+//! What it does not cover: a third crash (during the second recovery), TSO
+//! store buffers (the `Sim` model is sequentially consistent; the litmus
 //! engine covers TSO), and interleavings that differ only in accesses to
 //! memory outside the pool.
 
@@ -170,7 +177,13 @@ pub struct ExploreConfig {
     pub max_violations: usize,
     /// Print a progress line to stderr every this many schedules (0: never).
     pub progress_every: usize,
+    /// Crash points sampled inside the recovery of each checked image, each
+    /// crashed again and recovered (0: no crashes during recovery).
+    pub recovery_crashes: usize,
 }
+
+/// Images checked per crash point inside a recovery.
+pub const RECOVERY_IMAGES: u64 = 2;
 
 impl Default for ExploreConfig {
     fn default() -> Self {
@@ -184,6 +197,7 @@ impl Default for ExploreConfig {
             out_dir: None,
             max_violations: 1,
             progress_every: 0,
+            recovery_crashes: 0,
         }
     }
 }
@@ -224,6 +238,10 @@ pub struct ExploreReport {
     pub images_checked: u64,
     /// Crash points whose images were sampled rather than enumerated.
     pub sampled_points: u64,
+    /// Crash points explored inside recoveries ([`ExploreConfig::recovery_crashes`]).
+    pub recovery_crash_points: u64,
+    /// Images of those recovered and checked.
+    pub recovery_images_checked: u64,
     /// Violations found.
     pub violations: Vec<Violation>,
 }
@@ -241,6 +259,13 @@ impl ExploreReport {
             self.images_allowed,
             if self.sampled_points > 0 {
                 format!(" ({} points sampled)", self.sampled_points)
+            } else {
+                String::new()
+            } + &if self.recovery_crash_points > 0 {
+                format!(
+                    "; crashes during recovery: {} points, {} images checked",
+                    self.recovery_crash_points, self.recovery_images_checked
+                )
             } else {
                 String::new()
             },
@@ -354,6 +379,8 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
             r.images_allowed = r.images_allowed.saturating_add(outcome.images_allowed);
             r.images_checked += outcome.images_checked;
             r.sampled_points += outcome.sampled_points;
+            r.recovery_crash_points += outcome.recovery_crash_points;
+            r.recovery_images_checked += outcome.recovery_images_checked;
             r.violations.extend(outcome.violations);
             if r.violations.len() >= cfg.max_violations {
                 s.stop = true;
@@ -418,6 +445,8 @@ struct ScheduleOutcome {
     images_allowed: u128,
     images_checked: u64,
     sampled_points: u64,
+    recovery_crash_points: u64,
+    recovery_images_checked: u64,
     violations: Vec<Violation>,
 }
 
@@ -566,7 +595,19 @@ fn run_schedule(
         for (k, image) in images.enumerate() {
             out.images_checked += 1;
             let words = cp.materialize(&image, cfg.volatile_fill);
-            let verdict = check_image(&**scenario, &words, &prefix, ids_used);
+            let capture = cfg.recovery_crashes > 0;
+            let (mut verdict, inner) = check_image(&**scenario, &words, &prefix, ids_used, capture);
+            if verdict.is_ok() && capture {
+                verdict = crash_recovery(
+                    &**scenario,
+                    cfg,
+                    inner,
+                    &prefix,
+                    ids_used,
+                    cp.event ^ (k as u64) << 40,
+                    &mut out,
+                );
+            }
             if let Err((reason, history)) = verdict {
                 out.violations.push(Violation {
                     seed: cfg.seed,
@@ -586,20 +627,99 @@ fn run_schedule(
     out
 }
 
-/// Recovers one image and checks the resulting history.
+/// Crashes again inside the recovery whose crash points are `inner`: a
+/// seeded sample of [`ExploreConfig::recovery_crashes`] of them, up to
+/// [`RECOVERY_IMAGES`] images each, every one recovered from scratch and
+/// checked against the same prefix.
+fn crash_recovery(
+    scenario: &dyn Scenario,
+    cfg: &ExploreConfig,
+    mut inner: Vec<CrashPoint>,
+    prefix: &[HEvent],
+    next_id: u64,
+    seed: u64,
+    out: &mut ScheduleOutcome,
+) -> Result<(), (String, String)> {
+    let mut rng = cfg.seed ^ seed ^ 0x7265_636f_7665_7279;
+    let n = inner.len().min(cfg.recovery_crashes);
+    for i in 0..n {
+        let j = i + (xorshift(&mut rng) as usize) % (inner.len() - i);
+        inner.swap(i, j);
+    }
+    inner.truncate(n);
+    for rcp in inner {
+        out.recovery_crash_points += 1;
+        let (_, images) = rcp.images(RECOVERY_IMAGES, rng ^ rcp.event);
+        for image in images {
+            out.recovery_images_checked += 1;
+            let words = rcp.materialize(&image, cfg.volatile_fill);
+            if let (Err((reason, history)), _) =
+                check_image(scenario, &words, prefix, next_id, false)
+            {
+                return Err((
+                    format!(
+                        "after a second crash during recovery (recovery event {}): {reason}",
+                        rcp.event
+                    ),
+                    history,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The verdict on one recovered image, and (when `capture` is set) the
+/// crash points of its recovery.
+type ImageVerdict = (Result<(), (String, String)>, Vec<CrashPoint>);
+
+/// Recovers one image and checks the resulting history; with `capture`,
+/// also returns a crash point after every persistence event of the
+/// recovery (for [`crash_recovery`]).
 fn check_image(
     scenario: &dyn Scenario,
     words: &[u64],
     prefix: &[HEvent],
     next_id: u64,
+    capture: bool,
+) -> ImageVerdict {
+    let pool = match Pool::volatile_from_words(words, Sim::new(scenario.sim_options())) {
+        Ok(pool) => Arc::new(pool),
+        Err(e) => {
+            return (
+                Err((
+                    format!("the crash image is not a valid pool: {e}"),
+                    String::new(),
+                )),
+                Vec::new(),
+            )
+        }
+    };
+    let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::new(Mutex::new(Vec::new()));
+    if capture {
+        let inner = inner.clone();
+        pool.backend().set_crash_hook(move |_, view| {
+            inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(view.capture());
+        });
+    }
+    let verdict = recover_and_check(scenario, &pool, prefix, next_id);
+    pool.backend().clear_crash_hook();
+    let points = std::mem::take(&mut *inner.lock().unwrap_or_else(|e| e.into_inner()));
+    (verdict, points)
+}
+
+/// Runs the scenario's recovery on `pool`, resumes the cut-off calls,
+/// observes, and checks the history.
+fn recover_and_check(
+    scenario: &dyn Scenario,
+    pool: &Arc<Pool<Sim>>,
+    prefix: &[HEvent],
+    next_id: u64,
 ) -> Result<(), (String, String)> {
-    let pool = Pool::volatile_from_words(words, Sim::new(scenario.sim_options())).map_err(|e| {
-        (
-            format!("the crash image is not a valid pool: {e}"),
-            String::new(),
-        )
-    })?;
-    let pool = Arc::new(pool);
+    let pool = pool.clone();
     let partial = |observed: &[(Call, Value)]| {
         history_text(scenario.object(), prefix, &[], observed, next_id)
     };

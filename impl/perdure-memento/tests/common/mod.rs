@@ -16,18 +16,46 @@ pub fn depth_factor() -> usize {
 /// `PERDURE_DEPTH=deep`), every crash point, up to 16 images each; prints a
 /// PERDURE-CHECK row named `explore:{name}{suffix}` and fails on a violation.
 pub fn run(name: &str, schedules: usize, suffix: &str) {
+    run_with(
+        name,
+        suffix,
+        ExploreConfig {
+            seed: 7,
+            schedules: schedules * depth_factor(),
+            scheduler: SchedulerKind::Random,
+            crash_points: CrashPoints::All,
+            images: 16,
+            ..ExploreConfig::default()
+        },
+    );
+}
+
+/// Crashes during recovery: `points` sampled crash points of one schedule
+/// (×10 with `PERDURE_DEPTH=deep`), 2 images each, and inside each image's
+/// recovery 4 sampled crash points with 2 images each, recovered again;
+/// reported as `explore:{name}@recovery-crash`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn run_recovery_crashes(name: &str, points: usize) {
+    run_with(
+        name,
+        "@recovery-crash",
+        ExploreConfig {
+            seed: 11,
+            schedules: 1,
+            scheduler: SchedulerKind::Random,
+            crash_points: CrashPoints::Sample(points * depth_factor()),
+            images: 2,
+            recovery_crashes: 4,
+            ..ExploreConfig::default()
+        },
+    );
+}
+
+fn run_with(name: &str, suffix: &str, cfg: ExploreConfig) {
     let scenario = scenarios::all()
         .into_iter()
         .find(|s| s.name() == name)
         .expect("scenario exists");
-    let cfg = ExploreConfig {
-        seed: 7,
-        schedules: schedules * depth_factor(),
-        scheduler: SchedulerKind::Random,
-        crash_points: CrashPoints::All,
-        images: 16,
-        ..ExploreConfig::default()
-    };
     let t = std::time::Instant::now();
     let report = explore(scenario, &cfg);
     let v = &report.violations;
@@ -38,9 +66,17 @@ pub fn run(name: &str, schedules: usize, suffix: &str) {
             "kind": "explore",
             "status": if v.is_empty() { "pass" } else { "fail" },
             "explored": format!(
-                "{} schedules, {} operations, {} crash points ({} sampled images), {} images checked",
+                "{} schedules, {} operations, {} crash points ({} sampled images), {} images checked{}",
                 report.executions, report.operations, report.crash_points,
-                report.sampled_points, report.images_checked
+                report.sampled_points, report.images_checked,
+                if report.recovery_crash_points > 0 {
+                    format!(
+                        "; a second crash at {} points inside their recoveries, {} images checked",
+                        report.recovery_crash_points, report.recovery_images_checked
+                    )
+                } else {
+                    String::new()
+                }
             ),
             "seconds": t.elapsed().as_secs_f64(),
         })
@@ -56,4 +92,10 @@ pub fn run(name: &str, schedules: usize, suffix: &str) {
         v[0].history
     );
     assert!(report.crash_points > 0 && report.images_checked > 0);
+    if cfg.recovery_crashes > 0 {
+        assert!(
+            report.recovery_images_checked > 0,
+            "no crash inside a recovery"
+        );
+    }
 }
