@@ -83,6 +83,23 @@ fn clear_mode() -> ClearMode {
     }
 }
 
+/// Whether every root operation the workload runs gets a thread crash
+/// injected (`PERDURE_THREAD_CRASH=1`): after a seeded number of its
+/// persistence events (0–31, from the thread id and the operation's index),
+/// so some operations crash early, some late and some not at all; the
+/// runtime re-runs a crashed operation with its memento (§2.5 (3)), under
+/// the explorer's schedules, helpers included.
+fn thread_crash_mode() -> bool {
+    std::env::var("PERDURE_THREAD_CRASH").as_deref() == Ok("1")
+}
+
+static THREAD_CRASHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Thread crashes injected so far in this process (`PERDURE_THREAD_CRASH=1`).
+pub fn thread_crashes_injected() -> u64 {
+    THREAD_CRASHES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The persistency model explored: by default a locked RMW does not
 /// complete earlier write-backs (as with `Msync`, so every fence the code
 /// needs off x86 is checked); `PERDURE_SIM_RMW=1` explores x86's Px86, where
@@ -301,9 +318,22 @@ fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
         }
     }
     let mut h = st.rt.handle(tid).map_err(|e| e.to_string())?;
-    h.try_run_root(body)
-        .map(|done| done.result)
-        .map_err(|e| format!("thread {tid}: the operation failed: {e}"))
+    if index.is_none() && thread_crash_mode() {
+        let k = st.rt.next_op(tid);
+        let n = ((tid as u64 * 0x9E37_79B9) ^ k.wrapping_mul(0x2545_F491))
+            .wrapping_mul(0xFF51_AFD7)
+            >> 59;
+        h.crash_after(Some(n));
+        crate::runtime::quiet_thread_crashes();
+    }
+    let done = h.try_run_root(body);
+    h.crash_after(None);
+    let done = done.map_err(|e| format!("thread {tid}: the operation failed: {e}"))?;
+    THREAD_CRASHES.fetch_add(
+        u64::from(done.thread_crashes),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    Ok(done.result)
 }
 
 fn arg(call: &Call) -> Result<Option<u64>, String> {

@@ -1,0 +1,58 @@
+//! The Memento explorer with a thread crash injected into the root
+//! operations of the workload (`PERDURE_THREAD_CRASH=1`, see
+//! `scenarios::thread_crash_mode`): at a seeded persistence event of each
+//! operation, so that across the schedules operations crash at their start,
+//! middle and commit, and the runtime re-runs each with its memento while the
+//! other thread runs (and helps). Full crashes are explored on top, as in
+//! `explore_memento.rs`. One binary per setting: the scenarios read it from
+//! the environment.
+
+mod common;
+
+fn setting() {
+    std::env::set_var("PERDURE_THREAD_CRASH", "1");
+}
+
+/// The injected-crash counter is per process: the tests take turns so that
+/// each reads its own.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(name: &str) {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    setting();
+    let before = perdure_memento::scenarios::thread_crashes_injected();
+    common::run(name, 4, "@thread-crash");
+    let injected = perdure_memento::scenarios::thread_crashes_injected() - before;
+    println!("{name}: {injected} thread crashes injected");
+    assert!(injected > 0, "{name}: no thread crash was injected");
+}
+
+#[test]
+fn msq_mmt_vol_survives_thread_crashes() {
+    run("msq-mmt-vol");
+}
+
+#[test]
+fn msq_mmt_cas_survives_thread_crashes() {
+    run("msq-mmt-cas");
+}
+
+#[test]
+fn treiber_mmt_survives_thread_crashes() {
+    run("treiber-mmt");
+}
+
+#[test]
+fn elim_stack_mmt_survives_thread_crashes() {
+    run("elim-stack-mmt");
+}
+
+#[test]
+fn combq_mmt_survives_thread_crashes() {
+    run("combq-mmt");
+}
+
+#[test]
+fn cas_register_2_threads_survives_thread_crashes() {
+    run("cas-register-2");
+}
