@@ -24,19 +24,22 @@ fn counter<T: Transaction>(tx: &T) -> PVar<u64> {
     PVar::at(tx.root(0))
 }
 
+/// Increments the counter at root 0; returns the new value.
+fn increment<B: perdure_pm::Backend>(p: &RedoPtm<B>) -> u64 {
+    p.update_tx(|tx| {
+        let c = counter(tx);
+        let n = tx.get(c) + 1;
+        tx.set(c, n);
+        n
+    })
+    .unwrap()
+}
+
 #[test]
 fn a_counter_counts() {
     let p = ptm(2);
     for i in 1..=200u64 {
-        let n: u64 = p
-            .update_tx(|tx| {
-                let c = counter(tx);
-                let n = tx.get(c) + 1;
-                tx.set(c, n);
-                n
-            })
-            .unwrap();
-        assert_eq!(n, i, "each increment returns the new value");
+        assert_eq!(increment(&p), i, "each increment returns the new value");
     }
     let n: u64 = p.read_tx(|tx| tx.get(PVar::<u64>::at(tx.root(0)))).unwrap();
     assert_eq!(n, 200);
@@ -235,26 +238,14 @@ fn a_pool_file_survives_closing() {
         let pool: Pool<Msync> = Pool::create(&path, "redo-test", 1 << 20).unwrap();
         let p = RedoPtm::create(pool, &config).unwrap();
         for _ in 0..10 {
-            p.update_tx(|tx| {
-                let c = counter(tx);
-                tx.set(c, tx.get(c) + 1);
-            })
-            .unwrap();
+            increment(&p);
         }
     }
     for round in 1..=3u64 {
         let pool: Pool<Msync> = Pool::open(&path, "redo-test").unwrap();
         let p = RedoPtm::open(pool, &Config::default()).unwrap();
         assert_eq!(p.threads(), 3, "the thread count comes from the pool");
-        let n: u64 = p
-            .update_tx(|tx| {
-                let c = counter(tx);
-                let n = tx.get(c) + 1;
-                tx.set(c, n);
-                n
-            })
-            .unwrap();
-        assert_eq!(n, 10 + round);
+        assert_eq!(increment(&p), 10 + round);
     }
     // The wrong program for the file: perdure-pm's layout check.
     assert!(matches!(
