@@ -225,3 +225,57 @@ fn allocating_transactions_stay_consistent() {
     assert_eq!(len, count, "the list and its count disagree");
     assert_eq!(len, threads as u64 * k / 3, "pushes minus pops");
 }
+
+#[test]
+fn transactions_larger_than_the_log() {
+    // A 4-entry log arena: every transaction overflows it, so no state can
+    // be replayed (replicas copy) and a lost CAS cannot be undone (the
+    // replica is marked invalid and copied by its next user).
+    let threads = 3usize;
+    let pool = perdure_pm::Pool::volatile("redo-tiny", 4 << 20, NoFlush).unwrap();
+    let config = perdure_ptm::redo::Config {
+        threads,
+        log_entries_per_thread: 4,
+        dirty_lines_per_replica: 2,
+        ..perdure_ptm::redo::Config::small()
+    };
+    let p = RedoPtm::create(pool, &config).unwrap();
+    p.handle().unwrap().update_tx(|tx| {
+        let a = tx.alloc_zeroed(64 * 9).unwrap();
+        tx.set_root(0, a);
+    });
+    let k = common::per_thread(1000);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let h = p.handle().unwrap();
+                for _ in 0..k {
+                    h.update_tx(|tx| {
+                        // Eight words on eight lines, all the same value.
+                        let a = tx.root(0);
+                        let v = tx.load(a) + 1;
+                        for i in 0..8 {
+                            tx.store(a + 64 * i, v);
+                        }
+                    });
+                }
+            });
+        }
+    });
+    let ok: u64 = p
+        .read_tx(|tx| {
+            let a = tx.root(0);
+            let v = tx.load(a);
+            if (0..8).all(|i| tx.load(a + 64 * i) == v) {
+                v
+            } else {
+                u64::MAX
+            }
+        })
+        .unwrap();
+    assert_eq!(ok, threads as u64 * k);
+    let s = p.stats();
+    eprintln!("tiny logs: {s:?}");
+    assert_eq!(s.replays, 0, "no overflowed state can be replayed");
+    assert!(s.copies > 0);
+}

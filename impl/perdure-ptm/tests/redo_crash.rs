@@ -16,7 +16,8 @@
 //!
 //! Run under both of the simulator's RMW semantics: without (a `pfence`
 //! before the `cur_comb` CAS) and with (x86: the CAS completes write-backs
-//! and the `pfence` is left out). Not covered: crashes inside `create`, and
+//! and the `pfence` is left out), and with logs too small for a transaction
+//! (copies instead of replays, whole-range write-backs). Not covered: crashes inside `create`, and
 //! thread crashes; each test prints a PERDURE-CHECK row with what it
 //! explored.
 
@@ -26,7 +27,7 @@ mod common;
 
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
-use perdure_ptm::redo::RedoPtm;
+use perdure_ptm::redo::{Config, RedoPtm};
 use perdure_ptm::{Transaction, TxRead};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -97,7 +98,7 @@ fn capture(p: &RedoPtm<Sim>, progress: &Arc<Progress>, work: impl FnOnce()) -> V
 /// the recovered PTM to `check`. Returns (points, images, exhaustive points).
 fn recover_all(
     points: &[Point],
-    threads: usize,
+    config: &Config,
     mut check: impl FnMut(&RedoPtm<Sim>, &Point),
 ) -> (usize, u64, usize) {
     let mut images = 0;
@@ -111,7 +112,7 @@ fn recover_all(
             images += 1;
             let words = pt.cp.materialize(&img, VolatileFill::Zeroed);
             let pool = Pool::volatile_from_words(&words, Sim::default()).expect("a pool image");
-            let p = RedoPtm::open(pool, &common::config(threads)).unwrap_or_else(|e| {
+            let p = RedoPtm::open(pool, config).unwrap_or_else(|e| {
                 panic!(
                     "crash point {i} (event {}): recovery failed: {e}",
                     pt.cp.event
@@ -132,9 +133,10 @@ fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
 /// One thread, transactions `i = 1..=K`: `a = b = i` in two words on
 /// different lines, root 1 = i, and a node `i` pushed on the list at root 2
 /// (an allocation per transaction).
-fn one_thread(options: SimOptions, name: &str) {
+fn one_thread(options: SimOptions, config: &Config, name: &str) {
     const K: u64 = 5;
-    let p = common::redo(2, POOL, Sim::new(options));
+    let pool = Pool::volatile("redo-crash", POOL, Sim::new(options)).unwrap();
+    let p = RedoPtm::create(pool, config).unwrap();
     p.update_tx(|tx| {
         let rec = tx.alloc_zeroed(128).unwrap();
         tx.set_root(0, rec);
@@ -163,9 +165,8 @@ fn one_thread(options: SimOptions, name: &str) {
         "{} crash points",
         points.len()
     );
-    let explored = recover_all(&points, 2, |p, pt| {
+    let explored = recover_all(&points, config, |p, pt| {
         let h = p.handle().unwrap();
-        // (n, a, b, list length, list values ok, list offsets)
         let n = h.read_tx(|tx| tx.root(1));
         assert!(
             pt.completed[0] <= n && n <= pt.started[0],
@@ -217,7 +218,11 @@ fn one_thread(options: SimOptions, name: &str) {
 
 #[test]
 fn one_thread_full_crashes() {
-    one_thread(SimOptions::default(), "redo-sim-crash-1t");
+    one_thread(
+        SimOptions::default(),
+        &common::config(2),
+        "redo-sim-crash-1t",
+    );
 }
 
 #[test]
@@ -227,7 +232,25 @@ fn one_thread_full_crashes_x86_cas() {
             rmw_completes_flushes: true,
             ..SimOptions::default()
         },
+        &common::config(2),
         "redo-sim-crash-1t-x86",
+    );
+}
+
+/// The same with a log arena smaller than a transaction and a dirty-line
+/// set of two lines: every state overflows its log (other replicas copy
+/// instead of replaying) and write-backs fall back to whole ranges.
+#[test]
+fn one_thread_full_crashes_tiny_logs() {
+    let config = Config {
+        log_entries_per_thread: 4,
+        dirty_lines_per_replica: 2,
+        ..common::config(2)
+    };
+    one_thread(
+        SimOptions::default(),
+        &config,
+        "redo-sim-crash-1t-tiny-logs",
     );
 }
 
@@ -263,7 +286,7 @@ fn two_thread_full_crashes() {
             }
         })
     });
-    let explored = recover_all(&points, 2, |p, pt| {
+    let explored = recover_all(&points, &common::config(2), |p, pt| {
         let h = p.handle().unwrap();
         let w: u64 = h.read_tx(|tx| {
             let rec = tx.root(0);
