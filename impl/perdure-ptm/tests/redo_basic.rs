@@ -253,3 +253,32 @@ fn a_pool_file_survives_closing() {
         Err(perdure_pm::PoolError::LayoutMismatch { .. })
     ));
 }
+
+#[test]
+fn a_published_read_then_an_update() {
+    // max_read_tries = 0: every read publishes itself (Algorithm 2 {1})
+    // before trying the designated replica, then usually completes on its
+    // own, leaving its request unapplied. The thread's next update must
+    // still run: with the seed's toggling announce bit it would look
+    // applied already.
+    let pool = Pool::volatile("redo-pub", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        max_read_tries: 0,
+        ..Config::small()
+    };
+    let p = RedoPtm::create(pool, &config).unwrap();
+    let h = p.handle().unwrap();
+    for i in 1..=20u64 {
+        assert_eq!(h.read_tx(|tx| tx.root(0)), i - 1);
+        let n: u64 = h.update_tx(|tx| {
+            let n = tx.root(0) + 1;
+            tx.set_root(0, n);
+            n
+        });
+        assert_eq!(n, i, "update {i} after a published read");
+    }
+    let s = p.stats();
+    assert_eq!(s.reads_published, 20);
+    assert_eq!(s.commits, 20);
+}
