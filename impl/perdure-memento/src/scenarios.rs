@@ -60,6 +60,18 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         "Memento MSQ-mmt-cas (detectable CAS), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        crate::ds::elim::ElimStackStructure,
+        3,
+        "elim-stack-mmt-3t",
+        "Memento elimination-backoff stack (Treiber + exchangers), 3 threads x 2 ops, detectability checked",
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        crate::ds::combq::CombQueueStructure,
+        3,
+        "combq-mmt-3t",
+        "Memento combining queue CombQ-mmt, 3 threads x 2 ops, detectability checked",
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
         StackStructure,
         3,
         "treiber-mmt-3t",

@@ -4,7 +4,7 @@
 //! point × Px86 crash images, each recovered (runtime open, structure
 //! recovery, cut-off operations resumed with their mementos) and checked
 //! for durable linearizability and detectability (the structures under 2
-//! threads, MSQ-mmt-vol, MSQ-mmt-cas and the Treiber stack also under 3).
+//! threads; the queues and stacks other than SOFT also under 3).
 //! Reports a PERDURE-CHECK row per scenario for `make verify`.
 
 mod common;
@@ -97,4 +97,14 @@ fn treiber_mmt_survives_crashes_during_recovery() {
 #[test]
 fn cas_register_2_threads_survives_crashes_during_recovery() {
     common::run_recovery_crashes("cas-register-2", 24);
+}
+
+#[test]
+fn elim_stack_mmt_3_threads_survives_every_crash_point() {
+    common::run("elim-stack-mmt-3t", 2, "");
+}
+
+#[test]
+fn combq_mmt_3_threads_survives_every_crash_point() {
+    common::run("combq-mmt-3t", 2, "");
 }
