@@ -1,0 +1,500 @@
+-------------------------------- MODULE CXPTM --------------------------------
+(***************************************************************************)
+(* CX-PTM (seed 000: Correia, Felber, Ramalhete, "Persistent Memory and    *)
+(* the Rise of Universal Constructions", EuroSys 2020, §4) under Px86 line *)
+(* persistency, with full-system crashes and null recovery.  The seed      *)
+(* gives CX's steps in prose (applyUpdate 1-6, applyRead 1-3, "Adding      *)
+(* persistence to CX"); where it is silent the model follows the published *)
+(* implementation (pramalhe/RedoDB, ptms/cxptm/CXPTM.hpp: getCombined,     *)
+(* the CAS loop, the persistence points), and says so.                     *)
+(*                                                                         *)
+(* WHAT IS MODELLED.  N threads, NOps transactions each (the Workload of   *)
+(* PtmBase.tla).  The queue of mutations with its tickets, each node's     *)
+(* result; the 2N Combined instances with their heads (a ticket, or null)  *)
+(* and strong try reader-writer locks; curComb (in PM) and the 2N replicas *)
+(* (one line per word).  Reclamation of queue nodes is abstracted: a node  *)
+(* behind curComb's head that no Combined's head holds may be reclaimed    *)
+(* (self-linked) at any moment (Reclaim); hazard pointers, which only     *)
+(* delay that, are not modelled (more behaviours, not fewer).  A replica   *)
+(* whose head is null or reclaimed is invalid and is copied from curComb's *)
+(* (getCombined).                                                          *)
+(*                                                                         *)
+(* THE TURN QUEUE is abstracted to its linearizable wait-free enqueue: a  *)
+(* node is appended (and gets the next ticket) in one atomic step.  Its    *)
+(* internal announce/turn/helping steps (Ramalhete-Correia, PPoPP 2017     *)
+(* poster, the seed's [39]) are not modelled; its wait-freedom is assumed. *)
+(*                                                                         *)
+(* MEMORY: PtmBase.tla (Px86 lines; a pwb persists at the thread's next    *)
+(* locked RMW or psync).  curComb's stored value is [idx, tk]: idx the     *)
+(* Combined (the only field the algorithm reads or compares), tk a ghost   *)
+(* tag, the head ticket installed with it.  Visibility is sequentially     *)
+(* consistent; each access to a shared word is a step, except the merges   *)
+(* the comments name.                                                      *)
+(*                                                                         *)
+(* NULL RECOVERY (§4: curComb "is persisted together with the replica that *)
+(* it references"; the published constructor): curComb is what persisted; *)
+(* its Combined's head is a fresh sentinel (ticket 0), every other head is *)
+(* null; the queue, the locks and every thread's state start afresh;       *)
+(* transactions in flight are cut off.                                     *)
+(*                                                                         *)
+(* SWITCHES (TRUE = the algorithm; FALSE = the issue's mutants):          *)
+(*   ReturnPersist   pwb(curComb) + psync before an update returns         *)
+(*   FlushBeforeCas  the replica's pwbs before the curComb CAS (FALSE:     *)
+(*                   after it)                                             *)
+(*                                                                         *)
+(* PROPERTIES: as RedoPTM.tla (README.md).  CurCombConsistent,             *)
+(* DurableImageConsistent (null recovery), CompletedDurable, ResultsCorrect *)
+(* (results are those of the queue order), HistoryDurablyLinearizable,     *)
+(* FenceBound, StepBound, WaitFree.                                        *)
+(***************************************************************************)
+EXTENDS PtmBase, TLC, Histories
+
+CONSTANTS
+    N,              \* threads 1..N
+    NOps,           \* transactions per thread
+    MaxReadTries,   \* MAX_READ_TRIES
+    MaxCrashes,     \* full-system crashes
+    MaxFences,      \* the claimed bound on persistence fences per transaction
+    Reclaim,        \* retired queue nodes may be reclaimed (self-linked)
+    ReturnPersist, FlushBeforeCas     \* mutant switches
+
+ASSUME /\ N \in Nat \ {0} /\ W \in Nat \ {0} /\ NOps \in Nat /\ MaxReadTries \in Nat
+       /\ MaxCrashes \in Nat /\ MaxFences \in Nat
+       /\ {Reclaim, ReturnPersist, FlushBeforeCas} \subseteq BOOLEAN
+
+Threads == 1 .. N
+Combs == 0 .. 2 * N - 1        \* 2N Combined instances
+Lines == Combs \X Words
+MaxQ == N * NOps               \* nodes per epoch: every transaction enqueues at most once
+NoNode == -1
+
+DL == INSTANCE DurableLinearizability WITH SeqInit <- ObjInit, SeqApply <- ObjApply
+Id(t, i) == (t - 1) * NOps + i
+
+CV(c, k) == [idx |-> c, tk |-> k]
+
+VARIABLES
+    mem,       \* PM (PtmBase.tla); curComb values CV(idx, ghost tag)
+    head,      \* [Combs -> ticket or NoNode]: Combined.head
+    lk,        \* [Combs -> [ex: 0..N, sh: SUBSET Threads, dg: BOOLEAN]]: rwLock (dg: the
+               \*   shared lock left by a downgrade: the installed one, or a failed attempt's)
+    q,         \* the queue of mutations: node k (ticket k) = q[k] = [t, i, res]; 0: the sentinel
+    retired,   \* tickets behind curComb's head (CX retires them after a successful CAS)
+    disposed,  \* reclaimed (self-linked) tickets
+    th,        \* [Threads -> registers]
+    crashes,
+    hist,      \* the history (Histories.tla)
+    \* ghosts
+    qs,        \* [0..MaxQ -> object state]: the state after node k (this epoch)
+    retk,      \* tickets (this epoch) whose state a transaction returned: must be durable
+    bad        \* transactions that returned another result than the queue order gives
+
+vars == <<mem, head, lk, q, retired, disposed, th, crashes, hist, qs, retk, bad>>
+
+CurComb == Vis(mem.cc)
+DurableTk == mem.cc.p.tk
+
+Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
+            li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {}]
+
+Op(t) == WorkOf(t, th[t].i)
+NodeOp(k) == WorkOf(q[k].t, q[k].i)
+
+Init ==
+    /\ mem = MemInit(CV(0, 0), Lines, Threads)
+    /\ head = [c \in Combs |-> IF c = 0 THEN 0 ELSE NoNode]
+    /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0]]
+    /\ q = << >>
+    /\ retired = {}
+    /\ disposed = {}
+    /\ th = [t \in Threads |-> Idle(0)]
+    /\ crashes = 0
+    /\ hist = << >>
+    /\ qs = [k \in 0 .. MaxQ |-> ObjInit]
+    /\ retk = {}
+    /\ bad = {}
+
+-----------------------------------------------------------------------------
+(* Helpers.                                                                *)
+
+Ghosts == <<qs, retk, bad>>
+SetTh(t, r) == th' = [th EXCEPT ![t] = [r EXCEPT !.ns = th[t].ns + 1]]
+AfterRMW(r) == [r EXCEPT !.nf = @ + (IF r.pend THEN 1 ELSE 0), !.pend = FALSE]
+AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
+Free(c) == lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg
+Unshare(l, c, t) == [l EXCEPT ![c].sh = @ \ {t}]
+
+\* Enqueue the transaction of thread t (the turn queue's enqueue, atomic):
+\* the node gets the next ticket; the ghost qs records the state after it.
+Enqueue(t, i) ==
+    LET k == Len(q) + 1
+        o == WorkOf(t, i)
+    IN /\ q' = Append(q, [t |-> t, i |-> i, res |-> 0])
+       /\ qs' = [qs EXCEPT ![k] = ApplyStores(qs[k - 1], StoresOf(o, qs[k - 1]))]
+
+\* The transaction returns v, the result of the state after ticket h - 1 (a
+\* node: h is its ticket) or of ticket h (a read on a replica: rd).  The
+\* state it reflects must be durable (retk, CompletedDurable).
+Return(t, v, h, rd) ==
+    LET i == th[t].i
+        want == IF rd THEN qs[h][Op(t).a] ELSE ResultOf(Op(t), qs[h - 1])
+    IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
+       /\ retk' = retk \cup {h}
+       /\ bad' = IF v = want THEN bad ELSE bad \cup {<<t, i>>}
+       /\ th' = [th EXCEPT ![t] = Idle(i)]
+
+-----------------------------------------------------------------------------
+(* Invocation.                                                             *)
+
+\* An update creates its node and enqueues it (step 1); a read starts its
+\* loop (it enqueues only at iteration MAX_READ_TRIES).
+Invoke(t) ==
+    /\ th[t].pc = "Idle" /\ th[t].i < NOps
+    /\ LET i == th[t].i + 1
+           o == WorkOf(t, i)
+       IN /\ hist' = Append(hist, EvInvoke(Id(t, i), t, o.op, ArgsOf(o)))
+          /\ IF IsRead(o)
+             THEN /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "B1", !.ns = 1]]
+                  /\ UNCHANGED <<q, qs>>
+             ELSE /\ Enqueue(t, i)
+                  /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "X2", !.my = Len(q) + 1, !.ns = 1]]
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, retk, bad>>
+
+-----------------------------------------------------------------------------
+(* applyUpdate.                                                            *)
+
+\* Step 2: exclusiveTryLock on combs[0..2N-1] in order (one step).  Step 3
+\* starts: mn <- newComb.head (private now); if its ticket is already at or
+\* past our node, our mutation is applied: unlock and return (XS).  No
+\* Combined free: the published code asserts; here the thread stops (pc
+\* "Full", no step: WaitFree reports it).
+X2(t) ==
+    /\ th[t].pc = "X2"
+    /\ LET free == {c \in Combs : Free(c)} IN
+       IF free = {}
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "Full"]) /\ UNCHANGED lk
+       ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y
+                mn == head[c]
+            IN IF mn # NoNode /\ mn >= th[t].my
+               THEN SetTh(t, [th[t] EXCEPT !.pc = "XS"]) /\ UNCHANGED lk
+               ELSE /\ lk' = [lk EXCEPT ![c].ex = t]
+                    /\ SetTh(t, [th[t] EXCEPT !.c = c, !.mn = mn, !.pc = "X4"])
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Steps 3-4, one node: while mn is not our node: if mn is null or
+\* reclaimed (self-linked) the replica is invalid: copy it from curComb's
+\* (getCombined, G1), unless we copied once already (then leave: XE).  Else
+\* run the next node's mutation on the replica (its stores go to the
+\* deferred pwbs) and store its result in the node; mn advances.
+X4(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED <<mem, q>>
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, IF th[t].copied THEN [th[t] EXCEPT !.pc = "XE"]
+                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
+               /\ UNCHANGED <<mem, q>>
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == Content(mem, c)
+                   ws == StoresOf(o, x)
+               IN /\ mem' = StoreAll(mem, c, ws)
+                  /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, [th[t] EXCEPT !.mn = k, !.dp = @ \cup {ws[e][1] : e \in DOMAIN ws}])
+    /\ UNCHANGED <<head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+\* getCombined, iteration gi (the published code): read curComb; pwb(curComb)
+\* ("Ensure curComb is persisted before we use lcomb"); sharedTryLock on its
+\* Combined (a locked RMW: the pwb's fence).
+G1(t) ==
+    /\ th[t].pc = "G1"
+    /\ LET lc == CurComb.idx
+           m1 == Fence(PwbC(mem, t), t)
+           r1 == AfterRMW([th[t] EXCEPT !.pend = TRUE])
+       IN /\ mem' = m1
+          /\ IF lk[lc].ex = 0
+             THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+                  /\ SetTh(t, [r1 EXCEPT !.lci = lc, !.pc = "G2"])
+             ELSE /\ SetTh(t, IF th[t].gi + 1 < N THEN [r1 EXCEPT !.gi = @ + 1, !.pc = "G1"]
+                              ELSE [r1 EXCEPT !.gi = 0, !.pc = "XE"])
+                  /\ UNCHANGED lk
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* getCombined: lhead <- lcomb.head; usable if before our node and not
+\* reclaimed (keep the shared lock, copy: X6).  Else unlock; if its ticket
+\* is at or past ours and curComb has not moved, our mutation is applied
+\* (return -1: XE); else the next iteration (after N: -1).
+G2(t) ==
+    /\ th[t].pc = "G2"
+    /\ LET lc == th[t].lci
+           lh == head[lc]
+       IN IF lh # NoNode /\ lh < th[t].my /\ lh \notin disposed
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X6"]) /\ UNCHANGED lk
+          ELSE /\ lk' = Unshare(lk, lc, t)
+               /\ SetTh(t, IF (lh # NoNode /\ lh >= th[t].my /\ lc = CurComb.idx) \/ th[t].gi + 1 >= N
+                           THEN [th[t] EXCEPT !.gi = 0, !.lci = 0, !.pc = "XE"]
+                           ELSE [th[t] EXCEPT !.gi = @ + 1, !.lci = 0, !.pc = "G1"])
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Step 3 (copy): copyFromTo(lcomb, newComb): every word of lcomb's replica
+\* (shared-locked: it cannot change) stored into newComb's, each line
+\* pwb'd; mn <- lcomb.head; newComb.head <- mn; sharedUnlock.  Back to X4.
+X6(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci
+           c == th[t].c
+           src == Content(mem, lc)
+       IN /\ mem' = PwbR(StoreAll(mem, c, [w \in Words |-> <<w, src[w]>>]), t, c, Words)
+          /\ head' = [head EXCEPT ![c] = head[lc]]
+          /\ lk' = Unshare(lk, lc, t)
+          /\ SetTh(t, [th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.pend = TRUE, !.lci = 0,
+                                    !.pc = "X4"])
+    /\ UNCHANGED <<q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Leaving without installing (getCombined gave -1, or a second copy was
+\* needed): newComb.head <- mn (if not null); flushDeferredPWBs();
+\* exclusiveUnlock(); then pwb(curComb); psync() (XS), the published order.
+\* The replica is released before the psync with stores whose pwbs have
+\* not taken effect; harmless: this exit is only reached with mn null or
+\* reclaimed, so the head it leaves makes the next user copy every line.
+XE(t) ==
+    /\ th[t].pc = "XE"
+    /\ LET c == th[t].c IN
+       /\ head' = IF th[t].mn # NoNode THEN [head EXCEPT ![c] = th[t].mn] ELSE head
+       /\ mem' = PwbR(mem, t, c, th[t].dp)
+       /\ lk' = [lk EXCEPT ![c].ex = 0]
+       /\ SetTh(t, [th[t] EXCEPT !.c = NoNode, !.dp = {}, !.pend = @ \/ th[t].dp # {}, !.pc = "XS"])
+    /\ UNCHANGED <<q, retired, disposed, crashes, hist, Ghosts>>
+
+\* pwb(curComb); psync() (ReturnPersist), then return (XR).
+XS(t) ==
+    /\ th[t].pc = "XS"
+    /\ mem' = IF ReturnPersist THEN Fence(PwbC(mem, t), t) ELSE mem
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t] EXCEPT !.pc = "XR"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Return myNode.result.
+XR(t) ==
+    /\ th[t].pc = "XR"
+    /\ Return(t, q[th[t].my].res, th[t].my, FALSE)
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, qs>>
+
+\* Step 4 done (mn is our node): newComb.head <- mn; step 5: downgrade;
+\* flushDeferredPWBs() (FlushBeforeCas; its fence is the next locked RMW).
+X7(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ mem' = IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
+       /\ SetTh(t, [th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
+                                 !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0, !.pc = "Y1"])
+    /\ UNCHANGED <<q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Step 6, iteration li (at most N, the published loop): read curComb;
+\* sharedTryLock on its Combined (a locked RMW: the replica's pwbs take
+\* effect, the pfence the published code omits).
+Y1(t) ==
+    /\ th[t].pc = "Y1"
+    /\ LET lc == CurComb.idx
+           r1 == AfterRMW(th[t])
+       IN /\ mem' = Fence(mem, t)
+          /\ IF lk[lc].ex = 0
+             THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+                  /\ SetTh(t, [r1 EXCEPT !.lci = lc, !.pc = "Y2"])
+             ELSE /\ SetTh(t, IF th[t].li + 1 < N THEN [r1 EXCEPT !.li = @ + 1]
+                              ELSE [r1 EXCEPT !.li = 0, !.pc = "YE"])
+                  /\ UNCHANGED lk
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Step 6: with lcomb shared-locked (its head cannot change): a null head:
+\* unlock, next; a head at or past our node: unlock; curComb moved: next,
+\* else done (YE).  Else CAS curComb from lcomb to newComb (a locked RMW).
+\* Failure: unlock, next iteration; success: Y3.
+Y2(t) ==
+    /\ th[t].pc = "Y2"
+    /\ LET lc == th[t].lci
+           lh == head[lc]
+           nxt == IF th[t].li + 1 < N THEN [th[t] EXCEPT !.li = @ + 1, !.lci = 0, !.pc = "Y1"]
+                  ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"]
+       IN CASE lh = NoNode ->
+                 /\ lk' = Unshare(lk, lc, t) /\ SetTh(t, nxt) /\ UNCHANGED mem
+            [] lh >= th[t].my ->
+                 /\ lk' = Unshare(lk, lc, t)
+                 /\ SetTh(t, IF lc # CurComb.idx THEN nxt
+                             ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"])
+                 /\ UNCHANGED mem
+            [] OTHER ->
+                 LET m1 == Fence(mem, t)
+                     r1 == AfterRMW(th[t])
+                 IN IF Vis(m1.cc).idx = lc
+                    THEN /\ mem' = StoreCC(m1, CV(th[t].c, th[t].my))
+                         /\ SetTh(t, [r1 EXCEPT !.lh = lh, !.pc = "Y3"])
+                         /\ UNCHANGED lk
+                    ELSE /\ mem' = m1
+                         /\ lk' = Unshare(lk, lc, t)
+                         /\ SetTh(t, [nxt EXCEPT !.nf = r1.nf, !.pend = FALSE])
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* After a successful CAS: (mutant: the deferred pwbs only now)
+\* pwb(curComb); psync() (ReturnPersist).
+Y3(t) ==
+    /\ th[t].pc = "Y3"
+    /\ LET m0 == IF FlushBeforeCas THEN mem ELSE PwbR(mem, t, th[t].c, th[t].dp) IN
+       mem' = IF ReturnPersist THEN Fence(PwbC(m0, t), t) ELSE m0
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t]
+                 EXCEPT !.dp = {}, !.pend = ~ReturnPersist /\ ~FlushBeforeCas, !.pc = "Y4"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* lcomb.setReadUnlock() (the installed one's downgrade lock goes), our
+\* sharedUnlock; retire the nodes from lcomb's head up to ours; return
+\* myNode.result (merged).
+Y4(t) ==
+    /\ th[t].pc = "Y4"
+    /\ LET lc == th[t].lci IN
+       lk' = [lk EXCEPT ![lc] = [ex |-> 0, sh |-> @.sh \ {t}, dg |-> FALSE]]
+    /\ retired' = retired \cup {k \in th[t].lh .. th[t].my - 1 : k \notin disposed}
+    /\ Return(t, q[th[t].my].res, th[t].my, FALSE)
+    /\ UNCHANGED <<mem, head, q, disposed, crashes, qs>>
+
+\* After the loop (or its break): newComb.setReadUnlock(); pwb(curComb);
+\* psync() (ReturnPersist); then return (XR).
+YE(t) ==
+    /\ th[t].pc = "YE"
+    /\ lk' = [lk EXCEPT ![th[t].c].dg = FALSE]
+    /\ mem' = IF ReturnPersist THEN Fence(PwbC(mem, t), t) ELSE mem
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t] EXCEPT !.c = NoNode, !.pc = "XR"])
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+-----------------------------------------------------------------------------
+(* applyRead: iterations ri = 0 .. MAX_READ_TRIES + N - 1.                  *)
+
+NextTry(r) == IF r.ri + 1 < MaxReadTries + N THEN [r EXCEPT !.ri = @ + 1, !.lci = 0, !.pc = "B1"]
+              ELSE [r EXCEPT !.lci = 0, !.pc = "B3"]
+
+\* Steps 1-3: read curComb; at iteration MAX_READ_TRIES enqueue the read as
+\* a mutation; pwb(curComb); sharedTryLock (a locked RMW: the pwb's fence).
+B1(t) ==
+    /\ th[t].pc = "B1"
+    /\ LET lc == CurComb.idx
+           enq == th[t].ri = MaxReadTries
+           r0 == [th[t] EXCEPT !.my = IF enq THEN Len(q) + 1 ELSE @, !.pend = TRUE]
+           r1 == AfterRMW(r0)
+       IN /\ IF enq THEN Enqueue(t, th[t].i) ELSE UNCHANGED <<q, qs>>
+          /\ mem' = Fence(PwbC(mem, t), t)
+          /\ IF lk[lc].ex = 0
+             THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+                  /\ SetTh(t, [r1 EXCEPT !.lci = lc, !.pc = "B2"])
+             ELSE /\ SetTh(t, NextTry(r1))
+                  /\ UNCHANGED lk
+    /\ UNCHANGED <<head, retired, disposed, crashes, hist, retk, bad>>
+
+\* Step 3: if curComb is still lcomb, run the read on its replica, unlock,
+\* return (merged); else unlock and try again.
+B2(t) ==
+    /\ th[t].pc = "B2"
+    /\ LET lc == th[t].lci IN
+       /\ lk' = Unshare(lk, lc, t)
+       /\ IF lc = CurComb.idx
+          THEN Return(t, Content(mem, lc)[Op(t).a], head[lc], TRUE)
+          ELSE SetTh(t, NextTry(th[t])) /\ UNCHANGED <<hist, retk, bad>>
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, qs>>
+
+\* After the loop: psync(); return myNode.result (XR).
+B3(t) ==
+    /\ th[t].pc = "B3"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "XR"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+-----------------------------------------------------------------------------
+(* Reclamation, crash, null recovery.                                      *)
+
+\* A retired node that no Combined's head holds is reclaimed (self-linked).
+Dispose(k) ==
+    /\ Reclaim
+    /\ k \in retired
+    /\ \A c \in Combs : head[c] # k
+    /\ retired' = retired \ {k}
+    /\ disposed' = disposed \cup {k}
+    /\ UNCHANGED <<mem, head, lk, q, th, crashes, hist, Ghosts>>
+
+Crash ==
+    /\ crashes < MaxCrashes
+    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+    /\ \E cv \in CcImages(mem) : \E x \in ReplicaImages(mem, cv.idx) :
+         /\ mem' = MemAfterCrash(mem, CV(cv.idx, 0), x)
+         /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ qs' = [qs EXCEPT ![0] = x]
+    /\ q' = << >>
+    /\ retired' = {}
+    /\ disposed' = {}
+    /\ th' = [t \in Threads |-> Idle(th[t].i)]
+    /\ crashes' = crashes + 1
+    /\ hist' = Append(hist, EvCrash)
+    /\ retk' = {}
+    /\ UNCHANGED bad
+
+-----------------------------------------------------------------------------
+Step(t) ==
+    \/ Invoke(t)
+    \/ X2(t) \/ X4(t) \/ G1(t) \/ G2(t) \/ X6(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7(t)
+    \/ Y1(t) \/ Y2(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
+    \/ B1(t) \/ B2(t) \/ B3(t)
+
+Next == (\E t \in Threads : Step(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Properties.                                                             *)
+
+Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
+        "YE", "B1", "B2", "B3"}
+
+TypeOK ==
+    /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]
+    /\ \A c \in Combs : head[c] \in (0 .. MaxQ) \cup {NoNode} /\ lk[c].ex \in 0 .. N
+                        /\ lk[c].sh \subseteq Threads
+    /\ Len(q) <= MaxQ
+    /\ retired \cup disposed \subseteq 0 .. MaxQ
+    /\ \A t \in Threads : th[t].pc \in Pcs /\ th[t].i \in 0 .. NOps /\ th[t].my \in 0 .. MaxQ
+    /\ crashes \in 0 .. MaxCrashes
+
+\* The replica curComb designates is at the head installed with it and holds
+\* the state of the queue up to that node.
+CurCombConsistent ==
+    head[CurComb.idx] = CurComb.tk /\ Content(mem, CurComb.idx) = qs[CurComb.tk]
+
+\* NoNode recovery: in every crash image the replica the persisted curComb
+\* designates holds the state of the queue up to the node installed with it.
+DurableImageConsistent ==
+    \A cv \in CcImages(mem) : \A x \in ReplicaImages(mem, cv.idx) : x = qs[cv.tk]
+
+\* Every state a transaction returned (its node's, or the one a read ran on)
+\* is in the persisted prefix.
+CompletedDurable == \A k \in retk : k <= DurableTk
+
+\* Every transaction returned the result its place in the queue gives (a
+\* read on a replica: that replica's state).
+ResultsCorrect == bad = {}
+
+AllDone == \A t \in Threads : th[t].pc = "Idle" /\ th[t].i = NOps
+HistoryDurablyLinearizable == AllDone => DL!DurablyLinearizable(hist)
+
+\* At most MaxFences persistence fences per transaction (the seed: "just two
+\* persistence fences"); at most MaxSteps own steps (the returning step not
+\* counted): an update applies at most MaxQ nodes before and after its one
+\* copy, getCombined and the CAS loop run at most N iterations of two steps;
+\* a read runs at most MAX_READ_TRIES + N tries of two steps.
+MaxSteps == Max(2 * MaxQ + 4 * N + 8, 2 * (MaxReadTries + N) + 3)
+FenceBound == \A t \in Threads : th[t].nf <= MaxFences
+StepBound == \A t \in Threads : th[t].ns <= MaxSteps
+WaitFree == \A t \in Threads : th[t].pc # "Idle" => ENABLED Step(t)
+
+ViewNoHist == <<mem, head, lk, q, retired, disposed,
+                [t \in Threads |-> [th[t] EXCEPT !.ns = 0, !.nf = 0]], crashes, qs, retk, bad>>
+=============================================================================
