@@ -90,6 +90,24 @@ pub enum PtmError {
         len: u64,
     },
 
+    /// A typed object that does not fit where CX-PUC was asked to find it.
+    #[error("no {size}-byte object aligned to {align} fits at offset {offset:#x} of the {used}-byte allocated part of the region")]
+    BadObject {
+        /// The offset.
+        offset: u64,
+        /// The object's size.
+        size: usize,
+        /// Its alignment.
+        align: usize,
+        /// The allocated part of the region (what holds the object's state).
+        used: u64,
+    },
+
+    /// A transaction of a PTM was started inside a CX-PUC closure that holds
+    /// its plain value mutably.
+    #[error("a CX-PUC update on the plain value (CxPuc::update) cannot nest another transaction of the same PTM; use update_tx for nesting")]
+    NestedInPlainTx,
+
     /// A root index beyond the root table.
     #[error("root {index} does not exist: there are {count} root slots")]
     BadRoot {

@@ -8,16 +8,17 @@
 //! | module | seed | what |
 //! | --- | --- | --- |
 //! | [`tx`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], [`PVar`], [`PPtr`], allocation, roots; the determinism contract |
+//! | [`cx`] | §4 | [`CxPtm`] and [`CxPuc`]: the turn queue, `2N` replicas, reclamation of queue nodes, null recovery |
 //! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery |
 //! | [`rwlock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
 //! | [`sti`] | Algorithm 1 | `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of |
 //! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
 //! | [`registry`] | — | thread ids and nested transactions |
+//! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
 //!
-//! Not built yet (later work of issue 5): CX-PUC and CX-PTM (§4, the turn
-//! queue and `2N` replicas), RedoTimed-PTM and RedoOpt-PTM (§5), the data
-//! structures written against [`Ptm`], crash-explorer scenarios, traces and
-//! benchmarks.
+//! Not built yet (later work of issue 5): RedoTimed-PTM and RedoOpt-PTM
+//! (§5), the data structures written against [`Ptm`], crash-explorer
+//! scenarios, traces and benchmarks.
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
@@ -25,7 +26,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod cx;
 pub mod error;
+pub mod front;
 pub mod redo;
 pub mod registry;
 pub mod replica;
@@ -35,6 +38,7 @@ pub mod tx;
 
 pub(crate) use perdure_pm::sync;
 
+pub use cx::{CxPtm, CxPuc};
 pub use error::PtmError;
 pub use redo::RedoPtm;
 pub use rwlock::StrongTryRwLock;

@@ -25,110 +25,13 @@
 
 mod common;
 
-use perdure_pm::sim::{CrashPoint, VolatileFill};
+use common::crash::{capture, recover_all, report, Progress};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::redo::{Config, RedoPtm};
 use perdure_ptm::{Transaction, TxRead};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::SeqCst;
 
 const POOL: u64 = 48 << 10;
-
-/// Images checked per crash point (all of them if there are fewer).
-fn image_limit() -> u64 {
-    if cfg!(debug_assertions) {
-        8
-    } else {
-        48
-    }
-}
-
-/// A crash point with what the workload had started and completed by then
-/// (per thread).
-struct Point {
-    cp: CrashPoint,
-    started: Vec<u64>,
-    completed: Vec<u64>,
-}
-
-struct Progress {
-    started: Vec<AtomicU64>,
-    completed: Vec<AtomicU64>,
-}
-
-impl Progress {
-    fn new(threads: usize) -> Arc<Progress> {
-        Arc::new(Progress {
-            started: (0..threads).map(|_| AtomicU64::new(0)).collect(),
-            completed: (0..threads).map(|_| AtomicU64::new(0)).collect(),
-        })
-    }
-    fn snapshot(v: &[AtomicU64]) -> Vec<u64> {
-        v.iter().map(|a| a.load(SeqCst)).collect()
-    }
-}
-
-/// Runs `work` with a crash point captured after every persistence event.
-fn capture(p: &RedoPtm<Sim>, progress: &Arc<Progress>, work: impl FnOnce()) -> Vec<Point> {
-    let points = Arc::new(Mutex::new(Vec::new()));
-    {
-        let (points, progress) = (points.clone(), progress.clone());
-        p.pool().backend().set_crash_hook(move |_, view| {
-            // Completed first: a transaction counted completed here has
-            // returned, so it also counts as started.
-            let completed = Progress::snapshot(&progress.completed);
-            let started = Progress::snapshot(&progress.started);
-            points.lock().unwrap().push(Point {
-                cp: view.capture(),
-                started,
-                completed,
-            });
-        });
-    }
-    work();
-    p.pool().backend().clear_crash_hook();
-    Arc::try_unwrap(points)
-        .ok()
-        .expect("the hook is gone")
-        .into_inner()
-        .unwrap()
-}
-
-/// Materialises every checked image of every point, reopens it, and hands
-/// the recovered PTM to `check`. Returns (points, images, exhaustive points).
-fn recover_all(
-    points: &[Point],
-    config: &Config,
-    mut check: impl FnMut(&RedoPtm<Sim>, &Point),
-) -> (usize, u64, usize) {
-    let mut images = 0;
-    let mut exhaustive = 0;
-    for (i, pt) in points.iter().enumerate() {
-        let (coverage, it) = pt.cp.images(image_limit(), 0x5eed ^ i as u64);
-        if coverage == perdure_pm::px86::Coverage::Exhaustive {
-            exhaustive += 1;
-        }
-        for img in it {
-            images += 1;
-            let words = pt.cp.materialize(&img, VolatileFill::Zeroed);
-            let pool = Pool::volatile_from_words(&words, Sim::default()).expect("a pool image");
-            let p = RedoPtm::open(pool, config).unwrap_or_else(|e| {
-                panic!(
-                    "crash point {i} (event {}): recovery failed: {e}",
-                    pt.cp.event
-                )
-            });
-            check(&p, pt);
-        }
-    }
-    (points.len(), images, exhaustive)
-}
-
-fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
-    println!(
-        "PERDURE-CHECK {{\"name\":\"explore:ptm/{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{points} crash points, {images} Px86 crash images ({exhaustive} points exhaustively)\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits the next update\"}}"
-    );
-}
 
 /// One thread, transactions `i = 1..=K`: `a = b = i` in two words on
 /// different lines, root 1 = i, and a node `i` pushed on the list at root 2
@@ -143,7 +46,7 @@ fn one_thread(options: SimOptions, config: &Config, name: &str) {
     })
     .unwrap();
     let progress = Progress::new(1);
-    let points = capture(&p, &progress, || {
+    let points = capture(p.pool().backend(), &progress, || {
         for i in 1..=K {
             progress.started[0].fetch_add(1, SeqCst);
             p.update_tx(move |tx| {
@@ -165,54 +68,58 @@ fn one_thread(options: SimOptions, config: &Config, name: &str) {
         "{} crash points",
         points.len()
     );
-    let explored = recover_all(&points, config, |p, pt| {
-        let h = p.handle().unwrap();
-        let n = h.read_tx(|tx| tx.root(1));
-        assert!(
-            pt.completed[0] <= n && n <= pt.started[0],
-            "event {}: recovered {n} transactions, completed {} started {}",
-            pt.cp.event,
-            pt.completed[0],
-            pt.started[0]
-        );
-        let ok: bool = h.read_tx(move |tx| {
-            let rec = tx.root(0);
-            let mut cur = tx.root(2);
-            let mut expect = n;
-            while cur != 0 {
-                if tx.load(cur) != expect {
-                    return false;
+    let explored = recover_all(
+        &points,
+        |pool| RedoPtm::open(pool, config),
+        |p, pt| {
+            let h = p.handle().unwrap();
+            let n = h.read_tx(|tx| tx.root(1));
+            assert!(
+                pt.completed[0] <= n && n <= pt.started[0],
+                "event {}: recovered {n} transactions, completed {} started {}",
+                pt.cp.event,
+                pt.completed[0],
+                pt.started[0]
+            );
+            let ok: bool = h.read_tx(move |tx| {
+                let rec = tx.root(0);
+                let mut cur = tx.root(2);
+                let mut expect = n;
+                while cur != 0 {
+                    if tx.load(cur) != expect {
+                        return false;
+                    }
+                    expect -= 1;
+                    cur = tx.load(cur + 8);
                 }
-                expect -= 1;
-                cur = tx.load(cur + 8);
-            }
-            expect == 0 && tx.load(rec) == n && tx.load(rec + 64) == n
-        });
-        assert!(
-            ok,
-            "event {}: a partial transaction after recovery (n = {n})",
-            pt.cp.event
-        );
-        // The recovered PTM commits, and its allocator gives no live block.
-        let fresh: bool = h.update_tx(move |tx| {
-            let node = tx.alloc(16).unwrap();
-            let mut cur = tx.root(2);
-            while cur != 0 {
-                if cur == node {
-                    return false;
+                expect == 0 && tx.load(rec) == n && tx.load(rec + 64) == n
+            });
+            assert!(
+                ok,
+                "event {}: a partial transaction after recovery (n = {n})",
+                pt.cp.event
+            );
+            // The recovered PTM commits, and its allocator gives no live block.
+            let fresh: bool = h.update_tx(move |tx| {
+                let node = tx.alloc(16).unwrap();
+                let mut cur = tx.root(2);
+                while cur != 0 {
+                    if cur == node {
+                        return false;
+                    }
+                    cur = tx.load(cur + 8);
                 }
-                cur = tx.load(cur + 8);
-            }
-            tx.set_root(1, n + 1);
-            true
-        });
-        assert!(
-            fresh,
-            "event {}: the allocator handed out a live node",
-            pt.cp.event
-        );
-        assert_eq!(h.read_tx(|tx| tx.root(1)), n + 1);
-    });
+                tx.set_root(1, n + 1);
+                true
+            });
+            assert!(
+                fresh,
+                "event {}: the allocator handed out a live node",
+                pt.cp.event
+            );
+            assert_eq!(h.read_tx(|tx| tx.root(1)), n + 1);
+        },
+    );
     report(name, explored);
 }
 
@@ -266,7 +173,7 @@ fn two_thread_full_crashes() {
         tx.set_root(0, rec);
     });
     let progress = Progress::new(2);
-    let points = capture(&p, &progress, || {
+    let points = capture(p.pool().backend(), &progress, || {
         std::thread::scope(|s| {
             for t in 0..2usize {
                 let (p, progress) = (&p, &progress);
@@ -286,34 +193,38 @@ fn two_thread_full_crashes() {
             }
         })
     });
-    let explored = recover_all(&points, &common::config(2), |p, pt| {
-        let h = p.handle().unwrap();
-        let w: u64 = h.read_tx(|tx| {
-            let rec = tx.root(0);
-            (tx.load(rec) << 40) | (tx.load(rec + 64) << 20) | tx.load(rec + 128)
-        });
-        let (total, s0, s1) = (w >> 40, (w >> 20) & 0xfffff, w & 0xfffff);
-        assert_eq!(
-            total,
-            s0 + s1,
-            "event {}: a partial transaction",
-            pt.cp.event
-        );
-        for (t, s) in [s0, s1].into_iter().enumerate() {
-            assert!(
-                pt.completed[t] <= s && s <= pt.started[t],
-                "event {}: thread {t} recovered {s}, completed {} started {}",
-                pt.cp.event,
-                pt.completed[t],
-                pt.started[t]
+    let explored = recover_all(
+        &points,
+        |pool| RedoPtm::open(pool, &common::config(2)),
+        |p, pt| {
+            let h = p.handle().unwrap();
+            let w: u64 = h.read_tx(|tx| {
+                let rec = tx.root(0);
+                (tx.load(rec) << 40) | (tx.load(rec + 64) << 20) | tx.load(rec + 128)
+            });
+            let (total, s0, s1) = (w >> 40, (w >> 20) & 0xfffff, w & 0xfffff);
+            assert_eq!(
+                total,
+                s0 + s1,
+                "event {}: a partial transaction",
+                pt.cp.event
             );
-        }
-        let after: u64 = h.update_tx(|tx| {
-            let rec = tx.root(0);
-            tx.store(rec, tx.load(rec) + 1);
-            tx.load(rec)
-        });
-        assert_eq!(after, total + 1);
-    });
+            for (t, s) in [s0, s1].into_iter().enumerate() {
+                assert!(
+                    pt.completed[t] <= s && s <= pt.started[t],
+                    "event {}: thread {t} recovered {s}, completed {} started {}",
+                    pt.cp.event,
+                    pt.completed[t],
+                    pt.started[t]
+                );
+            }
+            let after: u64 = h.update_tx(|tx| {
+                let rec = tx.root(0);
+                tx.store(rec, tx.load(rec) + 1);
+                tx.load(rec)
+            });
+            assert_eq!(after, total + 1);
+        },
+    );
     report("redo-sim-crash-2t", explored);
 }

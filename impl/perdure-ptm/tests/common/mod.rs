@@ -1,6 +1,8 @@
-//! Helpers shared by the Redo-PTM integration tests.
+//! Helpers shared by the integration tests of Redo-PTM and CX.
 
 #![allow(dead_code)]
+
+pub mod crash;
 
 use perdure_pm::{Backend, Pool};
 use perdure_ptm::redo::{Config, RedoPtm};
@@ -26,4 +28,29 @@ pub fn per_thread(release: u64) -> u64 {
     } else {
         release
     }
+}
+
+/// A CX-PTM for `threads` threads on a fresh volatile pool of `size` bytes.
+pub fn cx<B: Backend>(threads: usize, size: u64, backend: B) -> perdure_ptm::CxPtm<B> {
+    let pool = Pool::volatile("cx-test", size, backend).unwrap();
+    perdure_ptm::CxPtm::create(pool, &cx_config(threads)).unwrap()
+}
+
+/// The small CX test configuration with `threads` threads.
+pub fn cx_config(threads: usize) -> perdure_ptm::cx::Config {
+    perdure_ptm::cx::Config {
+        threads,
+        ..perdure_ptm::cx::Config::small()
+    }
+}
+
+/// A CX-PUC for `threads` threads holding `T::default()` on a fresh
+/// volatile pool of `size` bytes.
+pub fn puc<B: Backend, T: perdure_ptm::cx::Plain + Default>(
+    threads: usize,
+    size: u64,
+    backend: B,
+) -> perdure_ptm::CxPuc<B, T> {
+    let pool = Pool::volatile("cx-test", size, backend).unwrap();
+    perdure_ptm::CxPuc::create(pool, &cx_config(threads), T::default()).unwrap()
 }

@@ -1,0 +1,215 @@
+//! CX's persistent layout: a header line, `cur_comb` on its own line, and
+//! `2N` replicas (seed §4: "the persistent memory layout is composed of a
+//! persistent header where the variable curComb is located" — the layout
+//! §5 says Redo-PTM shares with CX-PTM).
+//!
+//! | pool offset (from the data offset `D`) | content |
+//! | --- | --- |
+//! | `D` | header ([`perdure_pm::meta`]): magic, version, `N`, replica length `L`, replicas' offset, pool size, flavour word; checksum |
+//! | `D + 64` | `cur_comb`: a [`SeqTidIdx`](crate::sti) — `seq` the ticket of the designated replica's head, `tid` the thread whose CAS installed it, `idx` the replica |
+//! | `D + 4096 + r·L`, `r = 0..2N` | replica `r`: the transactional region ([`crate::replica`]) |
+//!
+//! The flavour word is 0 for CX-PTM; CX-PUC records its object's size and
+//! alignment there, so a pool is not opened as an object of another type.
+
+use crate::error::PtmError;
+use crate::replica::{self, MIN_REPLICA};
+use crate::sti;
+use crate::sync::atomic::Ordering;
+use perdure_pm::{meta, Backend, Pool};
+
+/// The format version this build writes and reads.
+pub const VERSION: u64 = 1;
+const CUR_COMB: u64 = 64;
+const REPLICAS: u64 = 4096;
+const GRANULE: u64 = 4096;
+
+/// The checked geometry of a pool's replicas.
+#[derive(Clone, Debug)]
+pub(crate) struct Geometry {
+    pub header: u64,
+    pub threads: usize,
+    pub replica_len: u64,
+}
+
+impl Geometry {
+    /// `2N`.
+    pub fn replicas(&self) -> usize {
+        2 * self.threads
+    }
+    pub fn replicas_base(&self) -> u64 {
+        self.header + REPLICAS
+    }
+    pub fn replica(&self, r: usize) -> u64 {
+        self.replicas_base() + r as u64 * self.replica_len
+    }
+    pub fn cur_comb(&self) -> u64 {
+        self.header + CUR_COMB
+    }
+}
+
+/// Which construction a header belongs to.
+pub(crate) struct Kind {
+    pub name: &'static str,
+    pub magic: u64,
+}
+
+/// Formats `pool` with `threads` threads: replica 0 formatted, `init`
+/// applied to it (CX-PUC's object), written back, `cur_comb` naming it,
+/// and the header written last, so a crash before that leaves a pool that
+/// opens as not formatted. Returns the geometry.
+pub(crate) fn create<B: Backend>(
+    pool: &Pool<B>,
+    kind: &Kind,
+    threads: usize,
+    flavour_word: u64,
+    init: impl FnOnce(&Pool<B>, u64, u64) -> Result<(), PtmError>,
+) -> Result<Geometry, PtmError> {
+    let header = pool.data_offset();
+    let size = pool.size();
+    let replicas = 2 * threads as u64;
+    let too_small = || PtmError::PoolTooSmall {
+        pool_size: size,
+        threads,
+        replicas: 2 * threads,
+        min_replica: MIN_REPLICA,
+        needed: header + REPLICAS + replicas * MIN_REPLICA,
+    };
+    let avail = size.checked_sub(header + REPLICAS).ok_or_else(too_small)?;
+    let replica_len = avail / replicas / GRANULE * GRANULE;
+    if replica_len < MIN_REPLICA {
+        return Err(too_small());
+    }
+    let g = Geometry {
+        header,
+        threads,
+        replica_len,
+    };
+    pool.word(header)?.store(0, Ordering::Release);
+    pool.pwb(header, 8);
+    pool.pfence();
+    replica::format(pool, g.replica(0), replica_len)?;
+    init(pool, g.replica(0), replica_len)?;
+    let used = replica::used_len(pool, g.replica(0), replica_len)?;
+    pool.pwb(g.replica(0), used);
+    pool.word(g.cur_comb())?
+        .store(sti::pack(0, 0, 0), Ordering::Release);
+    pool.pwb(g.cur_comb(), 8);
+    pool.pfence();
+    meta::write(
+        pool,
+        header,
+        &[
+            kind.magic,
+            VERSION,
+            threads as u64,
+            replica_len,
+            g.replicas_base(),
+            size,
+            flavour_word,
+        ],
+    )?;
+    Ok(g)
+}
+
+/// Whether `pool` holds a header of `kind` (valid or not).
+pub(crate) fn is_formatted<B: Backend>(pool: &Pool<B>, kind: &Kind) -> Result<bool, PtmError> {
+    Ok(!matches!(
+        meta::read(pool, pool.data_offset(), kind.magic)?,
+        meta::Verdict::NoMagic(_)
+    ))
+}
+
+/// Validates the header and `cur_comb` of a pool formatted for `kind`
+/// (flavour word `flavour_word`): the geometry and the persisted
+/// `cur_comb`, after checking the allocator of the replica it designates.
+pub(crate) fn open<B: Backend>(
+    pool: &Pool<B>,
+    kind: &Kind,
+    flavour_word: u64,
+) -> Result<(Geometry, u64), PtmError> {
+    let header = pool.data_offset();
+    let corrupt = |reason: String| PtmError::Corrupt {
+        kind: kind.name,
+        reason,
+    };
+    let w = match meta::read(pool, header, kind.magic)? {
+        meta::Verdict::Valid(w) => w,
+        meta::Verdict::NoMagic(found) => {
+            return Err(PtmError::NotFormatted {
+                kind: kind.name,
+                found,
+            })
+        }
+        meta::Verdict::BadChecksum(stored) => {
+            return Err(corrupt(format!(
+                "the header's checksum {stored:#x} does not match its fields"
+            )))
+        }
+    };
+    let [_, version, threads, replica_len, base, size, flavour] = w;
+    if version != VERSION {
+        return Err(PtmError::UnsupportedVersion {
+            kind: kind.name,
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let n = match usize::try_from(threads) {
+        Ok(n) if (1..sti::MAX_THREADS).contains(&n) => n,
+        _ => return Err(corrupt(format!("the header records {threads} threads"))),
+    };
+    let g = Geometry {
+        header,
+        threads: n,
+        replica_len,
+    };
+    let fits = (2 * n as u64)
+        .checked_mul(replica_len)
+        .and_then(|r| r.checked_add(g.replicas_base()))
+        .is_some_and(|end| end <= pool.size());
+    let problem = if replica_len < MIN_REPLICA || replica_len % GRANULE != 0 {
+        Some(format!(
+            "the replica length {replica_len} is not a multiple of {GRANULE} of at least {MIN_REPLICA}"
+        ))
+    } else if base != g.replicas_base() {
+        Some(format!(
+            "the replicas start at {base:#x}, expected {:#x}",
+            g.replicas_base()
+        ))
+    } else if size != pool.size() {
+        Some(format!(
+            "the header was written for a pool of {size} bytes, this one has {}",
+            pool.size()
+        ))
+    } else if !fits {
+        Some(format!(
+            "{} replicas of {replica_len} bytes do not fit the pool",
+            2 * n
+        ))
+    } else if flavour != flavour_word {
+        Some(format!(
+            "the pool holds an object of layout {flavour:#x}, this program expects {flavour_word:#x}"
+        ))
+    } else {
+        None
+    };
+    if let Some(p) = problem {
+        return Err(corrupt(p));
+    }
+    let cur = pool.word(g.cur_comb())?.load(Ordering::Acquire);
+    if sti::idx(cur) >= g.replicas() || sti::tid(cur) >= sti::MAX_THREADS {
+        return Err(corrupt(format!(
+            "cur_comb {cur:#x} names replica {} of {}",
+            sti::idx(cur),
+            g.replicas()
+        )));
+    }
+    replica::used_len(pool, g.replica(sti::idx(cur)), replica_len).map_err(|e| {
+        corrupt(format!(
+            "the replica cur_comb designates ({}) has a damaged allocator: {e}",
+            sti::idx(cur)
+        ))
+    })?;
+    Ok((g, cur))
+}

@@ -1,0 +1,460 @@
+//! CX-PTM (seed §4, "CX-PTM"): CX with annotated loads and stores.
+//!
+//! A closure gets a [`Tx`]: every load and store names a region offset, which
+//! the transaction adjusts to the replica being worked on (the seed's
+//! `tl_start`: "all 2N regions contain pointers that refer to the first
+//! persistent region, named MAIN region … pointer offset adjustment on load
+//! interposition"; in perdure every persistent reference is a region offset,
+//! so the adjustment is adding the replica's pool offset, for loads and
+//! stores alike). A store goes straight to the replica the thread holds
+//! exclusively and records its cache line; before the `cur_comb` CAS, one
+//! `pwb` per recorded line (the published `flushDeferredPWBs`). The
+//! allocator is annotated the same way ([`crate::replica`]).
+//!
+//! Dirty lines belong to the replica (`DirtyLines`, shared with
+//! Redo-PTM): a thread that leaves a replica without installing it (its node
+//! was already in `cur_comb`) leaves its lines for whoever installs the
+//! replica next, whose `pwb`s and `pfence` then cover them.
+//!
+//! A closure that panics is rolled back from a per-thread undo log of
+//! `(offset, old value)` pairs ([`Config::undo_entries_per_thread`]); if it
+//! stored more than that, its partial effects stay (every replica running it
+//! makes the same ones, closures being deterministic).
+
+use super::core::{Comb, Cx, Flavor};
+use super::layout::{self, Kind};
+use super::Config;
+use crate::error::PtmError;
+use crate::front::{self, Front, Handle, Sealed, TidPoolRef};
+use crate::redo::state::DirtyLines;
+use crate::redo::ReadTx;
+use crate::registry::Kind as TxKind;
+use crate::replica::{self, word};
+use crate::tx::{PWord, Ptm, Transaction, TxRead};
+use perdure_pm::sync::atomic::Ordering;
+use perdure_pm::{Backend, Pool};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const KIND: Kind = Kind {
+    name: "CX-PTM",
+    magic: MAGIC,
+};
+/// Magic of a CX-PTM header.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"PDCXPTM1");
+
+type UpdateFn<B> = Box<dyn for<'t> Fn(&Tx<'t, B>) -> u64 + Send + Sync>;
+type ReadFn<B> = Box<dyn for<'t> Fn(&ReadTx<'t, B>) -> u64 + Send + Sync>;
+
+/// What a node of CX-PTM's queue runs.
+pub(crate) enum Job<B: Backend> {
+    Update(UpdateFn<B>),
+    Read(ReadFn<B>),
+}
+
+/// The CX-PTM flavour of the consensus.
+pub(crate) struct Annotated<B>(PhantomData<B>);
+
+/// A thread's undo log: the old values of the current closure's stores.
+pub(crate) struct UndoLog {
+    entries: Vec<(u64, u64)>,
+    cap: usize,
+    overflow: bool,
+}
+
+/// One thread applying nodes to the replica it holds. The replica's dirty
+/// lines and the thread's undo log are taken out for the session and put
+/// back when it ends.
+pub(crate) struct Session<'a, B: Backend> {
+    pool: &'a Pool<B>,
+    base: u64,
+    len: u64,
+    uid: u64,
+    w: Writer,
+    comb: &'a std::sync::Mutex<DirtyLines>,
+    scratch: &'a mut UndoLog,
+}
+
+impl<B: Backend> Drop for Session<'_, B> {
+    fn drop(&mut self) {
+        let dirty = std::mem::replace(self.w.dirty.get_mut(), DirtyLines::new(0));
+        *self.comb.lock().unwrap_or_else(|e| e.into_inner()) = dirty;
+        std::mem::swap(self.scratch, self.w.undo.get_mut());
+    }
+}
+
+/// What a [`Tx`] writes through: the replica's dirty lines and the undo log.
+pub(crate) struct Writer {
+    dirty: RefCell<DirtyLines>,
+    undo: RefCell<UndoLog>,
+}
+
+impl UndoLog {
+    /// A placeholder while the real log is taken (no allocation).
+    fn empty() -> UndoLog {
+        UndoLog {
+            entries: Vec::new(),
+            cap: 0,
+            overflow: false,
+        }
+    }
+}
+
+impl<B: Backend> Flavor<B> for Annotated<B> {
+    type Job = Job<B>;
+    type CombState = std::sync::Mutex<DirtyLines>;
+    type Scratch = UndoLog;
+    type Session<'a> = Session<'a, B>;
+
+    fn comb_state(config: &Config) -> Self::CombState {
+        std::sync::Mutex::new(DirtyLines::new(config.dirty_lines_per_replica))
+    }
+
+    fn scratch(config: &Config, _region_len: u64) -> UndoLog {
+        UndoLog {
+            entries: Vec::with_capacity(config.undo_entries_per_thread),
+            cap: config.undo_entries_per_thread,
+            overflow: false,
+        }
+    }
+
+    fn begin<'a>(
+        cx: &'a Cx<B, Self>,
+        comb: &'a Comb<B, Self>,
+        scratch: &'a mut UndoLog,
+    ) -> Session<'a, B> {
+        let dirty = std::mem::replace(
+            &mut *comb.state.lock().unwrap_or_else(|e| e.into_inner()),
+            DirtyLines::new(0),
+        );
+        let undo = std::mem::replace(scratch, UndoLog::empty());
+        Session {
+            pool: &cx.pool,
+            base: comb.replica,
+            len: cx.region_len,
+            uid: cx.uid,
+            w: Writer {
+                dirty: RefCell::new(dirty),
+                undo: RefCell::new(undo),
+            },
+            comb: &comb.state,
+            scratch,
+        }
+    }
+
+    fn run(_cx: &Cx<B, Self>, s: &mut Session<'_, B>, job: &Job<B>) -> (u64, bool) {
+        let read = ReadTx {
+            pool: s.pool,
+            base: s.base,
+            len: s.len,
+        };
+        match job {
+            Job::Update(f) => {
+                {
+                    let mut u = s.w.undo.borrow_mut();
+                    u.entries.clear();
+                    u.overflow = false;
+                }
+                let tx = Tx { read, w: &s.w };
+                let out = {
+                    let _in = front::enter(s.uid, TxKind::Update, &tx);
+                    catch_unwind(AssertUnwindSafe(|| f(&tx)))
+                };
+                match out {
+                    Ok(v) => (v, false),
+                    Err(_) => {
+                        tx.roll_back();
+                        (0, true)
+                    }
+                }
+            }
+            Job::Read(f) => run_read(s.uid, &read, f),
+        }
+    }
+
+    fn copy_from(cx: &Cx<B, Self>, s: &mut Session<'_, B>, src: &Comb<B, Self>) {
+        let used = cx.used_len(src.replica);
+        for off in (0..used).step_by(8) {
+            let v = word(s.pool, src.replica + off).load(Ordering::Relaxed);
+            word(s.pool, s.base + off).store(v, Ordering::Relaxed);
+        }
+        s.w.dirty.borrow_mut().add_range(s.base, s.base + used);
+    }
+
+    fn settle(_cx: &Cx<B, Self>, _s: &mut Session<'_, B>) {}
+
+    fn write_back(_cx: &Cx<B, Self>, s: &mut Session<'_, B>) {
+        s.w.dirty.borrow_mut().flush(s.pool);
+    }
+}
+
+/// Runs a read-only closure on `read`, as the current transaction.
+fn run_read<B: Backend>(uid: u64, read: &ReadTx<'_, B>, f: &ReadFn<B>) -> (u64, bool) {
+    let _in = front::enter(uid, TxKind::Read, read);
+    match catch_unwind(AssertUnwindSafe(|| f(read))) {
+        Ok(v) => (v, false),
+        Err(_) => (0, true),
+    }
+}
+
+/// An update transaction on the replica the running thread holds: what a
+/// CX-PTM `update_tx` closure gets. Not `Send` or `Sync`.
+pub struct Tx<'t, B: Backend> {
+    read: ReadTx<'t, B>,
+    w: &'t Writer,
+}
+
+impl<'t, B: Backend> Tx<'t, B> {
+    /// The read-only view of the same replica (what a nested `read_tx`
+    /// gets).
+    pub fn as_read(&self) -> &ReadTx<'t, B> {
+        &self.read
+    }
+
+    fn roll_back(&self) {
+        let u = self.w.undo.borrow();
+        if u.overflow {
+            return;
+        }
+        for &(off, old) in u.entries.iter().rev() {
+            word(self.read.pool, self.read.base + off).store(old, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<B: Backend> TxRead for Tx<'_, B> {
+    #[inline]
+    fn region_len(&self) -> u64 {
+        self.read.len
+    }
+
+    #[inline]
+    fn try_load(&self, off: u64) -> Result<u64, PtmError> {
+        self.read.try_load(off)
+    }
+}
+
+impl<B: Backend> Transaction for Tx<'_, B> {
+    fn try_store(&self, off: u64, val: u64) -> Result<(), PtmError> {
+        let old = self.read.try_load(off)?;
+        let at = self.read.base + off;
+        {
+            let mut u = self.w.undo.borrow_mut();
+            if u.entries.len() < u.cap {
+                u.entries.push((off, old));
+            } else {
+                u.overflow = true;
+            }
+        }
+        word(self.read.pool, at).store(val, Ordering::Relaxed);
+        self.w.dirty.borrow_mut().add(at);
+        Ok(())
+    }
+
+    fn alloc(&self, size: u64) -> Result<u64, PtmError> {
+        replica::tx_alloc(self, size)
+    }
+
+    fn free(&self, off: u64) -> Result<(), PtmError> {
+        replica::tx_free(self, off)
+    }
+}
+
+/// CX-PTM over a pool. See the module docs of [`crate::cx`].
+pub struct CxPtm<B: Backend> {
+    cx: Cx<B, Annotated<B>>,
+}
+
+impl<B: Backend> std::fmt::Debug for CxPtm<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CxPtm")
+            .field("threads", &self.cx.n)
+            .field("replica_len", &self.cx.region_len)
+            .field("cur_comb", &self.cur_comb_word())
+            .finish()
+    }
+}
+
+impl<B: Backend> CxPtm<B> {
+    /// Formats `pool` for CX-PTM with `config.threads` threads (`2N`
+    /// replicas splitting the pool) and opens it. Crash-atomic like
+    /// [`crate::RedoPtm::create`]: the header is written last.
+    pub fn create(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
+        config.validate()?;
+        layout::create(&pool, &KIND, config.threads, 0, |_, _, _| Ok(()))?;
+        CxPtm::open(pool, config)
+    }
+
+    /// Opens the CX-PTM in `pool` (null recovery: the replica `cur_comb`
+    /// designates is the state, every other replica is invalid). The thread
+    /// count comes from the pool; the rest of `config` sizes the volatile
+    /// structures.
+    pub fn open(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
+        let (g, cur) = layout::open(&pool, &KIND, 0)?;
+        let config = Config {
+            threads: g.threads,
+            ..config.clone()
+        };
+        config.validate()?;
+        Ok(CxPtm {
+            cx: Cx::build(pool, config, &g, cur),
+        })
+    }
+
+    /// Opens the CX-PTM in `pool`, creating one if the pool holds none.
+    pub fn open_or_create(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
+        if layout::is_formatted(&pool, &KIND)? {
+            CxPtm::open(pool, config)
+        } else {
+            CxPtm::create(pool, config)
+        }
+    }
+
+    super::accessors!();
+
+    /// An upper bound on the volatile memory this PTM uses, per
+    /// [`Config::volatile_bytes_ptm`] (closures' captures not included).
+    pub fn volatile_bytes(&self) -> u64 {
+        self.cx.config.volatile_bytes_ptm()
+    }
+
+    /// A handle speaking for one of the `N` thread ids until it is dropped.
+    pub fn handle(&self) -> Result<Handle<'_, CxPtm<B>>, PtmError> {
+        Handle::new(self)
+    }
+
+    /// Runs `f` as an update transaction with the calling thread's leased
+    /// thread id (see [`crate::registry`]); see [`crate::tx`] for what `f`
+    /// must satisfy. Nested in a transaction of this PTM, it runs inline.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked (on whichever thread ran it).
+    pub fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        front::update_tx(self, f)
+    }
+
+    /// Runs `f` as a read-only transaction with the calling thread's leased
+    /// thread id.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panicked.
+    pub fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        front::read_tx(self, f)
+    }
+}
+
+impl<B: Backend> Sealed for CxPtm<B> {}
+
+impl<B: Backend> Front for CxPtm<B> {
+    type Tx<'t> = Tx<'t, B>;
+    type ReadTx<'t> = ReadTx<'t, B>;
+
+    fn uid(&self) -> u64 {
+        self.cx.uid
+    }
+
+    fn tid_pool(&self) -> &TidPoolRef {
+        &self.cx.tids
+    }
+
+    fn as_read<'a, 't>(tx: &'a Tx<'t, B>) -> &'a ReadTx<'t, B>
+    where
+        Self: 't,
+    {
+        tx.as_read()
+    }
+
+    fn update_with<R, F>(&self, tid: usize, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        let (w, panicked) = self
+            .cx
+            .apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
+        if panicked {
+            panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back");
+        }
+        R::from_word(w)
+    }
+
+    fn read_with<R, F>(&self, tid: usize, f: F) -> R
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        let direct = |cx: &Cx<B, Annotated<B>>, base: u64, _: &mut UndoLog| {
+            read_on(cx, base, &|rt: &ReadTx<'_, B>| f(rt))
+        };
+        if let Some(r) = self.cx.apply_read(tid, &direct) {
+            return r;
+        }
+        let published = |cx: &Cx<B, Annotated<B>>, job: &Job<B>, base: u64, _: &mut UndoLog| {
+            let Job::Read(g) = job else {
+                unreachable!("a read publishes a read job")
+            };
+            read_on(cx, base, &|rt: &ReadTx<'_, B>| g(rt))
+        };
+        let job = Job::Read(Box::new(move |rt| f(rt).into_word()));
+        match self.cx.apply_published_read(tid, job, &published) {
+            (w, false) => R::from_word(w),
+            (_, true) => {
+                panic!("the read transaction's closure panicked (its message was printed where it ran)")
+            }
+        }
+    }
+}
+
+/// Runs `f` on the replica at pool offset `base` as the current read-only
+/// transaction (R{3}: on the designated replica, under a shared lock).
+fn read_on<B: Backend, R>(
+    cx: &Cx<B, Annotated<B>>,
+    base: u64,
+    f: &dyn Fn(&ReadTx<'_, B>) -> R,
+) -> R {
+    let read = ReadTx {
+        pool: &cx.pool,
+        base,
+        len: cx.region_len,
+    };
+    let _in = front::enter(cx.uid, TxKind::Read, &read);
+    f(&read)
+}
+
+impl<B: Backend> Ptm for CxPtm<B> {
+    type ReadTx<'t>
+        = ReadTx<'t, B>
+    where
+        Self: 't;
+    type Tx<'t>
+        = Tx<'t, B>
+    where
+        Self: 't;
+
+    fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        front::update_tx(self, f)
+    }
+
+    fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
+    {
+        front::read_tx(self, f)
+    }
+}
