@@ -113,29 +113,17 @@ fn fences_under_contention() {
     });
     let k = common::per_thread(2000);
     let before = p.stats();
-    let barrier = std::sync::Barrier::new(threads);
-    let counts: Vec<FlushCounts> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let h = p.handle().unwrap();
-                    barrier.wait();
-                    let start = thread_counts();
-                    for _ in 0..k {
-                        h.update_tx(|tx| {
-                            let c = PVar::<u64>::at(tx.root(0));
-                            tx.set(c, tx.get(c) + 1);
-                        });
-                    }
-                    thread_counts() - start
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let total = common::flush_counts_of(threads, |_| {
+        let h = p.handle().unwrap();
+        for _ in 0..k {
+            h.update_tx(|tx| {
+                let c = PVar::<u64>::at(tx.root(0));
+                tx.set(c, tx.get(c) + 1);
+            });
+        }
     });
     let stats = p.stats();
     let txs = threads as u64 * k;
-    let total = counts.iter().fold(FlushCounts::default(), |a, &c| a + c);
     let rollbacks = stats.rollbacks - before.rollbacks;
     assert!(
         total.pfence + total.psync <= 2 * txs + rollbacks,

@@ -217,8 +217,11 @@ impl DirtyLines {
         });
     }
 
-    /// `pwb` of every dirty line (Algorithm 3 L26 `flushDeferredPWBs`).
+    /// `pwb` of every dirty line, once each (Algorithm 3 L26
+    /// `flushDeferredPWBs`, which also skips repeated lines).
     pub(crate) fn flush<B: Backend>(&mut self, pool: &Pool<B>) {
+        self.lines.sort_unstable();
+        self.lines.dedup();
         for &line in &self.lines {
             pool.pwb(line, CACHE_LINE as u64);
         }

@@ -54,3 +54,28 @@ pub fn puc<B: Backend, T: perdure_ptm::cx::Plain + Default>(
     let pool = Pool::volatile("cx-test", size, backend).unwrap();
     perdure_ptm::CxPuc::create(pool, &cx_config(threads), T::default()).unwrap()
 }
+
+/// Runs `body(i)` on `threads` scoped threads started together; returns
+/// the persistence instructions each issued, summed.
+pub fn flush_counts_of(
+    threads: usize,
+    body: impl Fn(usize) + Sync,
+) -> perdure_pm::stats::FlushCounts {
+    use perdure_pm::stats::{thread_counts, FlushCounts};
+    let barrier = std::sync::Barrier::new(threads);
+    let counts: Vec<FlushCounts> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let (barrier, body) = (&barrier, &body);
+                s.spawn(move || {
+                    barrier.wait();
+                    let start = thread_counts();
+                    body(i);
+                    thread_counts() - start
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    counts.iter().fold(FlushCounts::default(), |a, &c| a + c)
+}
