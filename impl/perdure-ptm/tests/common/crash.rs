@@ -6,6 +6,7 @@
 
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim};
+use perdure_ptm::{Ptm, Transaction, TxRead};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
@@ -108,4 +109,173 @@ pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
     println!(
         "PERDURE-CHECK {{\"name\":\"explore:ptm/{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{points} crash points, {images} Px86 crash images ({exhaustive} points exhaustively)\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits the next update\"}}"
     );
+}
+
+/// Transactions of the one-thread workload.
+pub const ONE_THREAD_K: u64 = 5;
+
+/// One thread, transactions `i = 1..=K`: `a = b = i` in two words on
+/// different lines, root 1 = i, and a node `i` pushed on the list at root 2
+/// (an allocation per transaction). Returns the crash points of `sim`, the
+/// PTM's backend.
+pub fn one_thread<P: Ptm>(p: &P, sim: &Sim) -> Vec<Point> {
+    p.update_tx(|tx| {
+        let rec = tx.alloc_zeroed(128).unwrap();
+        tx.set_root(0, rec);
+    })
+    .unwrap();
+    let progress = Progress::new(1);
+    let points = capture(sim, &progress, || {
+        for i in 1..=ONE_THREAD_K {
+            progress.started[0].fetch_add(1, SeqCst);
+            p.update_tx(move |tx| {
+                let rec = tx.root(0);
+                tx.store(rec, i);
+                tx.store(rec + 64, i);
+                tx.set_root(1, i);
+                let node = tx.alloc(16).unwrap();
+                tx.store(node, i);
+                tx.store(node + 8, tx.root(2));
+                tx.set_root(2, node);
+            })
+            .unwrap();
+            progress.completed[0].fetch_add(1, SeqCst);
+        }
+    });
+    assert!(
+        points.len() > 10 * ONE_THREAD_K as usize,
+        "{} crash points",
+        points.len()
+    );
+    points
+}
+
+/// The recovered state of [`one_thread`] is `n` whole transactions,
+/// `completed ≤ n ≤ started`, and the recovered PTM commits an update
+/// whose allocation is no live node.
+pub fn check_one_thread<P: Ptm>(p: &P, pt: &Point) {
+    let n: u64 = p.read_tx(|tx| tx.root(1)).unwrap();
+    assert!(
+        pt.completed[0] <= n && n <= pt.started[0],
+        "event {}: recovered {n} transactions, completed {} started {}",
+        pt.cp.event,
+        pt.completed[0],
+        pt.started[0]
+    );
+    let ok: bool = p
+        .read_tx(move |tx| {
+            let rec = tx.root(0);
+            let mut cur = tx.root(2);
+            let mut expect = n;
+            while cur != 0 {
+                if tx.load(cur) != expect {
+                    return false;
+                }
+                expect -= 1;
+                cur = tx.load(cur + 8);
+            }
+            expect == 0 && tx.load(rec) == n && tx.load(rec + 64) == n
+        })
+        .unwrap();
+    assert!(
+        ok,
+        "event {}: a partial transaction after recovery (n = {n})",
+        pt.cp.event
+    );
+    let fresh: bool = p
+        .update_tx(move |tx| {
+            let node = tx.alloc(16).unwrap();
+            let mut cur = tx.root(2);
+            while cur != 0 {
+                if cur == node {
+                    return false;
+                }
+                cur = tx.load(cur + 8);
+            }
+            tx.set_root(1, n + 1);
+            true
+        })
+        .unwrap();
+    assert!(
+        fresh,
+        "event {}: the allocator handed out a live node",
+        pt.cp.event
+    );
+    assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), n + 1);
+}
+
+/// Transactions per thread of the two-thread workload.
+pub const TWO_THREADS_K: u64 = 3;
+
+/// Two threads, three transactions each: each increments its own slot and
+/// a shared total (one thread's transactions may be run by the other). The
+/// threads lease their ids (setup runs on a thread of its own, so the
+/// main thread keeps none).
+pub fn two_threads<P: Ptm + Sync>(p: &P, sim: &Sim) -> Vec<Point> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            p.update_tx(|tx| {
+                let rec = tx.alloc_zeroed(192).unwrap();
+                tx.set_root(0, rec);
+            })
+            .unwrap()
+        });
+    });
+    let progress = Progress::new(2);
+    capture(sim, &progress, || {
+        std::thread::scope(|s| {
+            for t in 0..2usize {
+                let progress = &progress;
+                s.spawn(move || {
+                    for _ in 0..TWO_THREADS_K {
+                        progress.started[t].fetch_add(1, SeqCst);
+                        p.update_tx(move |tx| {
+                            let rec = tx.root(0);
+                            let slot = rec + 64 * (1 + t as u64);
+                            tx.store(slot, tx.load(slot) + 1);
+                            tx.store(rec, tx.load(rec) + 1);
+                        })
+                        .unwrap();
+                        progress.completed[t].fetch_add(1, SeqCst);
+                    }
+                });
+            }
+        })
+    })
+}
+
+/// The recovered state of [`two_threads`]: the total is the sum of the
+/// slots, each slot between what its thread completed and started, and the
+/// recovered PTM commits.
+pub fn check_two_threads<P: Ptm>(p: &P, pt: &Point) {
+    let w: u64 = p
+        .read_tx(|tx| {
+            let rec = tx.root(0);
+            (tx.load(rec) << 40) | (tx.load(rec + 64) << 20) | tx.load(rec + 128)
+        })
+        .unwrap();
+    let (total, s0, s1) = (w >> 40, (w >> 20) & 0xfffff, w & 0xfffff);
+    assert_eq!(
+        total,
+        s0 + s1,
+        "event {}: a partial transaction",
+        pt.cp.event
+    );
+    for (t, s) in [s0, s1].into_iter().enumerate() {
+        assert!(
+            pt.completed[t] <= s && s <= pt.started[t],
+            "event {}: thread {t} recovered {s}, completed {} started {}",
+            pt.cp.event,
+            pt.completed[t],
+            pt.started[t]
+        );
+    }
+    let after: u64 = p
+        .update_tx(|tx| {
+            let rec = tx.root(0);
+            tx.store(rec, tx.load(rec) + 1);
+            tx.load(rec)
+        })
+        .unwrap();
+    assert_eq!(after, total + 1);
 }
