@@ -165,7 +165,7 @@ Idle(i) ==
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
 StateOf(tk) == IF tk.tid = 0 THEN Fresh ELSE sts[tk.tid][tk.idx]
-\* Is request r of thread u (announce value a) open in a State?
+\* Is thread u's request, whose announce value is a, still open in State st?
 Open(st, u, a) == st.applied[u] # a
 
 Init ==
@@ -213,14 +213,12 @@ Return(t, v, os) ==
        /\ bad' = IF ok THEN bad ELSE bad \cup {<<t, i>>}
        /\ th' = [th EXCEPT ![t] = Idle(i)]
 
-
-\* The announce value of request number n for thread t (toggle or count).
-AnnVal(n) == IF RequestSeq THEN n ELSE n % 2
-
-\* Publish a request (Algorithm 3 L2-L3, Algorithm 2 L4-L5).
-Publish(t) ==
+\* Publish transaction i of thread t (Algorithm 3 L2-L3, Algorithm 2 L4-L5):
+\* reqs[tid] <- the function, then announce[tid] flips (F3: takes the
+\* request's number; the pair is then read in one load).
+Publish(t, i) ==
     LET n == req[t].n + 1 IN
-    /\ req' = [req EXCEPT ![t] = [n |-> n, i |-> th[t].i]]
+    /\ req' = [req EXCEPT ![t] = [n |-> n, i |-> i]]
     /\ ann' = [ann EXCEPT ![t] = IF RequestSeq THEN n ELSE Flip(@)]
 
 -----------------------------------------------------------------------------
@@ -238,9 +236,7 @@ Invoke(t) ==
              THEN /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "A2", !.ns = 1]]
                   /\ UNCHANGED <<req, ann>>
              ELSE /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "U8", !.ns = 1]]
-                  /\ LET n == req[t].n + 1 IN
-                     /\ req' = [req EXCEPT ![t] = [n |-> n, i |-> i]]
-                     /\ ann' = [ann EXCEPT ![t] = IF RequestSeq THEN n ELSE Flip(@)]
+                  /\ Publish(t, i)
     /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, crashes, Ghosts>>
 
 -----------------------------------------------------------------------------
@@ -608,7 +604,7 @@ NextTry(r) == IF r.ri < MaxReadTries + 1
 \* (L8: it fails only while a writer holds the lock exclusively).
 A2(t) ==
     /\ th[t].pc = "A2"
-    /\ IF th[t].ri = MaxReadTries THEN Publish(t) ELSE UNCHANGED <<req, ann>>
+    /\ IF th[t].ri = MaxReadTries THEN Publish(t, th[t].i) ELSE UNCHANGED <<req, ann>>
     /\ LET cc == CurComb IN
        IF lk[cc.idx].ex = 0
        THEN /\ lk' = [lk EXCEPT ![cc.idx].sh = @ \cup {t}]
