@@ -143,11 +143,37 @@
 //! * A panicking closure is rolled back (CX-PTM: an undo log; CX-PUC: a
 //!   snapshot of the working copy) and the panic reaches its submitter.
 //!
+//! ## Checked by
+//!
+//! * `tests/cx_basic.rs`: sequential semantics of both flavours through
+//!   [`Ptm`](crate::Ptm) (counter, arrays, allocation and free, typed
+//!   results, nesting, panics rolled back, handles, published reads, a pool
+//!   file reopened), CX-PUC's plain value (a stack of `#[repr(C)]` nodes,
+//!   checked views), the replay window (one node: every update copies and
+//!   disposes; 1,000: no disposal), the volatile bound;
+//! * `tests/cx_concurrent.rs`: 2–4 threads, both flavours: every increment
+//!   returned exactly once, results to the right thread, reads (direct and
+//!   enqueued) never see half a transaction, allocating transactions, a
+//!   one-node window under contention;
+//! * `tests/cx_fences.rs`: one `pfence` and one `psync` per update (no
+//!   `pfence` under x86 CAS semantics), none per read, CX-PTM's `pwb`s = its
+//!   distinct lines + `cur_comb`, CX-PUC's = every used line + `cur_comb`;
+//! * `tests/cx_crash.rs`: full crashes on the Px86 simulator (one and two
+//!   threads, both RMW semantics, copying, CX-PUC's typed interface), every
+//!   image reopened and checked; fails without the replica's `pwb`s, the
+//!   `pfence` or the `pwb(cur_comb)` + `psync`;
+//! * `tests/cx_bad_input.rs`: damaged or foreign pools give typed errors;
+//! * `tests/shuttle_cx.rs`: random and PCT schedules with a one-node window,
+//!   with and without crashes;
+//! * `tests/loom_cx_queue.rs`: loom, the turn queue's enqueue with 2 and 3
+//!   threads, and a traversal against reclamation.
+//!
 //! ## Not done
 //!
 //! Crash-explorer scenarios and traces for TLC (the crash tests here use the
-//! simulator directly), CX-PUC's typed objects with interior pointers (it
-//! takes offsets), and benchmarks.
+//! simulator directly), loom of the whole update path (only the queue and
+//! its reclamation), CX-PUC objects with interior pointers (it takes
+//! offsets), and benchmarks.
 
 /// The accessors [`CxPtm`] and [`CxPuc`] share (both wrap a `cx`).
 macro_rules! accessors {
@@ -192,6 +218,10 @@ pub(crate) mod layout;
 pub mod ptm;
 pub mod puc;
 pub(crate) mod queue;
+
+#[cfg(perdure_loom)]
+#[doc(hidden)]
+pub use queue::model_checks;
 
 pub use layout::VERSION;
 pub use ptm::{CxPtm, Tx};
