@@ -101,12 +101,14 @@
 //!
 //! ## Progress
 //!
-//! An update enqueues (at most `N` helping iterations), scans `2N` locks
-//! once, applies at most `replay_window + ` (nodes enqueued before ours and
-//! not yet installed) closures or copies the used part of a replica (at
-//! most `N` times: each copy that is invalidated again means `cur_comb`
-//! moved), and retries its CAS at most `N` times; a read takes at most
-//! `max_read_tries + N` tries. As in Redo-PTM, enqueueing boxes the closure
+//! An update enqueues (at most `N` helping iterations, checked), scans the
+//! `2N` locks once, and then either replays at most `replay_window` closures
+//! or copies the used part of the designated replica and runs the closures
+//! enqueued between its head and ours (at most one per other thread's
+//! pending update, plus enqueued reads); a copy that is invalidated again
+//! means `cur_comb` moved, so there are at most `N` of them; the CAS is
+//! retried at most `N` times. A read takes at most `max_read_tries + N`
+//! tries. As in Redo-PTM, enqueueing boxes the closure
 //! and the node (the global allocator is not wait-free), and a thread whose
 //! scan of the `2N` locks found none free waits for `cur_comb` to include
 //! its node (the counting argument — each thread holds at most one replica

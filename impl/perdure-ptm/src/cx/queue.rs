@@ -459,3 +459,126 @@ mod tests {
         q.free_all(rs.iter_mut());
     }
 }
+
+/// The bodies of `tests/loom_cx_queue.rs` (the queue is crate-private, so
+/// the scenarios live here, built only under `--cfg perdure_loom`): run
+/// inside `loom::model`, they check every interleaving of
+///
+/// * two and three threads enqueueing one node each: every node is linked
+///   once, tickets are consecutive in list order, the tail is the last node
+///   and every enqueuer leaves its slot empty;
+/// * a traversal stepping from a node to its successor (hazard pointer,
+///   then validation, as `core::update_on` does) against a thread retiring,
+///   disposing of and scanning those nodes: a successor the traversal
+///   validated is never freed under it, and everything disposed of and not
+///   protected is freed.
+#[cfg(perdure_loom)]
+#[doc(hidden)]
+pub mod model_checks {
+    use super::*;
+    use loom::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst as Sc};
+
+    /// `threads` threads enqueue one node each.
+    pub fn enqueuers(threads: usize) {
+        let q = Arc::new(TurnQueue::<usize>::new(threads, 0));
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let q = q.clone();
+                loom::thread::spawn(move || {
+                    let n = Node::boxed(Some(t + 1), t);
+                    q.protect(t, HP_MY, n);
+                    q.enqueue(n, t);
+                    // SAFETY: ours, protected.
+                    let tk = unsafe { &*n }.ticket();
+                    assert!((1..=threads as u64).contains(&tk), "ticket {tk}");
+                    q.clear(t, HP_MY);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let mut seen = Vec::new();
+        let mut p = q.first;
+        let mut expect = 0;
+        while !p.is_null() {
+            // SAFETY: nothing is retired in this test.
+            let n = unsafe { &*p };
+            assert_eq!(n.ticket(), expect, "tickets follow the list");
+            expect += 1;
+            if let Some(j) = n.job {
+                assert!(!seen.contains(&j), "node {j} linked twice");
+                seen.push(j);
+            }
+            if n.next.load(Sc).is_null() {
+                assert_eq!(q.tail.load(Sc), p, "the tail is the last node");
+            }
+            p = n.next.load(Sc);
+        }
+        assert_eq!(seen.len(), threads, "every node linked");
+        assert!(q.enqueuers.iter().all(|e| e.0.load(Sc).is_null()));
+        let mut q = Arc::try_unwrap(q).ok().expect("threads joined");
+        q.free_all(std::iter::empty());
+    }
+
+    /// A job that records its drop (when its node is freed).
+    struct Tracked(usize, std::sync::Arc<[AtomicBool; 5]>);
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.1[self.0].store(true, Sc);
+        }
+    }
+
+    /// A traversal steps from node 1 to node 2 while another thread
+    /// retires, disposes of and scans them.
+    pub fn a_validated_successor_is_not_freed() {
+        {
+            let dropped: std::sync::Arc<[AtomicBool; 5]> = std::sync::Arc::new(Default::default());
+            let q = Arc::new(TurnQueue::<Tracked>::new(2, 0));
+            // Nodes 1..=4 after the sentinel; node 1 is a `Combined` head.
+            let nodes: Vec<*mut Node<Tracked>> = (1..=4)
+                .map(|i| {
+                    let n = Node::boxed(Some(Tracked(i, dropped.clone())), 0);
+                    q.protect(0, HP_MY, n);
+                    q.enqueue(n, 0);
+                    n
+                })
+                .collect();
+            q.clear(0, HP_MY);
+            // SAFETY: just linked, nothing retired yet.
+            unsafe { &*nodes[0] }.refcnt.store(1, Sc);
+            unsafe { &*q.first }.refcnt.store(0, Sc);
+            let (n1, n4) = (nodes[0] as usize, nodes[3] as usize);
+            let walker = {
+                let (q, dropped) = (q.clone(), dropped.clone());
+                loom::thread::spawn(move || {
+                    let mn = n1 as *mut Node<Tracked>;
+                    // SAFETY: kept alive by its reference count.
+                    let m = unsafe { &*mn };
+                    let next = m.next.load(Sc);
+                    q.protect(1, HP_WALK[0], next);
+                    if m.next.load(Sc) == next && !next.is_null() && next != mn {
+                        assert!(!dropped[2].load(Sc), "a validated successor was freed");
+                        // SAFETY: validated under the hazard pointer.
+                        assert_eq!(unsafe { &*next }.ticket(), 2);
+                    }
+                    q.clear(1, HP_WALK[0]);
+                })
+            };
+            let mut r = Retirer::new();
+            // The designated head moves from the sentinel to node 4; a
+            // window of 1 disposes of the sentinel and nodes 1 and 2 (their
+            // successors join the retired list).
+            // SAFETY: as `retire_range` requires (single retirer).
+            unsafe { q.retire_range(&mut r, q.first, n4 as *mut _, 1) };
+            q.scan(&mut r);
+            walker.join().unwrap();
+            q.scan(&mut r);
+            assert!(dropped[2].load(Sc), "node 2, unprotected at last, is freed");
+            assert!(!dropped[1].load(Sc), "node 1 is still a head");
+            let mut q = Arc::try_unwrap(q).ok().expect("joined");
+            q.free_all(std::iter::once(&mut r));
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! loom: every interleaving (C11 memory model, bounded preemptions) of CX's
+//! queue of mutations (seed §4, reference \[39\]) and the reclamation of its
+//! nodes; the scenarios are `perdure_ptm::cx::model_checks` (the queue is
+//! crate-private).
+//!
+//! Run with `RUSTFLAGS="--cfg perdure_loom" cargo test --release -p
+//! perdure-ptm --test loom_cx_queue` (`make verify` does). Without the cfg
+//! this file is empty. Preemption bounds: 3 for two threads, 2 for three
+//! (one more with `PERDURE_DEPTH=deep`; lower if `LOOM_MAX_PREEMPTIONS`
+//! says so).
+//!
+//! * `two_enqueuers`, `three_enqueuers`: every node is linked exactly once,
+//!   tickets are consecutive in list order, the tail is the last node, and
+//!   every enqueuer's announcement slot is empty afterwards;
+//! * `a_validated_successor_is_not_freed`: a traversal that publishes a
+//!   hazard pointer on `mn.next` and re-reads `mn.next` never finds that
+//!   successor freed, against a thread that retires, disposes of (self-links)
+//!   and scans the same nodes; everything disposed of and unprotected is
+//!   freed, and a node a `Combined` head names is not.
+//!
+//! Not covered: the update path around the queue (locks, replicas,
+//! `cur_comb`), which the shuttle and crash tests exercise.
+
+#![cfg(perdure_loom)]
+
+use perdure_ptm::cx::model_checks;
+
+/// Runs `f` under loom with a preemption bound of `bound` (one more for
+/// `PERDURE_DEPTH=deep`), or `LOOM_MAX_PREEMPTIONS` if that is lower.
+fn model<F: Fn() + Sync + Send + 'static>(name: &str, bound: usize, f: F) {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = runs.clone();
+    let mut b = loom::model::Builder::new();
+    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
+    let ours = if deep { bound + 1 } else { bound };
+    b.preemption_bound = Some(b.preemption_bound.map_or(ours, |env| env.min(ours)));
+    let bound = b.preemption_bound;
+    b.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "PERDURE-CHECK {{\"name\":\"loom:ptm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"CX's turn queue and node reclamation: nodes linked once with consecutive tickets; no validated successor freed\"}}"
+    );
+}
+
+#[test]
+fn two_enqueuers() {
+    model("cx-turn-queue-2", 3, || model_checks::enqueuers(2));
+}
+
+#[test]
+fn three_enqueuers() {
+    // Three threads explode beyond a bound of 2 (over 7 minutes at 3).
+    model("cx-turn-queue-3", 2, || model_checks::enqueuers(3));
+}
+
+#[test]
+fn a_validated_successor_is_not_freed() {
+    model(
+        "cx-reclaim-vs-walk",
+        3,
+        model_checks::a_validated_successor_is_not_freed,
+    );
+}
