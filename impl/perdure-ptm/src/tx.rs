@@ -391,7 +391,8 @@ pub trait Transaction: TxRead {
 
 /// A persistent transactional memory: the one interface of CX-PUC, CX-PTM,
 /// Redo-PTM, RedoTimed-PTM and RedoOpt-PTM (those built so far:
-/// [`crate::redo::RedoPtm`]).
+/// [`crate::redo::RedoPtm`], [`crate::CxPtm`], and [`crate::CxPuc`], whose
+/// own interface runs closures on a plain value instead).
 ///
 /// Both methods run the closure as one durable linearizable transaction:
 /// when they return, its effects are visible to every later transaction and

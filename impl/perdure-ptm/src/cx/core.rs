@@ -241,9 +241,19 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
     pub(crate) fn apply_update(&self, tid: usize, job: F::Job) -> (u64, bool) {
         let mut slot = self.slot(tid);
         let (my, my_t) = self.publish(tid, job);
-        let out = match self.lock_any() {
-            Some(held) => self.update_on(tid, &mut slot, held, my, my_t),
-            None => self.collect(my, my_t),
+        let out = loop {
+            if let Some(held) = self.lock_any() {
+                break self.update_on(tid, &mut slot, held, my, my_t);
+            }
+            // Every `Combined` was taken during the scan. Each thread holds
+            // at most one exclusively and one shared, but a winner keeps the
+            // replica it superseded read-locked until its `psync`, so for a
+            // moment all 2N can be busy: scan again until one is free or
+            // another thread has installed our node.
+            if sti::seq_at_least(sti::seq(self.cur_comb().load(SeqCst)), my_t) {
+                break self.collect(my, my_t);
+            }
+            crate::sync::spin_loop();
         };
         self.release_my(tid);
         out
@@ -460,18 +470,13 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         }
     }
 
-    /// Our node's result once `cur_comb` holds it, and durably so.
+    /// Our node's result, once `cur_comb` holds it, made durable.
     fn collect(&self, my: *mut Node<F::Job>, my_t: u64) -> (u64, bool) {
-        loop {
-            let cur = self.cur_comb().load(SeqCst);
-            if sti::seq_at_least(sti::seq(cur), my_t) {
-                break;
-            }
-            // Only after a scan found no free `Combined` (the counting
-            // argument says one is free at every instant, but a scan can
-            // miss it): others are making progress.
-            crate::sync::spin_loop();
-        }
+        // Every caller has seen `cur_comb` at or past our node.
+        debug_assert!(sti::seq_at_least(
+            sti::seq(self.cur_comb().load(SeqCst)),
+            my_t
+        ));
         self.ensure_durable(my_t);
         // SAFETY: the caller's node, protected by its `HP_MY`.
         let m = unsafe { &*my };
@@ -515,13 +520,18 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         // SAFETY: ours, protected; its job is `Some` (set by `publish`).
         let job = unsafe { &*my }.job.as_ref().expect("a published job");
         let run = |cx: &Self, base: u64, sc: &mut F::Scratch| published(cx, job, base, sc);
-        for _ in 0..self.n {
-            if let Some(w) = self.read_designated(tid, &mut slot.scratch, &run) {
-                self.release_my(tid);
-                return (w, false);
+        let mut tries = 0;
+        let out = loop {
+            // After `N` tries an updater has run the node (the argument
+            // above); collect only once `cur_comb` shows it.
+            if tries >= self.n && sti::seq_at_least(sti::seq(self.cur_comb().load(SeqCst)), my_t) {
+                break self.collect(my, my_t);
             }
-        }
-        let out = self.collect(my, my_t);
+            tries += 1;
+            if let Some(w) = self.read_designated(tid, &mut slot.scratch, &run) {
+                break (w, false);
+            }
+        };
         self.release_my(tid);
         out
     }

@@ -108,13 +108,16 @@
 //! pending update, plus enqueued reads); a copy that is invalidated again
 //! means `cur_comb` moved, so there are at most `N` of them; the CAS is
 //! retried at most `N` times. A read takes at most `max_read_tries + N`
-//! tries. As in Redo-PTM, enqueueing boxes the closure
-//! and the node (the global allocator is not wait-free), and a thread whose
-//! scan of the `2N` locks found none free waits for `cur_comb` to include
-//! its node (the counting argument — each thread holds at most one replica
-//! exclusively and one shared, and one more is designated — says one is free
-//! at every instant, but a scan can miss it while others take and release
-//! locks, i.e. make progress).
+//! tries, after which an updater has run it (checked: the reader collects
+//! only once `cur_comb` holds its node, and keeps trying directly until
+//! then). As in Redo-PTM, enqueueing boxes the closure and the node (the
+//! global allocator is not wait-free). A thread whose scan of the `2N`
+//! locks found none free scans again until one is, or until `cur_comb`
+//! holds its node: each thread holds at most one replica exclusively and
+//! one shared, and one more is designated, but a winner keeps the replica
+//! it superseded read-locked until its `psync`, so all `2N` can be busy for
+//! that moment (the published code has 128 `Combined` instances whatever
+//! `N`).
 //!
 //! ## Deviations from the seed and the published code, and why
 //!
