@@ -48,7 +48,8 @@
       result [v];
     - [redo_helped]: Herlihy's bound: an operation announced when [curComb]
       was at [a] is committed once [curComb] reaches [a + 2], whoever
-      installed it (hence at most two failed CASes per update);
+      installed it — the reason two iterations of L7 suffice, and why the
+      result [Final] reads after them is the thread's own;
     - [redo_cur_comb_consistent]: the replica [curComb] designates holds the
       sequential application of the committed operations, and the replica
       the persisted [curComb] designates that of the persisted prefix — an
