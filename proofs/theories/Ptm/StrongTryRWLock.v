@@ -897,7 +897,7 @@ Section proof.
   Proof.
     iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
     iDestruct (log_lb_get with "HL") as "#Hlb".
-    iModIntro. iSplitL. { iNext. iExists _, _, _, _, _. iFrame. done. }
+    iModIntro. iSplitL. { iNext. iExists _, _, _, _, _. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     iModIntro. by iExists _.
   Qed.
 
@@ -953,7 +953,7 @@ Section proof.
       iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_take _ _ _ _ i Rolling with "Hwp") as "[HR Hwp]"; [done.. |].
       iModIntro. iSplitR "HΦ Hslot HR".
-      { iNext. iExists n, _, _, X, _. iFrame. done. }
+      { iNext. iExists n, _, _, X, _. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
       iApply "HΦ". iRight. by iFrame.
   Qed.
 
@@ -979,7 +979,7 @@ Section proof.
     iDestruct (log_prefix with "HL HL0") as %Hpre.
     iDestruct (log_lb_get with "HL") as "#HL1".
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     wp_pures. rewrite Z_rem4. case_bool_decide as Hb; rewrite val_int_eq in Hb.
     { wp_pures. iApply "HΦ". iFrame "Hslot". iApply (excl_now _ _ L n with "HL1"); [done | | lia].
       apply (ip_last _ _ _ _ _ _ Hip). }
@@ -1036,7 +1036,7 @@ Section proof.
         iDestruct (mono_nat_lb_own_valid with "Hn Hlb") as %[_ Hle].
         iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlb'".
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-        { iNext. iExists n0, vs, ph, X, L. iFrame. done. }
+        { iNext. iExists n0, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
         wp_pures. rewrite Z_rem4 H0. wp_pures.
         wp_bind (! _)%E. clear dependent vs ph X L. open_inv. wp_load.
         iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
@@ -1142,13 +1142,13 @@ Section proof.
           - iModIntro. iExists X. iFrame. iSplit; [done |]. iRight; iRight.
             iApply (mono_nat_lb_own_le with "Hlbn"). lia. }
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-        { iNext. iExists n, vs, ph, X', L. iFrame. done. }
+        { iNext. iExists n, vs, ph, X', L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
         wp_op. wp_if. wp_op.
         replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
         iApply ("IH" $! (S i) with "[%] [Hcops] HΦ"); [lia |].
         rewrite seq_S big_sepL_app /=. by iFrame "Hcops Hc".
       + iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-        { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+        { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
         wp_pures. rewrite bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
         iApply "HΦ". iApply (busy_now _ L0 L (n, present vs) Hpre (ip_last _ _ _ _ _ _ Hip) with "HL1").
         right; right. apply bool_decide_eq_true, Exists_exists. exists v.
@@ -1173,7 +1173,7 @@ Section proof.
     wp_load. iDestruct ("Hri_close" with "Hri_i") as "Hri".
     rewrite list_insert_id; [| by rewrite list_lookup_fmap Hv].
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     clear dependent n vs ph X L.
     wp_op. case_bool_decide; wp_if.
     - wp_bind (CmpXchg _ _ _). wp_pures. open_inv.
@@ -1191,7 +1191,7 @@ Section proof.
       + wp_cmpxchg_fail. iDestruct ("Hri_close" with "Hri_i") as "Hri".
         rewrite list_insert_id; [| by rewrite list_lookup_fmap Hv].
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-        { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+        { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
         wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
         by iApply ("IH" with "Hg HΦ").
     - wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
@@ -1207,7 +1207,7 @@ Section proof.
     iIntros (Φ) "(#Hinv & Hg) HΦ". open_inv.
     wp_load. iDestruct (writer_part_agree with "Hwp Hg") as %->.
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists m, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists m, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     by iApply "HΦ".
   Qed.
 
@@ -1272,7 +1272,7 @@ Section proof.
     iDestruct (log_prefix with "HL HL1") as %Hpre.
     iDestruct (log_lb_get with "HL") as "#HL2".
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     iApply "HΦ". destruct (decide (n = m)) as [-> | Hne]; [by iLeft |].
     iRight. iSplit; [done |].
     destruct He as (e0 & H0 & He0).
@@ -1306,7 +1306,7 @@ Section proof.
     - wp_cmpxchg_fail; [intros [=]; lia |].
       iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlb'".
       iModIntro. iSplitR "HΦ".
-      { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+      { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
       iApply "HΦ". iApply (mono_nat_lb_own_le with "Hlb'"). lia.
   Qed.
 
@@ -1353,7 +1353,7 @@ Section proof.
       iDestruct (log_prefix with "HL HL1") as %Hpre.
       iDestruct (log_lb_get with "HL") as "#HL2".
       iModIntro. iSplitR "HΦ".
-      { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+      { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
       iApply "HΦ". destruct He as (e0 & H0 & He0).
       destruct (log_busy_after L1 L s e0 (n, present vs) Hpre (ip_log _ _ _ _ _ _ Hip)
         H0 (ip_last _ _ _ _ _ _ Hip)) as (k & b & ? & ? & ?); [lia | cbn [fst]; lia |].
@@ -1373,7 +1373,7 @@ Section proof.
     iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlb".
     pose proof (ip_last _ _ _ _ _ _ Hip) as Hlast.
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     wp_pures. rewrite Z_rem4.
     destruct (mod4_cases n) as [H0 | [H1 | [H2 | H3]]].
     - (* HLOCK: another writer is trying; take its attempt over *)
@@ -1484,7 +1484,7 @@ Section proof.
     wp_bind (_ <- _)%E. open_inv.
     wp_store. iDestruct (writer_part_agree with "Hwp Hg") as %->.
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists m, vs, ph, X, L. iFrame. done. }
+    { iNext. iExists m, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". done. }
     wp_pures.
     wp_apply (ri_abort_rollback_spec _ _ _ _ _ 0 with "[$Hinv $Hg]"); [done |]. iIntros "Hg". wp_pures.
     replace (Z.of_nat m - Z.of_nat 2 + 3)%Z with (Z.of_nat (S m)) by lia.
