@@ -688,9 +688,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// A persistent word's store (a crash point).
     #[inline]
     pub fn store(&mut self, off: u64, v: u64) {
-        if self.fence_due {
-            self.pfence();
-        }
+        self.pay_fence();
         self.rt.w(off).store(v, Ordering::SeqCst);
         self.tick();
     }
@@ -730,6 +728,14 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         self.tick();
     }
 
+    /// Pays the `pfence` [`Handle::defer_fence`] owes, if any.
+    #[inline]
+    fn pay_fence(&mut self) {
+        if self.fence_due {
+            self.pfence();
+        }
+    }
+
     /// Owes a `pfence` before this thread's next write to the pool: the
     /// `pwb`s issued so far must persist before anything the thread writes
     /// later, but nothing between now and that write needs them persisted.
@@ -766,9 +772,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// fence (the allocator's contract); checkpoint it so a recovering
     /// operation reuses the same block.
     pub fn alloc(&mut self, size: u64) -> Result<u64, MementoError> {
-        if self.fence_due {
-            self.pfence();
-        }
+        self.pay_fence();
         let off = self.heap.alloc(size)?;
         let mut o = off;
         while o < off + size {
@@ -780,9 +784,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// Frees a block immediately (for blocks never published).
     pub fn free_unpublished(&mut self, off: u64) -> Result<(), MementoError> {
-        if self.fence_due {
-            self.pfence();
-        }
+        self.pay_fence();
         Ok(self.heap.free(off)?)
     }
 

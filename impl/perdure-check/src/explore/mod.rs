@@ -290,6 +290,15 @@ fn xorshift(s: &mut u64) -> u64 {
 
 /// Builds the ndjson history for a crash at `prefix`, followed by recovery
 /// events and observations.
+/// Keeps a seeded sample of `n` of `v`'s elements (a Fisher–Yates prefix).
+fn keep_sample<T>(v: &mut Vec<T>, n: usize, rng: &mut u64) {
+    for i in 0..v.len().min(n) {
+        let j = i + (xorshift(rng) as usize) % (v.len() - i);
+        v.swap(i, j);
+    }
+    v.truncate(n);
+}
+
 fn history_text(
     object: &str,
     prefix: &[HEvent],
@@ -574,12 +583,7 @@ fn run_schedule(
     out.crash_points_seen = points.len() as u64;
     let mut rng = cfg.seed ^ 0x5eed ^ (schedule as u64) << 20;
     if let CrashPoints::Sample(n) = cfg.crash_points {
-        // Keep a seeded sample of n points (Fisher–Yates prefix).
-        for i in 0..points.len().min(n) {
-            let j = i + (xorshift(&mut rng) as usize) % (points.len() - i);
-            points.swap(i, j);
-        }
-        points.truncate(n);
+        keep_sample(&mut points, n, &mut rng);
     }
     let ids_used = *next_id.lock().unwrap_or_else(|e| e.into_inner());
     for (cp, prefix) in points {
@@ -641,12 +645,7 @@ fn crash_recovery(
     out: &mut ScheduleOutcome,
 ) -> Result<(), (String, String)> {
     let mut rng = cfg.seed ^ seed ^ 0x7265_636f_7665_7279;
-    let n = inner.len().min(cfg.recovery_crashes);
-    for i in 0..n {
-        let j = i + (xorshift(&mut rng) as usize) % (inner.len() - i);
-        inner.swap(i, j);
-    }
-    inner.truncate(n);
+    keep_sample(&mut inner, cfg.recovery_crashes, &mut rng);
     for rcp in inner {
         out.recovery_crash_points += 1;
         let (_, images) = rcp.images(RECOVERY_IMAGES, rng ^ rcp.event);
