@@ -123,7 +123,7 @@ impl<const N: usize> Checkpoint<N> {
         let stale = 1 - latest;
         // Step 3.
         for (i, v) in value.iter().enumerate() {
-            h.store(self.val_off(stale, i), *v);
+            h.store_private(self.val_off(stale, i), *v);
         }
         // Step 4: only when the slot does not fit in one line.
         if Self::STRIDE > 64 {
@@ -131,7 +131,7 @@ impl<const N: usize> Checkpoint<N> {
         }
         // Step 5.
         let ts = h.now();
-        h.store(self.ts_off(stale), ts);
+        h.store_private(self.ts_off(stale), ts);
         h.pwb(self.ts_off(stale), 8);
         if !mutant!(CheckpointNoFence) {
             h.defer_fence();

@@ -281,7 +281,7 @@ impl CombQueue {
             let node = match op {
                 Some(v) => {
                     let n = h.alloc(NODE)?;
-                    h.store(n + VALUE, v);
+                    h.store_private(n + VALUE, v);
                     // Durable (with the heap's record of the allocation)
                     // before the checkpoint naming it.
                     h.flush(n, NODE);

@@ -237,7 +237,7 @@ impl ElimStack {
         })?;
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
-            h.store(n, v);
+            h.store_private(n, v);
             // Durable (with the heap's record of the allocation) before the
             // checkpoint naming the node: recovery skips this closure.
             h.flush(n, NODE);

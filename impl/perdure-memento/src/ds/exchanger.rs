@@ -177,7 +177,7 @@ impl Exchanger {
     ) -> Result<Option<u64>, MementoError> {
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
-            h.store(n + VALUE, value);
+            h.store_private(n + VALUE, value);
             // The whole line (`repl` must read null after a crash too),
             // and the heap's record of the allocation, durable before the
             // checkpoint naming the node: recovery skips this closure.

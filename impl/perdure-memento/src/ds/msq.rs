@@ -320,7 +320,7 @@ impl Msq {
     ) -> Result<(), MementoError> {
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
-            h.store(n + VALUE, v);
+            h.store_private(n + VALUE, v);
             h.pwb(n, NODE); // fenced by checkpoint_with
             Ok::<_, MementoError>([n])
         })?;

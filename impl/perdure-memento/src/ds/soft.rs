@@ -717,9 +717,9 @@ impl SoftTable {
             // life's `ins`/`del`/`stamp` to a recovery.
             let n = h.alloc(NODE)?;
             let stamp = h.now();
-            h.store(n + KEY, key);
-            h.store(n + VALUE, value);
-            h.store(n + STAMP, stamp);
+            h.store_private(n + KEY, key);
+            h.store_private(n + VALUE, value);
+            h.store_private(n + STAMP, stamp);
             h.pwb(n, NODE);
             Ok::<_, MementoError>([n, stamp])
         })?;

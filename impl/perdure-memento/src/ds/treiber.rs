@@ -112,7 +112,7 @@ impl TreiberStack {
     ) -> Result<(), MementoError> {
         let [node] = mmt.node.checkpoint_with(h, |h| {
             let n = h.alloc(NODE)?;
-            h.store(n, v);
+            h.store_private(n, v);
             // Persisted before the checkpoint (checkpoint_with fences):
             // recovery skips this closure and never writes the value again.
             h.pwb(n, NODE);
