@@ -37,10 +37,18 @@ fn queue_model<P: Ptm>(name: &str, p: &P) {
             q.enqueue(p, v).unwrap();
             model.push_back(v);
         } else {
-            assert_eq!(q.dequeue(p).unwrap(), model.pop_front(), "{name}: dequeue #{i}");
+            assert_eq!(
+                q.dequeue(p).unwrap(),
+                model.pop_front(),
+                "{name}: dequeue #{i}"
+            );
         }
         if i % 200 == 0 {
-            assert_eq!(q.check(p).unwrap(), model.len() as u64, "{name}: check at #{i}");
+            assert_eq!(
+                q.check(p).unwrap(),
+                model.len() as u64,
+                "{name}: check at #{i}"
+            );
         }
     }
     assert_eq!(q.len(p).unwrap(), model.len() as u64, "{name}");
@@ -51,7 +59,11 @@ fn queue_model<P: Ptm>(name: &str, p: &P) {
     assert_eq!(q.dequeue(p).unwrap(), None, "{name}: empty");
     assert!(q.is_empty(p).unwrap());
     q.destroy(p).unwrap();
-    assert_eq!(ds::live_bytes(p).unwrap(), before, "{name}: the queue leaked blocks");
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the queue leaked blocks"
+    );
 }
 
 /// The operations a set offers, so one model test covers the three sets.
@@ -94,30 +106,83 @@ fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, 
     for i in 0..ops() {
         let k = rng.below(keys);
         match rng.below(3) {
-            0 => assert_eq!(s.insert(p, k), model.insert(k), "{name} {what}: insert {k} (#{i})"),
-            1 => assert_eq!(s.remove(p, k), model.remove(&k), "{name} {what}: remove {k} (#{i})"),
-            _ => assert_eq!(s.contains(p, k), model.contains(&k), "{name} {what}: contains {k} (#{i})"),
+            0 => assert_eq!(
+                s.insert(p, k),
+                model.insert(k),
+                "{name} {what}: insert {k} (#{i})"
+            ),
+            1 => assert_eq!(
+                s.remove(p, k),
+                model.remove(&k),
+                "{name} {what}: remove {k} (#{i})"
+            ),
+            _ => assert_eq!(
+                s.contains(p, k),
+                model.contains(&k),
+                "{name} {what}: contains {k} (#{i})"
+            ),
         }
         if i % 200 == 0 {
-            assert_eq!(s.check(p), model.len() as u64, "{name} {what}: check at #{i}");
+            assert_eq!(
+                s.check(p),
+                model.len() as u64,
+                "{name} {what}: check at #{i}"
+            );
         }
     }
     assert_eq!(s.check(p), model.len() as u64, "{name} {what}");
     for k in 0..keys {
-        assert_eq!(s.contains(p, k), model.contains(&k), "{name} {what}: final contains {k}");
+        assert_eq!(
+            s.contains(p, k),
+            model.contains(&k),
+            "{name} {what}: final contains {k}"
+        );
     }
     s.destroy(p);
 }
 
 fn sets_model<P: Ptm>(name: &str, p: &P) {
     let before = ds::live_bytes(p).unwrap();
-    set_model(name, "list", p, ListSet::create(p, 5).unwrap(), 64, 0x5EED_0002);
-    assert_eq!(ds::live_bytes(p).unwrap(), before, "{name}: the list leaked");
-    set_model(name, "rbtree", p, RbTreeSet::create(p, 6).unwrap(), 300, 0x5EED_0003);
-    assert_eq!(ds::live_bytes(p).unwrap(), before, "{name}: the tree leaked");
+    set_model(
+        name,
+        "list",
+        p,
+        ListSet::create(p, 5).unwrap(),
+        64,
+        0x5EED_0002,
+    );
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the list leaked"
+    );
+    set_model(
+        name,
+        "rbtree",
+        p,
+        RbTreeSet::create(p, 6).unwrap(),
+        300,
+        0x5EED_0003,
+    );
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the tree leaked"
+    );
     // 2 buckets: the first inserts already resize the table several times.
-    set_model(name, "hash set", p, HashSet::create_with(p, 7, 2).unwrap(), 300, 0x5EED_0004);
-    assert_eq!(ds::live_bytes(p).unwrap(), before, "{name}: the hash set leaked");
+    set_model(
+        name,
+        "hash set",
+        p,
+        HashSet::create_with(p, 7, 2).unwrap(),
+        300,
+        0x5EED_0004,
+    );
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the hash set leaked"
+    );
 }
 
 fn rbtree_sorted_inserts_then_removes<P: Ptm>(name: &str, p: &P) {
@@ -133,7 +198,11 @@ fn rbtree_sorted_inserts_then_removes<P: Ptm>(name: &str, p: &P) {
     }
     assert_eq!(t.check(p).unwrap(), n / 2, "{name}");
     for k in 0..n {
-        assert_eq!(t.contains(p, k).unwrap(), (n - 1 - k) % 2 == 1, "{name}: {k}");
+        assert_eq!(
+            t.contains(p, k).unwrap(),
+            (n - 1 - k) % 2 == 1,
+            "{name}: {k}"
+        );
     }
     t.destroy(p).unwrap();
 }
@@ -148,10 +217,22 @@ fn map_model<P: Ptm>(name: &str, p: &P) {
         match rng.below(3) {
             0 => {
                 let v = rng.next() % ds::MAX_VALUE;
-                assert_eq!(m.insert(p, k, v).unwrap(), model.insert(k, v), "{name}: insert {k} (#{i})");
+                assert_eq!(
+                    m.insert(p, k, v).unwrap(),
+                    model.insert(k, v),
+                    "{name}: insert {k} (#{i})"
+                );
             }
-            1 => assert_eq!(m.remove(p, k).unwrap(), model.remove(&k), "{name}: remove {k} (#{i})"),
-            _ => assert_eq!(m.get(p, k).unwrap(), model.get(&k).copied(), "{name}: get {k} (#{i})"),
+            1 => assert_eq!(
+                m.remove(p, k).unwrap(),
+                model.remove(&k),
+                "{name}: remove {k} (#{i})"
+            ),
+            _ => assert_eq!(
+                m.get(p, k).unwrap(),
+                model.get(&k).copied(),
+                "{name}: get {k} (#{i})"
+            ),
         }
     }
     assert_eq!(m.check(p).unwrap(), model.len() as u64, "{name}");
@@ -165,7 +246,9 @@ fn array_model<P: Ptm>(name: &str, p: &P) {
     let mut model: Vec<u64> = (0..len).collect();
     let mut rng = Rng(0x5EED_0006);
     for _ in 0..scaled(300) {
-        let pairs: Vec<(u64, u64)> = (0..1 + rng.below(8)).map(|_| (rng.below(len), rng.below(len))).collect();
+        let pairs: Vec<(u64, u64)> = (0..1 + rng.below(8))
+            .map(|_| (rng.below(len), rng.below(len)))
+            .collect();
         for &(i, j) in &pairs {
             model.swap(i as usize, j as usize);
         }
@@ -189,7 +272,9 @@ fn sets_match_btreeset_on_every_ptm() {
 
 #[test]
 fn rbtree_survives_sorted_inserts_and_removes_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| { rbtree_sorted_inserts_then_removes(name, &p) });
+    for_each_ptm!(2, POOL, |name, p| {
+        rbtree_sorted_inserts_then_removes(name, &p)
+    });
 }
 
 #[test]
@@ -218,11 +303,20 @@ fn several_structures_share_one_region() {
             assert!(h.insert(&p, 3 * k).unwrap());
         }
         assert_eq!(
-            (q.check(&p).unwrap(), l.check(&p).unwrap(), t.check(&p).unwrap(), h.check(&p).unwrap()),
+            (
+                q.check(&p).unwrap(),
+                l.check(&p).unwrap(),
+                t.check(&p).unwrap(),
+                h.check(&p).unwrap()
+            ),
             (100, 100, 100, 100),
             "{name}"
         );
         // `create` on a slot that holds one opens it.
-        assert_eq!(Queue::create(&p, 0).unwrap().len(&p).unwrap(), 100, "{name}");
+        assert_eq!(
+            Queue::create(&p, 0).unwrap().len(&p).unwrap(),
+            100,
+            "{name}"
+        );
     });
 }

@@ -9,9 +9,7 @@
 //! would exceed every construction's log), so swaps keep the array a
 //! permutation of `0..len` — the invariant [`check_in`] verifies.
 
-use super::{
-    alloc, check_root, decode, encode, free, header, ld, st, DsError, Fault, Violation,
-};
+use super::{alloc, check_root, decode, encode, free, header, ld, st, DsError, Fault, Violation};
 use crate::tx::{Ptm, Transaction, TxRead};
 
 /// The array's header magic.

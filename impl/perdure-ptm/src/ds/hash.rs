@@ -334,9 +334,8 @@ impl HashSet {
     /// The stored count and the bucket count.
     pub fn len_and_buckets<P: Ptm>(&self, ptm: &P) -> Result<(u64, u64), DsError> {
         let root = self.root;
-        let len = ptm.read_tx(move |tx| {
-            encode(header(tx, root, SET_MAGIC).and_then(|h| ld(tx, h + LEN)))
-        })?;
+        let len = ptm
+            .read_tx(move |tx| encode(header(tx, root, SET_MAGIC).and_then(|h| ld(tx, h + LEN))))?;
         let count = ptm.read_tx(move |tx| {
             encode(header(tx, root, SET_MAGIC).and_then(|h| ld(tx, h + COUNT)))
         })?;

@@ -78,7 +78,8 @@ impl ListSet {
     /// The stored count.
     pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
+        let w =
+            ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
         decode(w).map_err(|f| f.at(root, KIND))
     }
 

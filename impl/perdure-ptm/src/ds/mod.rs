@@ -244,7 +244,9 @@ pub enum DsError {
         kind: &'static str,
     },
     /// The root slot holds something else.
-    #[error("root slot {root} holds something that is not a {kind} (its header lacks the {kind} magic)")]
+    #[error(
+        "root slot {root} holds something that is not a {kind} (its header lacks the {kind} magic)"
+    )]
     WrongKind {
         /// The root slot.
         root: usize,
@@ -335,10 +337,7 @@ fn check_root(root: usize) -> Result<(), DsError> {
     if root < ROOTS {
         Ok(())
     } else {
-        Err(DsError::BadRoot {
-            root,
-            count: ROOTS,
-        })
+        Err(DsError::BadRoot { root, count: ROOTS })
     }
 }
 

@@ -96,7 +96,8 @@ impl RbTreeSet {
     /// The stored count.
     pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
+        let w =
+            ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
         decode(w).map_err(|f| f.at(root, KIND))
     }
 

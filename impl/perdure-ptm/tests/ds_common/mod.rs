@@ -27,14 +27,19 @@ macro_rules! for_each_ptm {
         {
             let $name = "CX-PTM";
             let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let $p = perdure_ptm::CxPtm::create(pool, &$crate::ds_common::cx_config($threads)).unwrap();
+            let $p =
+                perdure_ptm::CxPtm::create(pool, &$crate::ds_common::cx_config($threads)).unwrap();
             $body
         }
         {
             let $name = "CX-PUC";
             let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let $p = perdure_ptm::CxPuc::<_, u64>::create(pool, &$crate::ds_common::cx_config($threads), 0)
-                .unwrap();
+            let $p = perdure_ptm::CxPuc::<_, u64>::create(
+                pool,
+                &$crate::ds_common::cx_config($threads),
+                0,
+            )
+            .unwrap();
             $body
         }
     }};
