@@ -1,4 +1,4 @@
-//! Data structures written once against the [`Ptm`] interface: the
+//! Data structures written once against the [`Ptm`](crate::Ptm) interface: the
 //! sequential objects of the seed's evaluation (§6).
 //!
 //! | module | seed §6 workload | what |
@@ -7,7 +7,7 @@
 //! | [`list`] | "ordered linked list set of 10^4 keys" | [`ListSet`]: a sorted singly linked list of `u64` keys |
 //! | [`rbtree`] | "balanced red-black tree ... 10^6 keys" | [`RbTreeSet`]: a red-black tree of `u64` keys |
 //! | [`hash`] | "resizable hash set of 10^6 keys"; RedoDB's "resizable hash map" | [`HashSet`] and [`HashMap`]: separate chaining, doubling |
-//! | [`array`] | SPS, "an array of 10^6 64-bit integers" | [`PArray`]: a fixed array with transactional swaps |
+//! | [`mod@array`] | SPS, "an array of 10^6 64-bit integers" | [`PArray`]: a fixed array with transactional swaps |
 //! | [`plain`] | CX-PUC (§4), "no annotation" | [`plain::PlainQueue`], [`plain::PlainSet`]: the queue and the set as plain Rust values for [`crate::CxPuc::update`] |
 //!
 //! Every structure is sequential code: it runs inside one transaction of
@@ -28,7 +28,7 @@
 //!   ([`DsError::WrongKind`]), not undefined behaviour.
 //! * Its handle ([`Queue`], [`ListSet`], …) is just the root index: `Copy`,
 //!   `'static`, so the closures it builds satisfy the `'static` bound of
-//!   [`Ptm::update_tx`]. The handle's methods run one transaction each.
+//!   [`Ptm::update_tx`](crate::Ptm::update_tx). The handle's methods run one transaction each.
 //! * The `*_in` functions of each module are the same operations on a
 //!   transaction the caller already has, to compose several operations
 //!   atomically (the SPS and queue benchmarks do).
