@@ -23,7 +23,7 @@
 #[macro_use]
 mod ds_common;
 
-use ds_common::{scaled, Rng};
+use ds_common::{scaled, Rng, SetOps};
 use perdure_ptm::ds::{HashMap, HashSet, ListSet, Queue, RbTreeSet};
 use perdure_ptm::Ptm;
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,35 +86,6 @@ fn queue_concurrent<P: Ptm>(name: &str, p: &P, threads: usize) {
         "{name}, {threads} threads: values lost or dequeued twice"
     );
 }
-
-trait SetOps: Copy + Send + Sync {
-    fn insert<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn remove<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn contains<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn check<P: Ptm>(&self, p: &P) -> u64;
-}
-
-macro_rules! set_ops {
-    ($t:ty) => {
-        impl SetOps for $t {
-            fn insert<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::insert(self, p, k).unwrap()
-            }
-            fn remove<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::remove(self, p, k).unwrap()
-            }
-            fn contains<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::contains(self, p, k).unwrap()
-            }
-            fn check<P: Ptm>(&self, p: &P) -> u64 {
-                <$t>::check(self, p).unwrap()
-            }
-        }
-    };
-}
-set_ops!(ListSet);
-set_ops!(RbTreeSet);
-set_ops!(HashSet);
 
 fn set_disjoint<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, threads: usize) {
     let per = scaled(200);

@@ -15,7 +15,7 @@
 #[macro_use]
 mod ds_common;
 
-use ds_common::{scaled, Rng};
+use ds_common::{scaled, Rng, SetOps};
 use perdure_ptm::ds::{self, HashMap, HashSet, ListSet, PArray, Queue, RbTreeSet};
 use perdure_ptm::Ptm;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -65,40 +65,6 @@ fn queue_model<P: Ptm>(name: &str, p: &P) {
         "{name}: the queue leaked blocks"
     );
 }
-
-/// The operations a set offers, so one model test covers the three sets.
-trait SetOps {
-    fn insert<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn remove<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn contains<P: Ptm>(&self, p: &P, k: u64) -> bool;
-    fn check<P: Ptm>(&self, p: &P) -> u64;
-    fn destroy<P: Ptm>(self, p: &P);
-}
-
-macro_rules! set_ops {
-    ($t:ty) => {
-        impl SetOps for $t {
-            fn insert<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::insert(self, p, k).unwrap()
-            }
-            fn remove<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::remove(self, p, k).unwrap()
-            }
-            fn contains<P: Ptm>(&self, p: &P, k: u64) -> bool {
-                <$t>::contains(self, p, k).unwrap()
-            }
-            fn check<P: Ptm>(&self, p: &P) -> u64 {
-                <$t>::check(self, p).unwrap()
-            }
-            fn destroy<P: Ptm>(self, p: &P) {
-                <$t>::destroy(self, p).unwrap()
-            }
-        }
-    };
-}
-set_ops!(ListSet);
-set_ops!(RbTreeSet);
-set_ops!(HashSet);
 
 fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, seed: u64) {
     let mut model = BTreeSet::new();

@@ -9,7 +9,9 @@
 //! would exceed every construction's log), so swaps keep the array a
 //! permutation of `0..len` — the invariant [`check_in`] verifies.
 
-use super::{alloc, check_root, decode, encode, free, header, ld, st, DsError, Fault, Violation};
+use super::{
+    alloc, check_root, free, header, ld, open_root, read, st, update, DsError, Fault, Violation,
+};
 use crate::tx::{Ptm, Transaction, TxRead};
 
 /// The array's header magic.
@@ -39,42 +41,36 @@ impl PArray {
                 reason: format!("{len} entries: must be in 1..=2^40"),
             });
         }
-        let w = ptm.update_tx(move |tx| {
-            encode((|| {
-                match header(tx, root, MAGIC) {
-                    Err(Fault::NotCreated) => {}
-                    Ok(_) => return Err(Fault::WrongKind),
-                    Err(f) => return Err(f),
+        update(ptm, root, KIND, move |tx| {
+            match header(tx, root, MAGIC) {
+                Err(Fault::NotCreated) => {}
+                Ok(_) => return Err(Fault::WrongKind),
+                Err(f) => return Err(f),
+            }
+            let data = alloc(tx, 8 * len)?;
+            let h = match alloc(tx, 24) {
+                Ok(h) => h,
+                Err(f) => {
+                    free(tx, data)?;
+                    return Err(f);
                 }
-                let data = alloc(tx, 8 * len)?;
-                let h = match alloc(tx, 24) {
-                    Ok(h) => h,
-                    Err(f) => {
-                        free(tx, data)?;
-                        return Err(f);
-                    }
-                };
-                st(tx, h, MAGIC)?;
-                st(tx, h + LEN, len)?;
-                st(tx, h + DATA, data)?;
-                st(tx, crate::tx::root_offset(root), h)?;
-                Ok(0)
-            })())
+            };
+            st(tx, h, MAGIC)?;
+            st(tx, h + LEN, len)?;
+            st(tx, h + DATA, data)?;
+            st(tx, crate::tx::root_offset(root), h)?;
+            Ok(0)
         })?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
         let mut start = 0;
         while start < len {
             let end = (start + FILL_CHUNK).min(len);
-            let w = ptm.update_tx(move |tx| {
-                encode((|| {
-                    let data = ld(tx, header(tx, root, MAGIC)? + DATA)?;
-                    for i in start..end {
-                        st(tx, data + 8 * i, i)?;
-                    }
-                    Ok(0)
-                })())
+            update(ptm, root, KIND, move |tx| {
+                let data = ld(tx, header(tx, root, MAGIC)? + DATA)?;
+                for i in start..end {
+                    st(tx, data + 8 * i, i)?;
+                }
+                Ok(0)
             })?;
-            decode(w).map_err(|f| f.at(root, KIND))?;
             start = end;
         }
         Ok(PArray { root })
@@ -82,9 +78,7 @@ impl PArray {
 
     /// The array already in root slot `root`.
     pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<PArray, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
+        open_root(ptm, root, KIND, MAGIC)?;
         Ok(PArray { root })
     }
 
@@ -97,30 +91,26 @@ impl PArray {
     /// transaction.
     pub fn swap_all<P: Ptm>(&self, ptm: &P, pairs: Vec<(u64, u64)>) -> Result<(), DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| {
-            encode((|| {
-                for &(i, j) in &pairs {
-                    swap_in(tx, root, i, j)?;
-                }
-                Ok(0)
-            })())
-        })?;
-        decode(w).map(drop).map_err(|f| f.at(root, KIND))
+        update(ptm, root, KIND, move |tx| {
+            for &(i, j) in &pairs {
+                swap_in(tx, root, i, j)?;
+            }
+            Ok(0)
+        })
+        .map(drop)
     }
 
     /// Entry `i` (a read-only transaction).
     pub fn get<P: Ptm>(&self, ptm: &P, i: u64) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(get_in(tx, root, i)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
+        read(ptm, root, KIND, move |tx| get_in(tx, root, i))
     }
 
     /// Checks in one read-only transaction that the array is a permutation
     /// of `0..len`; returns `len`.
     pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
+        read(ptm, root, KIND, move |tx| check_in(tx, root))
     }
 }
 

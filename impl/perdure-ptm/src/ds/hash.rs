@@ -26,8 +26,8 @@
 //! block count; `len` is the number of nodes.
 
 use super::{
-    alloc, check_root, check_value, decode, decode_opt, encode, encode_opt, free, header, ld, mix,
-    st, step_bound, DsError, Fault, Violation,
+    alloc, check_root, check_value, free, free_chain, header, ld, mix, open_root, read, read_opt,
+    st, step_bound, update, update_opt, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -261,12 +261,7 @@ impl<T: Transaction> Table<'_, T> {
         self.check()?;
         let (arr, mask) = self.buckets()?;
         for b in 0..=mask {
-            let mut node = ld(self.tx, arr + 8 * b)?;
-            while node != 0 {
-                let next = ld(self.tx, node + NEXT)?;
-                free(self.tx, node)?;
-                node = next;
-            }
+            free_chain(self.tx, ld(self.tx, arr + 8 * b)?, NEXT)?;
         }
         free(self.tx, arr)?;
         free(self.tx, self.h)?;
@@ -292,16 +287,15 @@ impl HashSet {
     pub fn create_with<P: Ptm>(ptm: &P, root: usize, buckets: u64) -> Result<HashSet, DsError> {
         check_root(root)?;
         validate_buckets(SET_KIND, buckets)?;
-        let w = ptm.update_tx(move |tx| encode(create_set_in(tx, root, buckets).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, SET_KIND))?;
+        update(ptm, root, SET_KIND, move |tx| {
+            create_set_in(tx, root, buckets).map(|_| 0)
+        })?;
         Ok(HashSet { root })
     }
 
     /// The set already in root slot `root`.
     pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<HashSet, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, SET_MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, SET_KIND))?;
+        open_root(ptm, root, SET_KIND, SET_MAGIC)?;
         Ok(HashSet { root })
     }
 
@@ -313,56 +307,56 @@ impl HashSet {
     /// Adds `key`; whether it was absent.
     pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(set_insert_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, SET_KIND))
+        update(ptm, root, SET_KIND, move |tx| {
+            set_insert_in(tx, root, key).map(u64::from)
+        })
+        .map(|b| b != 0)
     }
 
     /// Removes `key`; whether it was present.
     pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(set_remove_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, SET_KIND))
+        update(ptm, root, SET_KIND, move |tx| {
+            set_remove_in(tx, root, key).map(u64::from)
+        })
+        .map(|b| b != 0)
     }
 
     /// Whether `key` is in the set (a read-only transaction).
     pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(set_contains_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, SET_KIND))
+        read(ptm, root, SET_KIND, move |tx| {
+            set_contains_in(tx, root, key).map(u64::from)
+        })
+        .map(|b| b != 0)
     }
 
     /// The stored count and the bucket count.
     pub fn len_and_buckets<P: Ptm>(&self, ptm: &P) -> Result<(u64, u64), DsError> {
         let root = self.root;
-        let len = ptm
-            .read_tx(move |tx| encode(header(tx, root, SET_MAGIC).and_then(|h| ld(tx, h + LEN))))?;
-        let count = ptm.read_tx(move |tx| {
-            encode(header(tx, root, SET_MAGIC).and_then(|h| ld(tx, h + COUNT)))
-        })?;
-        let f = |f: Fault| f.at(root, SET_KIND);
-        Ok((decode(len).map_err(f)?, decode(count).map_err(f)?))
+        let field = |f: u64| {
+            read(ptm, root, SET_KIND, move |tx| {
+                ld(tx, header(tx, root, SET_MAGIC)? + f)
+            })
+        };
+        Ok((field(LEN)?, field(COUNT)?))
     }
 
     /// Walks every bucket in one read-only transaction and checks the
     /// invariant; returns the size.
     pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_set_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, SET_KIND))
+        read(ptm, root, SET_KIND, move |tx| check_set_in(tx, root))
     }
 
     /// Frees every node, the bucket array and the header, and clears the
     /// root slot.
     pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| {
-            encode(
-                Table::open(tx, root, SET)
-                    .and_then(|t| t.destroy(root))
-                    .map(|()| 0),
-            )
-        })?;
-        decode(w).map(drop).map_err(|f| f.at(root, SET_KIND))
+        update(ptm, root, SET_KIND, move |tx| {
+            Table::open(tx, root, SET)?.destroy(root).map(|()| 0)
+        })
+        .map(drop)
     }
 }
 
@@ -411,16 +405,15 @@ impl HashMap {
     pub fn create_with<P: Ptm>(ptm: &P, root: usize, buckets: u64) -> Result<HashMap, DsError> {
         check_root(root)?;
         validate_buckets(MAP_KIND, buckets)?;
-        let w = ptm.update_tx(move |tx| encode(create_map_in(tx, root, buckets).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, MAP_KIND))?;
+        update(ptm, root, MAP_KIND, move |tx| {
+            create_map_in(tx, root, buckets).map(|_| 0)
+        })?;
         Ok(HashMap { root })
     }
 
     /// The map already in root slot `root`.
     pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<HashMap, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAP_MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, MAP_KIND))?;
+        open_root(ptm, root, MAP_KIND, MAP_MAGIC)?;
         Ok(HashMap { root })
     }
 
@@ -433,44 +426,38 @@ impl HashMap {
     pub fn insert<P: Ptm>(&self, ptm: &P, key: u64, value: u64) -> Result<Option<u64>, DsError> {
         check_value(value)?;
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode_opt(map_insert_in(tx, root, key, value)))?;
-        decode_opt(w).map_err(|f| f.at(root, MAP_KIND))
+        update_opt(ptm, root, MAP_KIND, move |tx| {
+            map_insert_in(tx, root, key, value)
+        })
     }
 
     /// Removes `key`; its value, if it was present.
     pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode_opt(map_remove_in(tx, root, key)))?;
-        decode_opt(w).map_err(|f| f.at(root, MAP_KIND))
+        update_opt(ptm, root, MAP_KIND, move |tx| map_remove_in(tx, root, key))
     }
 
     /// `key`'s value, if any (a read-only transaction).
     pub fn get<P: Ptm>(&self, ptm: &P, key: u64) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode_opt(map_get_in(tx, root, key)))?;
-        decode_opt(w).map_err(|f| f.at(root, MAP_KIND))
+        read_opt(ptm, root, MAP_KIND, move |tx| map_get_in(tx, root, key))
     }
 
     /// Walks every bucket in one read-only transaction and checks the
     /// invariant; returns the size.
     pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_map_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, MAP_KIND))
+        read(ptm, root, MAP_KIND, move |tx| check_map_in(tx, root))
     }
 
     /// Frees every node, the bucket array and the header, and clears the
     /// root slot.
     pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| {
-            encode(
-                Table::open(tx, root, MAP)
-                    .and_then(|t| t.destroy(root))
-                    .map(|()| 0),
-            )
-        })?;
-        decode(w).map(drop).map_err(|f| f.at(root, MAP_KIND))
+        update(ptm, root, MAP_KIND, move |tx| {
+            Table::open(tx, root, MAP)?.destroy(root).map(|()| 0)
+        })
+        .map(drop)
     }
 }
 

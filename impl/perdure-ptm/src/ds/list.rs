@@ -14,8 +14,8 @@
 //! nodes.
 
 use super::{
-    alloc, check_root, create_header, decode, encode, free, header, ld, st, step_bound, DsError,
-    Fault, Violation,
+    alloc, check_root, create_header, free, free_chain, header, ld, open_root, read, st,
+    step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -32,72 +32,7 @@ pub struct ListSet {
     root: usize,
 }
 
-impl ListSet {
-    /// The set in root slot `root`, created empty if the slot is 0.
-    pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<ListSet, DsError> {
-        check_root(root)?;
-        let w = ptm.update_tx(move |tx| encode(create_in(tx, root).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
-        Ok(ListSet { root })
-    }
-
-    /// The set already in root slot `root`.
-    pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<ListSet, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
-        Ok(ListSet { root })
-    }
-
-    /// Its root slot.
-    pub fn root(&self) -> usize {
-        self.root
-    }
-
-    /// Adds `key`; whether it was absent.
-    pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(insert_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Removes `key`; whether it was present.
-    pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(remove_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Whether `key` is in the set (a read-only transaction).
-    pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(contains_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// The stored count.
-    pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        let w =
-            ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
-        decode(w).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Walks the set in one read-only transaction and checks its
-    /// invariant; returns its size.
-    pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Frees every node and the header, and clears the root slot.
-    pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(destroy_in(tx, root).map(|()| 0)))?;
-        decode(w).map(drop).map_err(|f| f.at(root, KIND))
-    }
-}
+set_handle!(ListSet);
 
 /// Creates an empty set in root slot `root` if the slot is 0; returns the
 /// header's offset.
@@ -183,12 +118,7 @@ pub fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
 pub fn destroy_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
     check_in(tx, root)?;
     let h = header(tx, root, MAGIC)?;
-    let mut node = ld(tx, h + FIRST)?;
-    while node != 0 {
-        let next = ld(tx, node + NEXT)?;
-        free(tx, node)?;
-        node = next;
-    }
+    free_chain(tx, ld(tx, h + FIRST)?, NEXT)?;
     free(tx, h)?;
     st(tx, crate::tx::root_offset(root), 0)
 }

@@ -1,4 +1,4 @@
-//! Data structures written once against the [`Ptm`](crate::Ptm) interface: the
+//! Data structures written once against the [`Ptm`] interface: the
 //! sequential objects of the seed's evaluation (§6).
 //!
 //! | module | seed §6 workload | what |
@@ -28,7 +28,7 @@
 //!   ([`DsError::WrongKind`]), not undefined behaviour.
 //! * Its handle ([`Queue`], [`ListSet`], …) is just the root index: `Copy`,
 //!   `'static`, so the closures it builds satisfy the `'static` bound of
-//!   [`Ptm::update_tx`](crate::Ptm::update_tx). The handle's methods run one transaction each.
+//!   [`Ptm::update_tx`]. The handle's methods run one transaction each.
 //! * The `*_in` functions of each module are the same operations on a
 //!   transaction the caller already has, to compose several operations
 //!   atomically (the SPS and queue benchmarks do).
@@ -57,6 +57,83 @@
 //! allocates before it stores anything, so running out of region space
 //! ([`DsError::OutOfSpace`]) leaves the structure unchanged.
 
+/// The handle of a sorted set in a root slot ([`ListSet`], [`RbTreeSet`]):
+/// each method runs one transaction of the invoking module's `create_in`,
+/// `insert_in`, `remove_in`, `contains_in`, `check_in` or `destroy_in`
+/// (the names resolve where the macro is invoked), with the module's `KIND`,
+/// `MAGIC` and `LEN`.
+macro_rules! set_handle {
+    ($ty:ident) => {
+        impl $ty {
+            /// The set in root slot `root`, created empty if the slot is 0.
+            pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
+                check_root(root)?;
+                update(ptm, root, KIND, move |tx| create_in(tx, root).map(|_| 0))?;
+                Ok($ty { root })
+            }
+
+            /// The set already in root slot `root`.
+            pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
+                open_root(ptm, root, KIND, MAGIC)?;
+                Ok($ty { root })
+            }
+
+            /// Its root slot.
+            pub fn root(&self) -> usize {
+                self.root
+            }
+
+            /// Adds `key`; whether it was absent.
+            pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                update(ptm, root, KIND, move |tx| {
+                    insert_in(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+
+            /// Removes `key`; whether it was present.
+            pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                update(ptm, root, KIND, move |tx| {
+                    remove_in(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+
+            /// Whether `key` is in the set (a read-only transaction).
+            pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                read(ptm, root, KIND, move |tx| {
+                    contains_in(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+
+            /// The stored count.
+            pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
+                let root = self.root;
+                read(ptm, root, KIND, move |tx| {
+                    ld(tx, header(tx, root, MAGIC)? + LEN)
+                })
+            }
+
+            /// Walks the set in one read-only transaction and checks its
+            /// invariant (see the module docs); returns its size.
+            pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
+                let root = self.root;
+                read(ptm, root, KIND, move |tx| check_in(tx, root))
+            }
+
+            /// Frees every node and the header, and clears the root slot.
+            pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
+                let root = self.root;
+                update(ptm, root, KIND, move |tx| destroy_in(tx, root).map(|()| 0)).map(drop)
+            }
+        }
+    };
+}
+
 pub mod array;
 pub mod hash;
 pub mod list;
@@ -72,7 +149,7 @@ pub use rbtree::RbTreeSet;
 
 use crate::error::PtmError;
 use crate::replica::ALLOC_BASE;
-use crate::tx::{Transaction, TxRead, ROOTS};
+use crate::tx::{Ptm, Transaction, TxRead, ROOTS};
 
 /// The largest value a [`Queue`] or [`HashMap`] can hold: the 64 words
 /// above it encode "none" and failures in a transaction's one result word.
@@ -352,6 +429,56 @@ fn check_value(value: u64) -> Result<(), DsError> {
     }
 }
 
+/// Runs `f` as one update transaction of `ptm` and returns its value; a
+/// fault becomes the [`DsError`] naming root slot `root` and `kind`.
+fn update<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<u64, DsError>
+where
+    P: Ptm,
+    F: for<'t> Fn(&P::Tx<'t>) -> Result<u64, Fault> + Send + Sync + 'static,
+{
+    let w = ptm.update_tx(move |tx| encode(f(tx)))?;
+    decode(w).map_err(|f| f.at(root, kind))
+}
+
+/// [`update`] for an operation that returns an optional value.
+fn update_opt<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<Option<u64>, DsError>
+where
+    P: Ptm,
+    F: for<'t> Fn(&P::Tx<'t>) -> Result<Option<u64>, Fault> + Send + Sync + 'static,
+{
+    let w = ptm.update_tx(move |tx| encode_opt(f(tx)))?;
+    decode_opt(w).map_err(|f| f.at(root, kind))
+}
+
+/// Runs `f` as one read-only transaction of `ptm`, as [`update`].
+fn read<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<u64, DsError>
+where
+    P: Ptm,
+    F: for<'t> Fn(&P::ReadTx<'t>) -> Result<u64, Fault> + Send + Sync + 'static,
+{
+    let w = ptm.read_tx(move |tx| encode(f(tx)))?;
+    decode(w).map_err(|f| f.at(root, kind))
+}
+
+/// [`read`] for an operation that returns an optional value.
+fn read_opt<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<Option<u64>, DsError>
+where
+    P: Ptm,
+    F: for<'t> Fn(&P::ReadTx<'t>) -> Result<Option<u64>, Fault> + Send + Sync + 'static,
+{
+    let w = ptm.read_tx(move |tx| encode_opt(f(tx)))?;
+    decode_opt(w).map_err(|f| f.at(root, kind))
+}
+
+/// Checks that root slot `root` holds a structure with magic `magic`.
+fn open_root<P: Ptm>(ptm: &P, root: usize, kind: &'static str, magic: u64) -> Result<(), DsError> {
+    check_root(root)?;
+    read(ptm, root, kind, move |tx| {
+        header(tx, root, magic).map(|_| 0)
+    })
+    .map(drop)
+}
+
 /// The word at `off`, or [`Violation::BadPointer`].
 #[inline]
 fn ld<T: TxRead>(tx: &T, off: u64) -> Result<u64, Fault> {
@@ -410,6 +537,21 @@ fn create_header<T: Transaction>(
     }
 }
 
+/// Frees the chain of nodes starting at `node`, linked by the word `next`
+/// bytes into each.
+fn free_chain<T: Transaction>(tx: &T, mut node: u64, next: u64) -> Result<(), Fault> {
+    let bound = step_bound(tx);
+    for _ in 0..bound {
+        if node == 0 {
+            return Ok(());
+        }
+        let after = ld(tx, node + next)?;
+        free(tx, node)?;
+        node = after;
+    }
+    Err(Fault::Invariant(Violation::Cycle))
+}
+
 /// An upper bound on the blocks the region can hold: bounds every walk.
 fn step_bound<T: TxRead>(tx: &T) -> u64 {
     tx.region_len() / 32 + 1
@@ -423,7 +565,7 @@ pub fn live_bytes_in<T: TxRead>(tx: &T) -> u64 {
 }
 
 /// [`live_bytes_in`] in a read-only transaction of `ptm`.
-pub fn live_bytes<P: crate::Ptm>(ptm: &P) -> Result<u64, DsError> {
+pub fn live_bytes<P: Ptm>(ptm: &P) -> Result<u64, DsError> {
     Ok(ptm.read_tx(|tx| live_bytes_in(tx))?)
 }
 

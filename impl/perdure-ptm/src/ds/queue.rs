@@ -12,8 +12,8 @@
 //! `tail == 0` iff `len == 0`.
 
 use super::{
-    alloc, check_root, check_value, create_header, decode, decode_opt, encode, encode_opt, free,
-    header, ld, st, step_bound, DsError, Fault, Violation,
+    alloc, check_root, check_value, create_header, free, free_chain, header, ld, open_root, read,
+    st, step_bound, update, update_opt, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -35,16 +35,13 @@ impl Queue {
     /// The queue in root slot `root`, created empty if the slot is 0.
     pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<Queue, DsError> {
         check_root(root)?;
-        let w = ptm.update_tx(move |tx| encode(create_in(tx, root).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
+        update(ptm, root, KIND, move |tx| create_in(tx, root).map(|_| 0))?;
         Ok(Queue { root })
     }
 
     /// The queue already in root slot `root`.
     pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<Queue, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
+        open_root(ptm, root, KIND, MAGIC)?;
         Ok(Queue { root })
     }
 
@@ -57,22 +54,22 @@ impl Queue {
     pub fn enqueue<P: Ptm>(&self, ptm: &P, value: u64) -> Result<(), DsError> {
         check_value(value)?;
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(enqueue_in(tx, root, value).map(|()| 0)))?;
-        decode(w).map(drop).map_err(|f| f.at(root, KIND))
+        update(ptm, root, KIND, move |tx| {
+            enqueue_in(tx, root, value).map(|()| 0)
+        })
+        .map(drop)
     }
 
     /// Removes and returns the oldest value, `None` if the queue is empty.
     pub fn dequeue<P: Ptm>(&self, ptm: &P) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode_opt(dequeue_in(tx, root)))?;
-        decode_opt(w).map_err(|f| f.at(root, KIND))
+        update_opt(ptm, root, KIND, move |tx| dequeue_in(tx, root))
     }
 
     /// The number of values (the stored count).
     pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(len_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
+        read(ptm, root, KIND, move |tx| len_in(tx, root))
     }
 
     /// Whether the queue is empty.
@@ -84,15 +81,13 @@ impl Queue {
     /// invariant; returns its length.
     pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
         let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
+        read(ptm, root, KIND, move |tx| check_in(tx, root))
     }
 
     /// Frees every node and the header, and clears the root slot.
     pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
         let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(destroy_in(tx, root).map(|()| 0)))?;
-        decode(w).map(drop).map_err(|f| f.at(root, KIND))
+        update(ptm, root, KIND, move |tx| destroy_in(tx, root).map(|()| 0)).map(drop)
     }
 }
 
@@ -173,12 +168,7 @@ pub fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
 pub fn destroy_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
     check_in(tx, root)?;
     let h = header(tx, root, MAGIC)?;
-    let mut node = ld(tx, h + HEAD)?;
-    while node != 0 {
-        let next = ld(tx, node + NEXT)?;
-        free(tx, node)?;
-        node = next;
-    }
+    free_chain(tx, ld(tx, h + HEAD)?, NEXT)?;
     free(tx, h)?;
     st(tx, crate::tx::root_offset(root), 0)
 }

@@ -24,8 +24,8 @@
 //! node count is `len`.
 
 use super::{
-    alloc, check_root, create_header, decode, encode, free, header, ld, st, step_bound, DsError,
-    Fault, Violation,
+    alloc, check_root, create_header, free, header, ld, open_root, read, st, step_bound, update,
+    DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -50,72 +50,7 @@ pub struct RbTreeSet {
     root: usize,
 }
 
-impl RbTreeSet {
-    /// The set in root slot `root`, created empty if the slot is 0.
-    pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<RbTreeSet, DsError> {
-        check_root(root)?;
-        let w = ptm.update_tx(move |tx| encode(create_in(tx, root).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
-        Ok(RbTreeSet { root })
-    }
-
-    /// The set already in root slot `root`.
-    pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<RbTreeSet, DsError> {
-        check_root(root)?;
-        let w = ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).map(|_| 0)))?;
-        decode(w).map_err(|f| f.at(root, KIND))?;
-        Ok(RbTreeSet { root })
-    }
-
-    /// Its root slot.
-    pub fn root(&self) -> usize {
-        self.root
-    }
-
-    /// Adds `key`; whether it was absent.
-    pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(insert_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Removes `key`; whether it was present.
-    pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(remove_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Whether `key` is in the set (a read-only transaction).
-    pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(contains_in(tx, root, key).map(u64::from)))?;
-        decode(w).map(|b| b != 0).map_err(|f| f.at(root, KIND))
-    }
-
-    /// The stored count.
-    pub fn len<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        let w =
-            ptm.read_tx(move |tx| encode(header(tx, root, MAGIC).and_then(|h| ld(tx, h + LEN))))?;
-        decode(w).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Walks the tree in one read-only transaction and checks the
-    /// red-black invariant; returns its size.
-    pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        let w = ptm.read_tx(move |tx| encode(check_in(tx, root)))?;
-        decode(w).map_err(|f| f.at(root, KIND))
-    }
-
-    /// Frees every node and the header, and clears the root slot.
-    pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-        let root = self.root;
-        let w = ptm.update_tx(move |tx| encode(destroy_in(tx, root).map(|()| 0)))?;
-        decode(w).map(drop).map_err(|f| f.at(root, KIND))
-    }
-}
+set_handle!(RbTreeSet);
 
 /// Creates an empty tree in root slot `root` if the slot is 0; returns the
 /// header's offset.
@@ -212,141 +147,97 @@ impl<T: Transaction> Tree<'_, T> {
         }
     }
 
-    /// `rotateLeft(p)`.
-    fn rotate_left(&self, p: u64) -> Result<(), Fault> {
+    /// `rotateLeft(p)` when `(near, far)` is `(LEFT, RIGHT)`, `rotateRight(p)`
+    /// when it is `(RIGHT, LEFT)`: `p`'s `far` child takes its place and `p`
+    /// becomes that child's `near` child.
+    fn rotate(&self, p: u64, near: u64, far: u64) -> Result<(), Fault> {
         if p == 0 {
             return Ok(());
         }
-        let r = self.right(p)?;
-        let rl = self.left(r)?;
-        self.set(p, RIGHT, rl)?;
-        if rl != 0 {
-            self.set(rl, PARENT, p)?;
+        let r = self.field(p, far)?;
+        let rn = self.field(r, near)?;
+        self.set(p, far, rn)?;
+        if rn != 0 {
+            self.set(rn, PARENT, p)?;
         }
         self.set(r, PARENT, self.parent(p)?)?;
         self.replace_in_parent(p, r)?;
-        self.set(r, LEFT, p)?;
+        self.set(r, near, p)?;
         self.set(p, PARENT, r)
     }
 
-    /// `rotateRight(p)`.
-    fn rotate_right(&self, p: u64) -> Result<(), Fault> {
-        if p == 0 {
-            return Ok(());
-        }
-        let l = self.left(p)?;
-        let lr = self.right(l)?;
-        self.set(p, LEFT, lr)?;
-        if lr != 0 {
-            self.set(lr, PARENT, p)?;
-        }
-        self.set(l, PARENT, self.parent(p)?)?;
-        self.replace_in_parent(p, l)?;
-        self.set(l, RIGHT, p)?;
-        self.set(p, PARENT, l)
-    }
-
-    /// `fixAfterInsertion(x)`.
+    /// `fixAfterInsertion(x)`. `TreeMap` writes each case twice, "with
+    /// left and right exchanged"; here `(near, far)` is `(LEFT, RIGHT)` when
+    /// `x`'s parent is a left child and `(RIGHT, LEFT)` when it is a right
+    /// one, and `rotate(_, near, far)` is `rotateLeft` in the first case.
     fn fix_after_insertion(&self, mut x: u64) -> Result<(), Fault> {
         self.set(x, COLOR, RED)?;
         while x != 0 && x != self.top()? && self.color(self.parent(x)?)? == RED {
             self.step()?;
             let xp = self.parent(x)?;
             let xpp = self.parent(xp)?;
-            if xp == self.left(xpp)? {
-                let y = self.right(xpp)?;
-                if self.color(y)? == RED {
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(y, BLACK)?;
-                    self.set_color(xpp, RED)?;
-                    x = xpp;
-                } else {
-                    if x == self.right(xp)? {
-                        x = xp;
-                        self.rotate_left(x)?;
-                    }
-                    let xp = self.parent(x)?;
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(self.parent(xp)?, RED)?;
-                    self.rotate_right(self.parent(xp)?)?;
-                }
+            let (near, far) = if xp == self.left(xpp)? {
+                (LEFT, RIGHT)
             } else {
-                let y = self.left(xpp)?;
-                if self.color(y)? == RED {
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(y, BLACK)?;
-                    self.set_color(xpp, RED)?;
-                    x = xpp;
-                } else {
-                    if x == self.left(xp)? {
-                        x = xp;
-                        self.rotate_right(x)?;
-                    }
-                    let xp = self.parent(x)?;
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(self.parent(xp)?, RED)?;
-                    self.rotate_left(self.parent(xp)?)?;
+                (RIGHT, LEFT)
+            };
+            let y = self.field(xpp, far)?;
+            if self.color(y)? == RED {
+                self.set_color(xp, BLACK)?;
+                self.set_color(y, BLACK)?;
+                self.set_color(xpp, RED)?;
+                x = xpp;
+            } else {
+                if x == self.field(xp, far)? {
+                    x = xp;
+                    self.rotate(x, near, far)?;
                 }
+                let xp = self.parent(x)?;
+                self.set_color(xp, BLACK)?;
+                self.set_color(self.parent(xp)?, RED)?;
+                self.rotate(self.parent(xp)?, far, near)?;
             }
         }
         self.set_color(self.top()?, BLACK)
     }
 
-    /// `fixAfterDeletion(x)`.
+    /// `fixAfterDeletion(x)`, with `(near, far)` as in
+    /// [`Tree::fix_after_insertion`]: `(LEFT, RIGHT)` when `x` is a left
+    /// child.
     fn fix_after_deletion(&self, mut x: u64) -> Result<(), Fault> {
         while x != self.top()? && self.color(x)? == BLACK {
             self.step()?;
             let xp = self.parent(x)?;
-            if x == self.left(xp)? {
-                let mut sib = self.right(xp)?;
-                if self.color(sib)? == RED {
-                    self.set_color(sib, BLACK)?;
-                    self.set_color(xp, RED)?;
-                    self.rotate_left(xp)?;
-                    sib = self.right(self.parent(x)?)?;
-                }
-                if self.color(self.left(sib)?)? == BLACK && self.color(self.right(sib)?)? == BLACK {
-                    self.set_color(sib, RED)?;
-                    x = self.parent(x)?;
-                } else {
-                    if self.color(self.right(sib)?)? == BLACK {
-                        self.set_color(self.left(sib)?, BLACK)?;
-                        self.set_color(sib, RED)?;
-                        self.rotate_right(sib)?;
-                        sib = self.right(self.parent(x)?)?;
-                    }
-                    let xp = self.parent(x)?;
-                    self.set_color(sib, self.color(xp)?)?;
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(self.right(sib)?, BLACK)?;
-                    self.rotate_left(xp)?;
-                    x = self.top()?;
-                }
+            let (near, far) = if x == self.left(xp)? {
+                (LEFT, RIGHT)
             } else {
-                let mut sib = self.left(xp)?;
-                if self.color(sib)? == RED {
-                    self.set_color(sib, BLACK)?;
-                    self.set_color(xp, RED)?;
-                    self.rotate_right(xp)?;
-                    sib = self.left(self.parent(x)?)?;
-                }
-                if self.color(self.right(sib)?)? == BLACK && self.color(self.left(sib)?)? == BLACK {
+                (RIGHT, LEFT)
+            };
+            let mut sib = self.field(xp, far)?;
+            if self.color(sib)? == RED {
+                self.set_color(sib, BLACK)?;
+                self.set_color(xp, RED)?;
+                self.rotate(xp, near, far)?;
+                sib = self.field(self.parent(x)?, far)?;
+            }
+            if self.color(self.field(sib, near)?)? == BLACK
+                && self.color(self.field(sib, far)?)? == BLACK
+            {
+                self.set_color(sib, RED)?;
+                x = self.parent(x)?;
+            } else {
+                if self.color(self.field(sib, far)?)? == BLACK {
+                    self.set_color(self.field(sib, near)?, BLACK)?;
                     self.set_color(sib, RED)?;
-                    x = self.parent(x)?;
-                } else {
-                    if self.color(self.left(sib)?)? == BLACK {
-                        self.set_color(self.right(sib)?, BLACK)?;
-                        self.set_color(sib, RED)?;
-                        self.rotate_left(sib)?;
-                        sib = self.left(self.parent(x)?)?;
-                    }
-                    let xp = self.parent(x)?;
-                    self.set_color(sib, self.color(xp)?)?;
-                    self.set_color(xp, BLACK)?;
-                    self.set_color(self.left(sib)?, BLACK)?;
-                    self.rotate_right(xp)?;
-                    x = self.top()?;
+                    self.rotate(sib, far, near)?;
+                    sib = self.field(self.parent(x)?, far)?;
                 }
+                let xp = self.parent(x)?;
+                self.set_color(sib, self.color(xp)?)?;
+                self.set_color(xp, BLACK)?;
+                self.set_color(self.field(sib, far)?, BLACK)?;
+                self.rotate(xp, near, far)?;
+                x = self.top()?;
             }
         }
         self.set_color(x, BLACK)
