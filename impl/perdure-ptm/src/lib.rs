@@ -10,6 +10,7 @@
 //! | [`tx`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], [`PVar`], [`PPtr`], allocation, roots; the determinism contract |
 //! | [`cx`] | §4 | [`CxPtm`] and [`CxPuc`]: the turn queue, `2N` replicas, reclamation of queue nodes, null recovery |
 //! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery |
+//! | [`ds`] | §6 | the queue, sorted list set, red-black tree set, resizable hash set and map, SPS array, written once against [`Ptm`]; plain queue/set for [`CxPuc`] |
 //! | [`rwlock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
 //! | [`sti`] | Algorithm 1 | `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of |
 //! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
@@ -27,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod cx;
+pub mod ds;
 pub mod error;
 pub mod front;
 pub mod redo;

@@ -1,0 +1,788 @@
+//! The workloads of seed 000, §6 (Figures 4–6), on the constructions of
+//! perdure-ptm, with write-backs, fences and durability barriers per
+//! transaction, next to the published implementation's figures.
+//!
+//! * Constructions: Redo-PTM ([`RedoPtm`], `redo::Config::default()` with
+//!   `threads` = the largest thread count), CX-PTM ([`CxPtm`]), and CX-PUC
+//!   ([`CxPuc`] through its annotated interface) on the queue only: CX-PUC
+//!   writes back the whole used part of a replica after each update, and
+//!   the seed presents it "only for small sized data structures" (§6).
+//!   RedoTimed-PTM and RedoOpt-PTM are not built yet: the reference figures
+//!   are RedoOpt's, printed next to Redo-PTM's rows.
+//! * Workloads (each transaction one call of [`Ptm::update_tx`] or
+//!   [`Ptm::read_tx`] on the structures of [`perdure_ptm::ds`]):
+//!   - *SPS*: an array of 10^6 words ([`PArray`]); a transaction swaps 1, 4,
+//!     8, 16, 32 or 64 random pairs; throughput in swaps/s;
+//!   - *queue*: pre-filled with 1,000 values; each iteration is an enqueue
+//!     transaction, then a dequeue transaction;
+//!   - *sets*: linked list of 10^4 keys, red-black tree of 10^6 keys
+//!     (10^5 with `PERDURE_BENCH_QUICK`), hash set of 10^6 keys (10^5
+//!     quick), at 100%, 10% and 1% updates: an update removes a random key
+//!     and, if that succeeded, inserts it again (two transactions); a lookup
+//!     is two `contains` of random keys (two read-only transactions). Plus the
+//!     sizes of the issue's reference figures: the tree with 10^4 keys at 10%
+//!     and the hash set with 10^3 keys at 1%.
+//!
+//!   Throughput is in transactions per second ("ops/s" below: one
+//!   operation = one transaction); the counts are per transaction.
+//! * Threads: 1, 2, then powers of two up to `available_parallelism`
+//!   (`PERDURE_BENCH_THREADS=1,2,4` overrides).
+//! * Backend: `Pmem` (clwb, else clflushopt, else clflush, from CPUID) on a
+//!   pool file in `/dev/shm`, else the temporary directory
+//!   (`PERDURE_BENCH_DIR` overrides). tmpfs has no DAX, so `MAP_SYNC` falls
+//!   back to `MAP_SHARED`: the flushes are the real instructions but reach
+//!   DRAM, as on the reference's DRAM machine.
+//! * Each point runs for 1 s (0.2 s with `PERDURE_BENCH_QUICK=1`); one pool
+//!   per structure and construction, pre-filled once (in batches of
+//!   [`BATCH`] operations per transaction) and reused for every update ratio
+//!   and thread count; the structure's `check` runs after every point (a
+//!   broken invariant aborts the benchmark).
+//!
+//! Prints a table, writes `ptm.json` and `ptm.csv` (one record per point)
+//! and the plots `ptm-sps.svg` (swaps/s against swaps per transaction) and
+//! `ptm-flushes.svg` (write-backs per transaction, one thread) into
+//! `$PERDURE_BENCH_OUT` (else `out/bench/`).
+
+#[path = "../../perdure-pm/benches/common.rs"]
+mod common;
+#[path = "../../perdure-memento/benches/svg.rs"]
+mod svg;
+
+use perdure_pm::stats::{self, FlushCounts};
+use perdure_pm::{Backend, Pmem, Pool};
+use perdure_ptm::ds::{hash, list, queue, rbtree, HashSet, ListSet, PArray, Queue, RbTreeSet};
+use perdure_ptm::{CxPtm, CxPuc, Ptm};
+use perdure_ptm::{PtmError, RedoPtm};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+const LAYOUT: &str = "bench-ptm";
+/// Operations per pre-fill transaction.
+const BATCH: u64 = 256;
+const SWAPS: [u64; 6] = [1, 4, 8, 16, 32, 64];
+const UPDATES: [u64; 3] = [100, 10, 1];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cons {
+    Redo,
+    Cx,
+    Puc,
+}
+
+impl Cons {
+    fn name(self) -> &'static str {
+        match self {
+            Cons::Redo => "Redo-PTM",
+            Cons::Cx => "CX-PTM",
+            Cons::Puc => "CX-PUC",
+        }
+    }
+    fn replicas(self, threads: usize) -> u64 {
+        match self {
+            Cons::Redo => threads as u64 + 1,
+            Cons::Cx | Cons::Puc => 2 * threads as u64,
+        }
+    }
+}
+
+struct Settings {
+    secs: f64,
+    quick: bool,
+    threads: Vec<usize>,
+    dir: PathBuf,
+    pmem: Pmem,
+}
+
+impl Settings {
+    fn from_env() -> Result<Settings, String> {
+        let quick = common::quick();
+        let avail = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = match std::env::var("PERDURE_BENCH_THREADS") {
+            Ok(v) => v
+                .split(',')
+                .map(|t| t.trim().parse::<usize>().map_err(|e| format!("{t}: {e}")))
+                .collect::<Result<Vec<_>, _>>()?,
+            Err(_) => {
+                let mut t = vec![1, 2];
+                let mut n = 4;
+                while n <= avail {
+                    t.push(n);
+                    n *= 2;
+                }
+                if !t.contains(&avail) && avail > 2 {
+                    t.push(avail);
+                }
+                t
+            }
+        };
+        if threads.is_empty() || threads.iter().any(|&t| t == 0 || t > 64) {
+            return Err(format!("thread counts must be in 1..=64: {threads:?}"));
+        }
+        let dir = std::env::var_os("PERDURE_BENCH_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| match PathBuf::from("/dev/shm") {
+                shm if shm.is_dir() => shm,
+                _ => std::env::temp_dir(),
+            });
+        let pmem = Pmem::new().ok_or("this CPU has no cache-line flush instruction")?;
+        Ok(Settings {
+            secs: if quick { 0.2 } else { 1.0 },
+            quick,
+            threads,
+            dir,
+            pmem,
+        })
+    }
+
+    fn max_threads(&self) -> usize {
+        self.threads.iter().copied().max().unwrap_or(1)
+    }
+
+    fn big(&self) -> u64 {
+        if self.quick {
+            100_000
+        } else {
+            1_000_000
+        }
+    }
+}
+
+/// Work generic over the construction: what `with_ptm` runs on the PTM it
+/// builds (closures cannot be generic, traits can).
+trait Job {
+    type Out;
+    fn run<P: Ptm>(self, p: &P) -> Self::Out;
+}
+
+/// Builds `cons` on a fresh pool file with replicas of `replica_bytes`
+/// for `s.max_threads()` threads and runs `job` on it.
+fn with_ptm<J: Job>(s: &Settings, cons: Cons, replica_bytes: u64, job: J) -> (J::Out, String) {
+    let dir = tempfile::tempdir_in(&s.dir).expect("a temporary directory for the pool");
+    let path = dir.path().join("ptm.pool");
+    let n = s.max_threads();
+    let size = (cons.replicas(n) * replica_bytes + (1 << 20)).next_multiple_of(1 << 20);
+    let pool = Pool::create_with(&path, LAYOUT, size, s.pmem).expect("pool");
+    let mode = pool.mode().describe().to_string();
+    let fail = |e: PtmError| -> ! { panic!("{}: {e}", cons.name()) };
+    let out = match cons {
+        Cons::Redo => {
+            let cfg = perdure_ptm::redo::Config {
+                threads: n,
+                ..Default::default()
+            };
+            job.run(&RedoPtm::create(pool, &cfg).unwrap_or_else(|e| fail(e)))
+        }
+        Cons::Cx => {
+            let cfg = perdure_ptm::cx::Config {
+                threads: n,
+                ..Default::default()
+            };
+            job.run(&CxPtm::create(pool, &cfg).unwrap_or_else(|e| fail(e)))
+        }
+        Cons::Puc => {
+            let cfg = perdure_ptm::cx::Config {
+                threads: n,
+                ..Default::default()
+            };
+            job.run(&CxPuc::<_, u64>::create(pool, &cfg, 0).unwrap_or_else(|e| fail(e)))
+        }
+    };
+    (out, mode)
+}
+
+/// Runs `f` on a thread of its own, so that the main thread never leases
+/// one of the PTM's thread ids.
+fn aside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| s.spawn(f).join().expect("a pre-fill or check thread"))
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    txs: u64,
+    /// Swaps (SPS) or transactions (the others).
+    items: u64,
+    counts: FlushCounts,
+    secs: f64,
+}
+
+/// Runs `iteration` on `threads` threads for `s.secs`; it returns the
+/// transactions and items it did.
+fn measure<P: Ptm>(
+    s: &Settings,
+    p: &P,
+    threads: usize,
+    iteration: &(dyn Fn(&P, &mut Rng) -> (u64, u64) + Sync),
+) -> Tally {
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(threads + 1);
+    let tallies: Vec<Tally> = std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (stop, start) = (&stop, &start);
+                sc.spawn(move || {
+                    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) << 32));
+                    let mut tally = Tally::default();
+                    start.wait();
+                    let c0 = stats::thread_counts();
+                    let t0 = Instant::now();
+                    while !stop.load(Ordering::Relaxed) {
+                        let (txs, items) = iteration(p, &mut rng);
+                        tally.txs += txs;
+                        tally.items += items;
+                    }
+                    tally.secs = t0.elapsed().as_secs_f64();
+                    tally.counts = stats::thread_counts() - c0;
+                    tally
+                })
+            })
+            .collect();
+        start.wait();
+        std::thread::sleep(Duration::from_secs_f64(s.secs));
+        stop.store(true, Ordering::Relaxed);
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    tallies.into_iter().fold(Tally::default(), |a, b| Tally {
+        txs: a.txs + b.txs,
+        items: a.items + b.items,
+        counts: a.counts + b.counts,
+        secs: a.secs.max(b.secs),
+    })
+}
+
+struct Row {
+    workload: &'static str,
+    param: String,
+    size: u64,
+    cons: Cons,
+    threads: usize,
+    tally: Tally,
+}
+
+impl Row {
+    fn rate(&self) -> f64 {
+        self.tally.items as f64 / self.tally.secs
+    }
+    fn unit(&self) -> &'static str {
+        if self.workload == "SPS" {
+            "swaps/s"
+        } else {
+            "ops/s"
+        }
+    }
+    /// The issue's reference figure for this point (published C++
+    /// RedoOpt-PTM/CX-PTM on a 2-core DRAM machine, clflushopt).
+    fn reference(&self) -> Option<&'static str> {
+        let one = self.threads == 1;
+        let two = self.threads == 2;
+        if !(one || two) {
+            return None;
+        }
+        let pick = |a, b| Some(if one { a } else { b });
+        match (self.workload, self.param.as_str(), self.size, self.cons) {
+            ("SPS", "1 swap/tx", _, Cons::Redo) => pick("RedoOpt 0.84M", "RedoOpt 0.50M"),
+            ("SPS", "16 swaps/tx", _, Cons::Redo) => pick("RedoOpt 2.31M", "RedoOpt 1.56M"),
+            ("queue", _, _, Cons::Redo) => pick(
+                "RedoOpt 375K (4.5 pwb, 2.1 pfence)",
+                "RedoOpt 291K (4.5 pwb, 2.1 pfence)",
+            ),
+            ("tree", "10% updates", 10_000, Cons::Redo) => pick("RedoOpt 533K", "RedoOpt 306K"),
+            ("tree", "10% updates", 10_000, Cons::Cx) => pick("CX-PTM 368K", "CX-PTM 167K"),
+            ("hash", "1% updates", 1_000, Cons::Redo) => pick("RedoOpt 12.5M", "RedoOpt 12.1M"),
+            _ => None,
+        }
+    }
+}
+
+fn human(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.3}M", x / 1e6)
+    } else {
+        format!("{:.1}K", x / 1e3)
+    }
+}
+
+struct Bench<'s> {
+    s: &'s Settings,
+    rows: Vec<Row>,
+    mapping: String,
+}
+
+impl Bench<'_> {
+    fn push(&mut self, row: Row) {
+        let (pwb, pfence, _) = row.tally.counts.per_op(row.tally.txs);
+        eprintln!(
+            "  {:<6} {:<14} n={:<8} {:<9} {}T  {} {}  {:.2} pwb/tx {:.2} pfence/tx",
+            row.workload,
+            row.param,
+            row.size,
+            row.cons.name(),
+            row.threads,
+            human(row.rate()),
+            row.unit(),
+            pwb,
+            pfence
+        );
+        self.rows.push(row);
+    }
+}
+
+struct Sps<'a, 'b> {
+    b: &'a mut Bench<'b>,
+    cons: Cons,
+}
+
+impl Job for Sps<'_, '_> {
+    type Out = ();
+    fn run<P: Ptm>(self, p: &P) {
+        let len = 1_000_000;
+        let a = aside(|| PArray::create(p, 0, len).expect("SPS array"));
+        let s = self.b.s;
+        for swaps in SWAPS {
+            for &threads in &s.threads {
+                let tally = measure(s, p, threads, &|p, rng| {
+                    let pairs: Vec<(u64, u64)> = (0..swaps)
+                        .map(|_| (rng.below(len), rng.below(len)))
+                        .collect();
+                    a.swap_all(p, pairs).expect("swap");
+                    (1, swaps)
+                });
+                self.b.push(Row {
+                    workload: "SPS",
+                    param: format!("{swaps} swap{}/tx", if swaps == 1 { "" } else { "s" }),
+                    size: len,
+                    cons: self.cons,
+                    threads,
+                    tally,
+                });
+            }
+        }
+        assert_eq!(aside(|| a.check(p)).expect("SPS check"), len);
+    }
+}
+
+struct QueueJob<'a, 'b> {
+    b: &'a mut Bench<'b>,
+    cons: Cons,
+}
+
+impl Job for QueueJob<'_, '_> {
+    type Out = ();
+    fn run<P: Ptm>(self, p: &P) {
+        let prefill = 1000;
+        let q = aside(|| {
+            let q = Queue::create(p, 0).expect("queue");
+            p.update_tx(move |tx| {
+                for v in 0..prefill {
+                    queue::enqueue_in(tx, 0, v).expect("pre-fill");
+                }
+            })
+            .expect("pre-fill");
+            q
+        });
+        let s = self.b.s;
+        for &threads in &s.threads {
+            let tally = measure(s, p, threads, &|p, rng| {
+                q.enqueue(p, rng.below(1 << 40)).expect("enqueue");
+                q.dequeue(p).expect("dequeue");
+                (2, 2)
+            });
+            self.b.push(Row {
+                workload: "queue",
+                param: "enq-deq".into(),
+                size: prefill,
+                cons: self.cons,
+                threads,
+                tally,
+            });
+        }
+        assert_eq!(aside(|| q.check(p)).expect("queue check"), prefill);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetKind {
+    List,
+    Tree,
+    Hash,
+}
+
+impl SetKind {
+    fn name(self) -> &'static str {
+        match self {
+            SetKind::List => "list",
+            SetKind::Tree => "tree",
+            SetKind::Hash => "hash",
+        }
+    }
+    /// Bytes a replica needs for `keys` keys (nodes are power-of-two
+    /// blocks; the hash set's bucket arrays add about 8 bytes per key).
+    fn replica_bytes(self, keys: u64) -> u64 {
+        let per_key = match self {
+            SetKind::List => 32,
+            SetKind::Tree => 64,
+            SetKind::Hash => 32 + 16,
+        };
+        (keys * per_key * 5 / 4 + (4 << 20)).next_multiple_of(1 << 20)
+    }
+}
+
+/// One set in root slot 0, whichever kind.
+#[derive(Clone, Copy)]
+enum AnySet {
+    List(ListSet),
+    Tree(RbTreeSet),
+    Hash(HashSet),
+}
+
+impl AnySet {
+    fn insert<P: Ptm>(self, p: &P, k: u64) -> bool {
+        match self {
+            AnySet::List(s) => s.insert(p, k),
+            AnySet::Tree(s) => s.insert(p, k),
+            AnySet::Hash(s) => s.insert(p, k),
+        }
+        .expect("insert")
+    }
+    fn remove<P: Ptm>(self, p: &P, k: u64) -> bool {
+        match self {
+            AnySet::List(s) => s.remove(p, k),
+            AnySet::Tree(s) => s.remove(p, k),
+            AnySet::Hash(s) => s.remove(p, k),
+        }
+        .expect("remove")
+    }
+    fn contains<P: Ptm>(self, p: &P, k: u64) -> bool {
+        match self {
+            AnySet::List(s) => s.contains(p, k),
+            AnySet::Tree(s) => s.contains(p, k),
+            AnySet::Hash(s) => s.contains(p, k),
+        }
+        .expect("contains")
+    }
+    fn check<P: Ptm>(self, p: &P) -> u64 {
+        match self {
+            AnySet::List(s) => s.check(p),
+            AnySet::Tree(s) => s.check(p),
+            AnySet::Hash(s) => s.check(p),
+        }
+        .expect("check")
+    }
+}
+
+struct SetJob<'a, 'b> {
+    b: &'a mut Bench<'b>,
+    cons: Cons,
+    kind: SetKind,
+    keys: u64,
+    updates: &'a [u64],
+}
+
+impl Job for SetJob<'_, '_> {
+    type Out = ();
+    fn run<P: Ptm>(self, p: &P) {
+        let (kind, keys) = (self.kind, self.keys);
+        let set = aside(|| {
+            let set = match kind {
+                SetKind::List => AnySet::List(ListSet::create(p, 0).expect("list")),
+                SetKind::Tree => AnySet::Tree(RbTreeSet::create(p, 0).expect("tree")),
+                SetKind::Hash => AnySet::Hash(HashSet::create(p, 0).expect("hash set")),
+            };
+            // Keys 0..keys; the list gets them in descending order, so that
+            // each insert is at the front.
+            let mut start = 0;
+            while start < keys {
+                let end = (start + BATCH).min(keys);
+                p.update_tx(move |tx| {
+                    for i in start..end {
+                        let ok = match kind {
+                            SetKind::List => list::insert_in(tx, 0, keys - 1 - i),
+                            SetKind::Tree => rbtree::insert_in(tx, 0, i),
+                            SetKind::Hash => hash::set_insert_in(tx, 0, i),
+                        };
+                        ok.expect("pre-fill insert");
+                    }
+                })
+                .expect("pre-fill");
+                start = end;
+            }
+            set
+        });
+        assert_eq!(aside(|| set.check(p)), keys, "pre-filled set");
+        let s = self.b.s;
+        for &updates in self.updates {
+            for &threads in &s.threads {
+                let tally = measure(s, p, threads, &|p, rng| {
+                    if rng.below(100) < updates {
+                        let k = rng.below(keys);
+                        if set.remove(p, k) {
+                            set.insert(p, k);
+                            (2, 2)
+                        } else {
+                            (1, 1)
+                        }
+                    } else {
+                        set.contains(p, rng.below(keys));
+                        set.contains(p, rng.below(keys));
+                        (2, 2)
+                    }
+                });
+                self.b.push(Row {
+                    workload: kind.name(),
+                    param: format!("{updates}% updates"),
+                    size: keys,
+                    cons: self.cons,
+                    threads,
+                    tally,
+                });
+                assert_eq!(aside(|| set.check(p)), keys, "set after a point");
+            }
+        }
+    }
+}
+
+fn out_dir() -> PathBuf {
+    match std::env::var_os("PERDURE_BENCH_OUT") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            std::fs::create_dir_all(&d).expect("create PERDURE_BENCH_OUT");
+            d
+        }
+        None => common::out_dir(),
+    }
+}
+
+fn write_outputs(b: &Bench<'_>) {
+    let out = out_dir();
+    let mut csv = String::from(
+        "workload,param,size,construction,threads,seconds,transactions,items,items_per_s,pwb_per_tx,pfence_per_tx,psync_per_tx,reference\n",
+    );
+    let mut json = Vec::new();
+    for r in &b.rows {
+        let (pwb, pfence, psync) = r.tally.counts.per_op(r.tally.txs);
+        let reference = r.reference().unwrap_or("");
+        csv.push_str(&format!(
+            "{},{},{},{},{},{:.4},{},{},{:.1},{:.4},{:.4},{:.4},\"{}\"\n",
+            r.workload,
+            r.param,
+            r.size,
+            r.cons.name(),
+            r.threads,
+            r.tally.secs,
+            r.tally.txs,
+            r.tally.items,
+            r.rate(),
+            pwb,
+            pfence,
+            psync,
+            reference
+        ));
+        json.push(format!(
+            "{{\"workload\":{},\"param\":{},\"size\":{},\"construction\":{},\"threads\":{},\"seconds\":{:.4},\"transactions\":{},\"items\":{},\"items_per_s\":{:.1},\"unit\":{},\"pwb_per_tx\":{:.4},\"pfence_per_tx\":{:.4},\"psync_per_tx\":{:.4},\"reference\":{}}}",
+            common::json_str(r.workload),
+            common::json_str(&r.param),
+            r.size,
+            common::json_str(r.cons.name()),
+            r.threads,
+            r.tally.secs,
+            r.tally.txs,
+            r.tally.items,
+            r.rate(),
+            common::json_str(r.unit()),
+            pwb,
+            pfence,
+            psync,
+            r.reference().map_or("null".into(), common::json_str)
+        ));
+    }
+    let json = format!(
+        "{{\"bench\":\"ptm\",\"seed\":\"000 §6\",\"backend\":{},\"mapping\":{},\"seconds_per_point\":{},\"quick\":{},\"threads\":{:?},\"rows\":[{}]}}\n",
+        common::json_str(b.s.pmem.name()),
+        common::json_str(&b.mapping),
+        b.s.secs,
+        b.s.quick,
+        b.s.threads,
+        json.join(",")
+    );
+    for (name, text) in [("ptm.json", json), ("ptm.csv", csv)] {
+        let path = out.join(name);
+        std::fs::write(&path, text).expect("write results");
+        println!("wrote {}", path.display());
+    }
+    // SPS: swaps/s against swaps per transaction.
+    let mut series = Vec::new();
+    for cons in [Cons::Redo, Cons::Cx] {
+        for &t in &b.s.threads {
+            let points: Vec<(f64, f64)> = b
+                .rows
+                .iter()
+                .filter(|r| r.workload == "SPS" && r.cons == cons && r.threads == t)
+                .map(|r| {
+                    (
+                        (r.tally.items as f64 / r.tally.txs.max(1) as f64),
+                        r.rate() / 1e6,
+                    )
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(svg::Series {
+                    name: format!("{} {t}T", cons.name()),
+                    points,
+                });
+            }
+        }
+    }
+    let path = out.join("ptm-sps.svg");
+    let title = format!("SPS, 10^6 words ({})", b.s.pmem.name());
+    std::fs::write(
+        &path,
+        svg::line_chart(&title, "swaps per transaction", "M swaps/s", &series),
+    )
+    .expect("write a plot");
+    println!("wrote {}", path.display());
+    // Write-backs and fences per transaction, one thread, 100% updates.
+    let one = b.s.threads[0];
+    let picks: Vec<&Row> = b
+        .rows
+        .iter()
+        .filter(|r| {
+            r.threads == one
+                && matches!(
+                    (r.workload, r.param.as_str()),
+                    ("SPS", "1 swap/tx")
+                        | ("SPS", "16 swaps/tx")
+                        | ("queue", _)
+                        | ("list", "100% updates")
+                        | ("tree", "100% updates")
+                        | ("hash", "100% updates")
+                )
+        })
+        .collect();
+    let groups: Vec<String> = picks
+        .iter()
+        .map(|r| format!("{} {} {}", r.workload, r.param, r.cons.name()))
+        .collect();
+    let per = |f: fn(&FlushCounts) -> u64| -> Vec<f64> {
+        picks
+            .iter()
+            .map(|r| f(&r.tally.counts) as f64 / r.tally.txs.max(1) as f64)
+            .collect()
+    };
+    let bars = vec![
+        ("pwb / tx".to_string(), per(|c| c.pwb)),
+        ("pfence / tx".to_string(), per(|c| c.pfence)),
+    ];
+    let path = out.join("ptm-flushes.svg");
+    std::fs::write(
+        &path,
+        svg::bar_chart(
+            &format!("write-backs and fences per transaction ({one} thread)"),
+            "per transaction",
+            &groups,
+            &bars,
+        ),
+    )
+    .expect("write a plot");
+    println!("wrote {}", path.display());
+}
+
+fn main() {
+    let s = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ptm bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!();
+    println!(
+        "ptm (seed 000 §6): backend {}, pool files in {}, {} s per point, threads {:?}{}",
+        s.pmem.name(),
+        s.dir.display(),
+        s.secs,
+        s.threads,
+        if s.quick {
+            " (quick: tree and hash set of 10^5 keys)"
+        } else {
+            ""
+        }
+    );
+    let mut b = Bench {
+        s: &s,
+        rows: Vec::new(),
+        mapping: String::new(),
+    };
+    for cons in [Cons::Redo, Cons::Cx] {
+        let (_, mode) = with_ptm(&s, cons, 12 << 20, Sps { b: &mut b, cons });
+        b.mapping = mode;
+    }
+    for cons in [Cons::Redo, Cons::Cx, Cons::Puc] {
+        with_ptm(&s, cons, 4 << 20, QueueJob { b: &mut b, cons });
+    }
+    let big = s.big();
+    let sets: [(SetKind, u64, &[u64]); 5] = [
+        (SetKind::List, 10_000, &UPDATES),
+        (SetKind::Tree, big, &UPDATES),
+        (SetKind::Hash, big, &UPDATES),
+        (SetKind::Tree, 10_000, &[10]),
+        (SetKind::Hash, 1_000, &[1]),
+    ];
+    for (kind, keys, updates) in sets {
+        for cons in [Cons::Redo, Cons::Cx] {
+            with_ptm(
+                &s,
+                cons,
+                kind.replica_bytes(keys),
+                SetJob {
+                    b: &mut b,
+                    cons,
+                    kind,
+                    keys,
+                    updates,
+                },
+            );
+        }
+    }
+
+    println!("mapping: {}", b.mapping);
+    println!();
+    println!(
+        "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8} {:>9} {:>9}  reference (issue 5, published C++, 2-core DRAM)",
+        "bench", "param", "size", "PTM", "thr", "rate", "unit", "pwb/tx", "pfence/tx", "psync/tx"
+    );
+    for r in &b.rows {
+        let (pwb, pfence, psync) = r.tally.counts.per_op(r.tally.txs);
+        println!(
+            "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8.2} {:>9.2} {:>9.2}  {}",
+            r.workload,
+            r.param,
+            r.size,
+            r.cons.name(),
+            r.threads,
+            human(r.rate()),
+            r.unit(),
+            pwb,
+            pfence,
+            psync,
+            r.reference().unwrap_or("")
+        );
+    }
+    println!();
+    println!("ops/s counts transactions (an update is a remove and a re-insert, a lookup two contains); the references are the published RedoOpt-PTM (not built in perdure yet) and CX-PTM.");
+    write_outputs(&b);
+}
