@@ -1,4 +1,5 @@
-//! Full-system crashes of Redo-PTM on perdure-pm's Px86 simulator.
+//! Full-system crashes of Redo-PTM, RedoTimed-PTM and RedoOpt-PTM on
+//! perdure-pm's Px86 simulator (every test runs once per variant).
 //!
 //! A workload runs on a `Sim` pool with a crash point captured after every
 //! persistence event (each store, write-back, fence and CAS the PTM issues
@@ -27,9 +28,18 @@ mod common;
 
 use common::crash;
 use perdure_pm::{Pool, Sim, SimOptions};
-use perdure_ptm::redo::{Config, RedoPtm};
+use perdure_ptm::redo::{Config, RedoPtm, Variant};
 
 const POOL: u64 = 48 << 10;
+
+/// The PERDURE-CHECK name prefix of a variant.
+fn tag(v: Variant) -> &'static str {
+    match v {
+        Variant::Redo => "redo",
+        Variant::Timed => "redotimed",
+        Variant::Opt => "redoopt",
+    }
+}
 
 /// The one-thread workload of [`crash::one_thread`] on Redo-PTM with
 /// `config`, every crash image checked.
@@ -45,54 +55,57 @@ fn one_thread(options: SimOptions, config: &Config, name: &str) {
     crash::report(name, explored);
 }
 
-#[test]
-fn one_thread_full_crashes() {
+fn one_thread_full_crashes(v: Variant) {
     one_thread(
         SimOptions::default(),
-        &common::config(2),
-        "redo-sim-crash-1t",
+        &common::config_v(2, v),
+        &format!("{}-sim-crash-1t", tag(v)),
     );
 }
 
-#[test]
-fn one_thread_full_crashes_x86_cas() {
+fn one_thread_full_crashes_x86_cas(v: Variant) {
     one_thread(
         SimOptions {
             rmw_completes_flushes: true,
             ..SimOptions::default()
         },
-        &common::config(2),
-        "redo-sim-crash-1t-x86",
+        &common::config_v(2, v),
+        &format!("{}-sim-crash-1t-x86", tag(v)),
     );
 }
 
 /// The same with a log arena smaller than a transaction and a dirty-line
 /// set of two lines: every state overflows its log (other replicas copy
 /// instead of replaying) and write-backs fall back to whole ranges.
-#[test]
-fn one_thread_full_crashes_tiny_logs() {
+fn one_thread_full_crashes_tiny_logs(v: Variant) {
     let config = Config {
         log_entries_per_thread: 4,
         dirty_lines_per_replica: 2,
-        ..common::config(2)
+        ..common::config_v(2, v)
     };
     one_thread(
         SimOptions::default(),
         &config,
-        "redo-sim-crash-1t-tiny-logs",
+        &format!("{}-sim-crash-1t-tiny-logs", tag(v)),
     );
 }
 
 /// Two threads, three transactions each: each increments its own slot and
 /// a shared total (see [`crash::two_threads`]).
-#[test]
-fn two_thread_full_crashes() {
-    let p = common::redo(2, POOL, Sim::default());
+fn two_thread_full_crashes(v: Variant) {
+    let p = common::redo_v(2, POOL, Sim::default(), v);
     let points = crash::two_threads(&p, p.pool().backend());
     let explored = crash::recover_all(
         &points,
-        |pool| RedoPtm::open(pool, &common::config(2)),
+        |pool| RedoPtm::open(pool, &common::config_v(2, v)),
         crash::check_two_threads,
     );
-    crash::report("redo-sim-crash-2t", explored);
+    crash::report(&format!("{}-sim-crash-2t", tag(v)), explored);
 }
+
+common::redo_variant_tests!(
+    one_thread_full_crashes,
+    one_thread_full_crashes_x86_cas,
+    one_thread_full_crashes_tiny_logs,
+    two_thread_full_crashes,
+);

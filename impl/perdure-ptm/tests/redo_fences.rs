@@ -16,7 +16,7 @@ mod common;
 
 use perdure_pm::stats::{thread_counts, FlushCounts};
 use perdure_pm::{Backend, NoFlush, Sim, SimOptions};
-use perdure_ptm::redo::RedoPtm;
+use perdure_ptm::redo::{RedoPtm, Variant};
 use perdure_ptm::{PVar, Transaction, TxRead};
 
 fn increment<B: Backend>(p: &RedoPtm<B>) -> u64 {
@@ -61,9 +61,8 @@ fn single_thread<B: Backend>(
     (updates, thread_counts() - start, each)
 }
 
-#[test]
-fn one_pfence_and_one_psync_per_update() {
-    let p = common::redo(2, 1 << 20, NoFlush);
+fn one_pfence_and_one_psync_per_update(v: Variant) {
+    let p = common::redo_v(2, 1 << 20, NoFlush, v);
     let n = 200;
     let (updates, reads, each) = single_thread(&p, n);
     for (i, c) in each.iter().enumerate() {
@@ -82,13 +81,12 @@ fn one_pfence_and_one_psync_per_update() {
     println!("redo 1 thread, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2}; per read {reads}");
 }
 
-#[test]
-fn no_pfence_where_the_cas_completes_write_backs() {
+fn no_pfence_where_the_cas_completes_write_backs(v: Variant) {
     let sim = Sim::new(SimOptions {
         rmw_completes_flushes: true,
         ..SimOptions::default()
     });
-    let p = common::redo(2, 64 << 10, sim);
+    let p = common::redo_v(2, 64 << 10, sim, v);
     let (updates, reads, each) = single_thread(&p, 50);
     for c in &each {
         assert_eq!((c.pfence, c.psync), (0, 1), "{c}");
@@ -103,10 +101,9 @@ fn no_pfence_where_the_cas_completes_write_backs() {
     );
 }
 
-#[test]
-fn fences_under_contention() {
+fn fences_under_contention(v: Variant) {
     let threads = 4;
-    let p = common::redo(threads, 4 << 20, NoFlush);
+    let p = common::redo_v(threads, 4 << 20, NoFlush, v);
     p.handle().unwrap().update_tx(|tx| {
         let c = tx.alloc_zeroed(8).unwrap();
         tx.set_root(0, c);
@@ -140,3 +137,9 @@ fn fences_under_contention() {
         stats.helped - before.helped
     );
 }
+
+common::redo_variant_tests!(
+    one_pfence_and_one_psync_per_update,
+    no_pfence_where_the_cas_completes_write_backs,
+    fences_under_contention,
+);
