@@ -18,7 +18,9 @@
 //! Run under both of the simulator's RMW semantics: without (a `pfence`
 //! before the `cur_comb` CAS) and with (x86: the CAS completes write-backs
 //! and the `pfence` is left out), and with logs too small for a transaction
-//! (copies instead of replays, whole-range write-backs). Not covered: crashes inside `create`, and
+//! (copies instead of replays, whole-range write-backs), and with logs too
+//! small but line-by-line write-backs (copies, RedoOpt's non-temporal
+//! ones among them, without a write-back covering them). Not covered: crashes inside `create`, and
 //! thread crashes; each test prints a PERDURE-CHECK row with what it
 //! explored.
 
@@ -90,6 +92,30 @@ fn one_thread_full_crashes_tiny_logs(v: Variant) {
     );
 }
 
+/// A log arena smaller than a transaction, with the usual dirty-line set:
+/// every update copies the replica it takes (RedoOpt: with non-temporal
+/// stores, persisted by the fence or the locked CAS before `cur_comb`
+/// moves, with no write-back) while write-backs stay line by line.
+fn one_thread_full_crashes_copies(v: Variant) {
+    let config = Config {
+        log_entries_per_thread: 4,
+        ..common::config_v(2, v)
+    };
+    one_thread(
+        SimOptions::default(),
+        &config,
+        &format!("{}-sim-crash-1t-copies", tag(v)),
+    );
+    one_thread(
+        SimOptions {
+            rmw_completes_flushes: true,
+            ..SimOptions::default()
+        },
+        &config,
+        &format!("{}-sim-crash-1t-copies-x86", tag(v)),
+    );
+}
+
 /// Two threads, three transactions each: each increments its own slot and
 /// a shared total (see [`crash::two_threads`]).
 fn two_thread_full_crashes(v: Variant) {
@@ -107,5 +133,6 @@ common::redo_variant_tests!(
     one_thread_full_crashes,
     one_thread_full_crashes_x86_cas,
     one_thread_full_crashes_tiny_logs,
+    one_thread_full_crashes_copies,
     two_thread_full_crashes,
 );

@@ -28,6 +28,7 @@ pub fn config_v(threads: usize, v: Variant) -> Config {
 
 /// For each test function `name(v: Variant)` listed, one `#[test]` per
 /// Redo variant: `redo::name`, `timed::name`, `opt::name`.
+#[allow(unused_macros)]
 macro_rules! redo_variant_tests {
     ($($name:ident),* $(,)?) => {
         mod redo {
@@ -41,6 +42,7 @@ macro_rules! redo_variant_tests {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use redo_variant_tests;
 
 /// The small test configuration with `threads` threads.
