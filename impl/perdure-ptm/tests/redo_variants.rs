@@ -500,3 +500,23 @@ fn the_wrappers_share_the_pool_format() {
     let v: u64 = p.read_tx(|tx| tx.get(PVar::<u64>::at(tx.root(0)))).unwrap();
     assert_eq!(v, 42);
 }
+
+#[test]
+fn the_default_footprints_stay_under_64_mb() {
+    for v in Variant::ALL {
+        let c = Config {
+            variant: v,
+            ..Config::default()
+        };
+        let bytes = c.volatile_bytes();
+        println!(
+            "{v}: default volatile footprint {:.1} MB",
+            bytes as f64 / 1e6
+        );
+        assert!(bytes < 64 << 20, "{v}: {bytes} bytes");
+        if v == Variant::Opt {
+            let redo = Config::default().volatile_bytes();
+            assert!(bytes > redo, "RedoOpt's hash sets are counted");
+        }
+    }
+}
