@@ -1,6 +1,7 @@
 //! Redo-PTM, one thread: sequential semantics (a counter, a small array,
 //! allocation and free, roots, typed results), nested transactions, panics
-//! in closures, and reopening a pool file.
+//! in closures, and reopening a pool file; every test once per variant
+//! (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`, `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 

@@ -1,7 +1,9 @@
 //! Redo-PTM with 2–4 threads: concurrent increments sum correctly, every
 //! thread gets its own results back (also when another thread ran its
 //! closure), read-only transactions see only committed states, and
-//! transactions that allocate and free stay consistent.
+//! transactions that allocate and free stay consistent; every test once per
+//! variant (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`,
+//! `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 

@@ -8,7 +8,8 @@
 //! * four threads: fences stay within two per transaction plus one per
 //!   attempt that lost its `cur_comb` CAS after fencing.
 //!
-//! Each test prints its measured averages.
+//! Each test prints its measured averages, and runs once per variant
+//! (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`, `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
