@@ -199,20 +199,7 @@ fn to_b_ready(rx: &std::sync::mpsc::Receiver<()>) {
     rx.recv().unwrap();
 }
 
-#[test]
-fn a_panic_in_a_later_closure_redo() {
-    a_panic_in_a_later_closure_of_the_batch(Variant::Redo);
-}
-
-#[test]
-fn a_panic_in_a_later_closure_timed() {
-    a_panic_in_a_later_closure_of_the_batch(Variant::Timed);
-}
-
-#[test]
-fn a_panic_in_a_later_closure_opt() {
-    a_panic_in_a_later_closure_of_the_batch(Variant::Opt);
-}
+common::redo_variant_tests!(a_panic_in_a_later_closure_of_the_batch);
 
 /// Two lines written alternately, 100 times each, with a 16-line dirty
 /// list: write-backs of the update.
@@ -430,12 +417,8 @@ fn timed_waits(v: Variant) {
 }
 
 #[test]
-fn redo_timed_waits_for_the_first_two_replicas() {
+fn redo_timed_and_opt_wait_for_the_first_two_replicas() {
     timed_waits(Variant::Timed);
-}
-
-#[test]
-fn redo_opt_waits_for_the_first_two_replicas() {
     timed_waits(Variant::Opt);
 }
 
@@ -452,12 +435,8 @@ fn window_runs_out(v: Variant) {
 }
 
 #[test]
-fn redo_timed_window_runs_out() {
+fn redo_timed_and_opt_windows_run_out() {
     window_runs_out(Variant::Timed);
-}
-
-#[test]
-fn redo_opt_window_runs_out() {
     window_runs_out(Variant::Opt);
 }
 

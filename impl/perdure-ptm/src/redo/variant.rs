@@ -177,9 +177,10 @@ impl WordSet {
         (h >> (64 - self.keys.len().trailing_zeros())) as usize
     }
 
-    /// The position stored for `key`.
+    /// `Ok(slot)` holding `key`, or `Err(slot)`, the empty slot where it
+    /// would go (linear probing); `None` if the set has no slots.
     #[inline]
-    pub(crate) fn get(&self, key: u64) -> Option<u64> {
+    fn find(&self, key: u64) -> Option<Result<usize, usize>> {
         if self.keys.is_empty() {
             return None;
         }
@@ -187,12 +188,21 @@ impl WordSet {
         let mut i = self.home(key);
         loop {
             if self.gens[i] != self.gen {
-                return None;
+                return Some(Err(i));
             }
             if self.keys[i] == key {
-                return Some(u64::from(self.vals[i]));
+                return Some(Ok(i));
             }
             i = (i + 1) & mask;
+        }
+    }
+
+    /// The position stored for `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<u64> {
+        match self.find(key)? {
+            Ok(i) => Some(u64::from(self.vals[i])),
+            Err(_) => None,
         }
     }
 
@@ -203,27 +213,20 @@ impl WordSet {
         let Ok(val) = u32::try_from(val) else {
             return false;
         };
-        if self.keys.is_empty() {
-            return false;
-        }
-        let mask = self.keys.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            if self.gens[i] != self.gen {
-                if 2 * (self.len + 1) > self.keys.len() {
-                    return false;
-                }
+        match self.find(key) {
+            None => false,
+            Some(Ok(i)) => {
+                self.vals[i] = val;
+                true
+            }
+            Some(Err(_)) if 2 * (self.len + 1) > self.keys.len() => false,
+            Some(Err(i)) => {
                 self.gens[i] = self.gen;
                 self.keys[i] = key;
                 self.vals[i] = val;
                 self.len += 1;
-                return true;
+                true
             }
-            if self.keys[i] == key {
-                self.vals[i] = val;
-                return true;
-            }
-            i = (i + 1) & mask;
         }
     }
 
