@@ -5,6 +5,9 @@
 //! an empty inline function, [`take`] and [`read`] return zeros, and
 //! [`ENABLED`] is false: no clock is read and nothing is stored.
 //!
+//! The hooks sit in the Redo-PTM family (all three variants) and in the CX
+//! core that CX-PTM and CX-PUC share.
+//!
 //! With it, each thread keeps its own counters (a thread-local, no sharing,
 //! no atomics); a benchmark calls [`take`] on each worker thread at the end
 //! of a run and sums the results. The buckets follow Table 1's columns:

@@ -222,7 +222,7 @@ impl DirtyLines {
     }
 
     /// Lines tracked one by one (for tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
     pub(crate) fn tracked(&self) -> usize {
         self.lines.len()
     }
