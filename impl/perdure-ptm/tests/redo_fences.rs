@@ -79,7 +79,7 @@ fn one_pfence_and_one_psync_per_update(v: Variant) {
         "reads need no fence once durable"
     );
     let (pwb, pfence, psync) = updates.per_op(n);
-    println!("redo 1 thread, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2}; per read {reads}");
+    println!("{v} 1 thread, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2}; per read {reads}");
 }
 
 fn no_pfence_where_the_cas_completes_write_backs(v: Variant) {
@@ -97,7 +97,7 @@ fn no_pfence_where_the_cas_completes_write_backs(v: Variant) {
     let sim = p.pool().backend().counts();
     assert!(sim.psync >= 50);
     println!(
-        "redo 1 thread, x86 CAS semantics: per update {:?}",
+        "{v} 1 thread, x86 CAS semantics: per update {:?}",
         updates.per_op(50)
     );
 }
@@ -133,7 +133,7 @@ fn fences_under_contention(v: Variant) {
     );
     let (pwb, pfence, psync) = total.per_op(txs);
     println!(
-        "redo {threads} threads, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2} ({} commits, {rollbacks} rollbacks, {} helped)",
+        "{v} {threads} threads, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2} ({} commits, {rollbacks} rollbacks, {} helped)",
         stats.commits - before.commits,
         stats.helped - before.helped
     );
