@@ -9,7 +9,8 @@
 //! | --- | --- | --- |
 //! | [`tx`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], [`PVar`], [`PPtr`], allocation, roots; the determinism contract |
 //! | [`cx`] | §4 | [`CxPtm`] and [`CxPuc`]: the turn queue, `2N` replicas, reclamation of queue nodes, null recovery |
-//! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery |
+//! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery; its variants [`RedoTimedPtm`] (two-replica window with backoff) and [`RedoOptPtm`] (store and flush aggregation, non-temporal copies, full-flush switch) |
+//! | [`breakdown`] | §6, Table 1 | per-thread time in apply, flush, copy, user code and waiting (cargo feature `breakdown`) |
 //! | [`ds`] | §6 | the queue, sorted list set, red-black tree set, resizable hash set and map, SPS array, written once against [`Ptm`]; plain queue/set for [`CxPuc`] |
 //! | [`rwlock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
 //! | [`sti`] | Algorithm 1 | `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of |
@@ -17,9 +18,8 @@
 //! | [`registry`] | — | thread ids and nested transactions |
 //! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
 //!
-//! Not built yet (later work of issue 5): RedoTimed-PTM and RedoOpt-PTM
-//! (§5), the data structures written against [`Ptm`], crash-explorer
-//! scenarios, traces and benchmarks.
+//! Not built yet (later work of issue 5): crash-explorer scenarios and
+//! traces.
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
@@ -27,6 +27,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod breakdown;
 pub mod cx;
 pub mod ds;
 pub mod error;
@@ -42,6 +43,6 @@ pub(crate) use perdure_pm::sync;
 
 pub use cx::{CxPtm, CxPuc};
 pub use error::PtmError;
-pub use redo::RedoPtm;
+pub use redo::{RedoOptPtm, RedoPtm, RedoTimedPtm};
 pub use rwlock::StrongTryRwLock;
 pub use tx::{PPtr, PVar, PWord, Ptm, Transaction, TxRead, ROOTS};

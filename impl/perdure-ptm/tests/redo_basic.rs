@@ -1,18 +1,19 @@
 //! Redo-PTM, one thread: sequential semantics (a counter, a small array,
 //! allocation and free, roots, typed results), nested transactions, panics
-//! in closures, and reopening a pool file.
+//! in closures, and reopening a pool file; every test once per variant
+//! (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`, `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
 use perdure_pm::{Msync, NoFlush, Pool};
-use perdure_ptm::redo::{Config, RedoPtm};
+use perdure_ptm::redo::{Config, RedoPtm, Variant};
 use perdure_ptm::{PPtr, PVar, Ptm, PtmError, Transaction, TxRead};
 use std::sync::Arc;
 
 mod common;
 
-fn ptm(threads: usize) -> RedoPtm<NoFlush> {
-    common::redo(threads, 1 << 20, NoFlush)
+fn ptm(threads: usize, v: Variant) -> RedoPtm<NoFlush> {
+    common::redo_v(threads, 1 << 20, NoFlush, v)
 }
 
 /// The counter at root 0, allocated on first use.
@@ -35,9 +36,8 @@ fn increment<B: perdure_pm::Backend>(p: &RedoPtm<B>) -> u64 {
     .unwrap()
 }
 
-#[test]
-fn a_counter_counts() {
-    let p = ptm(2);
+fn a_counter_counts(v: Variant) {
+    let p = ptm(2, v);
     for i in 1..=200u64 {
         assert_eq!(increment(&p), i, "each increment returns the new value");
     }
@@ -49,9 +49,8 @@ fn a_counter_counts() {
     assert!(s.reads_direct >= 1);
 }
 
-#[test]
-fn an_array_allocation_and_free() {
-    let p = ptm(2);
+fn an_array_allocation_and_free(v: Variant) {
+    let p = ptm(2, v);
     const LEN: u64 = 16;
     let arr: PPtr<[u64]> = p
         .update_tx(|tx| {
@@ -102,9 +101,8 @@ fn an_array_allocation_and_free() {
     assert_eq!(errs, 4);
 }
 
-#[test]
-fn typed_results_round_trip() {
-    let p = ptm(1);
+fn typed_results_round_trip(v: Variant) {
+    let p = ptm(1, v);
     assert!(p.update_tx(|_| true).unwrap());
     assert_eq!(p.update_tx(|_| -5i64).unwrap(), -5);
     assert_eq!(p.update_tx(|_| u64::MAX).unwrap(), u64::MAX);
@@ -116,9 +114,8 @@ fn typed_results_round_trip() {
     assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), p.region_len());
 }
 
-#[test]
-fn nested_transactions_flatten() {
-    let p = Arc::new(ptm(2));
+fn nested_transactions_flatten(v: Variant) {
+    let p = Arc::new(ptm(2, v));
     let inner = p.clone();
     let seen: u64 = p
         .update_tx(move |tx| {
@@ -149,9 +146,8 @@ fn nested_transactions_flatten() {
     assert!(refused);
 }
 
-#[test]
-fn a_panicking_closure_is_rolled_back() {
-    let p = ptm(2);
+fn a_panicking_closure_is_rolled_back(v: Variant) {
+    let p = ptm(2, v);
     p.update_tx(|tx| tx.set_root(0, 1)).unwrap();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         p.update_tx(|tx| -> () {
@@ -190,8 +186,7 @@ fn a_panicking_closure_is_rolled_back() {
     assert_eq!(p.read_tx(|t| t.root(0)).unwrap(), 1);
 }
 
-#[test]
-fn the_trait_interface() {
+fn the_trait_interface(v: Variant) {
     fn bump<P: Ptm>(p: &P) -> u64 {
         p.update_tx(|tx| {
             let v = tx.root(5) + 1;
@@ -200,14 +195,13 @@ fn the_trait_interface() {
         })
         .unwrap()
     }
-    let p = ptm(1);
+    let p = ptm(1, v);
     assert_eq!(bump(&p), 1);
     assert_eq!(bump(&p), 2);
 }
 
-#[test]
-fn handles_and_thread_ids() {
-    let p = ptm(2);
+fn handles_and_thread_ids(v: Variant) {
+    let p = ptm(2, v);
     let a = p.handle().unwrap();
     let b = p.handle().unwrap();
     assert_ne!(a.tid(), b.tid());
@@ -226,12 +220,12 @@ fn handles_and_thread_ids() {
     assert_eq!(p.read_tx(|t| t.root(0)).unwrap(), 41);
 }
 
-#[test]
-fn a_pool_file_survives_closing() {
+fn a_pool_file_survives_closing(v: Variant) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.pool");
     let config = Config {
         threads: 3,
+        variant: v,
         ..Config::small()
     };
     {
@@ -243,7 +237,14 @@ fn a_pool_file_survives_closing() {
     }
     for round in 1..=3u64 {
         let pool: Pool<Msync> = Pool::open(&path, "redo-test").unwrap();
-        let p = RedoPtm::open(pool, &Config::default()).unwrap();
+        let p = RedoPtm::open(
+            pool,
+            &Config {
+                variant: v,
+                ..Config::default()
+            },
+        )
+        .unwrap();
         assert_eq!(p.threads(), 3, "the thread count comes from the pool");
         assert_eq!(increment(&p), 10 + round);
     }
@@ -254,8 +255,7 @@ fn a_pool_file_survives_closing() {
     ));
 }
 
-#[test]
-fn a_published_read_then_an_update() {
+fn a_published_read_then_an_update(v: Variant) {
     // max_read_tries = 0: every read publishes itself (Algorithm 2 {1})
     // before trying the designated replica, then usually completes on its
     // own, leaving its request unapplied. The thread's next update must
@@ -265,6 +265,7 @@ fn a_published_read_then_an_update() {
     let config = Config {
         threads: 2,
         max_read_tries: 0,
+        variant: v,
         ..Config::small()
     };
     let p = RedoPtm::create(pool, &config).unwrap();
@@ -282,3 +283,15 @@ fn a_published_read_then_an_update() {
     assert_eq!(s.reads_published, 20);
     assert_eq!(s.commits, 20);
 }
+
+common::redo_variant_tests!(
+    a_counter_counts,
+    an_array_allocation_and_free,
+    typed_results_round_trip,
+    nested_transactions_flatten,
+    a_panicking_closure_is_rolled_back,
+    the_trait_interface,
+    handles_and_thread_ids,
+    a_pool_file_survives_closing,
+    a_published_read_then_an_update,
+);

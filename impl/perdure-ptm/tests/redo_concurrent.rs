@@ -1,19 +1,21 @@
 //! Redo-PTM with 2–4 threads: concurrent increments sum correctly, every
 //! thread gets its own results back (also when another thread ran its
 //! closure), read-only transactions see only committed states, and
-//! transactions that allocate and free stay consistent.
+//! transactions that allocate and free stay consistent; every test once per
+//! variant (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`,
+//! `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
 use perdure_pm::NoFlush;
-use perdure_ptm::redo::RedoPtm;
+use perdure_ptm::redo::{RedoPtm, Variant};
 use perdure_ptm::{PVar, Transaction, TxRead};
 use std::collections::BTreeSet;
 
 mod common;
 
-fn ptm(threads: usize) -> RedoPtm<NoFlush> {
-    common::redo(threads, 4 << 20, NoFlush)
+fn ptm(threads: usize, v: Variant) -> RedoPtm<NoFlush> {
+    common::redo_v(threads, 4 << 20, NoFlush, v)
 }
 
 fn per_thread() -> u64 {
@@ -30,10 +32,9 @@ fn setup(p: &RedoPtm<NoFlush>, slots: u64) {
     });
 }
 
-#[test]
-fn concurrent_increments_sum_and_return_distinct_values() {
+fn concurrent_increments_sum_and_return_distinct_values(v: Variant) {
     for threads in 2..=4usize {
-        let p = ptm(threads);
+        let p = ptm(threads, v);
         setup(&p, 0);
         let k = per_thread();
         let got: Vec<Vec<u64>> = std::thread::scope(|s| {
@@ -79,10 +80,9 @@ fn concurrent_increments_sum_and_return_distinct_values() {
     }
 }
 
-#[test]
-fn results_reach_the_thread_that_asked() {
+fn results_reach_the_thread_that_asked(v: Variant) {
     let threads = 4usize;
-    let p = ptm(threads);
+    let p = ptm(threads, v);
     setup(&p, threads as u64);
     let k = per_thread();
     // All handles are taken before anyone starts, so no id is reused.
@@ -126,9 +126,8 @@ fn results_reach_the_thread_that_asked() {
     eprintln!("results test: {s:?}");
 }
 
-#[test]
-fn readers_see_only_committed_states() {
-    let p = ptm(4);
+fn readers_see_only_committed_states(v: Variant) {
+    let p = ptm(4, v);
     // Two words on different cache lines, always written together.
     p.handle().unwrap().update_tx(|tx| {
         let a = tx.alloc_zeroed(128).unwrap();
@@ -173,12 +172,11 @@ fn readers_see_only_committed_states() {
     assert_eq!(s.reads_direct + s.reads_published, 2 * per_thread());
 }
 
-#[test]
-fn allocating_transactions_stay_consistent() {
+fn allocating_transactions_stay_consistent(v: Variant) {
     // Each thread pushes and pops nodes of a shared stack (allocation and
     // free inside transactions, replayed and copied between replicas).
     let threads = 3usize;
-    let p = ptm(threads);
+    let p = ptm(threads, v);
     let k = per_thread();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -226,8 +224,7 @@ fn allocating_transactions_stay_consistent() {
     assert_eq!(len, threads as u64 * k / 3, "pushes minus pops");
 }
 
-#[test]
-fn transactions_larger_than_the_log() {
+fn transactions_larger_than_the_log(v: Variant) {
     // A 4-entry log arena: every transaction overflows it, so no state can
     // be replayed (replicas copy) and a lost CAS cannot be undone (the
     // replica is marked invalid and copied by its next user).
@@ -237,6 +234,7 @@ fn transactions_larger_than_the_log() {
         threads,
         log_entries_per_thread: 4,
         dirty_lines_per_replica: 2,
+        variant: v,
         ..perdure_ptm::redo::Config::small()
     };
     let p = RedoPtm::create(pool, &config).unwrap();
@@ -279,3 +277,11 @@ fn transactions_larger_than_the_log() {
     assert_eq!(s.replays, 0, "no overflowed state can be replayed");
     assert!(s.copies > 0);
 }
+
+common::redo_variant_tests!(
+    concurrent_increments_sum_and_return_distinct_values,
+    results_reach_the_thread_that_asked,
+    readers_see_only_committed_states,
+    allocating_transactions_stay_consistent,
+    transactions_larger_than_the_log,
+);

@@ -8,7 +8,8 @@
 //! * four threads: fences stay within two per transaction plus one per
 //!   attempt that lost its `cur_comb` CAS after fencing.
 //!
-//! Each test prints its measured averages.
+//! Each test prints its measured averages, and runs once per variant
+//! (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`, `opt::`).
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -16,7 +17,7 @@ mod common;
 
 use perdure_pm::stats::{thread_counts, FlushCounts};
 use perdure_pm::{Backend, NoFlush, Sim, SimOptions};
-use perdure_ptm::redo::RedoPtm;
+use perdure_ptm::redo::{RedoPtm, Variant};
 use perdure_ptm::{PVar, Transaction, TxRead};
 
 fn increment<B: Backend>(p: &RedoPtm<B>) -> u64 {
@@ -61,9 +62,8 @@ fn single_thread<B: Backend>(
     (updates, thread_counts() - start, each)
 }
 
-#[test]
-fn one_pfence_and_one_psync_per_update() {
-    let p = common::redo(2, 1 << 20, NoFlush);
+fn one_pfence_and_one_psync_per_update(v: Variant) {
+    let p = common::redo_v(2, 1 << 20, NoFlush, v);
     let n = 200;
     let (updates, reads, each) = single_thread(&p, n);
     for (i, c) in each.iter().enumerate() {
@@ -79,16 +79,15 @@ fn one_pfence_and_one_psync_per_update() {
         "reads need no fence once durable"
     );
     let (pwb, pfence, psync) = updates.per_op(n);
-    println!("redo 1 thread, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2}; per read {reads}");
+    println!("{v} 1 thread, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2}; per read {reads}");
 }
 
-#[test]
-fn no_pfence_where_the_cas_completes_write_backs() {
+fn no_pfence_where_the_cas_completes_write_backs(v: Variant) {
     let sim = Sim::new(SimOptions {
         rmw_completes_flushes: true,
         ..SimOptions::default()
     });
-    let p = common::redo(2, 64 << 10, sim);
+    let p = common::redo_v(2, 64 << 10, sim, v);
     let (updates, reads, each) = single_thread(&p, 50);
     for c in &each {
         assert_eq!((c.pfence, c.psync), (0, 1), "{c}");
@@ -98,15 +97,14 @@ fn no_pfence_where_the_cas_completes_write_backs() {
     let sim = p.pool().backend().counts();
     assert!(sim.psync >= 50);
     println!(
-        "redo 1 thread, x86 CAS semantics: per update {:?}",
+        "{v} 1 thread, x86 CAS semantics: per update {:?}",
         updates.per_op(50)
     );
 }
 
-#[test]
-fn fences_under_contention() {
+fn fences_under_contention(v: Variant) {
     let threads = 4;
-    let p = common::redo(threads, 4 << 20, NoFlush);
+    let p = common::redo_v(threads, 4 << 20, NoFlush, v);
     p.handle().unwrap().update_tx(|tx| {
         let c = tx.alloc_zeroed(8).unwrap();
         tx.set_root(0, c);
@@ -135,8 +133,14 @@ fn fences_under_contention() {
     );
     let (pwb, pfence, psync) = total.per_op(txs);
     println!(
-        "redo {threads} threads, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2} ({} commits, {rollbacks} rollbacks, {} helped)",
+        "{v} {threads} threads, NoFlush: per update pwb {pwb:.2} pfence {pfence:.2} psync {psync:.2} ({} commits, {rollbacks} rollbacks, {} helped)",
         stats.commits - before.commits,
         stats.helped - before.helped
     );
 }
+
+common::redo_variant_tests!(
+    one_pfence_and_one_psync_per_update,
+    no_pfence_where_the_cas_completes_write_backs,
+    fences_under_contention,
+);

@@ -1,5 +1,6 @@
 //! shuttle: randomized and PCT schedules (seeded, reproducible) of Redo-PTM's
-//! combining consensus, with and without full crashes.
+//! combining consensus, with and without full crashes; and random schedules
+//! of RedoOpt-PTM (`*_opt_*`, fewer schedules).
 //!
 //! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
 //! perdure-ptm --test shuttle_redo` (`make verify` does). Without the cfg this
@@ -27,7 +28,7 @@
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool, Sim};
-use perdure_ptm::redo::{Config, RedoPtm};
+use perdure_ptm::redo::{Config, RedoPtm, Variant};
 use perdure_ptm::{Transaction, TxRead};
 
 fn iterations() -> usize {
@@ -38,13 +39,19 @@ fn iterations() -> usize {
         .unwrap_or(if deep { 20_000 } else { 1000 })
 }
 
-fn config(threads: usize) -> Config {
+/// `v` runs with an empty RedoTimed window: shuttle replays schedules,
+/// so nothing may depend on the clock (`tests/redo_variants.rs` checks the
+/// window with real threads); RedoOpt's aggregation, distinct dirty lines
+/// and non-temporal copies are explored as they are.
+fn config(threads: usize, v: Variant) -> Config {
     Config {
         threads,
         states_per_thread: 4,
         log_entries_per_thread: 256,
         dirty_lines_per_replica: 32,
         max_read_tries: 2,
+        variant: v,
+        timed_window: Some(std::time::Duration::ZERO),
     }
 }
 
@@ -67,9 +74,9 @@ fn setup<B: perdure_pm::Backend>(p: &RedoPtm<B>, words: u64) {
     });
 }
 
-fn consensus() {
+fn consensus(v: Variant) {
     let pool = Pool::volatile("shuttle-redo", 32 << 10, NoFlush).unwrap();
-    let p = Arc::new(RedoPtm::create(pool, &config(4)).unwrap());
+    let p = Arc::new(RedoPtm::create(pool, &config(4, v)).unwrap());
     setup(&p, 4);
     let writers: Vec<_> = (0..3u64)
         .map(|t| {
@@ -107,14 +114,14 @@ fn consensus() {
 #[test]
 fn consensus_random() {
     let n = iterations();
-    shuttle::check_random(consensus, n);
+    shuttle::check_random(|| consensus(Variant::Redo), n);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
 }
 
 #[test]
 fn consensus_pct() {
     let n = iterations();
-    shuttle::check_pct(consensus, n, 3);
+    shuttle::check_pct(|| consensus(Variant::Redo), n, 3);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
 }
 
@@ -124,13 +131,13 @@ struct Point {
     completed: [u64; 2],
 }
 
-fn crash() {
+fn crash(v: Variant) {
     use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
     let pool = Pool::volatile("shuttle-redo-crash", 32 << 10, Sim::default()).unwrap();
     // Write-backs and fences are scheduling points too: a thread can be
     // preempted between its `cur_comb` CAS and its `psync`.
     pool.backend().set_yield_hook(shuttle::thread::yield_now);
-    let p = Arc::new(RedoPtm::create(pool, &config(2)).unwrap());
+    let p = Arc::new(RedoPtm::create(pool, &config(2, v)).unwrap());
     setup(&p, 3);
     // Progress per thread, read by the crash hook (outside shuttle's view).
     let progress: std::sync::Arc<[[AtomicU64; 2]; 2]> = std::sync::Arc::new(Default::default());
@@ -189,7 +196,7 @@ fn crash() {
             }
             if j == 0 && (k % 32 == 0 || k + 1 == points.len()) {
                 let pool = Pool::volatile_from_words(&words, Sim::default()).unwrap();
-                let q = RedoPtm::open(pool, &config(2))
+                let q = RedoPtm::open(pool, &config(2, v))
                     .unwrap_or_else(|e| panic!("event {}: recovery failed: {e}", pt.cp.event));
                 let h = q.handle().unwrap();
                 let after: u64 = h.update_tx(|tx| bump_slot(tx, 0));
@@ -220,13 +227,27 @@ fn inspect(words: &[u64]) -> (u64, [u64; 2]) {
 #[test]
 fn crash_pct() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_pct(crash, n, 3);
+    shuttle::check_pct(|| crash(Variant::Redo), n, 3);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
 }
 
 #[test]
 fn crash_random() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_random(crash, n);
+    shuttle::check_random(|| crash(Variant::Redo), n);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
+}
+
+#[test]
+fn consensus_opt_random() {
+    let n = (iterations() / 2).max(20);
+    shuttle::check_random(|| consensus(Variant::Opt), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules of RedoOpt-PTM, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected\"}}");
+}
+
+#[test]
+fn crash_opt_random() {
+    let n = (iterations() / 4).max(20);
+    shuttle::check_random(|| crash(Variant::Opt), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules of RedoOpt-PTM, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits; RedoTimed window empty (clock-free)\"}}");
 }

@@ -9,6 +9,7 @@
 
 use super::queue::{Node, Retirer, TurnQueue, HP_MY, HP_WALK};
 use super::{Config, CxStats, Geometry};
+use crate::breakdown::Bucket;
 use crate::front::TidPoolRef;
 use crate::registry;
 use crate::replica::{self, word};
@@ -215,6 +216,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         if sti::seq_at_least(self.durable.load(SeqCst), seq) {
             return;
         }
+        let _t = crate::breakdown::timer(Bucket::Flush);
         let now = self.cur_comb().load(SeqCst);
         self.pool.pwb(self.cur_comb_off, 8);
         self.pool.psync();
@@ -239,6 +241,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
 
     /// `applyUpdate` (§4 steps 1–6): `(result, panicked)` of `job`.
     pub(crate) fn apply_update(&self, tid: usize, job: F::Job) -> (u64, bool) {
+        let _t = crate::breakdown::update();
         let mut slot = self.slot(tid);
         let (my, my_t) = self.publish(tid, job);
         let out = loop {
@@ -253,7 +256,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             if sti::seq_at_least(sti::seq(self.cur_comb().load(SeqCst)), my_t) {
                 break self.collect(my, my_t);
             }
-            crate::sync::spin_loop();
+            crate::breakdown::timed(Bucket::Wait, crate::sync::spin_loop);
         };
         self.release_my(tid);
         out
@@ -312,7 +315,9 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                     }
                     Some(src_idx) => {
                         let src = &self.combs[src_idx];
-                        F::copy_from(self, &mut session, src);
+                        crate::breakdown::timed(Bucket::Copy, || {
+                            F::copy_from(self, &mut session, src)
+                        });
                         mn = src.head.load(SeqCst);
                         // `mn` keeps `src`'s reference while we hold its
                         // shared lock; ours is added before we let go.
@@ -343,7 +348,8 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             // list, so no scan frees it while the hazard pointer stays.
             let nx = unsafe { &*next };
             if let Some(job) = nx.job.as_ref() {
-                let (r, p) = F::run(self, &mut session, job);
+                let (r, p) =
+                    crate::breakdown::timed(Bucket::Lambda, || F::run(self, &mut session, job));
                 nx.result.store(r, SeqCst);
                 nx.panicked.store(p, SeqCst);
                 bump(&self.stats[tid].applied);
@@ -359,11 +365,11 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             self.queue.clear(tid, s);
         }
         F::settle(self, &mut session);
-        F::write_back(self, &mut session);
+        crate::breakdown::timed(Bucket::Flush, || F::write_back(self, &mut session));
         drop(session);
         c.lock.downgrade(); // {5}
         if !self.pool.rmw_completes_flushes() {
-            self.pool.pfence();
+            crate::breakdown::timed(Bucket::Flush, || self.pool.pfence());
         }
         self.install(tid, slot, held.idx, my, my_t)
     }
@@ -412,8 +418,10 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                 .compare_exchange(cur, next, SeqCst, SeqCst)
                 .is_ok()
             {
+                let flush = crate::breakdown::timer(Bucket::Flush);
                 self.pool.pwb(self.cur_comb_off, 8);
                 self.pool.psync();
+                drop(flush);
                 self.note_durable(my_t);
                 // The superseded replica is released only now that the new
                 // `cur_comb` is durable (as Redo-PTM; see the module docs).

@@ -1,6 +1,10 @@
 //! Redo-PTM (seed §5, Algorithms 1–3): a wait-free persistent transactional
 //! memory built from `N + 1` replicas, Herlihy's combining consensus and
-//! physical redo/undo logs.
+//! physical redo/undo logs; and its two variants, RedoTimed-PTM and
+//! RedoOpt-PTM (§5, "Timed variant", "Additional optimizations"), run by
+//! the same code with [`Config::variant`] ([`Variant`]; the wrappers
+//! [`RedoTimedPtm`] and [`RedoOptPtm`] fix it). All three share the
+//! persistent layout.
 //!
 //! | file | seed |
 //! | --- | --- |
@@ -8,7 +12,8 @@
 //! | [`state`] | Algorithm 1: `State`, `Combined`, the write-set log |
 //! | `redo/update.rs` | Algorithm 3, `applyUpdate` |
 //! | `redo/read.rs` | Algorithm 2, `applyRead` |
-//! | `redo/tx.rs` | what closures get: [`Tx`], [`ReadTx`] (the annotated loads and stores) |
+//! | `redo/tx.rs` | what closures get: [`Tx`], [`ReadTx`] (the annotated loads and stores); RedoOpt's store aggregation |
+//! | [`variant`] | RedoTimed-PTM's two-replica window and backoff; RedoOpt-PTM's copies, flushes and hash sets; the wrappers |
 //!
 //! ## Persistent layout (pool offsets, from the pool's data offset `D`)
 //!
@@ -149,7 +154,9 @@
 //!
 //! Fixed at open, see [`Config::volatile_bytes`]: the log arenas
 //! (`N × log_entries_per_thread × 24` bytes) dominate; the default
-//! configuration uses about 13 MB.
+//! configuration uses about 14 MB (Redo-PTM, RedoTimed-PTM) or 35 MB
+//! (RedoOpt-PTM, whose hash sets add about 21 MB), under the 64 MB bound
+//! issue 5 sets (the published C++ RedoOpt allocates about 1 GB).
 //!
 //! ## Checked by
 //!
@@ -165,7 +172,15 @@
 //!   `psync` after the CAS;
 //! * `tests/shuttle_redo.rs`: random and PCT schedules, with and without
 //!   crashes;
-//! * `tests/redo_bad_input.rs`: damaged pools give typed errors.
+//! * `tests/redo_bad_input.rs`: damaged pools give typed errors;
+//! * `tests/redo_variants.rs`: what the variants change, each against
+//!   Redo-PTM (store aggregation, the panic undo across a batch, write-backs
+//!   per distinct line, the full-flush switch, non-temporal copies, the
+//!   two-replica window and its expiry);
+//! * `tests/redo_breakdown.rs`: the Table 1 counters ([`crate::breakdown`]).
+//!
+//! The basic, concurrent, fence and crash suites run once per variant
+//! (`redo::`, `timed::`, `opt::` in the test names).
 //!
 //! Not yet caught by a failing test: releasing the superseded replica before
 //! the `psync` (the window between the CAS and the `psync` is a few steps
@@ -174,19 +189,23 @@
 //!
 //! ## Not built yet
 //!
-//! RedoTimed-PTM and RedoOpt-PTM (store and flush aggregation,
-//! non-temporal copies, postponed write-backs), CX-PUC and CX-PTM, the data
-//! structures on the interface, explorer scenarios, trace emission and
-//! benchmarks are later work (issue 5).
+//! The data structures on the interface, explorer scenarios, trace emission
+//! and benchmarks are later work (issue 5). The shuttle tests and the TLA+
+//! model cover Redo-PTM's protocol; the variants change only which replica
+//! is locked (Timed) and how a replica is logged, copied and written back
+//! (Opt), which the crash and variant tests above check.
 
 mod read;
 pub mod state;
 mod tx;
 mod update;
+pub mod variant;
 
 pub use tx::{ReadTx, Tx};
+pub use variant::{RedoOptPtm, RedoTimedPtm, Variant};
 
 use self::state::{Combined, DirtyLines, LogArena, State};
+use self::variant::WordSet;
 use crate::error::PtmError;
 use crate::registry::{self, Current, Kind, TidPool};
 use crate::replica::{self, word, ALLOC_BASE, MIN_REPLICA};
@@ -230,6 +249,13 @@ pub struct Config {
     pub dirty_lines_per_replica: usize,
     /// `MAX_READ_TRIES` of Algorithm 2.
     pub max_read_tries: usize,
+    /// Which member of the family runs: Redo-PTM, RedoTimed-PTM or
+    /// RedoOpt-PTM (see [`variant`]). Volatile: a pool opens with any.
+    pub variant: Variant,
+    /// RedoTimed/RedoOpt: the window during which an update may lock only
+    /// `combs[0]` and `combs[1]`. `None` (the default): four times the
+    /// measured copy time of a replica, as in the seed.
+    pub timed_window: Option<std::time::Duration>,
 }
 
 impl Default for Config {
@@ -242,6 +268,8 @@ impl Default for Config {
             log_entries_per_thread: 64 << 10,
             dirty_lines_per_replica: 16 << 10,
             max_read_tries: 10,
+            variant: Variant::Redo,
+            timed_window: None,
         }
     }
 }
@@ -256,6 +284,8 @@ impl Config {
             log_entries_per_thread: 4 << 10,
             dirty_lines_per_replica: 1 << 10,
             max_read_tries: 10,
+            variant: Variant::Redo,
+            timed_window: None,
         }
     }
 
@@ -301,7 +331,8 @@ impl Config {
     ///
     /// `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring + (N+1)·(128·(N+1) +
     /// 8·dirty + 96) + 64·N`, where `ring` is `N·RSIZE` rounded up to a power
-    /// of two. Heap bookkeeping comes on top.
+    /// of two; RedoOpt adds its hash sets, `N·16·pow2(2·log) +
+    /// (N+1)·16·pow2(2·dirty)`. Heap bookkeeping comes on top.
     pub fn volatile_bytes(&self) -> u64 {
         let n = self.threads as u64;
         let arenas = n * (24 * self.log_entries_per_thread as u64 + 8);
@@ -309,7 +340,13 @@ impl Config {
         let ring = 8 * self.ring_len() as u64;
         let combs = (n + 1) * (128 * (n + 1) + 8 * self.dirty_lines_per_replica as u64 + 96);
         let per_thread = 64 * n;
-        arenas + states + ring + combs + per_thread
+        let sets = if self.variant.opt() {
+            n * variant::WordSet::bytes_for(2 * self.log_entries_per_thread)
+                + (n + 1) * variant::WordSet::bytes_for(2 * self.dirty_lines_per_replica)
+        } else {
+            0
+        };
+        arenas + states + ring + combs + per_thread + sets
     }
 }
 
@@ -332,6 +369,15 @@ pub struct RedoStats {
     pub reads_direct: u64,
     /// Read-only transactions that published themselves (Alg. 2 {1}).
     pub reads_published: u64,
+    /// Log entries of committed states (RedoOpt merges repeated stores to
+    /// one entry).
+    pub log_entries: u64,
+    /// RedoTimed/RedoOpt: backoffs while `combs[0]` and `combs[1]` were
+    /// taken.
+    pub backoffs: u64,
+    /// RedoTimed/RedoOpt: updates whose window ran out, so that they locked
+    /// among all `N + 1` replicas.
+    pub timed_fallbacks: u64,
 }
 
 #[derive(Default)]
@@ -344,6 +390,9 @@ struct ThreadStats {
     helped: std::sync::atomic::AtomicU64,
     reads_direct: std::sync::atomic::AtomicU64,
     reads_published: std::sync::atomic::AtomicU64,
+    log_entries: std::sync::atomic::AtomicU64,
+    backoffs: std::sync::atomic::AtomicU64,
+    timed_fallbacks: std::sync::atomic::AtomicU64,
 }
 
 #[inline]
@@ -418,6 +467,13 @@ pub struct RedoPtm<B: Backend> {
     durable: AtomicU64,
     tids: Arc<TidPool>,
     stats: Box<[ThreadStats]>,
+    /// RedoOpt: each thread's store set (store aggregation).
+    store_sets: Box<[std::sync::Mutex<RefCell<WordSet>>]>,
+    /// RedoTimed/RedoOpt: when each thread's update started (ns after
+    /// `epoch`), and the average copy time (ns) that sizes the window.
+    epoch: std::time::Instant,
+    update_start: Box<[std::sync::atomic::AtomicU64]>,
+    copy_ns: std::sync::atomic::AtomicU64,
 }
 
 impl<B: Backend> std::fmt::Debug for RedoPtm<B> {
@@ -607,7 +663,14 @@ impl<B: Backend> RedoPtm<B> {
         let designated = sti::idx(cur);
         let ticket0 = sti::pack(s, 0, 0);
         let combs: Box<[Combined]> = (0..=n)
-            .map(|r| Combined::new(g.replica(r), n, config.dirty_lines_per_replica))
+            .map(|r| {
+                let dirty = Self::dirty_lines_for(
+                    config.variant,
+                    config.dirty_lines_per_replica,
+                    g.replica_len,
+                );
+                Combined::new(g.replica(r), n, dirty)
+            })
             .collect();
         combs[designated].head.store(ticket0, Ordering::SeqCst);
         combs[designated].lock.set_read_lock();
@@ -649,6 +712,20 @@ impl<B: Backend> RedoPtm<B> {
             durable: AtomicU64::new(s),
             tids: TidPool::new(n),
             stats: (0..n).map(|_| ThreadStats::default()).collect(),
+            store_sets: (0..n)
+                .map(|_| {
+                    std::sync::Mutex::new(RefCell::new(if config.variant.opt() {
+                        WordSet::new(2 * config.log_entries_per_thread)
+                    } else {
+                        WordSet::none()
+                    }))
+                })
+                .collect(),
+            epoch: std::time::Instant::now(),
+            update_start: (0..n)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
+            copy_ns: std::sync::atomic::AtomicU64::new(0),
             config,
             pool,
         }
@@ -674,6 +751,15 @@ impl<B: Backend> RedoPtm<B> {
         &self.config
     }
 
+    /// RedoOpt: the thread's store set, for its next simulation.
+    fn store_set(&self, tid: usize) -> Option<std::sync::MutexGuard<'_, RefCell<WordSet>>> {
+        self.config.variant.opt().then(|| {
+            self.store_sets[tid]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        })
+    }
+
     /// The volatile memory this PTM allocated, per [`Config::volatile_bytes`].
     pub fn volatile_bytes(&self) -> u64 {
         self.config.volatile_bytes()
@@ -696,8 +782,25 @@ impl<B: Backend> RedoPtm<B> {
             s.helped += get(&t.helped);
             s.reads_direct += get(&t.reads_direct);
             s.reads_published += get(&t.reads_published);
+            s.log_entries += get(&t.log_entries);
+            s.backoffs += get(&t.backoffs);
+            s.timed_fallbacks += get(&t.timed_fallbacks);
         }
         s
+    }
+
+    /// Per replica, the `cur_comb` CASes that designated it since the PTM
+    /// was opened (RedoTimed-PTM keeps to `combs[0]` and `combs[1]`).
+    pub fn replica_commits(&self) -> Vec<u64> {
+        self.combs
+            .iter()
+            .map(|c| c.commits.load(std::sync::atomic::Ordering::Relaxed))
+            .collect()
+    }
+
+    /// The variant running.
+    pub fn variant(&self) -> Variant {
+        self.config.variant
     }
 
     /// A handle speaking for one of the `N` thread ids until it is dropped.
@@ -843,6 +946,7 @@ impl<B: Backend> RedoPtm<B> {
         if sti::seq_at_least(self.durable.load(Ordering::SeqCst), seq) {
             return;
         }
+        let _t = crate::breakdown::timer(crate::breakdown::Bucket::Flush);
         let now = self.cur_comb().load(Ordering::SeqCst);
         self.pool.pwb(self.cur_comb_off, 8);
         self.pool.psync();

@@ -28,6 +28,7 @@
 //! copy), and if its commit fails its replica cannot be rolled back and is
 //! marked invalid.
 
+use super::variant::WordSet;
 use crate::rwlock::StrongTryRwLock;
 use crate::sti;
 use crate::sync::atomic::{fence, AtomicU64, Ordering};
@@ -79,6 +80,13 @@ impl LogArena {
         for (w, v) in s.iter().zip(entry) {
             w.store(v, Ordering::Relaxed);
         }
+    }
+
+    /// Rewrites the new value of the entry at `pos`, written earlier in the
+    /// running transaction (RedoOpt's store aggregation; by the owner only,
+    /// before the log is published).
+    pub(crate) fn set_new(&self, pos: u64, new: u64) {
+        self.slot(pos)[2].store(new, Ordering::Relaxed);
     }
 
     /// The entry at `pos`, as last written (possibly by a later lap).
@@ -167,12 +175,23 @@ impl State {
 /// values; the next writer to commit the replica writes them back with its
 /// own. When there are more lines than `cap`, the set degrades to one range
 /// covering them all.
+///
+/// RedoOpt-PTM ([`DirtyLines::distinct`]) keeps the lines distinct with a
+/// hash set (flush aggregation by cache line) and, once more than
+/// `full_after` distinct lines are dirty, marks the replica for a complete
+/// flush ([`DirtyLines::full_flush_pending`]).
 #[derive(Debug)]
 pub(crate) struct DirtyLines {
     lines: Vec<u64>,
     cap: usize,
     /// `[lo, hi)` in pool offsets, written back whole.
     range: Option<(u64, u64)>,
+    /// RedoOpt: the lines in `lines`, to keep them distinct.
+    seen: Option<WordSet>,
+    /// RedoOpt: distinct lines beyond which the whole replica is flushed.
+    full_after: usize,
+    /// RedoOpt: the whole replica must be flushed at the next commit.
+    full: bool,
 }
 
 impl DirtyLines {
@@ -181,7 +200,31 @@ impl DirtyLines {
             lines: Vec::with_capacity(cap),
             cap,
             range: None,
+            seen: None,
+            full_after: usize::MAX,
+            full: false,
         }
+    }
+
+    /// RedoOpt's set: distinct lines, up to `full_after` (at most `cap`),
+    /// then a complete flush.
+    pub(crate) fn distinct(cap: usize, full_after: usize) -> DirtyLines {
+        DirtyLines {
+            seen: Some(WordSet::new(2 * cap)),
+            full_after: full_after.min(cap),
+            ..DirtyLines::new(cap)
+        }
+    }
+
+    /// Whether the replica is marked for a complete flush (RedoOpt).
+    pub(crate) fn full_flush_pending(&self) -> bool {
+        self.full
+    }
+
+    /// Lines tracked one by one (for tests).
+    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
+    pub(crate) fn tracked(&self) -> usize {
+        self.lines.len()
     }
 
     /// The line holding pool offset `off` was written.
@@ -196,7 +239,19 @@ impl DirtyLines {
         if self.lines.last() == Some(&line) {
             return;
         }
-        if self.lines.len() < self.cap {
+        if let Some(seen) = &mut self.seen {
+            if seen.get(line).is_some() {
+                return;
+            }
+            if self.lines.len() < self.full_after && seen.insert(line, 0) {
+                self.lines.push(line);
+                return;
+            }
+            // More than a tenth of the replica: flush all of it (§5,
+            // "Postpone issuing pwbs").
+            self.full = true;
+            seen.clear();
+        } else if self.lines.len() < self.cap {
             self.lines.push(line);
             return;
         }
@@ -226,6 +281,10 @@ impl DirtyLines {
             pool.pwb(line, CACHE_LINE as u64);
         }
         self.lines.clear();
+        if let Some(seen) = &mut self.seen {
+            seen.clear();
+        }
+        self.full = false;
         if let Some((lo, hi)) = self.range.take() {
             pool.pwb(lo, hi - lo);
         }
@@ -243,15 +302,19 @@ pub(crate) struct Combined {
     /// Lines to write back before this replica is next designated; taken
     /// by the writer holding the lock (never contended).
     pub dirty: std::sync::Mutex<DirtyLines>,
+    /// `cur_comb` CASes that designated this replica (statistics: which
+    /// replicas RedoTimed-PTM uses).
+    pub commits: std::sync::atomic::AtomicU64,
 }
 
 impl Combined {
-    pub(crate) fn new(replica: u64, threads: usize, dirty_cap: usize) -> Combined {
+    pub(crate) fn new(replica: u64, threads: usize, dirty: DirtyLines) -> Combined {
         Combined {
             head: AtomicU64::new(sti::INVALID),
             replica,
             lock: StrongTryRwLock::new(threads),
-            dirty: std::sync::Mutex::new(DirtyLines::new(dirty_cap)),
+            dirty: std::sync::Mutex::new(dirty),
+            commits: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -275,6 +338,9 @@ impl DirtyLines {
             lines: Vec::new(),
             cap,
             range: None,
+            seen: None,
+            full_after: usize::MAX,
+            full: false,
         }
     }
 }
@@ -295,6 +361,35 @@ mod tests {
         assert_eq!(d.range, Some((64, 6464)));
         d.add(0);
         assert_eq!(d.range, Some((0, 6464)));
+    }
+
+    #[test]
+    fn distinct_lines_switch_to_a_full_flush() {
+        let mut d = DirtyLines::distinct(8, 3);
+        d.add(64);
+        d.add(640);
+        d.add(70);
+        d.add(64);
+        assert_eq!(d.tracked(), 2, "repeated lines are kept once");
+        assert!(!d.full_flush_pending());
+        d.add(1280);
+        assert_eq!(d.tracked(), 3);
+        d.add(1920);
+        assert!(
+            d.full_flush_pending(),
+            "a fourth line passes full_after = 3"
+        );
+        assert_eq!(d.range, Some((64, 1984)));
+        let mut plain = DirtyLines::new(8);
+        for off in [64, 640, 64, 640, 64] {
+            plain.add(off);
+        }
+        assert_eq!(
+            plain.tracked(),
+            5,
+            "Redo-PTM drops only consecutive repeats"
+        );
+        assert!(!plain.full_flush_pending());
     }
 
     #[test]

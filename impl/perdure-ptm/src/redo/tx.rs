@@ -10,6 +10,7 @@
 //! directly: it already holds the transaction's own stores.
 
 use super::state::{DirtyLines, LogArena};
+use super::variant::WordSet;
 use crate::error::PtmError;
 use crate::replica::{self, word};
 use crate::tx::{Transaction, TxRead};
@@ -62,17 +63,42 @@ pub(crate) struct Writer<'a> {
     pub len: Cell<u64>,
     pub overflow: Cell<bool>,
     pub dirty: &'a RefCell<DirtyLines>,
+    /// RedoOpt's store aggregation: the thread's store set, mapping each
+    /// region offset stored in this batch to its entry (relative position).
+    merge: Option<&'a RefCell<WordSet>>,
+    /// The first entry of the closure running now (its stores alone are
+    /// undone if it panics).
+    mark: Cell<u64>,
 }
 
 impl<'a> Writer<'a> {
-    pub(crate) fn new(arena: &'a LogArena, dirty: &'a RefCell<DirtyLines>) -> Writer<'a> {
+    pub(crate) fn new(
+        arena: &'a LogArena,
+        dirty: &'a RefCell<DirtyLines>,
+        merge: Option<&'a RefCell<WordSet>>,
+    ) -> Writer<'a> {
+        if let Some(m) = merge {
+            m.borrow_mut().clear();
+        }
         Writer {
             arena,
             start: arena.position(),
             len: Cell::new(0),
             overflow: Cell::new(false),
             dirty,
+            merge,
+            mark: Cell::new(0),
         }
+    }
+
+    /// A closure starts: returns the mark to undo to if it panics.
+    pub(crate) fn begin_closure(&self) -> u64 {
+        let n = self.len.get();
+        self.mark.set(n);
+        if let Some(m) = &self.merge {
+            m.borrow_mut().saves.clear();
+        }
+        n
     }
 
     /// The length to publish in `State::log_len`.
@@ -89,6 +115,25 @@ impl<'a> Writer<'a> {
             return;
         }
         let n = self.len.get();
+        if let Some(m) = &self.merge {
+            let mut m = m.borrow_mut();
+            if let Some(pos) = m.get(off) {
+                // The entry may be stale (undone by a panicking closure):
+                // it counts only if it is still in the log, for `off`.
+                if pos < n && self.arena.read(self.start + pos)[0] == off {
+                    if pos < self.mark.get() {
+                        let prev = self.arena.read(self.start + pos)[2];
+                        m.saves.push((pos, prev));
+                    }
+                    self.arena.set_new(self.start + pos, new);
+                    return;
+                }
+            }
+            if n < self.arena.cap() {
+                // A full set only stops merging.
+                let _ = m.insert(off, n);
+            }
+        }
         if n == self.arena.cap() {
             self.overflow.set(true);
             return;
@@ -109,6 +154,22 @@ impl<'a> Writer<'a> {
             let [off, old, _] = self.arena.read(self.start + i);
             word(pool, base + off).store(old, Ordering::Relaxed);
             dirty.add(base + off);
+        }
+        if let Some(m) = &self.merge {
+            let mut m = m.borrow_mut();
+            // Entries of earlier closures that the panicking one rewrote
+            // (a rollback to 0 restores their old values above instead).
+            let saves = std::mem::take(&mut m.saves);
+            if mark > 0 && mark == self.mark.get() {
+                for &(pos, prev) in saves.iter().rev() {
+                    let off = self.arena.read(self.start + pos)[0];
+                    self.arena.set_new(self.start + pos, prev);
+                    word(pool, base + off).store(prev, Ordering::Relaxed);
+                    dirty.add(base + off);
+                }
+            }
+            m.saves = saves;
+            m.saves.clear();
         }
         self.len.set(mark);
         true

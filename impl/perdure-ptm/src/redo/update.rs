@@ -7,6 +7,7 @@
 use super::state::{State, LOG_OVERFLOW, PANICKED};
 use super::tx::{ReadTx, Tx, Writer};
 use super::{bump, Attempt, Held, Job, RedoPtm, Request, Retired, Slot};
+use crate::breakdown::{self, Bucket};
 use crate::registry::{Current, Enter, Kind};
 use crate::replica::{self, word};
 use crate::sti::{self, INVALID};
@@ -48,8 +49,10 @@ impl<B: Backend> RedoPtm<B> {
     }
 
     pub(super) fn apply_update(&self, tid: usize, job: Job<B>) -> (u64, bool) {
+        let _t = breakdown::update();
         let mut slot = self.slot(tid);
         let my_seq = self.publish(tid, &mut slot, job);
+        self.note_update_start(tid);
         let init = self.cur_comb().load(Ordering::SeqCst);
         let new_idx = slot.last_idx;
         loop {
@@ -64,7 +67,7 @@ impl<B: Backend> RedoPtm<B> {
             if let Some(out) = self.collect(tid, my_seq) {
                 return out;
             }
-            crate::sync::spin_loop();
+            breakdown::timed(Bucket::Wait, crate::sync::spin_loop);
         }
     }
 
@@ -77,6 +80,7 @@ impl<B: Backend> RedoPtm<B> {
         new_idx: usize,
     ) -> Attempt {
         let new_st = &self.states[tid][new_idx];
+        let store_set = self.store_set(tid);
         let mut held: Option<Held> = None;
         let mut outcome = Attempt::GaveUp;
         for _ in 0..2 {
@@ -117,7 +121,7 @@ impl<B: Backend> RedoPtm<B> {
             }
             // {5}
             if held.is_none() {
-                held = self.lock_any(cur);
+                held = self.lock_combined(tid, cur);
             }
             let Some(h) = held.as_ref() else {
                 break;
@@ -129,20 +133,18 @@ impl<B: Backend> RedoPtm<B> {
             }
             // {7}
             c.head.store(INVALID, Ordering::SeqCst);
-            let writer = Writer::new(&self.arenas[tid], &h.dirty);
+            let writer = Writer::new(&self.arenas[tid], &h.dirty, store_set.as_deref());
             let complete = self.simulate(tid, c.replica, new_st, &writer, cur);
             if complete && cur == self.cur_comb().load(Ordering::SeqCst) {
                 // L26: every line of the replica written since it was last
                 // designated, by this thread or by earlier holders.
-                h.dirty.borrow_mut().flush(&self.pool);
+                self.flush_dirty(h);
                 new_st
                     .log_len
                     .store(writer.published_len(), Ordering::Release);
                 c.head.store(tkt, Ordering::SeqCst);
                 c.lock.downgrade(); // {8}
-                if !self.pool.rmw_completes_flushes() {
-                    self.pool.pfence();
-                }
+                self.fence_before_cas();
                 let next = sti::pack(sti::seq(tkt), tid, h.idx);
                 // {9}
                 if self
@@ -150,8 +152,10 @@ impl<B: Backend> RedoPtm<B> {
                     .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
                 {
+                    let flush = breakdown::timer(Bucket::Flush);
                     self.pool.pwb(self.cur_comb_off, 8);
                     self.pool.psync();
+                    drop(flush);
                     self.note_durable(sti::seq(tkt));
                     // L31, after durability (module docs).
                     comb.lock.downgrade_unlock();
@@ -161,6 +165,7 @@ impl<B: Backend> RedoPtm<B> {
                     if rt == INVALID || sti::seq_after(sti::seq(tkt), sti::seq(rt)) {
                         let _ = ring.compare_exchange(rt, tkt, Ordering::SeqCst, Ordering::SeqCst);
                     }
+                    self.note_commit(tid, c, &writer);
                     if let Some(h) = held.take() {
                         c.put_dirty(h.dirty.into_inner());
                     }
@@ -228,6 +233,7 @@ impl<B: Backend> RedoPtm<B> {
     /// order, to the held replica. False (leaving the replica to be copied)
     /// if a state is missing from the ring, reused, overflowed or lapped.
     pub(super) fn replay(&self, h: &Held, head: u64, tail: u64) -> bool {
+        let _t = breakdown::timer(Bucket::Apply);
         let n = sti::seq_dist(sti::seq(tail), sti::seq(head));
         if n > self.ring.len() as u64 {
             return false;
@@ -285,11 +291,7 @@ impl<B: Backend> RedoPtm<B> {
             let used = replica::used_len(&self.pool, src.replica, self.replica_len)
                 .unwrap_or(self.replica_len);
             let dst = self.combs[h.idx].replica;
-            for off in (0..used).step_by(8) {
-                let v = word(&self.pool, src.replica + off).load(Ordering::Relaxed);
-                word(&self.pool, dst + off).store(v, Ordering::Relaxed);
-            }
-            h.dirty.borrow_mut().add_range(dst, dst + used);
+            self.copy_words(src.replica, dst, used, h);
         }
         src.lock.shared_unlock(tid);
         ok
@@ -346,6 +348,7 @@ impl<B: Backend> RedoPtm<B> {
     /// Calls a request's closure on the replica at pool offset `base`
     /// (L23), catching a panic; an update's stores are rolled back then.
     pub(super) fn execute(&self, req: &Request<B>, base: u64, writer: &Writer<'_>) -> (u64, bool) {
+        let _t = breakdown::timer(Bucket::Lambda);
         let read = ReadTx {
             pool: &self.pool,
             base,
@@ -354,7 +357,7 @@ impl<B: Backend> RedoPtm<B> {
         match &req.job {
             Job::Update(f) => {
                 let tx = Tx { read, w: writer };
-                let mark = writer.len.get();
+                let mark = writer.begin_closure();
                 let _in = Enter::new(Current {
                     uid: self.uid,
                     kind: Kind::Update,

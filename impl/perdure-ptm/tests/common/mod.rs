@@ -5,13 +5,45 @@
 pub mod crash;
 
 use perdure_pm::{Backend, Pool};
-use perdure_ptm::redo::{Config, RedoPtm};
+use perdure_ptm::redo::{Config, RedoPtm, Variant};
 
 /// A Redo-PTM for `threads` threads on a fresh volatile pool of `size` bytes.
 pub fn redo<B: Backend>(threads: usize, size: u64, backend: B) -> RedoPtm<B> {
-    let pool = Pool::volatile("redo-test", size, backend).unwrap();
-    RedoPtm::create(pool, &config(threads)).unwrap()
+    redo_v(threads, size, backend, Variant::Redo)
 }
+
+/// The same, running variant `v` (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM).
+pub fn redo_v<B: Backend>(threads: usize, size: u64, backend: B, v: Variant) -> RedoPtm<B> {
+    let pool = Pool::volatile("redo-test", size, backend).unwrap();
+    RedoPtm::create(pool, &config_v(threads, v)).unwrap()
+}
+
+/// The small test configuration with `threads` threads, running `v`.
+pub fn config_v(threads: usize, v: Variant) -> Config {
+    Config {
+        variant: v,
+        ..config(threads)
+    }
+}
+
+/// For each test function `name(v: Variant)` listed, one `#[test]` per
+/// Redo variant: `redo::name`, `timed::name`, `opt::name`.
+#[allow(unused_macros)]
+macro_rules! redo_variant_tests {
+    ($($name:ident),* $(,)?) => {
+        mod redo {
+            $( #[test] fn $name() { super::$name(perdure_ptm::redo::Variant::Redo) } )*
+        }
+        mod timed {
+            $( #[test] fn $name() { super::$name(perdure_ptm::redo::Variant::Timed) } )*
+        }
+        mod opt {
+            $( #[test] fn $name() { super::$name(perdure_ptm::redo::Variant::Opt) } )*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use redo_variant_tests;
 
 /// The small test configuration with `threads` threads.
 pub fn config(threads: usize) -> Config {

@@ -1,0 +1,537 @@
+//! RedoTimed-PTM and RedoOpt-PTM (seed §5, "Timed variant" and "Additional
+//! optimizations"): the two variants of Redo-PTM, as switches on the one
+//! implementation of Algorithms 1–3 ([`Variant`] in [`Config`]).
+//!
+//! | variant | differs from Redo-PTM in |
+//! | --- | --- |
+//! | [`Variant::Redo`] | nothing: Algorithms 1–3 |
+//! | [`Variant::Timed`] | step {5}: for a window of about four copy times from the start of an update, only `combs[0]` and `combs[1]` may be locked; a thread that finds both taken backs off (exponentially, reference \[1\]) and checks whether another thread's commit carried its request; after the window, any of the `N + 1` |
+//! | [`Variant::Opt`] | Timed, plus store aggregation, flush aggregation by cache line, non-temporal copies and the full-flush switch (below) |
+//!
+//! The variants share the persistent layout: a pool written by one opens
+//! with any other (the variant is volatile configuration, not persisted).
+//!
+//! ## RedoTimed-PTM's window
+//!
+//! "This limited period of time corresponds to four times the amount of time
+//! it takes to make a copy of the object" (§5). perdure measures every copy
+//! of a replica (an exponential moving average, weight 1/4) and uses
+//! `4 ×` that, or [`Config::timed_window`] when set. Before the first copy
+//! has been measured the window is empty; on a freshly opened pool the first
+//! update copies (null recovery invalidates the other replicas), so the
+//! estimate exists from then on. Wait-freedom is kept: the window is bounded,
+//! and after it the update locks as Redo-PTM does.
+//!
+//! ## RedoOpt-PTM's optimizations
+//!
+//! * **Store aggregation**: a per-thread open-addressing hash set
+//!   (`WordSet`) maps each word a batch stored to its log entry; a repeated
+//!   store rewrites that entry's new value instead of appending, so a replay
+//!   writes each word once. The set is reset in O(1) by a generation number
+//!   ("efficient reset and re-usage"). Merging across the closures of one
+//!   combined batch is kept correct for a closure that panics (its stores
+//!   alone are undone): an entry of an earlier closure that a later one
+//!   rewrites has its previous new value saved, and restored on a panic.
+//!   When the set is half full it stops merging (entries are appended as
+//!   in Redo-PTM).
+//! * **Flush aggregation by cache line**: a replica's dirty lines are kept
+//!   distinct with a second hash set, so each line is counted once towards
+//!   the threshold below and written back once.
+//! * **Postponed `pwb`s with the full-flush switch**: write-backs wait until
+//!   the commit (as in all variants, Alg. 3 L26, because the dirty lines
+//!   belong to the replica); when more distinct lines than a tenth of the
+//!   replica are dirty, the replica is marked for a complete flush of its
+//!   used part (and any line beyond it) before the `cur_comb` CAS.
+//! * **Non-temporal copy**: a replica is copied with non-temporal stores
+//!   ([`perdure_pm::PmWord::ntstore`]: `movnti` on x86 `Pmem`; a store and a
+//!   write-back of its line elsewhere), which persist without `pwb`s; the
+//!   `pfence` before the `cur_comb` CAS (or, on x86, the locked CAS itself)
+//!   orders them before the CAS.
+//!
+//! ## Volatile footprint of RedoOpt
+//!
+//! Per thread, a store set of `2 × log_entries_per_thread` slots rounded to
+//! a power of two (16 bytes each); per replica, a line set of
+//! `2 × dirty_lines_per_replica` slots (16 bytes each). With the default
+//! configuration (8 threads, 64 Ki entries, 16 Ki lines) that is about
+//! 21 MB on top of Redo-PTM's 14 MB, 35 MB in all (checked under 64 MB by
+//! `tests/redo_variants.rs`); see [`Config::volatile_bytes`].
+
+use super::state::{Combined, DirtyLines};
+use super::tx::Writer;
+use super::{bump, Held, RedoPtm};
+use crate::breakdown::{self, Bucket};
+use crate::replica::word;
+use crate::sti;
+use crate::sync::atomic::Ordering;
+use perdure_pm::Backend;
+use std::time::{Duration, Instant};
+
+#[cfg(doc)]
+use super::Config;
+
+/// Which member of the Redo-PTM family a [`RedoPtm`] runs (seed §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Redo-PTM: Algorithms 1–3.
+    #[default]
+    Redo,
+    /// RedoTimed-PTM: only the first two replicas for a window of about
+    /// four copy times, with backoff.
+    Timed,
+    /// RedoOpt-PTM: RedoTimed-PTM with store and flush aggregation,
+    /// non-temporal copies and the full-flush switch.
+    Opt,
+}
+
+impl Variant {
+    /// All three, in the seed's order.
+    pub const ALL: [Variant; 3] = [Variant::Redo, Variant::Timed, Variant::Opt];
+
+    /// The seed's name of the construction.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Redo => "Redo-PTM",
+            Variant::Timed => "RedoTimed-PTM",
+            Variant::Opt => "RedoOpt-PTM",
+        }
+    }
+
+    /// Whether step {5} starts with the two-replica window.
+    pub fn timed(self) -> bool {
+        self != Variant::Redo
+    }
+
+    /// Whether the RedoOpt optimizations are on.
+    pub fn opt(self) -> bool {
+        self == Variant::Opt
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An open-addressing hash map from 8-aligned offsets to positions, reset
+/// in O(1) by bumping a generation (RedoOpt's store set and line set).
+/// Bounded: refuses inserts beyond half its slots.
+#[derive(Debug)]
+pub(crate) struct WordSet {
+    keys: Box<[u64]>,
+    vals: Box<[u32]>,
+    gens: Box<[u32]>,
+    gen: u32,
+    len: usize,
+    /// Store aggregation: `(position, previous new value)` of entries of
+    /// earlier closures that the running closure rewrote.
+    pub(crate) saves: Vec<(u64, u64)>,
+}
+
+impl WordSet {
+    /// A set of `slots` (rounded up to a power of two, at least 8) slots.
+    pub(crate) fn new(slots: usize) -> WordSet {
+        let slots = slots.max(8).next_power_of_two();
+        WordSet {
+            keys: vec![0; slots].into_boxed_slice(),
+            vals: vec![0; slots].into_boxed_slice(),
+            gens: vec![0; slots].into_boxed_slice(),
+            gen: 1,
+            len: 0,
+            saves: Vec::new(),
+        }
+    }
+
+    /// An empty placeholder (no slots; every insert is refused).
+    pub(crate) fn none() -> WordSet {
+        WordSet {
+            keys: Box::new([]),
+            vals: Box::new([]),
+            gens: Box::new([]),
+            gen: 1,
+            len: 0,
+            saves: Vec::new(),
+        }
+    }
+
+    /// Bytes this set holds.
+    pub(crate) fn bytes_for(slots: usize) -> u64 {
+        16 * slots.max(8).next_power_of_two() as u64
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+        self.saves.clear();
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.gens.iter_mut().for_each(|g| *g = 0);
+            self.gen = 1;
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        // Fibonacci hashing of the word (or line) number.
+        let h = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - self.keys.len().trailing_zeros())) as usize
+    }
+
+    /// `Ok(slot)` holding `key`, or `Err(slot)`, the empty slot where it
+    /// would go (linear probing); `None` if the set has no slots.
+    #[inline]
+    fn find(&self, key: u64) -> Option<Result<usize, usize>> {
+        if self.keys.is_empty() {
+            return None;
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            if self.gens[i] != self.gen {
+                return Some(Err(i));
+            }
+            if self.keys[i] == key {
+                return Some(Ok(i));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The position stored for `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<u64> {
+        match self.find(key)? {
+            Ok(i) => Some(u64::from(self.vals[i])),
+            Err(_) => None,
+        }
+    }
+
+    /// Sets `key` to `val`; false if the set is half full or `val` does not
+    /// fit (the caller then does without aggregation).
+    #[inline]
+    pub(crate) fn insert(&mut self, key: u64, val: u64) -> bool {
+        let Ok(val) = u32::try_from(val) else {
+            return false;
+        };
+        match self.find(key) {
+            None => false,
+            Some(Ok(i)) => {
+                self.vals[i] = val;
+                true
+            }
+            Some(Err(_)) if 2 * (self.len + 1) > self.keys.len() => false,
+            Some(Err(i)) => {
+                self.gens[i] = self.gen;
+                self.keys[i] = key;
+                self.vals[i] = val;
+                self.len += 1;
+                true
+            }
+        }
+    }
+
+    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Exponential backoff (reference \[1\] of the seed): spins, doubling up to
+/// a cap, yielding the processor once the spins are long.
+pub(crate) struct Backoff {
+    spins: u32,
+}
+
+impl Backoff {
+    pub(crate) fn new() -> Backoff {
+        Backoff { spins: 16 }
+    }
+
+    pub(crate) fn wait(&mut self) {
+        let _t = breakdown::timer(Bucket::Wait);
+        for _ in 0..self.spins {
+            crate::sync::spin_loop();
+        }
+        if self.spins >= 1024 {
+            crate::sync::thread::yield_now();
+        } else {
+            self.spins *= 2;
+        }
+    }
+}
+
+impl<B: Backend> RedoPtm<B> {
+    /// Nanoseconds since this PTM was opened.
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Records the start of `tid`'s update (RedoTimed's window starts here).
+    pub(super) fn note_update_start(&self, tid: usize) {
+        if self.config.variant.timed() {
+            self.update_start[tid].store(self.now_ns(), Ordering::Relaxed);
+        }
+    }
+
+    /// RedoTimed's window: [`Config::timed_window`], else four copy times.
+    pub fn timed_window(&self) -> Duration {
+        self.config
+            .timed_window
+            .unwrap_or_else(|| Duration::from_nanos(4 * self.copy_ns.load(Ordering::Relaxed)))
+    }
+
+    /// {5}: the `Combined` to work on. Redo-PTM: the first the strong
+    /// trylock gives. RedoTimed/RedoOpt: within the window only `combs[0]`
+    /// or `combs[1]`, backing off while both are taken; `None` (give the
+    /// attempt up and collect) once `cur_comb` moves away from `cur`, since
+    /// the commit may carry this thread's request.
+    pub(super) fn lock_combined(&self, tid: usize, cur: u64) -> Option<Held> {
+        if !self.config.variant.timed() {
+            return self.lock_any(cur);
+        }
+        let window = u64::try_from(self.timed_window().as_nanos()).unwrap_or(u64::MAX);
+        let deadline = self.update_start[tid]
+            .load(Ordering::Relaxed)
+            .saturating_add(window);
+        let mut backoff = Backoff::new();
+        loop {
+            if let Some(h) = self.lock_first_two(cur) {
+                return Some(h);
+            }
+            if self.now_ns() >= deadline {
+                bump(&self.stats[tid].timed_fallbacks);
+                return self.lock_any(cur);
+            }
+            if cur != self.cur_comb().load(Ordering::SeqCst) {
+                return None;
+            }
+            bump(&self.stats[tid].backoffs);
+            backoff.wait();
+        }
+    }
+
+    /// Statistics of a commit: the replica it designated and its log.
+    pub(super) fn note_commit(&self, tid: usize, c: &Combined, writer: &Writer<'_>) {
+        bump(&c.commits);
+        if !writer.overflow.get() {
+            self.stats[tid]
+                .log_entries
+                .fetch_add(writer.len.get(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// `combs[0]` or `combs[1]`, whichever is not designated and free.
+    fn lock_first_two(&self, cur: u64) -> Option<Held> {
+        (0..2.min(self.combs.len()))
+            .filter(|&i| i != sti::idx(cur))
+            .find(|&i| self.combs[i].lock.exclusive_try_lock())
+            .map(|i| Held {
+                idx: i,
+                dirty: std::cell::RefCell::new(self.combs[i].take_dirty()),
+            })
+    }
+
+    /// The copy proper of [`RedoPtm::copy_designated`]: `used` bytes from
+    /// the replica at `src` to the held one at `dst`. RedoOpt uses
+    /// non-temporal stores (persisted without write-backs); the others
+    /// store and mark the range dirty. Measures the copy for the window.
+    pub(super) fn copy_words(&self, src: u64, dst: u64, used: u64, h: &Held) {
+        let _t = breakdown::timer(Bucket::Copy);
+        let start = Instant::now();
+        if self.config.variant.opt() {
+            for off in (0..used).step_by(8) {
+                let v = word(&self.pool, src + off).load(Ordering::Relaxed);
+                word(&self.pool, dst + off).ntstore(v);
+            }
+        } else {
+            for off in (0..used).step_by(8) {
+                let v = word(&self.pool, src + off).load(Ordering::Relaxed);
+                word(&self.pool, dst + off).store(v, Ordering::Relaxed);
+            }
+            h.dirty.borrow_mut().add_range(dst, dst + used);
+        }
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let old = self.copy_ns.load(Ordering::Relaxed);
+        let avg = if old == 0 { ns } else { (3 * old + ns) / 4 };
+        self.copy_ns.store(avg.max(1), Ordering::Relaxed);
+    }
+
+    /// L26 (`flushDeferredPWBs`): the held replica's dirty lines, one `pwb`
+    /// each, or (RedoOpt, past a tenth of the replica) its whole used part.
+    pub(super) fn flush_dirty(&self, h: &Held) {
+        let _t = breakdown::timer(Bucket::Flush);
+        let base = self.combs[h.idx].replica;
+        let mut dirty = h.dirty.borrow_mut();
+        if dirty.full_flush_pending() {
+            let used = crate::replica::used_len(&self.pool, base, self.replica_len)
+                .unwrap_or(self.replica_len);
+            dirty.add_range(base, base + used);
+        }
+        dirty.flush(&self.pool);
+    }
+
+    /// The `pfence` before the `cur_comb` CAS (timed as flush).
+    pub(super) fn fence_before_cas(&self) {
+        let _t = breakdown::timer(Bucket::Flush);
+        if !self.pool.rmw_completes_flushes() {
+            self.pool.pfence();
+        }
+    }
+
+    /// Dirty-line sets for the replicas of `variant`: RedoOpt keeps lines
+    /// distinct and switches to a full flush past a tenth of the replica.
+    pub(super) fn dirty_lines_for(variant: Variant, cap: usize, replica_len: u64) -> DirtyLines {
+        if variant.opt() {
+            let tenth = (replica_len / perdure_pm::CACHE_LINE as u64 / 10).max(1);
+            let full_after = usize::try_from(tenth).unwrap_or(usize::MAX).min(cap);
+            DirtyLines::distinct(cap, full_after)
+        } else {
+            DirtyLines::new(cap)
+        }
+    }
+}
+
+/// Defines a thin wrapper that runs [`RedoPtm`] as one variant.
+macro_rules! variant_wrapper {
+    ($(#[$doc:meta])* $name:ident, $variant:expr) => {
+        $(#[$doc])*
+        pub struct $name<B: Backend>(RedoPtm<B>);
+
+        impl<B: Backend> $name<B> {
+            /// Formats `pool` (see [`RedoPtm::create`]) and opens it as this
+            /// variant, whatever `config.variant` says.
+            pub fn create(
+                pool: perdure_pm::Pool<B>,
+                config: &super::Config,
+            ) -> Result<Self, crate::error::PtmError> {
+                RedoPtm::create(pool, &Self::config(config)).map($name)
+            }
+
+            /// Opens the Redo-PTM pool (written by any variant) as this
+            /// variant (see [`RedoPtm::open`]).
+            pub fn open(
+                pool: perdure_pm::Pool<B>,
+                config: &super::Config,
+            ) -> Result<Self, crate::error::PtmError> {
+                RedoPtm::open(pool, &Self::config(config)).map($name)
+            }
+
+            /// Opens, or creates if the pool holds none
+            /// (see [`RedoPtm::open_or_create`]).
+            pub fn open_or_create(
+                pool: perdure_pm::Pool<B>,
+                config: &super::Config,
+            ) -> Result<Self, crate::error::PtmError> {
+                RedoPtm::open_or_create(pool, &Self::config(config)).map($name)
+            }
+
+            fn config(config: &super::Config) -> super::Config {
+                super::Config {
+                    variant: $variant,
+                    ..config.clone()
+                }
+            }
+
+            /// The underlying [`RedoPtm`].
+            pub fn inner(&self) -> &RedoPtm<B> {
+                &self.0
+            }
+
+            /// Unwraps the underlying [`RedoPtm`].
+            pub fn into_inner(self) -> RedoPtm<B> {
+                self.0
+            }
+        }
+
+        impl<B: Backend> std::ops::Deref for $name<B> {
+            type Target = RedoPtm<B>;
+            fn deref(&self) -> &RedoPtm<B> {
+                &self.0
+            }
+        }
+
+        impl<B: Backend> std::fmt::Debug for $name<B> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), self.0)
+            }
+        }
+
+        impl<B: Backend> crate::tx::Ptm for $name<B> {
+            type ReadTx<'t>
+                = super::ReadTx<'t, B>
+            where
+                Self: 't;
+            type Tx<'t>
+                = super::Tx<'t, B>
+            where
+                Self: 't;
+
+            fn update_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
+            where
+                R: crate::tx::PWord,
+                F: for<'t> Fn(&super::Tx<'t, B>) -> R + Send + Sync + 'static,
+            {
+                self.0.update_tx(f)
+            }
+
+            fn read_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
+            where
+                R: crate::tx::PWord,
+                F: for<'t> Fn(&super::ReadTx<'t, B>) -> R + Send + Sync + 'static,
+            {
+                self.0.read_tx(f)
+            }
+        }
+    };
+}
+
+variant_wrapper!(
+    /// RedoTimed-PTM (seed §5, "Timed variant"): [`RedoPtm`] with
+    /// [`Variant::Timed`]. Dereferences to the [`RedoPtm`] it runs.
+    RedoTimedPtm,
+    Variant::Timed
+);
+
+variant_wrapper!(
+    /// RedoOpt-PTM (seed §5, "Additional optimizations"): [`RedoPtm`] with
+    /// [`Variant::Opt`]. Dereferences to the [`RedoPtm`] it runs.
+    RedoOptPtm,
+    Variant::Opt
+);
+
+#[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_set_maps_resets_and_bounds() {
+        let mut s = WordSet::new(8);
+        assert!(s.insert(64, 1));
+        assert!(s.insert(72, 2));
+        assert!(s.insert(64, 3), "an existing key is updated");
+        assert_eq!(s.get(64), Some(3));
+        assert_eq!(s.get(72), Some(2));
+        assert_eq!(s.get(80), None);
+        assert!(s.insert(80, 4));
+        assert!(s.insert(88, 5));
+        assert_eq!(s.len(), 4);
+        assert!(!s.insert(96, 6), "half of 8 slots is the bound");
+        s.clear();
+        assert_eq!(s.get(64), None, "clear forgets every key");
+        assert_eq!(s.len(), 0);
+        assert!(s.insert(96, 7));
+        assert_eq!(s.get(96), Some(7));
+        assert!(!WordSet::none().insert(8, 1));
+        assert!(!s.insert(104, u64::from(u32::MAX) + 1));
+    }
+
+    #[test]
+    fn word_set_survives_generation_wrap() {
+        let mut s = WordSet::new(8);
+        s.gen = u32::MAX;
+        assert!(s.insert(8, 1));
+        s.clear();
+        assert_eq!(s.gen, 1);
+        assert_eq!(s.get(8), None);
+    }
+}
