@@ -2,13 +2,14 @@
 //! perdure-ptm, with write-backs, fences and durability barriers per
 //! transaction, next to the published implementation's figures.
 //!
-//! * Constructions: Redo-PTM ([`RedoPtm`], `redo::Config::default()` with
-//!   `threads` = the largest thread count), CX-PTM ([`CxPtm`]), and CX-PUC
-//!   ([`CxPuc`] through its annotated interface) on the queue only: CX-PUC
-//!   writes back the whole used part of a replica after each update, and
-//!   the seed presents it "only for small sized data structures" (§6).
-//!   RedoTimed-PTM and RedoOpt-PTM are not built yet: the reference figures
-//!   are RedoOpt's, printed next to Redo-PTM's rows.
+//! * Constructions: Redo-PTM, RedoTimed-PTM and RedoOpt-PTM ([`RedoPtm`],
+//!   `redo::Config::default()` with the [`Variant`] and `threads` = the
+//!   largest thread count), CX-PTM ([`CxPtm`]), and CX-PUC ([`CxPuc`]
+//!   through its annotated interface) on the queue only: CX-PUC writes back
+//!   the whole used part of a replica after each update, and the seed
+//!   presents it "only for small sized data structures" (§6). The reference
+//!   figures (RedoOpt's and CX-PTM's) are printed next to the rows of the
+//!   same construction.
 //! * Workloads (each transaction one call of [`Ptm::update_tx`] or
 //!   [`Ptm::read_tx`] on the structures of [`perdure_ptm::ds`]):
 //!   - *SPS*: an array of 10^6 words ([`PArray`]); a transaction swaps 1, 4,
@@ -51,6 +52,7 @@ mod svg;
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
 use perdure_ptm::ds::{hash, list, queue, rbtree, HashSet, ListSet, PArray, Queue, RbTreeSet};
+use perdure_ptm::redo::Variant;
 use perdure_ptm::{CxPtm, CxPuc, Ptm};
 use perdure_ptm::{PtmError, RedoPtm};
 use std::path::PathBuf;
@@ -67,21 +69,29 @@ const UPDATES: [u64; 3] = [100, 10, 1];
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cons {
     Redo,
+    Timed,
+    Opt,
     Cx,
     Puc,
 }
+
+/// The four constructions on annotated words (CX-PUC, on a plain value,
+/// runs the queue only: each update writes back the used region).
+const ALL_PTMS: [Cons; 4] = [Cons::Redo, Cons::Timed, Cons::Opt, Cons::Cx];
 
 impl Cons {
     fn name(self) -> &'static str {
         match self {
             Cons::Redo => "Redo-PTM",
+            Cons::Timed => "RedoTimed-PTM",
+            Cons::Opt => "RedoOpt-PTM",
             Cons::Cx => "CX-PTM",
             Cons::Puc => "CX-PUC",
         }
     }
     fn replicas(self, threads: usize) -> u64 {
         match self {
-            Cons::Redo => threads as u64 + 1,
+            Cons::Redo | Cons::Timed | Cons::Opt => threads as u64 + 1,
             Cons::Cx | Cons::Puc => 2 * threads as u64,
         }
     }
@@ -167,9 +177,14 @@ fn with_ptm<J: Job>(s: &Settings, cons: Cons, replica_bytes: u64, job: J) -> (J:
     let mode = pool.mode().describe().to_string();
     let fail = |e: PtmError| -> ! { panic!("{}: {e}", cons.name()) };
     let out = match cons {
-        Cons::Redo => {
+        Cons::Redo | Cons::Timed | Cons::Opt => {
             let cfg = perdure_ptm::redo::Config {
                 threads: n,
+                variant: match cons {
+                    Cons::Timed => Variant::Timed,
+                    Cons::Opt => Variant::Opt,
+                    _ => Variant::Redo,
+                },
                 ..Default::default()
             };
             job.run(&RedoPtm::create(pool, &cfg).unwrap_or_else(|e| fail(e)))
@@ -295,15 +310,15 @@ impl Row {
         }
         let pick = |a, b| Some(if one { a } else { b });
         match (self.workload, self.param.as_str(), self.size, self.cons) {
-            ("SPS", "1 swap/tx", _, Cons::Redo) => pick("RedoOpt 0.84M", "RedoOpt 0.50M"),
-            ("SPS", "16 swaps/tx", _, Cons::Redo) => pick("RedoOpt 2.31M", "RedoOpt 1.56M"),
-            ("queue", _, _, Cons::Redo) => pick(
+            ("SPS", "1 swap/tx", _, Cons::Opt) => pick("RedoOpt 0.84M", "RedoOpt 0.50M"),
+            ("SPS", "16 swaps/tx", _, Cons::Opt) => pick("RedoOpt 2.31M", "RedoOpt 1.56M"),
+            ("queue", _, _, Cons::Opt) => pick(
                 "RedoOpt 375K (4.5 pwb, 2.1 pfence)",
                 "RedoOpt 291K (4.5 pwb, 2.1 pfence)",
             ),
-            ("tree", "10% updates", 10_000, Cons::Redo) => pick("RedoOpt 533K", "RedoOpt 306K"),
+            ("tree", "10% updates", 10_000, Cons::Opt) => pick("RedoOpt 533K", "RedoOpt 306K"),
             ("tree", "10% updates", 10_000, Cons::Cx) => pick("CX-PTM 368K", "CX-PTM 167K"),
-            ("hash", "1% updates", 1_000, Cons::Redo) => pick("RedoOpt 12.5M", "RedoOpt 12.1M"),
+            ("hash", "1% updates", 1_000, Cons::Opt) => pick("RedoOpt 12.5M", "RedoOpt 12.1M"),
             _ => None,
         }
     }
@@ -626,7 +641,7 @@ fn write_outputs(b: &Bench<'_>) {
     }
     // SPS: swaps/s against swaps per transaction.
     let mut series = Vec::new();
-    for cons in [Cons::Redo, Cons::Cx] {
+    for cons in ALL_PTMS {
         for &t in &b.s.threads {
             let points: Vec<(f64, f64)> = b
                 .rows
@@ -727,11 +742,11 @@ fn main() {
         rows: Vec::new(),
         mapping: String::new(),
     };
-    for cons in [Cons::Redo, Cons::Cx] {
+    for cons in ALL_PTMS {
         let (_, mode) = with_ptm(&s, cons, 12 << 20, Sps { b: &mut b, cons });
         b.mapping = mode;
     }
-    for cons in [Cons::Redo, Cons::Cx, Cons::Puc] {
+    for cons in ALL_PTMS.into_iter().chain([Cons::Puc]) {
         with_ptm(&s, cons, 4 << 20, QueueJob { b: &mut b, cons });
     }
     let big = s.big();
@@ -743,7 +758,7 @@ fn main() {
         (SetKind::Hash, 1_000, &[1]),
     ];
     for (kind, keys, updates) in sets {
-        for cons in [Cons::Redo, Cons::Cx] {
+        for cons in ALL_PTMS {
             with_ptm(
                 &s,
                 cons,

@@ -1,8 +1,9 @@
 //! Helpers of the data-structure tests (`tests/ds_*.rs`): the list of
 //! constructions every test runs on, a seeded generator, sizes.
 //!
-//! To run the tests on another construction (RedoTimed-PTM, RedoOpt-PTM as
-//! `redo::Config` variants), add one arm to [`for_each_ptm!`].
+//! [`for_each_ptm!`] runs a test on Redo-PTM, RedoTimed-PTM and RedoOpt-PTM
+//! (the `redo::Config` variants), CX-PTM and CX-PUC; to add a construction,
+//! add one arm.
 
 #![allow(dead_code)]
 
@@ -19,6 +20,20 @@ macro_rules! for_each_ptm {
             let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
             let cfg = perdure_ptm::redo::Config {
                 threads: $threads,
+                ..perdure_ptm::redo::Config::small()
+            };
+            let $p = perdure_ptm::RedoPtm::create(pool, &cfg).unwrap();
+            $body
+        }
+        for (name, variant) in [
+            ("RedoTimed-PTM", perdure_ptm::redo::Variant::Timed),
+            ("RedoOpt-PTM", perdure_ptm::redo::Variant::Opt),
+        ] {
+            let $name = name;
+            let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
+            let cfg = perdure_ptm::redo::Config {
+                threads: $threads,
+                variant,
                 ..perdure_ptm::redo::Config::small()
             };
             let $p = perdure_ptm::RedoPtm::create(pool, &cfg).unwrap();
