@@ -71,6 +71,16 @@
       read the post-crash DRAM and NVMM, and one that read both after
       recovery, but not one that read the post-crash DRAM before and NVMM
       after the first recovery.
+    - [claim2_inclusive_window_fails_at_the_bound]: with [validate] false
+      and no garbage at all (DRAM after the crash equal to NVMM), for every
+      [k ≥ 2]: a thread reads DRAM = (0, 0) after the first return, stalls
+      while [2^(k−1) − 1] further writes complete (within the stall bound),
+      reads NVMM's seq [2^(k−1)], which Algorithm 6.2's inclusive test
+      ([≤ 2^63]) puts inside the window, and its line 4.1 CAS sets NVMM's
+      seq back to 1 while DRAM holds [2^(k−1)].  With the strict test of
+      the thesis's Chapter 7 text ([< 2^63]) this schedule's line 4 test is
+      false; the previous counterexample does not depend on the test's
+      end point.
     The fix proved here ([validate] true): after line 2, read the DRAM pair
     again and go to line 1 if it changed since line 1 (as Mirror's own CAS
     re-reads before it acts).  With it the thesis's window (inclusive,
@@ -826,6 +836,77 @@ Section recover_field.
       assert (half + 1 + 1 = M \/ half + 1 + 1 < M) as [He|He] by lia.
       + rewrite He, Z_mod_same_full in H. lia.
       + rewrite Z.mod_small in H by lia. lia.
+  Qed.
+
+
+  (** [j] Mirror writes, each copied to DRAM, after some [recover_field]
+      returned. *)
+  Lemma writer_rounds validate s j :
+    reachable validate s -> recovered s = true -> nv s = dr s -> 0 <= snd (nv s) < M ->
+    exists s', reachable validate s' /\ recovered s' = true /\ rs s' = rs s /\ nv s' = dr s' /\
+      snd (nv s') = (snd (nv s) + Z.of_nat j) mod M /\ mods s' = mods s + Z.of_nat j /\
+      d0 s' = d0 s /\ n0 s' = n0 s.
+  Proof.
+    intros Hs Hr He Hrange. induction j as [|j IH].
+    - exists s. simpl Z.of_nat. rewrite !Z.add_0_r, Z.mod_small by exact Hrange. repeat split; auto.
+    - destruct IH as (s' & Hs' & Hr' & Hrs & He' & Hseq & Hm & Hd & Hn).
+      pose proof (reach_step validate _ _ Hs' (s_write validate s' 0 Hr' (f_equal snd He'))) as R1.
+      set (s1 := St (0, (snd (nv s') + 1) mod M) (dr s') true (rs s') (mods s' + 1) (d0 s') (n0 s')
+                    (mrec s') (base s') (dv s') (hist_upd (hist s') (mods s' + 1) 0)) in R1.
+      assert (Hh : snd (nv s1) = (snd (dr s1) + 1) mod M) by (simpl; rewrite He'; reflexivity).
+      pose proof (reach_step validate _ _ R1 (s_help validate s1 eq_refl Hh)) as R2.
+      eexists. split; [exact R2|]. simpl. split; [reflexivity|]. split; [exact Hrs|].
+      split; [reflexivity|]. split.
+      + rewrite Hseq, Zplus_mod_idemp_l. f_equal. lia.
+      + split; [lia|split; assumption].
+  Qed.
+
+  (** Even with no garbage at all (DRAM after the crash equals NVMM),
+      Algorithm 6.2's inclusive window lets a thread that read DRAM after
+      the first return, and then stalled for [2^(k−1) − 1] modifications
+      (within the stall bound), CAS NVMM's sequence number back. *)
+  Theorem claim2_inclusive_window_fails_at_the_bound :
+    exists s, reachable false s /\ recovered s = true /\ d0 s = n0 s /\ ~ mirror_inv s.
+  Proof.
+    pose proof M_is_twice_half as HM. pose proof half_ge_2 as Hh.
+    set (s0 := St (0, 0) (0, 0) false (fun _ => RIdle) 0 (0, 0) (0, 0) 0 0 0 (fun _ => 0)).
+    assert (R0 : reachable false s0).
+    { apply reach_init. unfold init, in_range. simpl. repeat split; lia. }
+    (* u = 0 reads both replicas, finds them equal and returns (line 3) *)
+    let x := cur R0 in pose proof (reach_step false _ _ R0 (s_line1 false x 0 eq_refl)) as R1.
+    let x := cur R1 in pose proof (reach_step false _ _ R1 (s_line2 false x 0 0 0 0 eq_refl ltac:(cbn; lia))) as R2.
+    let x := cur R2 in pose proof (reach_step false _ _ R2
+      (s_line3 false x 0 0 0 0 0 0 eq_refl ltac:(cbn; lia) ltac:(discriminate) eq_refl)) as R3.
+    cbn in R3.
+    (* a writer stores (0, 1) in NVMM; t = 1 reads DRAM = (0, 0); the writer copies NVMM to DRAM *)
+    let x := cur R3 in pose proof (reach_step false _ _ R3 (s_write false x 0 eq_refl eq_refl)) as R4.
+    cbn in R4.
+    assert (H1 : 1 mod M = 1) by (apply Z.mod_small; lia). rewrite H1 in R4.
+    let x := cur R4 in pose proof (reach_step false _ _ R4 (s_line1 false x 1 eq_refl)) as R5.
+    cbn in R5.
+    let x := cur R5 in pose proof (reach_step false _ _ R5
+      (s_help false x eq_refl ltac:(cbn; rewrite H1; reflexivity))) as R6.
+    cbn in R6.
+    (* 2^(k−1) − 1 more writes, each copied to DRAM *)
+    destruct (writer_rounds false _ (Z.to_nat (half - 1)) R6 eq_refl eq_refl ltac:(cbn; lia))
+      as (s7 & R7 & Hr7 & Hrs7 & He7 & Hseq7 & Hm7 & Hd7 & Hn7).
+    cbn [nv snd fst mods d0 n0 rs] in Hrs7, Hseq7, Hm7, Hd7, Hn7. rewrite Z2Nat.id in Hseq7, Hm7 by lia.
+    replace (1 + (half - 1)) with half in Hseq7 by lia. rewrite Z.mod_small in Hseq7 by lia.
+    (* t reads NVMM = (_, 2^(k−1)): 0 − 2^(k−1) is inside the inclusive window *)
+    assert (Ht7 : rs s7 1 = RL2 0 0 1) by (rewrite Hrs7; reflexivity).
+    pose proof (reach_step false _ _ R7 (s_line2 false s7 1 0 0 1 Ht7 ltac:(lia))) as R8.
+    rewrite Hseq7 in R8.
+    assert (Hw : window 0 half).
+    { unfold window. rewrite Z.sub_0_l.
+      assert ((- half) mod M = half) as -> by (symmetry; apply (Z.mod_unique _ _ (-1)); lia). lia. }
+    let x := cur R8 in pose proof (reach_step false _ _ R8 (s_line4 false x 1 0 0 (fst (nv s7)) half 1
+                  eq_refl ltac:(cbn; lia) ltac:(discriminate)
+                  ltac:(intros [= _ ?]; lia) Hw)) as R9.
+    let x := cur R9 in pose proof (reach_step false _ _ R9 (s_line41_ok false x 1 0 0 (fst (nv s7)) half 1
+                  eq_refl ltac:(cbn; lia) ltac:(cbn; exact Hseq7))) as R10.
+    eexists. split; [exact R10|]. cbn. split; [exact Hr7|]. split; [rewrite Hd7, Hn7; reflexivity|].
+    unfold mirror_inv. cbn. rewrite <- He7, Hseq7. rewrite (Z.mod_small (0 + 1)) by lia.
+    intros [[H|H] _]; [lia|]. rewrite Z.mod_small in H by lia. lia.
   Qed.
 
 End recover_field.
