@@ -186,6 +186,28 @@ Section spec.
     let Hdom := fresh "Hdom" in let Hr := fresh "Hrange" in
     destruct H as (Hn & Hd & Hdn & Hdom & Hr).
 
+  (** A DWCAS on DRAM from the pair of version [dn] to NVMM's pair of a
+      later version [t] succeeded (lines 19–24, 44, 47): DRAM was at [dn],
+      so NVMM is at [dn] or [dn + 1], hence at [t = dn + 1], and the
+      invariant holds again with DRAM at [t]. *)
+  Lemma mirror_inv_dram_catch_up γ p d m n dn vn vd t vt :
+    m !! n = Some vn → m !! dn = Some vd → (dn = n ∨ S dn = n) →
+    (∀ i, is_Some (m !! i) → (i ≤ n)%nat) → map_Forall (λ _ v, 0 ≤ v < B) m →
+    (dn < t)%nat →
+    t ↪[γ_hist γ]□ vt -∗ p ↦ #(enc vn (Z.of_nat n)) -∗ d ↦ #(enc vt (Z.of_nat t)) -∗
+    ghost_map_auth (γ_hist γ) 1 m -∗ ([∗ map] i ↦ v ∈ m, i ↪[γ_hist γ]□ v) -∗
+    mono_nat_auth_own (γ_dram γ) 1 dn -∗ ghost_var (γ_val γ) (1/2) vn ==∗
+    mirror_inv_body γ p d.
+  Proof.
+    iIntros (Hmn Hmd Hdn Hdom Hrange Hlt) "#Ht Hp Hd Hm #Hfr Hdn Hv".
+    iDestruct (ghost_map_lookup with "Hm Ht") as %Hl.
+    assert (t ≤ n)%nat as Hle by (apply Hdom; eauto).
+    assert (t = n) as -> by lia.
+    rewrite Hmn in Hl. injection Hl as ->.
+    iMod (mono_nat_own_update n with "Hdn") as "[Hdn _]"; first lia.
+    iModIntro. iExists m, n, n, vt, vt. iFrame "∗ #". iPureIntro. split_and!; try done. by left.
+  Qed.
+
   Lemma mirror_cas_spec γ (p d : loc) (e nw : Z) :
     0 ≤ nw < B →
     is_mirror γ p d -∗
@@ -238,14 +260,9 @@ Section spec.
         assert (0 ≤ vd3 < B) as Hvd3 by exact (Hrange _ _ Hmd).
         destruct (enc_inj vd3 (Z.of_nat dn3) vd (Z.of_nat dn) Hvd3 ltac:(lia) Hvd ltac:(lia) Heq) as [-> Hdn3].
         assert (dn3 = dn) as -> by lia.
-        iDestruct (ghost_map_lookup with "Hm Hfn") as %Hl.
-        assert (S dn ≤ n3)%nat as Hle by (apply Hdom; eauto).
-        assert (n3 = S dn) as -> by lia.
-        rewrite Hmn in Hl. injection Hl as ->.
-        iMod (mono_nat_own_update (S dn) with "Hdn") as "[Hdn _]"; first lia.
-        iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-        { iNext. iExists m3, (S dn), (S dn), vn2, vn2. iFrame "∗ #". iPureIntro.
-          split_and!; try done. by left. }
+        iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn Hmd Hdn Hdom Hrange
+                with "Hfn Hp Hd Hm Hfr3 Hdn Hv") as "Hi"; first lia.
+        iModIntro. iSplitL "Hi"; first by iNext.
         wp_pures. iApply ("IH" with "AU").
       - wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
         { iNext. iExists m3, n3, dn3, vn3, vd3. iFrame "∗ #". iPureIntro. done. }
@@ -299,14 +316,9 @@ Section spec.
         assert (0 ≤ vd4 < B) as Hvd4 by exact (Hrange0 _ _ Hmd0).
         destruct (enc_inj vd4 (Z.of_nat dn4) e (Z.of_nat dn) Hvd4 ltac:(lia) Hvn2 ltac:(lia) Heq4) as [-> Hdn4].
         assert (dn4 = dn) as -> by lia.
-        iDestruct (ghost_map_lookup with "Hm Hnew") as %Hl.
-        assert (S dn ≤ n4)%nat as Hle4 by (apply Hdom0; eauto).
-        assert (n4 = S dn) as -> by lia.
-        rewrite Hmn0 in Hl. injection Hl as ->.
-        iMod (mono_nat_own_update (S dn) with "Hdn") as "[Hdn _]"; first lia.
-        iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-        { iNext. iExists m4, (S dn), (S dn), nw, nw. iFrame "∗ #". iPureIntro.
-          split_and!; try done. by left. }
+        iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn0 Hmd0 Hdn0 Hdom0 Hrange0
+                with "Hnew Hp Hd Hm Hfr4 Hdn Hv") as "Hi"; first lia.
+        iModIntro. iSplitL "Hi"; first by iNext.
         wp_pures. done.
       + wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
         { iNext. iExists m4, n4, dn4, vn4, vd4. iFrame "∗ #". iPureIntro. done. }
@@ -340,14 +352,9 @@ Section spec.
           assert (0 ≤ vd4 < B) as Hvd4 by exact (Hrange0 _ _ Hmd0).
           destruct (enc_inj vd4 (Z.of_nat dn4) vd (Z.of_nat dn) Hvd4 ltac:(lia) Hvd ltac:(lia) Heq4) as [-> Hdn4].
           assert (dn4 = dn) as -> by lia.
-          iDestruct (ghost_map_lookup with "Hm Hfn3") as %Hl.
-          assert (n3 ≤ n4)%nat as Hle4 by (apply Hdom0; eauto).
-          assert (n4 = n3) as -> by lia.
-          rewrite Hmn0 in Hl. injection Hl as ->.
-          iMod (mono_nat_own_update n3 with "Hdn") as "[Hdn _]"; first lia.
-          iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-          { iNext. iExists m4, n3, n3, vn3, vn3. iFrame "∗ #". iPureIntro.
-            split_and!; try done. by left. }
+          iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn0 Hmd0 Hdn0 Hdom0 Hrange0
+                  with "Hfn3 Hp Hd Hm Hfr4 Hdn Hv") as "Hi"; first lia.
+          iModIntro. iSplitL "Hi"; first by iNext.
           wp_pures. done.
         * wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
           { iNext. iExists m4, n4, dn4, vn4, vd4. iFrame "∗ #". iPureIntro. done. }

@@ -754,19 +754,21 @@ Section recover_field.
 
   (** Mirror's first invariant and equal-seqs-equal-values hold in every
       reachable state once a [recover_field] on P has returned. *)
+  Lemma reachable_post_inv s : reachable true s -> recovered s = true -> post_inv s.
+  Proof.
+    intros Hs Hr. destruct (inv_reachable s Hs) as (_ & _ & _ & Hi). rewrite Hr in Hi. exact Hi.
+  Qed.
+
   Theorem claim2_mirror_invariants s :
     reachable true s -> recovered s = true -> mirror_inv s.
-  Proof.
-    intros Hs Hr. destruct (inv_reachable s Hs) as (_ & _ & _ & Hi). rewrite Hr in Hi.
-    exact (post_inv_mirror s Hi).
-  Qed.
+  Proof. intros Hs Hr. exact (post_inv_mirror s (reachable_post_inv s Hs Hr)). Qed.
 
   (** After the first return no line 4.1 CAS succeeds. *)
   Theorem claim2_line41_fails_after_recovery s t vd sd vn sn t0 :
     reachable true s -> recovered s = true -> rs s t = RL41 vd sd vn sn t0 ->
     mods s - t0 < half -> snd (nv s) <> sn.
   Proof.
-    intros Hs Hr Ht Hg. destruct (inv_reachable s Hs) as (_ & _ & _ & Hi). rewrite Hr in Hi.
+    intros Hs Hr Ht Hg. pose proof (reachable_post_inv s Hs Hr) as Hi.
     pose proof Hi as (_ & _ & _ & _ & _ & Hok). specialize (Hok t). rewrite Ht in Hok.
     exact (post_line41_fails s vd sd vn sn t0 Hi Hok Hg).
   Qed.

@@ -62,7 +62,7 @@
       63 bits and keeps the MSB.
 
     Proved ([claim1_bitset], [claim1_markable], [claim1_hybrid],
-    [claim1_zmarkable], [claim1_pseudo_bitset]): in every reachable state,
+    [claim1_zmarkable], [claim1_pseudo_bitset], both from [claim1_word]): in every reachable state,
     if the query answers yes for [o] then [ret o ∨ fresh o]: a recover call
     on [o] returned since the last crash, or [o] was created since then
     (and so needs no recovery; the thesis's claim is about objects that
@@ -394,82 +394,73 @@ Definition seqs : Type := nat -> Z.
 
 Definition seqs_crashed (d : seqs) : Prop := forall o, d o = 0%Z.
 
+(** Both zeroed-DRAM variants read the field's DRAM sequence word: the
+    field counts as recovered iff [recovered_word] holds of it (false of the
+    zeroed word); line 5 writes [line5_word sn] for the NVMM sequence [sn]
+    (or line 3 writes nothing); a Mirror write by a holder writes
+    [write_word] of the old word; allocation writes [alloc_word]. *)
+Section word.
+  Context (recovered_word : Z -> bool) (line5_word write_word : Z -> Z) (alloc_word : Z).
+
+  Definition word_query (d : seqs) (o : nat) : bool := recovered_word (d o).
+
+  Inductive word_return (o : nat) (d : seqs) : seqs -> Prop :=
+  | word_line5 sn : word_return o d (fset d o (line5_word sn))
+  | word_line3 : word_return o d d.
+
+  Inductive word_step : tpc -> seqs -> tpc -> seqs -> Prop :=
+  | word_write d o : word_step (THold o) d (THold o) (fset d o (write_word (d o)))
+  | word_done d o : word_step (THold o) d TIdle d.
+
+  Definition word_variant : variant :=
+    Variant seqs seqs_crashed word_query word_return (fun o d d' => d' = fset d o alloc_word)
+      word_step.
+
+  Definition word_inv (R : nat -> Prop) (d : seqs) : Prop := forall o, word_query d o = true -> R o.
+
+  Lemma word_inv_set (R : nat -> Prop) d o v : word_inv R d -> R o -> word_inv R (fset d o v).
+  Proof.
+    unfold word_inv, word_query. intros Hd Ho i. destruct (Nat.eq_dec i o) as [->|Hne]; [auto|].
+    rewrite fset_other by exact Hne. exact (Hd i).
+  Qed.
+
+  Theorem claim1_word g x o :
+    recovered_word 0%Z = false ->
+    reachable word_variant (g, x) -> word_query x o = true -> rf g o.
+  Proof.
+    intros H0. apply (query_sound word_variant word_inv). split; simpl.
+    - intros d Hd o' Hq. unfold word_query in Hq. rewrite Hd, H0 in Hq. discriminate.
+    - intros R d o' Hd Hq. exact (Hd o' Hq).
+    - unfold word_inv. auto.
+    - intros R d d' o' Hd Ho Hr. destruct Hr; [exact (word_inv_set R d o' _ Hd Ho)|exact Hd].
+    - intros R d d' o' Hd Ho ->. exact (word_inv_set R d o' _ Hd Ho).
+    - intros R d d' q q' Hd _ Hh Hst. destruct Hst as [d o'|d o'].
+      + split; [exact (word_inv_set R d o' _ Hd (Hh o' eq_refl))|].
+        split; [discriminate|intros o1 H; exact H].
+      + split; [exact Hd|split; discriminate].
+  Qed.
+End word.
+
 (** ZMarkableAtomicPointer (§6.4.4): a field is recovered iff its DRAM
-    sequence word is non-zero.  Line 5 writes the NVMM pair (any sequence
-    number) or line 3 writes nothing; a Mirror write by a holder
-    increments it modulo 2^64. *)
-Inductive zmark_return (o : nat) (d : seqs) : seqs -> Prop :=
-| zmark_line5 sn : zmark_return o d (fset d o sn)
-| zmark_line3 : zmark_return o d d.
-
-Inductive zmark_step : tpc -> seqs -> tpc -> seqs -> Prop :=
-| zmark_write d o : zmark_step (THold o) d (THold o) (fset d o ((d o + 1) mod 2 ^ 64)%Z)
-| zmark_done d o : zmark_step (THold o) d TIdle d.
-
-Definition znonzero (d : seqs) (o : nat) : bool := negb (Z.eqb (d o) 0).
-
-Definition zmark_inv (R : nat -> Prop) (d : seqs) : Prop := forall o, znonzero d o = true -> R o.
-
-Lemma zmark_inv_set (R : nat -> Prop) d o v : zmark_inv R d -> R o -> zmark_inv R (fset d o v).
-Proof.
-  unfold zmark_inv, znonzero. intros Hd Ho i. destruct (Nat.eq_dec i o) as [->|Hne]; [auto|].
-  rewrite fset_other by exact Hne. exact (Hd i).
-Qed.
-
+    sequence word is non-zero (NVMM sequence numbers start at 1); line 5
+    writes the NVMM sequence number as it is; a Mirror write increments it
+    modulo 2^64 (a wrap to 0 only makes the query answer no). *)
 Definition zmarkable : variant :=
-  Variant seqs seqs_crashed znonzero zmark_return (fun o d d' => d' = fset d o 1%Z) zmark_step.
+  word_variant (fun w => negb (Z.eqb w 0)) (fun sn => sn) (fun w => (w + 1) mod 2 ^ 64)%Z 1%Z.
 
 Theorem claim1_zmarkable g x o :
   reachable zmarkable (g, x) -> query zmarkable x o = true -> rf g o.
-Proof.
-  apply (query_sound zmarkable zmark_inv). split; simpl.
-  - intros d Hd. unfold zmark_inv. intros o' Hq. unfold znonzero in Hq. rewrite Hd in Hq. discriminate.
-  - intros R d o' Hd Hq. exact (Hd o' Hq).
-  - unfold zmark_inv. auto.
-  - intros R d d' o' Hd Ho Hr. destruct Hr; [exact (zmark_inv_set R d o' sn Hd Ho)|exact Hd].
-  - intros R d d' o' Hd Ho ->. exact (zmark_inv_set R d o' 1%Z Hd Ho).
-  - intros R d d' q q' Hd _ Hh Hst. destruct Hst as [d o'|d o'].
-    + split; [exact (zmark_inv_set R d o' _ Hd (Hh o' eq_refl))|].
-      split; [discriminate|intros o1 H; exact H].
-    + split; [exact Hd|split; discriminate].
-Qed.
+Proof. apply claim1_word. reflexivity. Qed.
 
 (** PseudoBitsetAtomic (§6.4.5): the MSB (2^63) of the DRAM sequence word
-    is the recovered bit; sequence numbers use the low 63 bits. *)
+    is the recovered bit; sequence numbers use the low 63 bits, and line 5
+    and every Mirror write keep the MSB set. *)
 Definition msb : Z := (2 ^ 63)%Z.
 
-Definition msb_set (d : seqs) (o : nat) : bool := Z.leb msb (d o).
-
-Inductive pseudo_return (o : nat) (d : seqs) : seqs -> Prop :=
-| pseudo_line5 sn : pseudo_return o d (fset d o (msb + sn mod msb)%Z)
-| pseudo_line3 : pseudo_return o d d.
-
-Inductive pseudo_step : tpc -> seqs -> tpc -> seqs -> Prop :=
-| pseudo_write d o : pseudo_step (THold o) d (THold o) (fset d o (msb + (d o - msb + 1) mod msb)%Z)
-| pseudo_done d o : pseudo_step (THold o) d TIdle d.
-
-Definition pseudo_inv (R : nat -> Prop) (d : seqs) : Prop := forall o, msb_set d o = true -> R o.
-
-Lemma pseudo_inv_set (R : nat -> Prop) d o v : pseudo_inv R d -> R o -> pseudo_inv R (fset d o v).
-Proof.
-  unfold pseudo_inv, msb_set. intros Hd Ho i. destruct (Nat.eq_dec i o) as [->|Hne]; [auto|].
-  rewrite fset_other by exact Hne. exact (Hd i).
-Qed.
-
 Definition pseudo_bitset : variant :=
-  Variant seqs seqs_crashed msb_set pseudo_return (fun o d d' => d' = fset d o msb) pseudo_step.
+  word_variant (fun w => Z.leb msb w) (fun sn => msb + sn mod msb)%Z
+    (fun w => msb + (w - msb + 1) mod msb)%Z msb.
 
 Theorem claim1_pseudo_bitset g x o :
   reachable pseudo_bitset (g, x) -> query pseudo_bitset x o = true -> rf g o.
-Proof.
-  apply (query_sound pseudo_bitset pseudo_inv). split; simpl.
-  - intros d Hd. unfold pseudo_inv. intros o' Hq. unfold msb_set in Hq. rewrite Hd in Hq. discriminate.
-  - intros R d o' Hd Hq. exact (Hd o' Hq).
-  - unfold pseudo_inv. auto.
-  - intros R d d' o' Hd Ho Hr. destruct Hr; [exact (pseudo_inv_set R d o' _ Hd Ho)|exact Hd].
-  - intros R d d' o' Hd Ho ->. exact (pseudo_inv_set R d o' msb Hd Ho).
-  - intros R d d' q q' Hd _ Hh Hst. destruct Hst as [d o'|d o'].
-    + split; [exact (pseudo_inv_set R d o' _ Hd (Hh o' eq_refl))|].
-      split; [discriminate|intros o1 H; exact H].
-    + split; [exact Hd|split; discriminate].
-Qed.
+Proof. apply claim1_word. reflexivity. Qed.
