@@ -208,6 +208,32 @@ Section spec.
     iModIntro. iExists m, n, n, vt, vt. iFrame "∗ #". iPureIntro. split_and!; try done. by left.
   Qed.
 
+  (** A helping DWCAS on DRAM from a pair of version [dn] to NVMM's pair
+      of a later version [t] (lines 19–24, 44, 47) keeps the invariant,
+      whether it succeeds or not. *)
+  Lemma dram_help_spec γ p d (dn t : nat) (vx vt : Z) :
+    0 ≤ vx < B → (dn < t)%nat →
+    {{{ is_mirror γ p d ∗ t ↪[γ_hist γ]□ vt }}}
+      CmpXchg #d #(enc vx (Z.of_nat dn)) #(enc vt (Z.of_nat t))
+    {{{ w, RET w; True }}}.
+  Proof.
+    iIntros (Hvx Hlt Φ) "[#Hinv #Ht] HΦ".
+    iInv "Hinv" as (m n dn' vn vd) "(>Hp & >Hd & >Hm & >#Hfr & >Hdn & >Hv & >%Hpure)".
+    pure_inv Hpure.
+    destruct (decide (enc vd (Z.of_nat dn') = enc vx (Z.of_nat dn))) as [Heq|Hneq].
+    - rewrite Heq. wp_cmpxchg_suc.
+      assert (0 ≤ vd < B) as Hvd by exact (Hrange _ _ Hmd).
+      destruct (enc_inj vd (Z.of_nat dn') vx (Z.of_nat dn) Hvd ltac:(lia) Hvx ltac:(lia) Heq)
+        as [-> Hdn'].
+      assert (dn' = dn) as -> by lia.
+      iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn Hmd Hdn Hdom Hrange
+              with "Ht Hp Hd Hm Hfr Hdn Hv") as "Hi"; first lia.
+      iModIntro. iSplitL "Hi"; first by iNext. by iApply "HΦ".
+    - wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
+      { iNext. iExists m, n, dn', vn, vd. iFrame "∗ #". iPureIntro. done. }
+      by iApply "HΦ".
+  Qed.
+
   Lemma mirror_cas_spec γ (p d : loc) (e nw : Z) :
     0 ≤ nw < B →
     is_mirror γ p d -∗
@@ -252,21 +278,8 @@ Section spec.
     destruct (decide (n2 = S dn)) as [->|Hhelp].
     { (* lines 19–24: help the pending write *)
       rewrite bool_decide_true; last (do 2 f_equal; lia). wp_pures.
-      wp_bind (CmpXchg _ _ _).
-      iInv "Hinv" as (m3 n3 dn3 vn3 vd3) "(>Hp & >Hd & >Hm & >#Hfr3 & >Hdn & >Hv & >%Hpure)".
-      pure_inv Hpure.
-      destruct (decide (enc vd3 (Z.of_nat dn3) = enc vd (Z.of_nat dn))) as [Heq|Hneq].
-      - rewrite Heq. wp_cmpxchg_suc.
-        assert (0 ≤ vd3 < B) as Hvd3 by exact (Hrange _ _ Hmd).
-        destruct (enc_inj vd3 (Z.of_nat dn3) vd (Z.of_nat dn) Hvd3 ltac:(lia) Hvd ltac:(lia) Heq) as [-> Hdn3].
-        assert (dn3 = dn) as -> by lia.
-        iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn Hmd Hdn Hdom Hrange
-                with "Hfn Hp Hd Hm Hfr3 Hdn Hv") as "Hi"; first lia.
-        iModIntro. iSplitL "Hi"; first by iNext.
-        wp_pures. iApply ("IH" with "AU").
-      - wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-        { iNext. iExists m3, n3, dn3, vn3, vd3. iFrame "∗ #". iPureIntro. done. }
-        wp_pures. iApply ("IH" with "AU"). }
+      wp_apply (dram_help_spec _ _ _ dn (S dn) vd vn2 Hvd ltac:(lia) with "[$Hinv $Hfn]").
+      iIntros (w) "_". wp_pures. iApply ("IH" with "AU"). }
     rewrite bool_decide_false; last (intros [= ?]; lia). wp_pures.
     destruct (decide (n2 = dn)) as [->|Hdiff]; last first.
     { (* line 16: the versions differ: retry *)
@@ -308,21 +321,8 @@ Section spec.
       rewrite bool_decide_true //. wp_pures.
       replace ((Z.of_nat dn + 1) * B + nw) with (enc nw (Z.of_nat (S dn))) by (unfold enc; lia).
       (* line 44: DWCAS on DRAM *)
-      wp_bind (CmpXchg _ _ _).
-      iInv "Hinv" as (m4 n4 dn4 vn4 vd4) "(>Hp & >Hd & >Hm & >#Hfr4 & >Hdn & >Hv & >%Hpure)".
-      pure_inv Hpure.
-      destruct (decide (enc vd4 (Z.of_nat dn4) = enc e (Z.of_nat dn))) as [Heq4|Hneq4].
-      + rewrite Heq4. wp_cmpxchg_suc.
-        assert (0 ≤ vd4 < B) as Hvd4 by exact (Hrange0 _ _ Hmd0).
-        destruct (enc_inj vd4 (Z.of_nat dn4) e (Z.of_nat dn) Hvd4 ltac:(lia) Hvn2 ltac:(lia) Heq4) as [-> Hdn4].
-        assert (dn4 = dn) as -> by lia.
-        iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn0 Hmd0 Hdn0 Hdom0 Hrange0
-                with "Hnew Hp Hd Hm Hfr4 Hdn Hv") as "Hi"; first lia.
-        iModIntro. iSplitL "Hi"; first by iNext.
-        wp_pures. done.
-      + wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-        { iNext. iExists m4, n4, dn4, vn4, vd4. iFrame "∗ #". iPureIntro. done. }
-        wp_pures. done.
+      wp_apply (dram_help_spec _ _ _ dn (S dn) e nw Hvn2 ltac:(lia) with "[$Hinv $Hnew]").
+      iIntros (w) "_". wp_pures. done.
     - (* the DWCAS on NVMM fails: NVMM moved on *)
       wp_cmpxchg_fail.
       assert (n3 ≠ dn) as Hn3.
@@ -344,20 +344,7 @@ Section spec.
         wp_pures. rewrite enc_rem; [|done|lia]. rewrite bool_decide_false; last (intros [= ?]; done).
         wp_pures.
         (* line 47: help the write that won *)
-        wp_bind (CmpXchg _ _ _).
-        iInv "Hinv" as (m4 n4 dn4 vn4 vd4) "(>Hp & >Hd & >Hm & >#Hfr4 & >Hdn & >Hv & >%Hpure)".
-        pure_inv Hpure.
-        destruct (decide (enc vd4 (Z.of_nat dn4) = enc vd (Z.of_nat dn))) as [Heq4|Hneq4].
-        * rewrite Heq4. wp_cmpxchg_suc.
-          assert (0 ≤ vd4 < B) as Hvd4 by exact (Hrange0 _ _ Hmd0).
-          destruct (enc_inj vd4 (Z.of_nat dn4) vd (Z.of_nat dn) Hvd4 ltac:(lia) Hvd ltac:(lia) Heq4) as [-> Hdn4].
-          assert (dn4 = dn) as -> by lia.
-          iMod (mirror_inv_dram_catch_up _ _ _ _ _ _ _ _ _ _ Hmn0 Hmd0 Hdn0 Hdom0 Hrange0
-                  with "Hfn3 Hp Hd Hm Hfr4 Hdn Hv") as "Hi"; first lia.
-          iModIntro. iSplitL "Hi"; first by iNext.
-          wp_pures. done.
-        * wp_cmpxchg_fail. iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-          { iNext. iExists m4, n4, dn4, vn4, vd4. iFrame "∗ #". iPureIntro. done. }
-          wp_pures. done.
+        wp_apply (dram_help_spec _ _ _ dn n3 vd vn3 Hvd ltac:(lia) with "[$Hinv $Hfn3]").
+        iIntros (w) "_". wp_pures. done.
   Qed.
 End spec.
