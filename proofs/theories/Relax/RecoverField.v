@@ -17,7 +17,10 @@
       pair is read again and differs from line 1's: goto 1;
     - [s_line3]: line 3, the pairs are equal: return;
     - [s_line4] / [s_line4_skip]: line 4's window test
-      [0 < (S_D − S_NV) mod 2^k ≤ 2^(k−1)] ([window]), true / false;
+      [0 < (S_D − S_NV) mod 2^k ≤ wtop] ([window]), true / false, where the
+      end point [wtop] is [2^(k−1)] as in Algorithm 6.2 ([strict] false) or
+      [2^(k−1) − 1], i.e. [< 2^63] as in the Chapter 7 text ([strict]
+      true); every theorem below is for either unless it says otherwise;
     - [s_line41_ok] / [s_line41_fail]: line 4.1, CAS of the NVMM sequence
       number from [S_NV] to [S_D + 1] (the value is left), then line 4.2 /
       goto 1;
@@ -59,15 +62,15 @@
     - [claim2_line41_fails_after_recovery]: after the first return no line
       4.1 CAS succeeds (recover_field never writes NVMM again).
     - [claim2_fails_for_algorithm_6_2]: with [validate] false, i.e.
-      Algorithm 6.2 exactly as published, for every [k ≥ 2] a reachable
-      state breaks Mirror's first invariant although no thread stalled for
-      more than one modification.  The schedule: right after the crash
-      NVMM = (0, 0) and DRAM = (1, 2^(k−1)+1) (garbage outside the window);
-      threads u and t read DRAM; u reads NVMM, skips line 4.1 and copies
-      (0, 0) to DRAM (recovered); a writer stores (5, 1) in both replicas;
-      t reads NVMM = (5, 1), finds [(2^(k−1)+1) − 1 = 2^(k−1)] inside the
-      window and its line 4.1 CAS sets NVMM's seq to 2^(k−1)+2, while DRAM
-      holds seq 1.  The thesis's argument (Chapter 7) covers a thread that
+      Algorithm 6.2 exactly as published, for every [k ≥ 2] and either end
+      point of the window, a reachable state breaks Mirror's first
+      invariant although no thread stalled for more than one
+      modification.  The schedule: right after the crash NVMM = (0, 0) and
+      DRAM = (1, wtop+1) (garbage just outside the window); threads u and
+      t read DRAM; u reads NVMM, skips line 4.1 and copies (0, 0) to DRAM
+      (recovered); a writer stores (5, 1) in both replicas; t reads NVMM =
+      (5, 1), finds [(wtop+1) − 1 = wtop] inside the window and its line
+      4.1 CAS sets NVMM's seq to wtop+2, while DRAM holds seq 1.  The thesis's argument (Chapter 7) covers a thread that
       read the post-crash DRAM and NVMM, and one that read both after
       recovery, but not one that read the post-crash DRAM before and NVMM
       after the first recovery.
@@ -77,15 +80,14 @@
       while [2^(k−1) − 1] further writes complete (within the stall bound),
       reads NVMM's seq [2^(k−1)], which Algorithm 6.2's inclusive test
       ([≤ 2^63]) puts inside the window, and its line 4.1 CAS sets NVMM's
-      seq back to 1 while DRAM holds [2^(k−1)].  With the strict test of
-      the thesis's Chapter 7 text ([< 2^63]) this schedule's line 4 test is
-      false; the previous counterexample does not depend on the test's
-      end point.
+      seq back to 1 while DRAM holds [2^(k−1)].  With the strict test
+      ([strict] true) this schedule's line 4 test is false; the previous
+      counterexample holds for both end points.
     The fix proved here ([validate] true): after line 2, read the DRAM pair
     again and go to line 1 if it changed since line 1 (as Mirror's own CAS
-    re-reads before it acts).  With it the thesis's window (inclusive,
-    [≤ 2^(k−1)], as in Algorithm 6.2) and its stall bound (fewer than
-    [2^(k−1)] modifications) suffice.
+    re-reads before it acts).  With it the thesis's stall bound (fewer
+    than [2^(k−1)] modifications) suffices, with either end point of the
+    window.
 
     Not covered: the values of fields other than P (each field is
     independent: P's steps touch only P's two pairs); Mirror's CAS itself
@@ -99,7 +101,7 @@ From Coq Require Import ZArith Lia.
 Open Scope Z_scope.
 
 Section recover_field.
-  Context (k : Z) (Hk : 2 <= k).
+  Context (k : Z) (Hk : 2 <= k) (strict : bool).
 
   (** ** Sequence numbers modulo [M = 2^k] *)
   Definition M : Z := 2 ^ k.
@@ -139,8 +141,16 @@ Section recover_field.
     pose proof M_pos. symmetry. apply (Z.mod_unique _ _ (-1)); lia.
   Qed.
 
-  (** Line 4's test: [0 < (S_D − S_NV) mod 2^k ≤ 2^(k−1)]. *)
-  Definition window (sd sn : Z) : Prop := 0 < (sd - sn) mod M <= half.
+  (** Line 4's test: [0 < (S_D − S_NV) mod 2^k ≤ wtop], with [wtop] the
+      end point: [2^(k−1)] as in Algorithm 6.2 ([strict] false), or
+      [2^(k−1) − 1], i.e. [< 2^(k−1)] as in the Chapter 7 text ([strict]
+      true). *)
+  Definition wtop : Z := if strict then half - 1 else half.
+
+  Lemma wtop_bounds : half - 1 <= wtop <= half.
+  Proof. unfold wtop. destruct strict; lia. Qed.
+
+  Definition window (sd sn : Z) : Prop := 0 < (sd - sn) mod M <= wtop.
 
   Lemma no_window_same x : ~ window x x.
   Proof. unfold window. rewrite Z.sub_diag, Z.mod_0_l; [lia|pose proof M_pos; lia]. Qed.
@@ -149,7 +159,7 @@ Section recover_field.
   Proof.
     unfold window. rewrite Zminus_mod_idemp_r.
     replace (x - (x + 1)) with (-1) by lia. rewrite mod_minus_one.
-    pose proof M_is_twice_half. pose proof half_ge_2. lia.
+    pose proof M_is_twice_half. pose proof half_ge_2. pose proof wtop_bounds. lia.
   Qed.
 
   Lemma succ_mod_neq x : (x + 1) mod M <> x mod M.
@@ -456,7 +466,7 @@ Section recover_field.
     replace (snd (d0 s) - (snd (d0 s) + mods s)) with (- mods s) in Hw by lia.
     assert ((- mods s) mod M = M - mods s) as Hr.
     { symmetry. apply (Z.mod_unique _ _ (-1)); lia. }
-    rewrite Hr in Hw. lia.
+    rewrite Hr in Hw. pose proof wtop_bounds. lia.
   Qed.
 
   (** The sequence number recovered by the first line 5 is followed, for
@@ -469,7 +479,7 @@ Section recover_field.
     intros Hsd Hw Hj Heq. pose proof M_is_twice_half. unfold in_range in Hsd.
     destruct Hw as [Hw| ->].
     - apply Hw. unfold window. rewrite <- Heq, Zminus_mod_idemp_l.
-      replace (sn + j - sn) with j by lia. rewrite Z.mod_small by lia. lia.
+      replace (sn + j - sn) with j by lia. rewrite Z.mod_small by lia. pose proof wtop_bounds. lia.
     - rewrite Zplus_mod_idemp_l in Heq.
       assert (sd mod M = (sd + 1 + j) mod M) as He by (rewrite Heq; apply Z.mod_small; lia).
       apply mod_eq_close in He; lia.
@@ -793,23 +803,23 @@ Section recover_field.
   Theorem claim2_fails_for_algorithm_6_2 :
     exists s, reachable false s /\ recovered s = true /\ mods s = 2 /\ ~ mirror_inv s.
   Proof.
-    pose proof M_is_twice_half as HM. pose proof half_ge_2 as Hh.
-    set (s0 := St (0, 0) (1, half + 1) false (fun _ => RIdle) 0 (1, half + 1) (0, 0)
+    pose proof M_is_twice_half as HM. pose proof half_ge_2 as Hh. pose proof wtop_bounds as Hwt.
+    set (s0 := St (0, 0) (1, wtop + 1) false (fun _ => RIdle) 0 (1, wtop + 1) (0, 0)
                   0 0 0 (fun _ => 0)).
     assert (R0 : reachable false s0).
     { apply reach_init. unfold init, in_range. simpl. repeat split; lia. }
     (* u = 0 and t = 1 read the post-crash DRAM (line 1) *)
     let x := cur R0 in pose proof (reach_step false _ _ R0 (s_line1 false x 0 eq_refl)) as R1.
     let x := cur R1 in pose proof (reach_step false _ _ R1 (s_line1 false x 1 eq_refl)) as R2. cbn in R2.
-    (* u reads NVMM (line 2); (half+1) - 0 is outside the window: line 5 *)
-    let x := cur R2 in pose proof (reach_step false _ _ R2 (s_line2 false x 0 1 (half + 1) 0 eq_refl ltac:(cbn; lia))) as R3.
+    (* u reads NVMM (line 2); (wtop+1) - 0 is outside the window: line 5 *)
+    let x := cur R2 in pose proof (reach_step false _ _ R2 (s_line2 false x 0 1 (wtop + 1) 0 eq_refl ltac:(cbn; lia))) as R3.
     cbn in R3.
-    assert (Hw0 : ~ window (half + 1) 0).
+    assert (Hw0 : ~ window (wtop + 1) 0).
     { unfold window. rewrite Z.sub_0_r, Z.mod_small by lia. lia. }
-    let x := cur R3 in pose proof (reach_step false _ _ R3 (s_line4_skip false x 0 1 (half + 1) 0 0 0 eq_refl
+    let x := cur R3 in pose proof (reach_step false _ _ R3 (s_line4_skip false x 0 1 (wtop + 1) 0 0 0 eq_refl
                   ltac:(cbn; lia) ltac:(discriminate) ltac:(intros [=]) Hw0)) as R4.
     cbn in R4.
-    let x := cur R4 in pose proof (reach_step false _ _ R4 (s_line5_ok false x 0 1 (half + 1) 0 0 0 eq_refl
+    let x := cur R4 in pose proof (reach_step false _ _ R4 (s_line5_ok false x 0 1 (wtop + 1) 0 0 0 eq_refl
                   ltac:(cbn; lia) eq_refl)) as R5.
     cbn in R5.
     (* a writer stores (5, 1) in NVMM, then in DRAM *)
@@ -818,24 +828,24 @@ Section recover_field.
     rewrite H1 in R6.
     let x := cur R6 in pose proof (reach_step false _ _ R6 (s_help false x eq_refl ltac:(cbn; rewrite H1; reflexivity))) as R7.
     cbn in R7.
-    (* t reads NVMM = (5, 1): (half+1) - 1 = half is inside the window *)
-    let x := cur R7 in pose proof (reach_step false _ _ R7 (s_line2 false x 1 1 (half + 1) 0 eq_refl ltac:(cbn; lia))) as R8.
+    (* t reads NVMM = (5, 1): (wtop+1) - 1 = wtop is inside the window *)
+    let x := cur R7 in pose proof (reach_step false _ _ R7 (s_line2 false x 1 1 (wtop + 1) 0 eq_refl ltac:(cbn; lia))) as R8.
     cbn in R8.
-    assert (Hw1 : window (half + 1) 1).
-    { unfold window. replace (half + 1 - 1) with half by lia. rewrite Z.mod_small by lia. lia. }
-    let x := cur R8 in pose proof (reach_step false _ _ R8 (s_line4 false x 1 1 (half + 1) 5 1 0 eq_refl
+    assert (Hw1 : window (wtop + 1) 1).
+    { unfold window. replace (wtop + 1 - 1) with wtop by lia. rewrite Z.mod_small by lia. lia. }
+    let x := cur R8 in pose proof (reach_step false _ _ R8 (s_line4 false x 1 1 (wtop + 1) 5 1 0 eq_refl
                   ltac:(cbn; lia) ltac:(discriminate) ltac:(intros [=]) Hw1)) as R9.
     cbn in R9.
-    let x := cur R9 in pose proof (reach_step false _ _ R9 (s_line41_ok false x 1 1 (half + 1) 5 1 0 eq_refl
+    let x := cur R9 in pose proof (reach_step false _ _ R9 (s_line41_ok false x 1 1 (wtop + 1) 5 1 0 eq_refl
                   ltac:(cbn; lia) eq_refl)) as R10.
     cbn in R10.
     eexists. split; [exact R10|]. cbn. split; [reflexivity|]. split; [reflexivity|].
     unfold mirror_inv. cbn. intros [[H|H] _].
-    - assert (half + 1 + 1 = M \/ half + 1 + 1 < M) as [He|He] by lia.
+    - assert (wtop + 1 + 1 = M \/ wtop + 1 + 1 < M) as [He|He] by lia.
       + rewrite He, Z_mod_same_full in H. lia.
       + rewrite Z.mod_small in H by lia. lia.
     - rewrite (Z.mod_small (1 + 1)) in H by lia.
-      assert (half + 1 + 1 = M \/ half + 1 + 1 < M) as [He|He] by lia.
+      assert (wtop + 1 + 1 = M \/ wtop + 1 + 1 < M) as [He|He] by lia.
       + rewrite He, Z_mod_same_full in H. lia.
       + rewrite Z.mod_small in H by lia. lia.
   Qed.
@@ -868,8 +878,10 @@ Section recover_field.
       the first return, and then stalled for [2^(k−1) − 1] modifications
       (within the stall bound), CAS NVMM's sequence number back. *)
   Theorem claim2_inclusive_window_fails_at_the_bound :
+    strict = false ->
     exists s, reachable false s /\ recovered s = true /\ d0 s = n0 s /\ ~ mirror_inv s.
   Proof.
+    intros Hstrict.
     pose proof M_is_twice_half as HM. pose proof half_ge_2 as Hh.
     set (s0 := St (0, 0) (0, 0) false (fun _ => RIdle) 0 (0, 0) (0, 0) 0 0 0 (fun _ => 0)).
     assert (R0 : reachable false s0).
@@ -899,7 +911,7 @@ Section recover_field.
     pose proof (reach_step false _ _ R7 (s_line2 false s7 1 0 0 1 Ht7 ltac:(lia))) as R8.
     rewrite Hseq7 in R8.
     assert (Hw : window 0 half).
-    { unfold window. rewrite Z.sub_0_l.
+    { unfold window, wtop. rewrite Hstrict, Z.sub_0_l.
       assert ((- half) mod M = half) as -> by (symmetry; apply (Z.mod_unique _ _ (-1)); lia). lia. }
     let x := cur R8 in pose proof (reach_step false _ _ R8 (s_line4 false x 1 0 0 (fst (nv s7)) half 1
                   eq_refl ltac:(cbn; lia) ltac:(discriminate)
