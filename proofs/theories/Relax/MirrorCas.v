@@ -28,6 +28,7 @@
       differs (line 46); helping DWCASes on DRAM (lines 19–24, 44, 47)
       never change the abstract value;
     - [new_mirror_spec]: allocating both replicas of (v, 0);
+    - [mirror_inv_replicas]: what the invariant says of the replicas;
     - the invariant [mirror_inv_body] that every step keeps: NVMM holds
       version [n] of a history [m] of values, DRAM holds version [dn] with
       [dn = n ∨ dn + 1 = n] (Mirror's first invariant), both replicas hold
@@ -158,6 +159,19 @@ Section spec.
 
   Global Instance is_mirror_persistent γ p d : Persistent (is_mirror γ p d).
   Proof. apply _. Qed.
+
+  (** What the invariant says of the two replicas: Mirror's first
+      invariant (NVMM's sequence number is DRAM's or DRAM's plus one) and
+      equal sequence numbers imply equal values. *)
+  Lemma mirror_inv_replicas γ p d :
+    mirror_inv_body γ p d -∗
+    ∃ (n dn : nat) (vn vd : Z), p ↦ #(enc vn (Z.of_nat n)) ∗ d ↦ #(enc vd (Z.of_nat dn)) ∗
+      ⌜(dn = n ∨ S dn = n) ∧ (dn = n → vd = vn)⌝.
+  Proof.
+    iIntros "(%m & %n & %dn & %vn & %vd & Hp & Hd & _ & _ & _ & _ & %Hmn & %Hmd & %Hdn & _)".
+    iExists n, dn, vn, vd. iFrame. iPureIntro. split; [exact Hdn|].
+    intros ->. rewrite Hmn in Hmd. by injection Hmd.
+  Qed.
 
   Lemma new_mirror_spec (v : Z) :
     0 ≤ v < B →
