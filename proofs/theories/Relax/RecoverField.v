@@ -70,10 +70,11 @@
       t read DRAM; u reads NVMM, skips line 4.1 and copies (0, 0) to DRAM
       (recovered); a writer stores (5, 1) in both replicas; t reads NVMM =
       (5, 1), finds [(wtop+1) − 1 = wtop] inside the window and its line
-      4.1 CAS sets NVMM's seq to wtop+2, while DRAM holds seq 1.  The thesis's argument (Chapter 7) covers a thread that
-      read the post-crash DRAM and NVMM, and one that read both after
-      recovery, but not one that read the post-crash DRAM before and NVMM
-      after the first recovery.
+      4.1 CAS sets NVMM's seq to wtop+2, while DRAM holds seq 1.  The
+      thesis's argument (Chapter 7) covers a thread that read the
+      post-crash DRAM and NVMM, and one that read both after recovery, but
+      not one that read the post-crash DRAM before and NVMM after the
+      first recovery.
     - [claim2_inclusive_window_fails_at_the_bound]: with [validate] false
       and no garbage at all (DRAM after the crash equal to NVMM), for every
       [k ≥ 2]: a thread reads DRAM = (0, 0) after the first return, stalls
