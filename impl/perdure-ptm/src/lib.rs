@@ -15,6 +15,7 @@
 //! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
 //! | [`registry`] | — | thread ids and nested transactions |
 //! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
+//! | `trace` (feature `trace`) | — | protocol-level traces of Redo-PTM and CX-PTM on the `Sim` backend, for TLC (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
 //!
 //! Not built yet (later work of issue 5): RedoTimed-PTM and RedoOpt-PTM
 //! (§5), the data structures written against [`Ptm`], crash-explorer
@@ -26,6 +27,22 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+/// A trace hook (`crate::trace_ev!(&pool, Variant { .. })`): with feature
+/// `trace`, reports a protocol step to [`trace`] (ordered among the `Sim`
+/// backend's events); without it, expands to nothing (its arguments are
+/// not evaluated).
+#[cfg(feature = "trace")]
+macro_rules! trace_ev {
+    ($pool:expr, $variant:ident $($body:tt)*) => {
+        $crate::trace::emit($pool, $crate::trace::Ev::$variant $($body)*)
+    };
+}
+#[cfg(not(feature = "trace"))]
+macro_rules! trace_ev {
+    ($pool:expr, $variant:ident $($body:tt)*) => {};
+}
+pub(crate) use trace_ev;
+
 pub mod cx;
 pub mod error;
 pub mod front;
@@ -34,6 +51,8 @@ pub mod registry;
 pub mod replica;
 pub mod rwlock;
 pub mod sti;
+#[cfg(feature = "trace")]
+pub mod trace;
 pub mod tx;
 
 pub(crate) use perdure_pm::sync;
