@@ -30,14 +30,14 @@
 /// A trace hook (`crate::trace_ev!(&pool, Variant { .. })`): with feature
 /// `trace`, reports a protocol step to [`trace`] (ordered among the `Sim`
 /// backend's events); without it, expands to nothing (its arguments are
-/// not evaluated).
-#[cfg(feature = "trace")]
+/// not evaluated; also under loom and shuttle, whose models do not trace).
+#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
 macro_rules! trace_ev {
     ($pool:expr, $variant:ident $($body:tt)*) => {
         $crate::trace::emit($pool, $crate::trace::Ev::$variant $($body)*)
     };
 }
-#[cfg(not(feature = "trace"))]
+#[cfg(not(all(feature = "trace", not(any(perdure_loom, perdure_shuttle)))))]
 macro_rules! trace_ev {
     ($pool:expr, $variant:ident $($body:tt)*) => {};
 }
@@ -51,7 +51,7 @@ pub mod registry;
 pub mod replica;
 pub mod rwlock;
 pub mod sti;
-#[cfg(feature = "trace")]
+#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
 pub mod trace;
 pub mod tx;
 

@@ -130,6 +130,12 @@ struct Hooked {
 
 /// The steps reported while a traced run records (`None`: not recording).
 static SINK: Mutex<Option<Vec<Hooked>>> = Mutex::new(None);
+/// Whether a traced run records: the hooks' fast path when none does (a
+/// build with the feature, such as the `perdure` binary, pays one relaxed
+/// load per hook). A process-wide switch of the recorder, not part of any
+/// protocol the models explore, so a `std` atomic rather than the
+/// `crate::sync` facade (whose loom atomics cannot be statics).
+static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn sink() -> std::sync::MutexGuard<'static, Option<Vec<Hooked>>> {
     SINK.lock().unwrap_or_else(|e| e.into_inner())
@@ -139,6 +145,9 @@ fn sink() -> std::sync::MutexGuard<'static, Option<Vec<Hooked>>> {
 /// records and only for a pool on the [`Sim`] backend, at the position of
 /// the Sim events recorded so far.
 pub(crate) fn emit<B: Backend>(pool: &Pool<B>, ev: Ev) {
+    if !RECORDING.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let mut g = sink();
     let Some(v) = g.as_mut() else {
         return;
@@ -155,9 +164,11 @@ pub(crate) fn emit<B: Backend>(pool: &Pool<B>, ev: Ev) {
 /// Starts recording reported steps (discarding any earlier ones).
 fn start_recording() {
     *sink() = Some(Vec::new());
+    RECORDING.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Stops recording; the steps reported since [`start_recording`].
 fn take_recording() -> Vec<Hooked> {
+    RECORDING.store(false, std::sync::atomic::Ordering::SeqCst);
     sink().take().unwrap_or_default()
 }

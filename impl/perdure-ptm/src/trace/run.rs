@@ -156,6 +156,10 @@ macro_rules! run_op {
     };
 }
 
+/// A worker's body: given its handle's thread id and a way to run
+/// transaction `op` ([`OPS`]) through that handle.
+type Worker<'a> = dyn FnMut(usize, &dyn Fn(usize) -> u64) + 'a;
+
 /// What the producer needs of a construction.
 trait Traced: Sized + Sync {
     fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError>;
@@ -165,10 +169,7 @@ trait Traced: Sized + Sync {
     /// `Combined` instances (replicas).
     fn combs(&self) -> usize;
     /// Runs `body` with a handle's thread id and a way to run a transaction.
-    fn with_handle(
-        &self,
-        body: &mut dyn FnMut(usize, &dyn Fn(usize) -> u64),
-    ) -> Result<(), PtmError>;
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError>;
 }
 
 fn redo_config(threads: usize) -> redo::Config {
@@ -201,10 +202,7 @@ impl Traced for RedoPtm<Sim> {
     fn combs(&self) -> usize {
         self.threads() + 1
     }
-    fn with_handle(
-        &self,
-        body: &mut dyn FnMut(usize, &dyn Fn(usize) -> u64),
-    ) -> Result<(), PtmError> {
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
         let h = self.handle()?;
         body(h.tid(), &|op| run_op!(h, op));
         Ok(())
@@ -227,10 +225,7 @@ impl Traced for CxPtm<Sim> {
     fn combs(&self) -> usize {
         2 * self.threads()
     }
-    fn with_handle(
-        &self,
-        body: &mut dyn FnMut(usize, &dyn Fn(usize) -> u64),
-    ) -> Result<(), PtmError> {
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
         let h = self.handle()?;
         body(h.tid(), &|op| run_op!(h, op));
         Ok(())
@@ -292,6 +287,18 @@ fn op_of(seed: u64, w: usize, j: u64) -> usize {
     (mix(seed ^ ((w as u64) << 40) ^ (j << 8) ^ 0x7074_6d00) % OPS.len() as u64) as usize
 }
 
+/// What a pass runs: `threads` workers under schedule `seed`, worker `w`
+/// its transactions `next[w]..ops`, thread id `t` numbering its
+/// transactions from `first[t]`.
+#[derive(Clone, Copy)]
+struct Plan<'a> {
+    threads: usize,
+    seed: u64,
+    next: &'a [u64],
+    first: &'a [u64],
+    ops: u64,
+}
+
 /// One recorded pass: the Sim events and the reported steps.
 struct Pass {
     events: Vec<SimEvent>,
@@ -310,13 +317,16 @@ struct Pass {
 fn record<P: Traced>(
     p: &P,
     lay: &Layout,
-    threads: usize,
-    seed: u64,
-    next: &[u64],
-    first: &[u64],
-    ops: u64,
+    plan: &Plan<'_>,
     crash_at: Option<usize>,
 ) -> Result<Pass, TraceError> {
+    let Plan {
+        threads,
+        seed,
+        next,
+        first,
+        ops,
+    } = *plan;
     let sim = p.the_pool().backend();
     let captured: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
         Arc::new(Mutex::new(None));
@@ -560,10 +570,17 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
         Ok(P::create(pool, opts.threads)?)
     };
     let zeros = vec![0; opts.threads];
+    let plan = Plan {
+        threads: opts.threads,
+        seed,
+        next: &zeros,
+        first: &zeros,
+        ops: opts.ops,
+    };
     let crash_at = if opts.crash {
         let p = fresh()?;
         let lay = Layout::of(&p, seed)?;
-        let dry = record(&p, &lay, opts.threads, seed, &zeros, &zeros, opts.ops, None)?;
+        let dry = record(&p, &lay, &plan, None)?;
         // A crash right after one of the mapped persistence events, drawn
         // uniformly (the copies' many stores to other words would otherwise
         // draw most crash points into the first copy).
@@ -580,16 +597,7 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     let lay = Layout::of(&p, seed)?;
     let read = |off: u64| word(p.the_pool(), off).load(Ordering::SeqCst);
     let mut out = vec![begin_step(&lay, read)];
-    let pass = record(
-        &p,
-        &lay,
-        opts.threads,
-        seed,
-        &zeros,
-        &zeros,
-        opts.ops,
-        crash_at,
-    )?;
+    let pass = record(&p, &lay, &plan, crash_at)?;
     out.extend(steps_of(&pass, &lay, opts.threads, seed)?);
     let Some(words) = pass.image else {
         return Ok(out);
@@ -620,11 +628,12 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     let after = record(
         &p,
         &lay,
-        opts.threads,
-        seed ^ 0xafe7,
-        &next,
-        &first,
-        opts.ops,
+        &Plan {
+            seed: seed ^ 0xafe7,
+            next: &next,
+            first: &first,
+            ..plan
+        },
         None,
     )?;
     out.extend(steps_of(&after, &lay, opts.threads, seed)?);
