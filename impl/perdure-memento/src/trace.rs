@@ -109,6 +109,7 @@ impl Default for TraceOptions {
 }
 
 use perdure_check::sched::mix;
+use perdure_check::trace::args::{run_args_or_exit, usage, RunArgs};
 
 /// The seeded scheduler (shared with the other trace producers).
 use perdure_check::sched;
@@ -881,61 +882,39 @@ EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
 /// `perdure trace memento-cas|memento-queue ARGS` (`args` start with the
 /// object name).
 pub fn cli_main(args: &[String]) -> ExitCode {
-    let usage = |m: &str| {
-        eprintln!("perdure trace: {m}");
-        eprintln!("run `perdure trace memento-cas --help` for usage");
-        ExitCode::from(2)
-    };
+    let usage = |m: &str| usage("memento-cas", m);
     let object = match args.first().map(String::as_str) {
         Some("memento-cas") => Object::Cas,
         Some("memento-queue") => Object::Queue,
         _ => return usage("expected memento-cas or memento-queue"),
     };
-    let mut opts = TraceOptions::default();
-    let mut tamper_with = None;
-    let mut it = args[1..].iter();
-    while let Some(a) = it.next() {
-        let mut num = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-            match v.parse::<u64>() {
-                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-                _ => Err(format!("{a} needs an integer in {lo}..={hi}, not {v:?}")),
-            }
-        };
-        let r = match a.as_str() {
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "--seed" => num(0, u64::MAX / 2).map(|n| opts.seed = n),
-            "--runs" => num(1, 1000).map(|n| opts.runs = n),
-            "--threads" => num(1, 4).map(|n| opts.threads = n as usize),
-            "--ops" => num(1, 6).map(|n| opts.ops = n),
-            "--crash" => {
-                opts.crash = true;
-                Ok(())
-            }
-            "--tamper" => match (it.next().map(String::as_str), object) {
-                (Some("drop-first-cas"), Object::Cas) => {
-                    tamper_with = Some(Tamper::DropFirstCas);
-                    Ok(())
-                }
-                (Some("flip-err"), Object::Cas) => {
-                    tamper_with = Some(Tamper::FlipErr);
-                    Ok(())
-                }
-                (Some("dequeue-twice"), Object::Queue) => {
-                    tamper_with = Some(Tamper::DequeueTwice);
-                    Ok(())
-                }
-                (v, _) => Err(format!("unknown --tamper {v:?} for this object")),
-            },
-            s => Err(format!("unknown argument {s:?}")),
-        };
-        if let Err(e) = r {
-            return usage(&e);
-        }
-    }
+    let d = TraceOptions::default();
+    let defaults = RunArgs {
+        seed: d.seed,
+        runs: d.runs,
+        threads: d.threads,
+        ops: d.ops,
+        crash: d.crash,
+        tamper: None,
+    };
+    let a = match run_args_or_exit("memento-cas", &args[1..], defaults, 4, HELP) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let tamper_with = match (a.tamper.as_deref(), object) {
+        (None, _) => None,
+        (Some("drop-first-cas"), Object::Cas) => Some(Tamper::DropFirstCas),
+        (Some("flip-err"), Object::Cas) => Some(Tamper::FlipErr),
+        (Some("dequeue-twice"), Object::Queue) => Some(Tamper::DequeueTwice),
+        (v, _) => return usage(&format!("unknown --tamper {v:?} for this object")),
+    };
+    let opts = TraceOptions {
+        seed: a.seed,
+        runs: a.runs,
+        threads: a.threads,
+        ops: a.ops,
+        crash: a.crash,
+    };
     let text = match trace(object, &opts) {
         Ok(t) => t,
         Err(e) => {

@@ -46,7 +46,7 @@
 
 mod run;
 
-pub use run::{cli_main, trace, Construction, Tamper, TraceError, TraceOptions};
+pub use run::{cli_main, trace, Construction, Tamper, TraceError, TraceOptions, OPS};
 
 use perdure_pm::{Backend, Pool, Sim};
 use std::sync::Mutex;
@@ -104,7 +104,7 @@ pub enum Ev {
         tid: usize,
         /// Transaction index of the thread.
         i: u64,
-        /// The operation (an index into [`run::OPS`]).
+        /// The operation (an index into [`OPS`]).
         op: usize,
         /// The producer's worker running it (thread ids are leased: a
         /// worker that started late may get the id of one that finished).

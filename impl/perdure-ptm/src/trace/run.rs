@@ -11,6 +11,7 @@ use crate::sync::atomic::Ordering;
 use crate::tx::{Transaction, TxRead};
 use crate::{cx, redo, CxPtm, RedoPtm};
 use perdure_check::sched::{self, mix};
+use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::{Pool, PoolError, Sim, SimOptions};
 use serde_json::{json, Value};
@@ -741,66 +742,37 @@ EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
 /// Entry point of `perdure trace redo-ptm|cx-ptm` (`args` from the
 /// construction's name on).
 pub fn cli_main(args: &[String]) -> ExitCode {
-    let usage = |m: &str| {
-        eprintln!("perdure trace: {m}");
-        eprintln!("run `perdure trace redo-ptm --help` for usage");
-        ExitCode::from(2)
+    let construction = match args.first().map(String::as_str) {
+        Some("redo-ptm") => Construction::Redo,
+        Some("cx-ptm") => Construction::Cx,
+        _ => return usage("redo-ptm", "expected redo-ptm or cx-ptm"),
     };
-    let mut opts = TraceOptions {
-        construction: match args.first().map(String::as_str) {
-            Some("redo-ptm") => Construction::Redo,
-            Some("cx-ptm") => Construction::Cx,
-            _ => return usage("expected redo-ptm or cx-ptm"),
-        },
-        ..TraceOptions::default()
+    let d = TraceOptions::default();
+    let defaults = RunArgs {
+        seed: d.seed,
+        runs: d.runs,
+        threads: d.threads,
+        ops: d.ops,
+        crash: false,
+        tamper: None,
     };
-    let mut it = args[1..].iter();
-    while let Some(a) = it.next() {
-        let mut num = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-            match v.parse::<u64>() {
-                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-                _ => Err(format!("{a} needs an integer in {lo}..={hi}, not {v:?}")),
-            }
-        };
-        let r = match a.as_str() {
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "--seed" => num(0, u64::MAX / 2).map(|n| opts.seed = n),
-            "--runs" => num(1, 1000).map(|n| opts.runs = n),
-            "--threads" => num(1, 3).map(|n| opts.threads = n as usize),
-            "--ops" => num(1, 6).map(|n| opts.ops = n),
-            "--crash" => {
-                opts.crash = true;
-                Ok(())
-            }
-            "--tamper" => match it.next().map(String::as_str) {
-                Some("return-before-psync") => {
-                    opts.tamper = Some(Tamper::ReturnBeforePsync);
-                    Ok(())
-                }
-                Some("cas-before-flush") => {
-                    opts.tamper = Some(Tamper::CasBeforeFlush);
-                    Ok(())
-                }
-                v => Err(format!("unknown --tamper {v:?}")),
-            },
-            s => Err(format!("unknown argument {s:?}")),
-        };
-        if let Err(e) = r {
-            return usage(&e);
-        }
-    }
-    match trace(&opts) {
-        Ok(t) => {
-            print!("{t}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("perdure trace: {e}");
-            ExitCode::from(1)
-        }
-    }
+    let a = match run_args_or_exit("redo-ptm", &args[1..], defaults, 3, HELP) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let tamper = match a.tamper.as_deref() {
+        None => None,
+        Some("return-before-psync") => Some(Tamper::ReturnBeforePsync),
+        Some("cas-before-flush") => Some(Tamper::CasBeforeFlush),
+        Some(m) => return usage("redo-ptm", &format!("unknown --tamper {m:?}")),
+    };
+    print_trace(trace(&TraceOptions {
+        construction,
+        seed: a.seed,
+        runs: a.runs,
+        threads: a.threads,
+        ops: a.ops,
+        crash: a.crash,
+        tamper,
+    }))
 }
