@@ -111,7 +111,7 @@ fn cx_traces() {
 }
 
 #[test]
-fn tampering_moves_a_return_or_drops_write_backs() {
+fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
     for c in [Construction::Redo, Construction::Cx] {
         let clean = steps(&opts(c, false));
         let early = steps(&TraceOptions {
@@ -129,6 +129,12 @@ fn tampering_moves_a_return_or_drops_write_backs() {
         });
         assert!(count(&unflushed, "PwbR") < count(&clean, "PwbR"));
         assert_eq!(count(&unflushed, "CasCC"), count(&clean, "CasCC"));
+        let lost = steps(&TraceOptions {
+            tamper: Some(Tamper::LostStore),
+            ..opts(c, false)
+        });
+        assert_eq!(count(&lost, "Store") + 1, count(&clean, "Store"));
+        assert_eq!(lost.len() + 1, clean.len());
     }
 }
 

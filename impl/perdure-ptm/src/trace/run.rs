@@ -64,6 +64,10 @@ pub enum Tamper {
     /// The replica write-backs of the first commit that has any deleted:
     /// the CAS designates a replica whose lines were not flushed.
     CasBeforeFlush,
+    /// The last store of the first commit that changed a word of the
+    /// replica it designates deleted: the replica misses an effect of what
+    /// the CAS commits.
+    LostStore,
 }
 
 /// What to trace.
@@ -679,6 +683,35 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
             }
             false
         }
+        Tamper::LostStore => {
+            // The visible value of each (replica, word) before each step.
+            let mut vis: HashMap<(u64, u64), u64> = HashMap::new();
+            let mut last: HashMap<(u64, u64), usize> = HashMap::new();
+            for k in 0..steps.len() {
+                let s = &steps[k];
+                let (t, c) = (s["thread"].as_u64(), s["comb"].as_u64());
+                if s["action"] == "Store" {
+                    let (c, w, v) = (
+                        c.unwrap_or(0),
+                        s["word"].as_u64().unwrap_or(0),
+                        s["val"].as_u64().unwrap_or(0),
+                    );
+                    if vis.get(&(c, w)).copied().unwrap_or(0) != v {
+                        last.insert((t.unwrap_or(0), c), k);
+                    }
+                    vis.insert((c, w), v);
+                } else if s["action"] == "CasCC" {
+                    let c = s["cc"]["idx"].as_u64().unwrap_or(0);
+                    if let Some(&j) = last.get(&(t.unwrap_or(0), c)) {
+                        steps.remove(j);
+                        return true;
+                    }
+                } else if s["action"] == "Lock" || s["action"] == "Unlock" {
+                    last.remove(&(t.unwrap_or(0), c.unwrap_or(0)));
+                }
+            }
+            false
+        }
     }
 }
 
@@ -720,8 +753,8 @@ const HELP: &str = "\
 perdure trace redo-ptm|cx-ptm — record traces of Redo-PTM or CX-PTM
 
 USAGE:
-    perdure trace redo-ptm|cx-ptm [--seed N] [--runs R] [--threads T] [--ops K]
-                                  [--crash] [--tamper return-before-psync|cas-before-flush]
+    perdure trace redo-ptm|cx-ptm [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+                   [--tamper return-before-psync|cas-before-flush|lost-store]
 
 Runs the construction on the simulated Px86 backend under seeded schedules
 (seeds N..N+R-1, default 1 and 1 run), T threads (1..=3, default 2) each
@@ -732,7 +765,9 @@ crash image, reopens the PTM on it (null recovery) and goes on. Prints the
 trace (ndjson, traces/SCHEMA.md) as steps of traces/ptm/PtmTrace.tla.
 --tamper corrupts the first run: return-before-psync moves the first
 committer's return before its pwb(cur_comb) + psync; cas-before-flush drops
-the replica write-backs before the first commit that has any.
+the replica write-backs before the first commit that has any; lost-store
+drops the last value-changing store to the replica the first such commit
+designates.
 Check a trace with tools/trace-check.sh traces/ptm/redo/RedoPTMTrace.tla
 (or traces/ptm/cx/CXPTMTrace.tla).
 
@@ -764,6 +799,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         None => None,
         Some("return-before-psync") => Some(Tamper::ReturnBeforePsync),
         Some("cas-before-flush") => Some(Tamper::CasBeforeFlush),
+        Some("lost-store") => Some(Tamper::LostStore),
         Some(m) => return usage("redo-ptm", &format!("unknown --tamper {m:?}")),
     };
     print_trace(trace(&TraceOptions {
