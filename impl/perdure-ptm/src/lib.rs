@@ -19,7 +19,7 @@
 //!
 //! Not built yet (later work of issue 5): RedoTimed-PTM and RedoOpt-PTM
 //! (§5), the data structures written against [`Ptm`], crash-explorer
-//! scenarios, traces and benchmarks.
+//! scenarios and benchmarks.
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
