@@ -27,19 +27,19 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-/// A trace hook (`crate::trace_ev!(&pool, Variant { .. })`): with feature
+/// A trace hook (`crate::trace_ev!(&pool, Variant(args..))`): with feature
 /// `trace`, reports a protocol step to [`trace`] (ordered among the `Sim`
 /// backend's events); without it, expands to nothing (its arguments are
 /// not evaluated; also under loom and shuttle, whose models do not trace).
 #[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
 macro_rules! trace_ev {
-    ($pool:expr, $variant:ident $($body:tt)*) => {
-        $crate::trace::emit($pool, $crate::trace::Ev::$variant $($body)*)
+    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {
+        $crate::trace::emit($pool, $crate::trace::Ev::$variant($($arg),*))
     };
 }
 #[cfg(not(all(feature = "trace", not(any(perdure_loom, perdure_shuttle)))))]
 macro_rules! trace_ev {
-    ($pool:expr, $variant:ident $($body:tt)*) => {};
+    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {};
 }
 pub(crate) use trace_ev;
 

@@ -51,70 +51,44 @@ pub use run::{cli_main, trace, Construction, Tamper, TraceError, TraceOptions, O
 use perdure_pm::{Backend, Pool, Sim};
 use std::sync::Mutex;
 
-/// A protocol step reported by a hook or by the producer.
+/// A protocol step reported by a hook or by the producer (thread ids are
+/// the PTM's, 0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
-    /// Redo {1}: thread `tid` announced request number `seq`.
-    Announce {
-        /// Thread id (0-based).
-        tid: usize,
-        /// The request's sequence number.
-        seq: u64,
-    },
-    /// `tid` tried to lock a `Combined` exclusively: `Some(idx)` it got one.
-    Lock {
-        /// Thread id.
-        tid: usize,
-        /// The `Combined` taken, if any.
-        idx: Option<usize>,
-    },
-    /// Redo {7}: `tid` starts simulating the announced requests on `idx`.
-    Simulate {
-        /// Thread id.
-        tid: usize,
-        /// The held `Combined`.
-        idx: usize,
-    },
-    /// Redo {7}: `tid` ran request `seq` of thread `owner` on its replica.
-    Apply {
-        /// Thread id of the helper.
-        tid: usize,
-        /// Thread id of the request's owner.
-        owner: usize,
-        /// The request's sequence number.
-        seq: u64,
-    },
-    /// `tid` gave up its lock on `Combined` `idx` (not designated by it).
-    Unlock {
-        /// Thread id.
-        tid: usize,
-        /// The `Combined`.
-        idx: usize,
-    },
-    /// CX {1}: `tid`'s node got `ticket` in the turn queue.
-    Enqueue {
-        /// Thread id.
-        tid: usize,
-        /// The node's ticket.
-        ticket: u64,
-    },
-    /// The producer: `tid` starts its transaction number `i`.
+    /// Redo {1}: thread `.0` announced its request number `.1`.
+    Announce(usize, u64),
+    /// Thread `.0` tried to lock a `Combined` exclusively: `Some(idx)` it
+    /// got `combs[idx]`.
+    Lock(usize, Option<usize>),
+    /// Redo {7}: thread `.0` starts simulating the announced requests on
+    /// its held `Combined` `.1`.
+    Simulate(usize, usize),
+    /// Redo {7}: thread `.0` ran request number `.2` of thread `.1` on its
+    /// replica.
+    Apply(usize, usize, u64),
+    /// Thread `.0` gave up its lock on `Combined` `.1` (not designated by
+    /// it).
+    Unlock(usize, usize),
+    /// CX {1}: thread `.0`'s node got ticket `.1` in the turn queue.
+    Enqueue(usize, u64),
+    /// The producer: thread `tid` starts its transaction number `i`, the
+    /// operation `op` ([`OPS`]), as worker `worker` (thread ids are leased:
+    /// a worker that started late may get the id of one that finished).
     Invoke {
         /// Thread id.
         tid: usize,
-        /// Transaction index of the thread.
+        /// Transaction number of the thread.
         i: u64,
         /// The operation (an index into [`OPS`]).
         op: usize,
-        /// The producer's worker running it (thread ids are leased: a
-        /// worker that started late may get the id of one that finished).
+        /// The producer's worker.
         worker: usize,
     },
-    /// The producer: `tid`'s transaction `i` returned `res`.
+    /// The producer: thread `tid`'s transaction `i` returned `res`.
     Return {
         /// Thread id.
         tid: usize,
-        /// Transaction index of the thread.
+        /// Transaction number of the thread.
         i: u64,
         /// Its result.
         res: u64,

@@ -525,15 +525,15 @@ fn steps_of(
 
 fn hook_step(ev: &Ev) -> Option<Value> {
     Some(match *ev {
-        Ev::Announce { tid, seq } => with(step("Announce", tid + 1), json!({"seq": seq})),
-        Ev::Lock { tid, idx } => with(step("Lock", tid + 1), json!({"comb": idx?})),
-        Ev::Simulate { tid, idx } => with(step("Simulate", tid + 1), json!({"comb": idx})),
-        Ev::Apply { tid, owner, seq } => with(
+        Ev::Announce(tid, seq) => with(step("Announce", tid + 1), json!({"seq": seq})),
+        Ev::Lock(tid, idx) => with(step("Lock", tid + 1), json!({"comb": idx?})),
+        Ev::Simulate(tid, idx) => with(step("Simulate", tid + 1), json!({"comb": idx})),
+        Ev::Apply(tid, owner, seq) => with(
             step("Apply", tid + 1),
             json!({"owner": owner + 1, "seq": seq}),
         ),
-        Ev::Unlock { tid, idx } => with(step("Unlock", tid + 1), json!({"comb": idx})),
-        Ev::Enqueue { tid, ticket } => with(step("Enqueue", tid + 1), json!({"ticket": ticket})),
+        Ev::Unlock(tid, idx) => with(step("Unlock", tid + 1), json!({"comb": idx})),
+        Ev::Enqueue(tid, ticket) => with(step("Enqueue", tid + 1), json!({"ticket": ticket})),
         Ev::Invoke { tid, i, op, worker } => with(
             step("Invoke", tid + 1),
             json!({"i": i, "op": OPS[op].0, "a": OPS[op].1, "worker": worker}),
