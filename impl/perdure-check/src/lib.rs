@@ -23,4 +23,5 @@
 pub mod explore;
 pub mod history;
 pub mod litmus;
+pub mod sched;
 pub mod trace;

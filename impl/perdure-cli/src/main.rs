@@ -34,6 +34,8 @@ COMMANDS:
     trace memento-cas|memento-queue [OPTIONS]
                                            Record traces of Memento's detectable CAS or queue
                                            (see `perdure trace memento-cas --help`).
+    trace redo-ptm|cx-ptm [OPTIONS]        Record traces of Redo-PTM or CX-PTM
+                                           (see `perdure trace redo-ptm --help`).
     help, --help, -h                       Print this help.
     --version, -V                          Print the version.
 
@@ -191,6 +193,7 @@ fn main() -> ExitCode {
         ["trace", "memento-cas" | "memento-queue", ..] => {
             perdure_memento::trace::cli_main(&args[1..])
         }
+        ["trace", "redo-ptm" | "cx-ptm", ..] => perdure_ptm::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }

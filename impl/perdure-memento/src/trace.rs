@@ -108,120 +108,11 @@ impl Default for TraceOptions {
     }
 }
 
-/// splitmix64: the seeded choices.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use perdure_check::sched::mix;
+use perdure_check::trace::args::{run_args_or_exit, usage, RunArgs};
 
-/// The seeded scheduler: one worker runs at a time; at each of its
-/// persistent accesses (Sim's yield hook) it may hand over to another.
-mod sched {
-    use std::cell::Cell;
-    use std::sync::{Condvar, Mutex};
-    use std::time::Duration;
-
-    struct State {
-        current: usize,
-        live: Vec<usize>,
-        rng: u64,
-        /// Serialisation given up (a worker waited too long): run freely.
-        free: bool,
-    }
-
-    static STATE: Mutex<State> = Mutex::new(State {
-        current: 0,
-        live: Vec::new(),
-        rng: 0,
-        free: true,
-    });
-    static TURN: Condvar = Condvar::new();
-    /// Only one scheduled run per process at a time.
-    pub(super) static RUN: Mutex<()> = Mutex::new(());
-
-    thread_local! {
-        static ME: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-
-    fn lock() -> std::sync::MutexGuard<'static, State> {
-        STATE.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn draw(s: &mut State) -> u64 {
-        s.rng = super::mix(s.rng);
-        s.rng
-    }
-
-    fn pick(s: &mut State) {
-        if !s.live.is_empty() {
-            let i = (draw(s) % s.live.len() as u64) as usize;
-            s.current = s.live[i];
-        }
-        TURN.notify_all();
-    }
-
-    fn wait_turn(mut s: std::sync::MutexGuard<'static, State>, me: usize) {
-        while !s.free && s.current != me {
-            let (g, to) = TURN
-                .wait_timeout(s, Duration::from_secs(2))
-                .unwrap_or_else(|e| e.into_inner());
-            s = g;
-            if to.timed_out() && !s.free && s.current != me {
-                s.free = true;
-                TURN.notify_all();
-            }
-        }
-    }
-
-    /// Workers `0..n` will run, interleaved by `seed`.
-    pub(super) fn start(n: usize, seed: u64) {
-        let mut s = lock();
-        s.live = (0..n).collect();
-        s.rng = seed;
-        s.free = false;
-        pick(&mut s);
-    }
-
-    /// Whether the run stayed serialised (its schedule is the seed's).
-    pub(super) fn stop() -> bool {
-        let mut s = lock();
-        let ok = !s.free;
-        s.free = true;
-        s.live.clear();
-        ok
-    }
-
-    /// The calling thread is worker `me`: wait for its first turn.
-    pub(super) fn enter(me: usize) {
-        ME.with(|m| m.set(Some(me)));
-        wait_turn(lock(), me);
-    }
-
-    /// Worker `me` is done.
-    pub(super) fn exit(me: usize) {
-        ME.with(|m| m.set(None));
-        let mut s = lock();
-        s.live.retain(|&w| w != me);
-        if s.current == me {
-            pick(&mut s);
-        }
-    }
-
-    /// Sim's yield hook: with probability 1/3 hand over to a drawn worker.
-    pub(super) fn yield_now() {
-        let Some(me) = ME.with(Cell::get) else {
-            return;
-        };
-        let mut s = lock();
-        if s.free || draw(&mut s) % 3 != 0 {
-            return;
-        }
-        pick(&mut s);
-        wait_turn(s, me);
-    }
-}
+/// The seeded scheduler (shared with the other trace producers).
+use perdure_check::sched;
 
 fn config(threads: usize) -> Config {
     Config {
@@ -991,61 +882,39 @@ EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
 /// `perdure trace memento-cas|memento-queue ARGS` (`args` start with the
 /// object name).
 pub fn cli_main(args: &[String]) -> ExitCode {
-    let usage = |m: &str| {
-        eprintln!("perdure trace: {m}");
-        eprintln!("run `perdure trace memento-cas --help` for usage");
-        ExitCode::from(2)
-    };
+    let usage = |m: &str| usage("memento-cas", m);
     let object = match args.first().map(String::as_str) {
         Some("memento-cas") => Object::Cas,
         Some("memento-queue") => Object::Queue,
         _ => return usage("expected memento-cas or memento-queue"),
     };
-    let mut opts = TraceOptions::default();
-    let mut tamper_with = None;
-    let mut it = args[1..].iter();
-    while let Some(a) = it.next() {
-        let mut num = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-            match v.parse::<u64>() {
-                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-                _ => Err(format!("{a} needs an integer in {lo}..={hi}, not {v:?}")),
-            }
-        };
-        let r = match a.as_str() {
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "--seed" => num(0, u64::MAX / 2).map(|n| opts.seed = n),
-            "--runs" => num(1, 1000).map(|n| opts.runs = n),
-            "--threads" => num(1, 4).map(|n| opts.threads = n as usize),
-            "--ops" => num(1, 6).map(|n| opts.ops = n),
-            "--crash" => {
-                opts.crash = true;
-                Ok(())
-            }
-            "--tamper" => match (it.next().map(String::as_str), object) {
-                (Some("drop-first-cas"), Object::Cas) => {
-                    tamper_with = Some(Tamper::DropFirstCas);
-                    Ok(())
-                }
-                (Some("flip-err"), Object::Cas) => {
-                    tamper_with = Some(Tamper::FlipErr);
-                    Ok(())
-                }
-                (Some("dequeue-twice"), Object::Queue) => {
-                    tamper_with = Some(Tamper::DequeueTwice);
-                    Ok(())
-                }
-                (v, _) => Err(format!("unknown --tamper {v:?} for this object")),
-            },
-            s => Err(format!("unknown argument {s:?}")),
-        };
-        if let Err(e) = r {
-            return usage(&e);
-        }
-    }
+    let d = TraceOptions::default();
+    let defaults = RunArgs {
+        seed: d.seed,
+        runs: d.runs,
+        threads: d.threads,
+        ops: d.ops,
+        crash: d.crash,
+        tamper: None,
+    };
+    let a = match run_args_or_exit("memento-cas", &args[1..], defaults, 4, HELP) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let tamper_with = match (a.tamper.as_deref(), object) {
+        (None, _) => None,
+        (Some("drop-first-cas"), Object::Cas) => Some(Tamper::DropFirstCas),
+        (Some("flip-err"), Object::Cas) => Some(Tamper::FlipErr),
+        (Some("dequeue-twice"), Object::Queue) => Some(Tamper::DequeueTwice),
+        (v, _) => return usage(&format!("unknown --tamper {v:?} for this object")),
+    };
+    let opts = TraceOptions {
+        seed: a.seed,
+        runs: a.runs,
+        threads: a.threads,
+        ops: a.ops,
+        crash: a.crash,
+    };
     let text = match trace(object, &opts) {
         Ok(t) => t,
         Err(e) => {

@@ -347,6 +347,13 @@ impl Sim {
         self.state().trace = Some(Vec::new());
     }
 
+    /// Events recorded since [`Sim::start_trace`] so far (0 if tracing is
+    /// off): where an event recorded outside the simulator (a protocol
+    /// step a traced library reports) falls among the simulator's own.
+    pub fn trace_len(&self) -> usize {
+        self.state().trace.as_ref().map_or(0, Vec::len)
+    }
+
     /// Stops recording and returns the events since [`Sim::start_trace`].
     pub fn take_trace(&self) -> Vec<SimEvent> {
         self.state().trace.take().unwrap_or_default()

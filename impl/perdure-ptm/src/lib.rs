@@ -17,15 +17,31 @@
 //! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
 //! | [`registry`] | — | thread ids and nested transactions |
 //! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
+//! | `trace` (feature `trace`) | — | protocol-level traces of Redo-PTM and CX-PTM on the `Sim` backend, for TLC (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
 //!
-//! Not built yet (later work of issue 5): crash-explorer scenarios and
-//! traces.
+//! Not built yet (later work of issue 5): crash-explorer scenarios.
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+
+/// A trace hook (`crate::trace_ev!(&pool, Variant(args..))`): with feature
+/// `trace`, reports a protocol step to [`trace`] (ordered among the `Sim`
+/// backend's events); without it, expands to nothing (its arguments are
+/// not evaluated; also under loom and shuttle, whose models do not trace).
+#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
+macro_rules! trace_ev {
+    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {
+        $crate::trace::emit($pool, $crate::trace::Ev::$variant($($arg),*))
+    };
+}
+#[cfg(not(all(feature = "trace", not(any(perdure_loom, perdure_shuttle)))))]
+macro_rules! trace_ev {
+    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {};
+}
+pub(crate) use trace_ev;
 
 pub mod breakdown;
 pub mod cx;
@@ -37,6 +53,8 @@ pub mod registry;
 pub mod replica;
 pub mod rwlock;
 pub mod sti;
+#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
+pub mod trace;
 pub mod tx;
 
 pub(crate) use perdure_pm::sync;

@@ -8,6 +8,8 @@
 //!   `null` → the string `"null"` (TLA+ has no null; the module defines
 //!   `Null == "null"`). Non-integer numbers and object keys that are not
 //!   TLA+ identifiers are errors with the line number.
+//! * [`args`] — the options every `perdure trace <construction>` producer
+//!   takes (`--seed --runs --threads --ops --crash --tamper`).
 //! * [`log`] — traces of the tutorial commit-marker log as run by the Rust
 //!   code on the `Sim` backend, at the level of the protocol steps of
 //!   `specs/tutorial/CommitLog.tla`, with an optional crash whose persisted
@@ -17,6 +19,7 @@
 //! (`traces/tutorial/CommitLogTrace.tla`) and TLC: the trace is accepted
 //! exactly when TLC can replay all of it as steps of the protocol.
 
+pub mod args;
 pub mod log;
 
 mod cli;

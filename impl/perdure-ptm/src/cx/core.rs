@@ -244,8 +244,10 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         let _t = crate::breakdown::update();
         let mut slot = self.slot(tid);
         let (my, my_t) = self.publish(tid, job);
+        crate::trace_ev!(&self.pool, Enqueue(tid, my_t));
         let out = loop {
             if let Some(held) = self.lock_any() {
+                crate::trace_ev!(&self.pool, Lock(tid, Some(held.idx)));
                 break self.update_on(tid, &mut slot, held, my, my_t);
             }
             // Every `Combined` was taken during the scan. Each thread holds
@@ -288,6 +290,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         if !mn.is_null() && sti::seq_at_least(unsafe { &*mn }.ticket(), my_t) {
             // Someone applied our node on this replica already, and a
             // replica is released only once `cur_comb` holds its head.
+            crate::trace_ev!(&self.pool, Unlock(tid, held.idx));
             c.lock.exclusive_unlock();
             return self.collect(my, my_t);
         }
@@ -310,6 +313,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                         F::settle(self, &mut session);
                         drop(session);
                         c.update_head(mn);
+                        crate::trace_ev!(&self.pool, Unlock(tid, held.idx));
                         c.lock.exclusive_unlock();
                         return self.collect(my, my_t);
                     }
@@ -446,6 +450,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             lc.lock.shared_unlock(tid);
             bump(&self.stats[tid].cas_retries);
         }
+        crate::trace_ev!(&self.pool, Unlock(tid, idx));
         c.lock.downgrade_unlock();
         self.collect(my, my_t)
     }
@@ -525,6 +530,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         let mut slot = self.slot(tid);
         bump(&self.stats[tid].reads_published);
         let (my, my_t) = self.publish(tid, job);
+        crate::trace_ev!(&self.pool, Enqueue(tid, my_t));
         // SAFETY: ours, protected; its job is `Some` (set by `publish`).
         let job = unsafe { &*my }.job.as_ref().expect("a published job");
         let run = |cx: &Self, base: u64, sc: &mut F::Scratch| published(cx, job, base, sc);

@@ -28,6 +28,7 @@ impl<B: Backend> RedoPtm<B> {
             slot.retired.push(Retired(old));
         }
         self.announce[tid].store(seq, Ordering::SeqCst);
+        crate::trace_ev!(&self.pool, Announce(tid, seq));
         self.reclaim(slot);
         seq
     }
@@ -122,6 +123,7 @@ impl<B: Backend> RedoPtm<B> {
             // {5}
             if held.is_none() {
                 held = self.lock_combined(tid, cur);
+                crate::trace_ev!(&self.pool, Lock(tid, held.as_ref().map(|h| h.idx)));
             }
             let Some(h) = held.as_ref() else {
                 break;
@@ -133,6 +135,7 @@ impl<B: Backend> RedoPtm<B> {
             }
             // {7}
             c.head.store(INVALID, Ordering::SeqCst);
+            crate::trace_ev!(&self.pool, Simulate(tid, h.idx));
             let writer = Writer::new(&self.arenas[tid], &h.dirty, store_set.as_deref());
             let complete = self.simulate(tid, c.replica, new_st, &writer, cur);
             if complete && cur == self.cur_comb().load(Ordering::SeqCst) {
@@ -185,6 +188,7 @@ impl<B: Backend> RedoPtm<B> {
         if let Some(h) = held {
             let c = &self.combs[h.idx];
             c.put_dirty(h.dirty.into_inner());
+            crate::trace_ev!(&self.pool, Unlock(tid, h.idx));
             c.lock.exclusive_unlock();
         }
         outcome
@@ -331,6 +335,7 @@ impl<B: Backend> RedoPtm<B> {
             let req = unsafe { &*p };
             if req.seq > applied {
                 let (res, panicked) = self.execute(req, base, writer);
+                crate::trace_ev!(&self.pool, Apply(tid, i, req.seq));
                 new_st.results[i].store(res, Ordering::Relaxed);
                 new_st.applied[i].store(
                     req.seq | if panicked { PANICKED } else { 0 },

@@ -1,0 +1,814 @@
+//! The trace producer: seeded runs of Redo-PTM or CX-PTM on the [`Sim`]
+//! backend, their Sim events and reported steps merged and mapped to the
+//! steps of `traces/ptm/PtmTrace.tla` (see the module docs of
+//! [`crate::trace`] and `traces/ptm/README.md`).
+
+use super::{emit, start_recording, take_recording, Ev, Hooked};
+use crate::error::PtmError;
+use crate::replica::word;
+use crate::sti;
+use crate::sync::atomic::Ordering;
+use crate::tx::{Transaction, TxRead};
+use crate::{cx, redo, CxPtm, RedoPtm};
+use perdure_check::sched::{self, mix};
+use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
+use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::{Pool, PoolError, Sim, SimOptions};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// The transactions of the workload, on `specs/ptm/PtmBase.tla`'s object:
+/// (name, word argument, read-only).
+pub const OPS: [(&str, u64, bool); 6] = [
+    ("inc", 1, false),
+    ("inc", 2, false),
+    ("both", 1, false),
+    ("incif", 1, false),
+    ("get", 1, true),
+    ("get", 2, true),
+];
+/// Object words `x[1..=WORDS]`.
+const WORDS: u64 = 2;
+/// Region offset of `x[w]`: root slot `8·w`, alone on its cache line.
+const fn x(w: u64) -> u64 {
+    64 * w
+}
+/// The pool: header, `cur_comb`, up to 6 replicas of 16 KiB.
+const POOL: u64 = 128 << 10;
+const LINE: u64 = 64;
+/// Layout constants shared by Redo-PTM and CX-PTM (`redo/mod.rs`,
+/// `cx/layout.rs`): `cur_comb` at `D + 64`, replica `r` at `D + 4096 + r·L`.
+const CUR_COMB: u64 = 64;
+const REPLICAS: u64 = 4096;
+/// Crash images drawn from when a crash point has more than this many.
+const IMAGE_SAMPLE: u64 = 256;
+
+/// Which construction to trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Construction {
+    /// Redo-PTM (§5), `traces/ptm/redo/`.
+    Redo,
+    /// CX-PTM (§4), `traces/ptm/cx/`.
+    Cx,
+}
+
+/// A deliberate corruption of the first run's steps, which validation must
+/// reject.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tamper {
+    /// The first committing thread's next `Return` moved to right after its
+    /// `cur_comb` CAS, before `pwb(cur_comb)` and the `psync`.
+    ReturnBeforePsync,
+    /// The replica write-backs of the first commit that has any deleted:
+    /// the CAS designates a replica whose lines were not flushed.
+    CasBeforeFlush,
+    /// The last store of the first commit that changed a word of the
+    /// replica it designates deleted: the replica misses an effect of what
+    /// the CAS commits.
+    LostStore,
+}
+
+/// What to trace.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceOptions {
+    /// The construction.
+    pub construction: Construction,
+    /// The first run's seed (runs use `seed`, `seed + 1`, …).
+    pub seed: u64,
+    /// Runs in the trace.
+    pub runs: u64,
+    /// Threads (1..=3).
+    pub threads: usize,
+    /// Transactions per thread (1..=6).
+    pub ops: u64,
+    /// Take a full crash in every run, then null recovery.
+    pub crash: bool,
+    /// Corrupt the first run.
+    pub tamper: Option<Tamper>,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            construction: Construction::Redo,
+            seed: 1,
+            runs: 1,
+            threads: 2,
+            ops: 3,
+            crash: false,
+            tamper: None,
+        }
+    }
+}
+
+/// Errors of a traced run.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The PTM failed.
+    #[error("ptm: {0}")]
+    Ptm(#[from] PtmError),
+    /// The pool could not be built.
+    #[error("pool: {0}")]
+    Pool(#[from] PoolError),
+    /// Bad options.
+    #[error("{0}")]
+    Options(String),
+    /// A run did something the mapping does not know.
+    #[error("run with seed {seed}: {reason}")]
+    Unmapped {
+        /// The run's seed.
+        seed: u64,
+        /// What happened.
+        reason: String,
+    },
+    /// A worker thread panicked.
+    #[error("a worker thread panicked")]
+    Panicked,
+}
+
+/// Runs transaction `op` (an index into [`OPS`]) through handle `h`.
+macro_rules! run_op {
+    ($h:expr, $op:expr) => {
+        match $op {
+            0 | 1 => {
+                let off = x(OPS[$op].1);
+                $h.update_tx(move |tx| {
+                    let v = tx.load(off);
+                    tx.store(off, v + 1);
+                    v
+                })
+            }
+            2 => $h.update_tx(|tx| {
+                let (a, b) = (tx.load(x(1)), tx.load(x(2)));
+                tx.store(x(1), a + 1);
+                tx.store(x(2), b + 1);
+                a
+            }),
+            3 => $h.update_tx(|tx| {
+                let a = tx.load(x(1));
+                if tx.load(x(2)) == 0 {
+                    tx.store(x(1), a + 1);
+                }
+                a
+            }),
+            _ => {
+                let off = x(OPS[$op].1);
+                $h.read_tx(move |tx| tx.load(off))
+            }
+        }
+    };
+}
+
+/// A worker's body: given its handle's thread id and a way to run
+/// transaction `op` ([`OPS`]) through that handle.
+type Worker<'a> = dyn FnMut(usize, &dyn Fn(usize) -> u64) + 'a;
+
+/// What the producer needs of a construction.
+trait Traced: Sized + Sync {
+    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError>;
+    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError>;
+    fn the_pool(&self) -> &Pool<Sim>;
+    fn region(&self) -> u64;
+    /// `Combined` instances (replicas).
+    fn combs(&self) -> usize;
+    /// Runs `body` with a handle's thread id and a way to run a transaction.
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError>;
+}
+
+fn redo_config(threads: usize) -> redo::Config {
+    redo::Config {
+        threads,
+        ..redo::Config::small()
+    }
+}
+
+fn cx_config(threads: usize) -> cx::Config {
+    cx::Config {
+        threads,
+        ..cx::Config::small()
+    }
+}
+
+impl Traced for RedoPtm<Sim> {
+    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+        RedoPtm::create(pool, &redo_config(threads))
+    }
+    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+        RedoPtm::open(pool, &redo_config(threads))
+    }
+    fn the_pool(&self) -> &Pool<Sim> {
+        self.pool()
+    }
+    fn region(&self) -> u64 {
+        self.region_len()
+    }
+    fn combs(&self) -> usize {
+        self.threads() + 1
+    }
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
+        let h = self.handle()?;
+        body(h.tid(), &|op| run_op!(h, op));
+        Ok(())
+    }
+}
+
+impl Traced for CxPtm<Sim> {
+    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+        CxPtm::create(pool, &cx_config(threads))
+    }
+    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+        CxPtm::open(pool, &cx_config(threads))
+    }
+    fn the_pool(&self) -> &Pool<Sim> {
+        self.pool()
+    }
+    fn region(&self) -> u64 {
+        self.region_len()
+    }
+    fn combs(&self) -> usize {
+        2 * self.threads()
+    }
+    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
+        let h = self.handle()?;
+        body(h.tid(), &|op| run_op!(h, op));
+        Ok(())
+    }
+}
+
+/// Pool offsets of what the trace maps.
+struct Layout {
+    header: u64,
+    cur: u64,
+    replicas: Vec<u64>,
+}
+
+impl Layout {
+    fn of<P: Traced>(p: &P, seed: u64) -> Result<Layout, TraceError> {
+        let header = p.the_pool().data_offset();
+        let l = Layout {
+            header,
+            cur: header + CUR_COMB,
+            replicas: (0..p.combs())
+                .map(|r| header + REPLICAS + r as u64 * p.region())
+                .collect(),
+        };
+        if l.replicas.last().map_or(0, |r| r + p.region()) > POOL {
+            return Err(TraceError::Unmapped {
+                seed,
+                reason: "the replicas do not fit the pool: the layout is not the one this producer knows".into(),
+            });
+        }
+        Ok(l)
+    }
+
+    /// `(replica, word)` of an object word's pool offset.
+    fn object_word(&self, off: u64) -> Option<(usize, u64)> {
+        self.replicas
+            .iter()
+            .enumerate()
+            .find_map(|(r, &b)| (1..=WORDS).find(|&w| b + x(w) == off).map(|w| (r, w)))
+    }
+
+    /// The words of the image: `cur_comb` and every replica's object words.
+    fn image(&self, words: &[u64]) -> (u64, Vec<Vec<u64>>) {
+        let at = |off: u64| words.get((off / 8) as usize).copied().unwrap_or(0);
+        let img = self
+            .replicas
+            .iter()
+            .map(|&b| (1..=WORDS).map(|w| at(b + x(w))).collect())
+            .collect();
+        (at(self.cur), img)
+    }
+}
+
+fn cc_json(w: u64) -> Value {
+    json!({"seq": sti::seq(w), "tid": sti::tid(w), "idx": sti::idx(w)})
+}
+
+/// The operation worker `w` runs as its transaction `j` in run `seed`.
+fn op_of(seed: u64, w: usize, j: u64) -> usize {
+    (mix(seed ^ ((w as u64) << 40) ^ (j << 8) ^ 0x7074_6d00) % OPS.len() as u64) as usize
+}
+
+/// What a pass runs: `threads` workers under schedule `seed`, worker `w`
+/// its transactions `next[w]..ops`, thread id `t` numbering its
+/// transactions from `first[t]`.
+#[derive(Clone, Copy)]
+struct Plan<'a> {
+    threads: usize,
+    seed: u64,
+    next: &'a [u64],
+    first: &'a [u64],
+    ops: u64,
+}
+
+/// One recorded pass: the Sim events and the reported steps.
+struct Pass {
+    events: Vec<SimEvent>,
+    hooks: Vec<Hooked>,
+    /// Positions in `events` of the persistence events the trace maps
+    /// (object-word stores, their write-backs, fences, `cur_comb`).
+    mapped: Vec<usize>,
+    /// The crash image's words, if a crash point was captured.
+    image: Option<Vec<u64>>,
+}
+
+/// Runs every worker's transactions from `next[worker]` to `ops` under the
+/// seeded scheduler, numbering each thread id's from `first[tid]` on,
+/// recording; with `crash_at`, captures the crash point
+/// once that many Sim events are recorded (right after a persistence event).
+fn record<P: Traced>(
+    p: &P,
+    lay: &Layout,
+    plan: &Plan<'_>,
+    crash_at: Option<usize>,
+) -> Result<Pass, TraceError> {
+    let Plan {
+        threads,
+        seed,
+        next,
+        first,
+        ops,
+    } = *plan;
+    let sim = p.the_pool().backend();
+    let captured: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
+        Arc::new(Mutex::new(None));
+    if let Some(at) = crash_at {
+        let c = captured.clone();
+        sim.set_crash_hook(move |_, view| {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            if c.is_none() && view.trace_len() >= at {
+                *c = Some((view.capture(), view.trace_len()));
+            }
+        });
+    }
+    sim.set_yield_hook(sched::yield_now);
+    sim.start_trace();
+    start_recording();
+    let number: Vec<std::sync::atomic::AtomicU64> = first
+        .iter()
+        .map(|&f| std::sync::atomic::AtomicU64::new(f))
+        .collect();
+    let number = &number;
+    sched::start(threads, seed);
+    let failed = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|w| {
+                s.spawn(move || {
+                    sched::enter(w);
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        p.with_handle(&mut |tid, exec| {
+                            // The marker: which simulator thread is `tid`.
+                            let _ = word(p.the_pool(), lay.header + 8 * tid as u64)
+                                .load(Ordering::SeqCst);
+                            for j in next.get(w).copied().unwrap_or(ops)..ops {
+                                let op = op_of(seed, w, j);
+                                let i = number[tid].fetch_add(1, Ordering::SeqCst);
+                                emit(
+                                    p.the_pool(),
+                                    Ev::Invoke {
+                                        tid,
+                                        i,
+                                        op,
+                                        worker: w,
+                                    },
+                                );
+                                let res = exec(op);
+                                emit(p.the_pool(), Ev::Return { tid, i, res });
+                            }
+                        })
+                    }));
+                    sched::exit(w);
+                    match r {
+                        Ok(Ok(())) => None,
+                        Ok(Err(e)) => Some(TraceError::Ptm(e)),
+                        Err(_) => Some(TraceError::Panicked),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .filter_map(|h| h.join().unwrap_or(Some(TraceError::Panicked)))
+            .next()
+    });
+    let serial = sched::stop();
+    sim.clear_crash_hook();
+    let mut events = sim.take_trace();
+    let mut hooks = take_recording();
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !serial {
+        return Err(TraceError::Unmapped {
+            seed,
+            reason: "the scheduler gave up serialising the threads".into(),
+        });
+    }
+    let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        None => None,
+        Some((cp, len)) => {
+            events.truncate(len);
+            // A step reported at `len` came after the crash point.
+            hooks.retain(|h| h.at < len);
+            let (_, images) = cp.images(IMAGE_SAMPLE, seed);
+            let all: Vec<_> = images.collect();
+            if all.is_empty() {
+                return Err(TraceError::Unmapped {
+                    seed,
+                    reason: "no crash image".into(),
+                });
+            }
+            let choice = &all[(mix(seed ^ 0x1_6e) % all.len() as u64) as usize];
+            Some(cp.materialize(choice, VolatileFill::Zeroed))
+        }
+    };
+    let cur_line = lay.cur & !(LINE - 1);
+    let mapped = (0..events.len())
+        .filter(|&n| {
+            let e = &events[n];
+            match e.op {
+                SimOp::Pfence | SimOp::Psync => true,
+                SimOp::Pwb => e.off == cur_line || lay.object_word(e.off).is_some(),
+                SimOp::Store | SimOp::NtStore | SimOp::Cas => {
+                    e.off == lay.cur || lay.object_word(e.off).is_some()
+                }
+                _ => false,
+            }
+        })
+        .collect();
+    Ok(Pass {
+        events,
+        hooks,
+        mapped,
+        image,
+    })
+}
+
+fn step(action: &str, thread: usize) -> Value {
+    json!({"type": "step", "action": action, "thread": thread})
+}
+
+fn with(mut v: Value, extra: Value) -> Value {
+    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+        for (k, x) in e {
+            o.insert(k.clone(), x.clone());
+        }
+    }
+    v
+}
+
+/// The steps of a pass: its Sim events and reported steps in the order they
+/// happened, mapped (trace thread = thread id + 1; 0 = a thread that is no
+/// worker).
+fn steps_of(
+    pass: &Pass,
+    lay: &Layout,
+    threads: usize,
+    seed: u64,
+) -> Result<Vec<Value>, TraceError> {
+    let mut out = Vec::new();
+    let mut sim_tid: HashMap<usize, usize> = HashMap::new();
+    let mut hooks = pass.hooks.iter().peekable();
+    let cur_line = lay.cur & !(LINE - 1);
+    for (n, e) in pass.events.iter().enumerate() {
+        while let Some(h) = hooks.next_if(|h| h.at <= n) {
+            out.extend(hook_step(&h.ev));
+        }
+        let t = sim_tid.get(&e.thread).map_or(0, |t| t + 1);
+        let s = match e.op {
+            SimOp::Load if e.off >= lay.header && e.off < lay.header + 8 * threads as u64 => {
+                sim_tid.insert(e.thread, ((e.off - lay.header) / 8) as usize);
+                None
+            }
+            SimOp::Load | SimOp::CasFailed => None,
+            SimOp::Pfence => Some(with(step("Fence", t), json!({"kind": "pfence"}))),
+            SimOp::Psync => Some(with(step("Fence", t), json!({"kind": "psync"}))),
+            SimOp::Pwb if e.off == cur_line => Some(step("PwbC", t)),
+            SimOp::Pwb => lay
+                .object_word(e.off)
+                .map(|(r, w)| with(step("PwbR", t), json!({"comb": r, "word": w}))),
+            _ if e.off == lay.cur => match e.op {
+                SimOp::Cas => Some(with(step("CasCC", t), json!({"cc": cc_json(e.val)}))),
+                SimOp::Store => Some(with(step("StoreCC", t), json!({"cc": cc_json(e.val)}))),
+                op => {
+                    return Err(TraceError::Unmapped {
+                        seed,
+                        reason: format!("{op:?} of cur_comb"),
+                    })
+                }
+            },
+            SimOp::Store | SimOp::NtStore => lay.object_word(e.off).map(|(r, w)| {
+                with(
+                    step("Store", t),
+                    json!({"comb": r, "word": w, "val": e.val}),
+                )
+            }),
+            op => match lay.object_word(e.off) {
+                Some(_) => {
+                    return Err(TraceError::Unmapped {
+                        seed,
+                        reason: format!("{op:?} of an object word"),
+                    })
+                }
+                None => None,
+            },
+        };
+        out.extend(s);
+    }
+    for h in hooks {
+        out.extend(hook_step(&h.ev));
+    }
+    Ok(out)
+}
+
+fn hook_step(ev: &Ev) -> Option<Value> {
+    Some(match *ev {
+        Ev::Announce(tid, seq) => with(step("Announce", tid + 1), json!({"seq": seq})),
+        Ev::Lock(tid, idx) => with(step("Lock", tid + 1), json!({"comb": idx?})),
+        Ev::Simulate(tid, idx) => with(step("Simulate", tid + 1), json!({"comb": idx})),
+        Ev::Apply(tid, owner, seq) => with(
+            step("Apply", tid + 1),
+            json!({"owner": owner + 1, "seq": seq}),
+        ),
+        Ev::Unlock(tid, idx) => with(step("Unlock", tid + 1), json!({"comb": idx})),
+        Ev::Enqueue(tid, ticket) => with(step("Enqueue", tid + 1), json!({"ticket": ticket})),
+        Ev::Invoke { tid, i, op, worker } => with(
+            step("Invoke", tid + 1),
+            json!({"i": i, "op": OPS[op].0, "a": OPS[op].1, "worker": worker}),
+        ),
+        Ev::Return { tid, i, res } => with(step("Return", tid + 1), json!({"i": i, "res": res})),
+    })
+}
+
+fn begin_step(lay: &Layout, words_of: impl Fn(u64) -> u64) -> Value {
+    let img: Vec<Vec<u64>> = lay
+        .replicas
+        .iter()
+        .map(|&b| (1..=WORDS).map(|w| words_of(b + x(w))).collect())
+        .collect();
+    json!({"type": "step", "action": "Begin", "thread": 0, "cc": cc_json(words_of(lay.cur)),
+           "img": img})
+}
+
+/// After the steps `so_far`: each worker's next transaction, and each
+/// thread id's next transaction number.
+fn next_ops(so_far: &[Value], threads: usize) -> (Vec<u64>, Vec<u64>) {
+    let (mut next, mut first) = (vec![0; threads], vec![0; threads]);
+    for s in so_far.iter().filter(|s| s["action"] == "Invoke") {
+        if let Some(n) = next.get_mut(s["worker"].as_u64().unwrap_or(u64::MAX) as usize) {
+            *n += 1;
+        }
+        let t = s["thread"].as_u64().unwrap_or(0) as usize;
+        if let Some(f) = t.checked_sub(1).and_then(|t| first.get_mut(t)) {
+            *f = s["i"].as_u64().unwrap_or(0) + 1;
+        }
+    }
+    (next, first)
+}
+
+/// One run of construction `P`: its steps, from `Begin`.
+fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, TraceError> {
+    let fresh = || -> Result<P, TraceError> {
+        let pool = Pool::volatile("trace-ptm", POOL, Sim::new(SimOptions::default()))?;
+        Ok(P::create(pool, opts.threads)?)
+    };
+    let zeros = vec![0; opts.threads];
+    let plan = Plan {
+        threads: opts.threads,
+        seed,
+        next: &zeros,
+        first: &zeros,
+        ops: opts.ops,
+    };
+    let crash_at = if opts.crash {
+        let p = fresh()?;
+        let lay = Layout::of(&p, seed)?;
+        let dry = record(&p, &lay, &plan, None)?;
+        // A crash right after one of the mapped persistence events, drawn
+        // uniformly (the copies' many stores to other words would otherwise
+        // draw most crash points into the first copy).
+        let n = dry.mapped.len().max(1) as u64;
+        Some(
+            dry.mapped
+                .get((mix(seed ^ 0xc4a5) % n) as usize)
+                .map_or(1, |&k| k + 1),
+        )
+    } else {
+        None
+    };
+    let p = fresh()?;
+    let lay = Layout::of(&p, seed)?;
+    let read = |off: u64| word(p.the_pool(), off).load(Ordering::SeqCst);
+    let mut out = vec![begin_step(&lay, read)];
+    let pass = record(&p, &lay, &plan, crash_at)?;
+    out.extend(steps_of(&pass, &lay, opts.threads, seed)?);
+    let Some(words) = pass.image else {
+        return Ok(out);
+    };
+    drop(p);
+    let (cc, img) = lay.image(&words);
+    out.push(
+        json!({"type": "step", "action": "Crash", "thread": 0, "cc": cc_json(cc), "img": img}),
+    );
+    let (next, first) = next_ops(&out, opts.threads);
+    let pool = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
+    pool.backend().start_trace();
+    let p = P::open(pool, opts.threads)?;
+    let opened = p.the_pool().backend().take_trace();
+    let lay = Layout::of(&p, seed)?;
+    // Null recovery writes nothing the specs see (checked, not assumed).
+    if let Some(e) = opened.iter().find(|e| {
+        matches!(
+            e.op,
+            SimOp::Store | SimOp::Cas | SimOp::NtStore | SimOp::Rmw
+        ) && (e.off == lay.cur || lay.object_word(e.off).is_some())
+    }) {
+        return Err(TraceError::Unmapped {
+            seed,
+            reason: format!("recovery wrote {:?} at {}", e.op, e.off),
+        });
+    }
+    let after = record(
+        &p,
+        &lay,
+        &Plan {
+            seed: seed ^ 0xafe7,
+            next: &next,
+            first: &first,
+            ..plan
+        },
+        None,
+    )?;
+    out.extend(steps_of(&after, &lay, opts.threads, seed)?);
+    Ok(out)
+}
+
+/// Applies `tamper` to one run's steps; false if the run has no step to
+/// tamper with.
+fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
+    let cas: Vec<usize> = (0..steps.len())
+        .filter(|&k| steps[k]["action"] == "CasCC")
+        .collect();
+    match tamper {
+        Tamper::ReturnBeforePsync => {
+            let Some(&c) = cas.first() else {
+                return false;
+            };
+            let t = steps[c]["thread"].clone();
+            let Some(r) = (c + 1..steps.len())
+                .find(|&k| steps[k]["action"] == "Return" && steps[k]["thread"] == t)
+            else {
+                return false;
+            };
+            let ret = steps.remove(r);
+            steps.insert(c + 1, ret);
+            true
+        }
+        Tamper::CasBeforeFlush => {
+            let mut from = 0;
+            for &c in &cas {
+                let t = steps[c]["thread"].clone();
+                let flushes: Vec<usize> = (from..c)
+                    .filter(|&k| steps[k]["action"] == "PwbR" && steps[k]["thread"] == t)
+                    .collect();
+                if !flushes.is_empty() {
+                    for k in flushes.into_iter().rev() {
+                        steps.remove(k);
+                    }
+                    return true;
+                }
+                from = c + 1;
+            }
+            false
+        }
+        Tamper::LostStore => {
+            // The visible value of each (replica, word) before each step.
+            let mut vis: HashMap<(u64, u64), u64> = HashMap::new();
+            let mut last: HashMap<(u64, u64), usize> = HashMap::new();
+            for k in 0..steps.len() {
+                let s = &steps[k];
+                let (t, c) = (s["thread"].as_u64(), s["comb"].as_u64());
+                if s["action"] == "Store" {
+                    let (c, w, v) = (
+                        c.unwrap_or(0),
+                        s["word"].as_u64().unwrap_or(0),
+                        s["val"].as_u64().unwrap_or(0),
+                    );
+                    if vis.get(&(c, w)).copied().unwrap_or(0) != v {
+                        last.insert((t.unwrap_or(0), c), k);
+                    }
+                    vis.insert((c, w), v);
+                } else if s["action"] == "CasCC" {
+                    let c = s["cc"]["idx"].as_u64().unwrap_or(0);
+                    if let Some(&j) = last.get(&(t.unwrap_or(0), c)) {
+                        steps.remove(j);
+                        return true;
+                    }
+                } else if s["action"] == "Lock" || s["action"] == "Unlock" {
+                    last.remove(&(t.unwrap_or(0), c.unwrap_or(0)));
+                }
+            }
+            false
+        }
+    }
+}
+
+/// The ndjson trace of `opts.runs` runs (seeds `seed..seed + runs`).
+pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
+    if !(1..=3).contains(&opts.threads) || !(1..=6).contains(&opts.ops) || opts.runs == 0 {
+        return Err(TraceError::Options(format!(
+            "threads must be in 1..=3, ops in 1..=6, runs at least 1 (got {}, {}, {})",
+            opts.threads, opts.ops, opts.runs
+        )));
+    }
+    let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut text = String::new();
+    for k in 0..opts.runs {
+        let seed = opts.seed.wrapping_add(k);
+        let mut steps = match opts.construction {
+            Construction::Redo => one_run::<RedoPtm<Sim>>(opts, seed)?,
+            Construction::Cx => one_run::<CxPtm<Sim>>(opts, seed)?,
+        };
+        if k == 0 {
+            if let Some(t) = opts.tamper {
+                if !tamper_with(&mut steps, t) {
+                    return Err(TraceError::Unmapped {
+                        seed,
+                        reason: format!("nothing to tamper with ({t:?}): try another seed"),
+                    });
+                }
+            }
+        }
+        for s in steps {
+            text.push_str(&s.to_string());
+            text.push('\n');
+        }
+    }
+    Ok(text)
+}
+
+const HELP: &str = "\
+perdure trace redo-ptm|cx-ptm — record traces of Redo-PTM or CX-PTM
+
+USAGE:
+    perdure trace redo-ptm|cx-ptm [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+                   [--tamper return-before-psync|cas-before-flush|lost-store]
+
+Runs the construction on the simulated Px86 backend under seeded schedules
+(seeds N..N+R-1, default 1 and 1 run), T threads (1..=3, default 2) each
+running K transactions (1..=6, default 3) of a seeded mix of inc, both,
+incif and get on two words (specs/ptm/PtmBase.tla's object). --crash takes
+a full crash at a seeded persistence event of every run, keeps an allowed
+crash image, reopens the PTM on it (null recovery) and goes on. Prints the
+trace (ndjson, traces/SCHEMA.md) as steps of traces/ptm/PtmTrace.tla.
+--tamper corrupts the first run: return-before-psync moves the first
+committer's return before its pwb(cur_comb) + psync; cas-before-flush drops
+the replica write-backs before the first commit that has any; lost-store
+drops the last value-changing store to the replica the first such commit
+designates.
+Check a trace with tools/trace-check.sh traces/ptm/redo/RedoPTMTrace.tla
+(or traces/ptm/cx/CXPTMTrace.tla).
+
+EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
+";
+
+/// Entry point of `perdure trace redo-ptm|cx-ptm` (`args` from the
+/// construction's name on).
+pub fn cli_main(args: &[String]) -> ExitCode {
+    let construction = match args.first().map(String::as_str) {
+        Some("redo-ptm") => Construction::Redo,
+        Some("cx-ptm") => Construction::Cx,
+        _ => return usage("redo-ptm", "expected redo-ptm or cx-ptm"),
+    };
+    let d = TraceOptions::default();
+    let defaults = RunArgs {
+        seed: d.seed,
+        runs: d.runs,
+        threads: d.threads,
+        ops: d.ops,
+        crash: false,
+        tamper: None,
+    };
+    let a = match run_args_or_exit("redo-ptm", &args[1..], defaults, 3, HELP) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let tamper = match a.tamper.as_deref() {
+        None => None,
+        Some("return-before-psync") => Some(Tamper::ReturnBeforePsync),
+        Some("cas-before-flush") => Some(Tamper::CasBeforeFlush),
+        Some("lost-store") => Some(Tamper::LostStore),
+        Some(m) => return usage("redo-ptm", &format!("unknown --tamper {m:?}")),
+    };
+    print_trace(trace(&TraceOptions {
+        construction,
+        seed: a.seed,
+        runs: a.runs,
+        threads: a.threads,
+        ops: a.ops,
+        crash: a.crash,
+        tamper,
+    }))
+}
