@@ -1,0 +1,56 @@
+//! Nodes: what RELAX needs to know about a structure's objects.
+//!
+//! §6.4.2: "This algorithm requires that the programmer provides a simple
+//! `recoverNode` method. This method receives a pointer to a node, and it
+//! calls `recoverField` for each field in the node. This method can be
+//! automatically generated when the programming language provides a
+//! reflection operation that can generate a list of fields." Here each
+//! structure's node type implements [`Node`] by listing its fields (field
+//! `i` is the persistent atomic at `node + 16·i`); [`Node::recover_node`] is
+//! generated from that list, and Mirror's eager recovery uses the same list
+//! as its trace function (Chapter 4: "a tracing operation must be
+//! provided").
+
+use crate::error::RelaxError;
+use crate::space::Space;
+use perdure_pm::Backend;
+
+/// What a field of a node holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// Data (`patomic`).
+    Value,
+    /// A pointer to a node of the type's [`Node::Child`]
+    /// (`MarkablePatomicPointer` under the markable variants).
+    Pointer,
+}
+
+/// A node type of a structure on a RELAX space.
+pub trait Node: 'static {
+    /// The type of the nodes this node's pointer fields point to.
+    type Child: Node;
+
+    /// How many 16-byte fields the node at `node` has. Most types have a
+    /// constant count; a variable-size node (a bucket array) reads its
+    /// count from an immutable NVMM field and must check it.
+    fn field_count<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<usize, RelaxError>;
+
+    /// The kind of field `i`.
+    fn field_kind(i: usize) -> FieldKind;
+
+    /// `recoverNode` (§6.4.2): recovers every field of the node in order,
+    /// data fields with Algorithm 6.2 and pointer fields with Algorithm 6.3.
+    /// The order matters to `ZMarkable` (§6.4.4), which takes a node whose
+    /// last field is recovered as recovered.
+    fn recover_node<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<(), RelaxError> {
+        let n = Self::field_count(space, node)?;
+        for i in 0..n {
+            let f = node + 16 * i as u64;
+            match Self::field_kind(i) {
+                FieldKind::Value => space.recover_field(f)?,
+                FieldKind::Pointer => space.recover_field_ptr::<Self::Child>(f)?,
+            }
+        }
+        Ok(())
+    }
+}
