@@ -35,6 +35,9 @@ pub enum DramInit {
     },
 }
 
+/// One replica's `(value, sequence)`.
+pub type Replica = (u64, u64);
+
 /// A 16-byte, 16-aligned (value, sequence) slot of the volatile region.
 #[repr(C, align(16))]
 struct Pair([AtomicU64; 2]);
@@ -166,7 +169,10 @@ impl Dram {
     #[inline]
     pub fn read_pair(&self, off: u64) -> (u64, u64) {
         let p = self.at(off);
-        if cfg!(all(target_arch = "x86_64", not(any(perdure_loom, perdure_shuttle)))) {
+        if cfg!(all(
+            target_arch = "x86_64",
+            not(any(perdure_loom, perdure_shuttle))
+        )) {
             loop {
                 let s = p.0[1].load(Ordering::Acquire);
                 let v = p.0[0].load(Ordering::Acquire);

@@ -18,7 +18,7 @@
 //!
 //! ## Algorithm 4.1 (`compare_exchange_strong`), line by line
 //!
-//! [`Space::mirror_cas`] follows the listing: L5–L7 read NVMM (sequence,
+//! `Space::mirror_cas` follows the listing: L5–L7 read NVMM (sequence,
 //! value, sequence again), L9–L11 read DRAM the same way, L14 retry if
 //! either read was torn, L18–L24 help a write whose NVMM half is done
 //! (flush, fence, DRAM DWCAS, retry), L27 retry unless the sequences agree,
@@ -64,7 +64,7 @@
 //!
 //! ## Algorithm 6.4 (`load` of a markable pointer)
 //!
-//! [`Space::load_ptr`]: read DRAM; if the recovery mark (bit 2) is set,
+//! `Space::load_ptr` ([`PPtr::load`]): read DRAM; if the recovery mark (bit 2) is set,
 //! recover the referent with its [`Node::recover_node`] (for `Hybrid`, only
 //! if the bitset says it is not recovered; for `ZMarkable`, only if its last
 //! field's DRAM sequence is 0), then DWCAS the mark away (same sequence) and
@@ -73,7 +73,7 @@
 //! Progress: every operation is lock-free, as in Mirror: a retry happens
 //! only when another thread's write (or recovery) changed the field.
 
-use crate::dram::{pack, unpack};
+use crate::dram::{pack, unpack, Replica};
 use crate::error::RelaxError;
 use crate::node::Node;
 use crate::space::{Space, Tracking, SEQ_MSB};
@@ -134,7 +134,7 @@ impl PAtomic {
 
     /// Atomic load (from DRAM, after recovery if tracking says so).
     pub fn load<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
-        s.track_field(self.off, false)?;
+        s.track_field(self.off)?;
         Ok(s.dram.val(self.off))
     }
 
@@ -146,7 +146,7 @@ impl PAtomic {
         expected: u64,
         new: u64,
     ) -> Result<Result<u64, u64>, RelaxError> {
-        s.track_field(self.off, false)?;
+        s.track_field(self.off)?;
         s.mirror_cas(self.off, expected, new)
     }
 
@@ -203,7 +203,7 @@ impl<N: Node> PPtr<N> {
         expected: u64,
         new: u64,
     ) -> Result<Result<u64, u64>, RelaxError> {
-        s.track_field(self.off, true)?;
+        s.track_field(self.off)?;
         match s.mirror_cas(self.off, expected, new)? {
             Ok(v) => Ok(Ok(v)),
             Err(_) => Ok(Err(self.load(s)?)),
@@ -266,7 +266,7 @@ impl<B: Backend> Space<'_, B> {
 
     /// The (value, sequence) pairs of both replicas of the field at `off`,
     /// read one after the other (a test's view; exact only when quiescent).
-    pub fn replicas(&self, off: u64) -> Result<((u64, u64), (u64, u64)), RelaxError> {
+    pub fn replicas(&self, off: u64) -> Result<(Replica, Replica), RelaxError> {
         self.check_field(off)?;
         Ok((self.read_nvmm(off)?, self.dram.read_pair(off)))
     }
@@ -275,7 +275,7 @@ impl<B: Backend> Space<'_, B> {
     /// for the variants that track fields (§6.4.1, §6.4.5); the pointer
     /// variants track nodes instead (see [`Space::load_ptr`]).
     #[inline]
-    pub(crate) fn track_field(&self, off: u64, is_ptr: bool) -> Result<(), RelaxError> {
+    pub(crate) fn track_field(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
         match self.tracking {
             Tracking::Bitset => {
@@ -285,14 +285,11 @@ impl<B: Backend> Space<'_, B> {
                     b.set(off);
                 }
             }
-            Tracking::PseudoBitset => {
-                if self.dram.seq(off) & SEQ_MSB == 0 {
-                    self.recover_field(off)?;
-                }
+            Tracking::PseudoBitset if self.dram.seq(off) & SEQ_MSB == 0 => {
+                self.recover_field(off)?;
             }
             _ => {}
         }
-        let _ = is_ptr;
         Ok(())
     }
 
@@ -372,7 +369,7 @@ impl<B: Backend> Space<'_, B> {
 
     /// Lines 1–2 and 4 of Algorithms 6.2/6.3: reads both replicas and
     /// enforces the sequence window. `None`: line 4.1's CAS failed, restart.
-    fn recover_prepare(&self, off: u64) -> Result<Option<((u64, u64), (u64, u64))>, RelaxError> {
+    fn recover_prepare(&self, off: u64) -> Result<Option<(Replica, Replica)>, RelaxError> {
         let (vd, sd) = self.dram.read_pair(off); // L1
         let (vnv, mut snv) = self.read_nvmm(off)?; // L2
         let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
@@ -459,7 +456,7 @@ impl<B: Backend> Space<'_, B> {
     /// Loads a pointer field whose referents are `N`s: under the markable
     /// variants Algorithm 6.4, otherwise a tracked plain load.
     pub(crate) fn load_ptr<N: Node>(&self, off: u64) -> Result<u64, RelaxError> {
-        self.track_field(off, true)?;
+        self.track_field(off)?;
         if !self.tracking.marks_pointers() {
             return Ok(self.dram.val(off));
         }

@@ -279,7 +279,9 @@ impl<'p, B: Backend> Space<'p, B> {
         let words = match meta::read(pool, base, RELAX_MAGIC)? {
             meta::Verdict::Valid(w) => w,
             meta::Verdict::NoMagic(found) => return Err(RelaxError::NotFormatted { base, found }),
-            meta::Verdict::BadChecksum(_) => return Err(corrupt("header checksum mismatch".into())),
+            meta::Verdict::BadChecksum(_) => {
+                return Err(corrupt("header checksum mismatch".into()))
+            }
         };
         let [_, version, roots, heap_base, heap_len, threads, flags] = words;
         if version != VERSION {
@@ -370,7 +372,10 @@ impl<'p, B: Backend> Space<'p, B> {
 
     /// The object root `index` designates, if set.
     pub fn root(&self, index: usize) -> Result<Option<u64>, RelaxError> {
-        let w = self.pool.word(self.root_word(index)?)?.load(Ordering::Acquire);
+        let w = self
+            .pool
+            .word(self.root_word(index)?)?
+            .load(Ordering::Acquire);
         if w == 0 {
             return Ok(None);
         }
@@ -589,11 +594,7 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
 impl<B: Backend> Drop for Handle<'_, '_, B> {
     fn drop(&mut self) {
         if !self.limbo.is_empty() {
-            let mut o = self
-                .space
-                .orphans
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut o = self.space.orphans.lock().unwrap_or_else(|e| e.into_inner());
             o.extend(self.limbo.drain(..));
         }
         self.space.pins[self.slot].store(0, Ordering::SeqCst);

@@ -105,7 +105,11 @@ impl HashTable {
     }
 
     /// Inserts `key`; false if present.
-    pub fn insert<B: Backend>(&self, h: &mut Handle<'_, '_, B>, key: u64) -> Result<bool, RelaxError> {
+    pub fn insert<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
         h.critical(|h| {
             let head = self.head(h.space(), key)?;
             insert_at(h, head, key)
@@ -113,7 +117,11 @@ impl HashTable {
     }
 
     /// Removes `key`; false if absent.
-    pub fn remove<B: Backend>(&self, h: &mut Handle<'_, '_, B>, key: u64) -> Result<bool, RelaxError> {
+    pub fn remove<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
         h.critical(|h| {
             let head = self.head(h.space(), key)?;
             remove_at(h, head, key)

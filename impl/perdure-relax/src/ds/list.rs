@@ -116,7 +116,10 @@ pub(crate) fn insert_at<B: Backend>(
         } else {
             h.init_fields(node, &[key, curr])?;
         }
-        if next_of(prev).compare_exchange(h.space(), curr, node)?.is_ok() {
+        if next_of(prev)
+            .compare_exchange(h.space(), curr, node)?
+            .is_ok()
+        {
             return Ok(true);
         }
     }
@@ -220,12 +223,20 @@ impl HarrisList {
     }
 
     /// Inserts `key`; false if present.
-    pub fn insert<B: Backend>(&self, h: &mut Handle<'_, '_, B>, key: u64) -> Result<bool, RelaxError> {
+    pub fn insert<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
         h.critical(|h| insert_at(h, self.head, key))
     }
 
     /// Removes `key`; false if absent.
-    pub fn remove<B: Backend>(&self, h: &mut Handle<'_, '_, B>, key: u64) -> Result<bool, RelaxError> {
+    pub fn remove<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
         h.critical(|h| remove_at(h, self.head, key))
     }
 
