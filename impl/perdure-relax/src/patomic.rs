@@ -152,25 +152,13 @@ impl PAtomic {
 
     /// Atomic store (a CAS loop, as Mirror's `store`).
     pub fn store<B: Backend>(self, s: &Space<'_, B>, v: u64) -> Result<(), RelaxError> {
-        let mut cur = self.load(s)?;
-        loop {
-            match s.mirror_cas(self.off, cur, v)? {
-                Ok(_) => return Ok(()),
-                Err(now) => cur = now,
-            }
-        }
+        s.cas_loop(self.off, self.load(s)?, |_| v).map(|_| ())
     }
 
     /// Atomic add, wrapping; returns the previous value (a CAS loop, as
     /// Mirror's `fetch_add`).
     pub fn fetch_add<B: Backend>(self, s: &Space<'_, B>, d: u64) -> Result<u64, RelaxError> {
-        let mut cur = self.load(s)?;
-        loop {
-            match s.mirror_cas(self.off, cur, cur.wrapping_add(d))? {
-                Ok(_) => return Ok(cur),
-                Err(now) => cur = now,
-            }
-        }
+        s.cas_loop(self.off, self.load(s)?, |c| c.wrapping_add(d))
     }
 }
 
@@ -212,13 +200,7 @@ impl<N: Node> PPtr<N> {
 
     /// Atomic store.
     pub fn store<B: Backend>(self, s: &Space<'_, B>, v: u64) -> Result<(), RelaxError> {
-        let mut cur = self.load(s)?;
-        loop {
-            match s.mirror_cas(self.off, cur, v)? {
-                Ok(_) => return Ok(()),
-                Err(now) => cur = now,
-            }
-        }
+        s.cas_loop(self.off, self.load(s)?, |_| v).map(|_| ())
     }
 }
 
@@ -241,6 +223,19 @@ impl<B: Backend> Space<'_, B> {
             (s & SEQ_MSB) | (s.wrapping_add(1) & !SEQ_MSB)
         } else {
             s.wrapping_add(1)
+        }
+    }
+
+    /// Mirror's `store` and `fetch_add` (Chapter 4: "As store and fetch_add
+    /// may never fail, they keep calling the CAS operation until they
+    /// succeed"): CAS from `cur` to `f(cur)` until it succeeds; returns the
+    /// value replaced.
+    fn cas_loop(&self, off: u64, mut cur: u64, f: impl Fn(u64) -> u64) -> Result<u64, RelaxError> {
+        loop {
+            match self.mirror_cas(off, cur, f(cur))? {
+                Ok(_) => return Ok(cur),
+                Err(now) => cur = now,
+            }
         }
     }
 

@@ -14,7 +14,7 @@ mod common;
 use common::*;
 use perdure_pm::{Backend, NoFlush, Pool};
 use perdure_relax::ds::{HarrisList, HashTable};
-use perdure_relax::{Handle, RelaxError, Space, Tracking};
+use perdure_relax::{Space, Tracking};
 use std::collections::BTreeSet;
 
 const THREADS: u64 = 3;
@@ -25,39 +25,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-#[derive(Clone, Copy)]
-enum Ds {
-    List(HarrisList),
-    Hash(HashTable),
-}
-
-impl Ds {
-    fn insert<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.insert(h, k),
-            Ds::Hash(t) => t.insert(h, k),
-        }
-    }
-    fn remove<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.remove(h, k),
-            Ds::Hash(t) => t.remove(h, k),
-        }
-    }
-    fn contains<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.contains(h, k),
-            Ds::Hash(t) => t.contains(h, k),
-        }
-    }
-    fn keys<B: Backend>(self, h: &mut Handle<'_, '_, B>) -> Vec<u64> {
-        match self {
-            Ds::List(l) => l.keys(h).unwrap(),
-            Ds::Hash(t) => t.keys(h).unwrap(),
-        }
-    }
 }
 
 /// Every thread inserts and removes keys of its own residue class (mod 4)
@@ -136,7 +103,7 @@ fn run(t: Tracking, hash: bool) {
         let want = hammer(&sp, ds, &preload, 600);
         let mut h = sp.handle().unwrap();
         assert_eq!(
-            ds.keys(&mut h),
+            ds.keys(&mut h).unwrap(),
             want.iter().copied().collect::<Vec<_>>(),
             "{t:?} before the crash"
         );
@@ -157,7 +124,7 @@ fn run(t: Tracking, hash: bool) {
     let after = hammer(&sp, ds, &want, 600);
     let mut h = sp.handle().unwrap();
     assert_eq!(
-        ds.keys(&mut h),
+        ds.keys(&mut h).unwrap(),
         after.iter().copied().collect::<Vec<_>>(),
         "{t:?} after the crash"
     );

@@ -20,9 +20,9 @@ mod common;
 
 use common::*;
 use perdure_pm::sim::VolatileFill;
-use perdure_pm::{Backend, NoFlush, Pool, Sim};
-use perdure_relax::ds::{HarrisList, HashTable};
-use perdure_relax::{Handle, RelaxError, Space, Tracking};
+use perdure_pm::{NoFlush, Pool, Sim};
+use perdure_relax::ds::HarrisList;
+use perdure_relax::{Space, Tracking};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -34,59 +34,6 @@ fn small_cfg(t: Tracking) -> perdure_relax::Config {
         roots: 2,
         heap_bytes: 1536 << 10,
         msb_sequences: t == Tracking::PseudoBitset,
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
-    List,
-    Hash,
-}
-
-#[derive(Clone, Copy)]
-enum Ds {
-    List(HarrisList),
-    Hash(HashTable),
-}
-
-impl Ds {
-    fn create<B: Backend>(k: Kind, h: &mut Handle<'_, '_, B>) -> Ds {
-        match k {
-            Kind::List => Ds::List(HarrisList::create(h, 0).unwrap()),
-            Kind::Hash => Ds::Hash(HashTable::create(h, 0, 4).unwrap()),
-        }
-    }
-    fn open<B: Backend>(k: Kind, s: &Space<'_, B>) -> Result<Ds, RelaxError> {
-        Ok(match k {
-            Kind::List => Ds::List(HarrisList::open(s, 0)?),
-            Kind::Hash => Ds::Hash(HashTable::open(s, 0)?),
-        })
-    }
-    fn insert<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.insert(h, k),
-            Ds::Hash(t) => t.insert(h, k),
-        }
-    }
-    fn remove<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.remove(h, k),
-            Ds::Hash(t) => t.remove(h, k),
-        }
-    }
-    fn contains<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
-        match self {
-            Ds::List(l) => l.contains(h, k),
-            Ds::Hash(t) => t.contains(h, k),
-        }
-    }
-    fn keys<B: Backend>(self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
-        let mut v = match self {
-            Ds::List(l) => l.keys(h)?,
-            Ds::Hash(t) => t.keys(h)?,
-        };
-        v.sort_unstable();
-        Ok(v)
     }
 }
 

@@ -49,6 +49,10 @@ impl Node for Buckets {
     }
 }
 
+/// A list operation on the list at a sentinel.
+type ListOp<B> =
+    for<'a, 's, 'p> fn(&'a mut Handle<'s, 'p, B>, u64, u64) -> Result<bool, RelaxError>;
+
 fn hash(k: u64) -> u64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -104,16 +108,27 @@ impl HashTable {
         PPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(sp)
     }
 
+    /// Runs the list operation `op` on `key`'s bucket, in a critical
+    /// section.
+    fn in_bucket<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+        op: ListOp<B>,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| {
+            let head = self.head(h.space(), key)?;
+            op(h, head, key)
+        })
+    }
+
     /// Inserts `key`; false if present.
     pub fn insert<B: Backend>(
         &self,
         h: &mut Handle<'_, '_, B>,
         key: u64,
     ) -> Result<bool, RelaxError> {
-        h.critical(|h| {
-            let head = self.head(h.space(), key)?;
-            insert_at(h, head, key)
-        })
+        self.in_bucket(h, key, insert_at)
     }
 
     /// Removes `key`; false if absent.
@@ -122,10 +137,7 @@ impl HashTable {
         h: &mut Handle<'_, '_, B>,
         key: u64,
     ) -> Result<bool, RelaxError> {
-        h.critical(|h| {
-            let head = self.head(h.space(), key)?;
-            remove_at(h, head, key)
-        })
+        self.in_bucket(h, key, remove_at)
     }
 
     /// Whether `key` is present.
@@ -134,10 +146,7 @@ impl HashTable {
         h: &mut Handle<'_, '_, B>,
         key: u64,
     ) -> Result<bool, RelaxError> {
-        h.critical(|h| {
-            let head = self.head(h.space(), key)?;
-            contains_at(h, head, key)
-        })
+        self.in_bucket(h, key, contains_at)
     }
 
     /// Every key, sorted (exact when no update runs concurrently).
