@@ -404,3 +404,121 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
         "PERDURE-CHECK {{\"name\":\"explore:relax-crash-in-recovery\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} second-crash recoveries\",\"detail\":\"list; 5 lazy variants; every 4th first-crash point, every 2nd event of the recovering execution, <=2 images each\"}}"
     );
 }
+
+/// Crashes with two threads operating at the crash: each thread updates
+/// its own keys (even / odd) in one shared list (so they traverse, help
+/// unlink and CAS next to each other's nodes). Per thread the recovered
+/// keys must be its state after its completed operations, or after the one
+/// in flight. The events counter is read before and after each operation:
+/// an operation whose "after" read is at most the crash point had finished
+/// by then, one whose "before" read is above it had not started.
+#[test]
+fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
+    let mut checked = 0u64;
+    for t in [
+        Tracking::Bitset,
+        Tracking::Markable,
+        Tracking::Hybrid,
+        Tracking::ZMarkable,
+    ] {
+        let pool = Pool::volatile("relax-crash2", SMALL_POOL, Sim::default()).unwrap();
+        let base = base(&pool);
+        let sp = Space::create(
+            &pool,
+            base,
+            &small_cfg(t),
+            perdure_relax::OpenOptions::new(t),
+        )
+        .unwrap();
+        let l = {
+            let mut h = sp.handle().unwrap();
+            let l = HarrisList::create(&mut h, 0).unwrap();
+            for k in 0..8 {
+                l.insert(&mut h, k * 4).unwrap();
+                l.insert(&mut h, k * 4 + 1).unwrap();
+            }
+            l
+        };
+        let points = Arc::new(Mutex::new(Vec::new()));
+        let sink = points.clone();
+        pool.backend().set_crash_hook(move |e, view| {
+            if e % 4 == 0 {
+                sink.lock().unwrap().push((e, view.capture()));
+            }
+        });
+        // Per thread: (before, after, state after) of each op, and the
+        // initial state.
+        type Log = (BTreeSet<u64>, Vec<(u64, u64, BTreeSet<u64>)>);
+        let logs: Vec<Log> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|th| {
+                    let sp = &sp;
+                    let pool = &pool;
+                    sc.spawn(move || {
+                        let mut h = sp.handle().unwrap();
+                        let mut model: BTreeSet<u64> = (0..8).map(|k| k * 4 + th).collect();
+                        let init = model.clone();
+                        let mut log = Vec::new();
+                        for i in 0..10u64 {
+                            let k = ((i * 3 + th) % 10) * 4 + th;
+                            let e0 = pool.backend().counts().events;
+                            let ins = i % 2 == 0;
+                            let r = if ins {
+                                l.insert(&mut h, k)
+                            } else {
+                                l.remove(&mut h, k)
+                            }
+                            .unwrap();
+                            let e1 = pool.backend().counts().events;
+                            assert_eq!(
+                                r,
+                                if ins {
+                                    model.insert(k)
+                                } else {
+                                    model.remove(&k)
+                                }
+                            );
+                            log.push((e0, e1, model.clone()));
+                        }
+                        (init, log)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        pool.backend().clear_crash_hook();
+        let points = std::mem::take(&mut *points.lock().unwrap());
+        assert!(points.len() > 20, "{t:?}: {} crash points", points.len());
+        for (pi, (e, cp)) in points.iter().enumerate() {
+            let (_, images) = cp.images(2, pi as u64);
+            for img in images {
+                let words = cp.materialize(&img, VolatileFill::Zeroed);
+                let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
+                p2.reincarnate();
+                let s2 = Space::open(&p2, base, opts(t, Some(pi as u64))).unwrap();
+                let l2 = HarrisList::open(&s2, 0).unwrap();
+                let mut h2 = s2.handle().unwrap();
+                let got: BTreeSet<u64> = l2.keys(&mut h2).unwrap().into_iter().collect();
+                for (th, (init, log)) in logs.iter().enumerate() {
+                    let mine: BTreeSet<u64> =
+                        got.iter().copied().filter(|k| k % 4 == th as u64).collect();
+                    let done = log.iter().take_while(|(_, e1, _)| *e1 <= *e).count();
+                    let mut allowed = vec![if done == 0 { init } else { &log[done - 1].2 }];
+                    if let Some((e0, _, next)) = log.get(done) {
+                        if *e0 <= *e {
+                            allowed.push(next);
+                        }
+                    }
+                    assert!(
+                        allowed.contains(&&mine),
+                        "{t:?} crash at {e}: thread {th} recovered {mine:?}, allowed {allowed:?}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    println!(
+        "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), every 4th persistence event, <=2 Px86 images, 4 variants\"}}"
+    );
+}
