@@ -12,7 +12,7 @@
 //! Explores: every 3rd persistence event of 14 operations after a preload,
 //! up to 3 images per crash point (sampled with a fixed seed when more are
 //! allowed), 6 variants × 2 DRAM fills (zeroed-only variants once) × 2
-//! structures; and a second crash inside the lazily recovering execution
+//! structures (`PERDURE_DEPTH=deep`: every event, up to 8 images); and a second crash inside the lazily recovering execution
 //! (while `recover_field` has moved NVMM sequences and operations run),
 //! recovered once more. Reported as PERDURE-CHECK rows. Does not cover:
 //! concurrent operations at the crash (see `concurrent.rs` for concurrent
@@ -29,6 +29,31 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 const SMALL_POOL: u64 = 2 << 20;
+
+/// `PERDURE_DEPTH=deep` (`make verify DEPTH=deep`): every persistence
+/// event and up to 8 images per crash point instead of every 3rd (4th, 2nd)
+/// and 3 (2).
+fn deep() -> bool {
+    std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep")
+}
+
+/// The stride between captured crash points: `ci` normally, 1 when deep.
+fn stride(ci: u64) -> u64 {
+    if deep() {
+        1
+    } else {
+        ci
+    }
+}
+
+/// Images per crash point: `ci` normally, 8 when deep.
+fn images_per_point(ci: u64) -> u64 {
+    if deep() {
+        8
+    } else {
+        ci
+    }
+}
 
 fn small_cfg(t: Tracking) -> perdure_relax::Config {
     perdure_relax::Config {
@@ -234,7 +259,7 @@ fn explore(kind: Kind) {
     let mut total_images = 0u64;
     let mut total_points = 0u64;
     for t in Tracking::ALL {
-        let run = record(kind, t, 3);
+        let run = record(kind, t, stride(3));
         assert!(run.points.len() > 20, "{t:?}: too few crash points");
         let fills: &[Option<u64>] = if t.needs_zeroed_dram() {
             &[None]
@@ -242,7 +267,7 @@ fn explore(kind: Kind) {
             &[None, Some(0xbad)]
         };
         for (pi, (e, cp)) in run.points.iter().enumerate() {
-            let (_, images) = cp.images(3, 7 + pi as u64);
+            let (_, images) = cp.images(images_per_point(3), 7 + pi as u64);
             for img in images {
                 let words = cp.materialize(&img, VolatileFill::Zeroed);
                 for &g in fills {
@@ -261,7 +286,7 @@ fn explore(kind: Kind) {
         Kind::Hash => "hash",
     };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:relax-{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{total_points} crash points, {total_images} lazy recoveries\",\"detail\":\"every 3rd persistence event of 14 sequential ops, <=3 Px86 images each, 6 tracking variants, zeroed and garbage DRAM; no concurrency at the crash\"}}"
+        "PERDURE-CHECK {{\"name\":\"explore:relax-{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{total_points} crash points, {total_images} lazy recoveries\",\"detail\":\"1 in {} persistence events of 14 sequential ops, <={} Px86 images each, 6 tracking variants, zeroed and garbage DRAM; no concurrency at the crash\"}}", stride(3), images_per_point(3)
     );
 }
 
@@ -324,8 +349,8 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
         Tracking::ZMarkable,
         Tracking::PseudoBitset,
     ] {
-        let run = record(Kind::List, t, 3);
-        for (pi, (e, cp)) in run.points.iter().enumerate().step_by(4) {
+        let run = record(Kind::List, t, stride(3));
+        for (pi, (e, cp)) in run.points.iter().enumerate().step_by(stride(4) as usize) {
             let (_, mut images) = cp.images(1, pi as u64);
             let img = images.next().expect("at least one image");
             let words = cp.materialize(&img, VolatileFill::Zeroed);
@@ -337,7 +362,7 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
             let points = Arc::new(Mutex::new(Vec::new()));
             let sink = points.clone();
             pool.backend().set_crash_hook(move |e2, view| {
-                if e2 % 2 == 0 {
+                if e2 % stride(2) == 0 {
                     sink.lock().unwrap().push((e2, view.capture()));
                 }
             });
@@ -377,7 +402,7 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
             drop(h);
             let points = std::mem::take(&mut *points.lock().unwrap());
             for (e2, cp2) in &points {
-                let (_, images) = cp2.images(2, *e2);
+                let (_, images) = cp2.images(images_per_point(2), *e2);
                 for img in images {
                     let w2 = cp2.materialize(&img, VolatileFill::Zeroed);
                     let p3 = Pool::volatile_from_words(&w2, NoFlush).unwrap();
@@ -401,7 +426,7 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
     }
     assert!(checked > 50, "only {checked} second-crash images");
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:relax-crash-in-recovery\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} second-crash recoveries\",\"detail\":\"list; 5 lazy variants; every 4th first-crash point, every 2nd event of the recovering execution, <=2 images each\"}}"
+        "PERDURE-CHECK {{\"name\":\"explore:relax-crash-in-recovery\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} second-crash recoveries\",\"detail\":\"list; 5 lazy variants; 1 in {} first-crash points, 1 in {} events of the recovering execution, <={} images each\"}}", stride(4), stride(2), images_per_point(2)
     );
 }
 
@@ -442,7 +467,7 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         let points = Arc::new(Mutex::new(Vec::new()));
         let sink = points.clone();
         pool.backend().set_crash_hook(move |e, view| {
-            if e % 4 == 0 {
+            if e % stride(4) == 0 {
                 sink.lock().unwrap().push((e, view.capture()));
             }
         });
@@ -490,7 +515,7 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         let points = std::mem::take(&mut *points.lock().unwrap());
         assert!(points.len() > 20, "{t:?}: {} crash points", points.len());
         for (pi, (e, cp)) in points.iter().enumerate() {
-            let (_, images) = cp.images(2, pi as u64);
+            let (_, images) = cp.images(images_per_point(2), pi as u64);
             for img in images {
                 let words = cp.materialize(&img, VolatileFill::Zeroed);
                 let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
@@ -519,6 +544,6 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         }
     }
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), every 4th persistence event, <=2 Px86 images, 4 variants\"}}"
+        "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), 1 in {} persistence events, <={} Px86 images, 4 variants\"}}", stride(4), images_per_point(2)
     );
 }

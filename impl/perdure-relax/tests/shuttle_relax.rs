@@ -5,7 +5,7 @@
 //! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
 //! perdure-relax --test shuttle_relax` (`make verify` does). Without the cfg
 //! this file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per
-//! scheduler (default 1,000).
+//! scheduler (default 1,000; 20,000 with `PERDURE_DEPTH=deep`).
 //!
 //! The scenario is Figure 6.2's, made adversarial: after the crash the
 //! garbage DRAM pair of a counter field is exactly the pair its first
@@ -32,7 +32,13 @@ fn iterations() -> usize {
     std::env::var("PERDURE_SHUTTLE_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
+        .unwrap_or(
+            if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
+                20_000
+            } else {
+                1000
+            },
+        )
 }
 
 fn workload() {
