@@ -19,7 +19,7 @@
 //! | [`space`] | Chapter 4, §6.4–6.6 | [`Space`]: layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the [`Tracking`] variants, lazy and eager recovery |
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
-//! | [`ds`] | Chapter 8 | Harris's list and a hash table of Harris lists |
+//! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, an array |
 //!
 //! ## Evidence, and what it does not cover
 //!

@@ -13,7 +13,32 @@
 
 use crate::error::RelaxError;
 use crate::space::Space;
+use crate::sync::atomic::Ordering;
 use perdure_pm::Backend;
+
+/// Most entries of a counted node (one heap block of at most 64 KiB:
+/// 4096 fields, the count among them).
+pub const MAX_COUNTED: usize = 4095;
+
+/// The field count of a *counted* node — field 0 holds its entry count `n`
+/// (written once, durable before the node is published), fields 1..=n the
+/// entries — read from the NVMM replica, which is authoritative for an
+/// immutable field at any time, and checked against `1..=MAX_COUNTED`.
+/// `what` names the node in the error.
+pub fn counted_field_count<B: Backend>(
+    space: &Space<'_, B>,
+    node: u64,
+    what: &str,
+) -> Result<usize, RelaxError> {
+    let n = space.pool().word(node)?.load(Ordering::Acquire);
+    if n == 0 || n > MAX_COUNTED as u64 {
+        return Err(RelaxError::Corrupt {
+            base: space.base(),
+            reason: format!("{what} at {node:#x} claims {n} entries"),
+        });
+    }
+    Ok(n as usize + 1)
+}
 
 /// What a field of a node holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -64,6 +64,22 @@ fn small_cfg(t: Tracking) -> perdure_relax::Config {
     }
 }
 
+/// A small pool on the simulator.
+fn sim_pool() -> Pool<Sim> {
+    Pool::volatile("relax-crash", SMALL_POOL, Sim::default()).unwrap()
+}
+
+/// A small space for variant `t` on `pool`.
+fn small_space<B: perdure_pm::Backend>(pool: &Pool<B>, t: Tracking) -> Space<'_, B> {
+    Space::create(
+        pool,
+        base(pool),
+        &small_cfg(t),
+        perdure_relax::OpenOptions::new(t),
+    )
+    .unwrap()
+}
+
 /// The recorded run: the ops' event ranges and the model state after each.
 struct Run {
     points: Vec<(u64, perdure_pm::sim::CrashPoint)>,
@@ -73,15 +89,9 @@ struct Run {
 }
 
 fn record(kind: Kind, t: Tracking, stride: u64) -> Run {
-    let pool = Pool::volatile("relax-crash", SMALL_POOL, Sim::default()).unwrap();
+    let pool = sim_pool();
     let base = base(&pool);
-    let sp = Space::create(
-        &pool,
-        base,
-        &small_cfg(t),
-        perdure_relax::OpenOptions::new(t),
-    )
-    .unwrap();
+    let sp = small_space(&pool, t);
     let mut h = sp.handle().unwrap();
     let ds = Ds::create(kind, &mut h);
     let mut model = BTreeSet::new();
@@ -446,15 +456,9 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         Tracking::Hybrid,
         Tracking::ZMarkable,
     ] {
-        let pool = Pool::volatile("relax-crash2", SMALL_POOL, Sim::default()).unwrap();
+        let pool = sim_pool();
         let base = base(&pool);
-        let sp = Space::create(
-            &pool,
-            base,
-            &small_cfg(t),
-            perdure_relax::OpenOptions::new(t),
-        )
-        .unwrap();
+        let sp = small_space(&pool, t);
         let l = {
             let mut h = sp.handle().unwrap();
             let l = HarrisList::create(&mut h, 0).unwrap();
@@ -545,5 +549,78 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
     }
     println!(
         "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), 1 in {} persistence events, <={} Px86 images, 4 variants\"}}", stride(4), images_per_point(2)
+    );
+}
+
+/// The array under the variants that can track it: 12 sequential cell
+/// updates (stores and fetch-adds); every recovered image holds the cells
+/// before or after the update in flight.
+#[test]
+fn array_recovers_durably_linearizable_under_field_tracking_and_eager() {
+    use perdure_relax::ds::PArray;
+    let mut checked = 0u64;
+    for t in [Tracking::Eager, Tracking::Bitset, Tracking::PseudoBitset] {
+        let pool = sim_pool();
+        let base = base(&pool);
+        let sp = small_space(&pool, t);
+        let mut h = sp.handle().unwrap();
+        let a = PArray::create(&mut h, 0, 8).unwrap();
+        let points = Arc::new(Mutex::new(Vec::new()));
+        let sink = points.clone();
+        pool.backend().set_crash_hook(move |e, view| {
+            if e % stride(2) == 0 {
+                sink.lock().unwrap().push((e, view.capture()));
+            }
+        });
+        let mut model = vec![0u64; 8];
+        let mut ops = Vec::new();
+        for i in 0..12u64 {
+            let before = model.clone();
+            let e0 = pool.backend().counts().events;
+            let c = (i * 5 % 8) as usize;
+            if i % 2 == 0 {
+                a.cell(c).unwrap().store(&sp, i + 100).unwrap();
+                model[c] = i + 100;
+            } else {
+                a.cell(c).unwrap().fetch_add(&sp, 7).unwrap();
+                model[c] += 7;
+            }
+            ops.push((pool.backend().counts().events, e0, before, model.clone()));
+        }
+        pool.backend().clear_crash_hook();
+        drop(h);
+        let points = std::mem::take(&mut *points.lock().unwrap());
+        let fills: &[Option<u64>] = if t.needs_zeroed_dram() {
+            &[None]
+        } else {
+            &[None, Some(1)]
+        };
+        for (pi, (e, cp)) in points.iter().enumerate() {
+            let (_, images) = cp.images(images_per_point(3), pi as u64);
+            for img in images {
+                let words = cp.materialize(&img, VolatileFill::Zeroed);
+                for &g in fills {
+                    let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
+                    p2.reincarnate();
+                    let s2 = Space::open(&p2, base, opts(t, g.map(|s| s ^ pi as u64))).unwrap();
+                    let a2 = PArray::open(&s2, 0).unwrap();
+                    let got: Vec<u64> = (0..8)
+                        .map(|i| a2.cell(i).unwrap().load(&s2).unwrap())
+                        .collect();
+                    let ok = ops
+                        .iter()
+                        .filter(|(e1, e0, _, _)| *e0 <= *e && *e <= *e1)
+                        .any(|(_, _, x, y)| *x == got || *y == got);
+                    assert!(ok, "{t:?} crash at {e} (dram {g:?}): {got:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} recoveries");
+    println!(
+        "PERDURE-CHECK {{\"name\":\"explore:relax-array\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} recoveries\",\"detail\":\"12 sequential cell updates, 1 in {} persistence events, <={} images; Eager, BitsetAtomic (zeroed and garbage DRAM), PseudoBitsetAtomic\"}}",
+        stride(2),
+        images_per_point(3)
     );
 }

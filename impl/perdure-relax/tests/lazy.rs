@@ -93,3 +93,43 @@ fn eager_recovery_copies_every_reachable_node_before_the_first_operation() {
         }
     }
 }
+
+#[test]
+fn an_array_recovers_cell_by_cell_and_refuses_pointer_tracking() {
+    use perdure_relax::ds::PArray;
+    for t in [Tracking::Bitset, Tracking::PseudoBitset] {
+        let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+        {
+            let sp = create(&pool, t);
+            let mut h = sp.handle().unwrap();
+            let a = PArray::create(&mut h, 0, 100).unwrap();
+            for i in 0..100 {
+                a.cell(i).unwrap().store(&sp, i as u64 * 3).unwrap();
+            }
+        }
+        pool.reincarnate();
+        let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
+        let a = PArray::open(&sp, 0).unwrap();
+        let cell_recovered = |i: usize| sp.dram().seq(a.cell(i).unwrap().offset()) != 0;
+        assert!(
+            (0..100).all(|i| !cell_recovered(i)),
+            "{t:?}: open recovered cells"
+        );
+        assert_eq!(a.cell(42).unwrap().load(&sp).unwrap(), 126);
+        assert_eq!(a.cell(7).unwrap().fetch_add(&sp, 1).unwrap(), 21);
+        for i in 0..100 {
+            assert_eq!(cell_recovered(i), i == 42 || i == 7, "{t:?}: cell {i}");
+        }
+        assert!(a.cell(100).is_err());
+    }
+    for t in [Tracking::Markable, Tracking::Hybrid, Tracking::ZMarkable] {
+        let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+        let sp = create(&pool, t);
+        let mut h = sp.handle().unwrap();
+        let e = PArray::create(&mut h, 0, 4).unwrap_err();
+        assert!(
+            matches!(e, perdure_relax::RelaxError::Config(_)),
+            "{t:?}: {e}"
+        );
+    }
+}

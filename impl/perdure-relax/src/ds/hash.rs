@@ -14,11 +14,10 @@ use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
 use crate::patomic::PPtr;
 use crate::space::{Handle, Space};
-use crate::sync::atomic::Ordering;
 use perdure_pm::Backend;
 
 /// Most buckets (the array is one heap block of at most 64 KiB).
-pub const MAX_BUCKETS: usize = 4095;
+pub const MAX_BUCKETS: usize = crate::node::MAX_COUNTED;
 
 /// The bucket array node: `[n, bucket 0, …, bucket n−1]`.
 #[derive(Debug)]
@@ -28,16 +27,7 @@ impl Node for Buckets {
     type Child = ListNode;
 
     fn field_count<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<usize, RelaxError> {
-        // The count is immutable and durable before the root is set, so the
-        // NVMM replica is authoritative at any time.
-        let n = space.pool().word(node)?.load(Ordering::Acquire);
-        if n == 0 || n > MAX_BUCKETS as u64 {
-            return Err(RelaxError::Corrupt {
-                base: space.base(),
-                reason: format!("bucket array at {node:#x} claims {n} buckets"),
-            });
-        }
-        Ok(n as usize + 1)
+        crate::node::counted_field_count(space, node, "bucket array")
     }
 
     fn field_kind(i: usize) -> FieldKind {
