@@ -23,14 +23,18 @@ pub enum Mutant {
     /// Algorithm 6.3, L4: the recovered pointer is copied without the
     /// recovery mark, so its referent is never recovered.
     NoRecoveryMark = 3,
+    /// Algorithm 6.4, L2.2: a marked pointer is unmarked without its
+    /// referent being recovered.
+    UnmarkWithoutRecover = 4,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 3] = [
+    pub const ALL: [Mutant; 4] = [
         Mutant::NoFlushBeforeDram,
         Mutant::NoSeqWindow,
         Mutant::NoRecoveryMark,
+        Mutant::UnmarkWithoutRecover,
     ];
 
     /// Short name (`mutant:relax/<name>` in reports).
@@ -39,6 +43,7 @@ impl Mutant {
             Mutant::NoFlushBeforeDram => "mirror-no-flush-before-dram-L41",
             Mutant::NoSeqWindow => "recover-field-no-seq-window-L4",
             Mutant::NoRecoveryMark => "recover-ptr-no-mark-L4",
+            Mutant::UnmarkWithoutRecover => "load-unmark-without-recover-L2.2",
         }
     }
 }

@@ -467,7 +467,7 @@ impl<B: Backend> Space<'_, B> {
                 Tracking::ZMarkable => !self.node_recovered_z::<N>(node)?,
                 _ => true,
             };
-            if needed {
+            if needed && !mutant!(UnmarkWithoutRecover) {
                 N::recover_node(self, node)?; // L2.2
                 if self.tracking == Tracking::Hybrid {
                     if let Some(b) = &self.bitset {
