@@ -164,6 +164,23 @@ mod memory {
             }
         }
 
+        /// The two atomic words at `off`, as one 16-byte location.
+        ///
+        /// # Safety
+        /// `off` must be 16-aligned and `off + 16 <= len`.
+        pub(super) unsafe fn dword(&self, off: usize) -> &[crate::sync::atomic::AtomicU64; 2] {
+            // SAFETY: in bounds and 16-aligned per the caller (the mapping
+            // is page-aligned); the two words are consecutive, so they form
+            // a `[AtomicU64; 2]` living as long as `self`.
+            unsafe {
+                &*self
+                    .base
+                    .as_ptr()
+                    .add(off)
+                    .cast::<[crate::sync::atomic::AtomicU64; 2]>()
+            }
+        }
+
         /// Writes the whole mapping back to the file and waits for it.
         pub(super) fn sync_all(&self) -> std::io::Result<()> {
             if !self.file_backed {
@@ -215,6 +232,20 @@ mod memory {
         /// `off` must be 8-aligned and `off + 8 <= len`.
         pub(super) unsafe fn word(&self, off: usize) -> &AtomicU64 {
             &self.words[off / 8]
+        }
+
+        /// The two words at `off` (the model's atomics are not 8 bytes
+        /// each, so this indexes the array rather than casting a byte
+        /// address).
+        ///
+        /// # Safety
+        /// `off` must be 16-aligned and `off + 16 <= len`.
+        pub(super) unsafe fn dword(&self, off: usize) -> &[AtomicU64; 2] {
+            let i = off / 8;
+            match <&[AtomicU64; 2]>::try_from(&self.words[i..i + 2]) {
+                Ok(pair) => pair,
+                Err(_) => unreachable!("a two-element slice is a [_; 2]"),
+            }
         }
 
         pub(super) fn sync_all(&self) -> std::io::Result<()> {
@@ -401,10 +432,8 @@ impl<B: Backend> Pool<B> {
     /// double-width compare-and-swap.
     pub fn dword(&self, off: u64) -> Result<PmDword<'_, B>, PoolError> {
         self.check_range(off, 16, 16)?;
-        // SAFETY: in range and 16-aligned (checked); the mapping is
-        // page-aligned and the two words are consecutive, so they form a
-        // 16-aligned `[AtomicU64; 2]` living as long as `self`.
-        let words = unsafe { &*(self.mem.base().add(off as usize) as *const [AtomicU64; 2]) };
+        // SAFETY: in range and 16-aligned (checked).
+        let words = unsafe { self.mem.dword(off as usize) };
         Ok(PmDword {
             words,
             off,

@@ -1,0 +1,258 @@
+//! Harris's lock-free ordered linked list (Harris, DISC 2001) with Michael's
+//! one-node-at-a-time unlinking (SPAA 2002), which safe memory reclamation
+//! needs, as a set of `u64` keys — the thesis's linked-list benchmark.
+//!
+//! A node is two persistent atomics: `key` (a [`PAtomic`]) and `next` (a
+//! [`PPtr`]); bit 0 of `next` is Harris's deletion mark (the node is
+//! logically deleted), bit 2 is RELAX's recovery mark (§6.4.2) and never
+//! reaches NVMM. The list starts at a sentinel node that a root designates.
+//!
+//! * `find(key)`: walk from the sentinel; a node whose `next` carries the
+//!   deletion mark is unlinked with a CAS on its predecessor's `next` and
+//!   retired; stop at the first key ≥ `key`.
+//! * `insert`: `find`, then CAS the predecessor's `next` from the successor
+//!   to a new node (initialised in both replicas, written back and fenced
+//!   first). Linearises at that CAS.
+//! * `remove`: `find`, CAS the deletion mark into the victim's `next`
+//!   (the linearisation point), then try to unlink it.
+//! * `contains`: `find`.
+//!
+//! Every CAS is Mirror's (Algorithm 4.1): durable before it returns, so an
+//! operation that returned survives a crash (durable linearisability). Lock
+//! free; reclamation is epoch-based (see [`crate::space`]).
+
+use crate::error::RelaxError;
+use crate::node::{FieldKind, Node};
+use crate::patomic::{PAtomic, PPtr};
+use crate::space::{Handle, Space};
+use perdure_pm::Backend;
+
+/// Harris's deletion mark (bit 0 of `next`).
+pub const DELETED: u64 = 1;
+const KEY: u64 = 0;
+const NEXT: u64 = 16;
+
+/// A list node: `[key, next]`.
+#[derive(Debug)]
+pub struct ListNode;
+
+impl Node for ListNode {
+    type Child = ListNode;
+
+    fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
+        Ok(2)
+    }
+
+    fn field_kind(i: usize) -> FieldKind {
+        if i == 0 {
+            FieldKind::Value
+        } else {
+            FieldKind::Pointer
+        }
+    }
+}
+
+fn key_of(n: u64) -> PAtomic {
+    PAtomic::at(n + KEY)
+}
+
+fn next_of(n: u64) -> PPtr<ListNode> {
+    PPtr::at(n + NEXT)
+}
+
+/// `find`: `(pred, curr, found)` with `pred.key < key ≤ curr.key` at some
+/// moment of the call (`curr` = 0 at the end of the list).
+fn find<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<(u64, u64, bool), RelaxError> {
+    let sp = h.space();
+    'retry: loop {
+        let mut prev = head;
+        let mut curr = next_of(prev).load(sp)? & !DELETED;
+        loop {
+            if curr == 0 {
+                return Ok((prev, 0, false));
+            }
+            let next = next_of(curr).load(sp)?;
+            if next & DELETED != 0 {
+                match next_of(prev).compare_exchange(sp, curr, next & !DELETED)? {
+                    Ok(_) => {
+                        h.retire(curr);
+                        curr = next & !DELETED;
+                        continue;
+                    }
+                    Err(_) => continue 'retry,
+                }
+            }
+            let ck = key_of(curr).load(sp)?;
+            if ck >= key {
+                return Ok((prev, curr, ck == key));
+            }
+            prev = curr;
+            curr = next;
+        }
+    }
+}
+
+/// Insert into the list whose sentinel is `head`.
+pub(crate) fn insert_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    let mut node = 0;
+    loop {
+        let (prev, curr, found) = find(h, head, key)?;
+        if found {
+            if node != 0 {
+                h.free_unpublished(node)?;
+            }
+            return Ok(false);
+        }
+        if node == 0 {
+            node = h.alloc_node::<ListNode>(&[key, curr])?;
+        } else {
+            h.init_fields(node, &[key, curr])?;
+        }
+        if next_of(prev)
+            .compare_exchange(h.space(), curr, node)?
+            .is_ok()
+        {
+            return Ok(true);
+        }
+    }
+}
+
+/// Remove from the list whose sentinel is `head`.
+pub(crate) fn remove_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    loop {
+        let (prev, curr, found) = find(h, head, key)?;
+        if !found {
+            return Ok(false);
+        }
+        let sp = h.space();
+        let next = next_of(curr).load(sp)?;
+        if next & DELETED != 0 {
+            continue;
+        }
+        if next_of(curr)
+            .compare_exchange(sp, next, next | DELETED)?
+            .is_err()
+        {
+            continue;
+        }
+        if next_of(prev).compare_exchange(sp, curr, next)?.is_ok() {
+            h.retire(curr);
+        } else {
+            find(h, head, key)?;
+        }
+        return Ok(true);
+    }
+}
+
+/// Membership in the list whose sentinel is `head`.
+pub(crate) fn contains_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    Ok(find(h, head, key)?.2)
+}
+
+/// The keys of the list whose sentinel is `head`, in order (not deleted).
+/// Linearisable only when no update runs concurrently.
+pub(crate) fn keys_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    out: &mut Vec<u64>,
+) -> Result<(), RelaxError> {
+    let sp = h.space();
+    let mut curr = next_of(head).load(sp)? & !DELETED;
+    let mut steps = 0u64;
+    while curr != 0 {
+        let next = next_of(curr).load(sp)?;
+        if next & DELETED == 0 {
+            out.push(key_of(curr).load(sp)?);
+        }
+        curr = next & !DELETED;
+        steps += 1;
+        if steps > sp.pool().size() / 32 {
+            return Err(RelaxError::Corrupt {
+                base: sp.base(),
+                reason: format!("the list at {head:#x} has a cycle"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Harris's list as a set of `u64` keys, rooted at a root slot of a space.
+#[derive(Clone, Copy, Debug)]
+pub struct HarrisList {
+    head: u64,
+}
+
+impl HarrisList {
+    /// Creates an empty list and stores its sentinel in root `root`.
+    pub fn create<B: Backend>(h: &mut Handle<'_, '_, B>, root: usize) -> Result<Self, RelaxError> {
+        let head = h.alloc_node::<ListNode>(&[0, 0])?;
+        h.space().set_root(root, head)?;
+        Ok(HarrisList { head })
+    }
+
+    /// Opens the list at root `root` after a crash: recovers the sentinel
+    /// (lazy variants, O(1)) or the whole list (eager), before the first
+    /// operation (§6.6).
+    pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
+        let head = space
+            .root(root)?
+            .ok_or(RelaxError::EmptyRoot { index: root })?;
+        space.recover_root::<ListNode>(head)?;
+        Ok(HarrisList { head })
+    }
+
+    /// The sentinel's offset.
+    pub fn head(&self) -> u64 {
+        self.head
+    }
+
+    /// Inserts `key`; false if present.
+    pub fn insert<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| insert_at(h, self.head, key))
+    }
+
+    /// Removes `key`; false if absent.
+    pub fn remove<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| remove_at(h, self.head, key))
+    }
+
+    /// Whether `key` is present.
+    pub fn contains<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| contains_at(h, self.head, key))
+    }
+
+    /// The keys, in order (exact when no update runs concurrently).
+    pub fn keys<B: Backend>(&self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
+        let mut out = Vec::new();
+        h.critical(|h| keys_at(h, self.head, &mut out))?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,522 @@
+//! Mirror's persistent atomic (thesis Chapter 4, Algorithm 4.1) and RELAX's
+//! field recovery (Chapter 6, Algorithms 6.2–6.4).
+//!
+//! A persistent atomic is a 16-byte, 16-aligned `(value, sequence)` pair
+//! held twice at the same offset: in NVMM (the pool; word 0 the value, word 1
+//! the sequence) and in DRAM ([`crate::dram::Dram`]). Every write is a
+//! double-width CAS on NVMM, then a write-back and a fence, then a
+//! double-width CAS on DRAM; every read is a read of DRAM.
+//!
+//! Mirror's invariants (Chapter 7, Claim 2), which the tests check:
+//!
+//! 1. `NVMM.seq ∈ {DRAM.seq, DRAM.seq + 1}` once a field is recovered;
+//! 2. NVMM is modified only when `NVMM.seq = DRAM.seq` (then the two
+//!    replicas hold the same pair, up to a recovery mark on a pointer);
+//! 3. a DRAM pair is never ahead of the *durable* NVMM: the NVMM line is
+//!    written back and fenced before DRAM catches up with it. Loads read
+//!    DRAM, so a load never returns a value a crash could lose.
+//!
+//! ## Algorithm 4.1 (`compare_exchange_strong`), line by line
+//!
+//! `Space::mirror_cas` follows the listing: L5–L7 read NVMM (sequence,
+//! value, sequence again), L9–L11 read DRAM the same way, L14 retry if
+//! either read was torn, L18–L24 help a write whose NVMM half is done
+//! (flush, fence, DRAM DWCAS, retry), L27 retry unless the sequences agree,
+//! L30–L33 fail if NVMM holds another value, L37–L40 NVMM DWCAS to
+//! `(new, seq + 1)`, L41–L42 flush and fence, L44 DRAM DWCAS on success,
+//! L46–L47 on failure retry if NVMM still holds `expected` (only its
+//! sequence moved), else help DRAM to NVMM's pair and fail.
+//!
+//! One deliberate difference: the DRAM DWCASes of L44 and L47 expect the
+//! pair *read from DRAM* at L9–L11, where the listing writes `before` (read
+//! from NVMM). They are the same pair in Mirror (L27 made the sequences
+//! equal and equal sequences carry equal values); under RELAX the DRAM value
+//! of a pointer may additionally carry the recovery mark (Algorithm 6.3), and
+//! expecting NVMM's unmarked value would make every first write after
+//! recovery fail its DRAM half and leave the update to a helper.
+//!
+//! ## Algorithms 6.2 and 6.3 (`recoverField`)
+//!
+//! [`Space::recover_field`] and [`Space::recover_field_ptr`] follow the
+//! listings (the pointer variant drops line 3 and writes `mark(V_NV)` at
+//! line 4). The **sequence window** of line 4: if the garbage DRAM sequence
+//! `S_D` is at most 2^63 updates ahead of `S_NV`, NVMM's sequence is moved to
+//! `S_D + 1` (an 8-byte CAS on NVMM's sequence word), so that no later write
+//! can bring NVMM back to the garbage pair and let a delayed recoverer's DRAM
+//! DWCAS succeed (Figure 6.2). As in the thesis, the moved sequence is not
+//! written back: if a crash loses it, the next incarnation has new DRAM and
+//! recovers afresh.
+//!
+//! One addition to the listings, flagged here because it is ours: when the
+//! pair read from NVMM is exactly one write ahead of DRAM (`S_NV = S_D + 1`),
+//! the field is recovered already and a Mirror write is in flight whose NVMM
+//! half may not be durable yet; copying it to DRAM would let a load return
+//! a value a crash can lose. We write it back and fence first, as Mirror's
+//! own helping step (Algorithm 4.1, L19–L20) does. Right after a crash NVMM
+//! holds only durable data and this never triggers for a genuine first
+//! recovery; it matters for the later, redundant calls (the cascade of
+//! §6.4.3) that the correctness argument of Chapter 7 says "at most assist
+//! the normal execution".
+//!
+//! [`Tracking::PseudoBitset`] skips line 4: with zeroed DRAM an unrecovered
+//! DRAM sequence is 0 and every NVMM sequence has its MSB set, so no later
+//! write can recreate the DRAM pair.
+//!
+//! ## Algorithm 6.4 (`load` of a markable pointer)
+//!
+//! `Space::load_ptr` ([`PPtr::load`]): read DRAM; if the recovery mark (bit 2) is set,
+//! recover the referent with its [`Node::recover_node`] (for `Hybrid`, only
+//! if the bitset says it is not recovered; for `ZMarkable`, only if its last
+//! field's DRAM sequence is 0), then DWCAS the mark away (same sequence) and
+//! return the unmarked pointer; retry from line 1 if the DWCAS fails.
+//!
+//! Progress: every operation is lock-free, as in Mirror: a retry happens
+//! only when another thread's write (or recovery) changed the field.
+
+use crate::dram::{pack, unpack, Replica};
+use crate::error::RelaxError;
+use crate::node::Node;
+use crate::space::{Space, Tracking, SEQ_MSB};
+use crate::sync::atomic::Ordering;
+use perdure_pm::Backend;
+use std::marker::PhantomData;
+
+/// The recovery mark: the third least significant bit of a pointer (§6.4.2;
+/// bits 0 and 1 are left to the structures, e.g. Harris's deletion mark).
+pub const RECOVERY_MARK: u64 = 0b100;
+/// The low bits of a pointer that are not address (nodes are 16-aligned).
+pub const LOW_BITS: u64 = 0b1111;
+
+/// How many times a field operation retries before it declares the field
+/// divergent (only a tracking bug or a corrupt pool can make the two
+/// replicas disagree that long; correct contention resolves in a few).
+const PATIENCE: u64 = 1 << 26;
+
+/// Mirror's `patomic<u64>`: a data field (§6.2: "other non-pointer atomic
+/// fields use the type `patomic`"). A copyable offset; operations take the
+/// space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PAtomic {
+    off: u64,
+}
+
+/// A persistent pointer field to a node of type `N`: RELAX's
+/// `MarkablePatomicPointer<N>` (and its hybrid and zeroed-DRAM siblings,
+/// chosen by the space's [`Tracking`]). The value is a pool offset (0 =
+/// null) whose bits 0–1 the structure may use.
+pub struct PPtr<N: Node> {
+    off: u64,
+    _n: PhantomData<fn() -> N>,
+}
+
+impl<N: Node> Clone for PPtr<N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<N: Node> Copy for PPtr<N> {}
+impl<N: Node> std::fmt::Debug for PPtr<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PPtr({:#x})", self.off)
+    }
+}
+
+impl PAtomic {
+    /// The field at pool offset `off` (16-aligned; checked at each access).
+    pub fn at(off: u64) -> Self {
+        PAtomic { off }
+    }
+
+    /// The field's offset.
+    pub fn offset(self) -> u64 {
+        self.off
+    }
+
+    /// Atomic load (from DRAM, after recovery if tracking says so).
+    pub fn load<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
+        s.track_field(self.off)?;
+        Ok(s.dram.val(self.off))
+    }
+
+    /// Mirror's `compare_exchange_strong`: `Ok(expected)` if the field held
+    /// `expected` and now holds `new`, else `Err(current)`.
+    pub fn compare_exchange<B: Backend>(
+        self,
+        s: &Space<'_, B>,
+        expected: u64,
+        new: u64,
+    ) -> Result<Result<u64, u64>, RelaxError> {
+        s.track_field(self.off)?;
+        s.mirror_cas(self.off, expected, new)
+    }
+
+    /// Atomic store (a CAS loop, as Mirror's `store`).
+    pub fn store<B: Backend>(self, s: &Space<'_, B>, v: u64) -> Result<(), RelaxError> {
+        s.cas_loop(self.off, self.load(s)?, |_| v).map(|_| ())
+    }
+
+    /// Atomic add, wrapping; returns the previous value (a CAS loop, as
+    /// Mirror's `fetch_add`).
+    pub fn fetch_add<B: Backend>(self, s: &Space<'_, B>, d: u64) -> Result<u64, RelaxError> {
+        s.cas_loop(self.off, self.load(s)?, |c| c.wrapping_add(d))
+    }
+}
+
+impl<N: Node> PPtr<N> {
+    /// The pointer field at pool offset `off`.
+    pub fn at(off: u64) -> Self {
+        PPtr {
+            off,
+            _n: PhantomData,
+        }
+    }
+
+    /// The field's offset.
+    pub fn offset(self) -> u64 {
+        self.off
+    }
+
+    /// Load: the referent is recovered before the pointer is returned
+    /// (Algorithm 6.4 under the markable variants).
+    pub fn load<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
+        s.load_ptr::<N>(self.off)
+    }
+
+    /// Mirror CAS on the pointer. `expected` must be unmarked for recovery
+    /// (as every loaded pointer is). On failure the current value is
+    /// re-loaded (so its referent is recovered and it may be followed).
+    pub fn compare_exchange<B: Backend>(
+        self,
+        s: &Space<'_, B>,
+        expected: u64,
+        new: u64,
+    ) -> Result<Result<u64, u64>, RelaxError> {
+        s.track_field(self.off)?;
+        match s.mirror_cas(self.off, expected, new)? {
+            Ok(v) => Ok(Ok(v)),
+            Err(_) => Ok(Err(self.load(s)?)),
+        }
+    }
+
+    /// Atomic store.
+    pub fn store<B: Backend>(self, s: &Space<'_, B>, v: u64) -> Result<(), RelaxError> {
+        s.cas_loop(self.off, self.load(s)?, |_| v).map(|_| ())
+    }
+}
+
+impl<B: Backend> Space<'_, B> {
+    /// The sequence a fresh field starts with: 1 (never 0, so that zeroed
+    /// DRAM is told apart, §6.4.4), with the MSB in an MSB-sequence space.
+    pub(crate) fn seq_init(&self) -> u64 {
+        if self.msb_seq {
+            SEQ_MSB | 1
+        } else {
+            1
+        }
+    }
+
+    /// The sequence after `s`: +1, in the low 63 bits with the MSB kept in
+    /// an MSB-sequence space (§6.4.5).
+    #[inline]
+    pub(crate) fn next_seq(&self, s: u64) -> u64 {
+        if self.msb_seq {
+            (s & SEQ_MSB) | (s.wrapping_add(1) & !SEQ_MSB)
+        } else {
+            s.wrapping_add(1)
+        }
+    }
+
+    /// Mirror's `store` and `fetch_add` (Chapter 4: "As store and fetch_add
+    /// may never fail, they keep calling the CAS operation until they
+    /// succeed"): CAS from `cur` to `f(cur)` until it succeeds; returns the
+    /// value replaced.
+    fn cas_loop(&self, off: u64, mut cur: u64, f: impl Fn(u64) -> u64) -> Result<u64, RelaxError> {
+        loop {
+            match self.mirror_cas(off, cur, f(cur))? {
+                Ok(_) => return Ok(cur),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    fn check_field(&self, off: u64) -> Result<(), RelaxError> {
+        self.pool.check_range(off, 16, 16)?;
+        Ok(())
+    }
+
+    /// A consistent `(value, sequence)` of the NVMM replica: sequence,
+    /// value, sequence again (Algorithm 4.1, L5–L7), retried until torn-free.
+    fn read_nvmm(&self, off: u64) -> Result<(u64, u64), RelaxError> {
+        let val = self.pool.word(off)?;
+        let seq = self.pool.word(off + 8)?;
+        loop {
+            let s = seq.load(Ordering::SeqCst);
+            let v = val.load(Ordering::SeqCst);
+            if seq.load(Ordering::SeqCst) == s {
+                return Ok((v, s));
+            }
+            crate::sync::spin_loop();
+        }
+    }
+
+    /// The (value, sequence) pairs of both replicas of the field at `off`,
+    /// read one after the other (a test's view; exact only when quiescent).
+    pub fn replicas(&self, off: u64) -> Result<(Replica, Replica), RelaxError> {
+        self.check_field(off)?;
+        Ok((self.read_nvmm(off)?, self.dram.read_pair(off)))
+    }
+
+    /// Makes sure the field at `off` is recovered before it is accessed,
+    /// for the variants that track fields (§6.4.1, §6.4.5); the pointer
+    /// variants track nodes instead (see [`Space::load_ptr`]).
+    #[inline]
+    pub(crate) fn track_field(&self, off: u64) -> Result<(), RelaxError> {
+        self.check_field(off)?;
+        match self.tracking {
+            Tracking::Bitset => {
+                let Some(b) = &self.bitset else { return Ok(()) };
+                if !b.test(off) {
+                    self.recover_field(off)?;
+                    b.set(off);
+                }
+            }
+            Tracking::PseudoBitset if self.dram.seq(off) & SEQ_MSB == 0 => {
+                self.recover_field(off)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Algorithm 4.1, Mirror's `compare_exchange_strong` (see the module
+    /// docs for the line mapping).
+    pub(crate) fn mirror_cas(
+        &self,
+        off: u64,
+        expected: u64,
+        new: u64,
+    ) -> Result<Result<u64, u64>, RelaxError> {
+        let nvmm = self.pool.dword(off)?;
+        let mut tries = 0u64;
+        loop {
+            tries += 1;
+            // L5–L7 and L9–L11 (each retried internally until untorn: L14).
+            let (pv, ps) = self.read_nvmm(off)?;
+            let (vv, vs) = self.dram.read_pair(off);
+            if tries > PATIENCE {
+                return Err(RelaxError::Diverged {
+                    off,
+                    nvmm_seq: ps,
+                    dram_seq: vs,
+                });
+            }
+            // L18–L24: help the write whose NVMM half is done.
+            if ps == self.next_seq(vs) && ps != vs {
+                self.pool.pwb(off, 16);
+                self.pool.pfence();
+                self.dram.dwcas(off, (vv, vs), (pv, ps));
+                continue;
+            }
+            // L27.
+            if ps != vs {
+                crate::sync::spin_loop();
+                continue;
+            }
+            // L30–L33.
+            if pv != expected {
+                return Ok(Err(pv));
+            }
+            // L37–L40.
+            let after = (new, self.next_seq(ps));
+            let res = nvmm.compare_exchange(pack((pv, ps)), pack(after));
+            // L41–L42.
+            if !mutant!(NoFlushBeforeDram) {
+                self.pool.pwb(off, 16);
+                self.pool.pfence();
+            }
+            match res {
+                // L44.
+                Ok(_) => {
+                    self.dram.dwcas(off, (vv, vs), after);
+                    return Ok(Ok(expected));
+                }
+                Err(actual) => {
+                    let (av, aseq) = unpack(actual);
+                    // L46.
+                    if av == expected {
+                        continue;
+                    }
+                    // L47.
+                    self.dram.dwcas(off, (vv, vs), (av, aseq));
+                    return Ok(Err(av));
+                }
+            }
+        }
+    }
+
+    /// Whether the sequence window of Algorithm 6.2, line 4 applies:
+    /// `0 < (S_D − S_NV) mod 2^64 ≤ 2^63`.
+    #[inline]
+    fn in_window(sd: u64, snv: u64) -> bool {
+        let d = sd.wrapping_sub(snv);
+        d != 0 && d <= SEQ_MSB
+    }
+
+    /// Lines 1–2 and 4 of Algorithms 6.2/6.3: reads both replicas and
+    /// enforces the sequence window. `None`: line 4.1's CAS failed, restart.
+    fn recover_prepare(&self, off: u64) -> Result<Option<(Replica, Replica)>, RelaxError> {
+        let (vd, sd) = self.dram.read_pair(off); // L1
+        let (vnv, mut snv) = self.read_nvmm(off)?; // L2
+        let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
+        if window && Self::in_window(sd, snv) {
+            // L4.1: move NVMM's sequence beyond the garbage one.
+            let seqw = self.pool.word(off + 8)?;
+            if seqw
+                .compare_exchange(snv, sd.wrapping_add(1), Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                return Ok(None);
+            }
+            snv = sd.wrapping_add(1); // L4.2
+        } else if snv == self.next_seq(sd) && snv != sd {
+            // Ours (see the module docs): NVMM is one write ahead; make it
+            // durable before DRAM shows it.
+            self.pool.pwb(off, 16);
+            self.pool.pfence();
+        }
+        Ok(Some(((vd, sd), (vnv, snv))))
+    }
+
+    /// Algorithm 6.2, `RecoverField`, for a data field.
+    pub fn recover_field(&self, off: u64) -> Result<(), RelaxError> {
+        self.check_field(off)?;
+        for _ in 0..PATIENCE {
+            // Lines 1–2 and 4 (line 4 never fires on equal pairs: their
+            // sequence difference is 0, so checking line 3 after it is the
+            // same as before it).
+            let Some((d, nv)) = self.recover_prepare(off)? else {
+                continue; // L4.1 failed: goto 1
+            };
+            if d == nv {
+                return Ok(()); // L3
+            }
+            if self.dram.dwcas(off, d, nv) {
+                return Ok(()); // L5
+            }
+        }
+        self.diverged(off)
+    }
+
+    /// Algorithm 6.3, `RecoverField` for a pointer to an `N`: as 6.2 without
+    /// line 3, copying `mark(V_NV)` (null is not marked; under `ZMarkable` a
+    /// referent already recovered is not marked either, §6.4.4).
+    pub fn recover_field_ptr<N: Node>(&self, off: u64) -> Result<(), RelaxError> {
+        self.check_field(off)?;
+        for _ in 0..PATIENCE {
+            let Some((d, (vnv, snv))) = self.recover_prepare(off)? else {
+                continue;
+            };
+            let target = vnv & !LOW_BITS;
+            let mark = target != 0
+                && !mutant!(NoRecoveryMark)
+                && (self.tracking != Tracking::ZMarkable || !self.node_recovered_z::<N>(target)?);
+            let v = if mark { vnv | RECOVERY_MARK } else { vnv };
+            if self.dram.dwcas(off, d, (v, snv)) {
+                return Ok(()); // L4
+            }
+        }
+        self.diverged(off)
+    }
+
+    fn diverged<T>(&self, off: u64) -> Result<T, RelaxError> {
+        let ((_, nvmm_seq), (_, dram_seq)) = self.replicas(off)?;
+        Err(RelaxError::Diverged {
+            off,
+            nvmm_seq,
+            dram_seq,
+        })
+    }
+
+    /// §6.4.4: under zeroed DRAM a node is recovered iff its last field's
+    /// DRAM sequence is non-zero (every thread recovers a node's fields in
+    /// order, so the last one is recovered only after all the others; fresh
+    /// nodes start at sequence 1).
+    fn node_recovered_z<N: Node>(&self, node: u64) -> Result<bool, RelaxError> {
+        let n = N::field_count(self, node)? as u64;
+        let last = node + 16 * n.saturating_sub(1);
+        self.check_field(last)?;
+        Ok(self.dram.seq(last) != 0)
+    }
+
+    /// Loads a pointer field whose referents are `N`s: under the markable
+    /// variants Algorithm 6.4, otherwise a tracked plain load.
+    pub(crate) fn load_ptr<N: Node>(&self, off: u64) -> Result<u64, RelaxError> {
+        self.track_field(off)?;
+        if !self.tracking.marks_pointers() {
+            return Ok(self.dram.val(off));
+        }
+        for _ in 0..PATIENCE {
+            let v = self.dram.val(off); // L1
+            if v & RECOVERY_MARK == 0 {
+                return Ok(v); // L3
+            }
+            let s = self.dram.seq(off); // L2.1
+            let node = v & !LOW_BITS;
+            let needed = match self.tracking {
+                Tracking::Hybrid => !self.bitset.as_ref().is_some_and(|b| b.test(node)),
+                Tracking::ZMarkable => !self.node_recovered_z::<N>(node)?,
+                _ => true,
+            };
+            if needed && !mutant!(UnmarkWithoutRecover) {
+                N::recover_node(self, node)?; // L2.2
+                if self.tracking == Tracking::Hybrid {
+                    if let Some(b) = &self.bitset {
+                        b.set(node);
+                    }
+                }
+            }
+            let plain = v & !RECOVERY_MARK;
+            if self.dram.dwcas(off, (v, s), (plain, s)) {
+                return Ok(plain); // L2.3–L2.4
+            }
+        }
+        self.diverged(off)
+    }
+
+    /// Mirror's recovery (Chapter 4): copies every node reachable from
+    /// `root` (an `N`, whose pointers lead to `N::Child`s) from NVMM to DRAM,
+    /// before any operation runs. Returns the number of nodes copied.
+    pub(crate) fn eager_trace<N: Node>(&self, root: u64) -> Result<u64, RelaxError>
+    where
+        N::Child: Node<Child = N::Child>,
+    {
+        let mut children = Vec::new();
+        self.copy_node::<N>(root, &mut children)?;
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(root);
+        let mut copied = 1u64;
+        while let Some(n) = children.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            self.copy_node::<N::Child>(n, &mut children)?;
+            copied += 1;
+        }
+        Ok(copied)
+    }
+
+    fn copy_node<N: Node>(&self, node: u64, children: &mut Vec<u64>) -> Result<(), RelaxError> {
+        let n = N::field_count(self, node)?;
+        for i in 0..n {
+            let f = node + 16 * i as u64;
+            self.check_field(f)?;
+            let (v, s) = self.read_nvmm(f)?;
+            self.dram.store_pair(f, (v, s));
+            if N::field_kind(i) == crate::node::FieldKind::Pointer && v & !LOW_BITS != 0 {
+                self.check_field(v & !LOW_BITS)?;
+                children.push(v & !LOW_BITS);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! Laziness (§6.1, §6.6): after a crash, opening a structure recovers its
+//! root object only (lazy variants) or every reachable node (eager Mirror);
+//! a lazy variant recovers a node the first time an operation reaches it,
+//! and nothing beyond. Checked on the DRAM replica directly, with zeroed
+//! DRAM (an unrecovered slot is (0, 0) there).
+
+mod common;
+
+use common::*;
+use perdure_pm::{NoFlush, Pool};
+use perdure_relax::ds::HarrisList;
+use perdure_relax::{OpenOptions, Space, Tracking};
+
+/// The list nodes of keys 1..=20 (in order), after a crash.
+fn setup(pool: &Pool<NoFlush>, t: Tracking) -> Vec<u64> {
+    let sp = create(pool, t);
+    let mut h = sp.handle().unwrap();
+    let l = HarrisList::create(&mut h, 0).unwrap();
+    for k in (1..=20).rev() {
+        l.insert(&mut h, k).unwrap();
+    }
+    // Walk NVMM to find the nodes (next is field 1, at +16).
+    let mut nodes = Vec::new();
+    let mut n = pool
+        .word(l.head() + 16)
+        .unwrap()
+        .load(std::sync::atomic::Ordering::Acquire);
+    while n != 0 {
+        nodes.push(n);
+        n = pool
+            .word(n + 16)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Acquire)
+            & !0xf;
+    }
+    assert_eq!(nodes.len(), 20);
+    nodes
+}
+
+fn recovered(sp: &Space<'_, NoFlush>, node: u64) -> bool {
+    // Field 0 (the key) holds a non-zero sequence once copied.
+    sp.dram().seq(node) != 0
+}
+
+#[test]
+fn lazy_variants_recover_only_what_operations_reach() {
+    for t in Tracking::ALL.into_iter().filter(|t| *t != Tracking::Eager) {
+        let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+        let nodes = setup(&pool, t);
+        pool.reincarnate();
+        let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
+        let l = HarrisList::open(&sp, 0).unwrap();
+        assert!(
+            nodes.iter().all(|&n| !recovered(&sp, n)),
+            "{t:?}: opening recovered more than the root"
+        );
+        let mut h = sp.handle().unwrap();
+        assert!(l.contains(&mut h, 5).unwrap());
+        // find(5) reads the keys 1..=5 and the `next` of each of their
+        // nodes. Field tracking recovers exactly those fields; the pointer
+        // variants recover a node when a pointer to it is loaded, so the
+        // load of key 5's `next` also recovers key 6's node.
+        let reached = if t.marks_pointers() { 6 } else { 5 };
+        for (i, &n) in nodes.iter().enumerate() {
+            assert_eq!(
+                recovered(&sp, n),
+                i < reached,
+                "{t:?}: node of key {}",
+                i + 1
+            );
+        }
+        assert_eq!(l.keys(&mut h).unwrap(), (1..=20).collect::<Vec<_>>());
+        assert!(nodes.iter().all(|&n| recovered(&sp, n)), "{t:?}");
+    }
+}
+
+#[test]
+fn eager_recovery_copies_every_reachable_node_before_the_first_operation() {
+    let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+    let nodes = setup(&pool, Tracking::Eager);
+    pool.reincarnate();
+    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Eager)).unwrap();
+    let head = sp.root(0).unwrap().unwrap();
+    assert_eq!(
+        sp.recover_root::<perdure_relax::ds::ListNode>(head)
+            .unwrap(),
+        21
+    );
+    for &n in &nodes {
+        for f in [n, n + 16] {
+            let (nv, d) = sp.replicas(f).unwrap();
+            assert_eq!(nv, d, "field {f:#x} not copied");
+        }
+    }
+}
+
+#[test]
+fn an_array_recovers_cell_by_cell_and_refuses_pointer_tracking() {
+    use perdure_relax::ds::PArray;
+    for t in [Tracking::Bitset, Tracking::PseudoBitset] {
+        let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+        {
+            let sp = create(&pool, t);
+            let mut h = sp.handle().unwrap();
+            let a = PArray::create(&mut h, 0, 100).unwrap();
+            for i in 0..100 {
+                a.cell(i).unwrap().store(&sp, i as u64 * 3).unwrap();
+            }
+        }
+        pool.reincarnate();
+        let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
+        let a = PArray::open(&sp, 0).unwrap();
+        let cell_recovered = |i: usize| sp.dram().seq(a.cell(i).unwrap().offset()) != 0;
+        assert!(
+            (0..100).all(|i| !cell_recovered(i)),
+            "{t:?}: open recovered cells"
+        );
+        assert_eq!(a.cell(42).unwrap().load(&sp).unwrap(), 126);
+        assert_eq!(a.cell(7).unwrap().fetch_add(&sp, 1).unwrap(), 21);
+        for i in 0..100 {
+            assert_eq!(cell_recovered(i), i == 42 || i == 7, "{t:?}: cell {i}");
+        }
+        assert!(a.cell(100).is_err());
+    }
+    for t in [Tracking::Markable, Tracking::Hybrid, Tracking::ZMarkable] {
+        let pool = Pool::volatile("relax-lazy", POOL, NoFlush).unwrap();
+        let sp = create(&pool, t);
+        let mut h = sp.handle().unwrap();
+        let e = PArray::create(&mut h, 0, 4).unwrap_err();
+        assert!(
+            matches!(e, perdure_relax::RelaxError::Config(_)),
+            "{t:?}: {e}"
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! shuttle: randomized and PCT schedules (seeded, reproducible) of
+//! `recover_field` (Algorithm 6.2) racing Mirror's CAS (Algorithm 4.1) right
+//! after a crash, through the `sync` facade.
+//!
+//! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
+//! perdure-relax --test shuttle_relax` (`make verify` does). Without the cfg
+//! this file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per
+//! scheduler (default 1,000; 20,000 with `PERDURE_DEPTH=deep`).
+//!
+//! The scenario is Figure 6.2's, made adversarial: after the crash the
+//! garbage DRAM pair of a counter field is exactly the pair its first
+//! increment will write, `(V_NV + 1, S_NV + 1)`. Two threads each recover
+//! the field (through `BitsetAtomic` tracking) and add 1 twice; a third
+//! loads it three times. Checked: every thread sees the counter only grow
+//! (a delayed recoverer that rolled DRAM back would show an older value),
+//! the final value is 4, and Mirror's replicas agree at the end.
+//! Not covered: crashes during the race (see `crash_sim.rs`), weak memory
+//! (shuttle runs sequentially consistent interleavings). Not shown yet: that
+//! these schedules catch the `NoSeqWindow` mutant (a first attempt hit a
+//! shuttle reporting failure; the mutant is caught by the deterministic
+//! Figure 6.2 test in `mutants_relax.rs`).
+
+#![cfg(perdure_shuttle)]
+
+use perdure_pm::sync::{thread, Arc};
+use perdure_pm::{NoFlush, Pool};
+use perdure_relax::{Config, OpenOptions, PAtomic, Space, Tracking};
+
+const SIZE: u64 = 64 << 10;
+
+fn iterations() -> usize {
+    std::env::var("PERDURE_SHUTTLE_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(
+            if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
+                20_000
+            } else {
+                1000
+            },
+        )
+}
+
+fn workload() {
+    let pool: &'static Pool<NoFlush> = Box::leak(Box::new(
+        Pool::volatile("shuttle-relax", SIZE, NoFlush).unwrap(),
+    ));
+    let base = pool.data_offset().next_multiple_of(4096);
+    let cfg = Config {
+        threads: 3,
+        roots: 1,
+        heap_bytes: SIZE - base - 4096,
+        msb_sequences: false,
+    };
+    let off = {
+        let sp = Space::create(pool, base, &cfg, OpenOptions::new(Tracking::Bitset)).unwrap();
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<perdure_relax::ds::ListNode>(&[0, 0])
+            .unwrap()
+    };
+    // The crash: a new incarnation with fresh DRAM whose pair for the field
+    // is what its first increment will write.
+    pool.reincarnate();
+    let opts = OpenOptions {
+        tracking: Tracking::Bitset,
+        dram: perdure_relax::DramInit::Zeroed,
+    };
+    let sp = Arc::new(Space::open(pool, base, opts).unwrap());
+    let ((v, s), _) = sp.replicas(off).unwrap();
+    sp.dram().store_pair(off, (v + 1, s + 1));
+    let f = PAtomic::at(off);
+    let ts: Vec<_> = (0..3)
+        .map(|t| {
+            let sp = sp.clone();
+            thread::spawn(move || {
+                let mut last = 0;
+                for _ in 0..if t < 2 { 2 } else { 3 } {
+                    let seen = if t < 2 {
+                        f.fetch_add(&sp, 1).unwrap()
+                    } else {
+                        f.load(&sp).unwrap()
+                    };
+                    assert!(
+                        seen >= last,
+                        "thread {t} saw {seen} after {last}: DRAM rolled back"
+                    );
+                    last = seen;
+                }
+            })
+        })
+        .collect();
+    for t in ts {
+        t.join().unwrap();
+    }
+    assert_eq!(f.load(&sp).unwrap(), 4);
+    let (nv, d) = sp.replicas(off).unwrap();
+    assert_eq!(nv, d);
+    // SAFETY-free cleanup: the space (and every thread's clone) is gone
+    // before the leaked pool would be reclaimed; the pool itself stays
+    // leaked (64 KiB of model memory per schedule).
+    drop(sp);
+}
+
+#[test]
+fn random_schedules_never_roll_a_recovered_field_back() {
+    let n = iterations();
+    shuttle::check_random(workload, n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+}
+
+#[test]
+fn pct_schedules_never_roll_a_recovered_field_back() {
+    let n = iterations();
+    shuttle::check_pct(workload, n, 3);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+}
