@@ -26,13 +26,33 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+/// Whether the named `mutant::Mutant` is switched on: a hook at a seed step
+/// that a mutant removes or reorders. A constant `false` unless the feature
+/// `mutants` is enabled.
+#[cfg(feature = "mutants")]
+macro_rules! mutant {
+    ($m:ident) => {
+        crate::mutant::active(crate::mutant::Mutant::$m)
+    };
+}
+#[cfg(not(feature = "mutants"))]
+macro_rules! mutant {
+    ($m:ident) => {
+        false
+    };
+}
+
 pub mod cx;
 pub mod error;
 pub mod front;
+#[cfg(feature = "mutants")]
+pub mod mutant;
 pub mod redo;
 pub mod registry;
 pub mod replica;
 pub mod rwlock;
+#[cfg(feature = "check")]
+pub mod scenarios;
 pub mod sti;
 pub mod tx;
 
