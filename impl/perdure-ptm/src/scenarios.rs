@@ -420,15 +420,27 @@ pub struct Set;
 
 /// The offset of the link word that points to the first node with a key
 /// `≥ k` (the header's `first` or a node's `next`), and that node (0: none).
+///
+/// # Panics
+///
+/// After [`MAX_WALK`] nodes (a cycle: the list never holds that many), or
+/// on an offset outside the region; the scenario reports either as an
+/// error (a damaged state after recovery).
 fn find<T: TxRead>(tx: &T, head: u64, k: u64, next_at: u64) -> (u64, u64) {
     let mut link = head;
     let mut cur = tx.load(link);
+    let mut steps = 0;
     while cur != 0 && tx.load(cur) < k {
+        steps += 1;
+        assert!(steps <= MAX_WALK, "a cycle in the list");
         link = cur + next_at;
         cur = tx.load(link);
     }
     (link, cur)
 }
+
+/// More nodes than any scenario's list holds.
+const MAX_WALK: usize = 64;
 
 impl Object for Set {
     fn name(&self) -> &'static str {
@@ -714,15 +726,32 @@ impl<C: Construction, O: Object + Clone> Scenario for PtmScenario<C, O> {
         _thread: usize,
         call: &Call,
     ) -> Result<Value, String> {
-        self.object.apply(&*self.live(session)?.ptm, call)
+        let ptm = &*self.live(session)?.ptm;
+        caught(|| self.object.apply(ptm, call))
     }
     /// Nothing: opening the image is the recovery ([`Scenario::open`]).
     fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
         Ok(())
     }
     fn observe(&self, _pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        self.object.observe(&*self.live(session)?.ptm)
+        let ptm = &*self.live(session)?.ptm;
+        caught(|| self.object.observe(ptm))
     }
+}
+
+/// `f`, with a panic turned into an error: a closure that panics on the
+/// state it finds (an offset outside the region, a cycle) reaches its
+/// submitter as a panic, and a damaged state must be reported as a
+/// violation, not stop the exploration.
+fn caught<R>(f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".into());
+        Err(format!("a transaction panicked: {msg}"))
+    })
 }
 
 /// The persistency model explored: by default a locked RMW does not
