@@ -241,7 +241,11 @@ fn xorshift(s: &mut u64) -> u64 {
 }
 
 /// Performs each call and records its result.
-fn run_calls<P: Ptm, O: Object>(o: &O, p: &P, calls: Vec<Call>) -> Result<Vec<(Call, Value)>, String> {
+fn run_calls<P: Ptm, O: Object>(
+    o: &O,
+    p: &P,
+    calls: Vec<Call>,
+) -> Result<Vec<(Call, Value)>, String> {
     calls
         .into_iter()
         .map(|c| o.apply(p, &c).map(|v| (c, v)))
@@ -265,7 +269,13 @@ impl Object for Counter {
             tx.set_root(0, c);
             c
         })
-        .and_then(|c| if c == 0 { Err(PtmError::Config("no room for the counter".into())) } else { Ok(()) })
+        .and_then(|c| {
+            if c == 0 {
+                Err(PtmError::Config("no room for the counter".into()))
+            } else {
+                Ok(())
+            }
+        })
     }
     fn calls(&self, thread: usize, ops: usize, _rng: &mut u64) -> Vec<Call> {
         (0..ops)
@@ -289,7 +299,9 @@ impl Object for Counter {
                 .map_err(ptm_err)?;
                 Ok(Value::Null)
             }
-            "get" => Ok(json!(p.read_tx(|tx| tx.load(tx.root(0))).map_err(ptm_err)?)),
+            "get" => Ok(json!(p
+                .read_tx(|tx| tx.load(tx.root(0)))
+                .map_err(ptm_err)?)),
             op => Err(format!("counter has no operation {op}")),
         }
     }
@@ -359,7 +371,13 @@ impl Object for Queue {
             tx.set_root(0, q);
             q
         })
-        .and_then(|q| if q == 0 { Err(PtmError::Config("no room for the queue".into())) } else { Ok(()) })
+        .and_then(|q| {
+            if q == 0 {
+                Err(PtmError::Config("no room for the queue".into()))
+            } else {
+                Ok(())
+            }
+        })
     }
     fn calls(&self, thread: usize, ops: usize, _rng: &mut u64) -> Vec<Call> {
         (0..ops)
@@ -455,7 +473,13 @@ impl Object for Set {
             tx.set_root(0, s);
             s
         })
-        .and_then(|s| if s == 0 { Err(PtmError::Config("no room for the set".into())) } else { Ok(()) })
+        .and_then(|s| {
+            if s == 0 {
+                Err(PtmError::Config("no room for the set".into()))
+            } else {
+                Ok(())
+            }
+        })
     }
     fn calls(&self, _thread: usize, ops: usize, rng: &mut u64) -> Vec<Call> {
         (0..ops)

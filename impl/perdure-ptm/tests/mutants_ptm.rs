@@ -24,16 +24,22 @@
 //! | `RedoReleaseBeforeSync` (Alg. 3 L31) | Redo-PTM `enq(1)` | `enq(2)`, on the replica T0 superseded | an image recovers a torn queue |
 //! | `CxReleaseBeforeSync` (§4) | CX-PTM `enq(1)` | `enq(2)` | not caught: equivalent as placed |
 //!
-//! Two more pause T0 in the middle of its simulation (its first access
-//! after it wrote the queue's `head` or `tail`) instead, and check the
-//! final state without a crash: `RedoNoUndoOnFailedCas` (T0 `deq()` on
-//! `[5]`, T1 `enq(2)`) and `RedoReplayWithoutValidity` (2 states per
-//! thread; T0 `enq(1)`, T1 three `enq`s during and three after). Neither
-//! mutant is caught by them (see [`known_uncaught`]).
+//! Two more hold threads elsewhere and check the state without a crash:
+//!
+//! * `RedoReplayWithoutValidity` (Alg. 3 L19): 2 states per thread; T0's
+//!   `enq(1)` paused in its simulation (its first access after it wrote the
+//!   queue's `head` or `tail`) holding a replica, three `enq`s committed
+//!   meanwhile and three after; the replica T0 left behind is replayed
+//!   over reused states, and the queue read after each commit is torn;
+//! * `RedoNoUndoOnFailedCas` (Alg. 3 L38): on `[5]`, W's `enq(2)` held
+//!   before its CAS, then L's `deq()` (whose batch is `enq(2)`, `deq()`)
+//!   held before its CAS; W commits, L's CAS fails, and without the undo
+//!   its `head` store survives the replay of W's log: the re-run `deq()`
+//!   returns 2 and `[5]` is lost.
 //!
 //! Each is first run on the code as written (must pass), then with the
 //! mutant. Prints a PERDURE-CHECK row `mutant:ptm/<name>` each: `pass` if
-//! caught, `skip` saying "NOT CAUGHT" and why for the three known not to be,
+//! caught, `skip` saying "NOT CAUGHT" and why for the one known not to be,
 //! `fail` (and the test fails) for any other miss.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
@@ -98,7 +104,12 @@ struct Window {
 /// Runs `t0` on T0 until just after its `cur_comb` CAS, then `t1` on this
 /// thread with a crash point after every persistence event (and one at its
 /// end); then lets T0 finish.
-fn window<C: Construction>(c: &C, o: impl Object + Clone, t0: Call, t1: Call) -> Result<Window, String>
+fn window<C: Construction>(
+    c: &C,
+    o: impl Object + Clone,
+    t0: Call,
+    t1: Call,
+) -> Result<Window, String>
 where
     C::P: Ptm + 'static,
 {
@@ -154,6 +165,10 @@ where
     })
 }
 
+/// T0's result, the other calls' results, and the queue at the end (or
+/// what was torn about it, and after which call).
+type MidSimulation = (Value, Vec<Value>, Result<Vec<u64>, String>);
+
 /// Pauses T0 mid-simulation: Redo-PTM with 2 states per thread, the queue
 /// holding `pre`, a no-op update so that the replica T0 takes needs no
 /// replay; T0 runs `t0` and is paused at its first access after its
@@ -166,7 +181,7 @@ fn pause_mid_simulation(
     t0: Call,
     during: &[Call],
     after: &[Call],
-) -> Result<(Value, Vec<Value>, Result<Vec<u64>, String>), String> {
+) -> Result<MidSimulation, String> {
     let c = Redo::small("redo", 2);
     let pool = Pool::volatile("mutant-mid", 32 << 10, Sim::new(SimOptions::default()))
         .map_err(|e| e.to_string())?;
@@ -225,29 +240,126 @@ fn pause_mid_simulation(
         .map_err(|e| format!("T0's operation failed: {e}"))?;
     for call in after {
         results.push(o.apply(p, call)?);
+        // The replica each commit designates, read whole.
+        if let Err(torn) = queue_contents(p) {
+            return Ok((r0, results, Err(format!("after {}: {torn}", call.op))));
+        }
     }
     Ok((r0, results, queue_contents(p)))
 }
 
-/// `RedoNoUndoOnFailedCas`: T0's `deq()` on `[5]` is paused after writing
-/// `head`; T1's `enq(2)` commits; T0's CAS cannot succeed, its replica is
-/// rolled back (or, mutated, not) and brought forward by replaying T1's
-/// log, which does not write `head`; T0 runs `deq()` again. It must return
-/// 5 and leave `[2]`.
-fn undo_after_failed_cas() -> Result<String, String> {
-    let (r0, _, end) = pause_mid_simulation(
-        &[5],
-        Call::new("deq", vec![]),
-        &[Call::new("enq", vec![json!(2)])],
-        &[],
-    )?;
-    let end = end?;
-    if r0 != json!(5) || end != [2] {
+/// Threads paused before their `cur_comb` CAS (slot 0 and 1), for
+/// [`lost_cas_over_wider_batch`].
+static BEFORE_CAS: [Mutex<Option<ThreadId>>; 2] = [Mutex::new(None), Mutex::new(None)];
+static FENCES_AT_ARM: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static HELD: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+static GO: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+static FENCE_SIM: AtomicPtr<Sim> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A yield hook: a thread in a `BEFORE_CAS` slot waits, at its first
+/// access after the simulator's `pfence` count rose past the slot's
+/// `FENCES_AT_ARM` (its fence before the CAS: the next access is the CAS),
+/// until the slot's `GO`.
+fn gate_before_cas() {
+    let me = std::thread::current().id();
+    let Some(k) =
+        (0..2).find(|&k| *BEFORE_CAS[k].lock().unwrap_or_else(|e| e.into_inner()) == Some(me))
+    else {
+        return;
+    };
+    if HELD[k].load(SeqCst) {
+        return;
+    }
+    let sim = FENCE_SIM.load(SeqCst);
+    if sim.is_null() {
+        return;
+    }
+    // SAFETY: set to a pool's simulator whose PTM is leaked, never freed.
+    let fences = unsafe { &*sim }.counts().pfence;
+    if fences > FENCES_AT_ARM[k].load(SeqCst) {
+        HELD[k].store(true, SeqCst);
+        while !GO[k].load(SeqCst) {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// `RedoNoUndoOnFailedCas`, the case where the un-undone stores survive:
+/// the queue holds `[5]`; W runs `enq(2)` and is held before its CAS (its
+/// batch: `enq(2)` alone); then L announces `deq()`, runs the batch
+/// `enq(2)`, `deq()` and is held before its CAS; W commits; L's CAS fails,
+/// it rolls back (mutated: does not), replays W's log (which does not write
+/// the queue's `head`) and runs `deq()` again. It must return 5 and leave
+/// `[2]`.
+fn lost_cas_over_wider_batch() -> Result<String, String> {
+    let c = Redo::small("redo", 4);
+    let pool = Pool::volatile("mutant-lost-cas", 32 << 10, Sim::new(SimOptions::default()))
+        .map_err(|e| e.to_string())?;
+    let p: &'static <Redo as Construction>::P =
+        Box::leak(Box::new(c.create(pool).map_err(|e| e.to_string())?));
+    let o = Queue;
+    // Set up on a thread of its own, so its thread id is free again.
+    std::thread::spawn(move || -> Result<(), String> {
+        o.init(p).map_err(|e| e.to_string())?;
+        o.apply(p, &Call::new("enq", vec![json!(5)]))?;
+        Ok(())
+    })
+    .join()
+    .map_err(|_| "set-up panicked".to_string())??;
+    let sim = c.pool(p).backend();
+    FENCE_SIM.store(sim as *const Sim as *mut Sim, SeqCst);
+    for k in 0..2 {
+        *BEFORE_CAS[k].lock().unwrap_or_else(|e| e.into_inner()) = None;
+        HELD[k].store(false, SeqCst);
+        GO[k].store(false, SeqCst);
+    }
+    if !sim.set_yield_hook(gate_before_cas) {
+        return Err("the simulator already has a yield hook".into());
+    }
+    let spawn = |k: usize, call: Call| {
+        FENCES_AT_ARM[k].store(sim.counts().pfence, SeqCst);
+        std::thread::spawn(move || {
+            *BEFORE_CAS[k].lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(std::thread::current().id());
+            let r = o.apply(p, &call);
+            GO[k].store(true, SeqCst);
+            r
+        })
+    };
+    let wait_held = |k: usize, th: &std::thread::JoinHandle<Result<Value, String>>| {
+        let start = Instant::now();
+        while !HELD[k].load(SeqCst) {
+            if th.is_finished() || start.elapsed() > Duration::from_secs(20) {
+                GO[0].store(true, SeqCst);
+                GO[1].store(true, SeqCst);
+                return Err(format!("thread {k} was never held before its CAS"));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(())
+    };
+    let w = spawn(0, Call::new("enq", vec![json!(2)]));
+    wait_held(0, &w)?;
+    let l = spawn(1, Call::new("deq", vec![]));
+    wait_held(1, &l)?;
+    GO[0].store(true, SeqCst);
+    let rw = w.join().map_err(|_| "W panicked".to_string())??;
+    GO[1].store(true, SeqCst);
+    let rl = l.join().map_err(|_| "L panicked".to_string())??;
+    let end = queue_contents(p)?;
+    let stats = p.stats();
+    if rw != Value::Null || rl != json!(5) || end != [2] {
         return Err(format!(
-            "deq() returned {r0} and left {end:?}, from [5] with enq(2) concurrent (expected 5, [2])"
+            "deq() returned {rl} and left {end:?}, from [5] with enq(2) concurrent (expected 5, [2]); {stats:?}"
         ));
     }
-    Ok("Redo-PTM deq() on [5] paused mid-simulation, enq(2) committed meanwhile; deq() returned 5, [2] left".into())
+    if stats.rollbacks == 0 {
+        return Err("L's CAS did not fail: the case was not reached".into());
+    }
+    Ok(format!(
+        "Redo-PTM: enq(2) held before its CAS, deq() with the wider batch held before its CAS, enq(2) commits, deq()'s CAS fails ({} rollback); deq() returned 5, [2] left",
+        stats.rollbacks
+    ))
 }
 
 /// `RedoReplayWithoutValidity`: 2 states per thread. T0's `enq(1)` is
@@ -278,11 +390,7 @@ fn replay_of_reused_state() -> Result<String, String> {
 /// after their header (Redo-PTM and CX alike, `redo/mod.rs`, `cx/layout.rs`).
 fn cur_comb_reader(pool: &'static Pool<Sim>) -> ReadCurComb {
     let off = pool.data_offset() + 64;
-    Box::new(move || {
-        pool.word(off)
-            .map(|w| w.load(SeqCst))
-            .unwrap_or(u64::MAX)
-    })
+    Box::new(move || pool.word(off).map(|w| w.load(SeqCst)).unwrap_or(u64::MAX))
 }
 
 /// Every checked image of every point reopened with `c`, and judged by
@@ -299,7 +407,8 @@ fn check_images<C: Construction>(
         for (k, img) in it.enumerate() {
             images += 1;
             let words = cp.materialize(&img, VolatileFill::Zeroed);
-            let pool = Pool::volatile_from_words(&words, Sim::default()).map_err(|e| e.to_string())?;
+            let pool =
+                Pool::volatile_from_words(&words, Sim::default()).map_err(|e| e.to_string())?;
             let verdict = match c.open(pool) {
                 Err(e) => Err(format!("recovery failed: {e}")),
                 Ok(p) => judge(&p, last),
@@ -344,7 +453,9 @@ fn read_in_window() -> Result<String, String> {
             )),
         }
     })?;
-    Ok(format!("Redo-PTM add(1) paused after its CAS, get() in the window; {summary}"))
+    Ok(format!(
+        "Redo-PTM add(1) paused after its CAS, get() in the window; {summary}"
+    ))
 }
 
 /// The queue of [`Queue`] read raw: its values, or what is wrong with it.
@@ -374,7 +485,9 @@ fn queue_contents<P: Ptm>(p: &P) -> Result<Vec<u64>, String> {
         })
         .map_err(|e| e.to_string())?;
     if w == u64::MAX {
-        return Err("the queue is torn (a node without its value, or the tail not at the last node)".into());
+        return Err(
+            "the queue is torn (a node without its value, or the tail not at the last node)".into(),
+        );
     }
     Ok((0..(w & 0xff)).map(|i| (w >> (8 + 8 * i)) & 0xff).collect())
 }
@@ -396,13 +509,15 @@ fn enq_in_window<C: Construction>(c: &C, what: &str) -> Result<String, String> {
         } else {
             &[&[], &[1], &[2], &[1, 2], &[2, 1]]
         };
-        if allowed.iter().any(|a| *a == got.as_slice()) {
+        if allowed.contains(&got.as_slice()) {
             Ok(())
         } else {
             Err(format!("recovered the queue {got:?}"))
         }
     })?;
-    Ok(format!("{what} enq(1) paused after its CAS, enq(2) in the window; {summary}"))
+    Ok(format!(
+        "{what} enq(1) paused after its CAS, enq(2) in the window; {summary}"
+    ))
 }
 
 fn redo_enq() -> Result<String, String> {
@@ -424,18 +539,15 @@ fn cx_enq() -> Result<String, String> {
     )
 }
 
+/// A check: what it explored, or the violation.
+type Check = fn() -> Result<String, String>;
+
 /// Mutants these checks do not catch, and why (`MUTANTS.md`): reported as
 /// `skip` rows saying so, not hidden, and not failing the build.
 fn known_uncaught(m: Mutant) -> Option<&'static str> {
     match m {
         Mutant::CxReleaseBeforeSync => Some(
             "equivalent as placed: the CAS winner also holds the superseded replica shared (for retiring the queue nodes) until after its psync, so the replica cannot be taken exclusively in the window either way",
-        ),
-        Mutant::RedoNoUndoOnFailedCas => Some(
-            "the next attempt replays the winner's physical redo log over the un-undone stores, and the winner's batch ran the loser's request too (it was announced before the winner's scan), so its log rewrites every word the loser wrote; a visible case needs the loser to announce after the winner's scan and both paused mid-simulation, which is not built",
-        ),
-        Mutant::RedoReplayWithoutValidity => Some(
-            "the mutated run replays one reused state instead of copying (7 replays and 2 copies instead of 6 and 3) but its queue still ends whole; why the wrongly replayed replica does not show in the final state has not been established",
         ),
         _ => None,
     }
@@ -444,11 +556,11 @@ fn known_uncaught(m: Mutant) -> Option<&'static str> {
 #[test]
 fn window_mutants_are_caught() {
     let _guard = mutant::lock();
-    let cases: [(Mutant, fn() -> Result<String, String>); 5] = [
+    let cases: [(Mutant, Check); 5] = [
         (Mutant::RedoReadWithoutSync, read_in_window),
         (Mutant::RedoReleaseBeforeSync, redo_enq),
         (Mutant::CxReleaseBeforeSync, cx_enq),
-        (Mutant::RedoNoUndoOnFailedCas, undo_after_failed_cas),
+        (Mutant::RedoNoUndoOnFailedCas, lost_cas_over_wider_batch),
         (Mutant::RedoReplayWithoutValidity, replay_of_reused_state),
     ];
     let mut missed = Vec::new();
@@ -481,7 +593,10 @@ fn window_mutants_are_caught() {
             })
         );
         if !caught && uncaught.is_none() {
-            missed.push(format!("{}: as written {baseline:?}, mutant {mutated:?}", m.name()));
+            missed.push(format!(
+                "{}: as written {baseline:?}, mutant {mutated:?}",
+                m.name()
+            ));
         }
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));

@@ -27,11 +27,11 @@ fn checks(m: Mutant) -> (&'static [&'static str], Depth) {
     let every = |schedules| Depth::Every { schedules };
     match m {
         Mutant::RedoNoSyncAfterCas => (&["redo-counter"], every(2)),
-        Mutant::RedoFlushAfterCas => (&["redo-queue", "redo-map"], every(2)),
-        Mutant::RedoNoFenceBeforeCas => (&["redo-queue", "redo-map"], every(2)),
-        Mutant::CxNoSyncAfterCas => (&["cx-ptm-counter", "cx-puc-counter"], every(2)),
-        Mutant::CxFlushAfterCas => (&["cx-ptm-queue", "cx-puc-queue"], every(2)),
-        Mutant::CxNoFenceBeforeCas => (&["cx-ptm-queue", "cx-puc-queue"], every(2)),
+        Mutant::RedoFlushAfterCas => (&["redo-queue"], every(2)),
+        Mutant::RedoNoFenceBeforeCas => (&["redo-map"], every(2)),
+        Mutant::CxNoSyncAfterCas => (&["cx-puc-counter"], every(2)),
+        Mutant::CxFlushAfterCas => (&["cx-ptm-queue"], every(2)),
+        Mutant::CxNoFenceBeforeCas => (&["cx-puc-queue"], every(2)),
         // Their window is a few steps wide: `tests/mutants_ptm.rs`.
         _ => (&[], every(0)),
     }

@@ -165,12 +165,14 @@
 //!   `psync` after the CAS;
 //! * `tests/shuttle_redo.rs`: random and PCT schedules, with and without
 //!   crashes;
-//! * `tests/redo_bad_input.rs`: damaged pools give typed errors.
-//!
-//! Not yet caught by a failing test: releasing the superseded replica before
-//! the `psync` (the window between the CAS and the `psync` is a few steps
-//! wide; shuttle's schedules have not hit it); the TLA+ model in
-//! `specs/ptm/` covers that ordering.
+//! * `tests/redo_bad_input.rs`: damaged pools give typed errors;
+//! * `tests/shuttle_explore_ptm.rs`: the crash explorer (feature `check`,
+//!   `src/scenarios.rs`) with a counter, a queue, a set and a map;
+//! * `tests/shuttle_mutants_ptm.rs`, `tests/mutants_ptm.rs` (`MUTANTS.md`):
+//!   mutants of this module's steps, each caught — among them releasing the
+//!   superseded replica before the `psync`, caught by holding the winner in
+//!   the window between its CAS and its `psync` (shuttle's schedules had
+//!   not hit it).
 //!
 //! ## Not built yet
 //!
