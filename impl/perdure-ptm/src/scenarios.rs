@@ -47,7 +47,7 @@
 //!
 //! ## Adding a construction or an object
 //!
-//! A Redo variant is one [`Redo`] line in [`constructions`] (its
+//! A Redo variant is one [`Redo`] line in `constructions` (its
 //! `redo::Config`); another object implements [`Object`] and is one line in
 //! [`all`].
 //!
@@ -252,6 +252,19 @@ fn run_calls<P: Ptm, O: Object>(
         .collect()
 }
 
+/// Allocates a zeroed block of `size` bytes and stores it in root 0.
+fn alloc_root<P: Ptm>(p: &P, size: u64, what: &str) -> Result<(), PtmError> {
+    let off = p.update_tx(move |tx| {
+        let off = tx.alloc_zeroed(size).unwrap_or(0);
+        tx.set_root(0, off);
+        off
+    })?;
+    if off == 0 {
+        return Err(PtmError::Config(format!("no room for the {what}")));
+    }
+    Ok(())
+}
+
 /// A counter in a zeroed word at root 0.
 #[derive(Clone, Copy, Debug)]
 pub struct Counter;
@@ -264,18 +277,7 @@ impl Object for Counter {
         "counter"
     }
     fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError> {
-        p.update_tx(|tx| {
-            let c = tx.alloc_zeroed(8).unwrap_or(0);
-            tx.set_root(0, c);
-            c
-        })
-        .and_then(|c| {
-            if c == 0 {
-                Err(PtmError::Config("no room for the counter".into()))
-            } else {
-                Ok(())
-            }
-        })
+        alloc_root(p, 8, "counter")
     }
     fn calls(&self, thread: usize, ops: usize, _rng: &mut u64) -> Vec<Call> {
         (0..ops)
@@ -366,18 +368,7 @@ impl Object for Queue {
         "queue"
     }
     fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError> {
-        p.update_tx(|tx| {
-            let q = tx.alloc_zeroed(TAIL + 8).unwrap_or(0);
-            tx.set_root(0, q);
-            q
-        })
-        .and_then(|q| {
-            if q == 0 {
-                Err(PtmError::Config("no room for the queue".into()))
-            } else {
-                Ok(())
-            }
-        })
+        alloc_root(p, TAIL + 8, "queue")
     }
     fn calls(&self, thread: usize, ops: usize, _rng: &mut u64) -> Vec<Call> {
         (0..ops)
@@ -468,18 +459,7 @@ impl Object for Set {
         "set"
     }
     fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError> {
-        p.update_tx(|tx| {
-            let s = tx.alloc_zeroed(8).unwrap_or(0);
-            tx.set_root(0, s);
-            s
-        })
-        .and_then(|s| {
-            if s == 0 {
-                Err(PtmError::Config("no room for the set".into()))
-            } else {
-                Ok(())
-            }
-        })
+        alloc_root(p, 8, "set")
     }
     fn calls(&self, _thread: usize, ops: usize, rng: &mut u64) -> Vec<Call> {
         (0..ops)

@@ -95,6 +95,43 @@ fn gate() {
     }
 }
 
+/// Arms [`gate`] to pause at the first access after `watch()` changes,
+/// starts T0 running `call` on `p`, and returns once T0 is paused (or an
+/// error if it finished or timed out without pausing).
+fn start_paused<P: Ptm + 'static, O: Object>(
+    sim: &Sim,
+    watch: ReadCurComb,
+    o: O,
+    p: &'static P,
+    call: Call,
+) -> Result<std::thread::JoinHandle<Result<Value, String>>, String> {
+    *T0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    PAUSED.store(false, SeqCst);
+    RESUME.store(false, SeqCst);
+    BEFORE.store(watch(), SeqCst);
+    // The previous reader is leaked on purpose: a paused hook may hold it.
+    let _old = CUR_COMB.swap(Box::into_raw(Box::new(watch)), SeqCst);
+    if !sim.set_yield_hook(gate) {
+        return Err("the simulator already has a yield hook".into());
+    }
+    let th = std::thread::spawn(move || {
+        *T0.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
+        let r = o.apply(p, &call);
+        RESUME.store(true, SeqCst); // in case it never paused
+        r
+    });
+    let start = Instant::now();
+    while !PAUSED.load(SeqCst) {
+        if th.is_finished() || start.elapsed() > Duration::from_secs(20) {
+            RESUME.store(true, SeqCst);
+            let _ = th.join();
+            return Err("T0 was never paused".into());
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    Ok(th)
+}
+
 /// What T1 did, and the crash points captured during it.
 struct Window {
     t1_result: Value,
@@ -119,33 +156,7 @@ where
     let p: &'static C::P = Box::leak(Box::new(c.create(pool).map_err(|e| e.to_string())?));
     o.init(p).map_err(|e| e.to_string())?;
     let sim = c.pool(p).backend();
-    *T0.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    PAUSED.store(false, SeqCst);
-    RESUME.store(false, SeqCst);
-    let pool_ref: &'static Pool<Sim> = c.pool(p);
-    let read = cur_comb_reader(pool_ref);
-    BEFORE.store(read(), SeqCst);
-    let old = CUR_COMB.swap(Box::into_raw(Box::new(read)), SeqCst);
-    let _ = old; // leaked on purpose: a paused hook may still hold it
-    if !sim.set_yield_hook(gate) {
-        return Err("the simulator already has a yield hook".into());
-    }
-    let o0 = o.clone();
-    let th = std::thread::spawn(move || {
-        *T0.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
-        let r = o0.apply(p, &t0);
-        RESUME.store(true, SeqCst); // in case it never paused
-        r
-    });
-    let start = Instant::now();
-    while !PAUSED.load(SeqCst) {
-        if th.is_finished() || start.elapsed() > Duration::from_secs(20) {
-            RESUME.store(true, SeqCst);
-            let _ = th.join();
-            return Err("T0 was never paused after its cur_comb CAS".into());
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
+    let th = start_paused(sim, cur_comb_reader(c.pool(p)), o.clone(), p, t0)?;
     let points = std::sync::Arc::new(Mutex::new(Vec::new()));
     {
         let points = points.clone();
@@ -206,29 +217,7 @@ fn pause_mid_simulation(
             acc.rotate_left(7) ^ v
         })
     });
-    *T0.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    PAUSED.store(false, SeqCst);
-    RESUME.store(false, SeqCst);
-    BEFORE.store(read(), SeqCst);
-    let _old = CUR_COMB.swap(Box::into_raw(Box::new(read)), SeqCst);
-    if !c.pool(p).backend().set_yield_hook(gate) {
-        return Err("the simulator already has a yield hook".into());
-    }
-    let th = std::thread::spawn(move || {
-        *T0.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
-        let r = o.apply(p, &t0);
-        RESUME.store(true, SeqCst);
-        r
-    });
-    let start = Instant::now();
-    while !PAUSED.load(SeqCst) {
-        if th.is_finished() || start.elapsed() > Duration::from_secs(20) {
-            RESUME.store(true, SeqCst);
-            let _ = th.join();
-            return Err("T0 was never paused in its simulation".into());
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
+    let th = start_paused(c.pool(p).backend(), read, o, p, t0)?;
     let mut results = Vec::new();
     for call in during {
         results.push(o.apply(p, call)?);
