@@ -18,8 +18,8 @@
 //! | [`registry`] | — | thread ids and nested transactions |
 //! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
 //! | `trace` (feature `trace`) | — | protocol-level traces of Redo-PTM and CX-PTM on the `Sim` backend, for TLC (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
-//!
-//! Not built yet (later work of issue 5): crash-explorer scenarios.
+//! | `scenarios` (feature `check`) | — | crash-explorer scenarios: each construction with a counter, a queue, a set and a map (`tests/shuttle_explore_ptm.rs`) |
+//! | `mutant` (feature `mutants`) | §4–§5 | mutants of the seed's steps, caught by `tests/shuttle_mutants_ptm.rs` and `tests/mutants_ptm.rs` (`MUTANTS.md`) |
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
@@ -43,15 +43,35 @@ macro_rules! trace_ev {
 }
 pub(crate) use trace_ev;
 
+/// Whether the named `mutant::Mutant` is switched on: a hook at a seed step
+/// that a mutant removes or reorders. A constant `false` unless the feature
+/// `mutants` is enabled.
+#[cfg(feature = "mutants")]
+macro_rules! mutant {
+    ($m:ident) => {
+        crate::mutant::active(crate::mutant::Mutant::$m)
+    };
+}
+#[cfg(not(feature = "mutants"))]
+macro_rules! mutant {
+    ($m:ident) => {
+        false
+    };
+}
+
 pub mod breakdown;
 pub mod cx;
 pub mod ds;
 pub mod error;
 pub mod front;
+#[cfg(feature = "mutants")]
+pub mod mutant;
 pub mod redo;
 pub mod registry;
 pub mod replica;
 pub mod rwlock;
+#[cfg(feature = "check")]
+pub mod scenarios;
 pub mod sti;
 #[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
 pub mod trace;

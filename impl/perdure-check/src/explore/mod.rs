@@ -99,6 +99,15 @@ pub trait Scenario: Send + Sync + 'static {
         let _ = (pool, after_crash);
         Ok(Arc::new(()))
     }
+    /// The simulator of the pool the object lives in: by default the
+    /// explorer's own pool's. An object that owns its pool (a PTM takes its
+    /// pool by value) builds it in [`Scenario::open`] and returns its
+    /// simulator here, from the session. The explorer installs its crash and
+    /// yield hooks on it for the run and captures the end of the run from it.
+    fn sim<'a>(&self, pool: &'a Pool<Sim>, session: &'a Session) -> &'a Sim {
+        let _ = session;
+        pool.backend()
+    }
     /// The calls each thread makes, in order; one inner vector per thread.
     fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
     /// Performs `call` as thread `thread`; returns the operation's result.
@@ -180,6 +189,12 @@ pub struct ExploreConfig {
     /// Crash points sampled inside the recovery of each checked image, each
     /// crashed again and recovered (0: no crashes during recovery).
     pub recovery_crashes: usize,
+    /// Scheduling steps one schedule may take — its run and the recovery
+    /// and observation of every image checked after it — before shuttle
+    /// fails it as a likely livelock (shuttle's default, 1,000,000, unless
+    /// set). Scenarios built with `--cfg perdure_shuttle`, where every
+    /// atomic is a step, need more.
+    pub max_steps: usize,
 }
 
 /// Images checked per crash point inside a recovery.
@@ -198,6 +213,7 @@ impl Default for ExploreConfig {
             max_violations: 1,
             progress_every: 0,
             recovery_crashes: 0,
+            max_steps: 1_000_000,
         }
     }
 }
@@ -399,7 +415,8 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
             }
         }
     };
-    let config = shuttle::Config::new();
+    let mut config = shuttle::Config::new();
+    config.max_steps = shuttle::MaxSteps::FailAfter(cfg.max_steps);
     match cfg.scheduler {
         SchedulerKind::Random => {
             shuttle::Runner::new(
@@ -499,10 +516,11 @@ fn run_schedule(
     };
     let history: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
     let captured: Arc<Mutex<Vec<Captured>>> = Arc::new(Mutex::new(Vec::new()));
+    let sim = scenario.sim(&pool, &session);
     {
         let history = history.clone();
         let captured = captured.clone();
-        pool.backend().set_crash_hook(move |_, view| {
+        sim.set_crash_hook(move |_, view| {
             let prefix = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
             captured
                 .lock()
@@ -510,7 +528,7 @@ fn run_schedule(
                 .push((view.capture(), prefix));
         });
     }
-    pool.backend().set_yield_hook(shuttle::thread::yield_now);
+    sim.set_yield_hook(shuttle::thread::yield_now);
 
     let workload = scenario.workload(cfg.seed ^ (schedule as u64).wrapping_mul(0x9E37_79B9));
     let next_id = Arc::new(Mutex::new(1u64));
@@ -558,8 +576,7 @@ fn run_schedule(
     for h in handles {
         let _ = h.join();
     }
-    drop(session);
-    pool.backend().clear_crash_hook();
+    sim.clear_crash_hook();
     let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(e) = errors.first() {
         out.violations
@@ -572,8 +589,9 @@ fn run_schedule(
         captured
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((pool.backend().capture(), prefix));
+            .push((sim.capture(), prefix));
     }
+    drop(session);
     let full = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
     out.operations = full
         .iter()

@@ -369,10 +369,12 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             self.queue.clear(tid, s);
         }
         F::settle(self, &mut session);
-        crate::breakdown::timed(Bucket::Flush, || F::write_back(self, &mut session));
+        if !mutant!(CxFlushAfterCas) {
+            crate::breakdown::timed(Bucket::Flush, || F::write_back(self, &mut session));
+        }
         drop(session);
         c.lock.downgrade(); // {5}
-        if !self.pool.rmw_completes_flushes() {
+        if !self.pool.rmw_completes_flushes() && !mutant!(CxNoFenceBeforeCas) {
             crate::breakdown::timed(Bucket::Flush, || self.pool.pfence());
         }
         self.install(tid, slot, held.idx, my, my_t)
@@ -422,14 +424,24 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                 .compare_exchange(cur, next, SeqCst, SeqCst)
                 .is_ok()
             {
+                if mutant!(CxReleaseBeforeSync) {
+                    lc.lock.downgrade_unlock();
+                }
+                if mutant!(CxFlushAfterCas) {
+                    self.pool.pwb(c.replica, self.used_len(c.replica));
+                }
                 let flush = crate::breakdown::timer(Bucket::Flush);
-                self.pool.pwb(self.cur_comb_off, 8);
-                self.pool.psync();
+                if !mutant!(CxNoSyncAfterCas) {
+                    self.pool.pwb(self.cur_comb_off, 8);
+                    self.pool.psync();
+                }
                 drop(flush);
                 self.note_durable(my_t);
                 // The superseded replica is released only now that the new
                 // `cur_comb` is durable (as Redo-PTM; see the module docs).
-                lc.lock.downgrade_unlock();
+                if !mutant!(CxReleaseBeforeSync) {
+                    lc.lock.downgrade_unlock();
+                }
                 // SAFETY: our CAS moved the designated head from `lh` to
                 // `my`; we hold `lc` shared (so `lh` lives) and `my` is
                 // protected.

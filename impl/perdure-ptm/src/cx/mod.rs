@@ -171,12 +171,15 @@
 //! * `tests/shuttle_cx.rs`: random and PCT schedules with a one-node window,
 //!   with and without crashes;
 //! * `tests/loom_cx_queue.rs`: loom, the turn queue's enqueue with 2 and 3
-//!   threads, and a traversal against reclamation.
+//!   threads, and a traversal against reclamation;
+//! * `tests/shuttle_explore_ptm.rs`: the crash explorer (feature `check`,
+//!   `src/scenarios.rs`), both flavours with a counter, a queue, a set and a
+//!   map; `tests/shuttle_mutants_ptm.rs`, `tests/mutants_ptm.rs`
+//!   (`MUTANTS.md`): mutants of the write-backs and syncs around the CAS.
 //!
 //! ## Not done
 //!
-//! Crash-explorer scenarios and traces for TLC (the crash tests here use the
-//! simulator directly), loom of the whole update path (only the queue and
+//! Traces for TLC, loom of the whole update path (only the queue and
 //! its reclamation), CX-PUC objects with interior pointers (it takes
 //! offsets), and benchmarks.
 

@@ -177,23 +177,24 @@
 //!   Redo-PTM (store aggregation, the panic undo across a batch, write-backs
 //!   per distinct line, the full-flush switch, non-temporal copies, the
 //!   two-replica window and its expiry);
-//! * `tests/redo_breakdown.rs`: the Table 1 counters ([`crate::breakdown`]).
+//! * `tests/redo_breakdown.rs`: the Table 1 counters ([`crate::breakdown`]);
+//! * `tests/shuttle_explore_ptm.rs`: the crash explorer (feature `check`,
+//!   `src/scenarios.rs`) with a counter, a queue, a set and a map;
+//! * `tests/shuttle_mutants_ptm.rs`, `tests/mutants_ptm.rs` (`MUTANTS.md`):
+//!   mutants of this module's steps, each caught — among them releasing the
+//!   superseded replica before the `psync`, caught by holding the winner in
+//!   the window between its CAS and its `psync` (shuttle's schedules had
+//!   not hit it).
 //!
 //! The basic, concurrent, fence and crash suites run once per variant
 //! (`redo::`, `timed::`, `opt::` in the test names).
 //!
-//! Not yet caught by a failing test: releasing the superseded replica before
-//! the `psync` (the window between the CAS and the `psync` is a few steps
-//! wide; shuttle's schedules have not hit it); the TLA+ model in
-//! `specs/ptm/` covers that ordering.
+//! ## What covers the variants
 //!
-//! ## Not built yet
-//!
-//! The data structures on the interface, explorer scenarios, trace emission
-//! and benchmarks are later work (issue 5). The shuttle tests and the TLA+
-//! model cover Redo-PTM's protocol; the variants change only which replica
-//! is locked (Timed) and how a replica is logged, copied and written back
-//! (Opt), which the crash and variant tests above check.
+//! The TLA+ model, the proofs, the traces (`traces/ptm/`) and the explorer
+//! scenarios cover Redo-PTM's protocol; the variants change only which
+//! replica is locked (Timed) and how a replica is logged, copied and written
+//! back (Opt), which the crash, shuttle and variant tests above check.
 
 mod read;
 pub mod state;

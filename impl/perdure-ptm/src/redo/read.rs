@@ -48,7 +48,9 @@ impl<B: Backend> RedoPtm<B> {
         comb.lock.shared_unlock(tid);
         match out {
             Ok(r) => {
-                self.ensure_durable(sti::seq(cur));
+                if !mutant!(RedoReadWithoutSync) {
+                    self.ensure_durable(sti::seq(cur));
+                }
                 bump(&self.stats[tid].reads_direct);
                 Some(r)
             }

@@ -141,7 +141,9 @@ impl<B: Backend> RedoPtm<B> {
             if complete && cur == self.cur_comb().load(Ordering::SeqCst) {
                 // L26: every line of the replica written since it was last
                 // designated, by this thread or by earlier holders.
-                self.flush_dirty(h);
+                if !mutant!(RedoFlushAfterCas) {
+                    self.flush_dirty(h);
+                }
                 new_st
                     .log_len
                     .store(writer.published_len(), Ordering::Release);
@@ -155,13 +157,23 @@ impl<B: Backend> RedoPtm<B> {
                     .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
                 {
+                    if mutant!(RedoReleaseBeforeSync) {
+                        comb.lock.downgrade_unlock();
+                    }
+                    if mutant!(RedoFlushAfterCas) {
+                        self.flush_dirty(h);
+                    }
                     let flush = breakdown::timer(Bucket::Flush);
-                    self.pool.pwb(self.cur_comb_off, 8);
-                    self.pool.psync();
+                    if !mutant!(RedoNoSyncAfterCas) {
+                        self.pool.pwb(self.cur_comb_off, 8);
+                        self.pool.psync();
+                    }
                     drop(flush);
                     self.note_durable(sti::seq(tkt));
                     // L31, after durability (module docs).
-                    comb.lock.downgrade_unlock();
+                    if !mutant!(RedoReleaseBeforeSync) {
+                        comb.lock.downgrade_unlock();
+                    }
                     // L32–L35
                     let ring = self.ring_slot(sti::seq(tkt));
                     let rt = ring.load(Ordering::SeqCst);
@@ -180,7 +192,7 @@ impl<B: Backend> RedoPtm<B> {
             }
             // L38–L39: roll the replica back to `tail`.
             bump(&self.stats[tid].rollbacks);
-            if writer.undo_to(&self.pool, c.replica, 0) {
+            if mutant!(RedoNoUndoOnFailedCas) || writer.undo_to(&self.pool, c.replica, 0) {
                 c.head.store(tail, Ordering::SeqCst);
             }
         }
@@ -247,13 +259,13 @@ impl<B: Backend> RedoPtm<B> {
         for k in 1..=n {
             let s = sti::seq_add(sti::seq(head), k);
             let t = self.ring_slot(s).load(Ordering::SeqCst);
-            if t == INVALID || sti::seq(t) != s {
+            if t == INVALID || (sti::seq(t) != s && !mutant!(RedoReplayWithoutValidity)) {
                 return false;
             }
             let Some(st) = self.state_of(t) else {
                 return false;
             };
-            if st.ticket.load(Ordering::SeqCst) != t {
+            if st.ticket.load(Ordering::SeqCst) != t && !mutant!(RedoReplayWithoutValidity) {
                 return false;
             }
             let len = st.log_len.load(Ordering::Acquire);
@@ -270,7 +282,9 @@ impl<B: Backend> RedoPtm<B> {
                 word(&self.pool, base + off).store(new, Ordering::Relaxed);
                 dirty.add(base + off);
             }
-            if !arena.still_holds(start, len) || st.ticket.load(Ordering::Relaxed) != t {
+            if (!arena.still_holds(start, len) || st.ticket.load(Ordering::Relaxed) != t)
+                && !mutant!(RedoReplayWithoutValidity)
+            {
                 return false;
             }
         }

@@ -373,7 +373,7 @@ impl<B: Backend> RedoPtm<B> {
     /// The `pfence` before the `cur_comb` CAS (timed as flush).
     pub(super) fn fence_before_cas(&self) {
         let _t = breakdown::timer(Bucket::Flush);
-        if !self.pool.rmw_completes_flushes() {
+        if !self.pool.rmw_completes_flushes() && !mutant!(RedoNoFenceBeforeCas) {
             self.pool.pfence();
         }
     }

@@ -1,0 +1,79 @@
+//! The crash explorer on every PTM scenario (`src/scenarios.rs`): shuttle
+//! schedules × crash points × Px86 crash images, each image recovered by
+//! opening the PTM on it (null recovery), observed (the whole object read,
+//! updates committed on the recovered PTM) and checked for durable
+//! linearizability. Reports a PERDURE-CHECK row `explore:ptm/<scenario>`
+//! per scenario for `make verify`.
+//!
+//! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
+//! perdure-ptm --test shuttle_explore_ptm` (the `shuttle:ptm` check of
+//! `tools/verify.py` does); without the cfg this file is empty (the
+//! scenarios need shuttle's thread-locals, see the module docs of
+//! `perdure_ptm::scenarios`).
+//!
+//! * 2 threads × 2 calls (`redo-counter`, `cx-ptm-queue`, …): 2 schedules,
+//!   every crash point of each, and a seeded sample of 6 of the images Px86
+//!   allows at each point. All images are out of reach: every line a
+//!   transaction wrote to a replica other than the one `cur_comb` ends up
+//!   designating stays unsettled until that replica is next designated, so
+//!   a point has up to ~10^15 images (the rows print the count);
+//! * 2 threads × 6 calls (`…-6ops`, and Redo-PTM with 2 states per thread,
+//!   `redo-rsize2-…`): 2 schedules, a seeded sample of 24 crash points of
+//!   each, 6 images each.
+//!
+//! `PERDURE_DEPTH=deep` multiplies the schedules (and the sampled points)
+//! by 10. `PERDURE_SIM_RMW=1` explores x86's Px86 (a locked CAS completes
+//! earlier write-backs, and the constructions leave the `pfence` before the
+//! `cur_comb` CAS out).
+
+#![cfg(perdure_shuttle)]
+
+mod explore_common;
+
+use explore_common::{run, Depth};
+
+macro_rules! small {
+    ($($test:ident => $name:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            run($name, Depth::Every { schedules: 2 });
+        }
+    )*};
+}
+
+macro_rules! sampled {
+    ($($test:ident => $name:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            run($name, Depth::Sampled { schedules: 2, points: 24 });
+        }
+    )*};
+}
+
+small! {
+    redo_counter => "redo-counter",
+    redo_queue => "redo-queue",
+    redo_set => "redo-set",
+    redo_map => "redo-map",
+    cx_ptm_counter => "cx-ptm-counter",
+    cx_ptm_queue => "cx-ptm-queue",
+    cx_ptm_set => "cx-ptm-set",
+    cx_ptm_map => "cx-ptm-map",
+    cx_puc_counter => "cx-puc-counter",
+    cx_puc_queue => "cx-puc-queue",
+    cx_puc_set => "cx-puc-set",
+    cx_puc_map => "cx-puc-map",
+}
+
+sampled! {
+    redo_queue_6ops => "redo-queue-6ops",
+    redo_set_6ops => "redo-set-6ops",
+    redo_map_6ops => "redo-map-6ops",
+    redo_rsize2_queue_6ops => "redo-rsize2-queue-6ops",
+    redo_rsize2_map_6ops => "redo-rsize2-map-6ops",
+    cx_ptm_queue_6ops => "cx-ptm-queue-6ops",
+    cx_ptm_set_6ops => "cx-ptm-set-6ops",
+    cx_ptm_map_6ops => "cx-ptm-map-6ops",
+    cx_puc_queue_6ops => "cx-puc-queue-6ops",
+    cx_puc_map_6ops => "cx-puc-map-6ops",
+}
