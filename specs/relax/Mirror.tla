@@ -450,5 +450,14 @@ NvmmChangesOnlyWhenEqual ==
 \* Refinement of the atomic durable register.
 Refinement == Abs!ASpec
 
+\* Reachability witnesses (mutants/MirrorWitness*.cfg must break them, so
+\* that the CI model is known to reach these cases): the helping case of
+\* line 19 runs; a line-40 DWCAS fails and the thread goes on to line 47's
+\* branch; a crash keeps a pair that no fence had persisted yet.
+NeverHelps == \A t \in Threads : pc[t] # "L24"
+NeverLine40Fails ==
+    [][\A t \in Threads : ~(pc[t] = "L40" /\ pc'[t] = "L42" /\ ~lc'[t].res)]_mvars
+NeverCrashKeepsUnfenced == [][~(crashes' > crashes /\ nvP' # nvP)]_mvars
+
 Symmetry == Permutations(Threads)
 =============================================================================

@@ -279,5 +279,25 @@ AccessAfterRecovery ==
 
 Refinement == M!Abs!ASpec
 
+-----------------------------------------------------------------------------
+(* Reachability witnesses: each is an invariant the CI bounds must break  *)
+(* (mutants/RelaxWitness*.cfg), so that a passing CI model is known to     *)
+(* reach the cases that matter, not to pass vacuously.                     *)
+
+\* Line 4.1's CAS succeeds (an action property: R41 goes on to R43/R5 only
+\* on success).
+NeverBumps == [][\A t \in Threads : ~(pc[t] = "R41" /\ pc'[t] \in {"R43", "R5"})]_vars
+
+\* A recoverField runs line 5 on a field another one already recovered,
+\* while a Mirror update is in flight (NVMM one ahead of DRAM).
+NeverLateRecoverField ==
+    ~(\E t \in Threads : pc[t] = "R5" /\ recovered /\ PSeq(Visible) = Inc(PSeq(dram)))
+
+\* Mirror's helping case (line 24) runs after a crash.
+NeverHelpsAfterCrash == ~(crashes > 0 /\ \E t \in Threads : pc[t] = "L24")
+
+\* Every operation of every thread finished or was cut off, after a crash.
+NeverAllDone == ~(crashes = MaxCrashes /\ \A t \in Threads : done[t] = OpsPerThread)
+
 Symmetry == Permutations(Threads)
 =============================================================================
