@@ -82,8 +82,10 @@
 (*    DWCAS wrote the NVMM pair DRAM has not caught up with yet.           *)
 (*                                                                         *)
 (* Actions a trace maps to (per thread t): Invoke(t, c), S0(t), LD(t),     *)
-(* L5(t) L6(t) L7(t) L9(t) L10(t) L11(t), L21(t), L24(t), L40(t), L42(t),  *)
-(* L43(t), Ret(t); and Crash.                                              *)
+(* L5(t) L6(t) L7(t) L9(t) L10(t) L11(t) (or, with SplitReads = FALSE,    *)
+(* L5atomic(t) L9atomic(t)), L21(t), L24(t), L40(t), L42(t), L43(t),       *)
+(* Ret(t); and Crash.  The ghost variables are not in a trace: a trace     *)
+(* validator computes them with the same actions.                          *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC
 
