@@ -52,6 +52,7 @@ bench: setup
 	@log="$(CURDIR)/out/bench/cargo-bench-$$(date +%Y%m%d-%H%M%S).txt"; \
 	  cd impl && PERDURE_OUT="$(CURDIR)/out" PERDURE_BENCH_OUT="$(CURDIR)/out/bench" \
 	  cargo bench --workspace 2>&1 | tee "$$log"; \
+	  cargo bench -p perdure-ptm --features breakdown --bench ptm_breakdown 2>&1 | tee -a "$$log"; \
 	  echo "bench: output saved in $${log#$(CURDIR)/}"
 
 clean:

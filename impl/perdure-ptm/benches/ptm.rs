@@ -39,6 +39,13 @@
 //!   and thread count; the structure's `check` runs after every point (a
 //!   broken invariant aborts the benchmark).
 //!
+//! Built with the feature `breakdown` (the bench target `ptm_breakdown`,
+//! which `make bench` runs after the others), it runs only the seed's
+//! Table 1 instead: the hash set and the red-black tree at 100% updates on
+//! every construction, with the share of each update's time spent applying
+//! redo logs, flushing, copying replicas, running closures and waiting
+//! ([`perdure_ptm::breakdown`]), into `ptm-breakdown.json`.
+//!
 //! Prints a table, writes `ptm.json` and `ptm.csv` (one record per point)
 //! and the plots `ptm-sps.svg` (swaps/s against swaps per transaction) and
 //! `ptm-flushes.svg` (write-backs per transaction, one thread) into
@@ -51,6 +58,7 @@ mod svg;
 
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
+use perdure_ptm::breakdown::{self, Breakdown};
 use perdure_ptm::ds::{hash, list, queue, rbtree, HashSet, ListSet, PArray, Queue, RbTreeSet};
 use perdure_ptm::redo::Variant;
 use perdure_ptm::{CxPtm, CxPuc, Ptm};
@@ -234,6 +242,9 @@ struct Tally {
     items: u64,
     counts: FlushCounts,
     secs: f64,
+    /// Table 1's time breakdown, summed over the workers (zeros without
+    /// the `breakdown` feature).
+    breakdown: Breakdown,
 }
 
 /// Runs `iteration` on `threads` threads for `s.secs`; it returns the
@@ -254,6 +265,7 @@ fn measure<P: Ptm>(
                     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) << 32));
                     let mut tally = Tally::default();
                     start.wait();
+                    breakdown::take();
                     let c0 = stats::thread_counts();
                     let t0 = Instant::now();
                     while !stop.load(Ordering::Relaxed) {
@@ -263,6 +275,7 @@ fn measure<P: Ptm>(
                     }
                     tally.secs = t0.elapsed().as_secs_f64();
                     tally.counts = stats::thread_counts() - c0;
+                    tally.breakdown = breakdown::take();
                     tally
                 })
             })
@@ -277,6 +290,7 @@ fn measure<P: Ptm>(
         items: a.items + b.items,
         counts: a.counts + b.counts,
         secs: a.secs.max(b.secs),
+        breakdown: a.breakdown + b.breakdown,
     })
 }
 
@@ -716,6 +730,85 @@ fn write_outputs(b: &Bench<'_>) {
     println!("wrote {}", path.display());
 }
 
+/// The seed's Table 1: where an update's time goes, for the hash set and
+/// the red-black tree at 100% updates, on every construction (the bench
+/// target `ptm_breakdown`, built with the feature `breakdown`; the timers
+/// cost tens of nanoseconds each, so its throughput is not the main
+/// table's). Writes `ptm-breakdown.json`.
+fn table_1(b: &mut Bench<'_>) {
+    let s = b.s;
+    let keys = s.big();
+    for kind in [SetKind::Hash, SetKind::Tree] {
+        for cons in ALL_PTMS {
+            with_ptm(
+                s,
+                cons,
+                kind.replica_bytes(keys),
+                SetJob {
+                    b: &mut *b,
+                    cons,
+                    kind,
+                    keys,
+                    updates: &[100],
+                },
+            );
+        }
+    }
+    println!();
+    println!(
+        "Table 1 (seed 000 §6): share of an update transaction's time, 100% updates, {keys} keys"
+    );
+    println!(
+        "{:<6} {:<13} {:>3} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "bench",
+        "PTM",
+        "thr",
+        "updates/s",
+        "us/update",
+        "apply",
+        "flush",
+        "copy",
+        "lambda",
+        "wait",
+        "other"
+    );
+    let mut json = Vec::new();
+    for r in &b.rows {
+        let d = r.tally.breakdown;
+        let f = d.fractions();
+        let other = (1.0 - f.iter().sum::<f64>()).max(0.0);
+        let us = d.update_ns as f64 / 1e3 / d.updates.max(1) as f64;
+        println!(
+            "{:<6} {:<13} {:>3} {:>10} {:>9.2} {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}%",
+            r.workload,
+            r.cons.name(),
+            r.threads,
+            human(r.rate()),
+            us,
+            100.0 * f[0],
+            100.0 * f[1],
+            100.0 * f[2],
+            100.0 * f[3],
+            100.0 * f[4],
+            100.0 * other
+        );
+        json.push(format!(
+            "{{\"workload\":\"{}\",\"size\":{},\"construction\":\"{}\",\"threads\":{},\"updates\":{},\"update_ns\":{},\"apply_ns\":{},\"flush_ns\":{},\"copy_ns\":{},\"lambda_ns\":{},\"wait_ns\":{}}}",
+            r.workload, r.size, r.cons.name(), r.threads, d.updates, d.update_ns, d.apply_ns, d.flush_ns, d.copy_ns, d.lambda_ns, d.wait_ns
+        ));
+    }
+    let path = out_dir().join("ptm-breakdown.json");
+    std::fs::write(
+        &path,
+        format!(
+            "{{\"bench\":\"ptm-breakdown\",\"rows\":[{}]}}\n",
+            json.join(",")
+        ),
+    )
+    .expect("write ptm-breakdown.json");
+    println!("wrote {}", path.display());
+}
+
 fn main() {
     let s = match Settings::from_env() {
         Ok(s) => s,
@@ -742,6 +835,10 @@ fn main() {
         rows: Vec::new(),
         mapping: String::new(),
     };
+    if breakdown::ENABLED {
+        table_1(&mut b);
+        return;
+    }
     for cons in ALL_PTMS {
         let (_, mode) = with_ptm(&s, cons, 12 << 20, Sps { b: &mut b, cons });
         b.mapping = mode;
