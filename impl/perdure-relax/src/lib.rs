@@ -75,6 +75,21 @@ macro_rules! mutant {
     };
 }
 
+/// `pause!(Name)`: the calling thread passes `mutant::Point::Name`,
+/// where a test's hook may hold it (nothing without the `mutants` feature).
+#[cfg(feature = "mutants")]
+macro_rules! pause {
+    ($p:ident) => {
+        $crate::mutant::at($crate::mutant::Point::$p)
+    };
+}
+#[cfg(not(feature = "mutants"))]
+macro_rules! pause {
+    ($p:ident) => {
+        ()
+    };
+}
+
 pub mod bitset;
 pub mod dram;
 pub mod ds;
