@@ -1,6 +1,7 @@
 //! Each mutant of `src/mutant.rs` switched on in turn, with the check that
 //! must catch it; and the same checks on the unmutated code, which must pass.
-//! Run with `--features mutants`.
+//! Needs the `mutants` feature, which the crate's dev-dependency on itself
+//! turns on for its own tests (so plain `cargo test` runs this file).
 //!
 //! | mutant | check |
 //! | --- | --- |
