@@ -31,7 +31,7 @@ mod common;
 
 use common::*;
 use perdure_pm::sim::VolatileFill;
-use perdure_pm::{NoFlush, Pool, Sim};
+use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
 use perdure_relax::mutant::{self, Mutant, Point};
 use perdure_relax::{DramInit, OpenOptions, PAtomic, Space, Tracking};
@@ -68,16 +68,23 @@ fn loses_a_returned_insert() -> bool {
     false
 }
 
+/// A data field holding `v` (field 0 of a list node), and the space of the
+/// next incarnation (a crash: fresh zeroed DRAM, `BitsetAtomic` tracking).
+fn field_after_crash<B: Backend>(pool: &Pool<B>, v: u64) -> (Space<'_, B>, u64) {
+    let off = {
+        let sp = create(pool, Tracking::Bitset);
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<ListNode>(&[v, 0]).unwrap()
+    };
+    pool.reincarnate();
+    let sp = Space::open(pool, base(pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    (sp, off)
+}
+
 /// Whether Figure 6.2's delayed DWCAS rolls the field back.
 fn figure_6_2_rolls_back() -> bool {
     let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let mut h = sp.handle().unwrap();
-        h.alloc_node::<ListNode>(&[40, 0]).unwrap()
-    };
-    pool.reincarnate();
-    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
     let ((nv1, snv), _) = sp.replicas(off).unwrap();
     let (v1, s1) = (77, snv + 2);
     sp.dram().store_pair(off, (v1, s1));
@@ -228,13 +235,7 @@ fn m1_false_cas_then_stale_load() -> bool {
 /// sequence is DRAM's or one more) is checked right there.
 fn r2_seq_moved_after_recovery() -> bool {
     let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let mut h = sp.handle().unwrap();
-        h.alloc_node::<ListNode>(&[40, 0]).unwrap()
-    };
-    pool.reincarnate();
-    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
     let ((v0, s0), _) = sp.replicas(off).unwrap();
     let garbage = (77, s0.wrapping_add((1 << 63) + 1));
     sp.dram().store_pair(off, garbage);
@@ -278,13 +279,7 @@ fn r2_seq_moved_after_recovery() -> bool {
 /// loaded: each must give 1.
 fn r1_load_lost_by_crash() -> bool {
     let pool = Pool::volatile("relax-mut", POOL, Sim::default()).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let mut h = sp.handle().unwrap();
-        h.alloc_node::<ListNode>(&[0, 0]).unwrap()
-    };
-    pool.reincarnate();
-    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    let (sp, off) = field_after_crash(&pool, 0);
     let f = PAtomic::at(off);
     assert_eq!(f.load(&sp).unwrap(), 0, "t1 recovered the field");
     std::thread::scope(|sc| {
