@@ -15,10 +15,13 @@
 //!
 //! `n` = 100 000 (10 000 with `PERDURE_BENCH_QUICK=1`; 100 000 and
 //! 1 000 000 with `PERDURE_BENCH_FULL=1`; building the table dominates). One
-//! thread. `NoFlush` because recovery reads NVMM and writes DRAM only (the
-//! sequence-window CAS and a pending write's write-back are the exceptions,
-//! rare after a crash) — what is measured is the copying and tracking, not
-//! flushes. Prints a table and writes `out/bench/relax-recovery.json`.
+//! thread. `NoFlush`: what is measured is the copying and tracking, not
+//! flushes. Since the fix of Finding R1 (`specs/relax/README.md`) every
+//! `recover_field` that copies writes back and fences the NVMM line before
+//! its DRAM DWCAS, i.e. about one `pwb` + `pfence` per recovered field,
+//! which this backend makes free: on real NVMM the lazy first pass pays
+//! them, and this bench does not measure that cost. Prints a table and
+//! writes `out/bench/relax-recovery.json`.
 
 #[path = "../../perdure-pm/benches/common.rs"]
 mod common;

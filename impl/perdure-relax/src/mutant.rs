@@ -1,13 +1,25 @@
-//! Mutants of the seed's steps, for checking the checks (feature
-//! `mutants`; never in a normal build).
+//! Mutants of the seed's steps, and pause points for deterministic
+//! schedules, for checking the checks (feature `mutants`; never in a normal
+//! build).
 //!
-//! Each [`Mutant`] removes one step the seed says is needed. The algorithm
-//! asks `mutant!(Name)` at that step (a constant `false` without the feature)
+//! Each [`Mutant`] removes one step the seed says is needed, or puts back a
+//! step of the seed *as written* that a model check found wrong
+//! (`specs/relax/README.md`, Findings M1, R1, R2). The algorithm asks
+//! `mutant!(Name)` at that step (a constant `false` without the feature)
 //! whether to take the mutated path. The switch is process-global: tests that
 //! use it hold [`lock`]. With no mutant switched on the code behaves exactly
 //! as without the feature.
+//!
+//! A [`Point`] is a place between two steps of Algorithm 4.1 or 6.2 where
+//! the algorithm calls `pause!(Name)` (nothing without the feature). A test
+//! installs a hook for one thread with [`set_hook`]; the hook runs on that
+//! thread at every point it passes, and may block it there (on a channel)
+//! while the test runs other threads' steps: a schedule forced step by step,
+//! as the counterexamples of the TLA+ models are written. Threads without a
+//! hook pass the points at the cost of one relaxed load.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// One mutation of a seed step.
@@ -26,15 +38,28 @@ pub enum Mutant {
     /// Algorithm 6.4, L2.2: a marked pointer is unmarked without its
     /// referent being recovered.
     UnmarkWithoutRecover = 4,
+    /// Algorithm 4.1, L46–L47 *as written* (Finding M1): after a failed NVMM
+    /// DWCAS that saw another value, help with the DRAM pair read at L9–L11
+    /// and return false, instead of retrying from the top.
+    Line47AsWritten = 5,
+    /// Algorithm 6.2 *as written* (Finding R1): no write-back and fence of
+    /// the NVMM pair before line 5's DRAM DWCAS.
+    RecoverNoFlush = 6,
+    /// Algorithm 6.2 *as written* (Finding R2): no re-read of the DRAM pair
+    /// after line 2.
+    RecoverNoReread = 7,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 4] = [
+    pub const ALL: [Mutant; 7] = [
         Mutant::NoFlushBeforeDram,
         Mutant::NoSeqWindow,
         Mutant::NoRecoveryMark,
         Mutant::UnmarkWithoutRecover,
+        Mutant::Line47AsWritten,
+        Mutant::RecoverNoFlush,
+        Mutant::RecoverNoReread,
     ];
 
     /// Short name (`mutant:relax/<name>` in reports).
@@ -44,6 +69,9 @@ impl Mutant {
             Mutant::NoSeqWindow => "recover-field-no-seq-window-L4",
             Mutant::NoRecoveryMark => "recover-ptr-no-mark-L4",
             Mutant::UnmarkWithoutRecover => "load-unmark-without-recover-L2.2",
+            Mutant::Line47AsWritten => "mirror-L47-as-written-M1",
+            Mutant::RecoverNoFlush => "recover-field-no-flush-before-L5-R1",
+            Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
         }
     }
 }
@@ -65,4 +93,66 @@ pub fn active(m: Mutant) -> bool {
 /// Serialises the users of the process-global switch.
 pub fn lock() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A place between two steps where a test may pause a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// Algorithm 4.1: the field's pairs were read and checked (L5–L33);
+    /// next is L40's DWCAS on NVMM.
+    CasBeforeNvmmDwcas,
+    /// Algorithm 4.1: L40's DWCAS on NVMM succeeded; next is L41's
+    /// write-back (nothing of the new pair is durable yet).
+    CasAfterNvmmDwcas,
+    /// Algorithm 6.2/6.3: line 1 read the DRAM pair; next is line 2.
+    RecoverAfterLine1,
+    /// Algorithm 6.2/6.3: lines 2–4.2 are done (line 4.1's CAS, if any,
+    /// succeeded); next is the write-back of Finding R1, then line 5.
+    RecoverBeforeLine5,
+}
+
+/// The hook of the calling thread.
+type Hook = Box<dyn FnMut(Point)>;
+
+thread_local! {
+    static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
+}
+/// How many threads have a hook installed (the fast path's test).
+static HOOKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs `hook` for the calling thread (`None`: removes it). It is
+/// called at every [`Point`] the thread passes, until removed.
+pub fn set_hook(hook: Option<Hook>) {
+    HOOK.with(|h| {
+        let mut h = h.borrow_mut();
+        match (h.is_some(), hook.is_some()) {
+            (false, true) => {
+                HOOKED.fetch_add(1, Ordering::SeqCst);
+            }
+            (true, false) => {
+                HOOKED.fetch_sub(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+        *h = hook;
+    });
+}
+
+/// The calling thread passes point `p`: runs its hook, if any. The hook is
+/// taken out while it runs, so a hook that runs the algorithm itself does
+/// not re-enter.
+pub fn at(p: Point) {
+    if HOOKED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let Some(mut hook) = HOOK.with(|h| h.borrow_mut().take()) else {
+        return;
+    };
+    hook(p);
+    HOOK.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Some(hook);
+        }
+    });
 }

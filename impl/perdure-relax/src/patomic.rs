@@ -16,6 +16,39 @@
 //!    written back and fenced before DRAM catches up with it. Loads read
 //!    DRAM, so a load never returns a value a crash could lose.
 //!
+//! ## Three fixes of the seed's algorithms
+//!
+//! The TLA+ models of `specs/relax` find three places where the seed's
+//! listings, as written, are wrong (two-thread counterexamples, 14–20
+//! states), and check a fix for each (`specs/relax/README.md`, "Findings";
+//! `proofs/theories/Relax/RecoverField.v` proves Claim 2 with the fix of R2
+//! and refutes it without). This module implements the fixed algorithms:
+//!
+//! - **M1** (Algorithm 4.1, L46–L47): when L40's DWCAS on NVMM fails, the
+//!   CAS retries from the top (`continue`). As written, L47 helps with the
+//!   DRAM pair read at L9–L11 and returns false; if DRAM moved on since (a
+//!   write of the value the field already held), the help fails, DRAM still
+//!   shows `expected`, and a load after the false return reads it: not
+//!   linearizable.
+//! - **R1** (Algorithm 6.2, before line 5; 6.3, before line 4): the NVMM
+//!   line is written back and fenced before the DRAM DWCAS, as Mirror's own
+//!   helping step does (L19–L20). As written, a redundant `recoverField`
+//!   overlapping a Mirror write copies that write's pair to DRAM before it
+//!   is durable; loads return it and a crash loses it.
+//! - **R2** (Algorithm 6.2, after line 2; 6.3 likewise): the DRAM pair is
+//!   read again and the call goes back to line 1 if it is no longer line 1's
+//!   `(V_D, S_D)`. As written, a thread that read garbage just outside the
+//!   window at line 1, then NVMM after another thread recovered the field
+//!   and wrote it once, finds itself inside the window and its line 4.1
+//!   moves NVMM's sequence after recovery (Mirror's first invariant breaks
+//!   and the field is wedged).
+//!
+//! Each has a mutant putting the listing back as written
+//! (`src/mutant.rs`, feature `mutants`: `Line47AsWritten`,
+//! `RecoverNoFlush`, `RecoverNoReread`), and a deterministic schedule in
+//! `tests/mutants_relax.rs` that reproduces the TLA+ counterexample and
+//! catches it.
+//!
 //! ## Algorithm 4.1 (`compare_exchange_strong`), line by line
 //!
 //! `Space::mirror_cas` follows the listing: L5–L7 read NVMM (sequence,
@@ -23,40 +56,40 @@
 //! either read was torn, L18–L24 help a write whose NVMM half is done
 //! (flush, fence, DRAM DWCAS, retry), L27 retry unless the sequences agree,
 //! L30–L33 fail if NVMM holds another value, L37–L40 NVMM DWCAS to
-//! `(new, seq + 1)`, L41–L42 flush and fence, L44 DRAM DWCAS on success,
-//! L46–L47 on failure retry if NVMM still holds `expected` (only its
-//! sequence moved), else help DRAM to NVMM's pair and fail.
+//! `(new, seq + 1)`, L41–L42 flush and fence, L44 DWCAS DRAM on success,
+//! L46–L47 on failure retry (fix M1).
 //!
-//! One deliberate difference: the DRAM DWCASes of L44 and L47 expect the
-//! pair *read from DRAM* at L9–L11, where the listing writes `before` (read
-//! from NVMM). They are the same pair in Mirror (L27 made the sequences
-//! equal and equal sequences carry equal values); under RELAX the DRAM value
-//! of a pointer may additionally carry the recovery mark (Algorithm 6.3), and
-//! expecting NVMM's unmarked value would make every first write after
-//! recovery fail its DRAM half and leave the update to a helper.
+//! One deliberate difference: the DRAM DWCAS of L44 expects the pair *read
+//! from DRAM* at L9–L11, where the listing writes `before` (read from NVMM).
+//! They are the same pair in Mirror (L27 made the sequences equal and equal
+//! sequences carry equal values); under RELAX the DRAM value of a pointer
+//! may additionally carry the recovery mark (Algorithm 6.3), and expecting
+//! NVMM's unmarked value would make every first write after recovery fail
+//! its DRAM half and leave the update to a helper. (The Mirror model of
+//! `specs/relax` has no mark, so there the two readings coincide.)
 //!
 //! ## Algorithms 6.2 and 6.3 (`recoverField`)
 //!
 //! [`Space::recover_field`] and [`Space::recover_field_ptr`] follow the
-//! listings (the pointer variant drops line 3 and writes `mark(V_NV)` at
-//! line 4). The **sequence window** of line 4: if the garbage DRAM sequence
-//! `S_D` is at most 2^63 updates ahead of `S_NV`, NVMM's sequence is moved to
-//! `S_D + 1` (an 8-byte CAS on NVMM's sequence word), so that no later write
-//! can bring NVMM back to the garbage pair and let a delayed recoverer's DRAM
-//! DWCAS succeed (Figure 6.2). As in the thesis, the moved sequence is not
-//! written back: if a crash loses it, the next incarnation has new DRAM and
-//! recovers afresh.
+//! listings with fixes R2 and R1 (the pointer variant drops line 3 and
+//! writes `mark(V_NV)` at its line 4, which is 6.2's line 5): line 1 reads
+//! DRAM, line 2 NVMM, line 3 returns on equal pairs, then the DRAM re-read
+//! (R2, goto 1 if it changed), the **sequence window** of line 4, the
+//! write-back and fence of the NVMM line (R1), and line 5's DWCAS (goto 1 if
+//! it fails). The window: if the garbage DRAM sequence `S_D` is at most
+//! 2^63 updates ahead of `S_NV`, NVMM's sequence is moved to `S_D + 1` (an
+//! 8-byte CAS on NVMM's sequence word), so that no later write can bring
+//! NVMM back to the garbage pair and let a delayed recoverer's DRAM DWCAS
+//! succeed (Figure 6.2). R1's write-back comes after line 4.1 and so also
+//! makes the moved sequence durable, as in the checked model (step `R43`
+//! of `RelaxRecoverField.tla`).
 //!
-//! One addition to the listings, flagged here because it is ours: when the
-//! pair read from NVMM is exactly one write ahead of DRAM (`S_NV = S_D + 1`),
-//! the field is recovered already and a Mirror write is in flight whose NVMM
-//! half may not be durable yet; copying it to DRAM would let a load return
-//! a value a crash can lose. We write it back and fence first, as Mirror's
-//! own helping step (Algorithm 4.1, L19–L20) does. Right after a crash NVMM
-//! holds only durable data and this never triggers for a genuine first
-//! recovery; it matters for the later, redundant calls (the cascade of
-//! §6.4.3) that the correctness argument of Chapter 7 says "at most assist
-//! the normal execution".
+//! Before these fixes this module wrote back and fenced only when the NVMM
+//! pair was exactly one write ahead of DRAM (`S_NV = S_D + 1`), an addition
+//! of ours aimed at R1's situation. It is replaced by the checked fix: the
+//! write-back and fence run before every line-5 DWCAS, i.e. on every call
+//! that copies (about once per field per crash, more under the cascade of
+//! §6.4.3); a call that returns at line 3 pays nothing.
 //!
 //! [`Tracking::PseudoBitset`] skips line 4: with zeroed DRAM an unrecovered
 //! DRAM sequence is 0 and every NVMM sequence has its MSB set, so no later
@@ -86,6 +119,16 @@ use std::marker::PhantomData;
 pub const RECOVERY_MARK: u64 = 0b100;
 /// The low bits of a pointer that are not address (nodes are 16-aligned).
 pub const LOW_BITS: u64 = 0b1111;
+
+/// How one attempt of `recover_field` up to its line 5 ended.
+enum Attempt {
+    /// Line 3: the replicas are equal; nothing to do.
+    Equal,
+    /// Goto 1 (line 4.1's CAS failed, or DRAM changed since line 1).
+    Retry,
+    /// Line 5 is next: DWCAS DRAM from the first pair to the second.
+    Copy(Replica, Replica),
+}
 
 /// How many times a field operation retries before it declares the field
 /// divergent (only a tracking bug or a corrupt pool can make the two
@@ -326,9 +369,13 @@ impl<B: Backend> Space<'_, B> {
             if pv != expected {
                 return Ok(Err(pv));
             }
+            pause!(CasBeforeNvmmDwcas);
             // L37–L40.
             let after = (new, self.next_seq(ps));
             let res = nvmm.compare_exchange(pack((pv, ps)), pack(after));
+            if res.is_ok() {
+                pause!(CasAfterNvmmDwcas);
+            }
             // L41–L42.
             if !mutant!(NoFlushBeforeDram) {
                 self.pool.pwb(off, 16);
@@ -340,16 +387,20 @@ impl<B: Backend> Space<'_, B> {
                     self.dram.dwcas(off, (vv, vs), after);
                     return Ok(Ok(expected));
                 }
-                Err(actual) => {
+                Err(actual) if mutant!(Line47AsWritten) => {
+                    // L46–L47 as the seed writes them (Finding M1).
                     let (av, aseq) = unpack(actual);
-                    // L46.
                     if av == expected {
                         continue;
                     }
-                    // L47.
                     self.dram.dwcas(off, (vv, vs), (av, aseq));
                     return Ok(Err(av));
                 }
+                // L46–L47 with the fix of Finding M1: retry from the top.
+                // The next round helps the write that beat us through
+                // L18–L24 (write-back, fence, DRAM DWCAS) or fails at L30
+                // on a pair that readers already see.
+                Err(_) => continue,
             }
         }
     }
@@ -362,11 +413,23 @@ impl<B: Backend> Space<'_, B> {
         d != 0 && d <= SEQ_MSB
     }
 
-    /// Lines 1–2 and 4 of Algorithms 6.2/6.3: reads both replicas and
-    /// enforces the sequence window. `None`: line 4.1's CAS failed, restart.
-    fn recover_prepare(&self, off: u64) -> Result<Option<(Replica, Replica)>, RelaxError> {
-        let (vd, sd) = self.dram.read_pair(off); // L1
+    /// One attempt of Algorithms 6.2/6.3 up to line 5, with the fixes of
+    /// Findings R2 and R1 (see the module docs): line 1, line 2, line 3 (if
+    /// `line3`, i.e. for Algorithm 6.2), the DRAM re-read of R2, lines
+    /// 4–4.2, the write-back and fence of R1.
+    fn recover_attempt(&self, off: u64, line3: bool) -> Result<Attempt, RelaxError> {
+        let d = self.dram.read_pair(off); // L1
+        pause!(RecoverAfterLine1);
         let (vnv, mut snv) = self.read_nvmm(off)?; // L2
+        if line3 && (vnv, snv) == d {
+            return Ok(Attempt::Equal); // L3
+        }
+        // Finding R2: DRAM still holds line 1's pair, or goto 1. Then both
+        // pairs were in memory together at line 2.
+        if !mutant!(RecoverNoReread) && self.dram.read_pair(off) != d {
+            return Ok(Attempt::Retry);
+        }
+        let (_, sd) = d;
         let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
         if window && Self::in_window(sd, snv) {
             // L4.1: move NVMM's sequence beyond the garbage one.
@@ -375,33 +438,32 @@ impl<B: Backend> Space<'_, B> {
                 .compare_exchange(snv, sd.wrapping_add(1), Ordering::SeqCst, Ordering::SeqCst)
                 .is_err()
             {
-                return Ok(None);
+                return Ok(Attempt::Retry); // goto 1
             }
             snv = sd.wrapping_add(1); // L4.2
-        } else if snv == self.next_seq(sd) && snv != sd {
-            // Ours (see the module docs): NVMM is one write ahead; make it
-            // durable before DRAM shows it.
+        }
+        pause!(RecoverBeforeLine5);
+        // Finding R1: the pair line 5 publishes is durable first.
+        if !mutant!(RecoverNoFlush) {
             self.pool.pwb(off, 16);
             self.pool.pfence();
         }
-        Ok(Some(((vd, sd), (vnv, snv))))
+        Ok(Attempt::Copy(d, (vnv, snv)))
     }
 
-    /// Algorithm 6.2, `RecoverField`, for a data field.
+    /// Algorithm 6.2, `RecoverField`, for a data field, with the fixes of
+    /// Findings R1 and R2 (see the module docs).
     pub fn recover_field(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
         for _ in 0..PATIENCE {
-            // Lines 1–2 and 4 (line 4 never fires on equal pairs: their
-            // sequence difference is 0, so checking line 3 after it is the
-            // same as before it).
-            let Some((d, nv)) = self.recover_prepare(off)? else {
-                continue; // L4.1 failed: goto 1
-            };
-            if d == nv {
-                return Ok(()); // L3
-            }
-            if self.dram.dwcas(off, d, nv) {
-                return Ok(()); // L5
+            match self.recover_attempt(off, true)? {
+                Attempt::Equal => return Ok(()), // L3
+                Attempt::Retry => continue,      // goto 1
+                Attempt::Copy(d, nv) => {
+                    if self.dram.dwcas(off, d, nv) {
+                        return Ok(()); // L5
+                    }
+                }
             }
         }
         self.diverged(off)
@@ -409,12 +471,15 @@ impl<B: Backend> Space<'_, B> {
 
     /// Algorithm 6.3, `RecoverField` for a pointer to an `N`: as 6.2 without
     /// line 3, copying `mark(V_NV)` (null is not marked; under `ZMarkable` a
-    /// referent already recovered is not marked either, §6.4.4).
+    /// referent already recovered is not marked either, §6.4.4). The fixes
+    /// of Findings R1 and R2 apply as in 6.2 (its lines 1–3.2 are 6.2's lines
+    /// 1–4.2).
     pub fn recover_field_ptr<N: Node>(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
         for _ in 0..PATIENCE {
-            let Some((d, (vnv, snv))) = self.recover_prepare(off)? else {
-                continue;
+            let (d, (vnv, snv)) = match self.recover_attempt(off, false)? {
+                Attempt::Copy(d, nv) => (d, nv),
+                Attempt::Equal | Attempt::Retry => continue,
             };
             let target = vnv & !LOW_BITS;
             let mark = target != 0

@@ -86,11 +86,17 @@ fn concurrent_fetch_adds_keep_mirrors_invariants() {
     let f = field(&sp, 0);
     let off = f.offset();
     let stop = AtomicBool::new(false);
+    // The workers start once the sampler runs (on a loaded machine it could
+    // otherwise be scheduled only after they finished).
+    let sampling = AtomicBool::new(false);
     let mut samples = 0u64;
     std::thread::scope(|sc| {
         let workers: Vec<_> = (0..3)
             .map(|_| {
                 sc.spawn(|| {
+                    while !sampling.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
                     for _ in 0..PER {
                         f.fetch_add(&sp, 1).unwrap();
                     }
@@ -100,6 +106,7 @@ fn concurrent_fetch_adds_keep_mirrors_invariants() {
         let sampler = sc.spawn(|| {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
+                sampling.store(true, Ordering::Relaxed);
                 // Invariant 1, NVMM.seq ≤ DRAM.seq + 1: read NVMM, then DRAM.
                 let ((_, ns), _) = sp.replicas(off).unwrap();
                 let ds = sp.dram().seq(off);

@@ -1,6 +1,7 @@
 //! Each mutant of `src/mutant.rs` switched on in turn, with the check that
 //! must catch it; and the same checks on the unmutated code, which must pass.
-//! Run with `--features mutants`.
+//! Needs the `mutants` feature, which the crate's dev-dependency on itself
+//! turns on for its own tests (so plain `cargo test` runs this file).
 //!
 //! | mutant | check |
 //! | --- | --- |
@@ -8,6 +9,19 @@
 //! | `NoSeqWindow` (Alg. 6.2 L4) | Figure 6.2: a delayed recoverer rolls DRAM back |
 //! | `NoRecoveryMark` (Alg. 6.3 L4) | with garbage DRAM, a `MarkableAtomicPointer` list reads unrecovered nodes |
 //! | `UnmarkWithoutRecover` (Alg. 6.4 L2.2) | the same check |
+//! | `Line47AsWritten` (Alg. 4.1 L46–47, Finding M1) | TLC's M1 schedule: a CAS returns false and a load after it still reads `expected` |
+//! | `RecoverNoFlush` (Alg. 6.2 L5, Finding R1) | TLC's R1 schedule on `Sim`: a redundant `recover_field` publishes an unfenced pair, a load returns it, a crash image loses it |
+//! | `RecoverNoReread` (Alg. 6.2 L2, Finding R2) | TLC's R2 schedule: garbage just outside the window, recovery and one write in between, then line 4.1 moves NVMM's sequence after recovery |
+//!
+//! The three finding schedules (`specs/relax/README.md`, "Findings") are
+//! forced step by step: each thread of the counterexample is a real thread
+//! running the crate's code, held at the `pause!` points of `src/mutant.rs`
+//! (a channel per thread) while the test runs the other steps, so the
+//! interleaving is the TLA+ trace's, deterministically. They cover that one
+//! schedule each, on one field, with the values of the traces (2^63 + 1 for
+//! R2's garbage distance); the unmutated code passing them shows the fixes
+//! handle those schedules, not all schedules (the TLA+ models and
+//! `RecoverField.v` are the general evidence).
 //!
 //! Not here: "mark a node recovered before `recover_node` returns" (issue 6)
 //! is only observable with a second thread racing the first recovery of a
@@ -17,10 +31,14 @@ mod common;
 
 use common::*;
 use perdure_pm::sim::VolatileFill;
-use perdure_pm::{NoFlush, Pool, Sim};
+use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
-use perdure_relax::mutant::{self, Mutant};
+use perdure_relax::mutant::{self, Mutant, Point};
 use perdure_relax::{DramInit, OpenOptions, PAtomic, Space, Tracking};
+use std::collections::VecDeque;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::Duration;
 
 /// Whether some crash image taken after `insert(1..=8)` returned lacks a key.
 fn loses_a_returned_insert() -> bool {
@@ -50,16 +68,23 @@ fn loses_a_returned_insert() -> bool {
     false
 }
 
+/// A data field holding `v` (field 0 of a list node), and the space of the
+/// next incarnation (a crash: fresh zeroed DRAM, `BitsetAtomic` tracking).
+fn field_after_crash<B: Backend>(pool: &Pool<B>, v: u64) -> (Space<'_, B>, u64) {
+    let off = {
+        let sp = create(pool, Tracking::Bitset);
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<ListNode>(&[v, 0]).unwrap()
+    };
+    pool.reincarnate();
+    let sp = Space::open(pool, base(pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    (sp, off)
+}
+
 /// Whether Figure 6.2's delayed DWCAS rolls the field back.
 fn figure_6_2_rolls_back() -> bool {
     let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let mut h = sp.handle().unwrap();
-        h.alloc_node::<ListNode>(&[40, 0]).unwrap()
-    };
-    pool.reincarnate();
-    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
     let ((nv1, snv), _) = sp.replicas(off).unwrap();
     let (v1, s1) = (77, snv + 2);
     sp.dram().store_pair(off, (v1, s1));
@@ -93,11 +118,206 @@ fn markable_reads_garbage() -> bool {
         .map_or(true, |k| k != (1..=8).collect::<Vec<_>>())
 }
 
+/// What a held thread reports.
+#[derive(Debug, PartialEq)]
+enum Ev {
+    /// It reached this point and waits for a release.
+    At(Point),
+    /// Its operation returned.
+    Done,
+}
+
+/// The controls of a thread held at pause points.
+struct Held {
+    ev: Receiver<Ev>,
+    go: Sender<()>,
+}
+
+impl Held {
+    /// The thread's next report (it pauses or finishes within 30 s).
+    fn next(&self) -> Ev {
+        self.ev
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a held thread neither paused nor finished")
+    }
+
+    /// Lets the thread go on from the point it waits at.
+    fn release(&self) {
+        self.go.send(()).expect("the held thread is waiting");
+    }
+}
+
+/// Runs `op` on a new thread that stops at the points of `stops`, in order
+/// (each once; a point not at the front of the queue is passed).
+fn spawn_held<'scope, T: Send + 'scope>(
+    sc: &'scope Scope<'scope, '_>,
+    stops: &[Point],
+    op: impl FnOnce() -> T + Send + 'scope,
+) -> (Held, ScopedJoinHandle<'scope, T>) {
+    let (ev_tx, ev_rx) = channel();
+    let (go_tx, go_rx) = channel::<()>();
+    let mut stops: VecDeque<Point> = stops.iter().copied().collect();
+    let h = sc.spawn(move || {
+        let tx = ev_tx.clone();
+        mutant::set_hook(Some(Box::new(move |p| {
+            if stops.front() == Some(&p) {
+                stops.pop_front();
+                tx.send(Ev::At(p)).expect("the test listens");
+                go_rx.recv().expect("the test releases");
+            }
+        })));
+        let r = op();
+        mutant::set_hook(None);
+        let _ = ev_tx.send(Ev::Done);
+        r
+    });
+    (
+        Held {
+            ev: ev_rx,
+            go: go_tx,
+        },
+        h,
+    )
+}
+
+/// Finding M1 (`mutants/MirrorAsWrittenLine47.cfg`): whether a CAS returns
+/// false while a load after it still reads `expected`.
+///
+/// t1 runs `CAS(0→1)` and is held before its NVMM DWCAS (L40); t2 stores 0
+/// (the value the field holds: the sequence moves, the value does not),
+/// then runs `CAS(0→1)` and is held after its NVMM DWCAS, before its
+/// write-back; t1 goes on: its L40 fails. t1 then loads. t1's false needs
+/// t2's CAS linearized before it returns, and nothing writes 0 after that
+/// CAS, so the load must return 1.
+fn m1_false_cas_then_stale_load() -> bool {
+    let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let off = {
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<ListNode>(&[0, 0]).unwrap()
+    };
+    let f = PAtomic::at(off);
+    let violated = std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::CasBeforeNvmmDwcas], || {
+            let r = f.compare_exchange(&sp, 0, 1).unwrap();
+            (r, f.load(&sp).unwrap())
+        });
+        assert_eq!(t1.next(), Ev::At(Point::CasBeforeNvmmDwcas));
+        f.store(&sp, 0).unwrap();
+        let (t2, t2h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
+            f.compare_exchange(&sp, 0, 1).unwrap()
+        });
+        assert_eq!(t2.next(), Ev::At(Point::CasAfterNvmmDwcas));
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        let (r1, seen) = t1h.join().unwrap();
+        t2.release();
+        assert_eq!(t2.next(), Ev::Done);
+        assert_eq!(t2h.join().unwrap(), Ok(0), "t2's CAS succeeded at L40");
+        assert_eq!(r1, Err(1), "t1's CAS fails: t2's CAS beat it");
+        seen != 1
+    });
+    let (nv, d) = sp.replicas(off).unwrap();
+    assert_eq!(nv, d, "the replicas agree when quiescent");
+    assert_eq!(f.load(&sp).unwrap(), 1);
+    violated
+}
+
+/// Finding R2 (`mutants/RelaxAsWrittenWindow.cfg`): whether a
+/// `recover_field` moves NVMM's sequence after the field was recovered.
+///
+/// After a crash NVMM holds `(v0, s0)` and DRAM the garbage sequence
+/// `s0 + 2^63 + 1`, just outside line 4's window. t2's `recover_field`
+/// reads DRAM (line 1) and is held; t1 recovers the field (a tracked load)
+/// and stores 5 once, which brings NVMM's sequence to `s0 + 1`, inside the
+/// window of t2's stale `S_D`; t2 goes on. If t2 reaches line 5 having
+/// moved NVMM's sequence at line 4.1, Mirror's first invariant (NVMM's
+/// sequence is DRAM's or one more) is checked right there.
+fn r2_seq_moved_after_recovery() -> bool {
+    let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
+    let ((v0, s0), _) = sp.replicas(off).unwrap();
+    let garbage = (77, s0.wrapping_add((1 << 63) + 1));
+    sp.dram().store_pair(off, garbage);
+    let f = PAtomic::at(off);
+    let violated = std::thread::scope(|sc| {
+        let stops = [Point::RecoverAfterLine1, Point::RecoverBeforeLine5];
+        let (t2, t2h) = spawn_held(sc, &stops, || sp.recover_field(off).unwrap());
+        assert_eq!(t2.next(), Ev::At(Point::RecoverAfterLine1));
+        assert_eq!(f.load(&sp).unwrap(), v0, "t1 recovered the field");
+        assert_eq!(sp.replicas(off).unwrap(), ((v0, s0), (v0, s0)));
+        f.store(&sp, 5).unwrap();
+        t2.release();
+        let mut violated = false;
+        loop {
+            match t2.next() {
+                Ev::At(Point::RecoverBeforeLine5) => {
+                    let ((_, ns), (_, ds)) = sp.replicas(off).unwrap();
+                    violated |= ns != ds && ns != ds.wrapping_add(1);
+                    t2.release();
+                }
+                Ev::Done => break,
+                e => panic!("unexpected {e:?}"),
+            }
+        }
+        t2h.join().unwrap();
+        violated
+    });
+    let (nv, d) = sp.replicas(off).unwrap();
+    assert_eq!(nv.0, 5);
+    assert_eq!(d.0, 5);
+    violated
+}
+
+/// Finding R1 (`mutants/RelaxAsWrittenNoFlush.cfg`), on the Px86 simulator:
+/// whether a load returns a value that a crash at that moment can lose.
+///
+/// The field is recovered (DRAM = NVMM = `(0, s)`). t1 runs `CAS(0→1)` and
+/// is held after its NVMM DWCAS, before its write-back; t2's (redundant)
+/// `recover_field` copies NVMM's `(1, s + 1)` to DRAM and a load returns 1.
+/// Every crash image at that moment (up to 64) is recovered and the field
+/// loaded: each must give 1.
+fn r1_load_lost_by_crash() -> bool {
+    let pool = Pool::volatile("relax-mut", POOL, Sim::default()).unwrap();
+    let (sp, off) = field_after_crash(&pool, 0);
+    let f = PAtomic::at(off);
+    assert_eq!(f.load(&sp).unwrap(), 0, "t1 recovered the field");
+    std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
+            f.compare_exchange(&sp, 0, 1).unwrap()
+        });
+        assert_eq!(t1.next(), Ev::At(Point::CasAfterNvmmDwcas));
+        sp.recover_field(off).unwrap();
+        let seen = f.load(&sp).unwrap();
+        assert_eq!(seen, 1, "the recoverer copied t1's pair to DRAM");
+        let cp = pool.backend().capture();
+        let (_, images) = cp.images(64, 1);
+        let mut lost = false;
+        let mut n = 0;
+        for img in images {
+            n += 1;
+            let words = cp.materialize(&img, VolatileFill::Zeroed);
+            let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
+            p2.reincarnate();
+            let s2 = Space::open(&p2, base(&p2), OpenOptions::new(Tracking::Bitset)).unwrap();
+            lost |= PAtomic::at(off).load(&s2).unwrap() != seen;
+        }
+        assert!(n > 0, "at least one crash image");
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        assert_eq!(t1h.join().unwrap(), Ok(0));
+        lost
+    })
+}
+
 fn check(m: Mutant) -> bool {
     match m {
         Mutant::NoFlushBeforeDram => loses_a_returned_insert(),
         Mutant::NoSeqWindow => figure_6_2_rolls_back(),
         Mutant::NoRecoveryMark | Mutant::UnmarkWithoutRecover => markable_reads_garbage(),
+        Mutant::Line47AsWritten => m1_false_cas_then_stale_load(),
+        Mutant::RecoverNoFlush => r1_load_lost_by_crash(),
+        Mutant::RecoverNoReread => r2_seq_moved_after_recovery(),
     }
 }
 
