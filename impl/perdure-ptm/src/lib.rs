@@ -82,5 +82,6 @@ pub(crate) use perdure_pm::sync;
 pub use cx::{CxPtm, CxPuc};
 pub use error::PtmError;
 pub use redo::{RedoOptPtm, RedoPtm, RedoTimedPtm};
+pub use registry::release_thread_ids;
 pub use rwlock::StrongTryRwLock;
 pub use tx::{PPtr, PVar, PWord, Ptm, Transaction, TxRead, ROOTS};

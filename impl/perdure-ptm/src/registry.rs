@@ -103,6 +103,27 @@ pub(crate) fn leased_tid(uid: u64, pool: &Arc<TidPool>) -> Option<usize> {
     })
 }
 
+/// Gives back every thread id the calling thread has leased, from every
+/// PTM; its next `update_tx`/`read_tx` leases afresh. Returns how many it
+/// gave back, or `None` (giving back nothing) when called from inside a
+/// transaction's closure.
+///
+/// A lease is given back when its thread's locals are destroyed, which is
+/// after the thread's closure returns: `std::thread::scope` can return
+/// before that happens for the threads it did not join explicitly, and a
+/// pooled worker thread never exits. A thread that is done with a PTM and
+/// whose id others need next calls this as its last step (or is joined
+/// through its handle, which waits for its locals).
+pub fn release_thread_ids() -> Option<usize> {
+    if CURRENT.with(|c| c.get()).is_some() {
+        return None;
+    }
+    Some(LEASES.with(|leases| {
+        let gone = std::mem::take(&mut *leases.borrow_mut());
+        gone.len()
+    }))
+}
+
 /// What kind of transaction a thread is inside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {

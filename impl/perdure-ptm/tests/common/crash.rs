@@ -209,8 +209,8 @@ pub const TWO_THREADS_K: u64 = 3;
 
 /// Two threads, three transactions each: each increments its own slot and
 /// a shared total (one thread's transactions may be run by the other). The
-/// threads lease their ids (setup runs on a thread of its own, so the
-/// main thread keeps none).
+/// threads lease their ids (setup runs on a thread of its own and gives
+/// its id back, so the main thread keeps none).
 pub fn two_threads<P: Ptm + Sync>(p: &P, sim: &Sim) -> Vec<Point> {
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -218,7 +218,10 @@ pub fn two_threads<P: Ptm + Sync>(p: &P, sim: &Sim) -> Vec<Point> {
                 let rec = tx.alloc_zeroed(192).unwrap();
                 tx.set_root(0, rec);
             })
-            .unwrap()
+            .unwrap();
+            // The scope can return before this thread's locals (and its
+            // lease) are destroyed; the two threads below need both ids.
+            assert_eq!(perdure_ptm::release_thread_ids(), Some(1));
         });
     });
     let progress = Progress::new(2);
