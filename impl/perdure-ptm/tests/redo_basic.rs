@@ -220,11 +220,9 @@ fn handles_and_thread_ids(v: Variant) {
     assert_eq!(p.read_tx(|t| t.root(0)).unwrap(), 41);
     // Giving a lease back by hand: not from inside a transaction, then
     // the id is free for the other handle's successor at once.
-    assert_eq!(
-        p.update_tx(|_| perdure_ptm::release_thread_ids().is_none())
-            .unwrap(),
-        true
-    );
+    assert!(p
+        .update_tx(|_| perdure_ptm::release_thread_ids().is_none())
+        .unwrap());
     assert_eq!(perdure_ptm::release_thread_ids(), Some(1));
     assert_eq!(perdure_ptm::release_thread_ids(), Some(0));
     let c = p.handle().unwrap();
