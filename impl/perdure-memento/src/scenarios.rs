@@ -77,7 +77,8 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         "treiber-mmt-3t",
         "Memento Treiber stack (detectable CAS, version-tagged top), 3 threads x 2 ops, detectability checked",
     ))));
-    v.push(Arc::new(OnRuntime(SoftSet)));
+    v.push(Arc::new(OnRuntime(SoftSet { threads: 2 })));
+    v.push(Arc::new(OnRuntime(SoftSet { threads: 3 })));
     v.extend(prim::all());
     v
 }
@@ -631,7 +632,10 @@ impl Structure for StackStructure {
 /// (HISTORY.md's `map` does not fit: its `put` overwrites and returns the
 /// previous value, SOFT's insert does neither.)
 #[derive(Debug, Clone, Copy)]
-pub struct SoftSet;
+pub struct SoftSet {
+    /// Threads of the workload, 2 operations each (2 or 3).
+    pub threads: usize,
+}
 
 impl SoftSet {
     /// The value inserted with key `k`.
@@ -659,11 +663,21 @@ impl RuntimeScenario for SoftSet {
     type Obj = SoftTable;
 
     fn name(&self) -> &'static str {
-        "soft-mmt"
+        match self.threads {
+            2 => "soft-mmt",
+            _ => "soft-mmt-3t",
+        }
     }
 
     fn description(&self) -> &'static str {
-        "Memento SOFT-mmt hash table as a set, 2 threads x 2 ops on 2 keys, detectability checked"
+        match self.threads {
+            2 => "Memento SOFT-mmt hash table as a set, 2 threads x 2 ops on 2 keys, detectability checked",
+            _ => "Memento SOFT-mmt hash table as a set, 3 threads x 2 ops on 2 keys, detectability checked",
+        }
+    }
+
+    fn threads(&self) -> usize {
+        self.threads
     }
 
     fn object(&self) -> &'static str {
@@ -681,7 +695,7 @@ impl RuntimeScenario for SoftSet {
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
         // Thread t inserts a key, then inserts, removes or looks up a key;
         // both keys are drawn from {1, 2} by the seed.
-        (0..THREADS as u64)
+        (0..self.threads as u64)
             .map(|t| {
                 let bits = seed >> (8 * t);
                 let key = |i: u64| json!(1 + ((bits >> i) & 1));

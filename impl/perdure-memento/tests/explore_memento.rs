@@ -4,7 +4,7 @@
 //! point × Px86 crash images, each recovered (runtime open, structure
 //! recovery, cut-off operations resumed with their mementos) and checked
 //! for durable linearizability and detectability (the structures under 2
-//! threads; the queues and stacks other than SOFT also under 3).
+//! threads, and under 3).
 //! Reports a PERDURE-CHECK row per scenario for `make verify`.
 
 mod common;
@@ -42,6 +42,11 @@ fn combq_mmt_survives_every_crash_point() {
 #[test]
 fn soft_mmt_survives_every_crash_point() {
     common::run("soft-mmt", 4, "");
+}
+
+#[test]
+fn soft_mmt_3_threads_survives_every_crash_point() {
+    common::run("soft-mmt-3t", 2, "");
 }
 
 #[test]

@@ -53,6 +53,11 @@ fn combq_mmt_survives_thread_crashes() {
 }
 
 #[test]
+fn soft_mmt_survives_thread_crashes() {
+    run("soft-mmt");
+}
+
+#[test]
 fn cas_register_2_threads_survives_thread_crashes() {
     run("cas-register-2");
 }
