@@ -15,6 +15,11 @@
 //!   The share of dequeues that found the queue empty is reported.
 //! * Threads: 1, 2, then powers of two up to `available_parallelism`
 //!   (`PERDURE_BENCH_THREADS=1,2,4` overrides).
+//! * One point, for profiling: `PERDURE_BENCH_ONLY=<queue>[/<workload>]`
+//!   (e.g. `MSQ-mmt-indel/pairs`; workloads `pairs`, `enq20`, `enq50`,
+//!   `enq80`; default `pairs`) runs that queue and workload alone for
+//!   `PERDURE_BENCH_SECS` seconds (default 5) per thread count and prints
+//!   its rows, with no claims, breakdown or files.
 //! * Backend: `Pmem` (clwb, else clflushopt, else clflush, from CPUID) on a
 //!   pool file in `/dev/shm`, else the temporary directory
 //!   (`PERDURE_BENCH_DIR` overrides). tmpfs has no DAX, so
@@ -639,6 +644,53 @@ fn write_plots(rows: &[Row], s: &Settings, out: &std::path::Path) -> Vec<PathBuf
     written
 }
 
+/// `PERDURE_BENCH_ONLY`: one queue and workload, for a profiler.
+fn only_point(s: &Settings, only: &str) -> Result<(), String> {
+    let (qname, wkey) = only.split_once('/').unwrap_or((only, "pairs"));
+    let q = QUEUES
+        .iter()
+        .copied()
+        .find(|q| q.name() == qname)
+        .ok_or_else(|| {
+            let names: Vec<_> = QUEUES.iter().map(|q| q.name()).collect();
+            format!("no queue {qname:?}; the queues are {}", names.join(", "))
+        })?;
+    let w = Workload::ALL
+        .into_iter()
+        .find(|w| w.key() == wkey)
+        .ok_or_else(|| {
+            format!("no workload {wkey:?}; the workloads are pairs, enq20, enq50, enq80")
+        })?;
+    let secs = match std::env::var("PERDURE_BENCH_SECS") {
+        Ok(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| format!("PERDURE_BENCH_SECS={v} is not a positive number of seconds"))?,
+        Err(_) => 5.0,
+    };
+    let s = Settings {
+        secs,
+        prefill: s.prefill,
+        threads: s.threads.clone(),
+        dir: s.dir.clone(),
+        pmem: s.pmem,
+    };
+    for &t in &s.threads {
+        let (tally, mode) = point(&s, q, w, t);
+        let (pwb, pfence, _) = tally.counts.per_op(tally.ops);
+        println!(
+            "{} {} {t}T: {:.3} M ops/s, {:.2} pwb/op, {:.2} pfence/op ({mode})",
+            q.name(),
+            w.name(),
+            tally.ops as f64 / tally.secs / 1e6,
+            pwb,
+            pfence
+        );
+    }
+    Ok(())
+}
+
 fn main() {
     let s = match Settings::from_env() {
         Ok(s) => s,
@@ -647,6 +699,13 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if let Ok(only) = std::env::var("PERDURE_BENCH_ONLY") {
+        if let Err(e) = only_point(&s, &only) {
+            eprintln!("queues bench: PERDURE_BENCH_ONLY={only}: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     println!();
     println!(
         "queues (seed 001 §7.1): backend {}, pool files in {}, {} s per point, pre-filled with {} items, threads {:?}",
