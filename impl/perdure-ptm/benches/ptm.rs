@@ -33,6 +33,12 @@
 //!   (`PERDURE_BENCH_DIR` overrides). tmpfs has no DAX, so `MAP_SYNC` falls
 //!   back to `MAP_SHARED`: the flushes are the real instructions but reach
 //!   DRAM, as on the reference's DRAM machine.
+//! * A subset, for a profiler: `PERDURE_BENCH_ONLY=<workloads>` (comma
+//!   separated, from `sps`, `queue`, `list`, `tree`, `hash`, `tree10k`,
+//!   `hash1k`: the last two are the reference figures' sizes) and
+//!   `PERDURE_BENCH_PTMS=<constructions>` (from `redo`, `timed`, `opt`,
+//!   `cx`, `puc`) run only those; the table is printed, no files written.
+//!   `PERDURE_BENCH_SECS` sets the seconds per point.
 //! * Each point runs for 1 s (0.2 s with `PERDURE_BENCH_QUICK=1`); one pool
 //!   per structure and construction, pre-filled once (in batches of
 //!   [`BATCH`] operations per transaction) and reused for every update ratio
@@ -111,6 +117,36 @@ struct Settings {
     threads: Vec<usize>,
     dir: PathBuf,
     pmem: Pmem,
+    /// `PERDURE_BENCH_ONLY`'s workloads, if set.
+    only: Option<Vec<String>>,
+    /// `PERDURE_BENCH_PTMS`'s constructions, if set.
+    ptms: Option<Vec<Cons>>,
+}
+
+const WORKLOADS: [&str; 7] = ["sps", "queue", "list", "tree", "hash", "tree10k", "hash1k"];
+
+/// A comma-separated list of names from `known`.
+fn names_from_env<T: Copy>(var: &str, known: &[(&str, T)]) -> Result<Option<Vec<T>>, String> {
+    let Ok(v) = std::env::var(var) else {
+        return Ok(None);
+    };
+    v.split(',')
+        .map(|n| {
+            let n = n.trim();
+            known
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|&(_, t)| t)
+                .ok_or_else(|| {
+                    let all: Vec<_> = known.iter().map(|(k, _)| *k).collect();
+                    format!(
+                        "{var}: unknown name {n:?}; the names are {}",
+                        all.join(", ")
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 impl Settings {
@@ -145,13 +181,49 @@ impl Settings {
                 _ => std::env::temp_dir(),
             });
         let pmem = Pmem::new().ok_or("this CPU has no cache-line flush instruction")?;
+        let wl: Vec<(&str, &str)> = WORKLOADS.iter().map(|w| (*w, *w)).collect();
+        let only = names_from_env("PERDURE_BENCH_ONLY", &wl)?
+            .map(|v| v.into_iter().map(String::from).collect());
+        let ptms = names_from_env(
+            "PERDURE_BENCH_PTMS",
+            &[
+                ("redo", Cons::Redo),
+                ("timed", Cons::Timed),
+                ("opt", Cons::Opt),
+                ("cx", Cons::Cx),
+                ("puc", Cons::Puc),
+            ],
+        )?;
+        let secs = match std::env::var("PERDURE_BENCH_SECS") {
+            Ok(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| {
+                    format!("PERDURE_BENCH_SECS={v} is not a positive number of seconds")
+                })?,
+            Err(_) if quick => 0.2,
+            Err(_) => 1.0,
+        };
         Ok(Settings {
-            secs: if quick { 0.2 } else { 1.0 },
+            secs,
             quick,
             threads,
             dir,
             pmem,
+            only,
+            ptms,
         })
+    }
+
+    /// Whether workload `w` (one of [`WORKLOADS`]) is selected.
+    fn runs(&self, w: &str) -> bool {
+        self.only.as_ref().map_or(true, |o| o.iter().any(|x| x == w))
+    }
+
+    /// Whether construction `c` is selected.
+    fn runs_cons(&self, c: Cons) -> bool {
+        self.ptms.as_ref().map_or(true, |o| o.contains(&c))
     }
 
     fn max_threads(&self) -> usize {
@@ -839,23 +911,34 @@ fn main() {
         table_1(&mut b);
         return;
     }
-    for cons in ALL_PTMS {
+    for cons in ALL_PTMS
+        .into_iter()
+        .filter(|&c| s.runs("sps") && s.runs_cons(c))
+    {
         let (_, mode) = with_ptm(&s, cons, 12 << 20, Sps { b: &mut b, cons });
         b.mapping = mode;
     }
-    for cons in ALL_PTMS.into_iter().chain([Cons::Puc]) {
-        with_ptm(&s, cons, 4 << 20, QueueJob { b: &mut b, cons });
+    for cons in ALL_PTMS
+        .into_iter()
+        .chain([Cons::Puc])
+        .filter(|&c| s.runs("queue") && s.runs_cons(c))
+    {
+        let (_, mode) = with_ptm(&s, cons, 4 << 20, QueueJob { b: &mut b, cons });
+        b.mapping = mode;
     }
     let big = s.big();
-    let sets: [(SetKind, u64, &[u64]); 5] = [
-        (SetKind::List, 10_000, &UPDATES),
-        (SetKind::Tree, big, &UPDATES),
-        (SetKind::Hash, big, &UPDATES),
-        (SetKind::Tree, 10_000, &[10]),
-        (SetKind::Hash, 1_000, &[1]),
+    let sets: [(&str, SetKind, u64, &[u64]); 5] = [
+        ("list", SetKind::List, 10_000, &UPDATES),
+        ("tree", SetKind::Tree, big, &UPDATES),
+        ("hash", SetKind::Hash, big, &UPDATES),
+        ("tree10k", SetKind::Tree, 10_000, &[10]),
+        ("hash1k", SetKind::Hash, 1_000, &[1]),
     ];
-    for (kind, keys, updates) in sets {
-        for cons in ALL_PTMS {
+    for (name, kind, keys, updates) in sets {
+        if !s.runs(name) {
+            continue;
+        }
+        for cons in ALL_PTMS.into_iter().filter(|&c| s.runs_cons(c)) {
             with_ptm(
                 &s,
                 cons,
@@ -895,6 +978,10 @@ fn main() {
         );
     }
     println!();
-    println!("ops/s counts transactions (an update is a remove and a re-insert, a lookup two contains); the references are the published RedoOpt-PTM (not built in perdure yet) and CX-PTM.");
+    println!("ops/s counts transactions (an update is a remove and a re-insert, a lookup two contains); the references are the published C++ RedoOpt-PTM's and CX-PTM's.");
+    if s.only.is_some() || s.ptms.is_some() {
+        println!("a subset (PERDURE_BENCH_ONLY / PERDURE_BENCH_PTMS): no files written");
+        return;
+    }
     write_outputs(&b);
 }
