@@ -218,7 +218,9 @@ impl Settings {
 
     /// Whether workload `w` (one of [`WORKLOADS`]) is selected.
     fn runs(&self, w: &str) -> bool {
-        self.only.as_ref().map_or(true, |o| o.iter().any(|x| x == w))
+        self.only
+            .as_ref()
+            .map_or(true, |o| o.iter().any(|x| x == w))
     }
 
     /// Whether construction `c` is selected.

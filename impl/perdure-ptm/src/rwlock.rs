@@ -45,26 +45,42 @@
 //! writer left in the meantime and the reader holds the lock. This is what
 //! keeps a reader from failing because of a writer that is already gone.
 //!
-//! Every access is sequentially consistent, and each side of the
-//! Dekker-style handshake between the read indicator and the writer word (a
-//! reader's arrival then its look at the writer word; a writer's `HLOCK` or
-//! `RLOCK` then its scan of the indicator) has a `SeqCst` fence between its
-//! store and its loads: C11 (and loom, which models `SeqCst` accesses as
-//! acquire/release) guarantees the store-buffering outcome is excluded only
-//! with fences on both sides.
+//! Every access on the handshake is sequentially consistent. Each side of
+//! the Dekker-style handshake between the read indicator and the writer word
+//! (a reader's arrival then its look at the writer word; a writer's `HLOCK`
+//! or `RLOCK` then its scan of the indicator) is a `SeqCst` store then a
+//! `SeqCst` load, and C11's single total order over `SeqCst` operations
+//! excludes the store-buffering outcome without fences. Writers add a
+//! `SeqCst` fence anyway (they are rare); a reader, on every read-only
+//! transaction, adds one only under loom, which models `SeqCst` accesses as
+//! acquire/release and would otherwise report executions C11 excludes (on
+//! x86 the fence is a second locked instruction, which also waits for the
+//! thread's pending write-backs).
 //!
-//! Every write is a read-modify-write (`swap` where a plain store would do):
-//! on x86 a sequentially consistent store is the same `xchg`, and loom keeps
-//! the atomicity of a read-modify-write only against other read-modify-writes
-//! (tokio-rs/loom#254), so with plain stores it reports executions no
-//! hardware has.
+//! Every write on the handshake is a read-modify-write (`swap` where a plain
+//! store would do): on x86 a sequentially consistent store is the same
+//! `xchg`, and loom keeps the atomicity of a read-modify-write only against
+//! other read-modify-writes (tokio-rs/loom#254), so with plain stores it
+//! reports executions no hardware has. The exception is a reader's departure,
+//! a `Release` store outside loom (see
+//! [`shared_unlock`](StrongTryRwLock::shared_unlock)).
 //!
 //! ## Progress
 //!
 //! Every method is wait-free (no unbounded loop); `exclusive_try_lock` and the
 //! unlocks scan the `threads` read-indicator slots once or twice.
 
+#[cfg(not(perdure_loom))]
+use crate::sync::atomic::Ordering::Release;
 use crate::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
+
+/// The reader's fence between its arrival and its look at the writer word:
+/// only under loom (see the module docs).
+#[inline(always)]
+fn reader_fence() {
+    #[cfg(perdure_loom)]
+    fence(SeqCst);
+}
 
 const NOLOCK: u64 = 0;
 const HLOCK: u64 = 1;
@@ -172,7 +188,7 @@ impl StrongTryRwLock {
             return false;
         }
         self.slot(tid).swap(READING, SeqCst);
-        fence(SeqCst);
+        reader_fence();
         let mut ws = self.wstate.0.load(SeqCst);
         if state_of(ws) == HLOCK {
             // A writer is only trying: readers win, cancel its attempt.
@@ -195,7 +211,15 @@ impl StrongTryRwLock {
 
     /// Releases thread `tid`'s shared hold.
     pub fn shared_unlock(&self, tid: usize) {
+        // A release is enough: the critical section's reads happen before
+        // the load of a writer that sees the slot empty. A writer's
+        // confirming CAS (1 → 2) comes before this store in the slot's
+        // modification order (and is overwritten) or after it (and fails).
+        // Under loom a swap, for loom#254 (see the module docs).
+        #[cfg(perdure_loom)]
         self.slot(tid).swap(NOT_READING, SeqCst);
+        #[cfg(not(perdure_loom))]
+        self.slot(tid).store(NOT_READING, Release);
     }
 
     fn readers_empty(&self) -> bool {

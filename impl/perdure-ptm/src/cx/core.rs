@@ -118,9 +118,16 @@ pub(crate) struct ThreadStats {
     cas_retries: std::sync::atomic::AtomicU64,
 }
 
+/// Counts one on a thread's own statistics counter. Only the thread that
+/// holds the thread id writes its counters (a thread id passes from one
+/// thread to the next through the id pool's acquire/release), so a load and
+/// a store do: a `fetch_add` would be a locked instruction on every
+/// transaction, which on x86 also waits for the thread's pending
+/// write-backs.
 #[inline]
 fn bump(c: &std::sync::atomic::AtomicU64) {
-    c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    use std::sync::atomic::Ordering::Relaxed;
+    c.store(c.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
 /// A `Combined` held exclusively, released on every path.

@@ -312,11 +312,13 @@ impl<B: Backend> RedoPtm<B> {
 
     /// Statistics of a commit: the replica it designated and its log.
     pub(super) fn note_commit(&self, tid: usize, c: &Combined, writer: &Writer<'_>) {
-        bump(&c.commits);
+        // A replica's counter: other threads commit on it too.
+        c.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if !writer.overflow.get() {
-            self.stats[tid]
-                .log_entries
-                .fetch_add(writer.len.get(), std::sync::atomic::Ordering::Relaxed);
+            // This thread's own counter (see `bump`).
+            let e = &self.stats[tid].log_entries;
+            let r = std::sync::atomic::Ordering::Relaxed;
+            e.store(e.load(r).wrapping_add(writer.len.get()), r);
         }
     }
 
