@@ -19,7 +19,7 @@
 //! | [`space`] | Chapter 4, §6.4–6.6 | [`Space`]: layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the [`Tracking`] variants, lazy and eager recovery |
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
-//! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, an array |
+//! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -36,9 +36,8 @@
 //! Not covered yet: weak-memory behaviour (no loom model of this crate;
 //! the tests run on x86-64, whose TSO plus the `SeqCst` accesses used here
 //! is what the algorithm needs), 16-byte CASes persisting as two halves
-//! (Mirror relies on the pair sharing a cache line), the skip list, BST and
-//! array of the thesis's evaluation, and a recovery-time collection of what
-//! a crash leaks (see [`space`]).
+//! (Mirror relies on the pair sharing a cache line), and a recovery-time
+//! collection of what a crash leaks (see [`space`]).
 //!
 //! ```
 //! use perdure_pm::{NoFlush, Pool};
