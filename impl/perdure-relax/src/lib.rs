@@ -31,6 +31,9 @@
 //! | `tests/lazy.rs` | what each variant recovers, read off the DRAM replica |
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
+//! | `tests/sets_model.rs` | the skip list and the BST against a `BTreeSet`: seeded random operations under every variant that applies to each (the skip list refuses `Markable`), then a quiescent crash with garbage DRAM and more operations; reclamation under churn on a heap too small to leak into |
+//! | `tests/sets_concurrent.rs` | 3 threads on the skip list and the BST under every applicable variant, disjoint and overlapping keys, before and right after a crash, recovering concurrently |
+//! | `tests/sets_crash_sim.rs` | Px86 crash images of skip-list and BST runs, recovered lazily (and eagerly) under every applicable variant with zeroed and garbage DRAM; two threads operating at the crash; a second crash inside the recovering execution |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
 //! Not covered yet: weak-memory behaviour (no loom model of this crate;

@@ -26,24 +26,46 @@ const THREADS: u64 = 3;
 
 /// Disjoint keys: thread `t` owns keys ≡ t (mod 4); keys ≡ 3 are only
 /// read. Returns the union of the models.
-fn disjoint<B: Backend>(sp: &Space<'_, B>, set: Set, preload: &BTreeSet<u64>, ops: u64) -> BTreeSet<u64> {
+fn disjoint<B: Backend>(
+    sp: &Space<'_, B>,
+    set: Set,
+    preload: &BTreeSet<u64>,
+    ops: u64,
+) -> BTreeSet<u64> {
     let models: Vec<BTreeSet<u64>> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..THREADS)
             .map(|t| {
                 sc.spawn(move || {
                     let mut h = sp.handle().unwrap();
-                    let mut model: BTreeSet<u64> = preload.iter().copied().filter(|k| k % 4 == t).collect();
+                    let mut model: BTreeSet<u64> =
+                        preload.iter().copied().filter(|k| k % 4 == t).collect();
                     let mut s = 0x5eed ^ t;
                     for i in 0..ops {
                         let r = splitmix(&mut s);
                         let k = (r % 100) * 4 + t;
                         match r >> 61 {
-                            0..=2 => assert_eq!(set.insert(&mut h, k).unwrap(), model.insert(k), "insert {k}"),
-                            3..=5 => assert_eq!(set.remove(&mut h, k).unwrap(), model.remove(&k), "remove {k}"),
-                            _ => assert_eq!(set.contains(&mut h, k).unwrap(), model.contains(&k), "contains {k}"),
+                            0..=2 => assert_eq!(
+                                set.insert(&mut h, k).unwrap(),
+                                model.insert(k),
+                                "insert {k}"
+                            ),
+                            3..=5 => assert_eq!(
+                                set.remove(&mut h, k).unwrap(),
+                                model.remove(&k),
+                                "remove {k}"
+                            ),
+                            _ => assert_eq!(
+                                set.contains(&mut h, k).unwrap(),
+                                model.contains(&k),
+                                "contains {k}"
+                            ),
                         }
                         let fixed = (i % 100) * 4 + 3;
-                        assert_eq!(set.contains(&mut h, fixed).unwrap(), preload.contains(&fixed), "fixed {fixed}");
+                        assert_eq!(
+                            set.contains(&mut h, fixed).unwrap(),
+                            preload.contains(&fixed),
+                            "fixed {fixed}"
+                        );
                     }
                     model
                 })
@@ -60,7 +82,12 @@ fn disjoint<B: Backend>(sp: &Space<'_, B>, set: Set, preload: &BTreeSet<u64>, op
 
 /// Overlapping keys: every thread on keys 0..48. Returns the final set
 /// implied by the successful operations, checking that it is consistent.
-fn overlapping<B: Backend>(sp: &Space<'_, B>, set: Set, start: &BTreeSet<u64>, ops: u64) -> BTreeSet<u64> {
+fn overlapping<B: Backend>(
+    sp: &Space<'_, B>,
+    set: Set,
+    start: &BTreeSet<u64>,
+    ops: u64,
+) -> BTreeSet<u64> {
     let nets: Vec<Vec<i64>> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..THREADS)
             .map(|t| {
@@ -87,7 +114,8 @@ fn overlapping<B: Backend>(sp: &Space<'_, B>, set: Set, start: &BTreeSet<u64>, o
     });
     let mut out = BTreeSet::new();
     for k in 0..48u64 {
-        let total: i64 = start.contains(&k) as i64 + nets.iter().map(|n| n[k as usize]).sum::<i64>();
+        let total: i64 =
+            start.contains(&k) as i64 + nets.iter().map(|n| n[k as usize]).sum::<i64>();
         assert!(total == 0 || total == 1, "key {k}: net presence {total}");
         if total == 1 {
             out.insert(k);
@@ -113,8 +141,16 @@ fn run(shape: Shape, t: Tracking) {
         let want = disjoint(&sp, a, &preload, 2000);
         let overlap = overlapping(&sp, o, &BTreeSet::new(), 4000);
         let mut h = sp.handle().unwrap();
-        assert_eq!(a.key_set(&mut h).unwrap(), want, "{what}: disjoint, before the crash");
-        assert_eq!(o.key_set(&mut h).unwrap(), overlap, "{what}: overlapping, before the crash");
+        assert_eq!(
+            a.key_set(&mut h).unwrap(),
+            want,
+            "{what}: disjoint, before the crash"
+        );
+        assert_eq!(
+            o.key_set(&mut h).unwrap(),
+            overlap,
+            "{what}: overlapping, before the crash"
+        );
         (want, overlap)
     };
     let words = pool.snapshot_words();
@@ -126,8 +162,16 @@ fn run(shape: Shape, t: Tracking) {
     let after = disjoint(&sp, a, &want, 2000);
     let overlap2 = overlapping(&sp, o, &overlap, 4000);
     let mut h = sp.handle().unwrap();
-    assert_eq!(a.key_set(&mut h).unwrap(), after, "{what}: disjoint, after the crash");
-    assert_eq!(o.key_set(&mut h).unwrap(), overlap2, "{what}: overlapping, after the crash");
+    assert_eq!(
+        a.key_set(&mut h).unwrap(),
+        after,
+        "{what}: disjoint, after the crash"
+    );
+    assert_eq!(
+        o.key_set(&mut h).unwrap(),
+        overlap2,
+        "{what}: overlapping, after the crash"
+    );
 }
 
 #[test]
@@ -173,11 +217,23 @@ fn racing_inserts_and_removes_of_the_same_keys_succeed_once_each() {
                 hs.into_iter().map(|h| h.join().unwrap()).sum()
             })
         };
-        assert_eq!(count(true), 300, "{shape:?}: each key inserted exactly once");
+        assert_eq!(
+            count(true),
+            300,
+            "{shape:?}: each key inserted exactly once"
+        );
         let mut h = sp.handle().unwrap();
-        assert_eq!(set.keys(&mut h).unwrap(), (0..300).collect::<Vec<_>>(), "{shape:?}");
+        assert_eq!(
+            set.keys(&mut h).unwrap(),
+            (0..300).collect::<Vec<_>>(),
+            "{shape:?}"
+        );
         drop(h);
-        assert_eq!(count(false), 300, "{shape:?}: each key removed exactly once");
+        assert_eq!(
+            count(false),
+            300,
+            "{shape:?}: each key removed exactly once"
+        );
         let mut h = sp.handle().unwrap();
         assert!(set.keys(&mut h).unwrap().is_empty(), "{shape:?}");
     }

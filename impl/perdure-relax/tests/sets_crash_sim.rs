@@ -122,8 +122,15 @@ fn record(shape: Shape, t: Tracking, stride: u64) -> Run {
             set.remove(&mut h, k).unwrap()
         };
         let e1 = pool.backend().counts().events;
-        let expect = if ins { model.insert(k) } else { model.remove(&k) };
-        assert_eq!(r, expect, "{shape:?} {t:?}: op ({ins}, {k}) before the crash");
+        let expect = if ins {
+            model.insert(k)
+        } else {
+            model.remove(&k)
+        };
+        assert_eq!(
+            r, expect,
+            "{shape:?} {t:?}: op ({ins}, {k}) before the crash"
+        );
         ops.push((e0, e1, before, model.clone()));
     }
     pool.backend().clear_crash_hook();
@@ -167,9 +174,24 @@ fn check_point(
         return Err(format!("recovered {got:?}, allowed {allowed:?}"));
     }
     let mut model = got;
-    for (ins, k) in [(true, 7u64), (false, 40), (true, 40), (false, 7), (true, 61)] {
-        let r = if ins { set.insert(&mut h, k) } else { set.remove(&mut h, k) }.map_err(err)?;
-        let m = if ins { model.insert(k) } else { model.remove(&k) };
+    for (ins, k) in [
+        (true, 7u64),
+        (false, 40),
+        (true, 40),
+        (false, 7),
+        (true, 61),
+    ] {
+        let r = if ins {
+            set.insert(&mut h, k)
+        } else {
+            set.remove(&mut h, k)
+        }
+        .map_err(err)?;
+        let m = if ins {
+            model.insert(k)
+        } else {
+            model.remove(&k)
+        };
         if r != m {
             return Err(format!("after recovery, op ({ins}, {k}) returned {r}"));
         }
@@ -194,8 +216,16 @@ fn explore(shape: Shape) {
     let variants = shape.variants();
     for &t in &variants {
         let run = record(shape, t, stride(3));
-        assert!(run.points.len() > 20, "{t:?}: too few crash points ({})", run.points.len());
-        let fills: &[Option<u64>] = if t.needs_zeroed_dram() { &[None] } else { &[None, Some(0xbad)] };
+        assert!(
+            run.points.len() > 20,
+            "{t:?}: too few crash points ({})",
+            run.points.len()
+        );
+        let fills: &[Option<u64>] = if t.needs_zeroed_dram() {
+            &[None]
+        } else {
+            &[None, Some(0xbad)]
+        };
         for (pi, (e, cp)) in run.points.iter().enumerate() {
             let (_, images) = cp.images(images_per_point(3), 7 + pi as u64);
             for img in images {
@@ -238,7 +268,12 @@ fn bst_recovers_durably_linearizable_under_every_variant() {
 /// read before and after each operation).
 fn two_threads(shape: Shape) {
     let mut checked = 0u64;
-    let mut variants = vec![Tracking::Eager, Tracking::Bitset, Tracking::Hybrid, Tracking::ZMarkable];
+    let mut variants = vec![
+        Tracking::Eager,
+        Tracking::Bitset,
+        Tracking::Hybrid,
+        Tracking::ZMarkable,
+    ];
     if shape == Shape::Bst {
         variants.push(Tracking::Markable);
     }
@@ -277,9 +312,21 @@ fn two_threads(shape: Shape) {
                             let k = ((i * 3 + th) % 10) * 4 + th;
                             let e0 = pool.backend().counts().events;
                             let ins = i % 2 == 0;
-                            let r = if ins { set.insert(&mut h, k) } else { set.remove(&mut h, k) }.unwrap();
+                            let r = if ins {
+                                set.insert(&mut h, k)
+                            } else {
+                                set.remove(&mut h, k)
+                            }
+                            .unwrap();
                             let e1 = pool.backend().counts().events;
-                            assert_eq!(r, if ins { model.insert(k) } else { model.remove(&k) });
+                            assert_eq!(
+                                r,
+                                if ins {
+                                    model.insert(k)
+                                } else {
+                                    model.remove(&k)
+                                }
+                            );
                             log.push((e0, e1, model.clone()));
                         }
                         (init, log)
@@ -302,7 +349,8 @@ fn two_threads(shape: Shape) {
                 let mut h2 = s2.handle().unwrap();
                 let got = set2.key_set(&mut h2).unwrap();
                 for (th, (init, log)) in logs.iter().enumerate() {
-                    let mine: BTreeSet<u64> = got.iter().copied().filter(|k| k % 4 == th as u64).collect();
+                    let mine: BTreeSet<u64> =
+                        got.iter().copied().filter(|k| k % 4 == th as u64).collect();
                     let done = log.iter().take_while(|(_, e1, _)| *e1 <= *e).count();
                     let mut allowed = vec![if done == 0 { init } else { &log[done - 1].2 }];
                     if let Some((e0, _, next)) = log.get(done) {
@@ -318,9 +366,17 @@ fn two_threads(shape: Shape) {
                 // And it keeps working: both threads' keys, one more round.
                 let mut model = got.clone();
                 for k in [2u64, 4, 5, 33] {
-                    assert_eq!(set2.insert(&mut h2, k).unwrap(), model.insert(k), "{shape:?} {t:?} at {e}");
+                    assert_eq!(
+                        set2.insert(&mut h2, k).unwrap(),
+                        model.insert(k),
+                        "{shape:?} {t:?} at {e}"
+                    );
                 }
-                assert_eq!(set2.key_set(&mut h2).unwrap(), model, "{shape:?} {t:?} at {e}");
+                assert_eq!(
+                    set2.key_set(&mut h2).unwrap(),
+                    model,
+                    "{shape:?} {t:?} at {e}"
+                );
                 checked += 1;
             }
         }
@@ -353,7 +409,12 @@ fn bst_crashes_with_two_threads_operating_recover_each_threads_prefix() {
 fn a_crash_during_lazy_recovery_is_recovered_again() {
     let mut checked = 0u64;
     for shape in Shape::ALL {
-        for t in [Tracking::Bitset, Tracking::Hybrid, Tracking::ZMarkable, Tracking::PseudoBitset] {
+        for t in [
+            Tracking::Bitset,
+            Tracking::Hybrid,
+            Tracking::ZMarkable,
+            Tracking::PseudoBitset,
+        ] {
             let run = record(shape, t, stride(3));
             for (pi, (e, cp)) in run.points.iter().enumerate().step_by(stride(6) as usize) {
                 let (_, mut images) = cp.images(1, pi as u64);
@@ -372,14 +433,29 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
                     }
                 });
                 let got = set.key_set(&mut h).unwrap();
-                assert!(allowed_at(&run.ops, *e).contains(&&got), "{shape:?} {t:?} first recovery at {e}: {got:?}");
+                assert!(
+                    allowed_at(&run.ops, *e).contains(&&got),
+                    "{shape:?} {t:?} first recovery at {e}: {got:?}"
+                );
                 let mut model = got.clone();
                 let mut ops: OpLog = vec![(0, pool.backend().counts().events, got.clone(), got)];
                 for (ins, k) in [(true, 7u64), (false, 40), (true, 61)] {
                     let before = model.clone();
                     let e0 = pool.backend().counts().events;
-                    let r = if ins { set.insert(&mut h, k) } else { set.remove(&mut h, k) }.unwrap();
-                    assert_eq!(r, if ins { model.insert(k) } else { model.remove(&k) });
+                    let r = if ins {
+                        set.insert(&mut h, k)
+                    } else {
+                        set.remove(&mut h, k)
+                    }
+                    .unwrap();
+                    assert_eq!(
+                        r,
+                        if ins {
+                            model.insert(k)
+                        } else {
+                            model.remove(&k)
+                        }
+                    );
                     ops.push((e0, pool.backend().counts().events, before, model.clone()));
                 }
                 pool.backend().clear_crash_hook();

@@ -36,9 +36,21 @@ fn check_ops<B: perdure_pm::Backend>(
         let r = splitmix(&mut s);
         let k = r % 160;
         match (r >> 32) % 3 {
-            0 => assert_eq!(set.insert(h, k).unwrap(), model.insert(k), "{what}: op {i} insert {k}"),
-            1 => assert_eq!(set.remove(h, k).unwrap(), model.remove(&k), "{what}: op {i} remove {k}"),
-            _ => assert_eq!(set.contains(h, k).unwrap(), model.contains(&k), "{what}: op {i} contains {k}"),
+            0 => assert_eq!(
+                set.insert(h, k).unwrap(),
+                model.insert(k),
+                "{what}: op {i} insert {k}"
+            ),
+            1 => assert_eq!(
+                set.remove(h, k).unwrap(),
+                model.remove(&k),
+                "{what}: op {i} remove {k}"
+            ),
+            _ => assert_eq!(
+                set.contains(h, k).unwrap(),
+                model.contains(&k),
+                "{what}: op {i} contains {k}"
+            ),
         }
         if i % 250 == 249 {
             assert_eq!(&set.key_set(h).unwrap(), model, "{what}: keys after op {i}");
@@ -55,9 +67,15 @@ fn model_run(shape: Shape, t: Tracking) {
         let sp = create(&pool, t);
         let mut h = sp.handle().unwrap();
         let set = Set::create(shape, &mut h, 0).unwrap();
-        assert!(set.keys(&mut h).unwrap().is_empty(), "{what}: new set not empty");
+        assert!(
+            set.keys(&mut h).unwrap().is_empty(),
+            "{what}: new set not empty"
+        );
         check_ops(set, &mut h, &mut model, 0x5eed ^ t as u64, 2500, &what);
-        assert!(!model.is_empty(), "{what}: the run should leave keys behind");
+        assert!(
+            !model.is_empty(),
+            "{what}: the run should leave keys behind"
+        );
     }
     let words = pool.snapshot_words();
     let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
@@ -67,10 +85,25 @@ fn model_run(shape: Shape, t: Tracking) {
     let mut h = sp.handle().unwrap();
     // Point queries first (lazy recovery along search paths), then a scan.
     for k in 0..160 {
-        assert_eq!(set.contains(&mut h, k).unwrap(), model.contains(&k), "{what}: recovered {k}");
+        assert_eq!(
+            set.contains(&mut h, k).unwrap(),
+            model.contains(&k),
+            "{what}: recovered {k}"
+        );
     }
-    assert_eq!(set.key_set(&mut h).unwrap(), model, "{what}: recovered keys");
-    check_ops(set, &mut h, &mut model, 0xfeed ^ t as u64, 1500, &format!("{what} after crash"));
+    assert_eq!(
+        set.key_set(&mut h).unwrap(),
+        model,
+        "{what}: recovered keys"
+    );
+    check_ops(
+        set,
+        &mut h,
+        &mut model,
+        0xfeed ^ t as u64,
+        1500,
+        &format!("{what} after crash"),
+    );
 }
 
 #[test]
@@ -97,7 +130,11 @@ fn skiplist_refuses_markable_at_create_and_open() {
         let e = SkipList::create(&mut h, 0).unwrap_err();
         assert!(matches!(e, RelaxError::Config(_)), "{e}");
         assert!(e.to_string().contains("MarkableAtomicPointer"), "{e}");
-        assert_eq!(sp.root(0).unwrap(), None, "a refused create must not set the root");
+        assert_eq!(
+            sp.root(0).unwrap(),
+            None,
+            "a refused create must not set the root"
+        );
     }
     // A skip list made under Hybrid, reopened under Markable: refused;
     // under ZMarkable: fine.
@@ -130,9 +167,18 @@ fn bst_rejects_sentinel_keys_and_skiplist_takes_every_u64() {
     assert!(t.insert(&mut h, max).unwrap());
     assert!(t.insert(&mut h, 0).unwrap());
     for k in [max + 1, u64::MAX - 1, u64::MAX] {
-        assert!(matches!(t.insert(&mut h, k), Err(RelaxError::Config(_))), "{k}");
-        assert!(matches!(t.remove(&mut h, k), Err(RelaxError::Config(_))), "{k}");
-        assert!(matches!(t.contains(&mut h, k), Err(RelaxError::Config(_))), "{k}");
+        assert!(
+            matches!(t.insert(&mut h, k), Err(RelaxError::Config(_))),
+            "{k}"
+        );
+        assert!(
+            matches!(t.remove(&mut h, k), Err(RelaxError::Config(_))),
+            "{k}"
+        );
+        assert!(
+            matches!(t.contains(&mut h, k), Err(RelaxError::Config(_))),
+            "{k}"
+        );
     }
     assert_eq!(t.keys(&mut h).unwrap(), vec![0, max]);
     drop(h);
@@ -163,7 +209,8 @@ fn removed_nodes_go_back_to_the_heap() {
             heap_bytes: 2 << 20,
             msb_sequences: false,
         };
-        let sp = Space::create(&pool, base(&pool), &cfg, OpenOptions::new(Tracking::Hybrid)).unwrap();
+        let sp =
+            Space::create(&pool, base(&pool), &cfg, OpenOptions::new(Tracking::Hybrid)).unwrap();
         let mut h = sp.handle().unwrap();
         let set = Set::create(shape, &mut h, 0).unwrap();
         for k in 0..50 {
@@ -172,7 +219,11 @@ fn removed_nodes_go_back_to_the_heap() {
         for i in 0..40_000u64 {
             let k = (i * 7) % 101;
             let present = k % 2 == 0 && k < 100;
-            assert_eq!(set.insert(&mut h, k).unwrap(), !present, "{shape:?} insert {k}");
+            assert_eq!(
+                set.insert(&mut h, k).unwrap(),
+                !present,
+                "{shape:?} insert {k}"
+            );
             if !present {
                 assert!(set.remove(&mut h, k).unwrap(), "{shape:?} remove {k}");
             }

@@ -1,6 +1,6 @@
 //! A lock-free external binary search tree as a set of `u64` keys — the
 //! thesis's BST benchmark. Chapter 8 names it "a lock-free BST by Aravind
-//! et al. [45]"; the seed's reference [45] is Natarajan and Mittal, "Fast
+//! et al. \[45\]"; the seed's reference \[45\] is Natarajan and Mittal, "Fast
 //! concurrent lock-free binary search trees" (PPoPP 2014), whose algorithm
 //! (by Aravind Natarajan) this module follows, with the names of its
 //! pseudo-code: `seek`, the seek record (`ancestor`, `successor`,
@@ -13,7 +13,7 @@
 //! leads to is being deleted) and bit 1 its **tag** ([`TAG`]: the node it
 //! leaves is being removed, the edge is frozen); bit 2 is RELAX's recovery
 //! mark (§6.4.2: "the algorithms we are aware of only use the first two
-//! LSBs … [18, 27, 45]"). Leaves have null children. Keys live in leaves;
+//! LSBs … \[18, 27, 45\]"). Leaves have null children. Keys live in leaves;
 //! an internal node's key routes (`key < node.key` goes left). Three
 //! sentinel keys ∞₀ < ∞₁ < ∞₂ (the top three `u64`s) build the initial tree
 //! `R(∞₂) → [S(∞₁) → [leaf ∞₀, leaf ∞₁], leaf ∞₂]`; a root designates `R`.
@@ -245,11 +245,7 @@ fn cleanup<B: Backend>(
     }
 }
 
-fn insert_at<B: Backend>(
-    h: &mut Handle<'_, '_, B>,
-    r: u64,
-    key: u64,
-) -> Result<bool, RelaxError> {
+fn insert_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<bool, RelaxError> {
     let mut new_leaf = 0;
     let mut new_internal = 0;
     loop {
@@ -293,11 +289,7 @@ fn insert_at<B: Backend>(
     }
 }
 
-fn remove_at<B: Backend>(
-    h: &mut Handle<'_, '_, B>,
-    r: u64,
-    key: u64,
-) -> Result<bool, RelaxError> {
+fn remove_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<bool, RelaxError> {
     // 0 in injection mode; the flagged leaf in cleanup mode.
     let mut target = 0;
     loop {

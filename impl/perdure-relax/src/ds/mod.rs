@@ -12,7 +12,7 @@
 //! pointers, so only the field-tracking variants and eager recovery apply.
 //! The skip list has one incoming pointer per level a node is linked at, so
 //! `MarkableAtomicPointer` does not apply (§6.4.3; [`SkipList::open`] refuses
-//! it) and the other five do. The BST (Natarajan–Mittal, the seed's [45])
+//! it) and the other five do. The BST (Natarajan–Mittal, the seed's \[45\])
 //! has one incoming pointer per node except transiently, like the list, so
 //! all six apply.
 //!

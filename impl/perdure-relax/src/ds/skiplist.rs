@@ -1,6 +1,6 @@
 //! A lock-free skip list as a set of `u64` keys — the thesis's skip-list
 //! benchmark (Chapter 8 cites Fraser, "Practical lock-freedom", 2003, its
-//! reference [18]), here in the formulation of Herlihy and Shavit's
+//! reference \[18\]), here in the formulation of Herlihy and Shavit's
 //! `LockFreeSkipList` (The Art of Multiprocessor Programming, §14.4), with
 //! Fraser's check of the new node's own pointers while it is being linked,
 //! and a hand-off that decides which thread retires a removed node.
@@ -39,7 +39,12 @@
 //! `find`; if not, the inserter's CAS fails on the mark, and the inserter
 //! runs `find` itself (which unlinks every level it linked) and retires the
 //! node. Exactly one of the two CASes comes first, so the node is retired
-//! once. Every CAS on a `next[0]` keeps its `LINKED` bit.
+//! once. Every CAS on a `next[0]` keeps its `LINKED` bit. A crash between
+//! an insert's level-0 CAS and its `LINKED` CAS leaves a node without
+//! `LINKED` that no inserter will come back to: when it is later removed,
+//! its remover does not retire it, and the block is leaked (one node per
+//! insert cut by a crash, on top of the heap's own crash leaks described in
+//! [`crate::space`]; reachable nodes are never freed).
 //!
 //! **Tracking variants.** A skip-list node has one incoming pointer per
 //! level it is linked at, so `MarkableAtomicPointer` does not apply (§6.4.3:

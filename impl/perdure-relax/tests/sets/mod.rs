@@ -93,11 +93,16 @@ impl Set {
             Set::Bst(t) => t.keys(h),
         }
     }
-    pub fn key_set<B: Backend>(self, h: &mut Handle<'_, '_, B>) -> Result<BTreeSet<u64>, RelaxError> {
+    pub fn key_set<B: Backend>(
+        self,
+        h: &mut Handle<'_, '_, B>,
+    ) -> Result<BTreeSet<u64>, RelaxError> {
         let v = self.keys(h)?;
         let s: BTreeSet<u64> = v.iter().copied().collect();
         if s.len() != v.len() || !v.windows(2).all(|w| w[0] < w[1]) {
-            return Err(RelaxError::Config(format!("keys not strictly sorted: {v:?}")));
+            return Err(RelaxError::Config(format!(
+                "keys not strictly sorted: {v:?}"
+            )));
         }
         Ok(s)
     }
