@@ -130,7 +130,13 @@ fn run(shape: Shape, t: Tracking) {
     let b = base(&pool);
     let preload: BTreeSet<u64> = (100..500).filter(|k| k % 3 != 0).collect();
     let (want, overlap) = {
-        let sp = create(&pool, t);
+        // 6 of the 8 MiB as heap: every thread slot takes a 256 KiB chunk
+        // per size class it allocates from, and skip-list nodes use four.
+        let cfg = perdure_relax::Config {
+            heap_bytes: 6 << 20,
+            ..cfg(t == Tracking::PseudoBitset)
+        };
+        let sp = Space::create(&pool, b, &cfg, perdure_relax::OpenOptions::new(t)).unwrap();
         let mut h = sp.handle().unwrap();
         let a = Set::create(shape, &mut h, 0).unwrap();
         let o = Set::create(shape, &mut h, 1).unwrap();

@@ -55,10 +55,16 @@ fn images_per_point(ci: u64) -> u64 {
 }
 
 fn small_space<B: perdure_pm::Backend>(pool: &Pool<B>, t: Tracking) -> Space<'_, B> {
+    space_with_heap(pool, t, 1536 << 10)
+}
+
+/// A space whose heap has `heap` bytes (256 KiB chunks, one size class
+/// each, per thread slot that allocates from it).
+fn space_with_heap<B: perdure_pm::Backend>(pool: &Pool<B>, t: Tracking, heap: u64) -> Space<'_, B> {
     let cfg = perdure_relax::Config {
         threads: 2,
         roots: 2,
-        heap_bytes: 1536 << 10,
+        heap_bytes: heap,
         msb_sequences: t == Tracking::PseudoBitset,
     };
     Space::create(pool, base(pool), &cfg, perdure_relax::OpenOptions::new(t)).unwrap()
@@ -67,6 +73,11 @@ fn small_space<B: perdure_pm::Backend>(pool: &Pool<B>, t: Tracking) -> Space<'_,
 fn sim_pool() -> Pool<Sim> {
     Pool::volatile("relax-sets-crash", SMALL_POOL, Sim::default()).unwrap()
 }
+
+/// The pool of the two-thread runs: two thread slots (and the recovering
+/// thread's) each take a chunk per size class, and the skip list's nodes
+/// use up to four classes, more than `SMALL_POOL`'s heap has chunks.
+const TWO_THREAD_POOL: u64 = 4 << 20;
 
 /// (events before, events after, state before, state after) per op.
 type OpLog = Vec<(u64, u64, BTreeSet<u64>, BTreeSet<u64>)>;
@@ -278,9 +289,9 @@ fn two_threads(shape: Shape) {
         variants.push(Tracking::Markable);
     }
     for &t in &variants {
-        let pool = sim_pool();
+        let pool = Pool::volatile("relax-sets-crash", TWO_THREAD_POOL, Sim::default()).unwrap();
         let base = base(&pool);
-        let sp = small_space(&pool, t);
+        let sp = space_with_heap(&pool, t, TWO_THREAD_POOL - (512 << 10));
         let set = {
             let mut h = sp.handle().unwrap();
             let set = Set::create(shape, &mut h, 0).unwrap();
