@@ -9,7 +9,8 @@
 //! model, the union checked at the end); overlapping keys (all threads on
 //! 48 keys, 4 000 operations each: per key, the successful inserts minus the successful removes
 //! must explain the final presence); racing inserts then removes of the
-//! same 300 keys (each succeeds exactly once). The crash is quiescent (a
+//! same 300 keys (each succeeds exactly once). `PERDURE_DEPTH=deep`: 10×
+//! the operations. The crash is quiescent (a
 //! snapshot between operations); crashes inside operations are
 //! `sets_crash_sim.rs`'s.
 
@@ -23,6 +24,15 @@ use sets::*;
 use std::collections::BTreeSet;
 
 const THREADS: u64 = 3;
+
+/// Operations per thread and phase scale by 10 under `PERDURE_DEPTH=deep`.
+fn scale(n: u64) -> u64 {
+    if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
+        10 * n
+    } else {
+        n
+    }
+}
 
 /// Disjoint keys: thread `t` owns keys ≡ t (mod 4); keys ≡ 3 are only
 /// read. Returns the union of the models.
@@ -144,8 +154,8 @@ fn run(shape: Shape, t: Tracking) {
             a.insert(&mut h, k).unwrap();
         }
         drop(h);
-        let want = disjoint(&sp, a, &preload, 2000);
-        let overlap = overlapping(&sp, o, &BTreeSet::new(), 4000);
+        let want = disjoint(&sp, a, &preload, scale(2000));
+        let overlap = overlapping(&sp, o, &BTreeSet::new(), scale(4000));
         let mut h = sp.handle().unwrap();
         assert_eq!(
             a.key_set(&mut h).unwrap(),
@@ -165,8 +175,8 @@ fn run(shape: Shape, t: Tracking) {
     let sp = Space::open(&p2, b, opts(t, Some(0xfeed))).unwrap();
     let a = Set::open(shape, &sp, 0).unwrap();
     let o = Set::open(shape, &sp, 1).unwrap();
-    let after = disjoint(&sp, a, &want, 2000);
-    let overlap2 = overlapping(&sp, o, &overlap, 4000);
+    let after = disjoint(&sp, a, &want, scale(2000));
+    let overlap2 = overlapping(&sp, o, &overlap, scale(4000));
     let mut h = sp.handle().unwrap();
     assert_eq!(
         a.key_set(&mut h).unwrap(),
