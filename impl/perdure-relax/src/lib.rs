@@ -19,7 +19,7 @@
 //! | [`space`] | Chapter 4, §6.4–6.6 | [`Space`]: layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the [`Tracking`] variants, lazy and eager recovery |
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
-//! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, an array |
+//! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -31,14 +31,16 @@
 //! | `tests/lazy.rs` | what each variant recovers, read off the DRAM replica |
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
+//! | `tests/sets_model.rs` | the skip list and the BST against a `BTreeSet`: seeded random operations under every variant that applies to each (the skip list refuses `Markable`), then a quiescent crash with garbage DRAM and more operations; reclamation under churn on a heap too small to leak into |
+//! | `tests/sets_concurrent.rs` | 3 threads on the skip list and the BST under every applicable variant, disjoint and overlapping keys, before and right after a crash, recovering concurrently |
+//! | `tests/sets_crash_sim.rs` | Px86 crash images of skip-list and BST runs, recovered lazily (and eagerly) under every applicable variant with zeroed and garbage DRAM; two threads operating at the crash; a second crash inside the recovering execution |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
 //! Not covered yet: weak-memory behaviour (no loom model of this crate;
 //! the tests run on x86-64, whose TSO plus the `SeqCst` accesses used here
 //! is what the algorithm needs), 16-byte CASes persisting as two halves
-//! (Mirror relies on the pair sharing a cache line), the skip list, BST and
-//! array of the thesis's evaluation, and a recovery-time collection of what
-//! a crash leaks (see [`space`]).
+//! (Mirror relies on the pair sharing a cache line), and a recovery-time
+//! collection of what a crash leaks (see [`space`]).
 //!
 //! ```
 //! use perdure_pm::{NoFlush, Pool};

@@ -1,0 +1,461 @@
+//! A lock-free skip list as a set of `u64` keys — the thesis's skip-list
+//! benchmark (Chapter 8 cites Fraser, "Practical lock-freedom", 2003, its
+//! reference \[18\]), here in the formulation of Herlihy and Shavit's
+//! `LockFreeSkipList` (The Art of Multiprocessor Programming, §14.4), with
+//! Fraser's check of the new node's own pointers while it is being linked,
+//! and a hand-off that decides which thread retires a removed node.
+//!
+//! A node is `[key, height, next[0], …, next[height−1]]`, each a persistent
+//! atomic (16 bytes): `key` and `height` are written once before the node
+//! is published (the NVMM replica is authoritative for them, so
+//! [`Node::field_count`] reads the height there); `next[i]` is a [`PPtr`]
+//! whose bit 0 is the deletion mark of level `i` ([`DELETED`]), bit 2 is
+//! RELAX's recovery mark (§6.4.2, never in NVMM), and bit 1 of `next[0]`
+//! only is [`LINKED`] (below). The list starts at a head node of height
+//! [`MAX_HEIGHT`] that a root designates; null ends every level.
+//!
+//! * `find(key)`: from the head's top level down, walk each level while the
+//!   next key is `< key`, unlinking (with a CAS on the predecessor's
+//!   `next[i]`) every node whose `next[i]` is marked; return the
+//!   predecessor and successor at every level, and whether the level-0
+//!   successor holds `key`.
+//! * `insert`: `find`; CAS the level-0 predecessor from the successor to a
+//!   new node (written in both replicas, written back and fenced first) —
+//!   the linearisation point; then link levels 1..height, each by first
+//!   setting the node's own `next[i]` to the current successor with a CAS
+//!   (it fails only if a remover marked it: linking stops) and then CASing
+//!   the predecessor, re-running `find` when that fails.
+//! * `remove`: `find`; mark `next[height−1]` down to `next[1]`, then CAS the
+//!   mark into `next[0]` — the linearisation point, won by one remover —
+//!   then `find` again to unlink the node from every level.
+//! * `contains`: `find`.
+//!
+//! **Reclamation.** A node may be retired only once no level can link it
+//! again. The inserter may still be linking upper levels when the node is
+//! removed, so the two threads hand off on `next[0]`: when the inserter has
+//! stopped linking it sets [`LINKED`] in `next[0]` with a CAS; the remover's
+//! marking CAS on `next[0]` sees whether `LINKED` was already there. If it
+//! was, no link can follow, and the remover retires the node after its
+//! `find`; if not, the inserter's CAS fails on the mark, and the inserter
+//! runs `find` itself (which unlinks every level it linked) and retires the
+//! node. Exactly one of the two CASes comes first, so the node is retired
+//! once. Every CAS on a `next[0]` keeps its `LINKED` bit. A crash between
+//! an insert's level-0 CAS and its `LINKED` CAS leaves a node without
+//! `LINKED` that no inserter will come back to: when it is later removed,
+//! its remover does not retire it, and the block is leaked (one node per
+//! insert cut by a crash, on top of the heap's own crash leaks described in
+//! [`crate::space`]; reachable nodes are never freed).
+//!
+//! **Tracking variants.** A skip-list node has one incoming pointer per
+//! level it is linked at, so `MarkableAtomicPointer` does not apply (§6.4.3:
+//! a node re-reached through a second, still-marked pointer is recovered
+//! again, which re-marks its own pointers, and the recovery cascades; the
+//! seed introduces `HybridAtomicPointer` for this shape).
+//! [`SkipList::create`] and [`SkipList::open`] refuse it with
+//! [`RelaxError::Config`]. Every other variant applies: `Hybrid` and
+//! `ZMarkable` recover a node once however many pointers lead to it, the
+//! field-tracking variants track fields, and eager Mirror recovery traces
+//! every level.
+//!
+//! Every CAS is Mirror's (Algorithm 4.1), durable before it returns, so an
+//! operation that returned survives a crash (durable linearisability); a
+//! crash in the middle of an insert may leave a node linked at a prefix of
+//! its levels, which is a valid skip list. Lock free; reclamation is
+//! epoch-based (see [`crate::space`]).
+
+use crate::error::RelaxError;
+use crate::node::{FieldKind, Node};
+use crate::patomic::{PAtomic, PPtr, LOW_BITS};
+use crate::space::{Handle, Space, Tracking};
+use crate::sync::atomic::Ordering;
+use perdure_pm::Backend;
+use std::cell::Cell;
+
+/// The most levels a node (and the head) has.
+pub const MAX_HEIGHT: usize = 24;
+/// The deletion mark of a level (bit 0 of `next[i]`).
+pub const DELETED: u64 = 1;
+/// Bit 1 of `next[0]`: the inserter has stopped linking the node (see the
+/// module docs).
+pub const LINKED: u64 = 2;
+const KEY: u64 = 0;
+const HEIGHT: u64 = 16;
+const NEXT: u64 = 32;
+
+/// A skip-list node: `[key, height, next[0..height]]`.
+#[derive(Debug)]
+pub struct SkipNode;
+
+impl Node for SkipNode {
+    type Child = SkipNode;
+
+    fn field_count<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<usize, RelaxError> {
+        let h = space.pool().word(node + HEIGHT)?.load(Ordering::Acquire);
+        check_height(space, node, h)?;
+        Ok(2 + h as usize)
+    }
+
+    fn field_kind(i: usize) -> FieldKind {
+        if i < 2 {
+            FieldKind::Value
+        } else {
+            FieldKind::Pointer
+        }
+    }
+}
+
+fn check_height<B: Backend>(space: &Space<'_, B>, node: u64, h: u64) -> Result<(), RelaxError> {
+    if h == 0 || h > MAX_HEIGHT as u64 {
+        return Err(RelaxError::Corrupt {
+            base: space.base(),
+            reason: format!("skip-list node at {node:#x} claims height {h}"),
+        });
+    }
+    Ok(())
+}
+
+fn key_of(n: u64) -> PAtomic {
+    PAtomic::at(n + KEY)
+}
+
+fn height_of<B: Backend>(sp: &Space<'_, B>, n: u64) -> Result<usize, RelaxError> {
+    let h = PAtomic::at(n + HEIGHT).load(sp)?;
+    check_height(sp, n, h)?;
+    Ok(h as usize)
+}
+
+fn next_of(n: u64, level: usize) -> PPtr<SkipNode> {
+    PPtr::at(n + NEXT + 16 * level as u64)
+}
+
+/// The address bits of a loaded pointer.
+fn addr(v: u64) -> u64 {
+    v & !LOW_BITS
+}
+
+thread_local! {
+    static RNG: Cell<u64> = const { Cell::new(0x2545_f491_4f6c_dd1d) };
+}
+
+/// A geometric height (p = 1/2) in `1..=MAX_HEIGHT`, from a per-thread
+/// xorshift generator (deterministic for a given thread's history).
+fn random_height() -> usize {
+    RNG.with(|r| {
+        let mut x = r.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r.set(x);
+        (1 + x.trailing_ones() as usize).min(MAX_HEIGHT)
+    })
+}
+
+fn refuse(t: Tracking) -> Result<(), RelaxError> {
+    if t == Tracking::Markable {
+        return Err(RelaxError::Config(
+            "MarkableAtomicPointer needs a single incoming pointer per node (§6.4.2); a skip-list node has one per level it is linked at, and re-reaching a recovered node through a still-marked pointer recovers it again and cascades (§6.4.3): use HybridAtomicPointer, ZMarkableAtomicPointer, a field-tracking variant or eager recovery".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Per level: the predecessor, the value read from its `next[level]`
+/// (unmarked; carries `LINKED` at level 0), and the successor.
+#[derive(Clone, Copy)]
+struct Window {
+    preds: [(u64, u64); MAX_HEIGHT],
+    succs: [u64; MAX_HEIGHT],
+}
+
+/// `find`: the window at every level around `key`, unlinking marked nodes
+/// on the way; `found` if the level-0 successor holds `key` (and was
+/// unmarked when read).
+fn find<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<(Window, bool), RelaxError> {
+    let sp = h.space();
+    let mut w = Window {
+        preds: [(0, 0); MAX_HEIGHT],
+        succs: [0; MAX_HEIGHT],
+    };
+    'retry: loop {
+        let mut pred = head;
+        let mut found = false;
+        for lvl in (0..MAX_HEIGHT).rev() {
+            let mut pv = next_of(pred, lvl).load(sp)?;
+            if pv & DELETED != 0 {
+                continue 'retry;
+            }
+            let mut curr = addr(pv);
+            loop {
+                if curr == 0 {
+                    break;
+                }
+                let cv = next_of(curr, lvl).load(sp)?;
+                if cv & DELETED != 0 {
+                    // Unlink `curr` at this level, keeping pred's LINKED.
+                    let new = addr(cv) | (pv & LINKED);
+                    match next_of(pred, lvl).compare_exchange(sp, pv, new)? {
+                        Ok(_) => {
+                            pv = new;
+                            curr = addr(cv);
+                            continue;
+                        }
+                        Err(_) => continue 'retry,
+                    }
+                }
+                let ck = key_of(curr).load(sp)?;
+                if ck < key {
+                    pred = curr;
+                    pv = cv;
+                    curr = addr(cv);
+                } else {
+                    if lvl == 0 {
+                        found = ck == key;
+                    }
+                    break;
+                }
+            }
+            w.preds[lvl] = (pred, pv);
+            w.succs[lvl] = curr;
+        }
+        return Ok((w, found));
+    }
+}
+
+/// Links levels `1..height` of `node` (already linked at level 0), then
+/// hands off with a remover (module docs): returns after setting `LINKED`,
+/// or after unlinking and retiring the node if a remover marked it first.
+fn link_upper<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+    node: u64,
+    height: usize,
+    mut w: Window,
+) -> Result<(), RelaxError> {
+    'levels: for lvl in 1..height {
+        loop {
+            let sp = h.space();
+            let (p, pv) = w.preds[lvl];
+            let s = w.succs[lvl];
+            // Fraser: the node's own pointer first; only a remover's mark
+            // can change it before the node is linked at this level.
+            let nv = next_of(node, lvl).load(sp)?;
+            if nv & DELETED != 0 {
+                break 'levels;
+            }
+            if nv != s && next_of(node, lvl).compare_exchange(sp, nv, s)?.is_err() {
+                break 'levels;
+            }
+            if next_of(p, lvl).compare_exchange(sp, pv, node)?.is_ok() {
+                break;
+            }
+            let (w2, _) = find(h, head, key)?;
+            w = w2;
+            if next_of(node, 0).load(h.space())? & DELETED != 0 {
+                break 'levels;
+            }
+        }
+    }
+    loop {
+        let sp = h.space();
+        let v = next_of(node, 0).load(sp)?;
+        if v & DELETED != 0 {
+            // The remover marked level 0 before we stopped linking: it left
+            // the node to us. Our links all precede this find.
+            find(h, head, key)?;
+            h.retire(node);
+            return Ok(());
+        }
+        if next_of(node, 0)
+            .compare_exchange(sp, v, v | LINKED)?
+            .is_ok()
+        {
+            return Ok(());
+        }
+    }
+}
+
+fn insert_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    let height = random_height();
+    let mut node = 0;
+    let mut init = vec![0u64; 2 + height];
+    init[0] = key;
+    init[1] = height as u64;
+    loop {
+        let (w, found) = find(h, head, key)?;
+        if found {
+            if node != 0 {
+                h.free_unpublished(node)?;
+            }
+            return Ok(false);
+        }
+        init[2..].copy_from_slice(&w.succs[..height]);
+        if node == 0 {
+            node = h.alloc_node::<SkipNode>(&init)?;
+        } else {
+            h.init_fields(node, &init)?;
+        }
+        let (p, pv) = w.preds[0];
+        if next_of(p, 0)
+            .compare_exchange(h.space(), pv, node | (pv & LINKED))?
+            .is_ok()
+        {
+            link_upper(h, head, key, node, height, w)?;
+            return Ok(true);
+        }
+    }
+}
+
+fn remove_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    let (w, found) = find(h, head, key)?;
+    if !found {
+        return Ok(false);
+    }
+    let sp = h.space();
+    let node = w.succs[0];
+    let height = height_of(sp, node)?;
+    for lvl in (1..height).rev() {
+        loop {
+            let v = next_of(node, lvl).load(sp)?;
+            if v & DELETED != 0
+                || next_of(node, lvl)
+                    .compare_exchange(sp, v, v | DELETED)?
+                    .is_ok()
+            {
+                break;
+            }
+        }
+    }
+    loop {
+        let v = next_of(node, 0).load(sp)?;
+        if v & DELETED != 0 {
+            return Ok(false); // another remover linearised first
+        }
+        if next_of(node, 0)
+            .compare_exchange(sp, v, v | DELETED)?
+            .is_ok()
+        {
+            find(h, head, key)?;
+            if v & LINKED != 0 {
+                h.retire(node);
+            }
+            return Ok(true);
+        }
+    }
+}
+
+/// A lock-free skip list as a set of `u64` keys (every `u64` is a valid
+/// key), rooted at a root slot of a space. Not usable under
+/// [`Tracking::Markable`] (module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct SkipList {
+    head: u64,
+}
+
+impl SkipList {
+    /// Creates an empty skip list and stores its head in root `root`.
+    /// [`RelaxError::Config`] under [`Tracking::Markable`].
+    pub fn create<B: Backend>(h: &mut Handle<'_, '_, B>, root: usize) -> Result<Self, RelaxError> {
+        refuse(h.space().tracking())?;
+        let mut init = vec![0u64; 2 + MAX_HEIGHT];
+        init[1] = MAX_HEIGHT as u64;
+        let head = h.alloc_node::<SkipNode>(&init)?;
+        h.space().set_root(root, head)?;
+        Ok(SkipList { head })
+    }
+
+    /// Opens the skip list at root `root` after a crash: recovers the head
+    /// (lazy variants, O(1)) or every node (eager) before the first
+    /// operation (§6.6). [`RelaxError::Config`] under
+    /// [`Tracking::Markable`].
+    pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
+        refuse(space.tracking())?;
+        let head = space
+            .root(root)?
+            .ok_or(RelaxError::EmptyRoot { index: root })?;
+        let n = SkipNode::field_count(space, head)?;
+        if n != 2 + MAX_HEIGHT {
+            return Err(RelaxError::Corrupt {
+                base: space.base(),
+                reason: format!(
+                    "the skip-list head at {head:#x} has {} levels, not {MAX_HEIGHT}",
+                    n - 2
+                ),
+            });
+        }
+        space.pool().check_range(head, 16 * n as u64, 16)?;
+        space.recover_root::<SkipNode>(head)?;
+        Ok(SkipList { head })
+    }
+
+    /// The head's offset.
+    pub fn head(&self) -> u64 {
+        self.head
+    }
+
+    /// Inserts `key`; false if present.
+    pub fn insert<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| insert_at(h, self.head, key))
+    }
+
+    /// Removes `key`; false if absent.
+    pub fn remove<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| remove_at(h, self.head, key))
+    }
+
+    /// Whether `key` is present.
+    pub fn contains<B: Backend>(
+        &self,
+        h: &mut Handle<'_, '_, B>,
+        key: u64,
+    ) -> Result<bool, RelaxError> {
+        h.critical(|h| Ok(find(h, self.head, key)?.1))
+    }
+
+    /// The keys, in order, read along level 0 (exact when no update runs
+    /// concurrently).
+    pub fn keys<B: Backend>(&self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
+        let head = self.head;
+        h.critical(|h| {
+            let sp = h.space();
+            let mut out = Vec::new();
+            let mut curr = addr(next_of(head, 0).load(sp)?);
+            let mut steps = 0u64;
+            while curr != 0 {
+                let next = next_of(curr, 0).load(sp)?;
+                if next & DELETED == 0 {
+                    out.push(key_of(curr).load(sp)?);
+                }
+                curr = addr(next);
+                steps += 1;
+                if steps > sp.pool().size() / 48 {
+                    return Err(RelaxError::Corrupt {
+                        base: sp.base(),
+                        reason: format!("the skip list at {head:#x} has a cycle"),
+                    });
+                }
+            }
+            Ok(out)
+        })
+    }
+}
