@@ -186,9 +186,13 @@ fn main() -> ExitCode {
         ["pool", ..] => usage("`pool` takes `info` or `create`"),
         ["litmus", ..] => perdure_check::litmus::cli_main(&args[1..]),
         ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
-        ["explore", ..] => {
-            perdure_check::explore::cli_main_with(&args[1..], perdure_memento::scenarios::all())
-        }
+        ["explore", ..] => perdure_check::explore::cli_main_with(
+            &args[1..],
+            perdure_memento::scenarios::all()
+                .into_iter()
+                .chain(perdure_relax::scenarios::all())
+                .collect(),
+        ),
         ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
         ["trace", "memento-cas" | "memento-queue", ..] => {
             perdure_memento::trace::cli_main(&args[1..])

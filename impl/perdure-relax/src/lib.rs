@@ -20,6 +20,7 @@
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, an array |
+//! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -30,6 +31,7 @@
 //! | `tests/concurrent.rs` | 3 threads on every variant, before and right after a (quiescent) crash, recovering concurrently |
 //! | `tests/lazy.rs` | what each variant recovers, read off the DRAM replica |
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
+//! | `tests/shuttle_explore_relax.rs` (feature `check`: [`scenarios`]) | the crash explorer on every structure × variant × DRAM fill: shuttle schedules, a crash at every persistence event (sampled on longer runs), Px86 images, 3 threads operating and recovering lazily at once after the crash, durable linearizability of the history; two mutants it must catch (`explore:relax/…` rows; also `perdure explore relax-…`) |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
@@ -98,6 +100,8 @@ pub mod error;
 pub mod mutant;
 pub mod node;
 pub mod patomic;
+#[cfg(feature = "check")]
+pub mod scenarios;
 pub mod space;
 
 pub use dram::DramInit;
