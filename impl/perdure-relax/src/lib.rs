@@ -31,7 +31,7 @@
 //! | `tests/concurrent.rs` | 3 threads on every variant, before and right after a (quiescent) crash, recovering concurrently |
 //! | `tests/lazy.rs` | what each variant recovers, read off the DRAM replica |
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
-//! | `tests/shuttle_explore_relax.rs` (feature `check`: [`scenarios`]) | the crash explorer on every structure × variant × DRAM fill: shuttle schedules, a crash at every persistence event (sampled on longer runs), Px86 images, 3 threads operating and recovering lazily at once after the crash, durable linearizability of the history; two mutants it must catch (`explore:relax/…` rows; also `perdure explore relax-…`) |
+//! | `tests/shuttle_explore_relax.rs` (feature `check`: `scenarios`) | the crash explorer on every structure × variant × DRAM fill: shuttle schedules, a crash at every persistence event (sampled on longer runs), Px86 images, 3 threads operating and recovering lazily at once after the crash, durable linearizability of the history; two mutants it must catch (`explore:relax/…` rows; also `perdure explore relax-…`) |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
