@@ -36,6 +36,8 @@ COMMANDS:
                                            (see `perdure trace memento-cas --help`).
     trace redo-ptm|cx-ptm [OPTIONS]        Record traces of Redo-PTM or CX-PTM
                                            (see `perdure trace redo-ptm --help`).
+    trace relax [OPTIONS]                  Record traces of one Mirror/RELAX field
+                                           (see `perdure trace relax --help`).
     help, --help, -h                       Print this help.
     --version, -V                          Print the version.
 
@@ -198,6 +200,7 @@ fn main() -> ExitCode {
             perdure_memento::trace::cli_main(&args[1..])
         }
         ["trace", "redo-ptm" | "cx-ptm", ..] => perdure_ptm::trace::cli_main(&args[1..]),
+        ["trace", "relax", ..] => perdure_relax::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }

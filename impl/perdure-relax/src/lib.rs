@@ -92,6 +92,23 @@ macro_rules! pause {
     };
 }
 
+/// `trace_ev!(off, "Action", key = value, …)`: the calling thread took
+/// protocol step `Action` on the field at `off` (recorded by
+/// [`trace`](crate::trace) when that field is being traced; nothing without
+/// the `trace` feature, and the arguments are not evaluated then).
+#[cfg(feature = "trace")]
+macro_rules! trace_ev {
+    ($off:expr, $action:literal $(, $k:ident = $v:expr)* $(,)?) => {
+        $crate::trace::emit($off, $action, &[$((stringify!($k), serde_json::Value::from($v))),*])
+    };
+}
+#[cfg(not(feature = "trace"))]
+macro_rules! trace_ev {
+    ($($t:tt)*) => {
+        ()
+    };
+}
+
 pub mod bitset;
 pub mod dram;
 pub mod ds;
@@ -103,6 +120,8 @@ pub mod patomic;
 #[cfg(feature = "check")]
 pub mod scenarios;
 pub mod space;
+#[cfg(feature = "trace")]
+pub mod trace;
 
 pub use dram::DramInit;
 pub use error::RelaxError;

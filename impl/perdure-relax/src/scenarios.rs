@@ -139,7 +139,7 @@ pub trait Structure: Send + Sync + 'static {
     fn model(&self) -> &'static str;
     /// Whether the structure runs under variant `t` (§6.4.6).
     fn applies(&self, t: Tracking) -> bool;
-    /// Creates the empty structure at [`ROOT`].
+    /// Creates the empty structure at root 0.
     fn create(&self, h: &mut Handle<'_, '_, Sim>) -> Result<Self::D, RelaxError>;
     /// Opens it after a crash (recovers its root object, §6.6).
     fn open(&self, s: &Space<'_, Sim>) -> Result<Self::D, RelaxError>;
