@@ -45,6 +45,12 @@
 //! `SeqMod` (2^30) never wraps and its window test agrees with the 64-bit
 //! one of the implementation.
 //!
+//! With `eager`, the space runs Mirror's own recovery instead
+//! (`Tracking::Eager`: the node is copied to DRAM when the space is
+//! reopened, before any call; the `Crash` step then reports the copied
+//! pair), and the trace is one of `specs/relax/Mirror.tla`
+//! (`traces/relax/mirror/`).
+//!
 //! **Tampered traces** (`--tamper`): `lost-write` replaces the crash image
 //! by the field's initial pair although a write was fenced before the
 //! crash; `no-recover` makes the first access after the crash skip
@@ -164,6 +170,10 @@ pub struct TraceOptions {
     pub crash: bool,
     /// Tampering, if any.
     pub tamper: Option<Tamper>,
+    /// Mirror's eager recovery (`Tracking::Eager`: the field is copied to
+    /// DRAM when the space is reopened, before any call) instead of
+    /// RELAX's lazy one; for `traces/relax/mirror/MirrorTrace.tla`.
+    pub eager: bool,
 }
 
 impl Default for TraceOptions {
@@ -175,6 +185,7 @@ impl Default for TraceOptions {
             ops: 3,
             crash: false,
             tamper: None,
+            eager: false,
         }
     }
 }
@@ -314,7 +325,12 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         msb_sequences: false,
     };
     let b = base(&pool);
-    let space = Space::create(&pool, b, &cfg, OpenOptions::new(Tracking::Bitset)).map_err(e)?;
+    let tracking = if o.eager {
+        Tracking::Eager
+    } else {
+        Tracking::Bitset
+    };
+    let space = Space::create(&pool, b, &cfg, OpenOptions::new(tracking)).map_err(e)?;
     let off = {
         let mut h = space.handle().map_err(e)?;
         h.alloc_node::<ListNode>(&[0, 0]).map_err(e)?
@@ -355,7 +371,7 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         let pool2 = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))
             .map_err(|e| e.to_string())?;
         pool2.reincarnate();
-        let space2 = Space::open(&pool2, b, OpenOptions::new(Tracking::Bitset)).map_err(e)?;
+        let space2 = Space::open(&pool2, b, OpenOptions::new(tracking)).map_err(e)?;
         let (v, s) = nvmm_pair(&pool2, off)?;
         // Garbage near the NVMM pair: equal (line 3), below (outside the
         // window), or 1–3 above (inside it).
@@ -367,6 +383,11 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         };
         let gv = if g % 6 == 0 { v } else { (g >> 8) % NVALS };
         space2.dram().store_pair(off, (gv, gs));
+        if o.eager {
+            // Mirror's recovery (Chapter 4): the node copied before any call.
+            space2.recover_root::<ListNode>(off).map_err(e)?;
+        }
+        let (gv, gs) = space2.dram().read_pair(off);
         CUT.store(false, Ordering::SeqCst);
         CAPTURED.store(false, Ordering::SeqCst);
         push(
@@ -481,6 +502,10 @@ fn tamper(runs: &mut [Vec<Value>], t: Tamper) -> Result<(), String> {
                 if run[crash]["img"] == init {
                     continue;
                 }
+                if run[crash]["dram"] == run[crash]["img"] {
+                    // Eager recovery copied the image: the copy goes too.
+                    run[crash]["dram"] = init.clone();
+                }
                 run[crash]["img"] = init;
                 return Ok(());
             }
@@ -524,7 +549,7 @@ perdure trace relax — protocol-level traces of one Mirror/RELAX field
 
 USAGE:
     perdure trace relax [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
-                        [--tamper lost-write|no-recover|wrong-load]
+                        [--eager] [--tamper lost-write|no-recover|wrong-load]
 
 Runs T workers (1..=3) of K seeded calls (load, store, cas over values 0..3)
 on one field of a RELAX space (BitsetAtomic tracking) on the simulated Px86
@@ -532,7 +557,9 @@ backend under a seeded schedule, R runs with seeds N.., and prints the steps
 of Algorithms 4.1 and 6.2 as ndjson (traces/SCHEMA.md) for
 traces/relax/RelaxTrace.tla. --crash: a full crash at a seeded persistence
 event, a seeded Px86 image, garbage DRAM near the NVMM pair, and K more
-calls per worker, each worker recovering the field lazily.
+calls per worker, each worker recovering the field lazily. --eager: Mirror's
+eager recovery instead (Tracking::Eager: the field is copied to DRAM when the
+space is reopened), for traces/relax/mirror/MirrorTrace.tla.
 ";
 
 /// Entry point of `perdure trace relax` (`args` start with `relax`).
@@ -546,7 +573,13 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         crash: false,
         tamper: None,
     };
-    let a = match run_args_or_exit("relax", &args[1..], defaults, MAX_THREADS, HELP) {
+    let eager = args.iter().any(|a| a == "--eager");
+    let rest: Vec<String> = args[1..]
+        .iter()
+        .filter(|a| *a != "--eager")
+        .cloned()
+        .collect();
+    let a = match run_args_or_exit("relax", &rest, defaults, MAX_THREADS, HELP) {
         Ok(a) => a,
         Err(code) => return code,
     };
@@ -564,5 +597,6 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         ops: a.ops,
         crash: a.crash,
         tamper,
+        eager,
     }))
 }
