@@ -395,8 +395,10 @@ impl<B: Backend> Space<'_, B> {
             if !mutant!(NoFlushBeforeDram) {
                 self.pool.pwb(off, 16);
                 self.pool.pfence();
-                trace_ev!(off, "L42");
             }
+            // Reported even by the mutant that skips it: the trace then
+            // claims the spec's step, and its replay must catch the lie.
+            trace_ev!(off, "L42");
             match res {
                 // L44.
                 Ok(_) => {
@@ -454,6 +456,9 @@ impl<B: Backend> Space<'_, B> {
             if !same {
                 return Ok(Attempt::Retry);
             }
+        } else {
+            // The mutant claims the re-read found DRAM unchanged.
+            trace_ev!(off, "R22", same = true);
         }
         let (_, sd) = d;
         let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
@@ -474,8 +479,9 @@ impl<B: Backend> Space<'_, B> {
         if !mutant!(RecoverNoFlush) {
             self.pool.pwb(off, 16);
             self.pool.pfence();
-            trace_ev!(off, "R43");
         }
+        // Reported even by the mutant that skips it (as L42 above).
+        trace_ev!(off, "R43");
         Ok(Attempt::Copy(d, (vnv, snv)))
     }
 

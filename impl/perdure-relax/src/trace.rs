@@ -83,8 +83,9 @@ static REC: Mutex<Option<Recorder>> = Mutex::new(None);
 /// The crash point was captured: the trace is cut at the next scheduling
 /// point.
 static CAPTURED: AtomicBool = AtomicBool::new(false);
-/// Events are no longer recorded (the crash is behind them).
-static CUT: AtomicBool = AtomicBool::new(false);
+/// Events are not recorded: no run is recording, or the crash is behind
+/// them (the hooks' fast path is this one load).
+static CUT: AtomicBool = AtomicBool::new(true);
 
 thread_local! {
     static ME: Cell<Option<u64>> = const { Cell::new(None) };
@@ -96,7 +97,7 @@ fn rec() -> std::sync::MutexGuard<'static, Option<Recorder>> {
 
 /// A hook: the calling worker took step `action` on the field at `off`.
 pub fn emit(off: u64, action: &str, fields: &[(&str, Value)]) {
-    if CUT.load(Ordering::SeqCst) {
+    if CUT.load(Ordering::Relaxed) {
         return;
     }
     let Some(t) = ME.with(Cell::get) else {
