@@ -21,6 +21,7 @@
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, an array |
 //! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
+//! | `trace` (feature `trace`) | Algorithms 4.1, 6.2 | protocol-level traces of one field for TLC (`perdure trace relax`) |
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -33,6 +34,7 @@
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
 //! | `tests/shuttle_explore_relax.rs` (feature `check`: `scenarios`) | the crash explorer on every structure × variant × DRAM fill: shuttle schedules, a crash at every persistence event (sampled on longer runs), Px86 images, 3 threads operating and recovering lazily at once after the crash, durable linearizability of the history; two mutants it must catch (`explore:relax/…` rows; also `perdure explore relax-…`) |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
+//! | `traces/relax/` (`tests/trace_relax.rs` for the producer) | traces of one field — seeded schedules, a crash, garbage DRAM, 2–3 threads recovering it concurrently — replayed by TLC as steps of `specs/relax/RelaxRecoverField.tla` (and, with eager recovery, `Mirror.tla`), with the abstract register and Claim 2 checked at every step (`trace:relax/…` rows) |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
 //! Not covered yet: weak-memory behaviour (no loom model of this crate;
