@@ -836,6 +836,14 @@ fn run_recovering(
     if workload.is_empty() {
         return Ok((Vec::new(), next_id));
     }
+    // The recovered image's simulator yields to shuttle at every
+    // persistent access, as the run's did, so the threads interleave there
+    // (in a `--cfg perdure_shuttle` build every atomic is a yield point
+    // anyway). Set only here: recoveries without concurrent calls keep
+    // running in one stretch, within the schedule's step budget.
+    scenario
+        .sim(pool, session)
+        .set_yield_hook(shuttle::thread::yield_now);
     let events: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
     let ids = Arc::new(Mutex::new(next_id));
     let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
