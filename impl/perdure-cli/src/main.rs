@@ -36,6 +36,8 @@ COMMANDS:
                                            (see `perdure trace memento-cas --help`).
     trace redo-ptm|cx-ptm [OPTIONS]        Record traces of Redo-PTM or CX-PTM
                                            (see `perdure trace redo-ptm --help`).
+    trace relax [OPTIONS]                  Record traces of one Mirror/RELAX field
+                                           (see `perdure trace relax --help`).
     help, --help, -h                       Print this help.
     --version, -V                          Print the version.
 
@@ -186,14 +188,19 @@ fn main() -> ExitCode {
         ["pool", ..] => usage("`pool` takes `info` or `create`"),
         ["litmus", ..] => perdure_check::litmus::cli_main(&args[1..]),
         ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
-        ["explore", ..] => {
-            perdure_check::explore::cli_main_with(&args[1..], perdure_memento::scenarios::all())
-        }
+        ["explore", ..] => perdure_check::explore::cli_main_with(
+            &args[1..],
+            perdure_memento::scenarios::all()
+                .into_iter()
+                .chain(perdure_relax::scenarios::all())
+                .collect(),
+        ),
         ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
         ["trace", "memento-cas" | "memento-queue", ..] => {
             perdure_memento::trace::cli_main(&args[1..])
         }
         ["trace", "redo-ptm" | "cx-ptm", ..] => perdure_ptm::trace::cli_main(&args[1..]),
+        ["trace", "relax", ..] => perdure_relax::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }

@@ -20,6 +20,8 @@
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
+//! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
+//! | `trace` (feature `trace`) | Algorithms 4.1, 6.2 | protocol-level traces of one field for TLC (`perdure trace relax`) |
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -30,10 +32,12 @@
 //! | `tests/concurrent.rs` | 3 threads on every variant, before and right after a (quiescent) crash, recovering concurrently |
 //! | `tests/lazy.rs` | what each variant recovers, read off the DRAM replica |
 //! | `tests/shuttle_relax.rs` | shuttle schedules of `recover_field` racing Mirror's CAS over adversarial garbage |
+//! | `tests/shuttle_explore_relax.rs` (feature `check`: `scenarios`) | the crash explorer on every structure × variant × DRAM fill: shuttle schedules, a crash at every persistence event (sampled on longer runs), Px86 images, 3 threads operating and recovering lazily at once after the crash, durable linearizability of the history; two mutants it must catch (`explore:relax/…` rows; also `perdure explore relax-…`) |
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
 //! | `tests/sets_model.rs` | the skip list and the BST against a `BTreeSet`: seeded random operations under every variant that applies to each (the skip list refuses `Markable`), then a quiescent crash with garbage DRAM and more operations; reclamation under churn on a heap too small to leak into |
 //! | `tests/sets_concurrent.rs` | 3 threads on the skip list and the BST under every applicable variant, disjoint and overlapping keys, before and right after a crash, recovering concurrently |
 //! | `tests/sets_crash_sim.rs` | Px86 crash images of skip-list and BST runs, recovered lazily (and eagerly) under every applicable variant with zeroed and garbage DRAM; two threads operating at the crash; a second crash inside the recovering execution |
+//! | `traces/relax/` (`tests/trace_relax.rs` for the producer) | traces of one field — seeded schedules, a crash, garbage DRAM, 2–3 threads recovering it concurrently — replayed by TLC as steps of `specs/relax/RelaxRecoverField.tla` (and, with eager recovery, `Mirror.tla`), with the abstract register and Claim 2 checked at every step (`trace:relax/…` rows) |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
 //!
 //! Not covered yet: weak-memory behaviour (no loom model of this crate;
@@ -92,6 +96,23 @@ macro_rules! pause {
     };
 }
 
+/// `trace_ev!(off, "Action", key = value, …)`: the calling thread took
+/// protocol step `Action` on the field at `off` (recorded by
+/// [`trace`](crate::trace) when that field is being traced; nothing without
+/// the `trace` feature, and the arguments are not evaluated then).
+#[cfg(feature = "trace")]
+macro_rules! trace_ev {
+    ($off:expr, $action:literal $(, $k:ident = $v:expr)* $(,)?) => {
+        $crate::trace::emit($off, $action, &[$((stringify!($k), serde_json::Value::from($v))),*])
+    };
+}
+#[cfg(not(feature = "trace"))]
+macro_rules! trace_ev {
+    ($($t:tt)*) => {
+        ()
+    };
+}
+
 pub mod bitset;
 pub mod dram;
 pub mod ds;
@@ -100,7 +121,11 @@ pub mod error;
 pub mod mutant;
 pub mod node;
 pub mod patomic;
+#[cfg(feature = "check")]
+pub mod scenarios;
 pub mod space;
+#[cfg(feature = "trace")]
+pub mod trace;
 
 pub use dram::DramInit;
 pub use error::RelaxError;

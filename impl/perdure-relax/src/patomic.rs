@@ -178,7 +178,9 @@ impl PAtomic {
     /// Atomic load (from DRAM, after recovery if tracking says so).
     pub fn load<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
         s.track_field(self.off)?;
-        Ok(s.dram.val(self.off))
+        let v = s.dram.val(self.off);
+        trace_ev!(self.off, "LD", val = v);
+        Ok(v)
     }
 
     /// Mirror's `compare_exchange_strong`: `Ok(expected)` if the field held
@@ -195,13 +197,21 @@ impl PAtomic {
 
     /// Atomic store (a CAS loop, as Mirror's `store`).
     pub fn store<B: Backend>(self, s: &Space<'_, B>, v: u64) -> Result<(), RelaxError> {
-        s.cas_loop(self.off, self.load(s)?, |_| v).map(|_| ())
+        s.cas_loop(self.off, self.expected(s)?, |_| v).map(|_| ())
+    }
+
+    /// The CAS loop's first `expected` (a tracked load of DRAM's value).
+    fn expected<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
+        s.track_field(self.off)?;
+        let v = s.dram.val(self.off);
+        trace_ev!(self.off, "S0", val = v);
+        Ok(v)
     }
 
     /// Atomic add, wrapping; returns the previous value (a CAS loop, as
     /// Mirror's `fetch_add`).
     pub fn fetch_add<B: Backend>(self, s: &Space<'_, B>, d: u64) -> Result<u64, RelaxError> {
-        s.cas_loop(self.off, self.load(s)?, |c| c.wrapping_add(d))
+        s.cas_loop(self.off, self.expected(s)?, |c| c.wrapping_add(d))
     }
 }
 
@@ -315,18 +325,18 @@ impl<B: Backend> Space<'_, B> {
     #[inline]
     pub(crate) fn track_field(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
-        match self.tracking {
-            Tracking::Bitset => {
-                let Some(b) = &self.bitset else { return Ok(()) };
-                if !b.test(off) {
-                    self.recover_field(off)?;
-                    b.set(off);
-                }
+        let needed = match self.tracking {
+            Tracking::Bitset => self.bitset.as_ref().is_some_and(|b| !b.test(off)),
+            Tracking::PseudoBitset => self.dram.seq(off) & SEQ_MSB == 0,
+            _ => false,
+        };
+        // The operation's invocation, at the moment tracking decides.
+        trace_ev!(off, "Invoke", recover = needed);
+        if needed {
+            self.recover_field(off)?;
+            if let (Tracking::Bitset, Some(b)) = (self.tracking, &self.bitset) {
+                b.set(off);
             }
-            Tracking::PseudoBitset if self.dram.seq(off) & SEQ_MSB == 0 => {
-                self.recover_field(off)?;
-            }
-            _ => {}
         }
         Ok(())
     }
@@ -345,7 +355,9 @@ impl<B: Backend> Space<'_, B> {
             tries += 1;
             // L5–L7 and L9–L11 (each retried internally until untorn: L14).
             let (pv, ps) = self.read_nvmm(off)?;
+            trace_ev!(off, "L5", v = pv, s = ps);
             let (vv, vs) = self.dram.read_pair(off);
+            trace_ev!(off, "L9", v = vv, s = vs);
             if tries > PATIENCE {
                 return Err(RelaxError::Diverged {
                     off,
@@ -357,7 +369,9 @@ impl<B: Backend> Space<'_, B> {
             if ps == self.next_seq(vs) && ps != vs {
                 self.pool.pwb(off, 16);
                 self.pool.pfence();
-                self.dram.dwcas(off, (vv, vs), (pv, ps));
+                trace_ev!(off, "L21");
+                let _helped = self.dram.dwcas(off, (vv, vs), (pv, ps));
+                trace_ev!(off, "L24", ok = _helped);
                 continue;
             }
             // L27.
@@ -373,6 +387,7 @@ impl<B: Backend> Space<'_, B> {
             // L37–L40.
             let after = (new, self.next_seq(ps));
             let res = nvmm.compare_exchange(pack((pv, ps)), pack(after));
+            trace_ev!(off, "L40", ok = res.is_ok());
             if res.is_ok() {
                 pause!(CasAfterNvmmDwcas);
             }
@@ -381,10 +396,14 @@ impl<B: Backend> Space<'_, B> {
                 self.pool.pwb(off, 16);
                 self.pool.pfence();
             }
+            // Reported even by the mutant that skips it: the trace then
+            // claims the spec's step, and its replay must catch the lie.
+            trace_ev!(off, "L42");
             match res {
                 // L44.
                 Ok(_) => {
-                    self.dram.dwcas(off, (vv, vs), after);
+                    let _done = self.dram.dwcas(off, (vv, vs), after);
+                    trace_ev!(off, "L43", ok = _done);
                     return Ok(Ok(expected));
                 }
                 Err(actual) if mutant!(Line47AsWritten) => {
@@ -400,7 +419,10 @@ impl<B: Backend> Space<'_, B> {
                 // The next round helps the write that beat us through
                 // L18–L24 (write-back, fence, DRAM DWCAS) or fails at L30
                 // on a pair that readers already see.
-                Err(_) => continue,
+                Err(_) => {
+                    trace_ev!(off, "L43", ok = false);
+                    continue;
+                }
             }
         }
     }
@@ -419,25 +441,35 @@ impl<B: Backend> Space<'_, B> {
     /// 4–4.2, the write-back and fence of R1.
     fn recover_attempt(&self, off: u64, line3: bool) -> Result<Attempt, RelaxError> {
         let d = self.dram.read_pair(off); // L1
+        trace_ev!(off, "R1", v = d.0, s = d.1);
         pause!(RecoverAfterLine1);
         let (vnv, mut snv) = self.read_nvmm(off)?; // L2
+        trace_ev!(off, "R2", v = vnv, s = snv);
         if line3 && (vnv, snv) == d {
             return Ok(Attempt::Equal); // L3
         }
         // Finding R2: DRAM still holds line 1's pair, or goto 1. Then both
         // pairs were in memory together at line 2.
-        if !mutant!(RecoverNoReread) && self.dram.read_pair(off) != d {
-            return Ok(Attempt::Retry);
+        if !mutant!(RecoverNoReread) {
+            let same = self.dram.read_pair(off) == d;
+            trace_ev!(off, "R22", same = same);
+            if !same {
+                return Ok(Attempt::Retry);
+            }
+        } else {
+            // The mutant claims the re-read found DRAM unchanged.
+            trace_ev!(off, "R22", same = true);
         }
         let (_, sd) = d;
         let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
         if window && Self::in_window(sd, snv) {
             // L4.1: move NVMM's sequence beyond the garbage one.
             let seqw = self.pool.word(off + 8)?;
-            if seqw
+            let bumped = seqw
                 .compare_exchange(snv, sd.wrapping_add(1), Ordering::SeqCst, Ordering::SeqCst)
-                .is_err()
-            {
+                .is_ok();
+            trace_ev!(off, "R41", ok = bumped);
+            if !bumped {
                 return Ok(Attempt::Retry); // goto 1
             }
             snv = sd.wrapping_add(1); // L4.2
@@ -448,6 +480,8 @@ impl<B: Backend> Space<'_, B> {
             self.pool.pwb(off, 16);
             self.pool.pfence();
         }
+        // Reported even by the mutant that skips it (as L42 above).
+        trace_ev!(off, "R43");
         Ok(Attempt::Copy(d, (vnv, snv)))
     }
 
@@ -460,7 +494,9 @@ impl<B: Backend> Space<'_, B> {
                 Attempt::Equal => return Ok(()), // L3
                 Attempt::Retry => continue,      // goto 1
                 Attempt::Copy(d, nv) => {
-                    if self.dram.dwcas(off, d, nv) {
+                    let copied = self.dram.dwcas(off, d, nv);
+                    trace_ev!(off, "R5", ok = copied);
+                    if copied {
                         return Ok(()); // L5
                     }
                 }
@@ -486,7 +522,9 @@ impl<B: Backend> Space<'_, B> {
                 && !mutant!(NoRecoveryMark)
                 && (self.tracking != Tracking::ZMarkable || !self.node_recovered_z::<N>(target)?);
             let v = if mark { vnv | RECOVERY_MARK } else { vnv };
-            if self.dram.dwcas(off, d, (v, snv)) {
+            let copied = self.dram.dwcas(off, d, (v, snv));
+            trace_ev!(off, "R5", ok = copied);
+            if copied {
                 return Ok(()); // L4
             }
         }

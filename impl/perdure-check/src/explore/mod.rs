@@ -19,8 +19,11 @@
 //!    each: builds a pool holding the image (volatile regions zeroed or
 //!    filled with garbage), runs the scenario's recovery, lets each cut-off
 //!    operation report its outcome if the object is detectable, runs the
-//!    scenario's observing operations, and checks the whole history —
-//!    prefix, `crash`, `recover`s, observations — with the
+//!    scenario's recovering workload (calls that several shuttle threads
+//!    make concurrently right after the crash, for lazily recovering
+//!    constructions; none by default) and its observing operations, and
+//!    checks the whole history — prefix, `crash`, `recover`s, the
+//!    recovering threads' interleaved calls, observations — with the
 //!    [durable-linearizability checker](crate::history).
 //!
 //! Everything is derived from one seed, so a violation is reproduced by
@@ -133,6 +136,28 @@ pub trait Scenario: Send + Sync + 'static {
     ) -> Result<Option<Value>, String> {
         let _ = (pool, session, thread, index, call);
         Ok(None)
+    }
+    /// Calls that several threads make *concurrently* right after recovery
+    /// (one inner vector per thread), before [`Scenario::observe`]: for a
+    /// construction whose recovery runs lazily, concurrently with
+    /// operations. They run as shuttle threads (every interleaving point of
+    /// the run is one here too) and are recorded with their real
+    /// interleaving, as `invoke`/`return` events after the `crash`. Default:
+    /// none.
+    fn recovering_workload(&self, session: &Session) -> Vec<Vec<Call>> {
+        let _ = session;
+        Vec::new()
+    }
+    /// Performs `call` of [`Scenario::recovering_workload`] as recovering
+    /// thread `thread` (numbered from 0 after the crash).
+    fn apply_recovering(
+        &self,
+        pool: &Pool<Sim>,
+        session: &Session,
+        thread: usize,
+        call: &Call,
+    ) -> Result<Value, String> {
+        self.apply(pool, session, thread, call)
     }
     /// Operations after recovery that observe the state (e.g. drain a
     /// queue), with their results.
@@ -319,6 +344,7 @@ fn history_text(
     object: &str,
     prefix: &[HEvent],
     recovered: &[(u64, Value)],
+    concurrent: &[HEvent],
     observed: &[(Call, Value)],
     next_id: u64,
 ) -> String {
@@ -328,20 +354,31 @@ fn history_text(
         out.push('\n');
     };
     push(json!({"type":"header","object":object}));
-    for e in prefix {
-        match e {
-            HEvent::Invoke { id, thread, call } => {
-                push(json!({"type":"invoke","id":id,"thread":thread,"op":call.op,"args":call.args}))
+    let events = |es: &[HEvent], push: &mut dyn FnMut(Value)| {
+        for e in es {
+            match e {
+                HEvent::Invoke { id, thread, call } => push(
+                    json!({"type":"invoke","id":id,"thread":thread,"op":call.op,"args":call.args}),
+                ),
+                HEvent::Return { id, value } => {
+                    push(json!({"type":"return","id":id,"value":value}))
+                }
             }
-            HEvent::Return { id, value } => push(json!({"type":"return","id":id,"value":value})),
         }
-    }
+    };
+    events(prefix, &mut push);
     push(json!({"type":"crash"}));
     for (id, value) in recovered {
         push(json!({"type":"recover","id":id,"value":value}));
     }
+    events(concurrent, &mut push);
+    let first_observed = next_id
+        + concurrent
+            .iter()
+            .filter(|e| matches!(e, HEvent::Invoke { .. }))
+            .count() as u64;
     for (k, (call, value)) in observed.iter().enumerate() {
-        let id = next_id + k as u64;
+        let id = first_observed + k as u64;
         push(json!({"type":"invoke","id":id,"thread":0,"op":call.op,"args":call.args}));
         push(json!({"type":"return","id":id,"value":value}));
     }
@@ -618,10 +655,10 @@ fn run_schedule(
             out.images_checked += 1;
             let words = cp.materialize(&image, cfg.volatile_fill);
             let capture = cfg.recovery_crashes > 0;
-            let (mut verdict, inner) = check_image(&**scenario, &words, &prefix, ids_used, capture);
+            let (mut verdict, inner) = check_image(scenario, &words, &prefix, ids_used, capture);
             if verdict.is_ok() && capture {
                 verdict = crash_recovery(
-                    &**scenario,
+                    scenario,
                     cfg,
                     inner,
                     &prefix,
@@ -654,7 +691,7 @@ fn run_schedule(
 /// [`RECOVERY_IMAGES`] images each, every one recovered from scratch and
 /// checked against the same prefix.
 fn crash_recovery(
-    scenario: &dyn Scenario,
+    scenario: &Arc<dyn Scenario>,
     cfg: &ExploreConfig,
     mut inner: Vec<CrashPoint>,
     prefix: &[HEvent],
@@ -694,7 +731,7 @@ type ImageVerdict = (Result<(), (String, String)>, Vec<CrashPoint>);
 /// also returns a crash point after every persistence event of the
 /// recovery (for [`crash_recovery`]).
 fn check_image(
-    scenario: &dyn Scenario,
+    scenario: &Arc<dyn Scenario>,
     words: &[u64],
     prefix: &[HEvent],
     next_id: u64,
@@ -731,14 +768,14 @@ fn check_image(
 /// Runs the scenario's recovery on `pool`, resumes the cut-off calls,
 /// observes, and checks the history.
 fn recover_and_check(
-    scenario: &dyn Scenario,
+    scenario: &Arc<dyn Scenario>,
     pool: &Arc<Pool<Sim>>,
     prefix: &[HEvent],
     next_id: u64,
 ) -> Result<(), (String, String)> {
     let pool = pool.clone();
     let partial = |observed: &[(Call, Value)]| {
-        history_text(scenario.object(), prefix, &[], observed, next_id)
+        history_text(scenario.object(), prefix, &[], &[], observed, next_id)
     };
     scenario
         .recover(&pool)
@@ -767,12 +804,94 @@ fn recover_and_check(
             Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial(&[]))),
         }
     }
+    let (concurrent, _) = run_recovering(scenario, &pool, &session, next_id)
+        .map_err(|e| (format!("a recovering call failed: {e}"), partial(&[])))?;
     let observed = scenario.observe(&pool, &session).map_err(|e| {
         (
             format!("observing after recovery failed: {e}"),
             partial(&[]),
         )
     })?;
-    let text = history_text(scenario.object(), prefix, &recovered, &observed, next_id);
+    let text = history_text(
+        scenario.object(),
+        prefix,
+        &recovered,
+        &concurrent,
+        &observed,
+        next_id,
+    );
     check_history(&text).map_err(|why| (why, text))
+}
+
+/// Runs the scenario's [`Scenario::recovering_workload`] on shuttle
+/// threads, recording the calls with their real interleaving (ids from
+/// `next_id`); returns the events and the next free id.
+fn run_recovering(
+    scenario: &Arc<dyn Scenario>,
+    pool: &Arc<Pool<Sim>>,
+    session: &Session,
+    next_id: u64,
+) -> Result<(Vec<HEvent>, u64), String> {
+    let workload = scenario.recovering_workload(session);
+    if workload.is_empty() {
+        return Ok((Vec::new(), next_id));
+    }
+    // The recovered image's simulator yields to shuttle at every
+    // persistent access, as the run's did, so the threads interleave there
+    // (in a `--cfg perdure_shuttle` build every atomic is a yield point
+    // anyway). Set only here: recoveries without concurrent calls keep
+    // running in one stretch, within the schedule's step budget.
+    scenario
+        .sim(pool, session)
+        .set_yield_hook(shuttle::thread::yield_now);
+    let events: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
+    let ids = Arc::new(Mutex::new(next_id));
+    let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = workload
+        .into_iter()
+        .enumerate()
+        .map(|(thread, calls)| {
+            let (pool, session) = (pool.clone(), session.clone());
+            let (events, ids, errors) = (events.clone(), ids.clone(), errors.clone());
+            let scenario = scenario.clone();
+            shuttle::thread::spawn(move || {
+                for call in calls {
+                    let id = {
+                        let mut n = ids.lock().unwrap_or_else(|e| e.into_inner());
+                        *n += 1;
+                        *n - 1
+                    };
+                    events
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(HEvent::Invoke {
+                            id,
+                            thread,
+                            call: call.clone(),
+                        });
+                    match scenario.apply_recovering(&pool, &session, thread, &call) {
+                        Ok(value) => events
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(HEvent::Return { id, value }),
+                        Err(e) => {
+                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        if h.join().is_err() {
+            return Err("a recovering thread panicked".into());
+        }
+    }
+    if let Some(e) = errors.lock().unwrap_or_else(|e| e.into_inner()).first() {
+        return Err(e.clone());
+    }
+    let next = *ids.lock().unwrap_or_else(|e| e.into_inner());
+    let events = std::mem::take(&mut *events.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok((events, next))
 }

@@ -1,0 +1,603 @@
+//! Protocol-level traces of one Mirror/RELAX field (feature `trace`;
+//! `perdure trace relax`), for trace validation against
+//! `specs/relax/RelaxRecoverField.tla` (and through it `Mirror.tla`) with
+//! TLC (`traces/relax/`).
+//!
+//! **Where the steps come from.** One-line hooks (`crate::trace_ev!`,
+//! empty without this feature) in [`crate::patomic`] report the steps of
+//! Algorithm 4.1 and of Algorithm 6.2 (with fixes M1, R1, R2) that the
+//! specs name, on the traced field only, with what each step read or
+//! whether its CAS succeeded:
+//!
+//! | step | where | spec action |
+//! | --- | --- | --- |
+//! | `Invoke{recover}` | `track_field`, when tracking decides | `RInvoke(t, c)` with first step `R1` iff `recover` |
+//! | `S0{val}` / `LD{val}` | `store`'s first load / `load` | `S0` / `LD` |
+//! | `L5{v,s}` / `L9{v,s}` | `mirror_cas` after `read_nvmm` / the DRAM read | `L5atomic` / `L9atomic` (and its branch) |
+//! | `L21`, `L24{ok}` | the helping case, after the fence / the DRAM DWCAS | `L21`, `L24` |
+//! | `L40{ok}`, `L42`, `L43{ok}` | NVMM DWCAS; after L41–L42's fence; the DRAM DWCAS (or the retry) | `L40`, `L42`, `L43` |
+//! | `R1{v,s}`, `R2{v,s}`, `R22{same}`, `R41{ok}`, `R43`, `R5{ok}` | `recover_attempt`, `recover_field` | the same names |
+//!
+//! The producer adds `Begin{v,s}` (a fresh field), `Ret{val}` (the
+//! operation returned: 1/0 for a CAS, 0 for a store, the value for a load)
+//! and `Crash{img,dram}` (the NVMM pair of the crash image the simulator
+//! chose, and the garbage DRAM pair the producer put in the fresh volatile
+//! region). The seeded scheduler ([`perdure_check::sched`]) runs one
+//! worker at a time and hands over only at persistent-memory accesses, so a
+//! hook's step and the accesses around it happen in the recorded order.
+//!
+//! **A run.** A fresh pool on the [`Sim`] backend, a space with
+//! `BitsetAtomic` tracking, one field (value 0, sequence 1). `threads`
+//! workers each run `ops` seeded calls from `{load, store(v), cas(a, b)}`
+//! over values 0–3. With `crash`, a crash-free pass of the same seed counts
+//! the persistence events, one is drawn, the run is repeated and the
+//! simulator's state captured after it; the trace is cut at the next
+//! scheduling point (nothing touches persistent memory in between); one of
+//! the crash images Px86 allows there is drawn; the space is reopened on it
+//! (a new incarnation, fresh DRAM), the field's DRAM pair is set to garbage
+//! drawn near the NVMM pair (equal, just below, or inside the sequence
+//! window of Algorithm 6.2 line 4, so every branch of `recover_field`
+//! happens), and `threads` workers run `ops` more calls each, concurrently,
+//! each recovering the field lazily on its first access.
+//!
+//! Values stay small so that TLC's integers hold them: sequences count from
+//! 1 and the garbage sequence is at most 3 above NVMM's, so the trace spec's
+//! `SeqMod` (2^30) never wraps and its window test agrees with the 64-bit
+//! one of the implementation.
+//!
+//! With `eager`, the space runs Mirror's own recovery instead
+//! (`Tracking::Eager`: the node is copied to DRAM when the space is
+//! reopened, before any call; the `Crash` step then reports the copied
+//! pair), and the trace is one of `specs/relax/Mirror.tla`
+//! (`traces/relax/mirror/`).
+//!
+//! **Tampered traces** (`--tamper`): `lost-write` replaces the crash image
+//! by the field's initial pair although a write was fenced before the
+//! crash; `no-recover` makes the first access after the crash skip
+//! `recover_field` (its `Invoke` says no recovery and its R-steps are
+//! deleted); `wrong-load` changes the value of the first `LD`.
+
+use crate::ds::ListNode;
+use crate::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
+use perdure_check::sched::{self, mix};
+use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
+use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::{Pool, Sim, SimOptions};
+use serde_json::{json, Map, Value};
+use std::cell::Cell;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Values the workload writes: 0..NVALS (the trace spec's `Vals`).
+pub const NVALS: u64 = 4;
+/// The most threads a trace has.
+pub const MAX_THREADS: u64 = 3;
+
+struct Recorder {
+    field: u64,
+    events: Vec<Value>,
+}
+
+static REC: Mutex<Option<Recorder>> = Mutex::new(None);
+/// The crash point was captured: the trace is cut at the next scheduling
+/// point.
+static CAPTURED: AtomicBool = AtomicBool::new(false);
+/// Events are not recorded: no run is recording, or the crash is behind
+/// them (the hooks' fast path is this one load).
+static CUT: AtomicBool = AtomicBool::new(true);
+
+thread_local! {
+    static ME: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn rec() -> std::sync::MutexGuard<'static, Option<Recorder>> {
+    REC.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A hook: the calling worker took step `action` on the field at `off`.
+pub fn emit(off: u64, action: &str, fields: &[(&str, Value)]) {
+    if CUT.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(t) = ME.with(Cell::get) else {
+        return;
+    };
+    let mut g = rec();
+    let Some(r) = g.as_mut() else {
+        return;
+    };
+    if r.field != off {
+        return;
+    }
+    r.events.push(step(Some(t), action, fields));
+}
+
+fn step(thread: Option<u64>, action: &str, fields: &[(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    m.insert("action".into(), json!(action));
+    if let Some(t) = thread {
+        m.insert("thread".into(), json!(t));
+    }
+    for (k, v) in fields {
+        m.insert((*k).into(), v.clone());
+    }
+    Value::Object(m)
+}
+
+/// A step the producer itself records (not a hook).
+fn push(thread: Option<u64>, action: &str, fields: &[(&str, Value)]) {
+    if CUT.load(Ordering::SeqCst) {
+        return;
+    }
+    if let Some(r) = rec().as_mut() {
+        r.events.push(step(thread, action, fields));
+    }
+}
+
+/// The simulator's yield hook of a traced run: the seeded scheduler, after
+/// cutting the trace if the crash point is behind.
+fn yield_hook() {
+    if CAPTURED.load(Ordering::SeqCst) {
+        CUT.store(true, Ordering::SeqCst);
+    }
+    sched::yield_now();
+}
+
+/// A tampering of the recorded trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tamper {
+    /// The crash image replaced by the field's initial pair although a
+    /// write was fenced before the crash.
+    LostWrite,
+    /// The first access after the crash skips `recover_field`.
+    NoRecover,
+    /// The first `LD` reports another value.
+    WrongLoad,
+}
+
+/// What to record.
+#[derive(Clone, Debug)]
+pub struct TraceOptions {
+    /// The first run's seed.
+    pub seed: u64,
+    /// Runs (seeds `seed..seed + runs`), each starting with `Begin`.
+    pub runs: u64,
+    /// Workers (1..=3).
+    pub threads: usize,
+    /// Calls per worker, before and again after the crash.
+    pub ops: u64,
+    /// A full crash in every run.
+    pub crash: bool,
+    /// Tampering, if any.
+    pub tamper: Option<Tamper>,
+    /// Mirror's eager recovery (`Tracking::Eager`: the field is copied to
+    /// DRAM when the space is reopened, before any call) instead of
+    /// RELAX's lazy one; for `traces/relax/mirror/MirrorTrace.tla`.
+    pub eager: bool,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            seed: 1,
+            runs: 1,
+            threads: 2,
+            ops: 3,
+            crash: false,
+            tamper: None,
+            eager: false,
+        }
+    }
+}
+
+/// A call of the workload: `(op, old, new)` as the spec's `Call`.
+#[derive(Clone, Copy, Debug)]
+struct TCall {
+    op: &'static str,
+    old: u64,
+    new: u64,
+}
+
+fn calls(seed: u64, thread: u64, n: u64) -> Vec<TCall> {
+    let mut r = mix(seed ^ (thread + 1).wrapping_mul(0x5151));
+    (0..n)
+        .map(|_| {
+            r = mix(r);
+            let a = (r >> 8) % NVALS;
+            let b = (a + 1 + (r >> 16) % (NVALS - 1)) % NVALS;
+            match r % 3 {
+                0 => TCall {
+                    op: "load",
+                    old: 0,
+                    new: 0,
+                },
+                1 => TCall {
+                    op: "store",
+                    old: 0,
+                    new: b,
+                },
+                _ => TCall {
+                    op: "cas",
+                    old: a,
+                    new: b,
+                },
+            }
+        })
+        .collect()
+}
+
+fn perform(f: PAtomic, s: &Space<'_, Sim>, c: TCall) -> Result<u64, RelaxError> {
+    Ok(match c.op {
+        "load" => f.load(s)?,
+        "store" => {
+            f.store(s, c.new)?;
+            0
+        }
+        _ => u64::from(f.compare_exchange(s, c.old, c.new)?.is_ok()),
+    })
+}
+
+/// Runs `threads` workers of `ops` calls on field `f` of `space` under the
+/// seeded scheduler; `round` tells the calls of the two phases apart.
+fn workers(
+    space: &Space<'_, Sim>,
+    f: PAtomic,
+    o: &TraceOptions,
+    seed: u64,
+    round: u64,
+) -> Result<(), String> {
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    sched::start(o.threads, mix(seed ^ round));
+    std::thread::scope(|sc| {
+        for w in 0..o.threads {
+            let errors = &errors;
+            sc.spawn(move || {
+                sched::enter(w);
+                ME.with(|m| m.set(Some(w as u64)));
+                let r = (|| -> Result<(), RelaxError> {
+                    let _h = space.handle()?;
+                    for c in calls(seed ^ round, w as u64, o.ops) {
+                        push(
+                            None,
+                            "Call",
+                            &[
+                                ("thread", json!(w)),
+                                ("op", json!(c.op)),
+                                ("old", json!(c.old)),
+                                ("new", json!(c.new)),
+                            ],
+                        );
+                        let v = perform(f, space, c)?;
+                        push(Some(w as u64), "Ret", &[("val", json!(v))]);
+                    }
+                    Ok(())
+                })();
+                if let Err(e) = r {
+                    errors
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(e.to_string());
+                }
+                ME.with(|m| m.set(None));
+                sched::exit(w);
+            });
+        }
+    });
+    if !sched::stop() {
+        return Err(
+            "the run left the seeded schedule (a worker waited outside the simulator)".into(),
+        );
+    }
+    match errors
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .first()
+    {
+        Some(e) => Err(format!("a call failed: {e}")),
+        None => Ok(()),
+    }
+}
+
+const POOL: u64 = 4 << 20;
+
+fn base(pool: &Pool<Sim>) -> u64 {
+    pool.data_offset().next_multiple_of(4096)
+}
+
+fn nvmm_pair(pool: &Pool<Sim>, off: u64) -> Result<(u64, u64), String> {
+    let w = |o: u64| {
+        pool.word(o)
+            .map(|w| w.load(Ordering::SeqCst))
+            .map_err(|e| e.to_string())
+    };
+    Ok((w(off)?, w(off + 8)?))
+}
+
+/// One run: its steps, and how many persistence events its first phase had.
+fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>, u64), String> {
+    let e = |e: RelaxError| e.to_string();
+    let pool = Pool::volatile("relax-trace", POOL, Sim::new(SimOptions::default()))
+        .map_err(|e| e.to_string())?;
+    let cfg = Config {
+        threads: o.threads + 1,
+        roots: 1,
+        heap_bytes: 8 * perdure_pm::heap::CHUNK_SIZE,
+        msb_sequences: false,
+    };
+    let b = base(&pool);
+    let tracking = if o.eager {
+        Tracking::Eager
+    } else {
+        Tracking::Bitset
+    };
+    let space = Space::create(&pool, b, &cfg, OpenOptions::new(tracking)).map_err(e)?;
+    let off = {
+        let mut h = space.handle().map_err(e)?;
+        h.alloc_node::<ListNode>(&[0, 0]).map_err(e)?
+    };
+    let f = PAtomic::at(off);
+    let (v0, s0) = nvmm_pair(&pool, off)?;
+    CUT.store(false, Ordering::SeqCst);
+    CAPTURED.store(false, Ordering::SeqCst);
+    *rec() = Some(Recorder {
+        field: off,
+        events: vec![json!({"action": "Begin", "v": v0, "s": s0})],
+    });
+    let events = std::sync::Arc::new(AtomicU64::new(0));
+    let point: std::sync::Arc<Mutex<Option<CrashPoint>>> = Default::default();
+    {
+        let (events, point) = (events.clone(), point.clone());
+        pool.backend().set_crash_hook(move |_, view| {
+            let n = events.fetch_add(1, Ordering::SeqCst) + 1;
+            if Some(n) == crash_at {
+                *point.lock().unwrap_or_else(|e| e.into_inner()) = Some(view.capture());
+                CAPTURED.store(true, Ordering::SeqCst);
+            }
+        });
+    }
+    pool.backend().set_yield_hook(yield_hook);
+    let phase1 = workers(&space, f, o, seed, 1);
+    pool.backend().clear_crash_hook();
+    CUT.store(true, Ordering::SeqCst);
+    phase1?;
+    let total = events.load(Ordering::SeqCst);
+    let captured = point.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(cp) = captured {
+        let (_, images) = cp.images(256, mix(seed ^ 0x1a9e));
+        let images: Vec<_> = images.collect();
+        let img = &images[(mix(seed ^ 0x77) % images.len() as u64) as usize];
+        let words = cp.materialize(img, VolatileFill::Zeroed);
+        drop(space);
+        let pool2 = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))
+            .map_err(|e| e.to_string())?;
+        pool2.reincarnate();
+        let space2 = Space::open(&pool2, b, OpenOptions::new(tracking)).map_err(e)?;
+        let (v, s) = nvmm_pair(&pool2, off)?;
+        // Garbage near the NVMM pair: equal (line 3), below (outside the
+        // window), or 1–3 above (inside it).
+        let g = mix(seed ^ 0x9a4b);
+        let gs = match g % 6 {
+            0 => s,
+            1 => s.saturating_sub(1),
+            k => s + k - 1,
+        };
+        let gv = if g % 6 == 0 { v } else { (g >> 8) % NVALS };
+        space2.dram().store_pair(off, (gv, gs));
+        if o.eager {
+            // Mirror's recovery (Chapter 4): the node copied before any call.
+            space2.recover_root::<ListNode>(off).map_err(e)?;
+        }
+        let (gv, gs) = space2.dram().read_pair(off);
+        CUT.store(false, Ordering::SeqCst);
+        CAPTURED.store(false, Ordering::SeqCst);
+        push(
+            None,
+            "Crash",
+            &[("img", json!([v, s])), ("dram", json!([gv, gs]))],
+        );
+        pool2.backend().set_yield_hook(yield_hook);
+        let phase2 = workers(&space2, f, o, seed, 2);
+        CUT.store(true, Ordering::SeqCst);
+        phase2?;
+    }
+    let steps = rec().take().map(|r| r.events).unwrap_or_default();
+    Ok((merge_calls(steps), total))
+}
+
+/// Puts each worker's call (recorded by the producer just before it) into
+/// the `Invoke` step its tracking decision recorded; a call the crash cut
+/// off before that step is dropped.
+fn merge_calls(steps: Vec<Value>) -> Vec<Value> {
+    let mut pending: std::collections::HashMap<u64, Value> = Default::default();
+    let mut out = Vec::with_capacity(steps.len());
+    for mut v in steps {
+        let t = v.get("thread").and_then(Value::as_u64);
+        match (action(&v), t) {
+            ("Call", Some(t)) => {
+                pending.insert(t, v);
+            }
+            ("Invoke", Some(t)) => {
+                if let Some(c) = pending.remove(&t) {
+                    for k in ["op", "old", "new"] {
+                        v[k] = c[k].clone();
+                    }
+                }
+                out.push(v);
+            }
+            ("Crash", _) => {
+                pending.clear();
+                out.push(v);
+            }
+            _ => out.push(v),
+        }
+    }
+    out
+}
+
+/// Records the trace `o` asks for, as ndjson.
+pub fn trace(o: &TraceOptions) -> Result<String, String> {
+    if o.threads == 0 || o.threads as u64 > MAX_THREADS {
+        return Err(format!("threads must be in 1..={MAX_THREADS}"));
+    }
+    let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut all: Vec<Vec<Value>> = Vec::new();
+    for k in 0..o.runs {
+        let seed = o.seed + k;
+        let steps = if o.crash {
+            let (_, total) = run(o, seed, None)?;
+            if total == 0 {
+                return Err("the run had no persistence event to crash at".into());
+            }
+            let at = 1 + mix(seed ^ 0xc7a5) % total;
+            run(o, seed, Some(at))?.0
+        } else {
+            run(o, seed, None)?.0
+        };
+        all.push(steps);
+    }
+    if let Some(t) = o.tamper {
+        tamper(&mut all, t)?;
+    }
+    let mut out = String::new();
+    for v in all.into_iter().flatten() {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn action(v: &Value) -> &str {
+    v.get("action").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Applies `t` to the first run where it applies.
+fn tamper(runs: &mut [Vec<Value>], t: Tamper) -> Result<(), String> {
+    for run in runs.iter_mut() {
+        let Some(crash) = run.iter().position(|v| action(v) == "Crash") else {
+            if t == Tamper::WrongLoad {
+                if let Some(i) = run.iter().position(|v| action(v) == "LD") {
+                    let val = run[i]["val"].as_u64().unwrap_or(0);
+                    run[i]["val"] = json!((val + 1) % NVALS);
+                    return Ok(());
+                }
+            }
+            continue;
+        };
+        match t {
+            Tamper::LostWrite => {
+                // A write fenced before the crash: an L42 after an L40 that
+                // succeeded, by the same thread.
+                let fenced = run[..crash].iter().enumerate().any(|(i, v)| {
+                    action(v) == "L42"
+                        && run[..i]
+                            .iter()
+                            .rev()
+                            .find(|u| u.get("thread") == v.get("thread") && action(u) == "L40")
+                            .is_some_and(|u| u["ok"] == json!(true))
+                });
+                if !fenced {
+                    continue;
+                }
+                let init = json!([run[0]["v"], run[0]["s"]]);
+                if run[crash]["img"] == init {
+                    continue;
+                }
+                if run[crash]["dram"] == run[crash]["img"] {
+                    // Eager recovery copied the image: the copy goes too.
+                    run[crash]["dram"] = init.clone();
+                }
+                run[crash]["img"] = init;
+                return Ok(());
+            }
+            Tamper::NoRecover => {
+                let Some(i) = (crash..run.len())
+                    .find(|&i| action(&run[i]) == "Invoke" && run[i]["recover"] == json!(true))
+                else {
+                    continue;
+                };
+                let th = run[i]["thread"].clone();
+                run[i]["recover"] = json!(false);
+                let mut j = i + 1;
+                while j < run.len() {
+                    if run[j]["thread"] == th {
+                        if action(&run[j]).starts_with('R') && action(&run[j]) != "Ret" {
+                            run.remove(j);
+                            continue;
+                        }
+                        break;
+                    }
+                    j += 1;
+                }
+                return Ok(());
+            }
+            Tamper::WrongLoad => {
+                if let Some(i) = run.iter().position(|v| action(v) == "LD") {
+                    let val = run[i]["val"].as_u64().unwrap_or(0);
+                    run[i]["val"] = json!((val + 1) % NVALS);
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Err(format!(
+        "--tamper {t:?}: no run of this trace has the step it changes"
+    ))
+}
+
+const HELP: &str = "\
+perdure trace relax — protocol-level traces of one Mirror/RELAX field
+
+USAGE:
+    perdure trace relax [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+                        [--eager] [--tamper lost-write|no-recover|wrong-load]
+
+Runs T workers (1..=3) of K seeded calls (load, store, cas over values 0..3)
+on one field of a RELAX space (BitsetAtomic tracking) on the simulated Px86
+backend under a seeded schedule, R runs with seeds N.., and prints the steps
+of Algorithms 4.1 and 6.2 as ndjson (traces/SCHEMA.md) for
+traces/relax/RelaxTrace.tla. --crash: a full crash at a seeded persistence
+event, a seeded Px86 image, garbage DRAM near the NVMM pair, and K more
+calls per worker, each worker recovering the field lazily. --eager: Mirror's
+eager recovery instead (Tracking::Eager: the field is copied to DRAM when the
+space is reopened), for traces/relax/mirror/MirrorTrace.tla.
+";
+
+/// Entry point of `perdure trace relax` (`args` start with `relax`).
+pub fn cli_main(args: &[String]) -> ExitCode {
+    let d = TraceOptions::default();
+    let defaults = RunArgs {
+        seed: d.seed,
+        runs: d.runs,
+        threads: d.threads,
+        ops: d.ops,
+        crash: false,
+        tamper: None,
+    };
+    let eager = args.iter().any(|a| a == "--eager");
+    let rest: Vec<String> = args[1..]
+        .iter()
+        .filter(|a| *a != "--eager")
+        .cloned()
+        .collect();
+    let a = match run_args_or_exit("relax", &rest, defaults, MAX_THREADS, HELP) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let tamper = match a.tamper.as_deref() {
+        None => None,
+        Some("lost-write") => Some(Tamper::LostWrite),
+        Some("no-recover") => Some(Tamper::NoRecover),
+        Some("wrong-load") => Some(Tamper::WrongLoad),
+        Some(m) => return usage("relax", &format!("unknown --tamper {m:?}")),
+    };
+    print_trace(trace(&TraceOptions {
+        seed: a.seed,
+        runs: a.runs,
+        threads: a.threads,
+        ops: a.ops,
+        crash: a.crash,
+        tamper,
+        eager,
+    }))
+}
