@@ -120,6 +120,9 @@ type Res<T> = Result<T, RelaxError>;
 trait BenchSet: Sized + Send + Sync {
     /// The structure's name in tables and file names.
     const NAME: &'static str;
+    /// Heap bytes to reserve per key (the node, its allocation class, and
+    /// room for churn), on top of a fixed 96 MiB.
+    const BYTES_PER_KEY: u64 = 48;
     /// Whether the structure can run under `t`.
     fn supports(t: Tracking) -> bool {
         let _ = t;
@@ -135,11 +138,17 @@ trait BenchSet: Sized + Send + Sync {
     fn contains(&self, h: &mut H<'_, '_>, key: u64) -> Res<bool>;
 }
 
-/// `BenchSet` for a structure shaped like [`HarrisList`], at root 0.
+/// `BenchSet` for a structure shaped like [`HarrisList`], at root 0:
+/// `rooted_set!(Type, "name")`, or `rooted_set!(Type, "name", bytes)` with
+/// the heap bytes to reserve per key if a node is larger than a list's.
 macro_rules! rooted_set {
     ($ty:ty, $name:literal) => {
+        rooted_set!($ty, $name, 48);
+    };
+    ($ty:ty, $name:literal, $bytes:expr) => {
         impl BenchSet for $ty {
             const NAME: &'static str = $name;
+            const BYTES_PER_KEY: u64 = $bytes;
             fn create(h: &mut H<'_, '_>, _range: u64) -> Res<Self> {
                 <$ty>::create(h, 0)
             }
@@ -555,13 +564,13 @@ fn member(key: u64) -> bool {
 }
 
 /// Space parameters for a structure of about `keys` keys.
-fn config(keys: u64, threads: usize, msb: bool) -> Config {
+fn config<S: BenchSet>(keys: u64, threads: usize, msb: bool) -> Config {
     Config {
         threads: threads + 2,
         roots: MAX_SHARDS,
-        // 32-byte list nodes, churn and per-thread sets, bucket arrays and
-        // sentinels of 64 tables.
-        heap_bytes: (keys * 48 + (96 << 20)).next_multiple_of(1 << 20),
+        // The nodes with churn and per-thread sets; the fixed part holds
+        // the bucket arrays and sentinels of 64 tables (12 MiB).
+        heap_bytes: (keys * S::BYTES_PER_KEY + (96 << 20)).next_multiple_of(1 << 20),
         msb_sequences: msb,
     }
 }
@@ -624,13 +633,33 @@ fn op<S: BenchSet>(set: &S, h: &mut H<'_, '_>, rng: &mut Rng, keys: Keys<'_>, up
 struct Tally {
     ops: u64,
     counts: FlushCounts,
+    /// Wall-clock seconds (the longest thread).
     secs: f64,
+    /// On-CPU seconds summed over the threads (NaN if unknown).
+    cpu: f64,
+    threads: usize,
 }
 
 impl Tally {
+    /// Wall-clock throughput, M ops/s.
     fn mops(&self) -> f64 {
         self.ops as f64 / self.secs.max(1e-9) / 1e6
     }
+
+    /// CPU-normalised throughput, M ops/s: what the threads would do with a
+    /// core each (operations per on-CPU second of a thread, times the
+    /// threads). Equal to [`Tally::mops`] on an idle machine; on a shared
+    /// one it leaves out the time the threads spent preempted.
+    fn cpu_mops(&self) -> f64 {
+        self.ops as f64 / self.cpu.max(1e-9) * self.threads as f64 / 1e6
+    }
+}
+
+/// The calling thread's on-CPU time in ns (`/proc/thread-self/schedstat`,
+/// its first field), if the kernel reports it.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
 /// Runs the workload on `threads` threads for `secs`.
@@ -653,16 +682,22 @@ fn measure<S: BenchSet>(
                     let mut h = sp.handle().expect("handle");
                     let mut rng = Rng::new(seed ^ (t + 1) << 40);
                     start.wait();
-                    let (c0, t0) = (stats::thread_counts(), Instant::now());
+                    let (c0, t0, cpu0) = (stats::thread_counts(), Instant::now(), thread_cpu_ns());
                     let mut ops = 0;
                     while !stop.load(Ordering::Relaxed) {
                         op(set, &mut h, &mut rng, keys, upd);
                         ops += 1;
                     }
+                    let cpu = match (cpu0, thread_cpu_ns()) {
+                        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e9,
+                        _ => f64::NAN,
+                    };
                     Tally {
                         ops,
                         counts: stats::thread_counts() - c0,
                         secs: t0.elapsed().as_secs_f64(),
+                        cpu,
+                        threads: 1,
                     }
                 })
             })
@@ -676,6 +711,8 @@ fn measure<S: BenchSet>(
                 ops: a.ops + b.ops,
                 counts: a.counts + b.counts,
                 secs: a.secs.max(b.secs),
+                cpu: a.cpu + b.cpu,
+                threads: a.threads + b.threads,
             })
     })
 }
@@ -686,10 +723,14 @@ struct SteadyRow {
     threads: usize,
     upd: u64,
     variant: Tracking,
-    /// Median throughput over the rounds, M ops/s.
+    /// Median wall-clock throughput over the rounds, M ops/s.
     mops: f64,
-    /// Every round's throughput.
+    /// Median CPU-normalised throughput over the rounds ([`Tally::cpu_mops`]).
+    cpu_mops: f64,
+    /// Every round's wall-clock throughput.
     rounds: Vec<f64>,
+    /// Every round's CPU-normalised throughput.
+    cpu_rounds: Vec<f64>,
     /// Summed over the rounds.
     tally: Tally,
 }
@@ -729,7 +770,7 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
             .collect();
         let cfgs: Vec<Config> = vs
             .iter()
-            .map(|&t| config(n, maxt, t == Tracking::PseudoBitset))
+            .map(|&t| config::<S>(n, maxt, t == Tracking::PseudoBitset))
             .collect();
         let pools: Vec<Pool<Pmem>> = dirs
             .iter()
@@ -755,18 +796,23 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
             })
             .collect();
         for &(t, u) in &points {
-            let mut acc: Vec<(Vec<f64>, Tally)> = vec![(Vec::new(), Tally::default()); vs.len()];
+            let mut acc: Vec<(Vec<f64>, Vec<f64>, Tally)> =
+                vec![(Vec::new(), Vec::new(), Tally::default()); vs.len()];
             for r in 0..s.reps {
                 for (i, sp) in spaces.iter().enumerate() {
                     let tl = measure(sp, &sets[i], t, u, Keys::Uniform(range), s.secs, r as u64);
                     acc[i].0.push(tl.mops());
-                    acc[i].1.ops += tl.ops;
-                    acc[i].1.counts += tl.counts;
-                    acc[i].1.secs += tl.secs;
+                    acc[i].1.push(tl.cpu_mops());
+                    let a = &mut acc[i].2;
+                    a.ops += tl.ops;
+                    a.counts += tl.counts;
+                    a.secs += tl.secs;
+                    a.cpu += tl.cpu;
+                    a.threads = tl.threads;
                 }
             }
-            let mirror = median(&acc[0].0);
-            for (i, (rounds, tally)) in acc.into_iter().enumerate() {
+            let (mirror, mirror_cpu) = (median(&acc[0].0), median(&acc[0].1));
+            for (i, (rounds, cpu_rounds, tally)) in acc.into_iter().enumerate() {
                 let row = SteadyRow {
                     structure: e.name,
                     keys: n,
@@ -774,18 +820,22 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
                     upd: u,
                     variant: vs[i],
                     mops: median(&rounds),
+                    cpu_mops: median(&cpu_rounds),
                     rounds,
+                    cpu_rounds,
                     tally,
                 };
                 eprintln!(
-                    "  {:<6} {:>9} keys {}T {:>3}% upd {:<24} {:8.3} M ops/s ({:.3}x Mirror)",
+                    "  {:<6} {:>9} keys {}T {:>3}% upd {:<24} {:8.3} M ops/s ({:.3}x Mirror), CPU-normalised {:8.3} ({:.3}x)",
                     e.name,
                     n,
                     t,
                     u,
                     vs[i].seed_name(),
                     row.mops,
-                    row.mops / mirror
+                    row.mops / mirror,
+                    row.cpu_mops,
+                    row.cpu_mops / mirror_cpu
                 );
                 rows.push(row);
             }
@@ -795,29 +845,44 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
 
 fn print_steady(rows: &[SteadyRow]) {
     println!();
-    println!("steady state (no crash): median M ops/s over the rounds, ratio to Mirror (eager) at the same point, persistence instructions per operation");
+    println!("steady state (no crash): median over the rounds of the wall-clock and the CPU-normalised throughput (M ops/s), each relative to Mirror (eager) at the same point; persistence instructions per operation");
     println!(
-        "{:<6} {:>9} {:>3} {:>4} {:<24} {:>9} {:>8} {:>8} {:>9}",
-        "struct", "keys", "thr", "upd%", "variant", "Mops/s", "/Mirror", "pwb/op", "pfence/op"
+        "{:<6} {:>9} {:>3} {:>4} {:<24} {:>9} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "struct",
+        "keys",
+        "thr",
+        "upd%",
+        "variant",
+        "Mops/s",
+        "/Mirror",
+        "Mops/cpu",
+        "/Mirror",
+        "pwb/op",
+        "pfence/op"
     );
     for r in rows {
         let (pwb, pfence, _) = r.tally.counts.per_op(r.tally.ops);
+        let (wall, cpu) = ratios(rows, r);
         println!(
-            "{:<6} {:>9} {:>3} {:>4} {:<24} {:>9.3} {:>8.3} {:>8.3} {:>9.3}",
+            "{:<6} {:>9} {:>3} {:>4} {:<24} {:>9.3} {:>8.3} {:>9.3} {:>8.3} {:>8.3} {:>9.3}",
             r.structure,
             r.keys,
             r.threads,
             r.upd,
             r.variant.seed_name(),
             r.mops,
-            r.mops / mirror_of(rows, r),
+            wall,
+            r.cpu_mops,
+            cpu,
             pwb,
             pfence
         );
     }
 }
 
-fn mirror_of(rows: &[SteadyRow], r: &SteadyRow) -> f64 {
+/// `r`'s (wall-clock, CPU-normalised) throughput relative to Mirror's at
+/// the same point.
+fn ratios(rows: &[SteadyRow], r: &SteadyRow) -> (f64, f64) {
     rows.iter()
         .find(|m| {
             m.structure == r.structure
@@ -826,7 +891,9 @@ fn mirror_of(rows: &[SteadyRow], r: &SteadyRow) -> f64 {
                 && m.upd == r.upd
                 && m.variant == Tracking::Eager
         })
-        .map_or(f64::NAN, |m| m.mops)
+        .map_or((f64::NAN, f64::NAN), |m| {
+            (r.mops / m.mops, r.cpu_mops / m.cpu_mops)
+        })
 }
 
 // ---------------------------------------------------------------- recovery
@@ -1004,7 +1071,7 @@ fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
     let range = 2 * nmax;
     let dir = tempfile::tempdir_in(&s.dir).expect("a directory for the pool");
     let image = dir.path().join("image.pool");
-    let cfg = config(nmax, threads, true);
+    let cfg = config::<S>(nmax, threads, true);
     let mut scan = Vec::new();
     // Every variant but Eager, then Eager, whose incarnation the next fill
     // step continues in.
@@ -1149,21 +1216,22 @@ fn steady_summary(rows: &[SteadyRow], targets: &mut Vec<String>) -> Vec<String> 
     let mut structures: Vec<&str> = rows.iter().map(|r| r.structure).collect();
     structures.dedup();
     println!();
-    println!("steady state, ratio to Mirror over every point of a structure (min / median / max), and the points below 0.95:");
+    println!("steady state, CPU-normalised ratio to Mirror over every point of a structure (min / median / max), and the points below 0.95 (wall-clock median in brackets):");
     for st in structures {
         for t in Tracking::ALL.into_iter().filter(|&t| t != Tracking::Eager) {
-            let ratios: Vec<(f64, &SteadyRow)> = rows
+            let rs: Vec<(f64, &SteadyRow)> = rows
                 .iter()
                 .filter(|r| r.structure == st && r.variant == t)
-                .map(|r| (r.mops / mirror_of(rows, r), r))
+                .map(|r| (ratios(rows, r).1, r))
                 .collect();
-            if ratios.is_empty() {
+            if rs.is_empty() {
                 continue;
             }
-            let v: Vec<f64> = ratios.iter().map(|p| p.0).collect();
+            let v: Vec<f64> = rs.iter().map(|p| p.0).collect();
+            let wall: Vec<f64> = rs.iter().map(|p| ratios(rows, p.1).0).collect();
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let below: Vec<String> = ratios
+            let below: Vec<String> = rs
                 .iter()
                 .filter(|p| p.0 < 0.95)
                 .map(|(x, r)| {
@@ -1177,12 +1245,13 @@ fn steady_summary(rows: &[SteadyRow], targets: &mut Vec<String>) -> Vec<String> 
                 })
                 .collect();
             let line = format!(
-                "  {:<6} {:<24} {:.3} / {:.3} / {:.3}   below 0.95 at {} of {} points{}",
+                "  {:<6} {:<24} {:.3} / {:.3} / {:.3} [{:.3}]   below 0.95 at {} of {} points{}",
                 st,
                 t.seed_name(),
                 lo,
                 median(&v),
                 hi,
+                median(&wall),
                 below.len(),
                 v.len(),
                 if below.is_empty() {
@@ -1194,23 +1263,25 @@ fn steady_summary(rows: &[SteadyRow], targets: &mut Vec<String>) -> Vec<String> 
             println!("{line}");
             if matches!(t, Tracking::Markable | Tracking::Hybrid) {
                 targets.push(format!(
-                    "[{}] {} within 5% of Mirror in steady state on {}: {} of {} points at >= 0.95x (min {:.3}x, median {:.3}x)",
+                    "[{}] {} within 5% of Mirror in steady state on {}: {} of {} points at >= 0.95x, CPU-normalised (min {:.3}x, median {:.3}x; wall-clock median {:.3}x)",
                     if below.is_empty() { "HOLDS" } else { "DOES NOT HOLD" },
                     t.seed_name(),
                     st,
                     v.len() - below.len(),
                     v.len(),
                     lo,
-                    median(&v)
+                    median(&v),
+                    median(&wall)
                 ));
             }
             json.push(format!(
-                "{{\"structure\":{},\"variant\":{},\"min_ratio\":{:.4},\"median_ratio\":{:.4},\"max_ratio\":{:.4},\"points\":{},\"points_below_0.95\":{}}}",
+                "{{\"structure\":{},\"variant\":{},\"min_ratio\":{:.4},\"median_ratio\":{:.4},\"max_ratio\":{:.4},\"median_wall_ratio\":{:.4},\"points\":{},\"points_below_0.95\":{}}}",
                 common::json_str(st),
                 common::json_str(t.seed_name()),
                 lo,
                 median(&v),
                 hi,
+                median(&wall),
                 v.len(),
                 below.len()
             ));
@@ -1224,7 +1295,7 @@ fn steady_json(rows: &[SteadyRow]) -> Vec<String> {
         .map(|r| {
             let (pwb, pfence, psync) = r.tally.counts.per_op(r.tally.ops);
             format!(
-                "{{\"structure\":{},\"keys\":{},\"threads\":{},\"update_pct\":{},\"variant\":{},\"mops\":{:.5},\"rounds_mops\":{:?},\"ratio_to_mirror\":{:.4},\"ops\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"psync_per_op\":{:.5}}}",
+                "{{\"structure\":{},\"keys\":{},\"threads\":{},\"update_pct\":{},\"variant\":{},\"mops\":{:.5},\"rounds_mops\":{:?},\"ratio_to_mirror\":{:.4},\"cpu_mops\":{:.5},\"cpu_rounds_mops\":{:?},\"cpu_ratio_to_mirror\":{:.4},\"ops\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"psync_per_op\":{:.5}}}",
                 common::json_str(r.structure),
                 r.keys,
                 r.threads,
@@ -1232,7 +1303,13 @@ fn steady_json(rows: &[SteadyRow]) -> Vec<String> {
                 common::json_str(r.variant.seed_name()),
                 r.mops,
                 r.rounds.iter().map(|x| (x * 1e5).round() / 1e5).collect::<Vec<_>>(),
-                r.mops / mirror_of(rows, r),
+                ratios(rows, r).0,
+                r.cpu_mops,
+                r.cpu_rounds
+                    .iter()
+                    .map(|x| (x * 1e5).round() / 1e5)
+                    .collect::<Vec<_>>(),
+                ratios(rows, r).1,
                 r.tally.ops,
                 pwb,
                 pfence,
