@@ -23,8 +23,9 @@
 //!
 //! A structure with the shape of [`HarrisList`] (`create(h, root)`,
 //! `open(space, root)`, `insert`/`remove`/`contains(h, key)`) is added with
-//! one `rooted_set!(Type, "name");` line and one `Experiment` entry in
-//! [`experiments`] (its sizes, and whether it gets the recovery runs).
+//! two lines: `rooted_set!(Type, "name", bytes_per_key);` next to the
+//! list's, and `big(Type::NAME, steady::<Type>, Some(recovery::<Type>)),`
+//! in [`experiments`] (the hash table's sizes and the recovery runs).
 //!
 //! ## Workloads (§8.1)
 //!
@@ -94,7 +95,9 @@
 //!
 //! Prints tables and writes `relax.json` and the plots `relax-threads-*.svg`,
 //! `relax-size-*.svg`, `relax-updates-*.svg`,
-//! `relax-recovery-<structure>-{uniform,zipf}.svg` and
+//! `relax-recovery-<structure>-{uniform,zipf}.svg` (and `…-cpu.svg`, the
+//! same CPU-normalised: each bin's operations per on-CPU second of the
+//! threads, times the threads) and
 //! `relax-eager-<structure>.svg` into `$PERDURE_OUT/bench` (else
 //! `out/bench/`). The targets of issue 6 are reported, not asserted.
 
@@ -436,9 +439,12 @@ struct Experiment {
     sizes: Vec<u64>,
     /// The size of the thread and update sweeps.
     default: u64,
-    steady: fn(&Settings, &Experiment, &mut Vec<SteadyRow>),
-    recovery: Option<fn(&Settings) -> RecoveryReport>,
+    steady: SteadyFn,
+    recovery: Option<RecoveryFn>,
 }
+
+type SteadyFn = fn(&Settings, &Experiment, &mut Vec<SteadyRow>);
+type RecoveryFn = fn(&Settings) -> RecoveryReport;
 
 /// The structures and their sizes (keys). The thesis: 128 keys for the
 /// list, 8M for the others.
@@ -452,6 +458,21 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
             normal
         }
     };
+    // The sizes of the large structures (the thesis's 8M keys is the
+    // default size only with PERDURE_BENCH_FULL).
+    let big_sizes = pick(
+        vec![8 << 10, 64 << 10],
+        vec![8 << 10, 128 << 10, 1 << 20],
+        vec![8 << 10, 128 << 10, 1 << 20, 8 << 20],
+    );
+    let big_default = *big_sizes.last().expect("a size");
+    let big = |name: &'static str, steady: SteadyFn, recovery: Option<RecoveryFn>| Experiment {
+        name,
+        sizes: big_sizes.clone(),
+        default: big_default,
+        steady,
+        recovery,
+    };
     let array_max = SHARD_CAP * MAX_SHARDS / 2;
     vec![
         Experiment {
@@ -461,17 +482,10 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
             steady: steady::<HarrisList>,
             recovery: None,
         },
-        Experiment {
-            name: Hash::NAME,
-            sizes: pick(
-                vec![8 << 10, 64 << 10],
-                vec![8 << 10, 128 << 10, 1 << 20],
-                vec![8 << 10, 128 << 10, 1 << 20, 8 << 20],
-            ),
-            default: pick(vec![64 << 10], vec![1 << 20], vec![8 << 20])[0],
-            steady: steady::<Hash>,
-            recovery: Some(recovery::<Hash>),
-        },
+        big(Hash::NAME, steady::<Hash>, Some(recovery::<Hash>)),
+        // A skip list or BST shaped like HarrisList: after its
+        // `rooted_set!(Type, "name", bytes_per_key);` line, one entry here:
+        // big(Type::NAME, steady::<Type>, Some(recovery::<Type>)),
         Experiment {
             name: Array::NAME,
             sizes: pick(
@@ -760,6 +774,15 @@ fn variants<S: BenchSet>() -> Vec<Tracking> {
         .collect()
 }
 
+/// A variant's name in plot legends (the seed's names are too long for
+/// the legend column).
+fn short(t: Tracking) -> String {
+    match t {
+        Tracking::Eager => "Mirror (eager)".into(),
+        t => format!("{t:?}"),
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
@@ -953,37 +976,53 @@ struct Timeline {
     keys: &'static str,
     variant: Tracking,
     restart: Restart,
-    /// Operations completed in each bin after the restart.
-    bins: Vec<u64>,
-    counts: FlushCounts,
-    /// Persistence instructions in the first second.
-    first_sec: (u64, FlushCounts),
+    run: Run,
+    threads: usize,
 }
 
 const BIN: Duration = Duration::from_millis(100);
 
 impl Timeline {
     fn mops(&self, bin: usize) -> f64 {
-        self.bins[bin] as f64 / BIN.as_secs_f64() / 1e6
+        self.run.bins[bin] as f64 / BIN.as_secs_f64() / 1e6
+    }
+    /// CPU-normalised M ops/s of a bin ([`Tally::cpu_mops`]), 0 for a bin
+    /// without operations.
+    fn cpu_mops(&self, bin: usize) -> f64 {
+        let (ops, cpu) = (self.run.bins[bin], self.run.cpu[bin]);
+        if ops == 0 || cpu <= 0.0 {
+            0.0
+        } else {
+            ops as f64 / cpu * self.threads as f64 / 1e6
+        }
     }
     /// Average M ops/s over the bins of the last `secs` seconds.
     fn tail(&self, secs: f64) -> f64 {
-        let k = ((secs / BIN.as_secs_f64()) as usize).clamp(1, self.bins.len());
-        let ops: u64 = self.bins[self.bins.len() - k..].iter().sum();
+        let n = self.run.bins.len();
+        let k = ((secs / BIN.as_secs_f64()) as usize).clamp(1, n);
+        let ops: u64 = self.run.bins[n - k..].iter().sum();
         ops as f64 / (k as f64 * BIN.as_secs_f64()) / 1e6
+    }
+    /// CPU-normalised M ops/s over the bins of the last `secs` seconds.
+    fn cpu_tail(&self, secs: f64) -> f64 {
+        let n = self.run.bins.len();
+        let k = ((secs / BIN.as_secs_f64()) as usize).clamp(1, n);
+        let ops: u64 = self.run.bins[n - k..].iter().sum();
+        let cpu: f64 = self.run.cpu[n - k..].iter().sum();
+        ops as f64 / cpu.max(1e-9) * self.threads as f64 / 1e6
     }
     /// The first time (s) at which the throughput of a 1 s window reaches
     /// `share` of the tail throughput.
     fn time_to(&self, share: f64, tail: f64) -> Option<f64> {
-        let w = 10usize.min(self.bins.len());
-        (0..=self.bins.len() - w).find_map(|i| {
-            let ops: u64 = self.bins[i..i + w].iter().sum();
+        let w = 10usize.min(self.run.bins.len());
+        (0..=self.run.bins.len() - w).find_map(|i| {
+            let ops: u64 = self.run.bins[i..i + w].iter().sum();
             (ops as f64 / (w as f64 * BIN.as_secs_f64()) / 1e6 >= share * tail)
                 .then(|| (i + w) as f64 * BIN.as_secs_f64())
         })
     }
     fn ops(&self) -> u64 {
-        self.bins.iter().sum()
+        self.run.bins.iter().sum()
     }
 }
 
@@ -1036,51 +1075,87 @@ fn timeline<S: BenchSet>(
     threads: usize,
     keys: Keys<'_>,
     dur: Duration,
-) -> (Vec<u64>, FlushCounts, (u64, FlushCounts)) {
+) -> Run {
     let nbins = (dur.as_nanos() / BIN.as_nanos()) as usize;
+    let bin_of = |e: Duration| (e.as_nanos() / BIN.as_nanos()) as usize;
     std::thread::scope(|sc| {
         let ws: Vec<_> = (0..threads as u64)
             .map(|t| {
                 sc.spawn(move || {
                     let mut h = sp.handle().expect("handle");
                     let mut rng = Rng::new(0xabcd ^ (t + 1) << 32);
-                    let mut bins = vec![0u64; nbins];
+                    let mut run = Run {
+                        bins: vec![0; nbins],
+                        cpu: vec![0.0; nbins],
+                        ..Run::default()
+                    };
                     let c0 = stats::thread_counts();
                     let mut first = None;
+                    // The on-CPU time is read when an operation ends in a
+                    // new bin and charged to the bin the thread was in.
+                    let (mut cur, mut cpu_at) = (bin_of(t0.elapsed()), thread_cpu_ns());
                     loop {
                         let e = t0.elapsed();
                         if e >= dur {
                             break;
                         }
                         if first.is_none() && e >= Duration::from_secs(1) {
-                            first = Some((bins.iter().sum::<u64>(), stats::thread_counts() - c0));
+                            first =
+                                Some((run.bins.iter().sum::<u64>(), stats::thread_counts() - c0));
                         }
                         op(set, &mut h, &mut rng, keys, 20);
-                        let b = (t0.elapsed().as_nanos() / BIN.as_nanos()) as usize;
+                        let b = bin_of(t0.elapsed());
                         if b < nbins {
-                            bins[b] += 1;
+                            run.bins[b] += 1;
+                        }
+                        if b != cur {
+                            let now = thread_cpu_ns();
+                            if let (Some(a), Some(n), true) = (cpu_at, now, cur < nbins) {
+                                run.cpu[cur] += n.saturating_sub(a) as f64 / 1e9;
+                            }
+                            (cur, cpu_at) = (b, now);
                         }
                     }
-                    let total = stats::thread_counts() - c0;
-                    let first = first.unwrap_or_else(|| (bins.iter().sum(), total));
-                    (bins, total, first)
+                    if let (Some(a), Some(n), true) = (cpu_at, thread_cpu_ns(), cur < nbins) {
+                        run.cpu[cur] += n.saturating_sub(a) as f64 / 1e9;
+                    }
+                    run.counts = stats::thread_counts() - c0;
+                    run.first_sec = first.unwrap_or_else(|| (run.bins.iter().sum(), run.counts));
+                    run
                 })
             })
             .collect();
-        let mut bins = vec![0u64; nbins];
-        let mut counts = FlushCounts::default();
-        let mut first = (0u64, FlushCounts::default());
+        let mut all = Run {
+            bins: vec![0; nbins],
+            cpu: vec![0.0; nbins],
+            ..Run::default()
+        };
         for w in ws {
-            let (b, c, f) = w.join().expect("worker");
-            for (x, y) in bins.iter_mut().zip(b) {
+            let r = w.join().expect("worker");
+            for (x, y) in all.bins.iter_mut().zip(r.bins) {
                 *x += y;
             }
-            counts += c;
-            first.0 += f.0;
-            first.1 += f.1;
+            for (x, y) in all.cpu.iter_mut().zip(r.cpu) {
+                *x += y;
+            }
+            all.counts += r.counts;
+            all.first_sec.0 += r.first_sec.0;
+            all.first_sec.1 += r.first_sec.1;
         }
-        (bins, counts, first)
+        all
     })
+}
+
+/// What the threads of a timeline did.
+#[derive(Default)]
+struct Run {
+    /// Operations completed in each bin after the restart.
+    bins: Vec<u64>,
+    /// On-CPU seconds of the threads in each bin.
+    cpu: Vec<f64>,
+    counts: FlushCounts,
+    /// Operations and persistence instructions in the first second.
+    first_sec: (u64, FlushCounts),
 }
 
 fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
@@ -1181,22 +1256,22 @@ fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
                 out = Some(timeline(sp, set, t0, threads, keys, dur));
             });
             std::fs::remove_file(&run).expect("remove the run's pool");
-            let (bins, counts, first_sec) = out.expect("the timeline ran");
             let tl = Timeline {
                 keys: keys.name(),
                 variant: v,
                 restart: r,
-                bins,
-                counts,
-                first_sec,
+                run: out.expect("the timeline ran"),
+                threads,
             };
+            let tail = (s.timeline / 6.0).max(0.5);
             eprintln!(
-                "  {:<6} {:<8} {:<24} first op {:8.3} ms, tail {:.3} M ops/s, {} ops",
+                "  {:<6} {:<8} {:<24} first op {:8.3} ms, tail {:.3} M ops/s (CPU-normalised {:.3}), {} ops",
                 S::NAME,
                 tl.keys,
                 v.seed_name(),
                 r.first_op_ms,
-                tl.tail((s.timeline / 6.0).max(0.5)),
+                tl.tail(tail),
+                tl.cpu_tail(tail),
                 tl.ops()
             );
             timelines.push(tl);
@@ -1361,7 +1436,7 @@ fn steady_plots(rows: &[SteadyRow], s: &Settings, out: &Path) -> Vec<PathBuf> {
             present
                 .iter()
                 .map(|&t| svg::Series {
-                    name: t.seed_name().into(),
+                    name: short(t),
                     points: of(t).filter_map(|r| x(r).map(|x| (x, r.mops))).collect(),
                 })
                 .collect()
@@ -1510,17 +1585,19 @@ fn recovery_report(
         s.timeline
     );
     println!(
-        "{:<8} {:<24} {:>11} {:>9} {:>10} {:>10} {:>8} {:>9} {:>10} {:>12}",
+        "{:<8} {:<24} {:>10} {:>10} {:>10} {:>8} {:>10} {:>8} {:>9} {:>10} {:>11} {:>10}",
         "keys",
         "variant",
         "1st op ms",
-        "ops 1st s",
-        "M ops/s 1s",
+        "Mops 1st s",
         "tail Mops",
+        "/Mirror",
+        "tail /cpu",
         "/Mirror",
         "90% at s",
         "pwb/op 1s",
-        "pwb/op tail"
+        "pwb/op rest",
+        "pfence/op"
     );
     let mut tl_json = Vec::new();
     for dist in ["uniform", "zipf"] {
@@ -1529,36 +1606,43 @@ fn recovery_report(
             continue;
         };
         let tail_secs = (s.timeline / 6.0).max(0.5);
-        let mirror_tail = mirror.tail(tail_secs);
+        let (mirror_tail, mirror_cpu) = (mirror.tail(tail_secs), mirror.cpu_tail(tail_secs));
         for t in &tls {
-            let tail = t.tail(tail_secs);
-            let (pwb1, _, _) = t.first_sec.1.per_op(t.first_sec.0);
-            let rest = (t.ops() - t.first_sec.0, t.counts - t.first_sec.1);
+            let (tail, cpu_tail) = (t.tail(tail_secs), t.cpu_tail(tail_secs));
+            let first = t.run.first_sec;
+            let (pwb1, _, _) = first.1.per_op(first.0);
+            let rest = (t.ops() - first.0, t.run.counts - first.1);
             let (pwbr, _, _) = rest.1.per_op(rest.0);
-            let (pwb, pfence, _) = t.counts.per_op(t.ops());
+            let (pwb, pfence, _) = t.run.counts.per_op(t.ops());
             let to90 = t.time_to(0.9, tail);
             println!(
-                "{:<8} {:<24} {:>11.3} {:>9} {:>10.3} {:>10.3} {:>8.3} {:>9} {:>10.2} {:>12.2}",
+                "{:<8} {:<24} {:>10.3} {:>10.3} {:>10.3} {:>8.3} {:>10.3} {:>8.3} {:>9} {:>10.2} {:>11.2} {:>10.2}",
                 dist,
                 t.variant.seed_name(),
                 t.restart.first_op_ms,
-                t.first_sec.0,
-                t.first_sec.0 as f64 / 1e6,
+                first.0 as f64 / 1e6,
                 tail,
                 tail / mirror_tail,
+                cpu_tail,
+                cpu_tail / mirror_cpu,
                 to90.map_or("-".into(), |x| format!("{x:.1}")),
                 pwb1,
-                pwbr
+                pwbr,
+                pfence
             );
             tl_json.push(format!(
-                "{{\"keys\":{},\"variant\":{},\"restart\":{},\"bin_ms\":100,\"ops_per_bin\":{:?},\"ops_first_second\":{},\"tail_mops\":{:.5},\"tail_ratio_to_mirror\":{:.4},\"seconds_to_90pct_of_tail\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"pwb_per_op_first_second\":{:.4},\"pwb_per_op_after\":{:.4}}}",
+                "{{\"keys\":{},\"variant\":{},\"restart\":{},\"bin_ms\":100,\"ops_per_bin\":{:?},\"cpu_seconds_per_bin\":{:?},\"ops_first_second\":{},\"tail_seconds\":{},\"tail_mops\":{:.5},\"tail_ratio_to_mirror\":{:.4},\"tail_cpu_mops\":{:.5},\"tail_cpu_ratio_to_mirror\":{:.4},\"seconds_to_90pct_of_tail\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"pwb_per_op_first_second\":{:.4},\"pwb_per_op_after\":{:.4}}}",
                 common::json_str(dist),
                 common::json_str(t.variant.seed_name()),
                 t.restart.json(),
-                t.bins,
-                t.first_sec.0,
+                t.run.bins,
+                t.run.cpu.iter().map(|c| (c * 1e4).round() / 1e4).collect::<Vec<_>>(),
+                first.0,
+                tail_secs,
                 tail,
                 tail / mirror_tail,
+                cpu_tail,
+                cpu_tail / mirror_cpu,
                 to90.map_or("null".into(), |x| format!("{x:.2}")),
                 pwb,
                 pfence,
@@ -1566,32 +1650,35 @@ fn recovery_report(
                 pwbr
             ));
         }
-        let series: Vec<svg::Series> = tls
-            .iter()
-            .map(|t| svg::Series {
-                name: t.variant.seed_name().into(),
-                points: (0..t.bins.len())
-                    .map(|i| ((i + 1) as f64 * BIN.as_secs_f64(), t.mops(i)))
-                    .collect(),
-            })
-            .collect();
-        let title = format!(
-            "{st} recovery, {dist} keys: {} keys, {} threads, 20% updates",
-            sizes.last().copied().unwrap_or(0),
-            s.max_threads()
-        );
-        let path = out.join(format!("relax-recovery-{st}-{dist}.svg"));
-        std::fs::write(
-            &path,
-            svg::line_chart_xy(
-                &title,
-                "seconds after the restart",
-                "throughput (M ops/s)",
-                &series,
-            ),
-        )
-        .expect("write a plot");
-        written.push(path);
+        for (suffix, what, cpu) in [
+            ("", "throughput (M ops/s)", false),
+            ("-cpu", "CPU-normalised throughput (M ops/s)", true),
+        ] {
+            let series: Vec<svg::Series> = tls
+                .iter()
+                .map(|t| svg::Series {
+                    name: short(t.variant),
+                    points: (0..t.run.bins.len())
+                        .map(|i| {
+                            let y = if cpu { t.cpu_mops(i) } else { t.mops(i) };
+                            ((i + 1) as f64 * BIN.as_secs_f64(), y)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let title = format!(
+                "{st} after a crash, {dist} keys: {} keys, {} threads, 20% updates",
+                sizes.last().copied().unwrap_or(0),
+                s.max_threads()
+            );
+            let path = out.join(format!("relax-recovery-{st}-{dist}{suffix}.svg"));
+            std::fs::write(
+                &path,
+                svg::line_chart_xy(&title, "seconds after the restart", what, &series),
+            )
+            .expect("write a plot");
+            written.push(path);
+        }
     }
     json.push(format!("\"timelines\":[{}]", tl_json.join(",")));
     let series = vec![svg::Series {
