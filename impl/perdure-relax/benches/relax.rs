@@ -66,7 +66,12 @@
 //!   each variant and key distribution (uniform; YCSB's scrambled Zipfian,
 //!   θ = 0.99) a copy of it is restarted and run with 20% updates on all
 //!   threads, the completed operations counted in 100 ms bins for 30 s
-//!   from the restart: the thesis's throughput-over-time curves.
+//!   from the restart: the thesis's throughput-over-time curves. The same
+//!   runs for 10 s (a third) on a crash image of the smallest size: with
+//!   the hash table's fixed 262 080 buckets the largest size has long
+//!   bucket lists (64 keys at 16M), so its operations are slow and lazy
+//!   recovery is still going on after 30 s, while at 1M keys (4 per
+//!   bucket) the whole recovery fits in the window.
 //!   The crashes are quiescent (no operation in flight): what is measured
 //!   is what the restart costs, not the repair of a torn write.
 //!   The scan's pool is created with `msb_sequences` so that
@@ -85,17 +90,17 @@
 //!
 //! | variable | effect |
 //! | --- | --- |
-//! | (default) | steady points 0.3 s × 5 rounds; hash sizes 8K, 128K, 1M keys; recovery scan 1M..16M keys, 30 s timelines at 16M (about 15 minutes on 2 cores) |
+//! | (default) | steady points 0.3 s × 5 rounds; hash sizes 8K, 128K, 1M keys; recovery scan 1M..16M keys, 30 s timelines at 16M and 10 s at 1M (about 17 minutes on 2 cores) |
 //! | `PERDURE_BENCH_QUICK=1` | 0.1 s × 1 round; small sizes; scan 64K..256K keys, 3 s timelines (about 1 minute) |
 //! | `PERDURE_BENCH_FULL=1` | 1 s × 5 rounds; hash sizes up to 8M (the thesis's default size); scan 4M..64M keys, 60 s timelines |
 //! | `PERDURE_BENCH_THREADS=1,2` | the thread counts (default 1, 2, then powers of two up to the cores) |
 //! | `PERDURE_RELAX_KEYS=1000000,16000000` | the recovery scan's sizes (the largest gets the timelines; the thesis's is 128M) |
-//! | `PERDURE_RELAX_TIMELINE_SECS=100` | timeline length (the thesis's: 100 s) |
+//! | `PERDURE_RELAX_TIMELINE_SECS=100` | timeline length at the largest size (the thesis's: 100 s; a third of it at the smallest) |
 //! | `PERDURE_RELAX_ONLY=steady` or `=recovery` | run one half |
 //!
 //! Prints tables and writes `relax.json` and the plots `relax-threads-*.svg`,
 //! `relax-size-*.svg`, `relax-updates-*.svg`,
-//! `relax-recovery-<structure>-{uniform,zipf}.svg` (and `…-cpu.svg`, the
+//! `relax-recovery-<structure>-<keys>-{uniform,zipf}.svg` (and `…-cpu.svg`, the
 //! same CPU-normalised: each bin's operations per on-CPU second of the
 //! threads, times the threads) and
 //! `relax-eager-<structure>.svg` into `$PERDURE_OUT/bench` (else
@@ -946,6 +951,8 @@ struct Restart {
     space_ms: f64,
     /// Structure open: Mirror's recovery (trace and copy) for Eager.
     open_ms: f64,
+    /// The on-CPU time of the structure open (NaN if unknown).
+    open_cpu_ms: f64,
     /// The end of the first operation.
     first_op_ms: f64,
 }
@@ -953,8 +960,8 @@ struct Restart {
 impl Restart {
     fn json(&self) -> String {
         format!(
-            "{{\"pool_open_ms\":{:.4},\"space_open_ms\":{:.4},\"structure_open_ms\":{:.4},\"first_op_ms\":{:.4}}}",
-            self.pool_ms, self.space_ms, self.open_ms, self.first_op_ms
+            "{{\"pool_open_ms\":{:.4},\"space_open_ms\":{:.4},\"structure_open_ms\":{:.4},\"structure_open_cpu_ms\":{:.4},\"first_op_ms\":{:.4}}}",
+            self.pool_ms, self.space_ms, self.open_ms, self.open_cpu_ms, self.first_op_ms
         )
     }
 }
@@ -973,6 +980,10 @@ struct ScanRow {
 const RESTARTS: usize = 3;
 
 struct Timeline {
+    /// The size crashed at (keys).
+    n: u64,
+    /// Its length (s).
+    secs: f64,
     keys: &'static str,
     variant: Tracking,
     restart: Restart,
@@ -1030,7 +1041,6 @@ struct RecoveryReport {
     structure: &'static str,
     scan: Vec<ScanRow>,
     timelines: Vec<Timeline>,
-    range: u64,
 }
 
 /// Opens the pool file, the space under `t` and the structure, and runs one
@@ -1048,8 +1058,13 @@ fn restart<S: BenchSet>(
     let pool_ms = ms(t0);
     let sp = Space::open(&pool, base_of(&pool), OpenOptions::new(t)).expect("open the space");
     let space_ms = ms(t0);
+    let cpu0 = thread_cpu_ns();
     let set = S::open(&sp).expect("open the structure");
     let open_ms = ms(t0);
+    let open_cpu_ms = match (cpu0, thread_cpu_ns()) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e6,
+        _ => f64::NAN,
+    };
     {
         let mut h = sp.handle().expect("handle");
         let mut rng = Rng::new(0xf00d);
@@ -1062,6 +1077,7 @@ fn restart<S: BenchSet>(
         pool_ms,
         space_ms,
         open_ms,
+        open_cpu_ms,
         first_op_ms,
     }
 }
@@ -1164,6 +1180,7 @@ fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
     let range = 2 * nmax;
     let dir = tempfile::tempdir_in(&s.dir).expect("a directory for the pool");
     let image = dir.path().join("image.pool");
+    let small = dir.path().join("small.pool");
     let cfg = config::<S>(nmax, threads, true);
     let mut scan = Vec::new();
     // Every variant but Eager, then Eager, whose incarnation the next fill
@@ -1195,6 +1212,10 @@ fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
     for (i, &n) in s.scan.iter().enumerate() {
         let mut added = 0;
         for &v in &order {
+            if v == Tracking::Eager && i == 0 && s.scan.len() > 1 {
+                // The smallest size's crash image, for its short timelines.
+                std::fs::copy(&image, &small).expect("copy the crash image");
+            }
             // Mirror restarts once (its recovery is long, and its
             // incarnation goes on to the next fill step); RELAX several
             // times, the median reported.
@@ -1240,48 +1261,61 @@ fn recovery<S: BenchSet>(s: &Settings) -> RecoveryReport {
         }
         inserted += added;
     }
-    // The timelines: each restart from a copy of the crash image.
-    let zipf = Zipf::new(range);
-    let run = dir.path().join("run.pool");
-    let dur = Duration::from_secs_f64(s.timeline);
+    // The timelines: each restart from a copy of a crash image, the
+    // largest size's for the configured time, the smallest's (if the scan
+    // has two sizes) for a third of it.
     let mut timelines = Vec::new();
-    for keys in [Keys::Uniform(range), Keys::Zipf(&zipf)] {
-        for &v in [Tracking::Eager]
-            .iter()
-            .chain(order.iter().filter(|&&t| t != Tracking::Eager))
-        {
-            std::fs::copy(&image, &run).expect("copy the crash image");
-            let mut out = None;
-            let r = restart::<S>(s, &run, v, keys, |sp, set, t0| {
-                out = Some(timeline(sp, set, t0, threads, keys, dur));
-            });
-            std::fs::remove_file(&run).expect("remove the run's pool");
-            let tl = Timeline {
-                keys: keys.name(),
-                variant: v,
-                restart: r,
-                run: out.expect("the timeline ran"),
-                threads,
-            };
-            let tail = (s.timeline / 6.0).max(0.5);
-            eprintln!(
-                "  {:<6} {:<8} {:<24} first op {:8.3} ms, tail {:.3} M ops/s (CPU-normalised {:.3}), {} ops",
-                S::NAME,
-                tl.keys,
-                v.seed_name(),
-                r.first_op_ms,
-                tl.tail(tail),
-                tl.cpu_tail(tail),
-                tl.ops()
-            );
-            timelines.push(tl);
+    let mut images = vec![(nmax, image.clone(), s.timeline)];
+    if s.scan.len() > 1 {
+        images.insert(0, (s.scan[0], small.clone(), s.timeline / 3.0));
+    }
+    let run = dir.path().join("run.pool");
+    for (n, img, secs) in images {
+        let zipf = Zipf::new(2 * n);
+        let dur = Duration::from_secs_f64(secs);
+        for keys in [Keys::Uniform(2 * n), Keys::Zipf(&zipf)] {
+            for &v in [Tracking::Eager]
+                .iter()
+                .chain(order.iter().filter(|&&t| t != Tracking::Eager))
+            {
+                std::fs::copy(&img, &run).expect("copy the crash image");
+                let mut out = None;
+                let r = restart::<S>(s, &run, v, keys, |sp, set, t0| {
+                    out = Some(timeline(sp, set, t0, threads, keys, dur));
+                });
+                std::fs::remove_file(&run).expect("remove the run's pool");
+                let tl = Timeline {
+                    n,
+                    secs,
+                    keys: keys.name(),
+                    variant: v,
+                    restart: r,
+                    run: out.expect("the timeline ran"),
+                    threads,
+                };
+                let tail = (secs / 6.0).max(0.5);
+                eprintln!(
+                    "  {:<6} {:>9} keys {:<8} {:<24} first op {:8.3} ms, tail {:.3} M ops/s (CPU-normalised {:.3}), {} ops",
+                    S::NAME,
+                    n,
+                    tl.keys,
+                    v.seed_name(),
+                    r.first_op_ms,
+                    tl.tail(tail),
+                    tl.cpu_tail(tail),
+                    tl.ops()
+                );
+                timelines.push(tl);
+            }
+        }
+        if img != image {
+            std::fs::remove_file(&img).expect("remove a crash image");
         }
     }
     RecoveryReport {
         structure: S::NAME,
         scan,
         timelines,
-        range,
     }
 }
 
@@ -1504,8 +1538,9 @@ fn recovery_report(
     for t in &present {
         print!(" {:>22}", t.seed_name());
     }
-    println!(" {:>16}", "Mirror recovery");
+    println!(" {:>16} {:>12}", "Mirror recovery", "(on-CPU)");
     let mut eager_pts = Vec::new();
+    let mut eager_cpu = Vec::new();
     let mut lazy_max: f64 = 0.0;
     for &n in &sizes {
         let rows: Vec<&ScanRow> = rep.scan.iter().filter(|r| r.keys == n).collect();
@@ -1523,14 +1558,19 @@ fn recovery_report(
             .expect("Mirror's row");
         let rec = e.restart.open_ms - e.restart.space_ms;
         eager_pts.push((e.inserted as f64, rec * 1e6));
-        println!(" {:>16.1}", rec);
+        eager_cpu.push((e.inserted as f64, e.restart.open_cpu_ms * 1e6));
+        println!(" {:>16.1} {:>12.1}", rec, e.restart.open_cpu_ms);
     }
     let (a, b, r2) = fit(&eager_pts);
+    let (ca, cb, cr2) = fit(&eager_cpu);
     println!(
-        "  Mirror's recovery fitted as a + b·keys: b = {:.1} ns per key, a = {:.2} ms, r² = {:.4}",
+        "  Mirror's recovery fitted as a + b·keys: b = {:.1} ns per key, a = {:.2} ms, r² = {:.4} (on-CPU time: b = {:.1} ns per key, a = {:.2} ms, r² = {:.4})",
         b,
         a / 1e6,
-        r2
+        r2,
+        cb,
+        ca / 1e6,
+        cr2
     );
     println!("  the slowest RELAX first operation over every size: {lazy_max:.3} ms");
     for t in present.iter().filter(|&&t| t != Tracking::Eager) {
@@ -1548,16 +1588,19 @@ fn recovery_report(
         ));
     }
     targets.push(format!(
-        "[{}] {st}: Mirror's recovery grows linearly in the size: {b:.1} ns per key, intercept {:.2} ms, r^2 = {r2:.4} over {} sizes (linear = r^2 >= 0.98)",
+        "[{}] {st}: Mirror's recovery grows linearly in the size: {b:.1} ns per key, intercept {:.2} ms, r^2 = {r2:.4} over {} sizes (linear = r^2 >= 0.98; on-CPU: {cb:.1} ns per key, r^2 = {cr2:.4})",
         if r2 >= 0.98 { "HOLDS" } else { "DOES NOT HOLD" },
         a / 1e6,
         sizes.len()
     ));
     let mut json = vec![format!(
-        "\"eager_fit\":{{\"ns_per_key\":{:.3},\"intercept_ms\":{:.4},\"r2\":{:.5}}},\"lazy_first_op_max_ms\":{:.4}",
+        "\"eager_fit\":{{\"ns_per_key\":{:.3},\"intercept_ms\":{:.4},\"r2\":{:.5}}},\"eager_cpu_fit\":{{\"ns_per_key\":{:.3},\"intercept_ms\":{:.4},\"r2\":{:.5}}},\"lazy_first_op_max_ms\":{:.4}",
         b,
         a / 1e6,
         r2,
+        cb,
+        ca / 1e6,
+        cr2,
         lazy_max
     )];
     json.push(format!(
@@ -1576,46 +1619,56 @@ fn recovery_report(
             .join(",")
     ));
     // Timelines.
-    println!();
-    println!(
-        "{st}: after a crash at {} keys (range {}), {} threads, 20% updates, {} s: throughput every 100 ms from the restart",
-        sizes.last().copied().unwrap_or(0),
-        rep.range,
-        s.max_threads(),
-        s.timeline
-    );
-    println!(
-        "{:<8} {:<24} {:>10} {:>10} {:>10} {:>8} {:>10} {:>8} {:>9} {:>10} {:>11} {:>10}",
-        "keys",
-        "variant",
-        "1st op ms",
-        "Mops 1st s",
-        "tail Mops",
-        "/Mirror",
-        "tail /cpu",
-        "/Mirror",
-        "90% at s",
-        "pwb/op 1s",
-        "pwb/op rest",
-        "pfence/op"
-    );
     let mut tl_json = Vec::new();
-    for dist in ["uniform", "zipf"] {
-        let tls: Vec<&Timeline> = rep.timelines.iter().filter(|t| t.keys == dist).collect();
-        let Some(mirror) = tls.iter().find(|t| t.variant == Tracking::Eager) else {
-            continue;
-        };
-        let tail_secs = (s.timeline / 6.0).max(0.5);
-        let (mirror_tail, mirror_cpu) = (mirror.tail(tail_secs), mirror.cpu_tail(tail_secs));
-        for t in &tls {
-            let (tail, cpu_tail) = (t.tail(tail_secs), t.cpu_tail(tail_secs));
-            let first = t.run.first_sec;
-            let (pwb1, _, _) = first.1.per_op(first.0);
-            let rest = (t.ops() - first.0, t.run.counts - first.1);
-            let (pwbr, _, _) = rest.1.per_op(rest.0);
-            let (pwb, pfence, _) = t.run.counts.per_op(t.ops());
-            let to90 = t.time_to(0.9, tail);
-            println!(
+    let mut crashed: Vec<(u64, f64)> = Vec::new();
+    for t in &rep.timelines {
+        if !crashed.contains(&(t.n, t.secs)) {
+            crashed.push((t.n, t.secs));
+        }
+    }
+    for (n, secs) in crashed {
+        println!();
+        println!(
+        "{st}: after a crash at {n} keys (range {}), {} threads, 20% updates, {secs} s: throughput every 100 ms from the restart; tail = the last {:.1} s",
+        2 * n,
+        s.max_threads(),
+        (secs / 6.0).max(0.5)
+    );
+        println!(
+            "{:<8} {:<24} {:>10} {:>10} {:>10} {:>8} {:>10} {:>8} {:>9} {:>10} {:>11} {:>10}",
+            "keys",
+            "variant",
+            "1st op ms",
+            "Mops 1st s",
+            "tail Mops",
+            "/Mirror",
+            "tail /cpu",
+            "/Mirror",
+            "90% at s",
+            "pwb/op 1s",
+            "pwb/op rest",
+            "pfence/op"
+        );
+        for dist in ["uniform", "zipf"] {
+            let tls: Vec<&Timeline> = rep
+                .timelines
+                .iter()
+                .filter(|t| t.keys == dist && t.n == n)
+                .collect();
+            let Some(mirror) = tls.iter().find(|t| t.variant == Tracking::Eager) else {
+                continue;
+            };
+            let tail_secs = (secs / 6.0).max(0.5);
+            let (mirror_tail, mirror_cpu) = (mirror.tail(tail_secs), mirror.cpu_tail(tail_secs));
+            for t in &tls {
+                let (tail, cpu_tail) = (t.tail(tail_secs), t.cpu_tail(tail_secs));
+                let first = t.run.first_sec;
+                let (pwb1, _, _) = first.1.per_op(first.0);
+                let rest = (t.ops() - first.0, t.run.counts - first.1);
+                let (pwbr, _, _) = rest.1.per_op(rest.0);
+                let (pwb, pfence, _) = t.run.counts.per_op(t.ops());
+                let to90 = t.time_to(0.9, tail);
+                println!(
                 "{:<8} {:<24} {:>10.3} {:>10.3} {:>10.3} {:>8.3} {:>10.3} {:>8.3} {:>9} {:>10.2} {:>11.2} {:>10.2}",
                 dist,
                 t.variant.seed_name(),
@@ -1630,8 +1683,8 @@ fn recovery_report(
                 pwbr,
                 pfence
             );
-            tl_json.push(format!(
-                "{{\"keys\":{},\"variant\":{},\"restart\":{},\"bin_ms\":100,\"ops_per_bin\":{:?},\"cpu_seconds_per_bin\":{:?},\"ops_first_second\":{},\"tail_seconds\":{},\"tail_mops\":{:.5},\"tail_ratio_to_mirror\":{:.4},\"tail_cpu_mops\":{:.5},\"tail_cpu_ratio_to_mirror\":{:.4},\"seconds_to_90pct_of_tail\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"pwb_per_op_first_second\":{:.4},\"pwb_per_op_after\":{:.4}}}",
+                tl_json.push(format!(
+                "{{\"crashed_at_keys\":{n},\"seconds\":{secs},\"keys\":{},\"variant\":{},\"restart\":{},\"bin_ms\":100,\"ops_per_bin\":{:?},\"cpu_seconds_per_bin\":{:?},\"ops_first_second\":{},\"tail_seconds\":{},\"tail_mops\":{:.5},\"tail_ratio_to_mirror\":{:.4},\"tail_cpu_mops\":{:.5},\"tail_cpu_ratio_to_mirror\":{:.4},\"seconds_to_90pct_of_tail\":{},\"pwb_per_op\":{:.4},\"pfence_per_op\":{:.4},\"pwb_per_op_first_second\":{:.4},\"pwb_per_op_after\":{:.4}}}",
                 common::json_str(dist),
                 common::json_str(t.variant.seed_name()),
                 t.restart.json(),
@@ -1649,45 +1702,54 @@ fn recovery_report(
                 pwb1,
                 pwbr
             ));
-        }
-        for (suffix, what, cpu) in [
-            ("", "throughput (M ops/s)", false),
-            ("-cpu", "CPU-normalised throughput (M ops/s)", true),
-        ] {
-            let series: Vec<svg::Series> = tls
-                .iter()
-                .map(|t| svg::Series {
-                    name: short(t.variant),
-                    points: (0..t.run.bins.len())
-                        .map(|i| {
-                            let y = if cpu { t.cpu_mops(i) } else { t.mops(i) };
-                            ((i + 1) as f64 * BIN.as_secs_f64(), y)
-                        })
-                        .collect(),
-                })
-                .collect();
-            let title = format!(
-                "{st} after a crash, {dist} keys: {} keys, {} threads, 20% updates",
-                sizes.last().copied().unwrap_or(0),
-                s.max_threads()
-            );
-            let path = out.join(format!("relax-recovery-{st}-{dist}{suffix}.svg"));
-            std::fs::write(
-                &path,
-                svg::line_chart_xy(&title, "seconds after the restart", what, &series),
-            )
-            .expect("write a plot");
-            written.push(path);
+            }
+            for (suffix, what, cpu) in [
+                ("", "throughput (M ops/s)", false),
+                ("-cpu", "CPU-normalised throughput (M ops/s)", true),
+            ] {
+                let series: Vec<svg::Series> = tls
+                    .iter()
+                    .map(|t| svg::Series {
+                        name: short(t.variant),
+                        points: (0..t.run.bins.len())
+                            .map(|i| {
+                                let y = if cpu { t.cpu_mops(i) } else { t.mops(i) };
+                                ((i + 1) as f64 * BIN.as_secs_f64(), y)
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let title = format!(
+                    "{st} after a crash, {dist} keys: {n} keys, {} threads, 20% updates",
+                    s.max_threads()
+                );
+                let path = out.join(format!("relax-recovery-{st}-{n}-{dist}{suffix}.svg"));
+                std::fs::write(
+                    &path,
+                    svg::line_chart_xy(&title, "seconds after the restart", what, &series),
+                )
+                .expect("write a plot");
+                written.push(path);
+            }
         }
     }
     json.push(format!("\"timelines\":[{}]", tl_json.join(",")));
-    let series = vec![svg::Series {
-        name: "Mirror (eager) recovery".into(),
-        points: eager_pts
-            .iter()
-            .map(|&(n, ns)| (n / 1e6, ns / 1e9))
-            .collect(),
-    }];
+    let series = vec![
+        svg::Series {
+            name: "wall-clock".into(),
+            points: eager_pts
+                .iter()
+                .map(|&(n, ns)| (n / 1e6, ns / 1e9))
+                .collect(),
+        },
+        svg::Series {
+            name: "on-CPU".into(),
+            points: eager_cpu
+                .iter()
+                .map(|&(n, ns)| (n / 1e6, ns / 1e9))
+                .collect(),
+        },
+    ];
     let path = out.join(format!("relax-eager-{st}.svg"));
     std::fs::write(
         &path,
