@@ -116,7 +116,7 @@ use perdure_pm::{Backend, Pmem, Pool};
 use perdure_relax::ds::{HarrisList, HashTable, PArray};
 use perdure_relax::{Config, Handle, OpenOptions, RelaxError, Space, Tracking};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -717,7 +717,7 @@ fn measure<S: BenchSet>(
                 let (stop, start) = (&stop, &start);
                 sc.spawn(move || {
                     let mut h = sp.handle().expect("handle");
-                    let mut rng = Rng::new(seed ^ (t + 1) << 40);
+                    let mut rng = Rng::new(seed.wrapping_mul(0x100_0000_01b3) ^ (t + 1) << 48);
                     start.wait();
                     let (c0, t0, cpu0) = (stats::thread_counts(), Instant::now(), thread_cpu_ns());
                     let mut ops = 0;
@@ -798,6 +798,9 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// The next seed of a steady-state round.
+static SEEDS: AtomicU64 = AtomicU64::new(1);
+
 fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) {
     let vs = variants::<S>();
     let maxt = s.max_threads();
@@ -844,9 +847,14 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
         for &(t, u) in &points {
             let mut acc: Vec<(Vec<f64>, Vec<f64>, Tally)> =
                 vec![(Vec::new(), Vec::new(), Tally::default()); vs.len()];
-            for r in 0..s.reps {
+            for _ in 0..s.reps {
+                // A fresh key sequence for every round of every point (the
+                // same for the variants of a round): a thread replaying a
+                // sequence it ran before on the same structure would find
+                // its inserts' keys present and its removes' absent.
+                let seed = SEEDS.fetch_add(1, Ordering::Relaxed);
                 for (i, sp) in spaces.iter().enumerate() {
-                    let tl = measure(sp, &sets[i], t, u, Keys::Uniform(range), s.secs, r as u64);
+                    let tl = measure(sp, &sets[i], t, u, Keys::Uniform(range), s.secs, seed);
                     acc[i].0.push(tl.mops());
                     acc[i].1.push(tl.cpu_mops());
                     let a = &mut acc[i].2;
