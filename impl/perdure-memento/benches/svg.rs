@@ -54,12 +54,16 @@ fn nice_step(span: f64, n: f64) -> f64 {
 
 fn fmt_tick(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e6 {
-        format!("{v:.0}")
-    } else if v.abs() >= 0.1 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+        return format!("{v:.0}");
     }
+    // As few decimals as show the tick exactly (0.025 needs three).
+    let d = (1..=4)
+        .find(|&d| {
+            let m = 10f64.powi(d) * v;
+            (m - m.round()).abs() < 1e-6 * m.abs().max(1.0)
+        })
+        .unwrap_or(4) as usize;
+    format!("{v:.d$}")
 }
 
 struct Frame {

@@ -1728,7 +1728,7 @@ fn recovery_report(
                     })
                     .collect();
                 let title = format!(
-                    "{st} after a crash, {dist} keys: {n} keys, {} threads, 20% updates",
+                    "{st}, crash at {n} keys, {dist}, {} threads, 20% upd.",
                     s.max_threads()
                 );
                 let path = out.join(format!("relax-recovery-{st}-{n}-{dist}{suffix}.svg"));
