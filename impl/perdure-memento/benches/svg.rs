@@ -1,6 +1,7 @@
 //! A small dependency-free SVG writer for the benchmark plots: a line chart
-//! (x = threads, y = throughput, one line per series) and a grouped bar
-//! chart. Plain SVG 1.1 text, readable by any browser.
+//! (x = threads, y = throughput, one line per series), a line chart with a
+//! linear x axis (time series) and a grouped bar chart. Plain SVG 1.1 text,
+//! readable by any browser.
 
 #![allow(dead_code)]
 
@@ -53,12 +54,16 @@ fn nice_step(span: f64, n: f64) -> f64 {
 
 fn fmt_tick(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e6 {
-        format!("{v:.0}")
-    } else if v.abs() >= 0.1 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+        return format!("{v:.0}");
     }
+    // As few decimals as show the tick exactly (0.025 needs three).
+    let d = (1..=4)
+        .find(|&d| {
+            let m = 10f64.powi(d) * v;
+            (m - m.round()).abs() < 1e-6 * m.abs().max(1.0)
+        })
+        .unwrap_or(4) as usize;
+    format!("{v:.d$}")
 }
 
 struct Frame {
@@ -197,6 +202,54 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
                 y
             );
         }
+    }
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    legend(&mut out, &names, &f);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A line chart with a linear x axis (ticks at "nice" values, points placed
+/// by value): for time series such as throughput after a crash, where
+/// [`line_chart`]'s one-slot-per-x layout would label every point.
+pub fn line_chart_xy(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let x_top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let y_top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let mut out = String::new();
+    let f = open(&mut out, title, x_label, y_label, y_top);
+    let x_step = nice_step(x_top.max(1e-9), 8.0);
+    let x_max = (x_top / x_step).ceil().max(1.0) * x_step;
+    let x_at = |x: f64| LEFT + f.plot_w * (x / x_max);
+    let mut v = 0.0;
+    while v <= x_max + x_step / 2.0 {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            x_at(v),
+            TOP + f.plot_h + 18.0,
+            fmt_tick(v)
+        );
+        v += x_step;
+    }
+    for (i, s) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        let pts: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", x_at(x), f.y(y)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.5"><title>{}</title></polyline>"#,
+            pts.join(" "),
+            esc(&s.name)
+        );
     }
     let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
     legend(&mut out, &names, &f);
