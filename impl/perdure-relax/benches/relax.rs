@@ -15,6 +15,11 @@
 //!   (61 keys per bucket at 16M keys). Each table is opened, i.e. its
 //!   bucket array recovered (§6.6), before its first operation — lazily for
 //!   RELAX, all at restart for Mirror;
+//! * `skiplist`: [`SkipList`] (Fraser's), every variant but
+//!   MarkableAtomicPointer (several incoming pointers per node, §6.4.3);
+//! * `bst`: [`Bst`] (Natarajan–Mittal), keys drawn in a scrambled order
+//!   (an odd multiplier modulo 2^62) so that the fill does not build a
+//!   list-shaped tree;
 //! * `array`: [`PArray`]s of 4095 cells at up to 64 roots used as a set
 //!   over a known key range (§8.1's constrained set: insert = CAS 0→1,
 //!   remove = CAS 1→0), so at most 262 080 cells. Only the variants that
@@ -113,7 +118,7 @@ mod svg;
 
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
-use perdure_relax::ds::{HarrisList, HashTable, PArray};
+use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
 use perdure_relax::{Config, Handle, OpenOptions, RelaxError, Space, Tracking};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -171,9 +176,14 @@ macro_rules! rooted_set {
         rooted_set!($ty, $name, 48);
     };
     ($ty:ty, $name:literal, $bytes:expr) => {
+        rooted_set!($ty, $name, $bytes, {});
+    };
+    // With items overriding the trait's defaults (`supports`, `key`).
+    ($ty:ty, $name:literal, $bytes:expr, { $($extra:item)* }) => {
         impl BenchSet for $ty {
             const NAME: &'static str = $name;
             const BYTES_PER_KEY: u64 = $bytes;
+            $($extra)*
             fn create(h: &mut H<'_, '_>, _range: u64) -> Res<Self> {
                 <$ty>::create(h, 0)
             }
@@ -194,6 +204,19 @@ macro_rules! rooted_set {
 }
 
 rooted_set!(HarrisList, "list");
+// MarkableAtomicPointer needs one incoming pointer per node (§6.4.3).
+rooted_set!(SkipList, "skiplist", 160, {
+    fn supports(t: Tracking) -> bool {
+        t != Tracking::Markable
+    }
+});
+// Keys in a scrambled order (odd multiplier modulo 2^62, a bijection): the
+// default descending order would grow an unbalanced BST into a list.
+rooted_set!(Bst, "bst", 128, {
+    fn key(i: u64) -> u64 {
+        i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & ((1 << 62) - 1)
+    }
+});
 
 /// Up to [`MAX_SHARDS`] structures at roots `0..shards`, each opened before
 /// its first operation (all at once under [`Tracking::Eager`]).
@@ -488,9 +511,14 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
             recovery: None,
         },
         big(Hash::NAME, steady::<Hash>, Some(recovery::<Hash>)),
-        // A skip list or BST shaped like HarrisList: after its
-        // `rooted_set!(Type, "name", bytes_per_key);` line, one entry here:
-        // big(Type::NAME, steady::<Type>, Some(recovery::<Type>)),
+        big(
+            SkipList::NAME,
+            steady::<SkipList>,
+            Some(recovery::<SkipList>),
+        ),
+        big(Bst::NAME, steady::<Bst>, Some(recovery::<Bst>)),
+        // Another structure shaped like HarrisList: after its
+        // `rooted_set!(Type, "name", bytes_per_key);` line, one entry here.
         Experiment {
             name: Array::NAME,
             sizes: pick(

@@ -3,8 +3,8 @@
 //! every [`Tracking`] variant it allows, with zeroed and with garbage DRAM
 //! after the crash.
 //!
-//! A scenario is a [`Structure`] (Harris's list and the hash table checked
-//! as HISTORY.md's `set`, the array as a `map` from cell to value), a
+//! A scenario is a [`Structure`] (Harris's list, the hash table, the skip list and
+//! the BST checked as HISTORY.md's `set`, the array as a `map` from cell to value), a
 //! tracking variant (the five lazy ones of §6.4 and Mirror's eager recovery,
 //! Chapter 4) and what the volatile region holds when the space is opened
 //! after the crash ([`DramInit`]: zeroes, or seeded garbage — a different
@@ -58,7 +58,7 @@
 //! `tests/mirror.rs` build those); 16-byte CASes persisting as two halves;
 //! weak memory (schedules are sequentially consistent).
 
-use crate::ds::{HarrisList, HashTable, PArray};
+use crate::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
 use crate::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
@@ -239,6 +239,17 @@ set_structure!(
     |h, root| HashTable::create(h, root, BUCKETS),
     |s, root| HashTable::open(s, root)
 );
+
+set_structure!(
+    SkipList,
+    "skiplist",
+    |h, root| SkipList::create(h, root),
+    |s, root| SkipList::open(s, root),
+    applies = |t| t != Tracking::Markable
+);
+set_structure!(Bst, "bst", |h, root| Bst::create(h, root), |s, root| {
+    Bst::open(s, root)
+});
 
 /// A [`SetStructure`] driven as HISTORY.md's `set`.
 pub struct Set<T>(std::marker::PhantomData<fn() -> T>);
@@ -684,6 +695,8 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     for ops in [3, 8] {
         v.extend(rows(Set::<HarrisList>::default(), ops));
         v.extend(rows(Set::<HashTable>::default(), ops));
+        v.extend(rows(Set::<SkipList>::default(), ops));
+        v.extend(rows(Set::<Bst>::default(), ops));
         v.extend(rows(Array, ops));
     }
     v
