@@ -4,7 +4,7 @@
 //!
 //! Each [`Mutant`] removes one step the seed says is needed, or puts back a
 //! step of the seed *as written* that a model check found wrong
-//! (`specs/relax/README.md`, Findings M1, R1, R2). The algorithm asks
+//! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`). The algorithm asks
 //! `mutant!(Name)` at that step (a constant `false` without the feature)
 //! whether to take the mutated path. The switch is process-global: tests that
 //! use it hold [`lock`]. With no mutant switched on the code behaves exactly
@@ -48,11 +48,15 @@ pub enum Mutant {
     /// Algorithm 6.2 *as written* (Finding R2): no re-read of the DRAM pair
     /// after line 2.
     RecoverNoReread = 7,
+    /// Algorithm 4.1, L44 *as written* (Finding M2): one DRAM DWCAS, even
+    /// when it failed only because the recovery mark was set or cleared
+    /// since L9.
+    Line44Once = 8,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 7] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::NoFlushBeforeDram,
         Mutant::NoSeqWindow,
         Mutant::NoRecoveryMark,
@@ -60,6 +64,7 @@ impl Mutant {
         Mutant::Line47AsWritten,
         Mutant::RecoverNoFlush,
         Mutant::RecoverNoReread,
+        Mutant::Line44Once,
     ];
 
     /// Short name (`mutant:relax/<name>` in reports).
@@ -72,6 +77,7 @@ impl Mutant {
             Mutant::Line47AsWritten => "mirror-L47-as-written-M1",
             Mutant::RecoverNoFlush => "recover-field-no-flush-before-L5-R1",
             Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
+            Mutant::Line44Once => "mirror-L44-once-M2",
         }
     }
 }

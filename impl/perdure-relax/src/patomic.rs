@@ -16,7 +16,7 @@
 //!    written back and fenced before DRAM catches up with it. Loads read
 //!    DRAM, so a load never returns a value a crash could lose.
 //!
-//! ## Three fixes of the seed's algorithms
+//! ## Four fixes of the seed's algorithms
 //!
 //! The TLA+ models of `specs/relax` find three places where the seed's
 //! listings, as written, are wrong (two-thread counterexamples, 14–20
@@ -42,6 +42,19 @@
 //!   and wrote it once, finds itself inside the window and its line 4.1
 //!   moves NVMM's sequence after recovery (Mirror's first invariant breaks
 //!   and the field is wedged).
+//!
+//! - **M2** (Algorithm 4.1, L44, with the recovery mark of Algorithm 6.3):
+//!   when L44's DWCAS on DRAM fails because the mark was set or cleared
+//!   since L9 (a late, redundant `recoverField` of the node re-marks the
+//!   pointer, or a load unmarks it), DRAM is left at the old sequence while
+//!   the CAS reports success; the next load reads the old pointer (the
+//!   mark, if set, even sends it to recover the old referent) until some
+//!   later write helps. An insert that returned true is then not seen by
+//!   its own thread's remove. Found by the shuttle tests of the skip list
+//!   and the BST after a crash (`tests/shuttle_sets.rs`); fixed by retrying
+//!   L44 from DRAM's current pair while it is still the same pointer at the
+//!   old sequence (`finish_dram_half`). Pure Mirror has no mark, and the
+//!   TLA+ models none, so neither can show it.
 //!
 //! Each has a mutant putting the listing back as written
 //! (`src/mutant.rs`, feature `mutants`: `Line47AsWritten`,
@@ -402,8 +415,11 @@ impl<B: Backend> Space<'_, B> {
             match res {
                 // L44.
                 Ok(_) => {
-                    let _done = self.dram.dwcas(off, (vv, vs), after);
-                    trace_ev!(off, "L43", ok = _done);
+                    let done = self.dram.dwcas(off, (vv, vs), after);
+                    trace_ev!(off, "L43", ok = done);
+                    if !done && !mutant!(Line44Once) {
+                        self.finish_dram_half(off, (vv, vs), after);
+                    }
                     return Ok(Ok(expected));
                 }
                 Err(actual) if mutant!(Line47AsWritten) => {
@@ -423,6 +439,30 @@ impl<B: Backend> Space<'_, B> {
                     trace_ev!(off, "L43", ok = false);
                     continue;
                 }
+            }
+        }
+    }
+
+    /// Fix M2 (see the module docs): L44's DWCAS failed, yet DRAM may still
+    /// be at the sequence L9 read, the same pointer with the recovery mark
+    /// set or cleared since (a late `recoverField` of Algorithm 6.3 marked
+    /// it, or a load of Algorithm 6.4 unmarked it). NVMM is already at
+    /// `after`, and no write can touch NVMM until DRAM catches up, so the
+    /// DWCAS is retried from DRAM's current pair as long as it is that same
+    /// pointer at the old sequence. Stops once a helper (L18–L24, or line 5
+    /// of a recoverer) has copied `after`, or DRAM shows anything else.
+    fn finish_dram_half(&self, off: u64, before: Replica, after: Replica) {
+        loop {
+            let now = self.dram.read_pair(off);
+            if now.1 != before.1 || now.0 & !RECOVERY_MARK != before.0 & !RECOVERY_MARK {
+                return;
+            }
+            let done = self.dram.dwcas(off, now, after);
+            // Never on a data field (only pointers carry the mark), so the
+            // traces of `trace_relax.rs` never show it.
+            trace_ev!(off, "L44m", ok = done);
+            if done {
+                return;
             }
         }
     }

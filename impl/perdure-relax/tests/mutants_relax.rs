@@ -12,6 +12,7 @@
 //! | `Line47AsWritten` (Alg. 4.1 L46–47, Finding M1) | TLC's M1 schedule: a CAS returns false and a load after it still reads `expected` |
 //! | `RecoverNoFlush` (Alg. 6.2 L5, Finding R1) | TLC's R1 schedule on `Sim`: a redundant `recover_field` publishes an unfenced pair, a load returns it, a crash image loses it |
 //! | `RecoverNoReread` (Alg. 6.2 L2, Finding R2) | TLC's R2 schedule: garbage just outside the window, recovery and one write in between, then line 4.1 moves NVMM's sequence after recovery |
+//! | `Line44Once` (Alg. 4.1 L44 with Alg. 6.3's mark, Finding M2) | a pointer CAS held between its NVMM DWCAS and L44 while a load unmarks the pointer; the CAS returns success and a load after it reads the old pointer |
 //!
 //! The three finding schedules (`specs/relax/README.md`, "Findings") are
 //! forced step by step: each thread of the counterexample is a real thread
@@ -34,7 +35,7 @@ use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
 use perdure_relax::mutant::{self, Mutant, Point};
-use perdure_relax::{DramInit, OpenOptions, PAtomic, Space, Tracking};
+use perdure_relax::{DramInit, OpenOptions, PAtomic, PPtr, Space, Tracking};
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -310,6 +311,44 @@ fn r1_load_lost_by_crash() -> bool {
     })
 }
 
+/// Finding M2 (`src/patomic.rs`): whether a pointer CAS that returned
+/// success is not seen by a load after it.
+///
+/// After a crash under `MarkableAtomicPointer`, node `a`'s next pointer is
+/// recovered (Algorithm 6.3: DRAM holds `mark(b)`). t1 runs `CAS(b→c)` on
+/// it and is held after its NVMM DWCAS; a load (Algorithm 6.4) recovers `b`
+/// and clears the mark (it returns `b`: linearized before t1's CAS). t1
+/// goes on: its L44 DWCAS expects the marked pair it read at L9 and fails.
+/// After t1's success, a load must return `c`.
+fn m2_cas_success_then_stale_load() -> bool {
+    let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
+    let (a, b, c) = {
+        let sp = create(&pool, Tracking::Markable);
+        let mut h = sp.handle().unwrap();
+        let b = h.alloc_node::<ListNode>(&[2, 0]).unwrap();
+        let c = h.alloc_node::<ListNode>(&[3, 0]).unwrap();
+        let a = h.alloc_node::<ListNode>(&[1, b]).unwrap();
+        (a, b, c)
+    };
+    pool.reincarnate();
+    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Markable)).unwrap();
+    let next = PPtr::<ListNode>::at(a + 16);
+    sp.recover_field_ptr::<ListNode>(next.offset()).unwrap();
+    let (_, (dv, _)) = sp.replicas(next.offset()).unwrap();
+    assert_eq!(dv, b | perdure_relax::patomic::RECOVERY_MARK, "recovered and marked");
+    std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
+            next.compare_exchange(&sp, b, c).unwrap()
+        });
+        assert_eq!(t1.next(), Ev::At(Point::CasAfterNvmmDwcas));
+        assert_eq!(next.load(&sp).unwrap(), b, "the load before t1's CAS");
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        assert_eq!(t1h.join().unwrap(), Ok(b), "t1's CAS succeeded at L40");
+        next.load(&sp).unwrap() != c
+    })
+}
+
 fn check(m: Mutant) -> bool {
     match m {
         Mutant::NoFlushBeforeDram => loses_a_returned_insert(),
@@ -318,6 +357,7 @@ fn check(m: Mutant) -> bool {
         Mutant::Line47AsWritten => m1_false_cas_then_stale_load(),
         Mutant::RecoverNoFlush => r1_load_lost_by_crash(),
         Mutant::RecoverNoReread => r2_seq_moved_after_recovery(),
+        Mutant::Line44Once => m2_cas_success_then_stale_load(),
     }
 }
 
