@@ -52,11 +52,15 @@ pub enum Mutant {
     /// when it failed only because the recovery mark was set or cleared
     /// since L9.
     Line44Once = 8,
+    /// §6.4.1/§6.4.3 (Claim 1): BitsetAtomic marks a field recovered, and
+    /// HybridAtomicPointer a node, *before* `recover_field` /
+    /// `recover_node` returns instead of after.
+    TrackBeforeRecover = 9,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 8] = [
+    pub const ALL: [Mutant; 9] = [
         Mutant::NoFlushBeforeDram,
         Mutant::NoSeqWindow,
         Mutant::NoRecoveryMark,
@@ -65,6 +69,7 @@ impl Mutant {
         Mutant::RecoverNoFlush,
         Mutant::RecoverNoReread,
         Mutant::Line44Once,
+        Mutant::TrackBeforeRecover,
     ];
 
     /// Short name (`mutant:relax/<name>` in reports).
@@ -78,6 +83,7 @@ impl Mutant {
             Mutant::RecoverNoFlush => "recover-field-no-flush-before-L5-R1",
             Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
             Mutant::Line44Once => "mirror-L44-once-M2",
+            Mutant::TrackBeforeRecover => "track-recovered-before-recover-returns",
         }
     }
 }
@@ -115,6 +121,10 @@ pub enum Point {
     /// Algorithm 6.2/6.3: lines 2–4.2 are done (line 4.1's CAS, if any,
     /// succeeded); next is the write-back of Finding R1, then line 5.
     RecoverBeforeLine5,
+    /// Tracking (BitsetAtomic for a field, HybridAtomicPointer for a node)
+    /// found the field or node unrecovered; next is its recovery
+    /// (`recover_field` / `recover_node`).
+    TrackBeforeRecover,
 }
 
 /// The hook of the calling thread.

@@ -346,8 +346,18 @@ impl<B: Backend> Space<'_, B> {
         // The operation's invocation, at the moment tracking decides.
         trace_ev!(off, "Invoke", recover = needed);
         if needed {
+            let early = mutant!(TrackBeforeRecover);
+            let bitset = match (self.tracking, &self.bitset) {
+                (Tracking::Bitset, Some(b)) => Some(b),
+                _ => None,
+            };
+            if let (true, Some(b)) = (early, bitset) {
+                b.set(off);
+            }
+            pause!(TrackBeforeRecover);
             self.recover_field(off)?;
-            if let (Tracking::Bitset, Some(b)) = (self.tracking, &self.bitset) {
+            // Claim 1: the bit is set only once `recover_field` returned.
+            if let (false, Some(b)) = (early, bitset) {
                 b.set(off);
             }
         }
@@ -611,11 +621,19 @@ impl<B: Backend> Space<'_, B> {
                 _ => true,
             };
             if needed && !mutant!(UnmarkWithoutRecover) {
+                let early = mutant!(TrackBeforeRecover);
+                let bitset = match (self.tracking, &self.bitset) {
+                    (Tracking::Hybrid, Some(b)) => Some(b),
+                    _ => None,
+                };
+                if let (true, Some(b)) = (early, bitset) {
+                    b.set(node);
+                }
+                pause!(TrackBeforeRecover);
                 N::recover_node(self, node)?; // L2.2
-                if self.tracking == Tracking::Hybrid {
-                    if let Some(b) = &self.bitset {
-                        b.set(node);
-                    }
+                                              // Claim 1: the node's bit is set only once it is recovered.
+                if let (false, Some(b)) = (early, bitset) {
+                    b.set(node);
                 }
             }
             let plain = v & !RECOVERY_MARK;

@@ -12,6 +12,7 @@
 //! | `Line47AsWritten` (Alg. 4.1 L46–47, Finding M1) | TLC's M1 schedule: a CAS returns false and a load after it still reads `expected` |
 //! | `RecoverNoFlush` (Alg. 6.2 L5, Finding R1) | TLC's R1 schedule on `Sim`: a redundant `recover_field` publishes an unfenced pair, a load returns it, a crash image loses it |
 //! | `RecoverNoReread` (Alg. 6.2 L2, Finding R2) | TLC's R2 schedule: garbage just outside the window, recovery and one write in between, then line 4.1 moves NVMM's sequence after recovery |
+//! | `TrackBeforeRecover` (§6.4.1, Claim 1) | BitsetAtomic: t1's tracked load is held between the early bit and its `recover_field`; a second thread's load of the field trusts the bit and reads the unrecovered DRAM value |
 //! | `Line44Once` (Alg. 4.1 L44 with Alg. 6.3's mark, Finding M2) | a pointer CAS held between its NVMM DWCAS and L44 while a load unmarks the pointer; the CAS returns success and a load after it reads the old pointer |
 //!
 //! The three finding schedules (`specs/relax/README.md`, "Findings") are
@@ -24,9 +25,11 @@
 //! handle those schedules, not all schedules (the TLA+ models and
 //! `RecoverField.v` are the general evidence).
 //!
-//! Not here: "mark a node recovered before `recover_node` returns" (issue 6)
-//! is only observable with a second thread racing the first recovery of a
-//! node, and no deterministic check of that exists yet.
+//! "Mark a node recovered before `recover_node` returns" (issue 6) is
+//! `TrackBeforeRecover`; its check forces the race of a second thread with
+//! the first recovery on a BitsetAtomic field (the HybridAtomicPointer path
+//! of the same mutant, a node's bit set before `recover_node`, is not
+//! checked by a schedule of its own).
 
 mod common;
 
@@ -335,7 +338,11 @@ fn m2_cas_success_then_stale_load() -> bool {
     let next = PPtr::<ListNode>::at(a + 16);
     sp.recover_field_ptr::<ListNode>(next.offset()).unwrap();
     let (_, (dv, _)) = sp.replicas(next.offset()).unwrap();
-    assert_eq!(dv, b | perdure_relax::patomic::RECOVERY_MARK, "recovered and marked");
+    assert_eq!(
+        dv,
+        b | perdure_relax::patomic::RECOVERY_MARK,
+        "recovered and marked"
+    );
     std::thread::scope(|sc| {
         let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
             next.compare_exchange(&sp, b, c).unwrap()
@@ -349,6 +356,29 @@ fn m2_cas_success_then_stale_load() -> bool {
     })
 }
 
+/// Claim 1 (`TrackBeforeRecover`): whether a load reads a field that
+/// tracking reports recovered before it is.
+///
+/// After a crash (zeroed DRAM, BitsetAtomic) the field holds 40 in NVMM. t1
+/// loads it and is held after tracking found it unrecovered, before its
+/// `recover_field`; a second load runs to completion meanwhile. Both must
+/// return 40.
+fn claim1_load_before_recovery() -> bool {
+    let pool = Pool::volatile("relax-mut", POOL, NoFlush).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
+    let f = PAtomic::at(off);
+    std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::TrackBeforeRecover], || f.load(&sp).unwrap());
+        assert_eq!(t1.next(), Ev::At(Point::TrackBeforeRecover));
+        let seen = std::thread::scope(|sc2| sc2.spawn(|| f.load(&sp).unwrap()).join().unwrap());
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        let first = t1h.join().unwrap();
+        assert_eq!(first, 40, "t1 recovered the field itself");
+        seen != 40
+    })
+}
+
 fn check(m: Mutant) -> bool {
     match m {
         Mutant::NoFlushBeforeDram => loses_a_returned_insert(),
@@ -358,23 +388,55 @@ fn check(m: Mutant) -> bool {
         Mutant::RecoverNoFlush => r1_load_lost_by_crash(),
         Mutant::RecoverNoReread => r2_seq_moved_after_recovery(),
         Mutant::Line44Once => m2_cas_success_then_stale_load(),
+        Mutant::TrackBeforeRecover => claim1_load_before_recovery(),
+    }
+}
+
+/// What `check(m)` runs (the `explored` text of its PERDURE-CHECK row).
+fn what(m: Mutant) -> &'static str {
+    match m {
+        Mutant::NoFlushBeforeDram => "crash images (up to 64, Sim) after 8 returned Markable list inserts",
+        Mutant::NoSeqWindow => "Figure 6.2: a delayed recoverer's DWCAS after two writes",
+        Mutant::NoRecoveryMark | Mutant::UnmarkWithoutRecover => {
+            "a Markable list of 8 keys reopened over garbage DRAM, read whole"
+        }
+        Mutant::Line47AsWritten => "TLC's M1 schedule, forced: a false CAS, then a load",
+        Mutant::RecoverNoFlush => "TLC's R1 schedule, forced on Sim: a load, then every crash image (up to 64)",
+        Mutant::RecoverNoReread => "TLC's R2 schedule, forced: garbage 2^63+1 ahead, recovery and a write in between",
+        Mutant::Line44Once => "M2 schedule, forced: a pointer CAS held between L40 and L44 while a load unmarks",
+        Mutant::TrackBeforeRecover => {
+            "Claim 1 schedule, forced: a BitsetAtomic load held before its recover_field, a second load meanwhile"
+        }
     }
 }
 
 #[test]
 fn every_mutant_is_caught_and_the_seed_passes() {
     let _g = mutant::lock();
+    let mut missed = Vec::new();
     for m in Mutant::ALL {
+        let t = std::time::Instant::now();
         mutant::set(None);
-        assert!(
-            !check(m),
-            "{}: the check fails on the unmutated code",
-            m.name()
-        );
+        let seed_ok = !check(m);
         mutant::set(Some(m));
         let caught = check(m);
         mutant::set(None);
-        assert!(caught, "{}: not caught", m.name());
-        eprintln!("mutant:relax/{} caught", m.name());
+        let pass = seed_ok && caught;
+        println!(
+            "PERDURE-CHECK {{\"name\":\"mutant:relax/{}\",\"kind\":\"explore\",\"status\":\"{}\",\"explored\":\"{}; as written: {}; mutant: {}\",\"seconds\":{:.3}}}",
+            m.name(),
+            if pass { "pass" } else { "fail" },
+            what(m),
+            if seed_ok { "no violation" } else { "VIOLATION" },
+            if caught { "violation found" } else { "NOT caught" },
+            t.elapsed().as_secs_f64()
+        );
+        if !pass {
+            missed.push(format!(
+                "{}: seed passes {seed_ok}, mutant caught {caught}",
+                m.name()
+            ));
+        }
     }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
 }
