@@ -64,18 +64,16 @@ pub trait Node: 'static {
     fn field_kind(i: usize) -> FieldKind;
 
     /// `recoverNode` (§6.4.2): recovers every field of the node in order,
-    /// data fields with Algorithm 6.2 and pointer fields with Algorithm 6.3.
-    /// The order matters to `ZMarkable` (§6.4.4), which takes a node whose
-    /// last field is recovered as recovered.
-    fn recover_node<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<(), RelaxError> {
+    /// data fields with Algorithm 6.2 and pointer fields with Algorithm 6.3
+    /// (their write-backs batched under shared fences:
+    /// [`Space::recover_fields`]). The order matters to `ZMarkable`
+    /// (§6.4.4), which takes a node whose last field is recovered as
+    /// recovered.
+    fn recover_node<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<(), RelaxError>
+    where
+        Self: Sized,
+    {
         let n = Self::field_count(space, node)?;
-        for i in 0..n {
-            let f = node + 16 * i as u64;
-            match Self::field_kind(i) {
-                FieldKind::Value => space.recover_field(f)?,
-                FieldKind::Pointer => space.recover_field_ptr::<Self::Child>(f)?,
-            }
-        }
-        Ok(())
+        space.recover_fields::<Self>(node, n)
     }
 }

@@ -121,7 +121,7 @@
 
 use crate::dram::{pack, unpack, Replica};
 use crate::error::RelaxError;
-use crate::node::Node;
+use crate::node::{FieldKind, Node};
 use crate::space::{Space, Tracking, SEQ_MSB};
 use crate::sync::atomic::Ordering;
 use perdure_pm::Backend;
@@ -134,6 +134,7 @@ pub const RECOVERY_MARK: u64 = 0b100;
 pub const LOW_BITS: u64 = 0b1111;
 
 /// How one attempt of `recover_field` up to its line 5 ended.
+#[derive(Clone, Copy)]
 enum Attempt {
     /// Line 3: the replicas are equal; nothing to do.
     Equal,
@@ -142,6 +143,10 @@ enum Attempt {
     /// Line 5 is next: DWCAS DRAM from the first pair to the second.
     Copy(Replica, Replica),
 }
+
+/// Fields of one node whose write-backs share a fence in
+/// [`Space::recover_fields`].
+pub const RECOVER_BATCH: usize = 64;
 
 /// How many times a field operation retries before it declares the field
 /// divergent (only a tracking bug or a corrupt pool can make the two
@@ -489,7 +494,7 @@ impl<B: Backend> Space<'_, B> {
     /// Findings R2 and R1 (see the module docs): line 1, line 2, line 3 (if
     /// `line3`, i.e. for Algorithm 6.2), the DRAM re-read of R2, lines
     /// 4–4.2, the write-back and fence of R1.
-    fn recover_attempt(&self, off: u64, line3: bool) -> Result<Attempt, RelaxError> {
+    fn recover_attempt(&self, off: u64, line3: bool, flush: bool) -> Result<Attempt, RelaxError> {
         let d = self.dram.read_pair(off); // L1
         trace_ev!(off, "R1", v = d.0, s = d.1);
         pause!(RecoverAfterLine1);
@@ -524,6 +529,10 @@ impl<B: Backend> Space<'_, B> {
             }
             snv = sd.wrapping_add(1); // L4.2
         }
+        if !flush {
+            // `recover_fields` writes the batch back with one fence.
+            return Ok(Attempt::Copy(d, (vnv, snv)));
+        }
         pause!(RecoverBeforeLine5);
         // Finding R1: the pair line 5 publishes is durable first.
         if !mutant!(RecoverNoFlush) {
@@ -540,7 +549,7 @@ impl<B: Backend> Space<'_, B> {
     pub fn recover_field(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
         for _ in 0..PATIENCE {
-            match self.recover_attempt(off, true)? {
+            match self.recover_attempt(off, true, true)? {
                 Attempt::Equal => return Ok(()), // L3
                 Attempt::Retry => continue,      // goto 1
                 Attempt::Copy(d, nv) => {
@@ -563,15 +572,11 @@ impl<B: Backend> Space<'_, B> {
     pub fn recover_field_ptr<N: Node>(&self, off: u64) -> Result<(), RelaxError> {
         self.check_field(off)?;
         for _ in 0..PATIENCE {
-            let (d, (vnv, snv)) = match self.recover_attempt(off, false)? {
+            let (d, (vnv, snv)) = match self.recover_attempt(off, false, true)? {
                 Attempt::Copy(d, nv) => (d, nv),
                 Attempt::Equal | Attempt::Retry => continue,
             };
-            let target = vnv & !LOW_BITS;
-            let mark = target != 0
-                && !mutant!(NoRecoveryMark)
-                && (self.tracking != Tracking::ZMarkable || !self.node_recovered_z::<N>(target)?);
-            let v = if mark { vnv | RECOVERY_MARK } else { vnv };
+            let v = self.marked::<N>(vnv)?;
             let copied = self.dram.dwcas(off, d, (v, snv));
             trace_ev!(off, "R5", ok = copied);
             if copied {
@@ -579,6 +584,87 @@ impl<B: Backend> Space<'_, B> {
             }
         }
         self.diverged(off)
+    }
+
+    /// Algorithm 6.3, line 4's `mark(V_NV)`: null is not marked; under
+    /// `ZMarkable` a referent already recovered is not marked either
+    /// (§6.4.4).
+    fn marked<N: Node>(&self, vnv: u64) -> Result<u64, RelaxError> {
+        let target = vnv & !LOW_BITS;
+        let mark = target != 0
+            && !mutant!(NoRecoveryMark)
+            && (self.tracking != Tracking::ZMarkable || !self.node_recovered_z::<N>(target)?);
+        Ok(if mark { vnv | RECOVERY_MARK } else { vnv })
+    }
+
+    /// `recoverNode`'s loop (§6.4.2) over the `n` fields of the `N` at
+    /// `node`, in order, with the write-backs of Finding R1 batched: for up
+    /// to [`RECOVER_BATCH`] fields at a time, lines 1–4.2 of Algorithm
+    /// 6.2/6.3 run for each field, then every field about to be copied is
+    /// written back and **one** fence covers them all, then line 5's DRAM
+    /// DWCASes run in field order. Each field still has its own NVMM pair
+    /// durable before its DRAM DWCAS (R1), read after its DRAM pair (R2);
+    /// the batch only delays a field's line 5, as a stalled thread would
+    /// (the seed's stall bound is in writes to the field, not in time).
+    /// A field whose attempt must go back to line 1 (or whose DWCAS fails)
+    /// is finished by the one-field algorithm before the next field's line
+    /// 5, so fields complete in order, as `ZMarkable` needs.
+    ///
+    /// A node of `k` fields costs one `pfence` per batch instead of `k`
+    /// (the bucket array of a hash table, 4095 pointers, was 4095 fences
+    /// on the first operation after a restart).
+    pub fn recover_fields<N: Node>(&self, node: u64, n: usize) -> Result<(), RelaxError> {
+        let mut start = 0;
+        while start < n {
+            let end = (start + RECOVER_BATCH).min(n);
+            let mut plan = [Attempt::Equal; RECOVER_BATCH];
+            for i in start..end {
+                let f = node + 16 * i as u64;
+                self.check_field(f)?;
+                let line3 = N::field_kind(i) == FieldKind::Value;
+                plan[i - start] = self.recover_attempt(f, line3, false)?;
+            }
+            let mut any = false;
+            for (k, a) in plan.iter().enumerate().take(end - start) {
+                if let Attempt::Copy(..) = a {
+                    any = true;
+                    if !mutant!(RecoverNoFlush) {
+                        self.pool.pwb(node + 16 * (start + k) as u64, 16);
+                    }
+                }
+            }
+            if any {
+                pause!(RecoverBeforeLine5);
+                if !mutant!(RecoverNoFlush) {
+                    self.pool.pfence();
+                }
+            }
+            for (k, a) in plan.iter().enumerate().take(end - start) {
+                let i = start + k;
+                let f = node + 16 * i as u64;
+                let pointer = N::field_kind(i) == FieldKind::Pointer;
+                let copied = match *a {
+                    Attempt::Equal => continue,
+                    Attempt::Retry => false,
+                    Attempt::Copy(d, (vnv, snv)) => {
+                        trace_ev!(f, "R43");
+                        let v = if pointer { self.marked::<N::Child>(vnv)? } else { vnv };
+                        let ok = self.dram.dwcas(f, d, (v, snv));
+                        trace_ev!(f, "R5", ok = ok);
+                        ok
+                    }
+                };
+                if !copied {
+                    if pointer {
+                        self.recover_field_ptr::<N::Child>(f)?;
+                    } else {
+                        self.recover_field(f)?;
+                    }
+                }
+            }
+            start = end;
+        }
+        Ok(())
     }
 
     fn diverged<T>(&self, off: u64) -> Result<T, RelaxError> {
