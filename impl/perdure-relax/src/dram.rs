@@ -12,10 +12,9 @@
 //! zeroes (what `mmap` gives on Linux and Windows, the "zeroing assumption"
 //! of §6.2 that `ZMarkableAtomicPointer` and `PseudoBitsetAtomic` need), or
 //! arbitrary garbage (the general case that `recover_field`'s sequence window
-//! of Algorithm 6.2 line 4 exists for). Zeroed regions come from
-//! `alloc_zeroed`, which for large sizes is a fresh anonymous mapping: the
-//! kernel zeroes pages on first touch, so creating the region costs O(1) and
-//! not O(size) — the lazy recovery of §6.1 depends on that.
+//! of Algorithm 6.2 line 4 exists for). Zeroed regions are fresh anonymous
+//! mappings: the kernel zeroes pages on first touch, so creating the region
+//! costs O(1) and not O(size) — the lazy recovery of §6.1 depends on that.
 //!
 //! The 16-byte compare-and-swap on the replica is `lock cmpxchg16b` on
 //! x86-64 ([`perdure_pm::dword`]); elsewhere it is emulated with a lock, and
@@ -91,23 +90,45 @@ impl Dram {
         d
     }
 
+    /// Bytes mapped for `len` pairs (at least one page's worth is rounded
+    /// by the kernel; zero pairs still map one pair).
     #[cfg(not(any(perdure_loom, perdure_shuttle)))]
-    fn layout(len: usize) -> std::alloc::Layout {
-        match std::alloc::Layout::array::<Pair>(len.max(1)) {
-            Ok(l) => l,
-            // A region larger than the address space cannot mirror a pool
-            // that was mapped: the pool's size bounds `len`.
-            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<Pair>()),
-        }
+    fn map_len(len: usize) -> usize {
+        len.max(1).saturating_mul(std::mem::size_of::<Pair>())
     }
 
+    /// A fresh private anonymous mapping: the kernel supplies zero pages
+    /// on first touch, so creating a region of any size is O(1). (The
+    /// global allocator is not used: glibc serves allocations below its
+    /// adaptive mmap threshold, up to 32 MiB, from recycled heap memory
+    /// that `calloc` must clear, an O(size) cost that showed up as
+    /// milliseconds in the first operation after a restart.)
     #[cfg(not(any(perdure_loom, perdure_shuttle)))]
     fn zeroed(len: usize) -> Dram {
-        let layout = Self::layout(len);
-        // SAFETY: the layout has non-zero size (len.max(1) pairs of 16 bytes).
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Pair;
-        let Some(ptr) = std::ptr::NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
+        let bytes = Self::map_len(len);
+        // SAFETY: a new anonymous private mapping at an address the kernel
+        // picks; no existing memory is affected. MAP_NORESERVE: the region
+        // mirrors a whole pool, most of which a lazy recovery never
+        // touches.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            // As the global allocator does when memory runs out.
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(bytes, 16)
+                    .unwrap_or(std::alloc::Layout::new::<Pair>()),
+            )
+        }
+        let Some(ptr) = std::ptr::NonNull::new(raw as *mut Pair) else {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<Pair>())
         };
         Dram { ptr, len }
     }
@@ -217,9 +238,12 @@ impl Dram {
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 impl Drop for Dram {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this very layout; no reference
-        // into the region outlives `self`.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len)) }
+        // SAFETY: mapped in `zeroed` with this very length; no reference
+        // into the region outlives `self`. A failed munmap leaks the
+        // mapping, nothing worse.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, Self::map_len(self.len));
+        }
     }
 }
 
