@@ -20,6 +20,7 @@
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
+//! | `audit` (feature `check`) | — | the reclamation audit: a log of each node's allocation, retirement and free, checked against the reachable nodes |
 //! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
 //! | `trace` (feature `trace`) | Algorithms 4.1, 6.2 | protocol-level traces of one field for TLC (`perdure trace relax`) |
 //!
@@ -113,6 +114,8 @@ macro_rules! trace_ev {
     };
 }
 
+#[cfg(feature = "check")]
+pub mod audit;
 pub mod bitset;
 pub mod dram;
 pub mod ds;

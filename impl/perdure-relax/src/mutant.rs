@@ -52,6 +52,31 @@ pub enum Mutant {
     /// when it failed only because the recovery mark was set or cleared
     /// since L9.
     Line44Once = 8,
+    /// Skip list (`src/ds/skiplist.rs`), `insert`: the new node is linked
+    /// at its upper levels before the bottom one (one attempt per level),
+    /// and the bottom-level CAS comes last; the seed's order (Fraser;
+    /// Herlihy–Shavit §14.4) links level 0 first, its linearisation point.
+    SkipLinkUpperFirst = 9,
+    /// Skip list, `remove`: the node is unlinked from every level by CASing
+    /// its predecessors, without first marking its own `next` pointers (the
+    /// mark is what makes a concurrent insert after it, or a second remover,
+    /// fail).
+    SkipRemoveNoMark = 10,
+    /// BST (`src/ds/bst.rs`), `cleanup`: the sibling edge is not tagged
+    /// before the ancestor's edge is swung to it (Natarajan–Mittal's
+    /// bit-test-and-set), so an insert below the sibling edge can still
+    /// succeed on the unlinked parent.
+    BstCleanupNoTag = 11,
+    /// BST, `insert`: a flagged leaf (a pending delete) or a flagged or
+    /// tagged edge met by the CAS is not helped (`cleanup`); the insert just
+    /// retries. Only the deleter then finishes the delete: one that a crash
+    /// cut off never does, and the insert spins forever (lock-freedom lost).
+    BstInsertNoHelp = 12,
+    /// BST, `insert` and `contains`: a leaf with the key counts as present
+    /// even when its edge is flagged — Natarajan and Mittal's search, which
+    /// does not look at the flag. Not a bug (see the module docs of
+    /// `src/ds/bst.rs`): a set of histories no check here can tell apart.
+    BstFlaggedLeafPresent = 13,
 }
 
 impl Mutant {
@@ -67,6 +92,22 @@ impl Mutant {
         Mutant::Line44Once,
     ];
 
+    /// The mutants of the skip list and the BST, each caught by
+    /// `tests/shuttle_sets.rs` (not in [`Mutant::ALL`], which
+    /// `tests/mutants_relax.rs` checks with its own deterministic schedules).
+    pub const SETS: [Mutant; 4] = [
+        Mutant::SkipLinkUpperFirst,
+        Mutant::SkipRemoveNoMark,
+        Mutant::BstCleanupNoTag,
+        Mutant::BstInsertNoHelp,
+    ];
+
+    /// Mutants that change the code but, as far as the checks here can
+    /// tell, not its histories (equivalent mutants, kept as evidence for a
+    /// claim of the docs; `tests/shuttle_sets.rs` runs them and expects no
+    /// violation).
+    pub const EQUIVALENT: [Mutant; 1] = [Mutant::BstFlaggedLeafPresent];
+
     /// Short name (`mutant:relax/<name>` in reports).
     pub fn name(self) -> &'static str {
         match self {
@@ -78,6 +119,11 @@ impl Mutant {
             Mutant::RecoverNoFlush => "recover-field-no-flush-before-L5-R1",
             Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
             Mutant::Line44Once => "mirror-L44-once-M2",
+            Mutant::SkipLinkUpperFirst => "skiplist-insert-links-upper-levels-first",
+            Mutant::SkipRemoveNoMark => "skiplist-remove-unlinks-without-marking",
+            Mutant::BstCleanupNoTag => "bst-cleanup-no-tag",
+            Mutant::BstInsertNoHelp => "bst-insert-no-help",
+            Mutant::BstFlaggedLeafPresent => "bst-flagged-leaf-present",
         }
     }
 }

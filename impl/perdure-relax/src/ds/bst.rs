@@ -198,7 +198,7 @@ fn cleanup<B: Backend>(
         sibling_field = child_field;
     }
     // Tag the kept edge (the paper's bit-test-and-set).
-    loop {
+    while !mutant!(BstCleanupNoTag) {
         let v = sibling_field.load(sp)?;
         if v & TAG != 0 || sibling_field.compare_exchange(sp, v, v | TAG)?.is_ok() {
             break;
@@ -253,7 +253,7 @@ fn insert_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<
         let rec = seek(sp, r, key)?;
         let leaf_key = key_of(rec.leaf).load(sp)?;
         if leaf_key == key {
-            if rec.leaf_edge & FLAG == 0 {
+            if rec.leaf_edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent) {
                 if new_leaf != 0 {
                     h.free_unpublished(new_leaf)?;
                     h.free_unpublished(new_internal)?;
@@ -261,7 +261,9 @@ fn insert_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<
                 return Ok(false);
             }
             // Deleted but not yet unlinked: help, then retry.
-            cleanup(h, key, &rec)?;
+            if !mutant!(BstInsertNoHelp) {
+                cleanup(h, key, &rec)?;
+            }
             continue;
         }
         let child = child_toward(sp, rec.parent, key)?;
@@ -281,7 +283,7 @@ fn insert_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<
         match child.compare_exchange(h.space(), rec.leaf, new_internal)? {
             Ok(_) => return Ok(true),
             Err(cur) => {
-                if addr(cur) == rec.leaf && cur & (FLAG | TAG) != 0 {
+                if addr(cur) == rec.leaf && cur & (FLAG | TAG) != 0 && !mutant!(BstInsertNoHelp) {
                     cleanup(h, key, &rec)?;
                 }
             }
@@ -393,7 +395,8 @@ impl Bst {
         h.critical(|h| {
             let sp = h.space();
             let rec = seek(sp, self.root, key)?;
-            Ok(rec.leaf_edge & FLAG == 0 && key_of(rec.leaf).load(sp)? == key)
+            Ok((rec.leaf_edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent))
+                && key_of(rec.leaf).load(sp)? == key)
         })
     }
 

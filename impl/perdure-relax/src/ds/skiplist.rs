@@ -304,11 +304,27 @@ fn insert_at<B: Backend>(
             h.init_fields(node, &init)?;
         }
         let (p, pv) = w.preds[0];
+        if mutant!(SkipLinkUpperFirst) {
+            // The mutant: upper levels first, one attempt each.
+            for lvl in 1..height {
+                let (pu, puv) = w.preds[lvl];
+                if next_of(pu, lvl)
+                    .compare_exchange(h.space(), puv, node)?
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
         if next_of(p, 0)
             .compare_exchange(h.space(), pv, node | (pv & LINKED))?
             .is_ok()
         {
-            link_upper(h, head, key, node, height, w)?;
+            if mutant!(SkipLinkUpperFirst) {
+                link_upper(h, head, key, node, 1, w)?;
+            } else {
+                link_upper(h, head, key, node, height, w)?;
+            }
             return Ok(true);
         }
     }
@@ -326,6 +342,24 @@ fn remove_at<B: Backend>(
     let sp = h.space();
     let node = w.succs[0];
     let height = height_of(sp, node)?;
+    if mutant!(SkipRemoveNoMark) {
+        // The mutant: unlink from the top level down without marking; the
+        // bottom level's CAS decides (retry from the top if it fails).
+        for lvl in (0..height).rev() {
+            let (p, pv) = w.preds[lvl];
+            if addr(pv) != node {
+                continue;
+            }
+            let nv = next_of(node, lvl).load(sp)?;
+            let ok = next_of(p, lvl)
+                .compare_exchange(sp, pv, addr(nv) | (pv & LINKED))?
+                .is_ok();
+            if lvl == 0 {
+                return if ok { Ok(true) } else { remove_at(h, head, key) };
+            }
+        }
+        return remove_at(h, head, key);
+    }
     for lvl in (1..height).rev() {
         loop {
             let v = next_of(node, lvl).load(sp)?;
