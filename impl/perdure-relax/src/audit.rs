@@ -80,7 +80,10 @@ enum State {
 /// Checks `events` (in the order they happened, earlier incarnations'
 /// logs first) against `reachable`, the nodes reachable at the end: see the
 /// module docs. Errors name the block and what went wrong.
-pub fn check(events: &[(BlockEvent, u64)], reachable: &BTreeSet<u64>) -> Result<AuditSummary, String> {
+pub fn check(
+    events: &[(BlockEvent, u64)],
+    reachable: &BTreeSet<u64>,
+) -> Result<AuditSummary, String> {
     let mut st: HashMap<u64, (State, bool)> = HashMap::new();
     let mut sum = AuditSummary {
         events: events.len(),

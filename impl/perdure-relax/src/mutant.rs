@@ -4,7 +4,11 @@
 //!
 //! Each [`Mutant`] removes one step the seed says is needed, or puts back a
 //! step of the seed *as written* that a model check found wrong
-//! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`). The algorithm asks
+//! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`).
+//! [`Mutant::ALL`] are the mutants of Mirror and RELAX themselves
+//! (`tests/mutants_relax.rs`); [`Mutant::SETS`] break a step of the skip
+//! list or the BST (`tests/shuttle_sets.rs`); [`Mutant::EQUIVALENT`] change
+//! the code without changing what the checks can see. The algorithm asks
 //! `mutant!(Name)` at that step (a constant `false` without the feature)
 //! whether to take the mutated path. The switch is process-global: tests that
 //! use it hold [`lock`]. With no mutant switched on the code behaves exactly

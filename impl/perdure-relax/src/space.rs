@@ -639,7 +639,8 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     /// Returns a node that was never published to the heap at once.
     pub fn free_unpublished(&mut self, off: u64) -> Result<(), RelaxError> {
         #[cfg(feature = "check")]
-        self.space.audit_log(crate::audit::BlockEvent::FreeUnpublished, off);
+        self.space
+            .audit_log(crate::audit::BlockEvent::FreeUnpublished, off);
         self.heap.free(off)?;
         Ok(())
     }

@@ -335,7 +335,11 @@ fn m2_cas_success_then_stale_load() -> bool {
     let next = PPtr::<ListNode>::at(a + 16);
     sp.recover_field_ptr::<ListNode>(next.offset()).unwrap();
     let (_, (dv, _)) = sp.replicas(next.offset()).unwrap();
-    assert_eq!(dv, b | perdure_relax::patomic::RECOVERY_MARK, "recovered and marked");
+    assert_eq!(
+        dv,
+        b | perdure_relax::patomic::RECOVERY_MARK,
+        "recovered and marked"
+    );
     std::thread::scope(|sc| {
         let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
             next.compare_exchange(&sp, b, c).unwrap()
@@ -358,6 +362,15 @@ fn check(m: Mutant) -> bool {
         Mutant::RecoverNoFlush => r1_load_lost_by_crash(),
         Mutant::RecoverNoReread => r2_seq_moved_after_recovery(),
         Mutant::Line44Once => m2_cas_success_then_stale_load(),
+        // Not in `Mutant::ALL`: the set mutants are caught by the shuttle
+        // schedules of `tests/shuttle_sets.rs`.
+        Mutant::SkipLinkUpperFirst
+        | Mutant::SkipRemoveNoMark
+        | Mutant::BstCleanupNoTag
+        | Mutant::BstInsertNoHelp
+        | Mutant::BstFlaggedLeafPresent => {
+            unreachable!("{} is checked by tests/shuttle_sets.rs", m.name())
+        }
     }
 }
 

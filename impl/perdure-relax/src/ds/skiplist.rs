@@ -355,7 +355,11 @@ fn remove_at<B: Backend>(
                 .compare_exchange(sp, pv, addr(nv) | (pv & LINKED))?
                 .is_ok();
             if lvl == 0 {
-                return if ok { Ok(true) } else { remove_at(h, head, key) };
+                if !ok {
+                    return remove_at(h, head, key);
+                }
+                h.retire(node);
+                return Ok(true);
             }
         }
         return remove_at(h, head, key);
