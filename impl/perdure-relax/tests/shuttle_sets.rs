@@ -65,6 +65,7 @@
 //! | `SkipRemoveNoMark` | skip-list remove unlinks without marking | linearizability (a concurrent insert after the node is lost, or two removers both succeed), random schedules, no crash |
 //! | `BstCleanupNoTag` | BST cleanup swings the ancestor without tagging the sibling edge | linearizability (an insert under the unlinked parent is lost), random schedules, no crash |
 //! | `BstInsertNoHelp` | BST insert does not help a pending delete | the step bound: after `crash-cut-remove` nobody else finishes the delete and insert(2) spins (lock-freedom) |
+//! | `Line44Once` (of `Mutant::ALL`: Finding M2 put back) | a Mirror CAS's DRAM half lost to a late redundant recovery mark | linearizability after `crash-zero`: skip list under `Hybrid` (within 3,000 schedules) and BST under `Markable` (within 1,000) |
 //!
 //! `BstFlaggedLeafPresent` (Natarajan and Mittal's search, which ignores
 //! the flag) is an *equivalent* mutant here: run with the same schedules,
@@ -866,4 +867,32 @@ fn bitset_race_loses_bits_but_never_invents_one() {
             "detail": format!("no bit ever read as set that was not set; a set bit was lost (a false negative, a redundant recovery) in {lost} of {} schedules", 2 * n),
         })
     );
+}
+
+/// `Line44Once` on the BST under `MarkableAtomicPointer` after a crash
+/// (up to 500 random + 500 PCT schedules per DRAM fill; the seeded run
+/// finds it within the first few hundred).
+#[test]
+fn mutant_line44_once_is_caught_on_the_bst() {
+    let n = iterations(500);
+    let found = [DramInit::Zeroed, DramInit::Garbage { seed: 0 }]
+        .into_iter()
+        .find_map(|d| {
+            with_mutant(
+                Mutant::Line44Once,
+                case(Shape::Bst, Tracking::Markable, Start::Crash(d)),
+                n,
+            )
+        });
+    println!(
+        "PERDURE-CHECK {}",
+        serde_json::json!({
+            "name": "shuttle:relax/mutant-mirror-L44-once-M2-bst",
+            "kind": "explore",
+            "status": if found.is_some() { "pass" } else { "fail" },
+            "explored": format!("up to {n} random + {n} PCT schedules of bst/Markable/crash-zero, then crash-garbage"),
+            "detail": format!("mutant switched on: a violation must be found; found: {}", found.as_deref().unwrap_or("nothing")),
+        })
+    );
+    assert!(found.is_some(), "Line44Once not caught on bst/Markable");
 }
