@@ -126,3 +126,29 @@ pub fn check(
     }
     Ok(sum)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BlockEvent::*;
+
+    #[test]
+    fn a_clean_life_passes_and_is_counted() {
+        let ev = [(Alloc, 64), (Alloc, 128), (Retire, 64), (Free, 64), (Alloc, 64)];
+        let sum = check(&ev, &BTreeSet::from([64])).unwrap();
+        assert_eq!((sum.freed, sum.leaked, sum.retired_pending), (1, 1, 0));
+    }
+
+    #[test]
+    fn double_retire_double_free_and_reachable_retired_are_caught() {
+        let reach = BTreeSet::new();
+        assert!(check(&[(Alloc, 64), (Retire, 64), (Retire, 64)], &reach).is_err());
+        let ev = [(Alloc, 64), (Retire, 64), (Free, 64), (Free, 64)];
+        assert!(check(&ev, &reach).is_err());
+        assert!(check(&[(Alloc, 64), (Alloc, 64)], &reach).is_err());
+        assert!(check(&[(Alloc, 64), (Free, 64)], &reach).is_err());
+        // A node retired before the log started (an earlier incarnation's)
+        // and reachable at the end.
+        assert!(check(&[(Retire, 64)], &BTreeSet::from([64])).is_err());
+    }
+}
