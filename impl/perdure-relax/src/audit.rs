@@ -134,7 +134,13 @@ mod tests {
 
     #[test]
     fn a_clean_life_passes_and_is_counted() {
-        let ev = [(Alloc, 64), (Alloc, 128), (Retire, 64), (Free, 64), (Alloc, 64)];
+        let ev = [
+            (Alloc, 64),
+            (Alloc, 128),
+            (Retire, 64),
+            (Free, 64),
+            (Alloc, 64),
+        ];
         let sum = check(&ev, &BTreeSet::from([64])).unwrap();
         assert_eq!((sum.freed, sum.leaked, sum.retired_pending), (1, 1, 0));
     }
