@@ -30,9 +30,10 @@
 //! * **Safe memory reclamation.** The thesis uses `ssmem`'s epoch-style
 //!   scheme (free sets stamped with a vector clock, reused once every thread
 //!   has advanced). Here it is classic epoch-based reclamation (Fraser): an
-//!   operation pins the global epoch, a node unlinked by it is *retired*,
-//!   and retired nodes go back to the heap once the epoch has advanced
-//!   twice. The unlinking CAS is a Mirror CAS, written back and fenced
+//!   operation pins the global epoch, a node unlinked by it is *retired*
+//!   with the global epoch at that moment (not the epoch its thread pinned,
+//!   which may be one behind: see [`Handle::retire`]), and retired nodes go
+//!   back to the heap once the epoch has advanced twice past that. The unlinking CAS is a Mirror CAS, written back and fenced
 //!   before it returns, so a freed node is never reachable in NVMM either.
 //! * **Roots (§6.6).** Root slots sit at the start of the space; once set a
 //!   root is immutable (it points at a sentinel or a bucket array, which can
@@ -582,8 +583,18 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
 
     /// Retires `node`, unlinked by the caller in this critical section; it
     /// returns to the heap once no thread can still read it.
+    ///
+    /// The node is tagged with the *global* epoch now, not the epoch this
+    /// thread pinned: the global epoch may have advanced once since the pin,
+    /// and a thread that pinned the newer epoch may have read the node
+    /// before it was unlinked. Tagged with the older pin, the node would be
+    /// freed at pin + 2, which the end of this very critical section can
+    /// reach while that reader is still pinned at pin + 1 (found by
+    /// `tests/shuttle_sets.rs`; `tests/reclaim_epoch.rs` forces the
+    /// schedule). Every reader pinned at most the global epoch read here, so
+    /// the epoch reaches it + 2 only after each of them has left.
     pub fn retire(&mut self, node: u64) {
-        let e = self.space.pins[self.slot].load(Ordering::Relaxed) >> 1;
+        let e = self.space.epoch.load(Ordering::SeqCst);
         #[cfg(feature = "check")]
         self.space.audit_log(crate::audit::BlockEvent::Retire, node);
         self.limbo.push_back((e, node));

@@ -526,6 +526,16 @@ fn schedule(case: Case) {
     };
     let fin_bits = fin.iter().fold(0, |s, k| s | bit(*k));
     if !linearizable(&history, optional, &initials, fin_bits) {
+        if std::env::var("PERDURE_DEBUG").is_ok() {
+            for n in reachable(pool, shape, root) {
+                let nf = match shape {
+                    Shape::Skip => 2 + pool.word(n + 16).unwrap().load(Ordering::Acquire),
+                    Shape::Bst => 3,
+                };
+                let fields: Vec<_> = (0..nf).map(|i| sp.replicas(n + 16 * i).unwrap()).collect();
+                eprintln!("node {n:#x}: (nvmm, dram) {fields:x?}");
+            }
+        }
         let mut h = history.clone();
         h.sort_by_key(|e| e.inv);
         fail(format!(
@@ -921,4 +931,50 @@ fn mutant_line44_once_is_caught_on_the_bst() {
         })
     );
     assert!(found.is_some(), "Line44Once not caught on bst/Markable");
+}
+
+/// Replays one printed schedule: `PERDURE_REPLAY_CASE` names the
+/// configuration as the failure message does (`bst/Hybrid/crash-garbage`),
+/// `PERDURE_REPLAY_SCHEDULE` is a file holding the schedule string.
+#[test]
+#[ignore]
+fn replay_a_schedule() {
+    let name = std::env::var("PERDURE_REPLAY_CASE").expect("PERDURE_REPLAY_CASE");
+    let file = std::env::var("PERDURE_REPLAY_SCHEDULE").expect("PERDURE_REPLAY_SCHEDULE");
+    let sched: String = std::fs::read_to_string(file)
+        .expect("schedule file")
+        .split_whitespace()
+        .collect();
+    let case = Shape::ALL
+        .into_iter()
+        .flat_map(cases)
+        .find(|c| c.name() == name)
+        .unwrap_or_else(|| panic!("no configuration {name}"));
+    let mut replay = shuttle::scheduler::ReplayScheduler::new_from_encoded(&sched);
+    replay.set_allow_incomplete();
+    shuttle::Runner::new(ThenFirst(replay), config()).run(move || schedule(case));
+}
+
+/// A replay that, once the recorded schedule ends, goes on with the first
+/// runnable task (so a `PERDURE_DEBUG` dump after the recorded failure
+/// point can run).
+struct ThenFirst(shuttle::scheduler::ReplayScheduler);
+
+impl shuttle::scheduler::Scheduler for ThenFirst {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        self.0.new_execution()
+    }
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        self.0
+            .next_task(runnable, current, yielding)
+            .or_else(|| runnable.first().map(|t| t.id()))
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
 }
