@@ -60,11 +60,13 @@
 //! waited for the mutant lock that the tests of this file share).
 //!
 //! **Reproducing a failure.** Every run is seeded (the schedulers, and
-//! the workload drawn from shuttle's random source), so rerunning the test
-//! reproduces it. Replaying the one printed schedule in a fresh process may
-//! not: the skip list draws node heights from a `std` thread-local
-//! generator, which all shuttle tasks of the test thread share and which
-//! carries over from one schedule to the next.
+//! the workload drawn from shuttle's random source; the skip list's height
+//! generator, a `std` thread-local that all shuttle tasks of the test
+//! thread share, is reseeded from that source at the start of each
+//! schedule), so rerunning the test reproduces it, and `replay_a_schedule`
+//! (ignored; `PERDURE_REPLAY_CASE`, `PERDURE_REPLAY_SCHEDULE`, and
+//! `PERDURE_DEBUG` for a dump of the reachable nodes' replicas) replays the
+//! one printed schedule.
 //!
 //! ## Mutants (feature `mutants`; `Mutant::SETS` of `src/mutant.rs`)
 //!
@@ -391,6 +393,7 @@ fn schedule(case: Case) {
         ..
     } = case;
     let mut rng = thread_rng();
+    perdure_relax::ds::skiplist::seed_heights(rng.gen());
     let pool: &'static Pool<NoFlush> = Box::leak(Box::new(
         Pool::volatile("shuttle-sets", POOL, NoFlush).unwrap(),
     ));

@@ -137,6 +137,15 @@ thread_local! {
     static RNG: Cell<u64> = const { Cell::new(0x2545_f491_4f6c_dd1d) };
 }
 
+/// Reseeds the calling OS thread's height generator (feature `check`):
+/// a test that runs several model-checker tasks on one OS thread (shuttle)
+/// reseeds it at the start of each schedule from the schedule's own random
+/// source, so that the heights, drawn in schedule order, replay with it.
+#[cfg(feature = "check")]
+pub fn seed_heights(seed: u64) {
+    RNG.with(|r| r.set(seed | 1));
+}
+
 /// A geometric height (p = 1/2) in `1..=MAX_HEIGHT`, from a per-thread
 /// xorshift generator (deterministic for a given thread's history).
 fn random_height() -> usize {
