@@ -981,3 +981,22 @@ impl shuttle::scheduler::Scheduler for ThenFirst {
         self.0.next_u64()
     }
 }
+
+/// Runs one configuration (`PERDURE_REPLAY_CASE`, named as the failure
+/// messages name it) with `PERDURE_SHUTTLE_ITERS` random and PCT schedules
+/// (default 1,000) from seed `PERDURE_SEED` (default 1): a one-off hunt.
+#[test]
+#[ignore]
+fn hunt_one_configuration() {
+    let name = std::env::var("PERDURE_REPLAY_CASE").expect("PERDURE_REPLAY_CASE");
+    let seed = std::env::var("PERDURE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let case = Shape::ALL
+        .into_iter()
+        .flat_map(cases)
+        .find(|c| c.name() == name)
+        .unwrap_or_else(|| panic!("no configuration {name}"));
+    run_case(case, iterations(1000), seed);
+}

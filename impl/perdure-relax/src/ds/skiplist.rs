@@ -184,6 +184,25 @@ fn find<B: Backend>(
     head: u64,
     key: u64,
 ) -> Result<(Window, bool), RelaxError> {
+    find_chasing(h, head, key, 0)
+}
+
+/// `find` that also walks past unmarked nodes holding `key` until it
+/// reaches `chase` (a removed, marked node) or a larger key, so that it
+/// unlinks `chase` from every level it is linked at: what the thread that
+/// retires `chase` runs first. Plain `find` stops at the first unmarked
+/// node with `key`; a new node with the same key, inserted while `chase`
+/// was being removed, may precede it at an upper level — its window was
+/// read before the remover marked those levels, so `chase` is its
+/// successor there — and a plain `find` would leave `chase` linked behind
+/// it: retired, freed, still reachable (found by `tests/shuttle_sets.rs`,
+/// skip list under `BitsetAtomic` after a crash).
+fn find_chasing<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+    chase: u64,
+) -> Result<(Window, bool), RelaxError> {
     let sp = h.space();
     let mut w = Window {
         preds: [(0, 0); MAX_HEIGHT],
@@ -216,7 +235,7 @@ fn find<B: Backend>(
                     }
                 }
                 let ck = key_of(curr).load(sp)?;
-                if ck < key {
+                if ck < key || (chase != 0 && ck == key && curr != chase) {
                     pred = curr;
                     pv = cv;
                     curr = addr(cv);
@@ -275,7 +294,7 @@ fn link_upper<B: Backend>(
         if v & DELETED != 0 {
             // The remover marked level 0 before we stopped linking: it left
             // the node to us. Our links all precede this find.
-            find(h, head, key)?;
+            find_chasing(h, head, key, node)?;
             h.retire(node);
             return Ok(());
         }
@@ -394,7 +413,7 @@ fn remove_at<B: Backend>(
             .compare_exchange(sp, v, v | DELETED)?
             .is_ok()
         {
-            find(h, head, key)?;
+            find_chasing(h, head, key, node)?;
             if v & LINKED != 0 {
                 h.retire(node);
             }
