@@ -50,6 +50,26 @@
 //!
 //! Any error value, panic or shuttle step-bound overrun also fails.
 //!
+//! ## What these schedules found (all fixed)
+//!
+//! * **Finding M2** (`src/patomic.rs`): a late redundant recovery re-marks a
+//!   pointer while a Mirror CAS is between its NVMM and DRAM halves; the
+//!   CAS's success is lost in DRAM. Kept as the `Line44Once` rows below.
+//! * **Reclamation epoch** (`src/space.rs`, `Handle::retire`): a retired
+//!   node was tagged with the retiring thread's pinned epoch, which can be
+//!   one behind the global epoch, so the end of the retirer's own critical
+//!   section could free it while a thread pinned one epoch later still
+//!   read it. Seen as a BST insert that returned true and was lost (its
+//!   new internal node was the freed block; `bst/Hybrid/crash-garbage`);
+//!   forced deterministically by `tests/reclaim_epoch.rs`.
+//! * **Skip-list retire while still linked** (`src/ds/skiplist.rs`,
+//!   `find_chasing`): an insert of key k, racing the remove of the old k
+//!   node, took the old node as its successor at upper levels and linked
+//!   in front of it there; the remover's `find` stopped at the new node and
+//!   left the old one linked behind it, then retired it: the audit saw a
+//!   freed node reachable (`skiplist/Bitset/crash-zero`; the crash is
+//!   incidental, the race is not).
+//!
 //! ## Budget
 //!
 //! `PERDURE_SHUTTLE_ITERS` sets the schedules per configuration and

@@ -27,7 +27,13 @@
 //!   the predecessor, re-running `find` when that fails.
 //! * `remove`: `find`; mark `next[height−1]` down to `next[1]`, then CAS the
 //!   mark into `next[0]` — the linearisation point, won by one remover —
-//!   then `find` again to unlink the node from every level.
+//!   then `find` again to unlink the node from every level. That `find`
+//!   walks past unmarked nodes with the same key until it reaches the
+//!   removed node (`find_chasing`): a new node with the key, inserted while
+//!   the old one was being removed, can precede it at an upper level, and
+//!   a `find` stopping at the new node would leave the old one linked —
+//!   harmless under a garbage collector (Herlihy and Shavit's setting), a
+//!   use after free once the old node is retired.
 //! * `contains`: `find`.
 //!
 //! **Reclamation.** A node may be retired only once no level can link it
