@@ -242,7 +242,10 @@ impl Drop for Dram {
         // into the region outlives `self`. A failed munmap leaks the
         // mapping, nothing worse.
         unsafe {
-            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, Self::map_len(self.len));
+            libc::munmap(
+                self.ptr.as_ptr() as *mut libc::c_void,
+                Self::map_len(self.len),
+            );
         }
     }
 }

@@ -20,6 +20,7 @@
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
 //! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
+//! | `audit` (feature `check`) | — | the reclamation audit: a log of each node's allocation, retirement and free, checked against the reachable nodes |
 //! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
 //! | `trace` (feature `trace`) | Algorithms 4.1, 6.2 | protocol-level traces of one field for TLC (`perdure trace relax`) |
 //!
@@ -36,6 +37,7 @@
 //! | `tests/mutants_relax.rs` (feature `mutants`, which the crate's own tests enable) | seven mutants, each caught: four drop a step of the seed; three put back a listing as written that `specs/relax` found wrong (Findings M1, R1, R2), caught by deterministic replays of the TLA+ counterexamples with threads held at pause points |
 //! | `tests/sets_model.rs` | the skip list and the BST against a `BTreeSet`: seeded random operations under every variant that applies to each (the skip list refuses `Markable`), then a quiescent crash with garbage DRAM and more operations; reclamation under churn on a heap too small to leak into |
 //! | `tests/sets_concurrent.rs` | 3 threads on the skip list and the BST under every applicable variant, disjoint and overlapping keys, before and right after a crash, recovering concurrently |
+//! | `tests/shuttle_sets.rs` (feature `check`) | shuttle random and PCT schedules of 2–3 threads racing on the skip list and the BST under every applicable variant, without a crash, after a quiescent crash (zeroed and garbage DRAM, threads racing the lazy recovery of the same nodes) and after a crash that cut off a remove; every history checked linearizable by brute force; the reclamation audit (`audit`) after each; four set mutants and `Line44Once` (Finding M2, which these schedules found) caught; they also found a reclamation-epoch bug in `space` and a skip-list retire of a still-linked node (both fixed; `tests/reclaim_epoch.rs` forces the first) |
 //! | `tests/sets_crash_sim.rs` | Px86 crash images of skip-list and BST runs, recovered lazily (and eagerly) under every applicable variant with zeroed and garbage DRAM; two threads operating at the crash; a second crash inside the recovering execution |
 //! | `traces/relax/` (`tests/trace_relax.rs` for the producer) | traces of one field — seeded schedules, a crash, garbage DRAM, 2–3 threads recovering it concurrently — replayed by TLC as steps of `specs/relax/RelaxRecoverField.tla` (and, with eager recovery, `Mirror.tla`), with the abstract register and Claim 2 checked at every step (`trace:relax/…` rows) |
 //! | `tests/bad_input.rs` | typed errors for bad pools, configurations, roots and pointers |
@@ -113,6 +115,8 @@ macro_rules! trace_ev {
     };
 }
 
+#[cfg(feature = "check")]
+pub mod audit;
 pub mod bitset;
 pub mod dram;
 pub mod ds;

@@ -4,7 +4,11 @@
 //!
 //! Each [`Mutant`] removes one step the seed says is needed, or puts back a
 //! step of the seed *as written* that a model check found wrong
-//! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`). The algorithm asks
+//! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`).
+//! [`Mutant::ALL`] are the mutants of Mirror and RELAX themselves
+//! (`tests/mutants_relax.rs`); [`Mutant::SETS`] break a step of the skip
+//! list or the BST (`tests/shuttle_sets.rs`); [`Mutant::EQUIVALENT`] change
+//! the code without changing what the checks can see. The algorithm asks
 //! `mutant!(Name)` at that step (a constant `false` without the feature)
 //! whether to take the mutated path. The switch is process-global: tests that
 //! use it hold [`lock`]. With no mutant switched on the code behaves exactly
@@ -56,6 +60,31 @@ pub enum Mutant {
     /// HybridAtomicPointer a node, *before* `recover_field` /
     /// `recover_node` returns instead of after.
     TrackBeforeRecover = 9,
+    /// Skip list (`src/ds/skiplist.rs`), `insert`: the new node is linked
+    /// at its upper levels before the bottom one (one attempt per level),
+    /// and the bottom-level CAS comes last; the seed's order (Fraser;
+    /// Herlihy–Shavit §14.4) links level 0 first, its linearisation point.
+    SkipLinkUpperFirst = 10,
+    /// Skip list, `remove`: the node is unlinked from every level by CASing
+    /// its predecessors, without first marking its own `next` pointers (the
+    /// mark is what makes a concurrent insert after it, or a second remover,
+    /// fail).
+    SkipRemoveNoMark = 11,
+    /// BST (`src/ds/bst.rs`), `cleanup`: the sibling edge is not tagged
+    /// before the ancestor's edge is swung to it (Natarajan–Mittal's
+    /// bit-test-and-set), so an insert below the sibling edge can still
+    /// succeed on the unlinked parent.
+    BstCleanupNoTag = 12,
+    /// BST, `insert`: a flagged leaf (a pending delete) or a flagged or
+    /// tagged edge met by the CAS is not helped (`cleanup`); the insert just
+    /// retries. Only the deleter then finishes the delete: one that a crash
+    /// cut off never does, and the insert spins forever (lock-freedom lost).
+    BstInsertNoHelp = 13,
+    /// BST, `insert` and `contains`: a leaf with the key counts as present
+    /// even when its edge is flagged — Natarajan and Mittal's search, which
+    /// does not look at the flag. Not a bug (see the module docs of
+    /// `src/ds/bst.rs`): a set of histories no check here can tell apart.
+    BstFlaggedLeafPresent = 14,
 }
 
 impl Mutant {
@@ -72,6 +101,22 @@ impl Mutant {
         Mutant::TrackBeforeRecover,
     ];
 
+    /// The mutants of the skip list and the BST, each caught by
+    /// `tests/shuttle_sets.rs` (not in [`Mutant::ALL`], which
+    /// `tests/mutants_relax.rs` checks with its own deterministic schedules).
+    pub const SETS: [Mutant; 4] = [
+        Mutant::SkipLinkUpperFirst,
+        Mutant::SkipRemoveNoMark,
+        Mutant::BstCleanupNoTag,
+        Mutant::BstInsertNoHelp,
+    ];
+
+    /// Mutants that change the code but, as far as the checks here can
+    /// tell, not its histories (equivalent mutants, kept as evidence for a
+    /// claim of the docs; `tests/shuttle_sets.rs` runs them and expects no
+    /// violation).
+    pub const EQUIVALENT: [Mutant; 1] = [Mutant::BstFlaggedLeafPresent];
+
     /// Short name (`mutant:relax/<name>` in reports).
     pub fn name(self) -> &'static str {
         match self {
@@ -84,6 +129,11 @@ impl Mutant {
             Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
             Mutant::Line44Once => "mirror-L44-once-M2",
             Mutant::TrackBeforeRecover => "track-recovered-before-recover-returns",
+            Mutant::SkipLinkUpperFirst => "skiplist-insert-links-upper-levels-first",
+            Mutant::SkipRemoveNoMark => "skiplist-remove-unlinks-without-marking",
+            Mutant::BstCleanupNoTag => "bst-cleanup-no-tag",
+            Mutant::BstInsertNoHelp => "bst-insert-no-help",
+            Mutant::BstFlaggedLeafPresent => "bst-flagged-leaf-present",
         }
     }
 }

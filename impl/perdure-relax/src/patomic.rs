@@ -648,7 +648,11 @@ impl<B: Backend> Space<'_, B> {
                     Attempt::Retry => false,
                     Attempt::Copy(d, (vnv, snv)) => {
                         trace_ev!(f, "R43");
-                        let v = if pointer { self.marked::<N::Child>(vnv)? } else { vnv };
+                        let v = if pointer {
+                            self.marked::<N::Child>(vnv)?
+                        } else {
+                            vnv
+                        };
                         let ok = self.dram.dwcas(f, d, (v, snv));
                         trace_ev!(f, "R5", ok = ok);
                         ok

@@ -30,9 +30,10 @@
 //! * **Safe memory reclamation.** The thesis uses `ssmem`'s epoch-style
 //!   scheme (free sets stamped with a vector clock, reused once every thread
 //!   has advanced). Here it is classic epoch-based reclamation (Fraser): an
-//!   operation pins the global epoch, a node unlinked by it is *retired*,
-//!   and retired nodes go back to the heap once the epoch has advanced
-//!   twice. The unlinking CAS is a Mirror CAS, written back and fenced
+//!   operation pins the global epoch, a node unlinked by it is *retired*
+//!   with the global epoch at that moment (not the epoch its thread pinned,
+//!   which may be one behind: see [`Handle::retire`]), and retired nodes go
+//!   back to the heap once the epoch has advanced twice past that. The unlinking CAS is a Mirror CAS, written back and fenced
 //!   before it returns, so a freed node is never reachable in NVMM either.
 //! * **Roots (§6.6).** Root slots sit at the start of the space; once set a
 //!   root is immutable (it points at a sentinel or a bucket array, which can
@@ -195,6 +196,9 @@ pub struct Space<'p, B: Backend> {
     pins: Vec<AtomicU64>,
     claimed: Vec<AtomicBool>,
     orphans: Mutex<Vec<(u64, u64)>>,
+    /// The reclamation audit's log (feature `check`; see [`crate::audit`]).
+    #[cfg(feature = "check")]
+    audit: std::sync::Mutex<crate::audit::Log>,
 }
 
 impl<B: Backend> std::fmt::Debug for Space<'_, B> {
@@ -332,6 +336,8 @@ impl<'p, B: Backend> Space<'p, B> {
             pins: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             claimed: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             orphans: Mutex::new(Vec::new()),
+            #[cfg(feature = "check")]
+            audit: std::sync::Mutex::new(crate::audit::Log::default()),
         })
     }
 
@@ -452,6 +458,47 @@ impl<'p, B: Backend> Space<'p, B> {
         })
     }
 
+    /// Starts the reclamation audit's log (feature `check`; see
+    /// [`crate::audit`]); with `eager_reclaim`, handles also try to advance
+    /// the epoch (and free what it allows) at the end of every critical
+    /// section rather than every 8th, so that short test runs reclaim.
+    #[cfg(feature = "check")]
+    pub fn audit_start(&self, eager_reclaim: bool) {
+        let mut l = self.audit.lock().unwrap_or_else(|e| e.into_inner());
+        l.on = true;
+        l.eager_reclaim = eager_reclaim;
+    }
+
+    /// The audit's events so far, oldest first (empty unless started).
+    #[cfg(feature = "check")]
+    pub fn audit_events(&self) -> Vec<(crate::audit::BlockEvent, u64)> {
+        self.audit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .events
+            .clone()
+    }
+
+    #[cfg(feature = "check")]
+    fn audit_log(&self, ev: crate::audit::BlockEvent, off: u64) {
+        let mut l = self.audit.lock().unwrap_or_else(|e| e.into_inner());
+        if l.on {
+            l.events.push((ev, off));
+        }
+    }
+
+    #[cfg(feature = "check")]
+    fn eager_reclaim(&self) -> bool {
+        self.audit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .eager_reclaim
+    }
+    #[cfg(not(feature = "check"))]
+    fn eager_reclaim(&self) -> bool {
+        false
+    }
+
     fn try_advance(&self) -> u64 {
         let e = self.epoch.load(Ordering::SeqCst);
         for p in &self.pins {
@@ -512,7 +559,7 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
         let r = op(self);
         pin.store(0, Ordering::SeqCst);
         self.unpins += 1;
-        if self.unpins % ADVANCE_EVERY == 0 {
+        if self.unpins % ADVANCE_EVERY == 0 || sp.eager_reclaim() {
             let now = sp.try_advance();
             self.reclaim(now);
         }
@@ -525,6 +572,8 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
                 break;
             }
             self.limbo.pop_front();
+            #[cfg(feature = "check")]
+            self.space.audit_log(crate::audit::BlockEvent::Free, off);
             // A node this space allocated and retired once: the heap only
             // refuses offsets outside its blocks, which cannot happen here;
             // if it did, leaking the block is the safe answer.
@@ -534,8 +583,20 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
 
     /// Retires `node`, unlinked by the caller in this critical section; it
     /// returns to the heap once no thread can still read it.
+    ///
+    /// The node is tagged with the *global* epoch now, not the epoch this
+    /// thread pinned: the global epoch may have advanced once since the pin,
+    /// and a thread that pinned the newer epoch may have read the node
+    /// before it was unlinked. Tagged with the older pin, the node would be
+    /// freed at pin + 2, which the end of this very critical section can
+    /// reach while that reader is still pinned at pin + 1 (found by
+    /// `tests/shuttle_sets.rs`; `tests/reclaim_epoch.rs` forces the
+    /// schedule). Every reader pinned at most the global epoch read here, so
+    /// the epoch reaches it + 2 only after each of them has left.
     pub fn retire(&mut self, node: u64) {
-        let e = self.space.pins[self.slot].load(Ordering::Relaxed) >> 1;
+        let e = self.space.epoch.load(Ordering::SeqCst);
+        #[cfg(feature = "check")]
+        self.space.audit_log(crate::audit::BlockEvent::Retire, node);
         self.limbo.push_back((e, node));
     }
 
@@ -551,6 +612,8 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     pub fn alloc_node<N: Node>(&mut self, init: &[u64]) -> Result<u64, RelaxError> {
         let size = 16 * init.len() as u64;
         let off = self.heap.alloc(size.max(16))?;
+        #[cfg(feature = "check")]
+        self.space.audit_log(crate::audit::BlockEvent::Alloc, off);
         self.init_fields(off, init)?;
         Ok(off)
     }
@@ -586,6 +649,9 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
 
     /// Returns a node that was never published to the heap at once.
     pub fn free_unpublished(&mut self, off: u64) -> Result<(), RelaxError> {
+        #[cfg(feature = "check")]
+        self.space
+            .audit_log(crate::audit::BlockEvent::FreeUnpublished, off);
         self.heap.free(off)?;
         Ok(())
     }

@@ -389,6 +389,15 @@ fn check(m: Mutant) -> bool {
         Mutant::RecoverNoReread => r2_seq_moved_after_recovery(),
         Mutant::Line44Once => m2_cas_success_then_stale_load(),
         Mutant::TrackBeforeRecover => claim1_load_before_recovery(),
+        // Not in `Mutant::ALL`: the set mutants are caught by the shuttle
+        // schedules of `tests/shuttle_sets.rs`.
+        Mutant::SkipLinkUpperFirst
+        | Mutant::SkipRemoveNoMark
+        | Mutant::BstCleanupNoTag
+        | Mutant::BstInsertNoHelp
+        | Mutant::BstFlaggedLeafPresent => {
+            unreachable!("{} is checked by tests/shuttle_sets.rs", m.name())
+        }
     }
 }
 
@@ -407,6 +416,7 @@ fn what(m: Mutant) -> &'static str {
         Mutant::TrackBeforeRecover => {
             "Claim 1 schedule, forced: a BitsetAtomic load held before its recover_field, a second load meanwhile"
         }
+        _ => "checked by tests/shuttle_sets.rs",
     }
 }
 

@@ -27,7 +27,13 @@
 //!   the predecessor, re-running `find` when that fails.
 //! * `remove`: `find`; mark `next[height−1]` down to `next[1]`, then CAS the
 //!   mark into `next[0]` — the linearisation point, won by one remover —
-//!   then `find` again to unlink the node from every level.
+//!   then `find` again to unlink the node from every level. That `find`
+//!   walks past unmarked nodes with the same key until it reaches the
+//!   removed node (`find_chasing`): a new node with the key, inserted while
+//!   the old one was being removed, can precede it at an upper level, and
+//!   a `find` stopping at the new node would leave the old one linked —
+//!   harmless under a garbage collector (Herlihy and Shavit's setting), a
+//!   use after free once the old node is retired.
 //! * `contains`: `find`.
 //!
 //! **Reclamation.** A node may be retired only once no level can link it
@@ -137,6 +143,15 @@ thread_local! {
     static RNG: Cell<u64> = const { Cell::new(0x2545_f491_4f6c_dd1d) };
 }
 
+/// Reseeds the calling OS thread's height generator (feature `check`):
+/// a test that runs several model-checker tasks on one OS thread (shuttle)
+/// reseeds it at the start of each schedule from the schedule's own random
+/// source, so that the heights, drawn in schedule order, replay with it.
+#[cfg(feature = "check")]
+pub fn seed_heights(seed: u64) {
+    RNG.with(|r| r.set(seed | 1));
+}
+
 /// A geometric height (p = 1/2) in `1..=MAX_HEIGHT`, from a per-thread
 /// xorshift generator (deterministic for a given thread's history).
 fn random_height() -> usize {
@@ -175,6 +190,25 @@ fn find<B: Backend>(
     head: u64,
     key: u64,
 ) -> Result<(Window, bool), RelaxError> {
+    find_chasing(h, head, key, 0)
+}
+
+/// `find` that also walks past unmarked nodes holding `key` until it
+/// reaches `chase` (a removed, marked node) or a larger key, so that it
+/// unlinks `chase` from every level it is linked at: what the thread that
+/// retires `chase` runs first. Plain `find` stops at the first unmarked
+/// node with `key`; a new node with the same key, inserted while `chase`
+/// was being removed, may precede it at an upper level — its window was
+/// read before the remover marked those levels, so `chase` is its
+/// successor there — and a plain `find` would leave `chase` linked behind
+/// it: retired, freed, still reachable (found by `tests/shuttle_sets.rs`,
+/// skip list under `BitsetAtomic` after a crash).
+fn find_chasing<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+    chase: u64,
+) -> Result<(Window, bool), RelaxError> {
     let sp = h.space();
     let mut w = Window {
         preds: [(0, 0); MAX_HEIGHT],
@@ -207,7 +241,7 @@ fn find<B: Backend>(
                     }
                 }
                 let ck = key_of(curr).load(sp)?;
-                if ck < key {
+                if ck < key || (chase != 0 && ck == key && curr != chase) {
                     pred = curr;
                     pv = cv;
                     curr = addr(cv);
@@ -266,7 +300,7 @@ fn link_upper<B: Backend>(
         if v & DELETED != 0 {
             // The remover marked level 0 before we stopped linking: it left
             // the node to us. Our links all precede this find.
-            find(h, head, key)?;
+            find_chasing(h, head, key, node)?;
             h.retire(node);
             return Ok(());
         }
@@ -304,11 +338,27 @@ fn insert_at<B: Backend>(
             h.init_fields(node, &init)?;
         }
         let (p, pv) = w.preds[0];
+        if mutant!(SkipLinkUpperFirst) {
+            // The mutant: upper levels first, one attempt each.
+            for lvl in 1..height {
+                let (pu, puv) = w.preds[lvl];
+                if next_of(pu, lvl)
+                    .compare_exchange(h.space(), puv, node)?
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
         if next_of(p, 0)
             .compare_exchange(h.space(), pv, node | (pv & LINKED))?
             .is_ok()
         {
-            link_upper(h, head, key, node, height, w)?;
+            if mutant!(SkipLinkUpperFirst) {
+                link_upper(h, head, key, node, 1, w)?;
+            } else {
+                link_upper(h, head, key, node, height, w)?;
+            }
             return Ok(true);
         }
     }
@@ -326,6 +376,28 @@ fn remove_at<B: Backend>(
     let sp = h.space();
     let node = w.succs[0];
     let height = height_of(sp, node)?;
+    if mutant!(SkipRemoveNoMark) {
+        // The mutant: unlink from the top level down without marking; the
+        // bottom level's CAS decides (retry from the top if it fails).
+        for lvl in (0..height).rev() {
+            let (p, pv) = w.preds[lvl];
+            if addr(pv) != node {
+                continue;
+            }
+            let nv = next_of(node, lvl).load(sp)?;
+            let ok = next_of(p, lvl)
+                .compare_exchange(sp, pv, addr(nv) | (pv & LINKED))?
+                .is_ok();
+            if lvl == 0 {
+                if !ok {
+                    return remove_at(h, head, key);
+                }
+                h.retire(node);
+                return Ok(true);
+            }
+        }
+        return remove_at(h, head, key);
+    }
     for lvl in (1..height).rev() {
         loop {
             let v = next_of(node, lvl).load(sp)?;
@@ -347,7 +419,7 @@ fn remove_at<B: Backend>(
             .compare_exchange(sp, v, v | DELETED)?
             .is_ok()
         {
-            find(h, head, key)?;
+            find_chasing(h, head, key, node)?;
             if v & LINKED != 0 {
                 h.retire(node);
             }
