@@ -18,7 +18,8 @@
 //!   designating stays unsettled until that replica is next designated, so
 //!   a point has up to ~10^15 images (the rows print the count);
 //! * the variants of Redo-PTM on the queue, the set and the map, 2 threads ×
-//!   2 calls, as the rows above: RedoOpt-PTM with postponed per-line `pwb`s
+//!   2 calls, 8 schedules (their rows are cheap: 1–3 s per 2 schedules),
+//!   every crash point, 6 images each: RedoOpt-PTM with postponed per-line `pwb`s
 //!   (`redo-opt-…`) and with its full-flush switch triggering at the second
 //!   dirty line (`redo-opt-full-…`); RedoTimed-PTM with a window that never
 //!   closes (`redo-timed-wide-…`: only `combs[0]`/`combs[1]`, backoff) and
@@ -62,6 +63,26 @@ small! {
     redo_queue => "redo-queue",
     redo_set => "redo-set",
     redo_map => "redo-map",
+    cx_ptm_counter => "cx-ptm-counter",
+    cx_ptm_queue => "cx-ptm-queue",
+    cx_ptm_set => "cx-ptm-set",
+    cx_ptm_map => "cx-ptm-map",
+    cx_puc_counter => "cx-puc-counter",
+    cx_puc_queue => "cx-puc-queue",
+    cx_puc_set => "cx-puc-set",
+    cx_puc_map => "cx-puc-map",
+}
+
+macro_rules! variants {
+    ($($test:ident => $name:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            run($name, Depth::Every { schedules: 8 });
+        }
+    )*};
+}
+
+variants! {
     redo_opt_queue => "redo-opt-queue",
     redo_opt_set => "redo-opt-set",
     redo_opt_map => "redo-opt-map",
@@ -74,14 +95,6 @@ small! {
     redo_timed_closed_queue => "redo-timed-closed-queue",
     redo_timed_closed_set => "redo-timed-closed-set",
     redo_timed_closed_map => "redo-timed-closed-map",
-    cx_ptm_counter => "cx-ptm-counter",
-    cx_ptm_queue => "cx-ptm-queue",
-    cx_ptm_set => "cx-ptm-set",
-    cx_ptm_map => "cx-ptm-map",
-    cx_puc_counter => "cx-puc-counter",
-    cx_puc_queue => "cx-puc-queue",
-    cx_puc_set => "cx-puc-set",
-    cx_puc_map => "cx-puc-map",
 }
 
 sampled! {
