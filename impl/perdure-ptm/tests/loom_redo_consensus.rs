@@ -25,7 +25,7 @@
 //!   run afterwards.
 //!
 //! Bounds: 2 workers with a preemption bound of 2 (3 with
-//! `PERDURE_DEPTH=deep`), about 16,000 interleavings, 80 s; 3 workers that
+//! `PERDURE_DEPTH=deep`), 11,672 interleavings, 20 s; 3 workers that
 //! keep their thread ids with a bound of 0 (1 deep); lower if
 //! `LOOM_MAX_PREEMPTIONS` says so (`tools/verify.py` sets 3). Three workers
 //! whose ids are reused: an open finding, `#[ignore]`d (see
