@@ -27,9 +27,10 @@
 //! Bounds: 2 workers with a preemption bound of 2 (3 with
 //! `PERDURE_DEPTH=deep`), 11,672 interleavings, 20 s; 3 workers that
 //! keep their thread ids with a bound of 0 (1 deep); lower if
-//! `LOOM_MAX_PREEMPTIONS` says so (`tools/verify.py` sets 3). Three workers
-//! whose ids are reused: an open finding, `#[ignore]`d (see
-//! `three_updaters_reusing_ids_apply_once`). Not covered:
+//! `LOOM_MAX_PREEMPTIONS` says so (`tools/verify.py` sets 3); 3 workers
+//! whose ids are reused by later workers, bound 0 (1 deep: the depth at
+//! which it found the bug `three_updaters_reusing_ids_apply_once` records).
+//! Not covered:
 //! crashes (the crash explorer and `tests/redo_crash.rs`), read-only
 //! transactions racing updates, RedoTimed/RedoOpt (the same consensus with
 //! another lock choice: their window uses the clock, which loom does not
@@ -150,21 +151,18 @@ fn three_updaters_holding_their_ids_apply_once() {
     model("redo-consensus-3", 0, || workers_apply_once(3, true));
 }
 
-/// **Open finding, kept as a reproducer.** Three updaters whose thread ids
-/// are released when they exit (a later worker may lease the id of one that
-/// finished, as `perdure_ptm::registry` allows): at a preemption bound of 1
-/// loom finds an execution where every increment is applied exactly once
-/// (`x` is right) but two workers return the same old value (results
-/// `[0, 0, 1]`): one result is not the state its request ran on. The same
-/// model with the ids held to the end passes (the test above; 227,264
-/// interleavings at bound 1). Not yet diagnosed: either the per-thread state
-/// a reused id carries (its `announce` count, `req` slot, ring of `State`s,
-/// hazard pointer) lets a result of the id's earlier request reach the
-/// later one, or it is another effect of loom modelling SeqCst accesses as
-/// AcqRel (see the fences in `redo::update::apply_update`). Run with
-/// `--ignored` under `--cfg perdure_loom`.
+/// Three updaters whose thread ids are released when they exit (a later
+/// worker may lease the id of one that finished, and so reuse its ring of
+/// `State`s). This found a bug (fixed in `redo::update::attempt_update`):
+/// step {3}'s copy of the tail `State` was validated by re-reading
+/// `cur_comb` only; with the state being reused by its owner, the copy
+/// paired the new `applied[]` with the old `results[]` and a worker returned
+/// the wrong old value (results `[0, 0, 1]`, at preemption bound 1, about a
+/// minute in). The copy is now validated as a seqlock read (acquire fence,
+/// the state's ticket re-read). Bound 0 here (fast, but it does not reach
+/// that execution); 1 with `PERDURE_DEPTH=deep` (162,542 interleavings,
+/// about 9 minutes on this machine), which does.
 #[test]
-#[ignore = "open finding: a wrong result with thread-id reuse under loom (see the doc comment)"]
 fn three_updaters_reusing_ids_apply_once() {
-    model("redo-consensus-3-reuse", 1, || workers_apply_once(3, false));
+    model("redo-consensus-3-reuse", 0, || workers_apply_once(3, false));
 }

@@ -114,7 +114,19 @@ impl<B: Backend> RedoPtm<B> {
             let tkt = sti::pack(sti::seq_add(sti::seq(cur), 1), tid, new_idx);
             // {3}
             new_st.copy_from(tkt, tail_st, self.arenas[tid].position());
-            if cur != self.cur_comb().load(Ordering::SeqCst) {
+            // The copy read `tail_st` with relaxed loads, and its owner may
+            // be reusing it (`copy_from`: a new ticket, a release fence, then
+            // the new `applied[]`/`results[]`): a seqlock read. Re-reading
+            // `cur_comb` alone does not validate it — the relaxed loads may
+            // see the reuse's writes while that load still returns the old
+            // `cur` — so after an acquire fence the state's ticket must still
+            // be `tail` (else the copy may pair a new `applied` with an old
+            // `result`: found by loom, `tests/loom_redo_consensus.rs`, on a
+            // weakly ordered memory; x86's TSO cannot reorder those loads).
+            fence(Ordering::Acquire);
+            if tail_st.ticket.load(Ordering::Relaxed) != tail
+                || cur != self.cur_comb().load(Ordering::SeqCst)
+            {
                 continue;
             }
             let mine = new_st.applied[tid].load(Ordering::Relaxed);
