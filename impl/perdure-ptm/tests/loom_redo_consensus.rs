@@ -145,7 +145,7 @@ fn two_updaters_apply_once() {
 /// Three updaters that keep their thread ids to the end. A preemption bound
 /// of 0 here (512 interleavings, about a second); 1 with
 /// `PERDURE_DEPTH=deep` (227,264 interleavings, about 9 minutes on this
-/// machine: too long for CI).
+/// machine, measured before the fix recorded below: too long for CI).
 #[test]
 fn three_updaters_holding_their_ids_apply_once() {
     model("redo-consensus-3", 0, || workers_apply_once(3, true));
