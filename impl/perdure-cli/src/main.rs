@@ -34,7 +34,9 @@ COMMANDS:
     trace memento-cas|memento-queue [OPTIONS]
                                            Record traces of Memento's detectable CAS or queue
                                            (see `perdure trace memento-cas --help`).
-    trace redo-ptm|cx-ptm [OPTIONS]        Record traces of Redo-PTM or CX-PTM
+    trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc [OPTIONS]
+                                           Record traces of Redo-PTM, RedoTimed-PTM,
+                                           RedoOpt-PTM, CX-PTM or CX-PUC
                                            (see `perdure trace redo-ptm --help`).
     trace relax [OPTIONS]                  Record traces of one Mirror/RELAX field
                                            (see `perdure trace relax --help`).
@@ -199,7 +201,9 @@ fn main() -> ExitCode {
         ["trace", "memento-cas" | "memento-queue", ..] => {
             perdure_memento::trace::cli_main(&args[1..])
         }
-        ["trace", "redo-ptm" | "cx-ptm", ..] => perdure_ptm::trace::cli_main(&args[1..]),
+        ["trace", "redo-ptm" | "redo-timed" | "redo-opt" | "cx-ptm" | "cx-puc", ..] => {
+            perdure_ptm::trace::cli_main(&args[1..])
+        }
         ["trace", "relax", ..] => perdure_relax::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),

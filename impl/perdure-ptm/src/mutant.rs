@@ -2,7 +2,9 @@
 //! `mutants`; never in a normal build).
 //!
 //! Each [`Mutant`] removes or reorders one step that the seed's correctness
-//! argument (§4 "Adding persistence to CX", §5 Algorithms 2–3) relies on. A
+//! argument (§4 "Adding persistence to CX", §5 Algorithms 2–3, and §5's
+//! "Timed variant" and "Additional optimizations" for RedoTimed-PTM and
+//! RedoOpt-PTM) relies on. A
 //! hook at that step (`mutant!(Name)` in the construction's code, a
 //! constant `false` without the feature) asks [`active`] whether to take the
 //! mutated path. `tests/shuttle_mutants_ptm.rs` switches each mutant on, runs
@@ -59,11 +61,29 @@ pub enum Mutant {
     /// CX-PTM / CX-PUC: no `pfence` between the replica's write-backs and
     /// the `cur_comb` CAS.
     CxNoFenceBeforeCas = 11,
+    /// RedoTimed-PTM / RedoOpt-PTM, step {5} after the window closed: the
+    /// replica the fallback locks outside the window (`combs[2..]`) is
+    /// taken as up to date — its `head` set to the designated replica's —
+    /// so step {6} neither replays nor copies it, and nothing checks that it
+    /// holds that state.
+    RedoTimedFallbackWithoutCopy = 12,
+    /// RedoOpt-PTM, flush aggregation by cache line: the line set's O(1)
+    /// reset (a new generation) is skipped when a replica's lines are
+    /// written back, so a line that a later commit on the same replica
+    /// stores again is taken as already tracked and is not written back
+    /// before that commit's `cur_comb` CAS (a line stored twice, flushed
+    /// once too few).
+    RedoOptLineSetNotReset = 13,
+    /// RedoOpt-PTM, the full-flush switch: the complete flush drops the
+    /// lines tracked so far (the switch promised to cover them) and writes
+    /// back `used / 8` bytes of the replica — the used part's length taken
+    /// in words for bytes — instead of the whole used part.
+    RedoOptFullFlushShort = 14,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 11] = [
+    pub const ALL: [Mutant; 14] = [
         Mutant::RedoNoSyncAfterCas,
         Mutant::RedoFlushAfterCas,
         Mutant::RedoNoUndoOnFailedCas,
@@ -75,6 +95,9 @@ impl Mutant {
         Mutant::CxFlushAfterCas,
         Mutant::CxReleaseBeforeSync,
         Mutant::CxNoFenceBeforeCas,
+        Mutant::RedoTimedFallbackWithoutCopy,
+        Mutant::RedoOptLineSetNotReset,
+        Mutant::RedoOptFullFlushShort,
     ];
 
     /// Short name (`mutant:ptm/<name>` in reports).
@@ -91,6 +114,9 @@ impl Mutant {
             Mutant::CxFlushAfterCas => "cx-flush-after-cas",
             Mutant::CxReleaseBeforeSync => "cx-release-before-sync",
             Mutant::CxNoFenceBeforeCas => "cx-no-fence-before-cas",
+            Mutant::RedoTimedFallbackWithoutCopy => "redo-timed-fallback-without-copy",
+            Mutant::RedoOptLineSetNotReset => "redo-opt-line-set-not-reset",
+            Mutant::RedoOptFullFlushShort => "redo-opt-full-flush-short",
         }
     }
 }

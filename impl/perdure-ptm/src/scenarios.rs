@@ -64,6 +64,7 @@ use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Thread ids of every scenario's PTM (the explorer's 2 threads; the
 /// setup and the observations run on threads of their own).
@@ -127,6 +128,33 @@ impl Redo {
         let mut r = Redo::small(name, states_per_thread);
         r.config.variant = redo::Variant::Opt;
         r.config.timed_window = Some(std::time::Duration::ZERO);
+        r
+    }
+
+    /// RedoOpt-PTM whose full-flush switch triggers at the second distinct
+    /// dirty line of a replica (`dirty_lines_per_replica: 1`, so the
+    /// threshold, a tenth of the replica capped by it, is 1): every
+    /// transaction or replay that writes two lines (a queue's node and its
+    /// header, a set's node and its link) writes back the replica's whole
+    /// used part before the `cur_comb` CAS, and those that write one line
+    /// use the postponed per-line `pwb`.
+    pub fn opt_full(name: &'static str, states_per_thread: usize) -> Redo {
+        let mut r = Redo::opt(name, states_per_thread);
+        r.config.dirty_lines_per_replica = 1;
+        r
+    }
+
+    /// RedoTimed-PTM with a fixed window (not the measured four copy times:
+    /// the explorer's schedules must not depend on the clock). `window`
+    /// `Duration::MAX`: the window never closes, every update locks only
+    /// `combs[0]` or `combs[1]` and backs off while the one that is not
+    /// designated is taken, giving up once `cur_comb` moves (its request may
+    /// have been carried). `Duration::ZERO`: the window closes at once, an
+    /// update tries the first two and falls back to any of the `N + 1`.
+    pub fn timed(name: &'static str, states_per_thread: usize, window: Duration) -> Redo {
+        let mut r = Redo::small(name, states_per_thread);
+        r.config.variant = redo::Variant::Timed;
+        r.config.timed_window = Some(window);
         r
     }
 }
@@ -783,13 +811,25 @@ fn sim_options() -> SimOptions {
     }
 }
 
-/// The constructions every object runs on. RedoTimed-PTM and RedoOpt-PTM
-/// slot in here, one [`Redo`] line each, once `redo::Config` selects them.
+/// The constructions every object runs on: Redo-PTM, its variants (on the
+/// small runs only: each row costs CI time), CX-PTM and CX-PUC.
+///
+/// * `redo-timed-wide`: RedoTimed-PTM whose window never closes (only
+///   `combs[0]`/`combs[1]`, backoff, give up when `cur_comb` moves);
+/// * `redo-timed-closed`: RedoTimed-PTM whose window is closed at once (the
+///   first two tried, then the fallback to any replica);
+/// * `redo-opt`: RedoOpt-PTM with postponed per-line `pwb`s (its threshold,
+///   a tenth of the replica, is never reached by these objects),
+///   non-temporal copies, store and flush aggregation;
+/// * `redo-opt-full`: RedoOpt-PTM whose full-flush switch triggers at the
+///   second dirty line ([`Redo::opt_full`]).
 fn constructions(ops: usize) -> (Vec<Redo>, CxAnnotated, CxPlain) {
-    // RedoOpt on the small runs only (each row costs CI time).
     let mut redos = vec![Redo::small("redo", 4)];
     if ops <= 2 {
         redos.push(Redo::opt("redo-opt", 4));
+        redos.push(Redo::opt_full("redo-opt-full", 4));
+        redos.push(Redo::timed("redo-timed-wide", 4, Duration::MAX));
+        redos.push(Redo::timed("redo-timed-closed", 4, Duration::ZERO));
     }
     (
         redos,

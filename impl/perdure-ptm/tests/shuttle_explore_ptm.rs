@@ -17,6 +17,14 @@
 //!   transaction wrote to a replica other than the one `cur_comb` ends up
 //!   designating stays unsettled until that replica is next designated, so
 //!   a point has up to ~10^15 images (the rows print the count);
+//! * the variants of Redo-PTM on the queue, the set and the map, 2 threads ×
+//!   2 calls, 8 schedules (their rows are cheap: 1–3 s per 2 schedules),
+//!   every crash point, 6 images each: RedoOpt-PTM with postponed per-line `pwb`s
+//!   (`redo-opt-…`) and with its full-flush switch triggering at the second
+//!   dirty line (`redo-opt-full-…`); RedoTimed-PTM with a window that never
+//!   closes (`redo-timed-wide-…`: only `combs[0]`/`combs[1]`, backoff) and
+//!   one closed at once (`redo-timed-closed-…`: the fallback to any replica);
+//!   see `constructions` in `src/scenarios.rs`;
 //! * 2 threads × 6 calls (`…-6ops`, and Redo-PTM with 2 states per thread,
 //!   `redo-rsize2-…`): 2 schedules, a seeded sample of 24 crash points of
 //!   each, 6 images each.
@@ -63,6 +71,30 @@ small! {
     cx_puc_queue => "cx-puc-queue",
     cx_puc_set => "cx-puc-set",
     cx_puc_map => "cx-puc-map",
+}
+
+macro_rules! variants {
+    ($($test:ident => $name:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            run($name, Depth::Every { schedules: 8 });
+        }
+    )*};
+}
+
+variants! {
+    redo_opt_queue => "redo-opt-queue",
+    redo_opt_set => "redo-opt-set",
+    redo_opt_map => "redo-opt-map",
+    redo_opt_full_queue => "redo-opt-full-queue",
+    redo_opt_full_set => "redo-opt-full-set",
+    redo_opt_full_map => "redo-opt-full-map",
+    redo_timed_wide_queue => "redo-timed-wide-queue",
+    redo_timed_wide_set => "redo-timed-wide-set",
+    redo_timed_wide_map => "redo-timed-wide-map",
+    redo_timed_closed_queue => "redo-timed-closed-queue",
+    redo_timed_closed_set => "redo-timed-closed-set",
+    redo_timed_closed_map => "redo-timed-closed-map",
 }
 
 sampled! {

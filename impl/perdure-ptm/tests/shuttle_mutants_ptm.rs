@@ -32,6 +32,9 @@ fn checks(m: Mutant) -> (&'static [&'static str], Depth) {
         Mutant::CxNoSyncAfterCas => (&["cx-puc-counter"], every(2)),
         Mutant::CxFlushAfterCas => (&["cx-ptm-queue"], every(2)),
         Mutant::CxNoFenceBeforeCas => (&["cx-puc-queue"], every(2)),
+        Mutant::RedoTimedFallbackWithoutCopy => (&["redo-timed-closed-queue"], every(2)),
+        Mutant::RedoOptLineSetNotReset => (&["redo-opt-queue"], every(2)),
+        Mutant::RedoOptFullFlushShort => (&["redo-opt-full-queue"], every(2)),
         // Their window is a few steps wide: `tests/mutants_ptm.rs`.
         _ => (&[], every(0)),
     }
@@ -40,13 +43,16 @@ fn checks(m: Mutant) -> (&'static [&'static str], Depth) {
 /// The mutants this test checks (the others are `tests/mutants_ptm.rs`'s:
 /// 4 schedules of the explorer did not hit their windows, see
 /// `MUTANTS.md`).
-const EXPLORED: [Mutant; 6] = [
+const EXPLORED: [Mutant; 9] = [
     Mutant::RedoNoSyncAfterCas,
     Mutant::RedoFlushAfterCas,
     Mutant::RedoNoFenceBeforeCas,
     Mutant::CxNoSyncAfterCas,
     Mutant::CxFlushAfterCas,
     Mutant::CxNoFenceBeforeCas,
+    Mutant::RedoTimedFallbackWithoutCopy,
+    Mutant::RedoOptLineSetNotReset,
+    Mutant::RedoOptFullFlushShort,
 ];
 
 /// The explorer on `names` at `depth`: `Ok` with what it explored, or `Err`

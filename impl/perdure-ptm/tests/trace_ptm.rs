@@ -1,14 +1,18 @@
-//! The trace producer of Redo-PTM and CX-PTM (`perdure_ptm::trace`,
+//! The trace producer of the five PTMs (`perdure_ptm::trace`,
 //! feature `trace`): what its traces hold, independently of TLC (which
 //! checks them against `traces/ptm/PtmTrace.tla`, `trace:ptm/...` in
 //! `make verify`).
 //!
-//! Checked here, for both constructions, with and without a crash: a seed is
+//! Checked here, for every construction, with and without a crash: a seed is
 //! one reproducible trace; every run opens with `Begin`; every transaction
 //! is invoked once per (thread, index) and, without a crash, returns once,
 //! after its invocation; commits (`CasCC`) and the hooks' steps are present;
 //! a crash run has one `Crash` and continues with fresh indices; the tamper
-//! modes change the trace where they say; bad options are errors.
+//! modes change the trace where they say; bad options are errors. And what
+//! sets the variants apart: RedoTimed-PTM's runs with a window that never
+//! closes lock only `combs[0]`/`combs[1]`; RedoOpt-PTM copies with
+//! non-temporal stores; CX-PUC writes back both object words before every
+//! commit.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -91,11 +95,26 @@ fn check_runs(c: Construction, crash: bool) {
         }
         assert!(count(r, "Lock") > 0 && count(r, "Fence") > 0);
         match c {
-            Construction::Redo => assert!(count(r, "Announce") > 0),
-            Construction::Cx => assert!(count(r, "Enqueue") > 0),
+            Construction::Redo | Construction::RedoTimed | Construction::RedoOpt => {
+                assert!(count(r, "Announce") > 0)
+            }
+            Construction::Cx | Construction::CxPuc => assert!(count(r, "Enqueue") > 0),
         }
     }
     assert!(count(&s, "CasCC") > 0 && count(&s, "Store") > 0 && count(&s, "PwbR") > 0);
+}
+
+/// The replicas the runs of `s` lock, per run.
+fn locked(s: &[Value]) -> Vec<HashSet<u64>> {
+    runs(s)
+        .iter()
+        .map(|r| {
+            r.iter()
+                .filter(|v| v["action"] == "Lock")
+                .map(|v| v["comb"].as_u64().unwrap())
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
@@ -111,8 +130,72 @@ fn cx_traces() {
 }
 
 #[test]
+fn redo_timed_traces_keep_to_the_first_two_replicas_while_the_window_is_open() {
+    check_runs(Construction::RedoTimed, false);
+    check_runs(Construction::RedoTimed, true);
+    // Seeds 7, 8, 9: the window never closes in run 8, closes at once in
+    // runs 7 and 9.
+    let l = locked(&steps(&opts(Construction::RedoTimed, false)));
+    assert!(
+        l[1].iter().all(|&c| c < 2),
+        "a replica outside the window: {:?}",
+        l[1]
+    );
+    assert!(
+        l[0].iter().chain(&l[2]).any(|&c| c >= 2),
+        "the fallback to any replica never ran: {l:?}"
+    );
+}
+
+#[test]
+fn redo_opt_traces_copy_with_non_temporal_stores() {
+    check_runs(Construction::RedoOpt, false);
+    check_runs(Construction::RedoOpt, true);
+    let s = steps(&opts(Construction::RedoOpt, false));
+    assert!(count(&s, "NtStore") > 0, "no non-temporal copy");
+    // Redo-PTM's copies are ordinary stores, written back.
+    let r = steps(&opts(Construction::Redo, false));
+    assert_eq!(count(&r, "NtStore"), 0);
+}
+
+#[test]
+fn cx_puc_traces_write_back_both_words_before_every_commit() {
+    check_runs(Construction::CxPuc, false);
+    check_runs(Construction::CxPuc, true);
+    let s = steps(&opts(Construction::CxPuc, false));
+    // Since its last Lock, the committing thread wrote back both object
+    // words of the replica it designates (the whole used part), changed or
+    // not.
+    let mut cas = 0;
+    for (k, v) in s.iter().enumerate() {
+        if v["action"] != "CasCC" {
+            continue;
+        }
+        cas += 1;
+        let (t, c) = (&v["thread"], &v["cc"]["idx"]);
+        let from = s[..k]
+            .iter()
+            .rposition(|u| u["action"] == "Lock" && &u["thread"] == t && &u["comb"] == c)
+            .unwrap();
+        let words: HashSet<u64> = s[from..k]
+            .iter()
+            .filter(|u| u["action"] == "PwbR" && &u["thread"] == t && &u["comb"] == c)
+            .map(|u| u["word"].as_u64().unwrap())
+            .collect();
+        assert_eq!(words, HashSet::from([1, 2]), "commit at step {k}");
+    }
+    assert!(cas > 0);
+}
+
+#[test]
 fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
-    for c in [Construction::Redo, Construction::Cx] {
+    for c in [
+        Construction::Redo,
+        Construction::RedoTimed,
+        Construction::RedoOpt,
+        Construction::Cx,
+        Construction::CxPuc,
+    ] {
         let clean = steps(&opts(c, false));
         let early = steps(&TraceOptions {
             tamper: Some(Tamper::ReturnBeforePsync),
@@ -133,7 +216,8 @@ fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
             tamper: Some(Tamper::LostStore),
             ..opts(c, false)
         });
-        assert_eq!(count(&lost, "Store") + 1, count(&clean, "Store"));
+        let stores = |s: &[Value]| count(s, "Store") + count(s, "NtStore");
+        assert_eq!(stores(&lost) + 1, stores(&clean));
         assert_eq!(lost.len() + 1, clean.len());
     }
 }

@@ -261,6 +261,14 @@ impl DirtyLines {
         self.range = Some((lo, hi));
     }
 
+    /// Forgets every tracked line without writing any back (only for the
+    /// mutant `RedoOptFullFlushShort`).
+    #[cfg(feature = "mutants")]
+    pub(crate) fn discard(&mut self) {
+        self.lines.clear();
+        self.range = None;
+    }
+
     /// `[lo, hi)` (pool offsets) was written.
     pub(crate) fn add_range(&mut self, lo: u64, hi: u64) {
         let (lo, hi) = self.lines.drain(..).fold((lo, hi), |(l, h), line| {
@@ -282,7 +290,9 @@ impl DirtyLines {
         }
         self.lines.clear();
         if let Some(seen) = &mut self.seen {
-            seen.clear();
+            if !mutant!(RedoOptLineSetNotReset) {
+                seen.clear();
+            }
         }
         self.full = false;
         if let Some((lo, hi)) = self.range.take() {

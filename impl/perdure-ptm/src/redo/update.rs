@@ -54,6 +54,19 @@ impl<B: Backend> RedoPtm<B> {
         let mut slot = self.slot(tid);
         let my_seq = self.publish(tid, &mut slot, job);
         self.note_update_start(tid);
+        // "Two transitions since the announcement: applied" ({2}) rests on
+        // a Dekker pair of SeqCst accesses: this thread's `announce` store
+        // then `cur_comb` load, against a committer's `cur_comb` CAS, a later
+        // committer's `cur_comb` load then `announce` load (in `simulate`).
+        // In the single total order of SeqCst accesses, the second committer
+        // sees the announcement. loom models SeqCst accesses as AcqRel (its
+        // documented limitation), under which that committer may miss it and
+        // this thread spin forever (`tests/loom_redo_consensus.rs`, 3
+        // updaters); loom does model SeqCst fences, so under `--cfg
+        // perdure_loom` a fence here and one in `simulate` restore the order
+        // the real build's SeqCst accesses give. Other builds: no fence.
+        #[cfg(perdure_loom)]
+        fence(Ordering::SeqCst);
         let init = self.cur_comb().load(Ordering::SeqCst);
         let new_idx = slot.last_idx;
         loop {
@@ -101,7 +114,19 @@ impl<B: Backend> RedoPtm<B> {
             let tkt = sti::pack(sti::seq_add(sti::seq(cur), 1), tid, new_idx);
             // {3}
             new_st.copy_from(tkt, tail_st, self.arenas[tid].position());
-            if cur != self.cur_comb().load(Ordering::SeqCst) {
+            // The copy read `tail_st` with relaxed loads, and its owner may
+            // be reusing it (`copy_from`: a new ticket, a release fence, then
+            // the new `applied[]`/`results[]`): a seqlock read. Re-reading
+            // `cur_comb` alone does not validate it — the relaxed loads may
+            // see the reuse's writes while that load still returns the old
+            // `cur` — so after an acquire fence the state's ticket must still
+            // be `tail` (else the copy may pair a new `applied` with an old
+            // `result`: found by loom, `tests/loom_redo_consensus.rs`, on a
+            // weakly ordered memory; x86's TSO cannot reorder those loads).
+            fence(Ordering::Acquire);
+            if tail_st.ticket.load(Ordering::Relaxed) != tail
+                || cur != self.cur_comb().load(Ordering::SeqCst)
+            {
                 continue;
             }
             let mine = new_st.applied[tid].load(Ordering::Relaxed);
@@ -327,6 +352,9 @@ impl<B: Backend> RedoPtm<B> {
         writer: &Writer<'_>,
         cur: u64,
     ) -> bool {
+        // loom only (see `apply_update`): the other half of the Dekker pair.
+        #[cfg(perdure_loom)]
+        fence(Ordering::SeqCst);
         for i in 0..self.n {
             let applied = new_st.applied[i].load(Ordering::Relaxed) & !PANICKED;
             if self.announce[i].load(Ordering::SeqCst) <= applied {

@@ -300,7 +300,14 @@ impl<B: Backend> RedoPtm<B> {
             }
             if self.now_ns() >= deadline {
                 bump(&self.stats[tid].timed_fallbacks);
-                return self.lock_any(cur);
+                let held = self.lock_any(cur);
+                if mutant!(RedoTimedFallbackWithoutCopy) {
+                    if let Some(h) = held.as_ref().filter(|h| h.idx >= 2) {
+                        let tail = self.combs[sti::idx(cur)].head.load(Ordering::SeqCst);
+                        self.combs[h.idx].head.store(tail, Ordering::SeqCst);
+                    }
+                }
+                return held;
             }
             if cur != self.cur_comb().load(Ordering::SeqCst) {
                 return None;
@@ -367,7 +374,13 @@ impl<B: Backend> RedoPtm<B> {
         if dirty.full_flush_pending() {
             let used = crate::replica::used_len(&self.pool, base, self.replica_len)
                 .unwrap_or(self.replica_len);
-            dirty.add_range(base, base + used);
+            if mutant!(RedoOptFullFlushShort) {
+                #[cfg(feature = "mutants")]
+                dirty.discard();
+                self.pool.pwb(base, used / 8);
+            } else {
+                dirty.add_range(base, base + used);
+            }
         }
         dirty.flush(&self.pool);
     }

@@ -1,6 +1,8 @@
-//! Protocol-level traces of Redo-PTM and CX-PTM (feature `trace`; `perdure
-//! trace redo-ptm`, `perdure trace cx-ptm`), for trace validation against
-//! `specs/ptm/` with TLC (`traces/ptm/`, `traces/SCHEMA.md`).
+//! Protocol-level traces of the five PTMs (feature `trace`; `perdure trace
+//! redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc`), for trace validation
+//! against `specs/ptm/` with TLC (`traces/ptm/`, `traces/SCHEMA.md`).
+//! RedoTimed-PTM and RedoOpt-PTM run the Redo-PTM code with their
+//! [`crate::redo::Variant`], CX-PUC the CX core; the hooks are shared.
 //!
 //! **Where the steps come from.** The library runs unmodified on the
 //! [`Sim`] backend with its event trace on; every persistent-memory step the
@@ -32,7 +34,8 @@
 //! each is alone on its cache line, as the spec's weakest placement), each
 //! transaction between `Invoke` and `Return` steps (with its result). With
 //! `crash`, a crash-free pass of the same seed lists the persistence events
-//! the trace maps (object-word stores and write-backs, fences, the `cur_comb`
+//! the trace maps (object-word stores, non-temporal ones included, and
+//! write-backs, fences, the `cur_comb`
 //! CAS), the crash point is drawn among them from the seed (uniformly: the
 //! copies' stores to other words would otherwise draw most points), the
 //! same schedule is recorded up to it, one

@@ -1,10 +1,13 @@
-//! The trace producer: seeded runs of Redo-PTM or CX-PTM on the [`Sim`]
+//! The trace producer: seeded runs of Redo-PTM, RedoTimed-PTM,
+//! RedoOpt-PTM, CX-PTM or CX-PUC on the [`Sim`]
 //! backend, their Sim events and reported steps merged and mapped to the
 //! steps of `traces/ptm/PtmTrace.tla` (see the module docs of
 //! [`crate::trace`] and `traces/ptm/README.md`).
 
 use super::{emit, start_recording, take_recording, Ev, Hooked};
+use crate::cx::CxPuc;
 use crate::error::PtmError;
+use crate::redo::{RedoOptPtm, RedoTimedPtm};
 use crate::replica::word;
 use crate::sti;
 use crate::sync::atomic::Ordering;
@@ -50,8 +53,39 @@ const IMAGE_SAMPLE: u64 = 256;
 pub enum Construction {
     /// Redo-PTM (§5), `traces/ptm/redo/`.
     Redo,
+    /// RedoTimed-PTM (§5, "Timed variant"), `traces/ptm/redo-timed/`: a
+    /// fixed window (the measured one would make runs depend on the clock),
+    /// never closing in runs with an even seed (only `combs[0]`/`combs[1]`,
+    /// backoff) and closed at once in runs with an odd seed (the fallback to
+    /// any replica).
+    RedoTimed,
+    /// RedoOpt-PTM (§5, "Additional optimizations"), `traces/ptm/redo-opt/`:
+    /// non-temporal copies, store and flush aggregation, and a full-flush
+    /// switch at the second distinct dirty line of a replica
+    /// (`dirty_lines_per_replica: 1`), so a transaction that writes one line
+    /// uses the postponed per-line `pwb` and one that writes both (`both`,
+    /// or a replay of several) writes back the replica's whole used part.
+    RedoOpt,
     /// CX-PTM (§4), `traces/ptm/cx/`.
     Cx,
+    /// CX-PUC (§4), through its annotated [`crate::tx::Ptm`] interface
+    /// over a `u64` object, `traces/ptm/cx-puc/`: the working copy's
+    /// differing words stored into the replica, the whole used part
+    /// written back per update.
+    CxPuc,
+}
+
+impl Construction {
+    /// The name `perdure trace` takes.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Construction::Redo => "redo-ptm",
+            Construction::RedoTimed => "redo-timed",
+            Construction::RedoOpt => "redo-opt",
+            Construction::Cx => "cx-ptm",
+            Construction::CxPuc => "cx-puc",
+        }
+    }
 }
 
 /// A deliberate corruption of the first run's steps, which validation must
@@ -167,8 +201,11 @@ type Worker<'a> = dyn FnMut(usize, &dyn Fn(usize) -> u64) + 'a;
 
 /// What the producer needs of a construction.
 trait Traced: Sized + Sync {
-    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError>;
-    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError>;
+    /// Formats `pool` and opens the PTM (`seed`: the run's, for a
+    /// configuration that varies by run).
+    fn create(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError>;
+    /// Opens the PTM on a crash image (null recovery).
+    fn open(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError>;
     fn the_pool(&self) -> &Pool<Sim>;
     fn region(&self) -> u64;
     /// `Combined` instances (replicas).
@@ -191,12 +228,88 @@ fn cx_config(threads: usize) -> cx::Config {
     }
 }
 
-impl Traced for RedoPtm<Sim> {
-    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
-        RedoPtm::create(pool, &redo_config(threads))
+/// RedoTimed-PTM's window in run `seed` (see [`Construction::RedoTimed`]).
+fn timed_window(seed: u64) -> std::time::Duration {
+    if seed % 2 == 0 {
+        std::time::Duration::MAX
+    } else {
+        std::time::Duration::ZERO
     }
-    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
-        RedoPtm::open(pool, &redo_config(threads))
+}
+
+/// RedoOpt-PTM's configuration (see [`Construction::RedoOpt`]): its window
+/// closed at once (the clock must not steer the runs; RedoTimed's traces
+/// cover the window).
+fn opt_config(threads: usize) -> redo::Config {
+    redo::Config {
+        dirty_lines_per_replica: 1,
+        timed_window: Some(std::time::Duration::ZERO),
+        ..redo_config(threads)
+    }
+}
+
+/// The [`Traced`] methods every member of the Redo-PTM family shares.
+macro_rules! traced_redo {
+    ($ty:ty, $create:expr, $open:expr) => {
+        impl Traced for $ty {
+            fn create(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
+                $create(pool, threads, seed)
+            }
+            fn open(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
+                $open(pool, threads, seed)
+            }
+            fn the_pool(&self) -> &Pool<Sim> {
+                self.pool()
+            }
+            fn region(&self) -> u64 {
+                self.region_len()
+            }
+            fn combs(&self) -> usize {
+                self.threads() + 1
+            }
+            fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
+                let h = self.handle()?;
+                body(h.tid(), &|op| run_op!(h, op));
+                Ok(())
+            }
+        }
+    };
+}
+
+traced_redo!(
+    RedoPtm<Sim>,
+    |pool, threads, _| RedoPtm::create(pool, &redo_config(threads)),
+    |pool, threads, _| RedoPtm::open(pool, &redo_config(threads))
+);
+traced_redo!(
+    RedoTimedPtm<Sim>,
+    |pool, threads, seed| RedoTimedPtm::create(
+        pool,
+        &redo::Config {
+            timed_window: Some(timed_window(seed)),
+            ..redo_config(threads)
+        }
+    ),
+    |pool, threads, seed| RedoTimedPtm::open(
+        pool,
+        &redo::Config {
+            timed_window: Some(timed_window(seed)),
+            ..redo_config(threads)
+        }
+    )
+);
+traced_redo!(
+    RedoOptPtm<Sim>,
+    |pool, threads, _| RedoOptPtm::create(pool, &opt_config(threads)),
+    |pool, threads, _| RedoOptPtm::open(pool, &opt_config(threads))
+);
+
+impl Traced for CxPuc<Sim, u64> {
+    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
+        CxPuc::create(pool, &cx_config(threads), 0u64)
+    }
+    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
+        CxPuc::open(pool, &cx_config(threads))
     }
     fn the_pool(&self) -> &Pool<Sim> {
         self.pool()
@@ -205,7 +318,7 @@ impl Traced for RedoPtm<Sim> {
         self.region_len()
     }
     fn combs(&self) -> usize {
-        self.threads() + 1
+        2 * self.threads()
     }
     fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
         let h = self.handle()?;
@@ -215,10 +328,10 @@ impl Traced for RedoPtm<Sim> {
 }
 
 impl Traced for CxPtm<Sim> {
-    fn create(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
         CxPtm::create(pool, &cx_config(threads))
     }
-    fn open(pool: Pool<Sim>, threads: usize) -> Result<Self, PtmError> {
+    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
         CxPtm::open(pool, &cx_config(threads))
     }
     fn the_pool(&self) -> &Pool<Sim> {
@@ -499,9 +612,18 @@ fn steps_of(
                     })
                 }
             },
+            // RedoOpt's copies: a non-temporal store, persisted without a
+            // `pwb` (by the thread's next fence, in the trace's model).
             SimOp::Store | SimOp::NtStore => lay.object_word(e.off).map(|(r, w)| {
                 with(
-                    step("Store", t),
+                    step(
+                        if e.op == SimOp::NtStore {
+                            "NtStore"
+                        } else {
+                            "Store"
+                        },
+                        t,
+                    ),
                     json!({"comb": r, "word": w, "val": e.val}),
                 )
             }),
@@ -572,7 +694,7 @@ fn next_ops(so_far: &[Value], threads: usize) -> (Vec<u64>, Vec<u64>) {
 fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, TraceError> {
     let fresh = || -> Result<P, TraceError> {
         let pool = Pool::volatile("trace-ptm", POOL, Sim::new(SimOptions::default()))?;
-        Ok(P::create(pool, opts.threads)?)
+        Ok(P::create(pool, opts.threads, seed)?)
     };
     let zeros = vec![0; opts.threads];
     let plan = Plan {
@@ -615,7 +737,7 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     let (next, first) = next_ops(&out, opts.threads);
     let pool = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
     pool.backend().start_trace();
-    let p = P::open(pool, opts.threads)?;
+    let p = P::open(pool, opts.threads, seed)?;
     let opened = p.the_pool().backend().take_trace();
     let lay = Layout::of(&p, seed)?;
     // Null recovery writes nothing the specs see (checked, not assumed).
@@ -690,7 +812,7 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
             for k in 0..steps.len() {
                 let s = &steps[k];
                 let (t, c) = (s["thread"].as_u64(), s["comb"].as_u64());
-                if s["action"] == "Store" {
+                if s["action"] == "Store" || s["action"] == "NtStore" {
                     let (c, w, v) = (
                         c.unwrap_or(0),
                         s["word"].as_u64().unwrap_or(0),
@@ -729,7 +851,10 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
         let seed = opts.seed.wrapping_add(k);
         let mut steps = match opts.construction {
             Construction::Redo => one_run::<RedoPtm<Sim>>(opts, seed)?,
+            Construction::RedoTimed => one_run::<RedoTimedPtm<Sim>>(opts, seed)?,
+            Construction::RedoOpt => one_run::<RedoOptPtm<Sim>>(opts, seed)?,
             Construction::Cx => one_run::<CxPtm<Sim>>(opts, seed)?,
+            Construction::CxPuc => one_run::<CxPuc<Sim, u64>>(opts, seed)?,
         };
         if k == 0 {
             if let Some(t) = opts.tamper {
@@ -750,37 +875,50 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
 }
 
 const HELP: &str = "\
-perdure trace redo-ptm|cx-ptm — record traces of Redo-PTM or CX-PTM
+perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc — record traces of a PTM
 
 USAGE:
-    perdure trace redo-ptm|cx-ptm [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
+    perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc [--seed N] [--runs R]
+                   [--threads T] [--ops K] [--crash]
                    [--tamper return-before-psync|cas-before-flush|lost-store]
 
-Runs the construction on the simulated Px86 backend under seeded schedules
+Runs the construction (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM, CX-PTM or
+CX-PUC) on the simulated Px86 backend under seeded schedules
 (seeds N..N+R-1, default 1 and 1 run), T threads (1..=3, default 2) each
 running K transactions (1..=6, default 3) of a seeded mix of inc, both,
 incif and get on two words (specs/ptm/PtmBase.tla's object). --crash takes
 a full crash at a seeded persistence event of every run, keeps an allowed
 crash image, reopens the PTM on it (null recovery) and goes on. Prints the
 trace (ndjson, traces/SCHEMA.md) as steps of traces/ptm/PtmTrace.tla.
+redo-timed runs with a window that never closes on even seeds and one
+closed at once on odd seeds; redo-opt switches to a full flush at the
+second dirty line of a replica.
 --tamper corrupts the first run: return-before-psync moves the first
 committer's return before its pwb(cur_comb) + psync; cas-before-flush drops
 the replica write-backs before the first commit that has any; lost-store
 drops the last value-changing store to the replica the first such commit
 designates.
-Check a trace with tools/trace-check.sh traces/ptm/redo/RedoPTMTrace.tla
-(or traces/ptm/cx/CXPTMTrace.tla).
+Check a trace with tools/trace-check.sh traces/ptm/<dir>/<Spec>Trace.tla
+(redo/RedoPTMTrace.tla for the Redo family, cx/CXPTMTrace.tla for CX).
 
 EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
 ";
 
-/// Entry point of `perdure trace redo-ptm|cx-ptm` (`args` from the
+/// Entry point of `perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc` (`args` from the
 /// construction's name on).
 pub fn cli_main(args: &[String]) -> ExitCode {
     let construction = match args.first().map(String::as_str) {
         Some("redo-ptm") => Construction::Redo,
+        Some("redo-timed") => Construction::RedoTimed,
+        Some("redo-opt") => Construction::RedoOpt,
         Some("cx-ptm") => Construction::Cx,
-        _ => return usage("redo-ptm", "expected redo-ptm or cx-ptm"),
+        Some("cx-puc") => Construction::CxPuc,
+        _ => {
+            return usage(
+                "redo-ptm",
+                "expected redo-ptm, redo-timed, redo-opt, cx-ptm or cx-puc",
+            )
+        }
     };
     let d = TraceOptions::default();
     let defaults = RunArgs {
