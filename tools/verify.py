@@ -682,6 +682,7 @@ def run_coq(c: Check) -> list[Row]:
 
 TRACES = ROOT / "traces"
 PERDURE_BIN = IMPL / "target" / "release" / "perdure"
+_PERDURE_BUILT = False
 TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))", re.M)
 
 
@@ -690,10 +691,14 @@ def run_trace_case(c: Check) -> list[Row]:
     log = log_path(c.name)
     out_trace = OUT / "traces" / (c.name.replace(":", "_").replace("/", "_") + ".ndjson")
     out_trace.parent.mkdir(parents=True, exist_ok=True)
-    if not PERDURE_BIN.is_file():
+    global _PERDURE_BUILT
+    if not _PERDURE_BUILT:
+        # Always (re)build once per run: a stale binary from an older tree would replay traces
+        # of old code. A no-op when it is up to date.
         b = run(["cargo", "build", "--release", "-q", "-p", "perdure"], log, cwd=IMPL, env=cargo_env())
         if b.rc != 0:
             return [Row(c.name, c.kind, "fail", "", b.seconds, "cannot build perdure", rel(b.log))]
+        _PERDURE_BUILT = True
     gen = subprocess.run([str(PERDURE_BIN), *case["perdure"]], capture_output=True, text=True)
     if gen.returncode != 0:
         return [Row(c.name, c.kind, "fail", "", 0.0, f"perdure {' '.join(case['perdure'])} failed: "
