@@ -45,13 +45,19 @@ pub enum BlockEvent {
 }
 
 /// The log of a space (see the module docs).
+///
+/// The two switches are read on every allocation, retirement and critical
+/// section's end, so they are plain flags read without the lock; only a
+/// started log takes it. They are `std` atomics on purpose, outside the
+/// crate's `sync` facade: test instrumentation, not algorithm state, and
+/// under shuttle they must not add scheduling points to every operation.
 #[derive(Debug, Default)]
 pub(crate) struct Log {
-    pub(crate) on: bool,
+    pub(crate) on: std::sync::atomic::AtomicBool,
     /// Free retired nodes as soon as the epoch allows (advance the epoch at
     /// every critical section's end instead of every 8th).
-    pub(crate) eager_reclaim: bool,
-    pub(crate) events: Vec<(BlockEvent, u64)>,
+    pub(crate) eager_reclaim: std::sync::atomic::AtomicBool,
+    pub(crate) events: std::sync::Mutex<Vec<(BlockEvent, u64)>>,
 }
 
 /// What the audit found on a correct run.

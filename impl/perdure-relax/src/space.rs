@@ -198,7 +198,7 @@ pub struct Space<'p, B: Backend> {
     orphans: Mutex<Vec<(u64, u64)>>,
     /// The reclamation audit's log (feature `check`; see [`crate::audit`]).
     #[cfg(feature = "check")]
-    audit: std::sync::Mutex<crate::audit::Log>,
+    audit: crate::audit::Log,
 }
 
 impl<B: Backend> std::fmt::Debug for Space<'_, B> {
@@ -337,7 +337,7 @@ impl<'p, B: Backend> Space<'p, B> {
             claimed: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             orphans: Mutex::new(Vec::new()),
             #[cfg(feature = "check")]
-            audit: std::sync::Mutex::new(crate::audit::Log::default()),
+            audit: crate::audit::Log::default(),
         })
     }
 
@@ -464,35 +464,34 @@ impl<'p, B: Backend> Space<'p, B> {
     /// section rather than every 8th, so that short test runs reclaim.
     #[cfg(feature = "check")]
     pub fn audit_start(&self, eager_reclaim: bool) {
-        let mut l = self.audit.lock().unwrap_or_else(|e| e.into_inner());
-        l.on = true;
-        l.eager_reclaim = eager_reclaim;
+        use std::sync::atomic::Ordering::SeqCst;
+        self.audit.eager_reclaim.store(eager_reclaim, SeqCst);
+        self.audit.on.store(true, SeqCst);
     }
 
     /// The audit's events so far, oldest first (empty unless started).
     #[cfg(feature = "check")]
     pub fn audit_events(&self) -> Vec<(crate::audit::BlockEvent, u64)> {
         self.audit
+            .events
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .events
             .clone()
     }
 
     #[cfg(feature = "check")]
     fn audit_log(&self, ev: crate::audit::BlockEvent, off: u64) {
-        let mut l = self.audit.lock().unwrap_or_else(|e| e.into_inner());
-        if l.on {
-            l.events.push((ev, off));
+        if self.audit.on.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut events = self.audit.events.lock().unwrap_or_else(|e| e.into_inner());
+            events.push((ev, off));
         }
     }
 
     #[cfg(feature = "check")]
     fn eager_reclaim(&self) -> bool {
         self.audit
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .eager_reclaim
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
     #[cfg(not(feature = "check"))]
     fn eager_reclaim(&self) -> bool {
