@@ -351,20 +351,31 @@ impl<B: Backend> Space<'_, B> {
         // The operation's invocation, at the moment tracking decides.
         trace_ev!(off, "Invoke", recover = needed);
         if needed {
-            let early = mutant!(TrackBeforeRecover);
-            let bitset = match (self.tracking, &self.bitset) {
-                (Tracking::Bitset, Some(b)) => Some(b),
-                _ => None,
-            };
-            if let (true, Some(b)) = (early, bitset) {
-                b.set(off);
-            }
-            pause!(TrackBeforeRecover);
-            self.recover_field(off)?;
-            // Claim 1: the bit is set only once `recover_field` returned.
-            if let (false, Some(b)) = (early, bitset) {
-                b.set(off);
-            }
+            self.recover_tracked(Tracking::Bitset, off, || self.recover_field(off))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `recover` for the field or node at `slot`, then, if the space
+    /// tracks with a bitset under `variant` (BitsetAtomic for fields,
+    /// HybridAtomicPointer for nodes), sets its bit: Claim 1, the bit is set
+    /// only once the recovery returned (the mutant `TrackBeforeRecover` sets
+    /// it before).
+    fn recover_tracked(
+        &self,
+        variant: Tracking,
+        slot: u64,
+        recover: impl FnOnce() -> Result<(), RelaxError>,
+    ) -> Result<(), RelaxError> {
+        let bitset = self.bitset.as_ref().filter(|_| self.tracking == variant);
+        let early = mutant!(TrackBeforeRecover);
+        if let (true, Some(b)) = (early, bitset) {
+            b.set(slot);
+        }
+        pause!(TrackBeforeRecover);
+        recover()?;
+        if let (false, Some(b)) = (early, bitset) {
+            b.set(slot);
         }
         Ok(())
     }
@@ -711,20 +722,8 @@ impl<B: Backend> Space<'_, B> {
                 _ => true,
             };
             if needed && !mutant!(UnmarkWithoutRecover) {
-                let early = mutant!(TrackBeforeRecover);
-                let bitset = match (self.tracking, &self.bitset) {
-                    (Tracking::Hybrid, Some(b)) => Some(b),
-                    _ => None,
-                };
-                if let (true, Some(b)) = (early, bitset) {
-                    b.set(node);
-                }
-                pause!(TrackBeforeRecover);
-                N::recover_node(self, node)?; // L2.2
-                                              // Claim 1: the node's bit is set only once it is recovered.
-                if let (false, Some(b)) = (early, bitset) {
-                    b.set(node);
-                }
+                // L2.2
+                self.recover_tracked(Tracking::Hybrid, node, || N::recover_node(self, node))?;
             }
             let plain = v & !RECOVERY_MARK;
             if self.dram.dwcas(off, (v, s), (plain, s)) {
