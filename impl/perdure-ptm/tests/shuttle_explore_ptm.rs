@@ -40,25 +40,18 @@ mod explore_common;
 
 use explore_common::{run, Depth};
 
-macro_rules! small {
-    ($($test:ident => $name:literal),* $(,)?) => {$(
+/// One `#[test]` per scenario name, each explored at `depth`.
+macro_rules! rows {
+    ($depth:expr; $($test:ident => $name:literal),* $(,)?) => {$(
         #[test]
         fn $test() {
-            run($name, Depth::Every { schedules: 2 });
+            run($name, $depth);
         }
     )*};
 }
 
-macro_rules! sampled {
-    ($($test:ident => $name:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            run($name, Depth::Sampled { schedules: 2, points: 24 });
-        }
-    )*};
-}
-
-small! {
+rows! {
+    Depth::Every { schedules: 2 };
     redo_counter => "redo-counter",
     redo_queue => "redo-queue",
     redo_set => "redo-set",
@@ -73,16 +66,8 @@ small! {
     cx_puc_map => "cx-puc-map",
 }
 
-macro_rules! variants {
-    ($($test:ident => $name:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            run($name, Depth::Every { schedules: 8 });
-        }
-    )*};
-}
-
-variants! {
+rows! {
+    Depth::Every { schedules: 8 };
     redo_opt_queue => "redo-opt-queue",
     redo_opt_set => "redo-opt-set",
     redo_opt_map => "redo-opt-map",
@@ -97,7 +82,8 @@ variants! {
     redo_timed_closed_map => "redo-timed-closed-map",
 }
 
-sampled! {
+rows! {
+    Depth::Sampled { schedules: 2, points: 24 };
     redo_queue_6ops => "redo-queue-6ops",
     redo_set_6ops => "redo-set-6ops",
     redo_map_6ops => "redo-map-6ops",
