@@ -471,7 +471,10 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         let points = Arc::new(Mutex::new(Vec::new()));
         let sink = points.clone();
         pool.backend().set_crash_hook(move |e, view| {
-            if e % stride(4) == 0 {
+            // 1 in 2: how many events the run has depends on the OS schedule
+            // (retries, and whether the epoch lets a thread reclaim), and 1
+            // in 4 left ZMarkable at 20 points in one CI run.
+            if e % stride(2) == 0 {
                 sink.lock().unwrap().push((e, view.capture()));
             }
         });
@@ -548,7 +551,7 @@ fn crashes_with_two_threads_operating_recover_each_threads_prefix() {
         }
     }
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), 1 in {} persistence events, <={} Px86 images, 4 variants\"}}", stride(4), images_per_point(2)
+        "PERDURE-CHECK {{\"name\":\"explore:relax-list-2threads\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{checked} lazy recoveries\",\"detail\":\"2 threads x 10 updates on one list, OS schedule (not enumerated), 1 in {} persistence events, <={} Px86 images, 4 variants\"}}", stride(2), images_per_point(2)
     );
 }
 
