@@ -71,3 +71,64 @@ pub const FLAVOUR: &str = if cfg!(perdure_loom) {
 } else {
     "std"
 };
+
+/// Seeded shuttle runs for the `shuttle_*` tests, so that a failure in CI can
+/// be replayed and two runs of the same tree explore the same schedules.
+///
+/// The seed is `PERDURE_SHUTTLE_SEED` (a number), else [`DEFAULT_SEED`];
+/// `PERDURE_SHUTTLE_SEED=random` draws one from the OS and prints it, for
+/// runs meant to widen the search (`make verify DEPTH=deep` leaves the
+/// choice to the caller). A failing schedule is printed by shuttle and can
+/// also be replayed with `shuttle::replay`.
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+pub mod seeded {
+    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+
+    /// The seed when `PERDURE_SHUTTLE_SEED` is unset.
+    pub const DEFAULT_SEED: u64 = 1;
+
+    /// The seed of this run (see the module docs). Panics with what to do on
+    /// an unparsable `PERDURE_SHUTTLE_SEED`.
+    pub fn seed() -> u64 {
+        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *SEED.get_or_init(read_seed)
+    }
+
+    fn read_seed() -> u64 {
+        match std::env::var("PERDURE_SHUTTLE_SEED") {
+            Err(_) => DEFAULT_SEED,
+            Ok(s) if s == "random" => {
+                // The clock and the address of a fresh allocation: enough to
+                // differ between runs without a dependency.
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                let a = Box::new(0u8);
+                let s = t ^ (std::ptr::from_ref(&*a) as u64).rotate_left(32);
+                eprintln!("PERDURE_SHUTTLE_SEED=random: seed {s}");
+                s
+            }
+            Ok(s) => s.trim().parse().unwrap_or_else(|_| {
+                panic!("PERDURE_SHUTTLE_SEED={s:?}: expected a number or \"random\"")
+            }),
+        }
+    }
+
+    /// `n` random schedules of `f` from [`seed`].
+    pub fn check_random<F: Fn() + Send + Sync + 'static>(f: F, n: usize) {
+        let runner = shuttle::Runner::new(
+            RandomScheduler::new_from_seed(seed(), n),
+            shuttle::Config::new(),
+        );
+        runner.run(f);
+    }
+
+    /// `n` PCT schedules of `f` (bug depth `depth`) from [`seed`].
+    pub fn check_pct<F: Fn() + Send + Sync + 'static>(f: F, n: usize, depth: usize) {
+        let runner = shuttle::Runner::new(
+            PctScheduler::new_from_seed(seed(), depth, n),
+            shuttle::Config::new(),
+        );
+        runner.run(f);
+    }
+}

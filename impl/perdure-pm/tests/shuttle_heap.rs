@@ -67,13 +67,15 @@ fn workload() {
 #[test]
 fn random_schedules_never_share_a_block() {
     let n = iterations();
-    shuttle::check_random(workload, n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(workload, n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
 }
 
 #[test]
 fn pct_schedules_never_share_a_block() {
     let n = iterations();
-    shuttle::check_pct(workload, n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(workload, n, 3);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
 }

@@ -15,8 +15,11 @@
 //! * `a_validated_successor_is_not_freed`: a traversal that publishes a
 //!   hazard pointer on `mn.next` and re-reads `mn.next` never finds that
 //!   successor freed, against a thread that retires, disposes of (self-links)
-//!   and scans the same nodes; everything disposed of and unprotected is
-//!   freed, and a node a `Combined` head names is not.
+//!   and scans the same nodes, and never steps from a disposed node to the
+//!   node itself (the step is `TurnQueue::protect_next`, the walk's own
+//!   code; without its self-link test the walk ran a closure twice on its
+//!   replica, which `shuttle:ptm` found); everything disposed of and
+//!   unprotected is freed, and a node a `Combined` head names is not.
 //!
 //! Not covered: the update path around the queue (locks, replicas,
 //! `cur_comb`), which the shuttle and crash tests exercise.

@@ -171,16 +171,17 @@ const CONSENSUS_DETAIL: &str = "no lost or doubled update, results to the right 
 #[test]
 fn consensus_random() {
     let n = iterations();
-    shuttle::check_random(|| consensus_ptm(&SEEN_RANDOM), n);
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(|| consensus_ptm(&SEEN_RANDOM), n);
     row(
         "cx-ptm-consensus-random",
-        &(format!("{n} random schedules, {CONSENSUS}") + &seen(&SEEN_RANDOM)),
+        &(format!("{n} random schedules (seed {seed}), {CONSENSUS}") + &seen(&SEEN_RANDOM)),
         CONSENSUS_DETAIL,
     );
-    shuttle::check_random(|| consensus_puc(&SEEN_RANDOM), n);
+    perdure_pm::sync::seeded::check_random(|| consensus_puc(&SEEN_RANDOM), n);
     row(
         "cx-puc-consensus-random",
-        &(format!("{n} random schedules, {CONSENSUS}") + &seen(&SEEN_RANDOM)),
+        &(format!("{n} random schedules (seed {seed}), {CONSENSUS}") + &seen(&SEEN_RANDOM)),
         CONSENSUS_DETAIL,
     );
 }
@@ -188,16 +189,17 @@ fn consensus_random() {
 #[test]
 fn consensus_pct() {
     let n = iterations();
-    shuttle::check_pct(|| consensus_ptm(&SEEN_PCT), n, 3);
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(|| consensus_ptm(&SEEN_PCT), n, 3);
     row(
         "cx-ptm-consensus-pct",
-        &(format!("{n} PCT schedules (depth 3), {CONSENSUS}") + &seen(&SEEN_PCT)),
+        &(format!("{n} PCT schedules (depth 3, seed {seed}), {CONSENSUS}") + &seen(&SEEN_PCT)),
         CONSENSUS_DETAIL,
     );
-    shuttle::check_pct(|| consensus_puc(&SEEN_PCT), n, 3);
+    perdure_pm::sync::seeded::check_pct(|| consensus_puc(&SEEN_PCT), n, 3);
     row(
         "cx-puc-consensus-pct",
-        &(format!("{n} PCT schedules (depth 3), {CONSENSUS}") + &seen(&SEEN_PCT)),
+        &(format!("{n} PCT schedules (depth 3, seed {seed}), {CONSENSUS}") + &seen(&SEEN_PCT)),
         CONSENSUS_DETAIL,
     );
 }
@@ -324,16 +326,17 @@ const CRASH_DETAIL: &str =
 #[test]
 fn crash_pct() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_pct(crash_ptm, n, 3);
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(crash_ptm, n, 3);
     row(
         "cx-ptm-crash-pct",
-        &format!("{n} PCT schedules (depth 3), {CRASH}"),
+        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
         CRASH_DETAIL,
     );
-    shuttle::check_pct(crash_puc, n, 3);
+    perdure_pm::sync::seeded::check_pct(crash_puc, n, 3);
     row(
         "cx-puc-crash-pct",
-        &format!("{n} PCT schedules (depth 3), {CRASH}"),
+        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
         CRASH_DETAIL,
     );
 }
@@ -341,16 +344,17 @@ fn crash_pct() {
 #[test]
 fn crash_random() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_random(crash_ptm, n);
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(crash_ptm, n);
     row(
         "cx-ptm-crash-random",
-        &format!("{n} random schedules, {CRASH}"),
+        &format!("{n} random schedules (seed {seed}), {CRASH}"),
         CRASH_DETAIL,
     );
-    shuttle::check_random(crash_puc, n);
+    perdure_pm::sync::seeded::check_random(crash_puc, n);
     row(
         "cx-puc-crash-random",
-        &format!("{n} random schedules, {CRASH}"),
+        &format!("{n} random schedules (seed {seed}), {CRASH}"),
         CRASH_DETAIL,
     );
 }

@@ -114,15 +114,17 @@ fn consensus(v: Variant) {
 #[test]
 fn consensus_random() {
     let n = iterations();
-    shuttle::check_random(|| consensus(Variant::Redo), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(|| consensus(Variant::Redo), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
 }
 
 #[test]
 fn consensus_pct() {
     let n = iterations();
-    shuttle::check_pct(|| consensus(Variant::Redo), n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(|| consensus(Variant::Redo), n, 3);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
 }
 
 struct Point {
@@ -227,27 +229,31 @@ fn inspect(words: &[u64]) -> (u64, [u64; 2]) {
 #[test]
 fn crash_pct() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_pct(|| crash(Variant::Redo), n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(|| crash(Variant::Redo), n, 3);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
 }
 
 #[test]
 fn crash_random() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_random(|| crash(Variant::Redo), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(|| crash(Variant::Redo), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
 }
 
 #[test]
 fn consensus_opt_random() {
     let n = (iterations() / 2).max(20);
-    shuttle::check_random(|| consensus(Variant::Opt), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules of RedoOpt-PTM, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(|| consensus(Variant::Opt), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}) of RedoOpt-PTM, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected\"}}");
 }
 
 #[test]
 fn crash_opt_random() {
     let n = (iterations() / 4).max(20);
-    shuttle::check_random(|| crash(Variant::Opt), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules of RedoOpt-PTM, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits; RedoTimed window empty (clock-free)\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(|| crash(Variant::Opt), n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}) of RedoOpt-PTM, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits; RedoTimed window empty (clock-free)\"}}");
 }

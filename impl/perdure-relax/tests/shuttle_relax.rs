@@ -104,13 +104,15 @@ fn workload() {
 #[test]
 fn random_schedules_never_roll_a_recovered_field_back() {
     let n = iterations();
-    shuttle::check_random(workload, n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules, 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_random(workload, n);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
 }
 
 #[test]
 fn pct_schedules_never_roll_a_recovered_field_back() {
     let n = iterations();
-    shuttle::check_pct(workload, n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+    let seed = perdure_pm::sync::seeded::seed();
+    perdure_pm::sync::seeded::check_pct(workload, n, 3);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
 }

@@ -342,18 +342,12 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             }
             // SAFETY: see above.
             let m = unsafe { &*mn };
-            let next = m.next.load(SeqCst);
-            let slot_next = HP_WALK[walk ^ 1];
-            self.queue.protect(tid, slot_next, next);
-            if m.next.load(SeqCst) != next || next.is_null() {
-                // Self-linked meanwhile (the next turn copies), or no
-                // successor, which the queue order rules out (ours follows).
-                debug_assert!(
-                    !next.is_null() || m.is_self_linked(),
-                    "a gap before our node"
-                );
+            let Some(next) = self.queue.protect_next(tid, HP_WALK[walk ^ 1], m) else {
+                // Self-linked (the next turn copies), or no successor, which
+                // the queue order rules out (ours follows).
+                debug_assert!(m.is_self_linked(), "a gap before our node");
                 continue;
-            }
+            };
             // SAFETY: `next` was `mn.next` after our hazard pointer named
             // it, with `mn` not yet disposed of: `next` is in no retired
             // list, so no scan frees it while the hazard pointer stays.

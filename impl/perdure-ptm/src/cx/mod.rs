@@ -42,7 +42,12 @@
 //!    copy the replica `cur_comb` designates, byte for byte, under a shared
 //!    lock (`getCombined`; if `cur_comb` already holds our node, leave);
 //! 4. {4} run every node's closure from the head up to ours on the replica,
-//!    storing each result in its node, and make ours the head;
+//!    storing each result in its node, and make ours the head; a step finds
+//!    its node disposed of (self-linked) if the reclamation passed it
+//!    meanwhile, and then copies as in {3} — a step must never take a
+//!    self-linked `next` for the successor, or the walk runs that node's
+//!    closure twice on the replica (`TurnQueue::protect_next` in `cx/queue.rs`; a
+//!    bug the `shuttle:ptm` schedules found in CI and loom now checks);
 //! 5. write back what the update wrote (below), {5} downgrade the lock to
 //!    read-only, `pfence`;
 //! 6. {6} CAS `cur_comb` from the designated replica to ours, retried until

@@ -209,6 +209,30 @@ impl<J> TurnQueue<J> {
         self.hp[tid].0[slot].store(p, SeqCst);
     }
 
+    /// One step of a walk along the queue ({3}–{4} of `applyUpdate`): `m`'s
+    /// successor, published in hazard pointer `slot` of `tid` and validated
+    /// (`m.next` still names it after the hazard pointer does, so it was in
+    /// no retired list when a scan could see the pointer). `None` when `m`
+    /// has no successor, or has been disposed of — its `next` names `m`
+    /// itself, whether the self-link happened before the first load or
+    /// between the two: the walker must then copy, never step to `m` again
+    /// (it would run `m`'s closure a second time on the replica; found by
+    /// the `shuttle:ptm` schedules, see `tests/shuttle_cx.rs`).
+    #[inline]
+    pub(crate) fn protect_next(
+        &self,
+        tid: usize,
+        slot: usize,
+        m: &Node<J>,
+    ) -> Option<*mut Node<J>> {
+        let next = m.next.load(SeqCst);
+        if next.is_null() || std::ptr::eq(next, m) {
+            return None;
+        }
+        self.protect(tid, slot, next);
+        (m.next.load(SeqCst) == next).then_some(next)
+    }
+
     /// Clears hazard pointer `slot` of `tid`.
     #[inline]
     pub(crate) fn clear(&self, tid: usize, slot: usize) {
@@ -556,9 +580,10 @@ pub mod model_checks {
                     let mn = n1 as *mut Node<Tracked>;
                     // SAFETY: kept alive by its reference count.
                     let m = unsafe { &*mn };
-                    let next = m.next.load(Sc);
-                    q.protect(1, HP_WALK[0], next);
-                    if m.next.load(Sc) == next && !next.is_null() && next != mn {
+                    if let Some(next) = q.protect_next(1, HP_WALK[0], m) {
+                        // Stepping from a disposed node to itself would run
+                        // its closure twice on the walker's replica.
+                        assert_ne!(next, mn, "a walk stepped from a disposed node to itself");
                         assert!(!dropped[2].load(Sc), "a validated successor was freed");
                         // SAFETY: validated under the hazard pointer.
                         assert_eq!(unsafe { &*next }.ticket(), 2);
