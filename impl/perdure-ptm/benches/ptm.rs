@@ -309,7 +309,7 @@ impl Rng {
     }
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Tally {
     txs: u64,
     /// Swaps (SPS) or transactions (the others).
@@ -319,6 +319,21 @@ struct Tally {
     /// Table 1's time breakdown, summed over the workers (zeros without
     /// the `breakdown` feature).
     breakdown: Breakdown,
+    /// The construction's consensus events over the point ([`Ptm::events`]:
+    /// copies, replays, ...), all threads.
+    events: Vec<(&'static str, u64)>,
+}
+
+impl Tally {
+    /// `name=x.xx/tx` for each nonzero event.
+    fn events_per_tx(&self) -> String {
+        self.events
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k}={:.3}/tx", *n as f64 / self.txs.max(1) as f64))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// Runs `iteration` on `threads` threads for `s.secs`; it returns the
@@ -331,6 +346,7 @@ fn measure<P: Ptm>(
 ) -> Tally {
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
+    let events0 = p.events();
     let tallies: Vec<Tally> = std::thread::scope(|sc| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
@@ -359,13 +375,21 @@ fn measure<P: Ptm>(
         stop.store(true, Ordering::Relaxed);
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    tallies.into_iter().fold(Tally::default(), |a, b| Tally {
+    let events = p
+        .events()
+        .into_iter()
+        .zip(events0)
+        .map(|((k, n), (_, n0))| (k, n.wrapping_sub(n0)))
+        .collect();
+    let total = tallies.into_iter().fold(Tally::default(), |a, b| Tally {
         txs: a.txs + b.txs,
         items: a.items + b.items,
         counts: a.counts + b.counts,
         secs: a.secs.max(b.secs),
         breakdown: a.breakdown + b.breakdown,
-    })
+        events: Vec::new(),
+    });
+    Tally { events, ..total }
 }
 
 struct Row {
@@ -430,7 +454,7 @@ impl Bench<'_> {
     fn push(&mut self, row: Row) {
         let (pwb, pfence, _) = row.tally.counts.per_op(row.tally.txs);
         eprintln!(
-            "  {:<6} {:<14} n={:<8} {:<9} {}T  {} {}  {:.2} pwb/tx {:.2} pfence/tx",
+            "  {:<6} {:<14} n={:<8} {:<9} {}T  {} {}  {:.2} pwb/tx {:.2} pfence/tx  {}",
             row.workload,
             row.param,
             row.size,
@@ -439,7 +463,8 @@ impl Bench<'_> {
             human(row.rate()),
             row.unit(),
             pwb,
-            pfence
+            pfence,
+            row.tally.events_per_tx()
         );
         self.rows.push(row);
     }
@@ -696,7 +721,7 @@ fn write_outputs(b: &Bench<'_>) {
             reference
         ));
         json.push(format!(
-            "{{\"workload\":{},\"param\":{},\"size\":{},\"construction\":{},\"threads\":{},\"seconds\":{:.4},\"transactions\":{},\"items\":{},\"items_per_s\":{:.1},\"unit\":{},\"pwb_per_tx\":{:.4},\"pfence_per_tx\":{:.4},\"psync_per_tx\":{:.4},\"reference\":{}}}",
+            "{{\"workload\":{},\"param\":{},\"size\":{},\"construction\":{},\"threads\":{},\"seconds\":{:.4},\"transactions\":{},\"items\":{},\"items_per_s\":{:.1},\"unit\":{},\"pwb_per_tx\":{:.4},\"pfence_per_tx\":{:.4},\"psync_per_tx\":{:.4},\"events\":{{{}}},\"reference\":{}}}",
             common::json_str(r.workload),
             common::json_str(&r.param),
             r.size,
@@ -710,6 +735,12 @@ fn write_outputs(b: &Bench<'_>) {
             pwb,
             pfence,
             psync,
+            r.tally
+                .events
+                .iter()
+                .map(|(k, n)| format!("{}:{n}", common::json_str(k)))
+                .collect::<Vec<_>>()
+                .join(","),
             r.reference().map_or("null".into(), common::json_str)
         ));
     }

@@ -418,4 +418,13 @@ pub trait Ptm: Send + Sync {
     where
         R: PWord,
         F: for<'t> Fn(&Self::ReadTx<'t>) -> R + Send + Sync + 'static;
+
+    /// Counters of the construction's consensus events since it was opened
+    /// (replica copies, log replays, ...), named, for benchmarks and
+    /// reports: a difference of two calls over a run, divided by its
+    /// transactions, says what each transaction cost besides flushes. Empty
+    /// unless the construction counts events.
+    fn events(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }

@@ -47,6 +47,16 @@ fn a_counter_counts(v: Variant) {
     assert_eq!(s.commits, 200);
     assert_eq!(s.rollbacks, 0);
     assert!(s.reads_direct >= 1);
+    // The trait's event counters are the same statistics, by name.
+    let ev = Ptm::events(&p);
+    let get = |k: &str| ev.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+    assert_eq!(get("copies"), Some(s.copies));
+    assert_eq!(get("replays"), Some(s.replays));
+    assert_eq!(get("rollbacks"), Some(0));
+    assert!(
+        s.copies + s.replays >= 199,
+        "every commit after the first brings its replica up to date: {s:?}"
+    );
 }
 
 fn an_array_allocation_and_free(v: Variant) {

@@ -457,4 +457,9 @@ impl<B: Backend> Ptm for CxPtm<B> {
     {
         front::read_tx(self, f)
     }
+
+    fn events(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats();
+        vec![("copies", s.copies), ("cas_retries", s.cas_retries)]
+    }
 }

@@ -918,4 +918,9 @@ impl<B: Backend, T: Plain> Ptm for CxPuc<B, T> {
     {
         front::read_tx(self, f)
     }
+
+    fn events(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats();
+        vec![("copies", s.copies), ("cas_retries", s.cas_retries)]
+    }
 }

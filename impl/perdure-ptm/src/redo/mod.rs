@@ -1076,6 +1076,16 @@ impl<B: Backend> Ptm for RedoPtm<B> {
     {
         RedoPtm::read_tx(self, f)
     }
+
+    fn events(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats();
+        vec![
+            ("copies", s.copies),
+            ("replays", s.replays),
+            ("rollbacks", s.rollbacks),
+            ("timed_fallbacks", s.timed_fallbacks),
+        ]
+    }
 }
 
 const _: () = assert!(ALLOC_BASE < MIN_REPLICA);
