@@ -149,6 +149,16 @@
 //!   already durable or its winner is still holding the replica a crash would
 //!   recover to.
 //! * Release after durability and the durability watermark (above).
+//! * {6} (`applyRedologs`) leaves a held replica whose head is *after* the
+//!   attempt's `tail` untouched and ends the attempt (the attempt's `cur`
+//!   is stale: the replica was designated and superseded since). The seed
+//!   leaves this case to `applyRedologs`, whose only ways out are a replay
+//!   and a copy; perdure used to mark the replica invalid and try the copy,
+//!   which failed (`cur_comb` had moved) and left the replica invalid, so
+//!   the next attempt copied the whole object: with two threads on SPS,
+//!   0.3–1.2% of transactions copied 10^6 words, which cost RedoTimed and
+//!   RedoOpt up to 10× their throughput (`make bench` prints copies per
+//!   transaction).
 //!
 //! ## Volatile footprint
 //!
