@@ -78,22 +78,32 @@ fn setup<B: perdure_pm::Backend>(p: &RedoPtm<B>, words: u64) {
     });
 }
 
-fn consensus(v: Variant) {
-    let pool = Pool::volatile("shuttle-redo", 32 << 10, NoFlush).unwrap();
-    let p = Arc::new(RedoPtm::create(pool, &config(4, v)).unwrap());
-    setup(&p, 4);
-    let writers: Vec<_> = (0..3u64)
+/// `writers` threads, each running `updates` [`bump_slot`] transactions and
+/// checking that each returns its own slot's new value.
+fn spawn_writers(
+    p: &Arc<RedoPtm<NoFlush>>,
+    writers: u64,
+    updates: u64,
+) -> Vec<thread::JoinHandle<()>> {
+    (0..writers)
         .map(|t| {
             let p = p.clone();
             thread::spawn(move || {
                 let h = p.handle().unwrap();
-                for i in 1..=3 {
+                for i in 1..=updates {
                     let r = h.update_tx(move |tx| bump_slot(tx, t));
                     assert_eq!(r, (t << 32) | i, "thread {t} got {r:#x}");
                 }
             })
         })
-        .collect();
+        .collect()
+}
+
+fn consensus(v: Variant) {
+    let pool = Pool::volatile("shuttle-redo", 32 << 10, NoFlush).unwrap();
+    let p = Arc::new(RedoPtm::create(pool, &config(4, v)).unwrap());
+    setup(&p, 4);
+    let writers = spawn_writers(&p, 3, 3);
     let reader = {
         let p = p.clone();
         thread::spawn(move || {
@@ -126,24 +136,12 @@ fn timed_copies() -> u64 {
     let pool = Pool::volatile("shuttle-redo-copies", 32 << 10, NoFlush).unwrap();
     let c = Config {
         states_per_thread: 16,
-        variant: Variant::Timed,
         timed_window: Some(std::time::Duration::MAX),
         ..config(2, Variant::Timed)
     };
     let p = Arc::new(RedoPtm::create(pool, &c).unwrap());
     setup(&p, 3);
-    let writers: Vec<_> = (0..2u64)
-        .map(|t| {
-            let p = p.clone();
-            thread::spawn(move || {
-                let h = p.handle().unwrap();
-                for i in 1..=4 {
-                    let r = h.update_tx(move |tx| bump_slot(tx, t));
-                    assert_eq!(r, (t << 32) | i, "thread {t} got {r:#x}");
-                }
-            })
-        })
-        .collect();
+    let writers = spawn_writers(&p, 2, 4);
     for w in writers {
         w.join().unwrap();
     }

@@ -372,3 +372,10 @@ pub struct CxStats {
     /// Queue nodes freed.
     pub freed: u64,
 }
+
+impl CxStats {
+    /// The counters [`crate::Ptm::events`] reports for CX-PTM and CX-PUC.
+    pub(crate) fn events(&self) -> Vec<(&'static str, u64)> {
+        vec![("copies", self.copies), ("cas_retries", self.cas_retries)]
+    }
+}

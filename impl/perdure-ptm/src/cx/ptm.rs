@@ -459,7 +459,6 @@ impl<B: Backend> Ptm for CxPtm<B> {
     }
 
     fn events(&self) -> Vec<(&'static str, u64)> {
-        let s = self.stats();
-        vec![("copies", s.copies), ("cas_retries", s.cas_retries)]
+        self.stats().events()
     }
 }

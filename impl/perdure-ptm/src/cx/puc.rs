@@ -920,7 +920,6 @@ impl<B: Backend, T: Plain> Ptm for CxPuc<B, T> {
     }
 
     fn events(&self) -> Vec<(&'static str, u64)> {
-        let s = self.stats();
-        vec![("copies", s.copies), ("cas_retries", s.cas_retries)]
+        self.stats().events()
     }
 }

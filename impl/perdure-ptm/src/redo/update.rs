@@ -253,21 +253,24 @@ impl<B: Backend> RedoPtm<B> {
         if head == tail {
             return true;
         }
-        if head != INVALID && sti::seq_after(sti::seq(head), sti::seq(tail)) {
-            // The replica holds a state after `tail`: it was designated
-            // after this attempt read `cur`, then superseded and released.
-            // `cur` is stale; leave the replica as it is (its content is
-            // `head`'s state, which the next attempt replays from or
-            // finds current) instead of invalidating it, which would make
-            // the next attempt copy the whole replica (found by the SPS
-            // bench: most copies of two-thread runs came from here).
-            return false;
-        }
+        // Whether the replica holds a state before `tail` (replayable).
+        let behind = match head {
+            INVALID => false,
+            _ if sti::seq_after(sti::seq(head), sti::seq(tail)) => {
+                // The replica holds a state after `tail`: it was designated
+                // after this attempt read `cur`, then superseded and
+                // released. `cur` is stale; leave the replica as it is (its
+                // content is `head`'s state, which the next attempt replays
+                // from or finds current) instead of invalidating it, which
+                // would make the next attempt copy the whole replica (found
+                // by the SPS bench: most copies of two-thread runs came from
+                // here).
+                return false;
+            }
+            _ => sti::seq_after(sti::seq(tail), sti::seq(head)),
+        };
         c.head.store(INVALID, Ordering::SeqCst);
-        if head != INVALID
-            && sti::seq_after(sti::seq(tail), sti::seq(head))
-            && self.replay(h, head, tail)
-        {
+        if behind && self.replay(h, head, tail) {
             bump(&self.stats[tid].replays);
             c.head.store(tail, Ordering::SeqCst);
             return true;
