@@ -215,11 +215,15 @@ impl<B: Backend> RedoPtm<B> {
                     return Attempt::Committed(r, mine & PANICKED != 0);
                 }
             }
-            // L38–L39: roll the replica back to `tail`.
+            // L38–L39: roll the replica back to `tail`. If the log
+            // overflowed it cannot be undone: the replica holds this
+            // attempt's uncommitted state, which its head must not claim
+            // (after a lost CAS the head is still `tkt`, and a later replay
+            // from `tkt` would build on it), so it is marked invalid.
             bump(&self.stats[tid].rollbacks);
-            if mutant!(RedoNoUndoOnFailedCas) || writer.undo_to(&self.pool, c.replica, 0) {
-                c.head.store(tail, Ordering::SeqCst);
-            }
+            let undone = mutant!(RedoNoUndoOnFailedCas) || writer.undo_to(&self.pool, c.replica, 0);
+            c.head
+                .store(if undone { tail } else { INVALID }, Ordering::SeqCst);
         }
         // L41–L42
         if let Some(h) = held {
