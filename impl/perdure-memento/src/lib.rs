@@ -113,21 +113,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-/// Whether the named `mutant::Mutant` is switched on: a hook at a seed
-/// step that a mutant removes or reorders. A constant `false` unless the
-/// feature `mutants` is enabled.
-#[cfg(feature = "mutants")]
-macro_rules! mutant {
-    ($m:ident) => {
-        crate::mutant::active(crate::mutant::Mutant::$m)
-    };
-}
-#[cfg(not(feature = "mutants"))]
-macro_rules! mutant {
-    ($m:ident) => {
-        false
-    };
-}
+#[macro_use(mutant)]
+extern crate perdure_pm;
 
 pub mod baseline;
 pub mod cas;

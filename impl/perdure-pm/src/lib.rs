@@ -46,6 +46,8 @@ pub mod dword;
 pub mod error;
 pub mod header;
 pub mod heap;
+#[doc(hidden)]
+pub mod hooks;
 pub mod meta;
 pub mod pool;
 pub mod px86;

@@ -68,20 +68,8 @@
 
 use perdure_pm::sync;
 
-/// `mutant!(Name)`: whether mutant `Name` is switched on (always `false`
-/// without the `mutants` feature). See [`mutant`](crate::mutant).
-#[cfg(feature = "mutants")]
-macro_rules! mutant {
-    ($m:ident) => {
-        $crate::mutant::active($crate::mutant::Mutant::$m)
-    };
-}
-#[cfg(not(feature = "mutants"))]
-macro_rules! mutant {
-    ($m:ident) => {
-        false
-    };
-}
+#[macro_use(mutant)]
+extern crate perdure_pm;
 
 /// `pause!(Name)`: the calling thread passes `mutant::Point::Name`,
 /// where a test's hook may hold it (nothing without the `mutants` feature).

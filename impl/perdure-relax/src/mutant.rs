@@ -5,7 +5,7 @@
 //! Each [`Mutant`] removes one step the seed says is needed, or puts back a
 //! step of the seed *as written* that a model check found wrong
 //! (`specs/relax/README.md`, Findings M1, R1, R2; M2 in `src/patomic.rs`).
-//! [`Mutant::ALL`] are the mutants of Mirror and RELAX themselves
+//! [`Mutant::MIRROR`] are the mutants of Mirror and RELAX themselves
 //! (`tests/mutants_relax.rs`); [`Mutant::SETS`] break a step of the skip
 //! list or the BST (`tests/shuttle_sets.rs`); [`Mutant::EQUIVALENT`] change
 //! the code without changing what the checks can see. The algorithm asks
@@ -23,73 +23,70 @@
 //! hook pass the points at the cost of one relaxed load.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// One mutation of a seed step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Mutant {
+perdure_pm::declare_mutants! {
     /// Algorithm 4.1, L41–L42: the NVMM replica is not written back and
     /// fenced before the DRAM replica is updated.
-    NoFlushBeforeDram = 1,
+    NoFlushBeforeDram = 1 => "mirror-no-flush-before-dram-L41",
     /// Algorithm 6.2, L4: the sequence window is not enforced (a garbage
     /// DRAM sequence may be reached again by later writes).
-    NoSeqWindow = 2,
+    NoSeqWindow = 2 => "recover-field-no-seq-window-L4",
     /// Algorithm 6.3, L4: the recovered pointer is copied without the
     /// recovery mark, so its referent is never recovered.
-    NoRecoveryMark = 3,
+    NoRecoveryMark = 3 => "recover-ptr-no-mark-L4",
     /// Algorithm 6.4, L2.2: a marked pointer is unmarked without its
     /// referent being recovered.
-    UnmarkWithoutRecover = 4,
+    UnmarkWithoutRecover = 4 => "load-unmark-without-recover-L2.2",
     /// Algorithm 4.1, L46–L47 *as written* (Finding M1): after a failed NVMM
     /// DWCAS that saw another value, help with the DRAM pair read at L9–L11
     /// and return false, instead of retrying from the top.
-    Line47AsWritten = 5,
+    Line47AsWritten = 5 => "mirror-L47-as-written-M1",
     /// Algorithm 6.2 *as written* (Finding R1): no write-back and fence of
     /// the NVMM pair before line 5's DRAM DWCAS.
-    RecoverNoFlush = 6,
+    RecoverNoFlush = 6 => "recover-field-no-flush-before-L5-R1",
     /// Algorithm 6.2 *as written* (Finding R2): no re-read of the DRAM pair
     /// after line 2.
-    RecoverNoReread = 7,
+    RecoverNoReread = 7 => "recover-field-no-dram-reread-after-L2-R2",
     /// Algorithm 4.1, L44 *as written* (Finding M2): one DRAM DWCAS, even
     /// when it failed only because the recovery mark was set or cleared
     /// since L9.
-    Line44Once = 8,
+    Line44Once = 8 => "mirror-L44-once-M2",
     /// §6.4.1/§6.4.3 (Claim 1): BitsetAtomic marks a field recovered, and
     /// HybridAtomicPointer a node, *before* `recover_field` /
     /// `recover_node` returns instead of after.
-    TrackBeforeRecover = 9,
+    TrackBeforeRecover = 9 => "track-recovered-before-recover-returns",
     /// Skip list (`src/ds/skiplist.rs`), `insert`: the new node is linked
     /// at its upper levels before the bottom one (one attempt per level),
     /// and the bottom-level CAS comes last; the seed's order (Fraser;
     /// Herlihy–Shavit §14.4) links level 0 first, its linearisation point.
-    SkipLinkUpperFirst = 10,
+    SkipLinkUpperFirst = 10 => "skiplist-insert-links-upper-levels-first",
     /// Skip list, `remove`: the node is unlinked from every level by CASing
     /// its predecessors, without first marking its own `next` pointers (the
     /// mark is what makes a concurrent insert after it, or a second remover,
     /// fail).
-    SkipRemoveNoMark = 11,
+    SkipRemoveNoMark = 11 => "skiplist-remove-unlinks-without-marking",
     /// BST (`src/ds/bst.rs`), `cleanup`: the sibling edge is not tagged
     /// before the ancestor's edge is swung to it (Natarajan–Mittal's
     /// bit-test-and-set), so an insert below the sibling edge can still
     /// succeed on the unlinked parent.
-    BstCleanupNoTag = 12,
+    BstCleanupNoTag = 12 => "bst-cleanup-no-tag",
     /// BST, `insert`: a flagged leaf (a pending delete) or a flagged or
     /// tagged edge met by the CAS is not helped (`cleanup`); the insert just
     /// retries. Only the deleter then finishes the delete: one that a crash
     /// cut off never does, and the insert spins forever (lock-freedom lost).
-    BstInsertNoHelp = 13,
+    BstInsertNoHelp = 13 => "bst-insert-no-help",
     /// BST, `insert` and `contains`: a leaf with the key counts as present
     /// even when its edge is flagged — Natarajan and Mittal's search, which
     /// does not look at the flag. Not a bug (see the module docs of
     /// `src/ds/bst.rs`): a set of histories no check here can tell apart.
-    BstFlaggedLeafPresent = 14,
+    BstFlaggedLeafPresent = 14 => "bst-flagged-leaf-present",
 }
 
 impl Mutant {
-    /// Every mutant.
-    pub const ALL: [Mutant; 9] = [
+    /// The mutants of Mirror and RELAX themselves, each caught by
+    /// `tests/mutants_relax.rs` with its own deterministic schedules.
+    pub const MIRROR: [Mutant; 9] = [
         Mutant::NoFlushBeforeDram,
         Mutant::NoSeqWindow,
         Mutant::NoRecoveryMark,
@@ -100,9 +97,8 @@ impl Mutant {
         Mutant::Line44Once,
         Mutant::TrackBeforeRecover,
     ];
-
     /// The mutants of the skip list and the BST, each caught by
-    /// `tests/shuttle_sets.rs` (not in [`Mutant::ALL`], which
+    /// `tests/shuttle_sets.rs` (not in [`Mutant::MIRROR`], which
     /// `tests/mutants_relax.rs` checks with its own deterministic schedules).
     pub const SETS: [Mutant; 4] = [
         Mutant::SkipLinkUpperFirst,
@@ -110,51 +106,11 @@ impl Mutant {
         Mutant::BstCleanupNoTag,
         Mutant::BstInsertNoHelp,
     ];
-
     /// Mutants that change the code but, as far as the checks here can
     /// tell, not its histories (equivalent mutants, kept as evidence for a
     /// claim of the docs; `tests/shuttle_sets.rs` runs them and expects no
     /// violation).
     pub const EQUIVALENT: [Mutant; 1] = [Mutant::BstFlaggedLeafPresent];
-
-    /// Short name (`mutant:relax/<name>` in reports).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mutant::NoFlushBeforeDram => "mirror-no-flush-before-dram-L41",
-            Mutant::NoSeqWindow => "recover-field-no-seq-window-L4",
-            Mutant::NoRecoveryMark => "recover-ptr-no-mark-L4",
-            Mutant::UnmarkWithoutRecover => "load-unmark-without-recover-L2.2",
-            Mutant::Line47AsWritten => "mirror-L47-as-written-M1",
-            Mutant::RecoverNoFlush => "recover-field-no-flush-before-L5-R1",
-            Mutant::RecoverNoReread => "recover-field-no-dram-reread-after-L2-R2",
-            Mutant::Line44Once => "mirror-L44-once-M2",
-            Mutant::TrackBeforeRecover => "track-recovered-before-recover-returns",
-            Mutant::SkipLinkUpperFirst => "skiplist-insert-links-upper-levels-first",
-            Mutant::SkipRemoveNoMark => "skiplist-remove-unlinks-without-marking",
-            Mutant::BstCleanupNoTag => "bst-cleanup-no-tag",
-            Mutant::BstInsertNoHelp => "bst-insert-no-help",
-            Mutant::BstFlaggedLeafPresent => "bst-flagged-leaf-present",
-        }
-    }
-}
-
-static ACTIVE: AtomicU8 = AtomicU8::new(0);
-static LOCK: Mutex<()> = Mutex::new(());
-
-/// Switches mutant `m` on (`None`: all off).
-pub fn set(m: Option<Mutant>) {
-    ACTIVE.store(m.map_or(0, |m| m as u8), Ordering::SeqCst);
-}
-
-/// Whether mutant `m` is switched on.
-#[inline]
-pub fn active(m: Mutant) -> bool {
-    ACTIVE.load(Ordering::Relaxed) == m as u8
-}
-
-/// Serialises the users of the process-global switch.
-pub fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A place between two steps where a test may pause a thread.
