@@ -192,19 +192,16 @@ fn main() -> ExitCode {
         ["check-history", ..] => perdure_check::history::cli_main(&args[1..]),
         ["explore", ..] => perdure_check::explore::cli_main_with(
             &args[1..],
-            perdure_memento::scenarios::all()
-                .into_iter()
-                .chain(perdure_relax::scenarios::all())
-                .collect(),
+            perdure_harness::construction_scenarios(),
         ),
         ["trace-to-tla", ..] => perdure_check::trace::cli_main(&args[1..]),
         ["trace", "memento-cas" | "memento-queue", ..] => {
-            perdure_memento::trace::cli_main(&args[1..])
+            perdure_harness::memento::trace::cli_main(&args[1..])
         }
         ["trace", "redo-ptm" | "redo-timed" | "redo-opt" | "cx-ptm" | "cx-puc", ..] => {
-            perdure_ptm::trace::cli_main(&args[1..])
+            perdure_harness::ptm::trace::cli_main(&args[1..])
         }
-        ["trace", "relax", ..] => perdure_relax::trace::cli_main(&args[1..]),
+        ["trace", "relax", ..] => perdure_harness::relax::trace::cli_main(&args[1..]),
         ["trace", ..] => perdure_check::trace::trace_cli_main(&args[1..]),
         [other, ..] => usage(&format!("unknown command {other:?}")),
     }

@@ -43,8 +43,8 @@
 
 #[path = "../../perdure-pm/benches/common.rs"]
 mod common;
-mod svg;
 
+use perdure_harness::svg;
 use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig};
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};

@@ -126,10 +126,6 @@ pub mod insdel;
 #[cfg(feature = "mutants")]
 pub mod mutant;
 pub mod runtime;
-#[cfg(feature = "check")]
-pub mod scenarios;
-#[cfg(feature = "check")]
-pub mod trace;
 pub mod ts;
 pub mod word;
 

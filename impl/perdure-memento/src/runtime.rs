@@ -451,7 +451,10 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         pm_word(self.pool, off)
     }
 
-    pub(crate) fn help_off(&self, parity: bool, tid: usize) -> u64 {
+    /// The offset of HELP[`parity`][`tid`] (Algorithm 2), for the trace
+    /// producer of perdure-harness.
+    #[doc(hidden)]
+    pub fn help_off(&self, parity: bool, tid: usize) -> u64 {
         self.base + LINE * (1 + tid as u64) + 8 * parity as u64
     }
 

@@ -20,9 +20,9 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn run(name: &str) {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     setting();
-    let before = perdure_memento::scenarios::thread_crashes_injected();
+    let before = perdure_harness::memento::scenarios::thread_crashes_injected();
     common::run(name, 4, "@thread-crash");
-    let injected = perdure_memento::scenarios::thread_crashes_injected() - before;
+    let injected = perdure_harness::memento::scenarios::thread_crashes_injected() - before;
     println!("{name}: {injected} thread crashes injected");
     assert!(injected > 0, "{name}: no thread crash was injected");
 }

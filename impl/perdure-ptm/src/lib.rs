@@ -17,8 +17,7 @@
 //! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
 //! | [`registry`] | — | thread ids and nested transactions |
 //! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
-//! | `trace` (feature `trace`) | — | protocol-level traces of Redo-PTM and CX-PTM on the `Sim` backend, for TLC (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
-//! | `scenarios` (feature `check`) | — | crash-explorer scenarios: each construction with a counter, a queue, a set and a map (`tests/shuttle_explore_ptm.rs`) |
+//! | `trace_ev!` (feature `trace`) | — | hooks at the protocol steps the trace producer of `perdure-harness` maps to the specs (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
 //! | `mutant` (feature `mutants`) | §4–§5 | mutants of the seed's steps, caught by `tests/shuttle_mutants_ptm.rs` and `tests/mutants_ptm.rs` (`MUTANTS.md`) |
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
@@ -27,19 +26,39 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-/// A trace hook (`crate::trace_ev!(&pool, Variant(args..))`): with feature
-/// `trace`, reports a protocol step to [`trace`] (ordered among the `Sim`
-/// backend's events); without it, expands to nothing (its arguments are
-/// not evaluated; also under loom and shuttle, whose models do not trace).
-#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
+/// A trace hook at a protocol step (`crate::trace_ev!(&pool, Step(args..))`):
+/// reports the step through [`perdure_pm::trace_step!`] with feature
+/// `trace` (ordered among the pool's `Sim` events); without it, nothing,
+/// and its arguments are not evaluated. The steps the trace producer
+/// (perdure-harness) maps to the specs' actions, thread ids 0-based:
+///
+/// | step | where | seed |
+/// | --- | --- | --- |
+/// | `Announce(tid, seq)` | Redo `publish` | Algorithm 3 {1} (L2–L3): `req[tid]`, `announce[tid]` |
+/// | `Lock(tid, Some(comb))` | Redo {5} after `exclusiveTryLock`; CX {2} `lock_any` | Alg. 3 L18; §4 step 2 |
+/// | `Simulate(tid, comb)` | Redo {7}, before the first closure runs | Alg. 3 L20 |
+/// | `Apply(tid, owner, seq)` | Redo {7}, after each request's closure ran | Alg. 3 L23–L24 |
+/// | `Unlock(tid, comb)` | Redo L41; CX when a thread leaves its replica | Alg. 3 L41; §4 steps 2, 6 |
+/// | `Enqueue(tid, ticket)` | CX `publish` (updates and enqueued reads) | §4 step 1, `applyRead` step 2 |
 macro_rules! trace_ev {
-    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {
-        $crate::trace::emit($pool, $crate::trace::Ev::$variant($($arg),*))
+    ($pool:expr, Announce($tid:expr, $seq:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Announce", thread = $tid, seq = $seq)
     };
-}
-#[cfg(not(all(feature = "trace", not(any(perdure_loom, perdure_shuttle)))))]
-macro_rules! trace_ev {
-    ($pool:expr, $variant:ident ( $($arg:expr),* )) => {};
+    ($pool:expr, Lock($tid:expr, $comb:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Lock", thread = $tid, comb = $comb)
+    };
+    ($pool:expr, Simulate($tid:expr, $comb:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Simulate", thread = $tid, comb = $comb)
+    };
+    ($pool:expr, Apply($tid:expr, $owner:expr, $seq:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Apply", thread = $tid, owner = $owner, seq = $seq)
+    };
+    ($pool:expr, Unlock($tid:expr, $comb:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Unlock", thread = $tid, comb = $comb)
+    };
+    ($pool:expr, Enqueue($tid:expr, $ticket:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "Enqueue", thread = $tid, ticket = $ticket)
+    };
 }
 pub(crate) use trace_ev;
 
@@ -57,11 +76,7 @@ pub mod redo;
 pub mod registry;
 pub mod replica;
 pub mod rwlock;
-#[cfg(feature = "check")]
-pub mod scenarios;
 pub mod sti;
-#[cfg(all(feature = "trace", not(any(perdure_loom, perdure_shuttle))))]
-pub mod trace;
 pub mod tx;
 
 pub(crate) use perdure_pm::sync;

@@ -9,7 +9,7 @@
 //! perdure-ptm --test shuttle_explore_ptm` (the `shuttle:ptm` check of
 //! `tools/verify.py` does); without the cfg this file is empty (the
 //! scenarios need shuttle's thread-locals, see the module docs of
-//! `perdure_ptm::scenarios`).
+//! `perdure_harness::ptm::scenarios`).
 //!
 //! * 2 threads × 2 calls (`redo-counter`, `cx-ptm-queue`, …): 2 schedules,
 //!   every crash point of each, and a seeded sample of 6 of the images Px86

@@ -1,4 +1,4 @@
-//! The trace producer of the five PTMs (`perdure_ptm::trace`,
+//! The trace producer of the five PTMs (`perdure_harness::ptm::trace`,
 //! feature `trace`): what its traces hold, independently of TLC (which
 //! checks them against `traces/ptm/PtmTrace.tla`, `trace:ptm/...` in
 //! `make verify`).
@@ -16,7 +16,7 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-use perdure_ptm::trace::{trace, Construction, Tamper, TraceError, TraceOptions};
+use perdure_harness::ptm::trace::{trace, Construction, Tamper, TraceError, TraceOptions};
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -114,9 +114,8 @@
 
 #[path = "../../perdure-pm/benches/common.rs"]
 mod common;
-#[path = "../../perdure-memento/benches/svg.rs"]
-mod svg;
 
+use perdure_harness::svg;
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
 use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};

@@ -87,19 +87,13 @@ macro_rules! pause {
 }
 
 /// `trace_ev!(off, "Action", key = value, …)`: the calling thread took
-/// protocol step `Action` on the field at `off` (recorded by
-/// [`trace`](crate::trace) when that field is being traced; nothing without
-/// the `trace` feature, and the arguments are not evaluated then).
-#[cfg(feature = "trace")]
+/// protocol step `Action` on the field at `off`, reported through
+/// [`perdure_pm::trace_step!`] (with the offset as `field`) to the trace
+/// producer of perdure-harness (`perdure trace relax`); nothing without the
+/// `trace` feature, and the arguments are not evaluated then.
 macro_rules! trace_ev {
     ($off:expr, $action:literal $(, $k:ident = $v:expr)* $(,)?) => {
-        $crate::trace::emit($off, $action, &[$((stringify!($k), serde_json::Value::from($v))),*])
-    };
-}
-#[cfg(not(feature = "trace"))]
-macro_rules! trace_ev {
-    ($($t:tt)*) => {
-        ()
+        perdure_pm::trace_step!($action, field = $off $(, $k = $v)*)
     };
 }
 
@@ -113,11 +107,7 @@ pub mod error;
 pub mod mutant;
 pub mod node;
 pub mod patomic;
-#[cfg(feature = "check")]
-pub mod scenarios;
 pub mod space;
-#[cfg(feature = "trace")]
-pub mod trace;
 
 pub use dram::DramInit;
 pub use error::RelaxError;

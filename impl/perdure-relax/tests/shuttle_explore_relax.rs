@@ -20,13 +20,13 @@
 //! * `mutant_…`: a mutant of `src/mutant.rs` switched on, and the
 //!   explorer must find a violation.
 //!
-//! Not covered: see the module docs of `perdure_relax::scenarios`.
+//! Not covered: see the module docs of `perdure_harness::relax::scenarios`.
 
 #![cfg(perdure_shuttle)]
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, ExploreReport, SchedulerKind};
 use perdure_relax::mutant::{self, Mutant};
-use perdure_relax::scenarios;
+use perdure_harness::relax::scenarios;
 
 fn deep() -> bool {
     std::env::var("PERDURE_DEPTH").as_deref() == Ok("deep")

@@ -12,7 +12,7 @@
 //! (`traces/relax/README.md` reports what TLC says).
 
 use perdure_relax::mutant::{self, Mutant};
-use perdure_relax::trace::{trace, Tamper, TraceOptions};
+use perdure_harness::relax::trace::{trace, Tamper, TraceOptions};
 use serde_json::Value;
 
 fn steps(t: &str) -> Vec<Value> {

@@ -448,63 +448,6 @@ impl CombQueue {
     }
 }
 
-#[cfg(feature = "check")]
-mod check {
-    use super::{CombQMmt, CombQueue};
-    use crate::runtime::{Handle, MementoError};
-    use crate::scenarios::Structure;
-    use perdure_pm::{Pool, Sim};
-
-    /// CombQ-mmt for the crash explorer (`combq-mmt`).
-    #[derive(Debug, Clone, Copy)]
-    pub struct CombQueueStructure;
-
-    impl Structure for CombQueueStructure {
-        type Mmt = CombQMmt;
-        type Obj = CombQueue;
-
-        fn name(&self) -> &'static str {
-            "combq-mmt"
-        }
-
-        fn description(&self) -> &'static str {
-            "Memento CombQ-mmt (combining queue after PBcomb), 2 threads x 2 ops, detectability checked"
-        }
-
-        fn object(&self) -> &'static str {
-            "queue"
-        }
-
-        fn ops(&self) -> (&'static str, &'static str) {
-            ("enq", "deq")
-        }
-
-        fn create(&self, h: &mut Handle<'_, '_, Sim, CombQMmt>) -> Result<u64, MementoError> {
-            CombQueue::create(h).map(|q| q.offset())
-        }
-
-        fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<CombQueue, MementoError> {
-            CombQueue::at(pool, root)
-        }
-
-        fn run(
-            &self,
-            q: &CombQueue,
-            h: &mut Handle<'_, 'static, Sim, CombQMmt>,
-            mmt: &mut CombQMmt,
-            op: Option<u64>,
-        ) -> Result<u64, MementoError> {
-            q.run(h, mmt, op)
-        }
-
-        fn contents(&self, q: &CombQueue, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-            q.contents(pool)
-        }
-    }
-}
-
-#[cfg(feature = "check")]
-pub use check::CombQueueStructure;
 
 #[cfg(test)]
 mod tests {

@@ -304,64 +304,6 @@ impl ElimStack {
     }
 }
 
-#[cfg(feature = "check")]
-mod check {
-    use super::{ElimStack, ElimStackMmt};
-    use crate::runtime::{Handle, MementoError};
-    use crate::scenarios::Structure;
-    use perdure_pm::{Pool, Sim};
-
-    /// The elimination stack for the crash explorer (`elim-stack-mmt`).
-    #[derive(Debug, Clone, Copy)]
-    pub struct ElimStackStructure;
-
-    impl Structure for ElimStackStructure {
-        type Mmt = ElimStackMmt;
-        type Obj = ElimStack;
-
-        fn name(&self) -> &'static str {
-            "elim-stack-mmt"
-        }
-
-        fn description(&self) -> &'static str {
-            "Memento elimination-backoff stack (detectable CAS + exchangers), 2 threads x 2 ops, detectability checked"
-        }
-
-        fn object(&self) -> &'static str {
-            "stack"
-        }
-
-        fn ops(&self) -> (&'static str, &'static str) {
-            ("push", "pop")
-        }
-
-        fn create(&self, h: &mut Handle<'_, '_, Sim, ElimStackMmt>) -> Result<u64, MementoError> {
-            // One exchanger, so that the explorer's two threads meet.
-            ElimStack::create_with(h, 1).map(|s| s.offset())
-        }
-
-        fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<ElimStack, MementoError> {
-            ElimStack::at(pool, root)
-        }
-
-        fn run(
-            &self,
-            s: &ElimStack,
-            h: &mut Handle<'_, 'static, Sim, ElimStackMmt>,
-            mmt: &mut ElimStackMmt,
-            op: Option<u64>,
-        ) -> Result<u64, MementoError> {
-            s.run(h, mmt, op)
-        }
-
-        fn contents(&self, s: &ElimStack, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-            s.contents(pool)
-        }
-    }
-}
-
-#[cfg(feature = "check")]
-pub use check::ElimStackStructure;
 
 #[cfg(test)]
 mod tests {

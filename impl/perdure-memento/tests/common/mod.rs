@@ -1,7 +1,7 @@
 //! What the Memento explorer test binaries share.
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, SchedulerKind};
-use perdure_memento::scenarios;
+use perdure_harness::memento::scenarios;
 
 /// 10 with `PERDURE_DEPTH=deep`, else 1.
 pub fn depth_factor() -> usize {

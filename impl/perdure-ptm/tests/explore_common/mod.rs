@@ -1,10 +1,10 @@
 //! What the PTM explorer test binaries share: running a scenario of
-//! `perdure_ptm::scenarios` and printing its PERDURE-CHECK row.
+//! `perdure_harness::ptm::scenarios` and printing its PERDURE-CHECK row.
 
 #![allow(dead_code)] // not every test binary uses all of it
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, ExploreReport, SchedulerKind};
-use perdure_ptm::scenarios;
+use perdure_harness::ptm::scenarios;
 
 /// 10 with `PERDURE_DEPTH=deep`, else 1.
 pub fn depth_factor() -> usize {

@@ -17,19 +17,20 @@
 //! during recovery, concurrent resumption of the crashed threads (they are
 //! resumed one after another).
 
-use crate::compose::Memento;
-use crate::ds::msq::{Msq, MsqKind, QueueMmt};
-use crate::ds::soft::{SoftMmt, SoftOp, SoftTable};
-use crate::ds::treiber::{StackMmt, TreiberStack};
-use crate::ds::{decode_opt, NODE};
-use crate::runtime::{ClearMode, Config, Handle, MementoError, Runtime};
-use crate::ts::ClockKind;
+use perdure_memento::compose::Memento;
+use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
+use perdure_memento::ds::combq::{CombQMmt, CombQueue};
+use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
+use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
+use perdure_memento::ds::{decode_opt, NODE};
+use perdure_memento::runtime::{ClearMode, Config, Handle, MementoError, Runtime};
+use perdure_memento::ts::ClockKind;
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-#[path = "scenarios_prim.rs"]
 pub mod prim;
 
 /// Every Memento scenario.
@@ -42,10 +43,10 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     }
     v.push(Arc::new(OnRuntime(Detectable::two(StackStructure))));
     v.push(Arc::new(OnRuntime(Detectable::two(
-        crate::ds::elim::ElimStackStructure,
+        ElimStackStructure,
     ))));
     v.push(Arc::new(OnRuntime(Detectable::two(
-        crate::ds::combq::CombQueueStructure,
+        CombQueueStructure,
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
         QueueStructure { kind: MsqKind::Vol },
@@ -60,13 +61,13 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         "Memento MSQ-mmt-cas (detectable CAS), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
-        crate::ds::elim::ElimStackStructure,
+        ElimStackStructure,
         3,
         "elim-stack-mmt-3t",
         "Memento elimination-backoff stack (Treiber + exchangers), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
-        crate::ds::combq::CombQueueStructure,
+        CombQueueStructure,
         3,
         "combq-mmt-3t",
         "Memento combining queue CombQ-mmt, 3 threads x 2 ops, detectability checked",
@@ -337,7 +338,7 @@ fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
             .wrapping_mul(0xFF51_AFD7)
             >> 59;
         h.crash_after(Some(n));
-        crate::runtime::quiet_thread_crashes();
+        perdure_memento::runtime::quiet_thread_crashes();
     }
     let done = h.try_run_root(body);
     h.crash_after(None);
@@ -746,5 +747,102 @@ impl RuntimeScenario for SoftSet {
             out.push((call, seen));
         }
         Ok(out)
+    }
+}
+
+
+/// CombQ-mmt for the crash explorer (`combq-mmt`).
+#[derive(Debug, Clone, Copy)]
+pub struct CombQueueStructure;
+
+impl Structure for CombQueueStructure {
+    type Mmt = CombQMmt;
+    type Obj = CombQueue;
+
+    fn name(&self) -> &'static str {
+        "combq-mmt"
+    }
+
+    fn description(&self) -> &'static str {
+        "Memento CombQ-mmt (combining queue after PBcomb), 2 threads x 2 ops, detectability checked"
+    }
+
+    fn object(&self) -> &'static str {
+        "queue"
+    }
+
+    fn ops(&self) -> (&'static str, &'static str) {
+        ("enq", "deq")
+    }
+
+    fn create(&self, h: &mut Handle<'_, '_, Sim, CombQMmt>) -> Result<u64, MementoError> {
+        CombQueue::create(h).map(|q| q.offset())
+    }
+
+    fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<CombQueue, MementoError> {
+        CombQueue::at(pool, root)
+    }
+
+    fn run(
+        &self,
+        q: &CombQueue,
+        h: &mut Handle<'_, 'static, Sim, CombQMmt>,
+        mmt: &mut CombQMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        q.run(h, mmt, op)
+    }
+
+    fn contents(&self, q: &CombQueue, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
+        q.contents(pool)
+    }
+}
+
+
+/// The elimination stack for the crash explorer (`elim-stack-mmt`).
+#[derive(Debug, Clone, Copy)]
+pub struct ElimStackStructure;
+
+impl Structure for ElimStackStructure {
+    type Mmt = ElimStackMmt;
+    type Obj = ElimStack;
+
+    fn name(&self) -> &'static str {
+        "elim-stack-mmt"
+    }
+
+    fn description(&self) -> &'static str {
+        "Memento elimination-backoff stack (detectable CAS + exchangers), 2 threads x 2 ops, detectability checked"
+    }
+
+    fn object(&self) -> &'static str {
+        "stack"
+    }
+
+    fn ops(&self) -> (&'static str, &'static str) {
+        ("push", "pop")
+    }
+
+    fn create(&self, h: &mut Handle<'_, '_, Sim, ElimStackMmt>) -> Result<u64, MementoError> {
+        // One exchanger, so that the explorer's two threads meet.
+        ElimStack::create_with(h, 1).map(|s| s.offset())
+    }
+
+    fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<ElimStack, MementoError> {
+        ElimStack::at(pool, root)
+    }
+
+    fn run(
+        &self,
+        s: &ElimStack,
+        h: &mut Handle<'_, 'static, Sim, ElimStackMmt>,
+        mmt: &mut ElimStackMmt,
+        op: Option<u64>,
+    ) -> Result<u64, MementoError> {
+        s.run(h, mmt, op)
+    }
+
+    fn contents(&self, s: &ElimStack, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
+        s.contents(pool)
     }
 }

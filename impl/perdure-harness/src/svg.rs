@@ -3,8 +3,6 @@
 //! linear x axis (time series) and a grouped bar chart. Plain SVG 1.1 text,
 //! readable by any browser.
 
-#![allow(dead_code)]
-
 use std::fmt::Write as _;
 
 const W: f64 = 720.0;

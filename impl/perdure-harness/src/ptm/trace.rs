@@ -1,18 +1,61 @@
-//! The trace producer: seeded runs of Redo-PTM, RedoTimed-PTM,
-//! RedoOpt-PTM, CX-PTM or CX-PUC on the [`Sim`]
-//! backend, their Sim events and reported steps merged and mapped to the
-//! steps of `traces/ptm/PtmTrace.tla` (see the module docs of
-//! [`crate::trace`] and `traces/ptm/README.md`).
+//! Protocol-level traces of the five PTMs (`perdure trace
+//! redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc`), for trace validation
+//! against `specs/ptm/` with TLC (`traces/ptm/`, `traces/SCHEMA.md`).
+//! RedoTimed-PTM and RedoOpt-PTM run the Redo-PTM code with their
+//! `perdure_ptm::redo::Variant`, CX-PUC the CX core; the hooks are shared.
+//!
+//! **Where the steps come from.** The library runs unmodified on the
+//! [`Sim`] backend with its event trace on; every persistent-memory step the
+//! specs model is a Sim event: the stores, write-backs (`pwb`), fences
+//! (`pfence`, `psync`) and the CAS of `cur_comb` (`D + 64`) and of the
+//! replicas' object words. The volatile steps are reported by one-line hooks
+//! (`trace_ev!`, empty without perdure-ptm's feature `trace`) in
+//! `impl/perdure-ptm/src/redo` and `src/cx`, which report them through
+//! `perdure_pm::trace_step!` to this module's recorder, as [`Ev`]s:
+//!
+//! | hook | where | seed |
+//! | --- | --- | --- |
+//! | [`Ev::Announce`] | Redo `publish` | Algorithm 3 {1} (L2–L3): `req[tid]`, `announce[tid]` |
+//! | [`Ev::Lock`] | Redo {5} after `exclusiveTryLock`; CX {2} `lock_any` | Alg. 3 L18; §4 step 2 |
+//! | [`Ev::Simulate`] | Redo {7}, before the first closure runs | Alg. 3 L20 |
+//! | [`Ev::Apply`] | Redo {7}, after each request's closure ran | Alg. 3 L23–L24 |
+//! | [`Ev::Unlock`] | Redo L41; CX when a thread leaves its replica | Alg. 3 L41; §4 steps 2, 6 |
+//! | [`Ev::Enqueue`] | CX `publish` (updates and enqueued reads) | §4 step 1, `applyRead` step 2 |
+//!
+//! A hook records the number of Sim events recorded so far
+//! ([`Sim::trace_len`]), so the two streams merge in the order they
+//! happened: the seeded scheduler ([`perdure_check::sched`]) runs one worker
+//! at a time and hands over only at Sim accesses, so nothing else happens
+//! between a hook and the next Sim access of its thread.
+//!
+//! **A run** ([`trace`]): a fresh pool, the PTM created on it, `threads`
+//! workers each running `ops` transactions of a seeded workload on the
+//! specs' object (`specs/ptm/PtmBase.tla`: `inc(a)`, `both()`, `incif()`,
+//! `get(a)` on words `x[1]`, `x[2]`, kept at region offsets 64 and 128 so
+//! each is alone on its cache line, as the spec's weakest placement), each
+//! transaction between `Invoke` and `Return` steps (with its result). With
+//! `crash`, a crash-free pass of the same seed lists the persistence events
+//! the trace maps (object-word stores, non-temporal ones included, and
+//! write-backs, fences, the `cur_comb`
+//! CAS), the crash point is drawn among them from the seed (uniformly: the
+//! copies' stores to other words would otherwise draw most points), the
+//! same schedule is recorded up to it, one
+//! allowed crash image is drawn (of up to 256 sampled), the PTM is reopened
+//! on it (null recovery: `RedoPtm::open`, `CxPtm::open`) and every thread
+//! goes on with its next transaction (the cut-off ones are lost, as in the
+//! specs), traced too. A worker's first Sim access is a load of the header
+//! word `D + 8·tid`: it tells which simulator thread is which thread id.
+//!
+//! The mapping to the trace specs' steps is in `traces/ptm/README.md`.
 
-use super::{emit, start_recording, take_recording, Ev, Hooked};
-use crate::cx::CxPuc;
-use crate::error::PtmError;
-use crate::redo::{RedoOptPtm, RedoTimedPtm};
-use crate::replica::word;
-use crate::sti;
-use crate::sync::atomic::Ordering;
-use crate::tx::{Transaction, TxRead};
-use crate::{cx, redo, CxPtm, RedoPtm};
+use perdure_pm::hooks::{self, TraceStep, TraceVal};
+use perdure_pm::sync::atomic::Ordering;
+use perdure_ptm::cx::CxPuc;
+use perdure_ptm::error::PtmError;
+use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
+use perdure_ptm::sti;
+use perdure_ptm::tx::{Transaction, TxRead};
+use perdure_ptm::{cx, redo, CxPtm, RedoPtm};
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
@@ -21,6 +64,112 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+
+/// A protocol step reported by a hook or by the producer (thread ids are
+/// the PTM's, 0-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// Redo {1}: thread `.0` announced its request number `.1`.
+    Announce(usize, u64),
+    /// Thread `.0` tried to lock a `Combined` exclusively: `Some(idx)` it
+    /// got `combs[idx]`.
+    Lock(usize, Option<usize>),
+    /// Redo {7}: thread `.0` starts simulating the announced requests on
+    /// its held `Combined` `.1`.
+    Simulate(usize, usize),
+    /// Redo {7}: thread `.0` ran request number `.2` of thread `.1` on its
+    /// replica.
+    Apply(usize, usize, u64),
+    /// Thread `.0` gave up its lock on `Combined` `.1` (not designated by
+    /// it).
+    Unlock(usize, usize),
+    /// CX {1}: thread `.0`'s node got ticket `.1` in the turn queue.
+    Enqueue(usize, u64),
+    /// The producer: thread `tid` starts its transaction number `i`, the
+    /// operation `op` ([`OPS`]), as worker `worker` (thread ids are leased:
+    /// a worker that started late may get the id of one that finished).
+    Invoke {
+        /// Thread id.
+        tid: usize,
+        /// Transaction number of the thread.
+        i: u64,
+        /// The operation (an index into [`OPS`]).
+        op: usize,
+        /// The producer's worker.
+        worker: usize,
+    },
+    /// The producer: thread `tid`'s transaction `i` returned `res`.
+    Return {
+        /// Thread id.
+        tid: usize,
+        /// Transaction number of the thread.
+        i: u64,
+        /// Its result.
+        res: u64,
+    },
+}
+
+/// A reported step and the number of Sim events recorded before it.
+#[derive(Clone, Copy, Debug)]
+struct Hooked {
+    at: usize,
+    ev: Ev,
+}
+
+/// The steps reported while a traced run records (`None`: not recording).
+static SINK: Mutex<Option<Vec<Hooked>>> = Mutex::new(None);
+
+fn sink() -> std::sync::MutexGuard<'static, Option<Vec<Hooked>>> {
+    SINK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A reported step as an [`Ev`] (`None`: a step the traces do not map,
+/// such as a `Lock` that got no replica).
+fn ev_of(s: &TraceStep<'_>) -> Option<Ev> {
+    let int = |k: &str| match s.field(k) {
+        Some(TraceVal::Int(v)) => Some(v),
+        _ => None,
+    };
+    let tid = int("thread")? as usize;
+    Some(match s.action {
+        "Announce" => Ev::Announce(tid, int("seq")?),
+        "Lock" => Ev::Lock(tid, int("comb").map(|c| c as usize)),
+        "Simulate" => Ev::Simulate(tid, int("comb")? as usize),
+        "Apply" => Ev::Apply(tid, int("owner")? as usize, int("seq")?),
+        "Unlock" => Ev::Unlock(tid, int("comb")? as usize),
+        "Enqueue" => Ev::Enqueue(tid, int("ticket")?),
+        _ => return None,
+    })
+}
+
+/// Records `ev` at the position of the Sim events recorded so far.
+fn emit(pool: &Pool<Sim>, ev: Ev) {
+    if let Some(v) = sink().as_mut() {
+        v.push(Hooked {
+            at: pool.backend().trace_len(),
+            ev,
+        });
+    }
+}
+
+/// Starts recording reported steps (discarding any earlier ones).
+fn start_recording() {
+    *sink() = Some(Vec::new());
+    hooks::set_recorder(Some(Arc::new(|s: &TraceStep<'_>| {
+        let (Some(at), Some(ev)) = (s.sim_pos, ev_of(s)) else {
+            return;
+        };
+        if let Some(v) = sink().as_mut() {
+            v.push(Hooked { at, ev });
+        }
+    })));
+}
+
+/// Stops recording; the steps reported since [`start_recording`].
+fn take_recording() -> Vec<Hooked> {
+    hooks::set_recorder(None);
+    sink().take().unwrap_or_default()
+}
 
 /// The transactions of the workload, on `specs/ptm/PtmBase.tla`'s object:
 /// (name, word argument, read-only).
@@ -68,7 +217,7 @@ pub enum Construction {
     RedoOpt,
     /// CX-PTM (§4), `traces/ptm/cx/`.
     Cx,
-    /// CX-PUC (§4), through its annotated [`crate::tx::Ptm`] interface
+    /// CX-PUC (§4), through its annotated [`perdure_ptm::Ptm`] interface
     /// over a `u64` object, `traces/ptm/cx-puc/`: the working copy's
     /// differing words stored into the replica, the whole used part
     /// written back per update.
@@ -400,6 +549,12 @@ fn cc_json(w: u64) -> Value {
     json!({"seq": sti::seq(w), "tid": sti::tid(w), "idx": sti::idx(w)})
 }
 
+/// The pool word at `off`, loaded (an offset of the PTM's [`Layout`],
+/// inside the pool; 0 for one outside it, which the trace then shows).
+fn read_word(pool: &Pool<Sim>, off: u64) -> u64 {
+    pool.word(off).map_or(0, |w| w.load(Ordering::SeqCst))
+}
+
 /// The operation worker `w` runs as its transaction `j` in run `seed`.
 fn op_of(seed: u64, w: usize, j: u64) -> usize {
     (mix(seed ^ ((w as u64) << 40) ^ (j << 8) ^ 0x7074_6d00) % OPS.len() as u64) as usize
@@ -474,8 +629,7 @@ fn record<P: Traced>(
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         p.with_handle(&mut |tid, exec| {
                             // The marker: which simulator thread is `tid`.
-                            let _ = word(p.the_pool(), lay.header + 8 * tid as u64)
-                                .load(Ordering::SeqCst);
+                            let _ = read_word(p.the_pool(), lay.header + 8 * tid as u64);
                             for j in next.get(w).copied().unwrap_or(ops)..ops {
                                 let op = op_of(seed, w, j);
                                 let i = number[tid].fetch_add(1, Ordering::SeqCst);
@@ -722,7 +876,7 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     };
     let p = fresh()?;
     let lay = Layout::of(&p, seed)?;
-    let read = |off: u64| word(p.the_pool(), off).load(Ordering::SeqCst);
+    let read = |off: u64| read_word(p.the_pool(), off);
     let mut out = vec![begin_step(&lay, read)];
     let pass = record(&p, &lay, &plan, crash_at)?;
     out.extend(steps_of(&pass, &lay, opts.threads, seed)?);

@@ -1,10 +1,12 @@
-//! Protocol-level traces of one Mirror/RELAX field (feature `trace`;
-//! `perdure trace relax`), for trace validation against
+//! Protocol-level traces of one Mirror/RELAX field (`perdure trace
+//! relax`), for trace validation against
 //! `specs/relax/RelaxRecoverField.tla` (and through it `Mirror.tla`) with
 //! TLC (`traces/relax/`).
 //!
-//! **Where the steps come from.** One-line hooks (`crate::trace_ev!`,
-//! empty without this feature) in [`crate::patomic`] report the steps of
+//! **Where the steps come from.** One-line hooks (`trace_ev!`, empty
+//! without perdure-relax's feature `trace`) in `perdure_relax::patomic`
+//! report, through `perdure_pm::trace_step!` to this module's recorder
+//! (with the field's offset as `field`), the steps of
 //! Algorithm 4.1 and of Algorithm 6.2 (with fixes M1, R1, R2) that the
 //! specs name, on the traced field only, with what each step read or
 //! whether its CAS succeeded:
@@ -57,8 +59,9 @@
 //! `recover_field` (its `Invoke` says no recovery and its R-steps are
 //! deleted); `wrong-load` changes the value of the first `LD`.
 
-use crate::ds::ListNode;
-use crate::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
+use perdure_pm::hooks::{self, TraceStep, TraceVal};
+use perdure_relax::ds::ListNode;
+use perdure_relax::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
 use perdure_pm::sim::{CrashPoint, VolatileFill};
@@ -95,8 +98,30 @@ fn rec() -> std::sync::MutexGuard<'static, Option<Recorder>> {
     REC.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A hook: the calling worker took step `action` on the field at `off`.
-pub fn emit(off: u64, action: &str, fields: &[(&str, Value)]) {
+/// The recorder of reported steps: the step of the field at offset
+/// `field`, its other values as JSON.
+fn record_step(step: &TraceStep<'_>) {
+    let Some(TraceVal::Int(off)) = step.field("field") else {
+        return;
+    };
+    let fields: Vec<(&str, Value)> = step
+        .fields
+        .iter()
+        .filter(|(k, _)| *k != "field")
+        .map(|&(k, v)| {
+            let v = match v {
+                TraceVal::Int(n) => json!(n),
+                TraceVal::Bool(b) => json!(b),
+                TraceVal::None => Value::Null,
+            };
+            (k, v)
+        })
+        .collect();
+    emit(off, step.action, &fields);
+}
+
+/// The calling worker took step `action` on the field at `off`.
+fn emit(off: u64, action: &str, fields: &[(&str, Value)]) {
     if CUT.load(Ordering::Relaxed) {
         return;
     }
@@ -344,6 +369,7 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         field: off,
         events: vec![json!({"action": "Begin", "v": v0, "s": s0})],
     });
+    hooks::set_recorder(Some(std::sync::Arc::new(record_step)));
     let events = std::sync::Arc::new(AtomicU64::new(0));
     let point: std::sync::Arc<Mutex<Option<CrashPoint>>> = Default::default();
     {
@@ -401,6 +427,7 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         CUT.store(true, Ordering::SeqCst);
         phase2?;
     }
+    hooks::set_recorder(None);
     let steps = rec().take().map(|r| r.events).unwrap_or_default();
     Ok((merge_calls(steps), total))
 }

@@ -37,7 +37,7 @@
 //! The explorer runs the threads as shuttle threads, which are coroutines
 //! on one OS thread; the PTMs keep per-thread state (the leased thread id,
 //! the transaction a closure runs in, for nesting) in thread-locals
-//! ([`crate::registry`]), which are shuttle's own only under
+//! (`perdure_ptm::registry`), which are shuttle's own only under
 //! `--cfg perdure_shuttle`. In any other build [`Scenario::open`] returns
 //! an error saying so, rather than explore with threads that share their
 //! thread-locals. Under that cfg every atomic of the PTM is a scheduling
@@ -56,10 +56,10 @@
 //! an observation only, without a crash inside it), thread crashes, more
 //! than 2 threads.
 
-use crate::cx::{self, CxPtm, CxPuc};
-use crate::redo::{self, RedoPtm};
-use crate::tx::{Ptm, Transaction, TxRead};
-use crate::PtmError;
+use perdure_ptm::cx::{self, CxPtm, CxPuc};
+use perdure_ptm::redo::{self, RedoPtm};
+use perdure_ptm::tx::{Ptm, Transaction, TxRead};
+use perdure_ptm::PtmError;
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
@@ -698,7 +698,7 @@ impl<C: Construction, O: Object> PtmScenario<C, O> {
     fn on_own_thread<R: Send + 'static>(
         f: impl FnOnce() -> R + Send + 'static,
     ) -> Result<R, String> {
-        crate::sync::thread::spawn(f)
+        perdure_pm::sync::thread::spawn(f)
             .join()
             .map_err(|_| "a set-up thread panicked".to_string())
     }

@@ -1,5 +1,5 @@
 //! Crash-explorer scenarios for RELAX and Mirror (feature `check`):
-//! perdure-check's [`Scenario`] for every structure of [`crate::ds`] under
+//! perdure-check's [`Scenario`] for every structure of [`perdure_relax::ds`] under
 //! every [`Tracking`] variant it allows, with zeroed and with garbage DRAM
 //! after the crash.
 //!
@@ -58,8 +58,8 @@
 //! `tests/mirror.rs` build those); 16-byte CASes persisting as two halves;
 //! weak memory (schedules are sequentially consistent).
 
-use crate::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
-use crate::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
+use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
+use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
@@ -128,7 +128,7 @@ pub fn variant_name(t: Tracking) -> &'static str {
 
 // --- Structures ------------------------------------------------------------------
 
-/// A structure of [`crate::ds`] and its workloads, as the scenarios drive
+/// A structure of [`perdure_relax::ds`] and its workloads, as the scenarios drive
 /// it.
 pub trait Structure: Send + Sync + 'static {
     /// The opened structure (a few offsets).
@@ -173,50 +173,50 @@ pub trait SetStructure: Copy + Send + Sync + 'static {
 }
 
 /// `set_structure!(Type, "name", |h, root| create, |s, root| open)`: a
-/// [`SetStructure`] for a set of [`crate::ds`] whose `insert`, `remove` and
+/// [`SetStructure`] for a set of [`perdure_relax::ds`] whose `insert`, `remove` and
 /// `contains` have [`HarrisList`]'s signatures, under every variant (append
 /// `, applies = |t| …` to restrict them).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __relax_set_structure {
     ($ty:ty, $name:literal, |$h:ident, $r:ident| $create:expr, |$s:ident, $r2:ident| $open:expr $(, applies = |$t:ident| $applies:expr)?) => {
-        impl $crate::scenarios::SetStructure for $ty {
+        impl $crate::relax::scenarios::SetStructure for $ty {
             const NAME: &'static str = $name;
             #[allow(unused_variables)]
-            fn applies(t: $crate::Tracking) -> bool {
+            fn applies(t: perdure_relax::Tracking) -> bool {
                 true $(&& { let $t = t; $applies })?
             }
             fn create(
-                $h: &mut $crate::Handle<'_, '_, perdure_pm::Sim>,
+                $h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
                 $r: usize,
-            ) -> Result<Self, $crate::RelaxError> {
+            ) -> Result<Self, perdure_relax::RelaxError> {
                 $create
             }
             fn open(
-                $s: &$crate::Space<'_, perdure_pm::Sim>,
+                $s: &perdure_relax::Space<'_, perdure_pm::Sim>,
                 $r2: usize,
-            ) -> Result<Self, $crate::RelaxError> {
+            ) -> Result<Self, perdure_relax::RelaxError> {
                 $open
             }
             fn insert(
                 self,
-                h: &mut $crate::Handle<'_, '_, perdure_pm::Sim>,
+                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
                 key: u64,
-            ) -> Result<bool, $crate::RelaxError> {
+            ) -> Result<bool, perdure_relax::RelaxError> {
                 <$ty>::insert(&self, h, key)
             }
             fn remove(
                 self,
-                h: &mut $crate::Handle<'_, '_, perdure_pm::Sim>,
+                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
                 key: u64,
-            ) -> Result<bool, $crate::RelaxError> {
+            ) -> Result<bool, perdure_relax::RelaxError> {
                 <$ty>::remove(&self, h, key)
             }
             fn contains(
                 self,
-                h: &mut $crate::Handle<'_, '_, perdure_pm::Sim>,
+                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
                 key: u64,
-            ) -> Result<bool, $crate::RelaxError> {
+            ) -> Result<bool, perdure_relax::RelaxError> {
                 <$ty>::contains(&self, h, key)
             }
         }
@@ -328,7 +328,7 @@ impl<T: SetStructure> Structure for Set<T> {
 pub struct Array;
 
 impl Array {
-    fn cell(d: PArray, call: &Call) -> Result<crate::PAtomic, String> {
+    fn cell(d: PArray, call: &Call) -> Result<perdure_relax::PAtomic, String> {
         let k = arg(call, 0)?;
         if k == 0 {
             return Err("array keys start at 1".into());

@@ -1,0 +1,6 @@
+//! RELAX's checking harness: [`scenarios`] for the crash explorer (every
+//! structure × tracking variant × DRAM fill) and the protocol-trace
+//! producer [`trace`].
+
+pub mod scenarios;
+pub mod trace;
