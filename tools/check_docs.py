@@ -40,8 +40,8 @@ THE RULES
     repository: their bare names are accepted; a path to them is not.
 
 (b) Check and row names: a word `kind:rest` anywhere in the text (prose, code spans, code blocks)
-    whose kind is a kind of tools/verify.py (its KINDS set), the prefix of a check it lists, or the
-    prefix of a row name the tests print. A name is produced by the tree if ONE of these holds:
+    whose kind is a kind of tools/verify.py (its KINDS set), tlc-mutant, shuttle, mutant,
+    crosscheck, the prefix of a check it lists, or the prefix of a row name the tests print. A name is produced by the tree if ONE of these holds:
         1. `tools/verify.py --list` names it, at DEPTH=ci or DEPTH=deep (cargo:*, loom:*, shuttle:*,
            tlc:*, tlc-mutant:* from specs/**/*.cfg, trace:* from traces/**/checks.json, coq:proofs,
            docs:paths);
@@ -84,6 +84,9 @@ MARKER = "<!-- docs:example -->"
 # `tlc:common/X`): tried as `*` only when the reference does not resolve as written.
 PLACEHOLDER_WORDS = {"NAME", "DIR", "FILE", "SPEC", "TRACE", "MODULE", "PATH", "CASE", "X", "N", "K", "L"}
 FALLBACK_KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs"}
+# Prefixes of check and row names that are always checked, even when nothing in the tree prints them
+# any more (else a name whose tests were deleted would silently stop being checked).
+ALWAYS_KINDS = {"tlc-mutant", "shuttle", "mutant", "crosscheck"}
 
 PATH_CHARS = re.compile(r"^[\w.+@*{},<>\[\]/-]+$")
 FILE_LINE = re.compile(r"^(.+\.\w+):\d+(?:[-:]\d+)?$")
@@ -595,7 +598,7 @@ def markdown_files(tree: Tree) -> list[str]:
 def check(root: Path, list_refs: bool = False, out=sys.stdout) -> int:
     tree = Tree.of(tree_files(root))
     listed, kinds = verify_names(root)
-    kinds = (kinds or set(FALLBACK_KINDS)) | {n.split(":", 1)[0] for n in listed}
+    kinds = (kinds or set(FALLBACK_KINDS)) | ALWAYS_KINDS | {n.split(":", 1)[0] for n in listed}
     src = harvest_sources(root, tree, kinds)
     kinds |= {t.split(":", 1)[0] for t in src.templates}
     names = Names(listed, src.templates, src.words, src.literals)
