@@ -34,6 +34,8 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     tlc-mutant:<path> specs/**/mutants/<path>.cfg  a deliberately broken model: passes only if
                    TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
+    docs:paths     tools/check_docs.py   every repository path and check/row name the Markdown files
+                   cite exists or is produced by the tree (its self-test first); rules in its docstring
 
 Conventions the rest of the repository relies on:
 
@@ -80,7 +82,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench"}
+KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs"}
 STATUSES = {"pass", "fail", "skip"}
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -741,6 +743,34 @@ def trace_checks() -> list[Check]:
                 checks.append(Check(name, "trace", run_trace_case, {"case": case, "spec": spec}))
     return checks
 
+# --- Documentation ----------------------------------------------------------------------------
+
+DOCS_CHECK = ROOT / "tools" / "check_docs.py"
+DOCS_SUMMARY_RE = re.compile(r"^check_docs: (\d+) Markdown files; (.*?); names known", re.M)
+DOCS_FAILURE_RE = re.compile(r"^(\S+\.md:\d+: .*?)(?:; if it is a deliberate example.*)?$", re.M)
+
+
+def run_docs(c: Check) -> list[Row]:
+    r = run([sys.executable, str(DOCS_CHECK), "--with-self-test"], log_path(c.name))
+    m = DOCS_SUMMARY_RE.search(r.output)
+    explored = f"{m.group(1)} Markdown files: {m.group(2)}" if m else ""
+    row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail", explored, r.seconds, "", rel(r.log))
+    if r.timed_out:
+        row.detail = timeout_detail(r)
+    elif r.rc == 0:
+        row.detail = "every path exists, every check name is produced by the tree; self-test passed"
+    else:
+        fails = DOCS_FAILURE_RE.findall(r.output)
+        row.detail = ("; ".join(fails[:3]) + (f" (and {len(fails) - 3} more)" if len(fails) > 3 else "")
+                      if fails else tail(r.output, 3).replace("\n", " | "))
+        row.detail += " (run: python3 tools/check_docs.py)"
+    return [row]
+
+
+def docs_checks() -> list[Check]:
+    return [Check("docs:paths", "docs", run_docs)] if DOCS_CHECK.is_file() else []
+
+
 def coq_checks() -> list[Check]:
     if not (PROOFS / "_CoqProject").is_file():
         return []
@@ -777,7 +807,7 @@ def main(argv: list[str]) -> int:
         return 2
     list_only = "--list" in argv
     filters = [a for a in argv if not a.startswith("--")]
-    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks()
+    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks()
     if filters:
         checks = [c for c in checks if any(f in c.name for f in filters)]
     if list_only:
