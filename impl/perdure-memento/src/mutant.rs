@@ -12,7 +12,6 @@
 //! ([`lock`]). With no mutant switched on ([`set`]`(None)`, the initial
 //! state) the code behaves exactly as without the feature.
 
-
 perdure_pm::declare_mutants! {
     /// Algorithm 1, L33: the location is not flushed after the first plain
     /// CAS, before the memento is checkpointed.

@@ -14,13 +14,13 @@
 //! The mutant switch is process-global, so one test runs them all, in
 //! turn. Prints a PERDURE-CHECK row per mutant for `make verify`.
 
-use perdure_harness::memento::scenarios;
 use perdure_check::explore::{check_history, explore, CrashPoints, ExploreConfig, SchedulerKind};
+use perdure_harness::memento::scenarios;
 use perdure_memento::mutant::{self, Mutant};
 use perdure_memento::word::insdel_decode;
 use perdure_memento::{
-    quiet_thread_crashes, CasMmt, ClockKind, Config, DetectableCasAtomic, Handle,
-    InsDelAtomic, NoMmt, Runtime, ThreadCrash,
+    quiet_thread_crashes, CasMmt, ClockKind, Config, DetectableCasAtomic, Handle, InsDelAtomic,
+    NoMmt, Runtime, ThreadCrash,
 };
 use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Pool, Sim, SimOptions};

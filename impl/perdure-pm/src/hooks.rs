@@ -130,8 +130,10 @@ macro_rules! declare_mutants {
 
 /// `mutant!(Name)`: whether the expanding crate's mutant `Name` is switched
 /// on (its `crate::mutant::active`); a constant `false` unless that crate
-/// is built with its feature `mutants`.
+/// is built with its feature `mutants`. (`crate` here is deliberately the
+/// expanding crate: each construction declares its own mutants.)
 #[macro_export]
+#[allow(clippy::crate_in_macro_def)]
 macro_rules! mutant {
     ($m:ident) => {{
         #[cfg(feature = "mutants")]
@@ -196,7 +198,10 @@ pub struct TraceStep<'a> {
 impl TraceStep<'_> {
     /// The value of field `name`, if the step has it.
     pub fn field(&self, name: &str) -> Option<TraceVal> {
-        self.fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
     }
 }
 

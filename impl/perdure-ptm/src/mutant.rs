@@ -8,14 +8,13 @@
 //! hook at that step (`mutant!(Name)` in the construction's code, a
 //! constant `false` without the feature) asks [`active`] whether to take the
 //! mutated path. `tests/shuttle_mutants_ptm.rs` switches each mutant on, runs
-//! the crash explorer on a scenario of [`crate::scenarios`], and expects a
+//! the crash explorer on a scenario of `perdure_harness::ptm::scenarios`, and expects a
 //! violation; `MUTANTS.md` records which check catches which mutant and the
 //! counterexample.
 //!
 //! The switch is process-global: tests that use it must run one at a time
 //! ([`lock`]). With no mutant switched on ([`set`]`(None)`, the initial
 //! state) the code behaves exactly as without the feature.
-
 
 perdure_pm::declare_mutants! {
     /// Redo-PTM, Algorithm 3 L30–L37: the winner of the `cur_comb` CAS

@@ -45,10 +45,12 @@
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
 use perdure_check::explore::Call;
+use perdure_harness::ptm::scenarios::{
+    Construction, Counter, CxAnnotated, Object, Queue, Redo, THREADS,
+};
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::mutant::{self, Mutant};
-use perdure_harness::ptm::scenarios::{Construction, Counter, CxAnnotated, Object, Queue, Redo, THREADS};
 use perdure_ptm::{Ptm, TxRead};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::SeqCst};

@@ -25,8 +25,8 @@
 #![cfg(perdure_shuttle)]
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, ExploreReport, SchedulerKind};
-use perdure_relax::mutant::{self, Mutant};
 use perdure_harness::relax::scenarios;
+use perdure_relax::mutant::{self, Mutant};
 
 fn deep() -> bool {
     std::env::var("PERDURE_DEPTH").as_deref() == Ok("deep")

@@ -11,8 +11,8 @@
 //! `tools/trace-check.sh traces/relax/RelaxTrace.tla DIR/<mutant>.ndjson`
 //! (`traces/relax/README.md` reports what TLC says).
 
-use perdure_relax::mutant::{self, Mutant};
 use perdure_harness::relax::trace::{trace, Tamper, TraceOptions};
+use perdure_relax::mutant::{self, Mutant};
 use serde_json::Value;
 
 fn steps(t: &str) -> Vec<Value> {

@@ -17,16 +17,16 @@
 //! during recovery, concurrent resumption of the crashed threads (they are
 //! resumed one after another).
 
+use perdure_check::explore::{Call, Scenario, Session};
 use perdure_memento::compose::Memento;
-use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
-use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
+use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
 use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
 use perdure_memento::ds::{decode_opt, NODE};
 use perdure_memento::runtime::{ClearMode, Config, Handle, MementoError, Runtime};
 use perdure_memento::ts::ClockKind;
-use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -42,12 +42,8 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         }))));
     }
     v.push(Arc::new(OnRuntime(Detectable::two(StackStructure))));
-    v.push(Arc::new(OnRuntime(Detectable::two(
-        ElimStackStructure,
-    ))));
-    v.push(Arc::new(OnRuntime(Detectable::two(
-        CombQueueStructure,
-    ))));
+    v.push(Arc::new(OnRuntime(Detectable::two(ElimStackStructure))));
+    v.push(Arc::new(OnRuntime(Detectable::two(CombQueueStructure))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
         QueueStructure { kind: MsqKind::Vol },
         3,
@@ -750,7 +746,6 @@ impl RuntimeScenario for SoftSet {
     }
 }
 
-
 /// CombQ-mmt for the crash explorer (`combq-mmt`).
 #[derive(Debug, Clone, Copy)]
 pub struct CombQueueStructure;
@@ -797,7 +792,6 @@ impl Structure for CombQueueStructure {
         q.contents(pool)
     }
 }
-
 
 /// The elimination stack for the crash explorer (`elim-stack-mmt`).
 #[derive(Debug, Clone, Copy)]

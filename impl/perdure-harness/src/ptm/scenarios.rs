@@ -56,12 +56,12 @@
 //! an observation only, without a crash inside it), thread crashes, more
 //! than 2 threads.
 
+use perdure_check::explore::{Call, Scenario, Session};
+use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::{self, CxPtm, CxPuc};
 use perdure_ptm::redo::{self, RedoPtm};
 use perdure_ptm::tx::{Ptm, Transaction, TxRead};
 use perdure_ptm::PtmError;
-use perdure_check::explore::{Call, Scenario, Session};
-use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;

@@ -48,18 +48,18 @@
 //!
 //! The mapping to the trace specs' steps is in `traces/ptm/README.md`.
 
+use perdure_check::sched::{self, mix};
+use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
+use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::sync::atomic::Ordering;
+use perdure_pm::{Pool, PoolError, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
 use perdure_ptm::error::PtmError;
 use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
 use perdure_ptm::sti;
 use perdure_ptm::tx::{Transaction, TxRead};
 use perdure_ptm::{cx, redo, CxPtm, RedoPtm};
-use perdure_check::sched::{self, mix};
-use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
-use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
-use perdure_pm::{Pool, PoolError, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::ExitCode;

@@ -58,10 +58,10 @@
 //! `tests/mirror.rs` build those); 16-byte CASes persisting as two halves;
 //! weak memory (schedules are sequentially consistent).
 
-use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
-use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
+use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
+use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -59,13 +59,13 @@
 //! `recover_field` (its `Invoke` says no recovery and its R-steps are
 //! deleted); `wrong-load` changes the value of the first `LD`.
 
-use perdure_pm::hooks::{self, TraceStep, TraceVal};
-use perdure_relax::ds::ListNode;
-use perdure_relax::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
+use perdure_pm::hooks::{self, TraceStep, TraceVal};
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
+use perdure_relax::ds::ListNode;
+use perdure_relax::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::process::ExitCode;

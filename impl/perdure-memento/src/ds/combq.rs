@@ -448,7 +448,6 @@ impl CombQueue {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

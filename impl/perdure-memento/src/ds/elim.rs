@@ -304,7 +304,6 @@ impl ElimStack {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
