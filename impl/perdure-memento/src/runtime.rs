@@ -116,6 +116,20 @@ pub const DEFAULT_PATIENCE_TSC: u64 = 40_000;
 /// PATIENCE with the counter clock: readings, not time.
 pub const DEFAULT_PATIENCE_COUNTER: u64 = 4;
 
+/// Checks what a new runtime or baseline queue is given: `threads` in
+/// `1..=MAX_THREADS` and a 4096-aligned `base`.
+pub(crate) fn check_placement(threads: usize, base: u64) -> Result<(), MementoError> {
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(MementoError::Config(format!(
+            "threads must be in 1..={MAX_THREADS}, not {threads}"
+        )));
+    }
+    if base % 4096 != 0 {
+        return Err(MementoError::Config("the base must be 4096-aligned".into()));
+    }
+    Ok(())
+}
+
 /// Errors of the runtime.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -241,15 +255,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
 
     /// Creates an empty runtime at `base` (4096-aligned), durably.
     pub fn create(pool: &'p Pool<B>, base: u64, cfg: &Config) -> Result<Self, MementoError> {
-        if cfg.threads == 0 || cfg.threads > MAX_THREADS {
-            return Err(MementoError::Config(format!(
-                "threads must be in 1..={MAX_THREADS}, not {}",
-                cfg.threads
-            )));
-        }
-        if base % 4096 != 0 {
-            return Err(MementoError::Config("the base must be 4096-aligned".into()));
-        }
+        check_placement(cfg.threads, base)?;
         let p = cfg.threads as u64;
         let slots = base + LINE * (p + 2);
         let heap_base = crate::compose::align_up(slots + slot_size::<M>() * p, 4096);

@@ -91,7 +91,7 @@ pub use logq::{LogHandle, LogQueue, Recovered};
 
 use crate::compose::align_up;
 use crate::ebr::{Collector, Participant};
-use crate::runtime::{pm_word, MementoError};
+use crate::runtime::{check_placement, pm_word, MementoError};
 use crate::word::MAX_THREADS;
 use perdure_pm::heap::{Heap, HeapThread};
 use perdure_pm::sync::atomic::Ordering;
@@ -167,15 +167,7 @@ impl<'p, B: Backend> Arena<'p, B> {
         magic: u64,
         init: impl FnOnce(&mut ThreadCtx<'_, 'p, B>) -> Result<(), MementoError>,
     ) -> Result<Self, MementoError> {
-        if cfg.threads == 0 || cfg.threads > MAX_THREADS {
-            return Err(MementoError::Config(format!(
-                "threads must be in 1..={MAX_THREADS}, not {}",
-                cfg.threads
-            )));
-        }
-        if base % 4096 != 0 {
-            return Err(MementoError::Config("the base must be 4096-aligned".into()));
-        }
+        check_placement(cfg.threads, base)?;
         let p = cfg.threads as u64;
         let heap_base = heap_base_for(base, p);
         pool.check_range(base, heap_base - base + cfg.heap_bytes, 4096)?;
