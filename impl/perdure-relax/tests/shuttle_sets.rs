@@ -38,7 +38,7 @@
 //!   the schedule ran them) against a sequential set, by brute force over
 //!   every linearisation (Wing–Gong search with memoisation), ending in the
 //!   set a final traversal reads;
-//! * **the reclamation audit** (`perdure_relax::audit`, feature `check`):
+//! * **the reclamation audit** (`perdure_harness::relax::audit`, on the log of `perdure_relax::audit`):
 //!   the handles advance the epoch after every critical section, so nodes
 //!   are freed during the run; afterwards one more handle drains the limbo
 //!   lists; then no node was retired or freed twice, no block was handed
@@ -126,9 +126,9 @@
 
 mod sets;
 
+use perdure_harness::relax::audit;
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool};
-use perdure_relax::audit;
 use perdure_relax::ds::{BstNode, SkipNode};
 use perdure_relax::mutant::{self, Mutant};
 use perdure_relax::{Config, DramInit, OpenOptions, Space, Tracking};
