@@ -937,8 +937,23 @@ mod tests {
         }
     }
     fn run(ops: &[SearchOp], init: State) -> SearchResult {
+        run_counted(ops, init, None).0
+    }
+    /// Searches without producer orders, with the memo bounded by `max_states`.
+    fn run_counted(
+        ops: &[SearchOp],
+        init: State,
+        max_states: Option<u64>,
+    ) -> (SearchResult, SearchCounters) {
         let mut c = SearchCounters::default();
-        search(ops, &init, &ProducerOrder::none(ops.len()), None, &mut c)
+        let result = search(
+            ops,
+            &init,
+            &ProducerOrder::none(ops.len()),
+            max_states,
+            &mut c,
+        );
+        (result, c)
     }
     const A: u32 = 10;
 
@@ -1050,28 +1065,10 @@ mod tests {
             })
             .collect();
         ops.push(req(SeqCall::Read, 7, 200, 201));
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Register(NULL),
-                &ProducerOrder::none(ops.len()),
-                Some(5),
-                &mut c
-            ),
-            SearchResult::LimitReached
-        );
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Register(NULL),
-                &ProducerOrder::none(ops.len()),
-                None,
-                &mut c
-            ),
-            SearchResult::NotLinearizable
-        );
+        let (result, _) = run_counted(&ops, State::Register(NULL), Some(5));
+        assert_eq!(result, SearchResult::LimitReached);
+        let (result, c) = run_counted(&ops, State::Register(NULL), None);
+        assert_eq!(result, SearchResult::NotLinearizable);
         assert!(c.states > 5);
     }
 
@@ -1084,17 +1081,8 @@ mod tests {
             ops.push(req(SeqCall::Enq(v), NULL, 10 * k + 1, 10 * k + 3));
             ops.push(req(SeqCall::Deq, v, 10 * k + 2, 10 * k + 14));
         }
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Queue(VecDeque::new()),
-                &ProducerOrder::none(ops.len()),
-                None,
-                &mut c
-            ),
-            SearchResult::Linearizable
-        );
+        let (result, c) = run_counted(&ops, State::Queue(VecDeque::new()), None);
+        assert_eq!(result, SearchResult::Linearizable);
         assert!(c.steps < 20_000, "{c:?}");
     }
 }
