@@ -867,6 +867,7 @@ struct Replay {
 }
 
 impl Replay {
+    /// The replay after the header of a history of `object`.
     fn new(object: ObjectKind, header_line: usize) -> Replay {
         Replay {
             object,
