@@ -5,6 +5,8 @@
 use perdure_check::explore::{explore, scenarios, CrashPoints, ExploreConfig, SchedulerKind};
 use perdure_pm::px86::Coverage;
 
+mod common;
+
 fn cfg(seed: u64, schedules: usize) -> ExploreConfig {
     ExploreConfig {
         seed,
@@ -35,10 +37,15 @@ fn the_log_survives_every_crash_point_and_image() {
         "{:?}",
         r.violations.first().map(|v| (&v.reason, &v.history))
     );
-    println!(
-        "PERDURE-CHECK {{\"name\":\"explore:log\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{}\",\"detail\":\"every crash point, every Px86 image; random scheduler, seed 7\"}}",
-        r.summary()
+    let row = common::report_row(
+        "explore:log",
+        "explore",
+        "pass",
+        &r.summary(),
+        "every crash point, every Px86 image; random scheduler, seed 7",
+        None,
     );
+    println!("{row}");
 }
 
 #[test]
@@ -71,10 +78,19 @@ fn the_log_without_its_record_fence_is_caught_and_reproducible() {
         (v.schedule, v.crash_event, v.image)
     );
     assert_eq!(w.history, v.history);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"explore:log-nofence\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{}\",\"detail\":\"mutant caught as expected at schedule {} event {} image {}; reproduced from seed 7\"}}",
-        r.summary(), v.schedule, v.crash_event, v.image
+    let detail = format!(
+        "mutant caught as expected at schedule {} event {} image {}; reproduced from seed 7",
+        v.schedule, v.crash_event, v.image
     );
+    let row = common::report_row(
+        "explore:log-nofence",
+        "explore",
+        "pass",
+        &r.summary(),
+        &detail,
+        None,
+    );
+    println!("{row}");
 }
 
 #[test]

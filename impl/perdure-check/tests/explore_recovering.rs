@@ -4,7 +4,7 @@
 //! history. A durable counter (a pool word, `add` written back and fenced
 //! before it returns) passes; the same counter whose recovering threads
 //! report a value it never held is caught, with the recovering calls in the
-//! failing history.
+//! failing history. A recovering thread that panics is never ignored.
 
 use perdure_check::explore::{explore, Call, CrashPoints, ExploreConfig, Scenario, Session};
 use perdure_pm::sync::atomic::Ordering;
@@ -20,6 +20,8 @@ fn word(pool: &Pool<Sim>) -> u64 {
 struct Counter {
     /// The recovering threads' `get` adds this to what it reads (0: honest).
     lie: u64,
+    /// The recovering threads panic at their first call.
+    panics: bool,
 }
 
 impl Scenario for Counter {
@@ -88,6 +90,7 @@ impl Scenario for Counter {
         thread: usize,
         call: &Call,
     ) -> Result<Value, String> {
+        assert!(!self.panics, "recovering thread {thread} panics");
         let v = self.apply(pool, session, thread, call)?;
         Ok(match (call.op.as_str(), v.as_u64()) {
             ("get", Some(n)) => json!(n + self.lie),
@@ -113,7 +116,13 @@ fn cfg() -> ExploreConfig {
 
 #[test]
 fn recovering_calls_are_run_and_checked() {
-    let r = explore(Arc::new(Counter { lie: 0 }), &cfg());
+    let r = explore(
+        Arc::new(Counter {
+            lie: 0,
+            panics: false,
+        }),
+        &cfg(),
+    );
     assert!(
         r.violations.is_empty(),
         "{:?}",
@@ -121,7 +130,13 @@ fn recovering_calls_are_run_and_checked() {
     );
     assert!(r.images_checked > 10, "{}", r.summary());
 
-    let r = explore(Arc::new(Counter { lie: 1000 }), &cfg());
+    let r = explore(
+        Arc::new(Counter {
+            lie: 1000,
+            panics: false,
+        }),
+        &cfg(),
+    );
     let v = r
         .violations
         .first()
@@ -154,7 +169,10 @@ fn recovering_threads_interleave() {
     // Over the schedules some history has two recovering calls pending at
     // once: the threads really run concurrently.
     let r = explore(
-        Arc::new(Counter { lie: 1000 }),
+        Arc::new(Counter {
+            lie: 1000,
+            panics: false,
+        }),
         &ExploreConfig {
             max_violations: 50,
             ..cfg()
@@ -178,4 +196,32 @@ fn recovering_threads_interleave() {
         "{} histories, none with overlapping recovering calls",
         r.violations.len()
     );
+}
+
+#[test]
+fn a_panicking_recovering_thread_is_not_ignored() {
+    // Shuttle fails the whole execution when one of its threads panics, so
+    // the exploration panics; were the panic caught and the thread's join
+    // error dropped, the honest counter's histories would pass and the
+    // report would come back clean.
+    let run = std::panic::catch_unwind(|| {
+        explore(
+            Arc::new(Counter {
+                lie: 0,
+                panics: true,
+            }),
+            &cfg(),
+        )
+    });
+    if let Ok(r) = run {
+        let v = r
+            .violations
+            .first()
+            .unwrap_or_else(|| panic!("a panicked recovering thread was ignored: {}", r.summary()));
+        assert!(
+            v.reason.contains("a recovering thread panicked"),
+            "{}",
+            v.reason
+        );
+    }
 }

@@ -21,6 +21,8 @@ use perdure_check::history::{
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
+mod common;
+
 /// How many times the default number of cases to run: 5 under
 /// `PERDURE_DEPTH=deep`.
 fn depth() -> usize {
@@ -31,11 +33,60 @@ fn depth() -> usize {
     }
 }
 
-/// A row of the verification report (`tools/verify.py`, PERDURE-CHECK lines),
-/// printed after the test's assertions held.
+/// A passing row of the verification report, printed after the test's
+/// assertions held.
 fn report(name: &str, explored: &str, detail: &str) {
-    let row = json!({"name": name, "kind": "cargo", "status": "pass", "explored": explored, "detail": detail});
-    println!("PERDURE-CHECK {row}");
+    let row = common::report_row(name, "cargo", "pass", explored, detail, None);
+    println!("{row}");
+}
+
+/// Checks the well-formed history `text` with the checker and the oracle and
+/// asserts that they agree: `None` (not checked) if it has more than
+/// `max_ops` operations, else whether it is durably linearizable.
+fn agreement(case: usize, text: &str, max_ops: usize) -> Option<bool> {
+    let history = parse_history(text, &ParseOptions::default()).expect("well-formed");
+    if history.operations().len() > max_ops {
+        return None;
+    }
+    let expected = oracle(&history, header_init(text).as_ref());
+    let verdict = check_history(&history, &CheckOptions::default()).verdict;
+    let got = verdict == Verdict::DurablyLinearizable;
+    assert_eq!(got, expected, "case {case}: checker {verdict:?}\n{text}");
+    Some(got)
+}
+
+/// How many checked histories were durably linearizable and how many not.
+#[derive(Default)]
+struct Tally {
+    pass: u32,
+    fail: u32,
+}
+
+impl Tally {
+    /// Counts one [`agreement`].
+    fn add(&mut self, verdict: Option<bool>) {
+        match verdict {
+            Some(true) => self.pass += 1,
+            Some(false) => self.fail += 1,
+            None => {}
+        }
+    }
+
+    /// Asserts that both verdicts were common, then reports the row `name`
+    /// for the `histories` checked.
+    fn report(&self, name: &str, histories: &str, detail: &str) {
+        let (pass, fail) = (self.pass, self.fail);
+        eprintln!("{pass} durably linearizable, {fail} not");
+        assert!(pass > 400 && fail > 400, "{pass} pass, {fail} fail");
+        report(
+            name,
+            &format!(
+                "{} {histories}: {pass} durably linearizable, {fail} not",
+                pass + fail
+            ),
+            detail,
+        );
+    }
 }
 
 /// The JSON arguments of a call, as written in the history.
@@ -254,7 +305,7 @@ fn checker_agrees_with_brute_force_on_crash_heavy_histories() {
     // Many crashes and few threads: most operations are cut off, recovered or
     // not, and many take effect after the crash that cut them off.
     let mut rng = SplitMix64::new(0x0c4a_5400_0000_0002);
-    let (mut pass, mut fail) = (0u32, 0u32);
+    let mut tally = Tally::default();
     for case in 0..4_000 * depth() {
         let object = ObjectKind::ALL[case % 6];
         let mut config = GenConfig::new(object, rng.next_u64());
@@ -286,25 +337,12 @@ fn checker_agrees_with_brute_force_on_crash_heavy_histories() {
             lines[k] = event.to_string();
         }
         let text = lines.join("\n");
-        let history = parse_history(&text, &ParseOptions::default()).expect("well-formed");
-        if history.operations().len() > 7 {
-            continue; // keep the factorial oracle fast
-        }
-        let expected = oracle(&history, header_init(&text).as_ref());
-        let verdict = check_history(&history, &CheckOptions::default()).verdict;
-        let got = verdict == Verdict::DurablyLinearizable;
-        assert_eq!(got, expected, "case {case}: checker {verdict:?}\n{text}");
-        if got {
-            pass += 1
-        } else {
-            fail += 1
-        }
+        // At most 7 operations: keep the factorial oracle fast.
+        tally.add(agreement(case, &text, 7));
     }
-    eprintln!("{pass} durably linearizable, {fail} not");
-    assert!(pass > 400 && fail > 400, "{pass} pass, {fail} fail");
-    report(
+    tally.report(
         "history:oracle-crashes",
-        &format!("{} crash-heavy histories (2-4 crashes, <= 7 operations): {pass} durably linearizable, {fail} not", pass + fail),
+        "crash-heavy histories (2-4 crashes, <= 7 operations)",
         "verdict agrees with a brute-force enumeration",
     );
 }
@@ -316,7 +354,7 @@ fn checker_agrees_with_brute_force_on_queue_and_stack_histories_with_crashes() {
     // that other operations produce, so violations are subtle, and produced
     // values are sometimes made null or duplicated.
     let mut rng = SplitMix64::new(0x5eed_0000_0003);
-    let (mut pass, mut fail) = (0u32, 0u32);
+    let mut tally = Tally::default();
     for case in 0..2_000 * depth() {
         let object = if case % 2 == 0 {
             ObjectKind::Queue
@@ -370,25 +408,11 @@ fn checker_agrees_with_brute_force_on_queue_and_stack_histories_with_crashes() {
             };
         }
         let text: String = lines.iter().map(|e| e.to_string() + "\n").collect();
-        let history = parse_history(&text, &ParseOptions::default()).expect("well-formed");
-        if history.operations().len() > 13 {
-            continue;
-        }
-        let expected = oracle(&history, header_init(&text).as_ref());
-        let verdict = check_history(&history, &CheckOptions::default()).verdict;
-        let got = verdict == Verdict::DurablyLinearizable;
-        assert_eq!(got, expected, "case {case}: checker {verdict:?}\n{text}");
-        if got {
-            pass += 1
-        } else {
-            fail += 1
-        }
+        tally.add(agreement(case, &text, 13));
     }
-    eprintln!("{pass} durably linearizable, {fail} not");
-    assert!(pass > 400 && fail > 400, "{pass} pass, {fail} fail");
-    report(
+    tally.report(
         "history:oracle-queue-stack",
-        &format!("{} queue/stack histories (<= 13 operations, crashes, null and duplicate values): {pass} durably linearizable, {fail} not", pass + fail),
+        "queue/stack histories (<= 13 operations, crashes, null and duplicate values)",
         "verdict agrees with a memoized brute-force enumeration",
     );
 }

@@ -6,6 +6,8 @@ use perdure_check::litmus::{
 };
 use std::path::PathBuf;
 
+mod common;
+
 fn suite_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../modelcheck/litmus")
 }
@@ -40,28 +42,31 @@ fn the_whole_suite_parses_and_every_expectation_is_met() {
         }
     }
     let status = if problems.is_empty() { "pass" } else { "fail" };
-    let line = serde_json::json!({
-        "name": "litmus:modelcheck/litmus",
-        "kind": "litmus",
-        "status": status,
-        "explored": format!(
-            "{} tests, {} expectations, {} states, {} persisted states",
-            summary.tests,
-            summary.met + summary.unmet,
-            summary.states,
-            summary.persisted_states
-        ),
-        "seconds": start.elapsed().as_secs_f64(),
-        "detail": if problems.is_empty() {
-            format!(
-                "every allow/forbid met; exhaustive over TSO interleavings, crash points and per-line persisted prefixes ({} files failed to parse)",
-                summary.failed_files
-            )
-        } else {
-            problems.join("; ")
-        },
-    });
-    println!("PERDURE-CHECK {line}");
+    let explored = format!(
+        "{} tests, {} expectations, {} states, {} persisted states",
+        summary.tests,
+        summary.met + summary.unmet,
+        summary.states,
+        summary.persisted_states
+    );
+    let seconds = start.elapsed().as_secs_f64();
+    let detail = if problems.is_empty() {
+        format!(
+            "every allow/forbid met; exhaustive over TSO interleavings, crash points and per-line persisted prefixes ({} files failed to parse)",
+            summary.failed_files
+        )
+    } else {
+        problems.join("; ")
+    };
+    let row = common::report_row(
+        "litmus:modelcheck/litmus",
+        "litmus",
+        status,
+        &explored,
+        &detail,
+        Some(seconds),
+    );
+    println!("{row}");
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(summary.tests >= 30, "only {} tests", summary.tests);
     assert_eq!(summary.failed_files, 0);

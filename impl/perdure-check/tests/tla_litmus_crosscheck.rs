@@ -24,12 +24,14 @@
 //! models for the six examples only); outcomes the files do not list.
 
 use perdure_check::litmus::{parse_file, run, Polarity, Report, Status, Test};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod common;
 
 const CHECK: &str = "crosscheck:px86-tla-litmus";
 
@@ -55,15 +57,8 @@ fn repo_root() -> PathBuf {
 }
 
 fn row(status: &str, explored: &str, detail: &str, seconds: f64) -> String {
-    let v = json!({
-        "name": CHECK,
-        "kind": "litmus",
-        "status": status,
-        "explored": explored,
-        "detail": detail,
-        "seconds": (seconds * 10.0).round() / 10.0,
-    });
-    format!("PERDURE-CHECK {v}")
+    let seconds = (seconds * 10.0).round() / 10.0;
+    common::report_row(CHECK, "litmus", status, explored, detail, Some(seconds))
 }
 
 /// Why TLC cannot run here, if it cannot: `java` missing or not working, or

@@ -52,8 +52,8 @@ use perdure_pm::px86::Coverage;
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One operation call: its name and JSON arguments, as in `HISTORY.md`.
 #[derive(Clone, Debug, PartialEq)]
@@ -329,8 +329,6 @@ fn xorshift(s: &mut u64) -> u64 {
     *s
 }
 
-/// Builds the ndjson history for a crash at `prefix`, followed by recovery
-/// events and observations.
 /// Keeps a seeded sample of `n` of `v`'s elements (a Fisher–Yates prefix).
 fn keep_sample<T>(v: &mut Vec<T>, n: usize, rng: &mut u64) {
     for i in 0..v.len().min(n) {
@@ -340,6 +338,8 @@ fn keep_sample<T>(v: &mut Vec<T>, n: usize, rng: &mut u64) {
     v.truncate(n);
 }
 
+/// Builds the ndjson history for a crash at `prefix`, followed by recovery
+/// events, the recovering threads' calls and observations.
 fn history_text(
     object: &str,
     prefix: &[HEvent],
@@ -405,10 +405,40 @@ pub fn check_history(text: &str) -> Result<(), String> {
     }
 }
 
+/// The exploration's running totals, shared by the schedules.
 struct Shared {
     report: ExploreReport,
     schedule: usize,
     stop: bool,
+}
+
+impl Shared {
+    /// Adds one schedule's outcome to the report; asks to stop once
+    /// [`ExploreConfig::max_violations`] are found.
+    fn record(&mut self, outcome: ScheduleOutcome, cfg: &ExploreConfig, name: &str) {
+        let r = &mut self.report;
+        r.executions += 1;
+        r.operations += outcome.operations;
+        r.crash_points_seen += outcome.crash_points_seen;
+        r.crash_points += outcome.crash_points;
+        r.images_allowed = r.images_allowed.saturating_add(outcome.images_allowed);
+        r.images_checked += outcome.images_checked;
+        r.sampled_points += outcome.sampled_points;
+        r.recovery_crash_points += outcome.recovery_crash_points;
+        r.recovery_images_checked += outcome.recovery_images_checked;
+        r.violations.extend(outcome.violations);
+        if r.violations.len() >= cfg.max_violations {
+            self.stop = true;
+        }
+        if cfg.progress_every > 0 && self.report.executions % cfg.progress_every == 0 {
+            eprintln!("[explore {name}] {}", self.report.summary());
+        }
+    }
+}
+
+/// Locks `m`, whether or not a thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Runs the exploration.
@@ -424,7 +454,7 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
         let scenario = scenario.clone();
         move || {
             let schedule = {
-                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                let mut s = lock(&shared);
                 if s.stop {
                     return;
                 }
@@ -432,26 +462,19 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
                 s.schedule - 1
             };
             let outcome = run_schedule(&scenario, &cfg, schedule);
-            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-            let r = &mut s.report;
-            r.executions += 1;
-            r.operations += outcome.operations;
-            r.crash_points_seen += outcome.crash_points_seen;
-            r.crash_points += outcome.crash_points;
-            r.images_allowed = r.images_allowed.saturating_add(outcome.images_allowed);
-            r.images_checked += outcome.images_checked;
-            r.sampled_points += outcome.sampled_points;
-            r.recovery_crash_points += outcome.recovery_crash_points;
-            r.recovery_images_checked += outcome.recovery_images_checked;
-            r.violations.extend(outcome.violations);
-            if r.violations.len() >= cfg.max_violations {
-                s.stop = true;
-            }
-            if cfg.progress_every > 0 && s.report.executions % cfg.progress_every == 0 {
-                eprintln!("[explore {}] {}", scenario.name(), s.report.summary());
-            }
+            lock(&shared).record(outcome, &cfg, scenario.name());
         }
     };
+    run_schedules(cfg, body);
+    let mut report = std::mem::take(&mut lock(&shared).report);
+    if let Some(dir) = &cfg.out_dir {
+        write_histories(&mut report, dir, scenario.name());
+    }
+    report
+}
+
+/// Runs `body` once per schedule under the configured shuttle scheduler.
+fn run_schedules(cfg: &ExploreConfig, body: impl Fn() + Send + Sync + 'static) {
     let mut config = shuttle::Config::new();
     config.max_steps = shuttle::MaxSteps::FailAfter(cfg.max_steps);
     match cfg.scheduler {
@@ -477,24 +500,20 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
             .run(body);
         }
     }
-    let mut report = std::mem::take(&mut shared.lock().unwrap_or_else(|e| e.into_inner()).report);
-    if let Some(dir) = &cfg.out_dir {
-        for v in &mut report.violations {
-            let _ = std::fs::create_dir_all(dir);
-            let path = dir.join(format!(
-                "explore-{}-seed{}-schedule{}-event{}-image{}.ndjson",
-                scenario.name(),
-                v.seed,
-                v.schedule,
-                v.crash_event,
-                v.image
-            ));
-            if std::fs::write(&path, &v.history).is_ok() {
-                v.history_path = Some(path);
-            }
+}
+
+/// Writes each violation's history into `dir` and records where.
+fn write_histories(report: &mut ExploreReport, dir: &Path, name: &str) {
+    for v in &mut report.violations {
+        let _ = std::fs::create_dir_all(dir);
+        let path = dir.join(format!(
+            "explore-{}-seed{}-schedule{}-event{}-image{}.ndjson",
+            name, v.seed, v.schedule, v.crash_event, v.image
+        ));
+        if std::fs::write(&path, &v.history).is_ok() {
+            v.history_path = Some(path);
         }
     }
-    report
 }
 
 /// A crash point with the history prefix at that moment.
@@ -513,135 +532,222 @@ struct ScheduleOutcome {
     violations: Vec<Violation>,
 }
 
+/// Where the calls of a set of threads are recorded: the history events in
+/// their real interleaving, and the next free operation id.
+#[derive(Clone)]
+struct Recorder {
+    events: Arc<Mutex<Vec<HEvent>>>,
+    next_id: Arc<Mutex<u64>>,
+}
+
+impl Recorder {
+    /// An empty record whose first call gets id `first_id`.
+    fn new(first_id: u64) -> Recorder {
+        Recorder {
+            events: Arc::new(Mutex::new(Vec::new())),
+            next_id: Arc::new(Mutex::new(first_id)),
+        }
+    }
+
+    /// Records `call` by `thread`: its invocation with a fresh id, then
+    /// `apply`'s result as its return; nothing more if `apply` fails.
+    fn call(
+        &self,
+        thread: usize,
+        call: &Call,
+        apply: impl FnOnce() -> Result<Value, String>,
+    ) -> Result<(), String> {
+        let id = {
+            let mut n = lock(&self.next_id);
+            *n += 1;
+            *n - 1
+        };
+        lock(&self.events).push(HEvent::Invoke {
+            id,
+            thread,
+            call: call.clone(),
+        });
+        let value = apply()?;
+        lock(&self.events).push(HEvent::Return { id, value });
+        Ok(())
+    }
+
+    /// The events so far.
+    fn events(&self) -> Vec<HEvent> {
+        lock(&self.events).clone()
+    }
+
+    /// The next free id.
+    fn next_id(&self) -> u64 {
+        *lock(&self.next_id)
+    }
+}
+
+/// One of the scenario's ways to perform a call ([`Scenario::apply`] or
+/// [`Scenario::apply_recovering`]).
+type Apply = fn(&dyn Scenario, &Pool<Sim>, &Session, usize, &Call) -> Result<Value, String>;
+
+/// Runs `workload` (one list of calls per thread) on shuttle threads, each
+/// call performed by `apply` and recorded by `recorder`; a thread stops at
+/// its first failed call. Joins every thread, then reports the first
+/// problem: a thread that panicked (`a {role} thread panicked`), else the
+/// first failed call's error.
+fn run_threads(
+    scenario: &Arc<dyn Scenario>,
+    pool: &Arc<Pool<Sim>>,
+    session: &Session,
+    workload: Vec<Vec<Call>>,
+    recorder: &Recorder,
+    apply: Apply,
+    role: &str,
+) -> Result<(), String> {
+    let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = workload
+        .into_iter()
+        .enumerate()
+        .map(|(thread, calls)| {
+            let (scenario, pool, session) = (scenario.clone(), pool.clone(), session.clone());
+            let (recorder, errors) = (recorder.clone(), errors.clone());
+            shuttle::thread::spawn(move || {
+                for call in calls {
+                    let applied = recorder.call(thread, &call, || {
+                        apply(&*scenario, &pool, &session, thread, &call)
+                    });
+                    if let Err(e) = applied {
+                        lock(&errors).push(e);
+                        return;
+                    }
+                }
+            })
+        })
+        .collect();
+    // Join every thread, even after one panicked.
+    let mut panicked = false;
+    for h in handles {
+        panicked |= h.join().is_err();
+    }
+    if panicked {
+        return Err(format!("a {role} thread panicked"));
+    }
+    let first_error = lock(&errors).first().cloned();
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The run of one schedule, before any crash: the crash points captured
+/// and what they need.
+struct Run {
+    /// Every crash point, the end of the run included.
+    points: Vec<Captured>,
+    /// Operations invoked.
+    operations: u64,
+    /// The first id free after the run.
+    ids_used: u64,
+    /// The run's pool, kept until the schedule is checked.
+    _pool: Arc<Pool<Sim>>,
+}
+
+/// Explores one schedule: runs the workload, then crashes at its crash
+/// points and checks each image.
 fn run_schedule(
     scenario: &Arc<dyn Scenario>,
     cfg: &ExploreConfig,
     schedule: usize,
 ) -> ScheduleOutcome {
     let mut out = ScheduleOutcome::default();
-    let fail = |reason: String| Violation {
-        seed: cfg.seed,
-        schedule,
-        crash_event: 0,
-        image: 0,
-        reason,
-        history: String::new(),
-        history_path: None,
+    let mut run = match run_workload(scenario, cfg, schedule) {
+        Ok(run) => run,
+        Err(reason) => {
+            out.violations.push(Violation {
+                seed: cfg.seed,
+                schedule,
+                crash_event: 0,
+                image: 0,
+                reason,
+                history: String::new(),
+                history_path: None,
+            });
+            return out;
+        }
     };
-    let pool = match Pool::volatile(
+    out.operations = run.operations;
+    out.crash_points_seen = run.points.len() as u64;
+    let mut rng = cfg.seed ^ 0x5eed ^ (schedule as u64) << 20;
+    if let CrashPoints::Sample(n) = cfg.crash_points {
+        keep_sample(&mut run.points, n, &mut rng);
+    }
+    check_points(scenario, cfg, schedule, &run, &mut out);
+    out
+}
+
+/// The workload phase of a schedule: builds the object, runs the workload's
+/// threads under shuttle and captures a crash point (with the history
+/// prefix) after every persistence event and at the end. `Err` says why the
+/// run failed before any crash.
+fn run_workload(
+    scenario: &Arc<dyn Scenario>,
+    cfg: &ExploreConfig,
+    schedule: usize,
+) -> Result<Run, String> {
+    let pool = Pool::volatile(
         scenario.name(),
         scenario.pool_size(),
         Sim::new(scenario.sim_options()),
-    ) {
-        Ok(p) => Arc::new(p),
-        Err(e) => {
-            out.violations
-                .push(fail(format!("cannot create the pool: {e}")));
-            return out;
-        }
-    };
-    if let Err(e) = scenario.setup(&pool) {
-        out.violations.push(fail(format!("setup failed: {e}")));
-        return out;
-    }
-    let session = match scenario.open(&pool, false) {
-        Ok(s) => s,
-        Err(e) => {
-            out.violations.push(fail(format!("open failed: {e}")));
-            return out;
-        }
-    };
-    let history: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
+    )
+    .map(Arc::new)
+    .map_err(|e| format!("cannot create the pool: {e}"))?;
+    scenario
+        .setup(&pool)
+        .map_err(|e| format!("setup failed: {e}"))?;
+    let session = scenario
+        .open(&pool, false)
+        .map_err(|e| format!("open failed: {e}"))?;
+    let recorder = Recorder::new(1);
     let captured: Arc<Mutex<Vec<Captured>>> = Arc::new(Mutex::new(Vec::new()));
     let sim = scenario.sim(&pool, &session);
     {
-        let history = history.clone();
-        let captured = captured.clone();
+        let (events, captured) = (recorder.events.clone(), captured.clone());
         sim.set_crash_hook(move |_, view| {
-            let prefix = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            captured
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((view.capture(), prefix));
+            let prefix = lock(&events).clone();
+            lock(&captured).push((view.capture(), prefix));
         });
     }
     sim.set_yield_hook(shuttle::thread::yield_now);
-
     let workload = scenario.workload(cfg.seed ^ (schedule as u64).wrapping_mul(0x9E37_79B9));
-    let next_id = Arc::new(Mutex::new(1u64));
-    let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
-    let handles: Vec<_> = workload
-        .iter()
-        .cloned()
-        .enumerate()
-        .map(|(thread, calls)| {
-            let pool = pool.clone();
-            let history = history.clone();
-            let next_id = next_id.clone();
-            let errors = errors.clone();
-            let scenario = scenario.clone();
-            let session = session.clone();
-            shuttle::thread::spawn(move || {
-                for call in calls {
-                    let id = {
-                        let mut n = next_id.lock().unwrap_or_else(|e| e.into_inner());
-                        *n += 1;
-                        *n - 1
-                    };
-                    history
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(HEvent::Invoke {
-                            id,
-                            thread,
-                            call: call.clone(),
-                        });
-                    match scenario.apply(&pool, &session, thread, &call) {
-                        Ok(value) => history
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(HEvent::Return { id, value }),
-                        Err(e) => {
-                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
-                            return;
-                        }
-                    }
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        let _ = h.join();
-    }
+    let apply: Apply =
+        |scenario, pool, session, thread, call| scenario.apply(pool, session, thread, call);
+    let ran = run_threads(
+        scenario, &pool, &session, workload, &recorder, apply, "workload",
+    );
     sim.clear_crash_hook();
-    let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|e| e.into_inner()));
-    if let Some(e) = errors.first() {
-        out.violations
-            .push(fail(format!("an operation failed before any crash: {e}")));
-        return out;
-    }
+    ran.map_err(|e| format!("an operation failed before any crash: {e}"))?;
     // The end of the run is a crash point too.
-    {
-        let prefix = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        captured
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((sim.capture(), prefix));
-    }
+    let full = recorder.events();
+    lock(&captured).push((sim.capture(), full.clone()));
     drop(session);
-    let full = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    out.operations = full
+    let operations = full
         .iter()
         .filter(|e| matches!(e, HEvent::Invoke { .. }))
         .count() as u64;
-    let mut points = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
-    out.crash_points_seen = points.len() as u64;
-    let mut rng = cfg.seed ^ 0x5eed ^ (schedule as u64) << 20;
-    if let CrashPoints::Sample(n) = cfg.crash_points {
-        keep_sample(&mut points, n, &mut rng);
-    }
-    let ids_used = *next_id.lock().unwrap_or_else(|e| e.into_inner());
-    for (cp, prefix) in points {
+    let points = std::mem::take(&mut *lock(&captured));
+    Ok(Run {
+        points,
+        operations,
+        ids_used: recorder.next_id(),
+        _pool: pool,
+    })
+}
+
+/// The crash phase of a schedule: every explored crash point's images
+/// (all, or a seeded sample) recovered and checked, until
+/// [`ExploreConfig::max_violations`].
+fn check_points(
+    scenario: &Arc<dyn Scenario>,
+    cfg: &ExploreConfig,
+    schedule: usize,
+    run: &Run,
+    out: &mut ScheduleOutcome,
+) {
+    for (cp, prefix) in &run.points {
         out.crash_points += 1;
         out.images_allowed = out.images_allowed.saturating_add(cp.total_images());
         let (coverage, images) = cp.images(
@@ -654,19 +760,8 @@ fn run_schedule(
         for (k, image) in images.enumerate() {
             out.images_checked += 1;
             let words = cp.materialize(&image, cfg.volatile_fill);
-            let capture = cfg.recovery_crashes > 0;
-            let (mut verdict, inner) = check_image(scenario, &words, &prefix, ids_used, capture);
-            if verdict.is_ok() && capture {
-                verdict = crash_recovery(
-                    scenario,
-                    cfg,
-                    inner,
-                    &prefix,
-                    ids_used,
-                    cp.event ^ (k as u64) << 40,
-                    &mut out,
-                );
-            }
+            let seed = cp.event ^ (k as u64) << 40;
+            let verdict = check_crash_image(scenario, cfg, &words, prefix, run.ids_used, seed, out);
             if let Err((reason, history)) = verdict {
                 out.violations.push(Violation {
                     seed: cfg.seed,
@@ -678,12 +773,33 @@ fn run_schedule(
                     history_path: None,
                 });
                 if out.violations.len() >= cfg.max_violations {
-                    return out;
+                    return;
                 }
             }
         }
     }
-    out
+}
+
+/// One crash image, recovered and checked; with
+/// [`ExploreConfig::recovery_crashes`], then crashed again during that
+/// recovery ([`crash_recovery`], seeded by `seed`).
+fn check_crash_image(
+    scenario: &Arc<dyn Scenario>,
+    cfg: &ExploreConfig,
+    words: &[u64],
+    prefix: &[HEvent],
+    next_id: u64,
+    seed: u64,
+    out: &mut ScheduleOutcome,
+) -> Result<(), (String, String)> {
+    let capture = cfg.recovery_crashes > 0;
+    let (verdict, inner) = check_image(scenario, words, prefix, next_id, capture);
+    verdict?;
+    if capture {
+        crash_recovery(scenario, cfg, inner, prefix, next_id, seed, out)
+    } else {
+        Ok(())
+    }
 }
 
 /// Crashes again inside the recovery whose crash points are `inner`: a
@@ -752,21 +868,17 @@ fn check_image(
     let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::new(Mutex::new(Vec::new()));
     if capture {
         let inner = inner.clone();
-        pool.backend().set_crash_hook(move |_, view| {
-            inner
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(view.capture());
-        });
+        pool.backend()
+            .set_crash_hook(move |_, view| lock(&inner).push(view.capture()));
     }
     let verdict = recover_and_check(scenario, &pool, prefix, next_id);
     pool.backend().clear_crash_hook();
-    let points = std::mem::take(&mut *inner.lock().unwrap_or_else(|e| e.into_inner()));
+    let points = std::mem::take(&mut *lock(&inner));
     (verdict, points)
 }
 
-/// Runs the scenario's recovery on `pool`, resumes the cut-off calls,
-/// observes, and checks the history.
+/// Runs the scenario's recovery on `pool`, resumes the cut-off calls, runs
+/// the recovering workload, observes, and checks the history.
 fn recover_and_check(
     scenario: &Arc<dyn Scenario>,
     pool: &Arc<Pool<Sim>>,
@@ -774,16 +886,41 @@ fn recover_and_check(
     next_id: u64,
 ) -> Result<(), (String, String)> {
     let pool = pool.clone();
-    let partial = |observed: &[(Call, Value)]| {
-        history_text(scenario.object(), prefix, &[], &[], observed, next_id)
-    };
+    let partial = || history_text(scenario.object(), prefix, &[], &[], &[], next_id);
     scenario
         .recover(&pool)
-        .map_err(|e| (format!("recovery failed: {e}"), partial(&[])))?;
+        .map_err(|e| (format!("recovery failed: {e}"), partial()))?;
     let session = scenario
         .open(&pool, true)
-        .map_err(|e| (format!("recovery failed: {e}"), partial(&[])))?;
-    // Cut-off calls: invoked in the prefix, not returned.
+        .map_err(|e| (format!("recovery failed: {e}"), partial()))?;
+    let mut recovered = Vec::new();
+    for (id, thread, index, call) in cut_off(prefix) {
+        match scenario.recover_call(&pool, &session, thread, index, &call) {
+            Ok(Some(v)) => recovered.push((id, v)),
+            Ok(None) => {}
+            Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial())),
+        }
+    }
+    let concurrent = run_recovering(scenario, &pool, &session, next_id)
+        .map_err(|e| (format!("a recovering call failed: {e}"), partial()))?;
+    let observed = scenario
+        .observe(&pool, &session)
+        .map_err(|e| (format!("observing after recovery failed: {e}"), partial()))?;
+    let text = history_text(
+        scenario.object(),
+        prefix,
+        &recovered,
+        &concurrent,
+        &observed,
+        next_id,
+    );
+    check_history(&text).map_err(|why| (why, text))
+}
+
+/// The calls of `prefix` a crash at its end cuts off (invoked, not
+/// returned), in invocation order: (id, thread, index of the call in its
+/// thread's sequence, call).
+fn cut_off(prefix: &[HEvent]) -> Vec<(u64, usize, usize, Call)> {
     let mut pending: Vec<(u64, usize, usize, Call)> = Vec::new();
     let mut per_thread: std::collections::HashMap<usize, usize> = Default::default();
     for e in prefix {
@@ -796,45 +933,21 @@ fn recover_and_check(
             HEvent::Return { id, .. } => pending.retain(|(p, _, _, _)| p != id),
         }
     }
-    let mut recovered = Vec::new();
-    for (id, thread, index, call) in &pending {
-        match scenario.recover_call(&pool, &session, *thread, *index, call) {
-            Ok(Some(v)) => recovered.push((*id, v)),
-            Ok(None) => {}
-            Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial(&[]))),
-        }
-    }
-    let (concurrent, _) = run_recovering(scenario, &pool, &session, next_id)
-        .map_err(|e| (format!("a recovering call failed: {e}"), partial(&[])))?;
-    let observed = scenario.observe(&pool, &session).map_err(|e| {
-        (
-            format!("observing after recovery failed: {e}"),
-            partial(&[]),
-        )
-    })?;
-    let text = history_text(
-        scenario.object(),
-        prefix,
-        &recovered,
-        &concurrent,
-        &observed,
-        next_id,
-    );
-    check_history(&text).map_err(|why| (why, text))
+    pending
 }
 
 /// Runs the scenario's [`Scenario::recovering_workload`] on shuttle
 /// threads, recording the calls with their real interleaving (ids from
-/// `next_id`); returns the events and the next free id.
+/// `next_id`); returns the events.
 fn run_recovering(
     scenario: &Arc<dyn Scenario>,
     pool: &Arc<Pool<Sim>>,
     session: &Session,
     next_id: u64,
-) -> Result<(Vec<HEvent>, u64), String> {
+) -> Result<Vec<HEvent>, String> {
     let workload = scenario.recovering_workload(session);
     if workload.is_empty() {
-        return Ok((Vec::new(), next_id));
+        return Ok(Vec::new());
     }
     // The recovered image's simulator yields to shuttle at every
     // persistent access, as the run's did, so the threads interleave there
@@ -844,54 +957,18 @@ fn run_recovering(
     scenario
         .sim(pool, session)
         .set_yield_hook(shuttle::thread::yield_now);
-    let events: Arc<Mutex<Vec<HEvent>>> = Arc::new(Mutex::new(Vec::new()));
-    let ids = Arc::new(Mutex::new(next_id));
-    let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
-    let handles: Vec<_> = workload
-        .into_iter()
-        .enumerate()
-        .map(|(thread, calls)| {
-            let (pool, session) = (pool.clone(), session.clone());
-            let (events, ids, errors) = (events.clone(), ids.clone(), errors.clone());
-            let scenario = scenario.clone();
-            shuttle::thread::spawn(move || {
-                for call in calls {
-                    let id = {
-                        let mut n = ids.lock().unwrap_or_else(|e| e.into_inner());
-                        *n += 1;
-                        *n - 1
-                    };
-                    events
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(HEvent::Invoke {
-                            id,
-                            thread,
-                            call: call.clone(),
-                        });
-                    match scenario.apply_recovering(&pool, &session, thread, &call) {
-                        Ok(value) => events
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(HEvent::Return { id, value }),
-                        Err(e) => {
-                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
-                            return;
-                        }
-                    }
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        if h.join().is_err() {
-            return Err("a recovering thread panicked".into());
-        }
-    }
-    if let Some(e) = errors.lock().unwrap_or_else(|e| e.into_inner()).first() {
-        return Err(e.clone());
-    }
-    let next = *ids.lock().unwrap_or_else(|e| e.into_inner());
-    let events = std::mem::take(&mut *events.lock().unwrap_or_else(|e| e.into_inner()));
-    Ok((events, next))
+    let recorder = Recorder::new(next_id);
+    let apply: Apply = |scenario, pool, session, thread, call| {
+        scenario.apply_recovering(pool, session, thread, call)
+    };
+    run_threads(
+        scenario,
+        pool,
+        session,
+        workload,
+        &recorder,
+        apply,
+        "recovering",
+    )?;
+    Ok(recorder.events())
 }

@@ -315,62 +315,64 @@ impl InitialState {
                 ))),
             },
             ObjectKind::Set => match init {
-                Value::Array(keys) => {
-                    let mut seen = HashSet::new();
-                    for k in &keys {
-                        if !seen.insert(canonical_json(k)) {
-                            return Err(bad(format!("key {} appears twice", render(k))));
-                        }
-                    }
-                    Ok(InitialState::Set(keys))
-                }
+                Value::Array(keys) => match first_duplicate(keys.iter()) {
+                    Some(k) => Err(bad(format!("key {} appears twice", render(k)))),
+                    None => Ok(InitialState::Set(keys)),
+                },
                 other => Err(bad(format!(
                     "expected an array of keys, got {}",
                     render(&other)
                 ))),
             },
             ObjectKind::Map => {
-                let entries: Vec<(Value, Value)> = match init {
-                    Value::Object(map) => map
-                        .into_iter()
-                        .map(|(k, v)| (Value::String(k), v))
-                        .collect(),
-                    Value::Array(pairs) => {
-                        let mut entries = Vec::with_capacity(pairs.len());
-                        for pair in pairs {
-                            match pair {
-                                Value::Array(kv) if kv.len() == 2 => {
-                                    let mut kv = kv.into_iter();
-                                    let k = kv.next().unwrap_or(Value::Null);
-                                    entries.push((k, kv.next().unwrap_or(Value::Null)));
-                                }
-                                other => {
-                                    return Err(bad(format!(
-                                        "expected [key, value] pairs, got {}",
-                                        render(&other)
-                                    )))
-                                }
-                            }
-                        }
-                        entries
-                    }
-                    other => {
-                        return Err(bad(format!(
-                            "expected an object or an array of [key, value] pairs, got {}",
-                            render(&other)
-                        )))
-                    }
-                };
-                let mut seen = HashSet::new();
-                for (k, _) in &entries {
-                    if !seen.insert(canonical_json(k)) {
-                        return Err(bad(format!("key {} appears twice", render(k))));
-                    }
+                let entries = map_entries(init).map_err(bad)?;
+                match first_duplicate(entries.iter().map(|(k, _)| k)) {
+                    Some(k) => Err(bad(format!("key {} appears twice", render(k)))),
+                    None => Ok(InitialState::Map(entries)),
                 }
-                Ok(InitialState::Map(entries))
             }
         }
     }
+}
+
+/// A map's `init` as entries: a JSON object (string keys) or an array of
+/// `[key, value]` pairs; else what is wrong with it.
+fn map_entries(init: Value) -> Result<Vec<(Value, Value)>, String> {
+    match init {
+        Value::Object(map) => Ok(map
+            .into_iter()
+            .map(|(k, v)| (Value::String(k), v))
+            .collect()),
+        Value::Array(pairs) => {
+            let mut entries = Vec::with_capacity(pairs.len());
+            for pair in pairs {
+                match pair {
+                    Value::Array(kv) if kv.len() == 2 => {
+                        let mut kv = kv.into_iter();
+                        let k = kv.next().unwrap_or(Value::Null);
+                        entries.push((k, kv.next().unwrap_or(Value::Null)));
+                    }
+                    other => {
+                        return Err(format!(
+                            "expected [key, value] pairs, got {}",
+                            render(&other)
+                        ))
+                    }
+                }
+            }
+            Ok(entries)
+        }
+        other => Err(format!(
+            "expected an object or an array of [key, value] pairs, got {}",
+            render(&other)
+        )),
+    }
+}
+
+/// The first key that appears a second time (compared as canonical JSON).
+fn first_duplicate<'a>(mut keys: impl Iterator<Item = &'a Value>) -> Option<&'a Value> {
+    let mut seen = HashSet::new();
+    keys.find(|k| !seen.insert(canonical_json(k)))
 }
 
 /// One line of a history, parsed but not yet checked against the others.
@@ -787,192 +789,233 @@ impl History {
     }
 
     /// Replays events as they are parsed, so that the first bad line — by
-    /// syntax or by rule — is the one reported.
+    /// syntax or by rule — is the one reported: the header, then every other
+    /// event through a [`Replay`].
     fn build(
         mut events: impl Iterator<Item = Result<Event, MalformedHistory>>,
         options: &ParseOptions,
     ) -> Result<History, MalformedHistory> {
         let Some(first) = events.next().transpose()? else {
-            return Err(MalformedHistory {
-                line: 1,
-                reason: MalformedReason::Empty,
-            });
+            return Err(malformed(1, MalformedReason::Empty));
         };
-        let err = |line: usize, reason: MalformedReason| MalformedHistory { line, reason };
         let header_line = first.line;
-        let (object, init) = match first.kind {
-            EventKind::Header { object, init } => {
-                let kind = match options.object_override {
-                    Some(kind) => kind,
-                    None => ObjectKind::from_name(&object)
-                        .ok_or_else(|| err(header_line, MalformedReason::UnknownObject(object)))?,
-                };
-                let init = InitialState::parse(kind, init).map_err(|r| err(header_line, r))?;
-                (kind, init)
-            }
-            other => {
-                return Err(err(
-                    first.line,
-                    MalformedReason::MissingHeader {
-                        found: other.type_name(),
-                    },
-                ))
-            }
-        };
-
-        let mut ops: Vec<Operation> = Vec::new();
-        let mut by_id: HashMap<u64, usize> = HashMap::new();
-        // thread -> index of its pending (not cut off) operation
-        let mut busy: HashMap<u64, usize> = HashMap::new();
-        let mut crash_lines = Vec::new();
+        let (object, init) = read_header(first, options)?;
+        let mut replay = Replay::new(object, header_line);
         let mut event_count = 1;
         let mut last_line = header_line;
-
         for event in events {
             let event = event?;
-            let line = event.line;
             event_count += 1;
-            last_line = line;
-            match event.kind {
-                EventKind::Header { .. } => {
-                    return Err(err(
-                        line,
-                        MalformedReason::DuplicateHeader {
-                            first_line: header_line,
-                        },
-                    ))
-                }
-                EventKind::Invoke {
-                    id,
-                    thread,
-                    op,
-                    args,
-                } => {
-                    if let Some(&first) = by_id.get(&id) {
-                        return Err(err(
-                            line,
-                            MalformedReason::DuplicateId {
-                                id,
-                                first_line: ops[first].invoke_line,
-                            },
-                        ));
-                    }
-                    if let Some(&pending) = busy.get(&thread) {
-                        return Err(err(
-                            line,
-                            MalformedReason::ThreadBusy {
-                                thread,
-                                pending_id: ops[pending].id,
-                                pending_line: ops[pending].invoke_line,
-                            },
-                        ));
-                    }
-                    let call = Call::parse(object, &op, args).map_err(|r| err(line, r))?;
-                    by_id.insert(id, ops.len());
-                    busy.insert(thread, ops.len());
-                    ops.push(Operation {
-                        id,
-                        thread,
-                        call,
-                        invoke_line: line,
-                        outcome: Outcome::Pending,
-                    });
-                }
-                EventKind::Return { id, value } => {
-                    let &index = by_id.get(&id).ok_or_else(|| {
-                        err(
-                            line,
-                            MalformedReason::UnknownId {
-                                event: "return",
-                                id,
-                            },
-                        )
-                    })?;
-                    let op = &mut ops[index];
-                    match op.outcome {
-                        Outcome::Pending => {
-                            busy.remove(&op.thread);
-                            op.outcome = Outcome::Returned { value, line };
-                        }
-                        Outcome::CutOff { crash_line } => {
-                            return Err(err(
-                                line,
-                                MalformedReason::ReturnAfterCrash { id, crash_line },
-                            ))
-                        }
-                        Outcome::Returned { line: done, .. }
-                        | Outcome::Recovered { line: done, .. } => {
-                            return Err(err(
-                                line,
-                                MalformedReason::AlreadyCompleted {
-                                    event: "return",
-                                    id,
-                                    completed_line: done,
-                                },
-                            ))
-                        }
-                    }
-                }
-                EventKind::Crash => {
-                    for (_, index) in busy.drain() {
-                        ops[index].outcome = Outcome::CutOff { crash_line: line };
-                    }
-                    crash_lines.push(line);
-                }
-                EventKind::Recover { id, value } => {
-                    let &index = by_id.get(&id).ok_or_else(|| {
-                        err(
-                            line,
-                            MalformedReason::UnknownId {
-                                event: "recover",
-                                id,
-                            },
-                        )
-                    })?;
-                    let op = &mut ops[index];
-                    match op.outcome {
-                        Outcome::CutOff { crash_line } => {
-                            op.outcome = Outcome::Recovered {
-                                value,
-                                line,
-                                crash_line,
-                            }
-                        }
-                        Outcome::Pending => {
-                            return Err(err(
-                                line,
-                                MalformedReason::RecoverWithoutCrash {
-                                    id,
-                                    invoke_line: op.invoke_line,
-                                },
-                            ))
-                        }
-                        Outcome::Returned { line: done, .. }
-                        | Outcome::Recovered { line: done, .. } => {
-                            return Err(err(
-                                line,
-                                MalformedReason::AlreadyCompleted {
-                                    event: "recover",
-                                    id,
-                                    completed_line: done,
-                                },
-                            ))
-                        }
-                    }
-                }
-            }
+            last_line = event.line;
+            replay.event(event)?;
         }
-
         Ok(History {
             object,
             init,
             header_line,
-            ops,
-            crash_lines,
+            ops: replay.ops,
+            crash_lines: replay.crash_lines,
             event_count,
             last_line,
         })
     }
+}
+
+/// The error for `line`.
+fn malformed(line: usize, reason: MalformedReason) -> MalformedHistory {
+    MalformedHistory { line, reason }
+}
+
+/// The header phase of [`History::build`]: the first event must be the
+/// header, naming a known object (or overridden by the options) with a valid
+/// `init`.
+fn read_header(
+    first: Event,
+    options: &ParseOptions,
+) -> Result<(ObjectKind, InitialState), MalformedHistory> {
+    let line = first.line;
+    match first.kind {
+        EventKind::Header { object, init } => {
+            let kind = match options.object_override {
+                Some(kind) => kind,
+                None => ObjectKind::from_name(&object)
+                    .ok_or_else(|| malformed(line, MalformedReason::UnknownObject(object)))?,
+            };
+            let init = InitialState::parse(kind, init).map_err(|r| malformed(line, r))?;
+            Ok((kind, init))
+        }
+        other => Err(malformed(
+            line,
+            MalformedReason::MissingHeader {
+                found: other.type_name(),
+            },
+        )),
+    }
+}
+
+/// The replay phase of [`History::build`]: the operations so far and what
+/// the rules of `HISTORY.md` need to know about them, one event at a time.
+struct Replay {
+    object: ObjectKind,
+    header_line: usize,
+    ops: Vec<Operation>,
+    /// id -> index into `ops`.
+    by_id: HashMap<u64, usize>,
+    /// thread -> index of its pending (not cut off) operation.
+    busy: HashMap<u64, usize>,
+    crash_lines: Vec<usize>,
+}
+
+impl Replay {
+    /// The replay after the header of a history of `object`.
+    fn new(object: ObjectKind, header_line: usize) -> Replay {
+        Replay {
+            object,
+            header_line,
+            ops: Vec::new(),
+            by_id: HashMap::new(),
+            busy: HashMap::new(),
+            crash_lines: Vec::new(),
+        }
+    }
+
+    /// Applies one event after the header, or says which rule it breaks.
+    fn event(&mut self, event: Event) -> Result<(), MalformedHistory> {
+        let line = event.line;
+        match event.kind {
+            EventKind::Header { .. } => Err(malformed(
+                line,
+                MalformedReason::DuplicateHeader {
+                    first_line: self.header_line,
+                },
+            )),
+            EventKind::Invoke {
+                id,
+                thread,
+                op,
+                args,
+            } => self.invoke(line, id, thread, &op, args),
+            EventKind::Return { id, value } => self.complete(line, id, value),
+            EventKind::Crash => {
+                for (_, index) in self.busy.drain() {
+                    self.ops[index].outcome = Outcome::CutOff { crash_line: line };
+                }
+                self.crash_lines.push(line);
+                Ok(())
+            }
+            EventKind::Recover { id, value } => self.recover(line, id, value),
+        }
+    }
+
+    /// An `invoke`: a fresh id, a thread with no pending operation, and an
+    /// operation of the object.
+    fn invoke(
+        &mut self,
+        line: usize,
+        id: u64,
+        thread: u64,
+        op: &str,
+        args: Vec<Value>,
+    ) -> Result<(), MalformedHistory> {
+        if let Some(&first) = self.by_id.get(&id) {
+            return Err(malformed(
+                line,
+                MalformedReason::DuplicateId {
+                    id,
+                    first_line: self.ops[first].invoke_line,
+                },
+            ));
+        }
+        if let Some(&pending) = self.busy.get(&thread) {
+            return Err(malformed(
+                line,
+                MalformedReason::ThreadBusy {
+                    thread,
+                    pending_id: self.ops[pending].id,
+                    pending_line: self.ops[pending].invoke_line,
+                },
+            ));
+        }
+        let call = Call::parse(self.object, op, args).map_err(|r| malformed(line, r))?;
+        self.by_id.insert(id, self.ops.len());
+        self.busy.insert(thread, self.ops.len());
+        self.ops.push(Operation {
+            id,
+            thread,
+            call,
+            invoke_line: line,
+            outcome: Outcome::Pending,
+        });
+        Ok(())
+    }
+
+    /// A `return`: completes a pending operation that no crash cut off.
+    fn complete(&mut self, line: usize, id: u64, value: Value) -> Result<(), MalformedHistory> {
+        let index = self.named(line, "return", id)?;
+        let op = &mut self.ops[index];
+        match op.outcome {
+            Outcome::Pending => {
+                self.busy.remove(&op.thread);
+                op.outcome = Outcome::Returned { value, line };
+                Ok(())
+            }
+            Outcome::CutOff { crash_line } => Err(malformed(
+                line,
+                MalformedReason::ReturnAfterCrash { id, crash_line },
+            )),
+            Outcome::Returned { line: done, .. } | Outcome::Recovered { line: done, .. } => {
+                Err(already_completed(line, "return", id, done))
+            }
+        }
+    }
+
+    /// A `recover`: completes an operation that a crash cut off.
+    fn recover(&mut self, line: usize, id: u64, value: Value) -> Result<(), MalformedHistory> {
+        let index = self.named(line, "recover", id)?;
+        let op = &mut self.ops[index];
+        match op.outcome {
+            Outcome::CutOff { crash_line } => {
+                op.outcome = Outcome::Recovered {
+                    value,
+                    line,
+                    crash_line,
+                };
+                Ok(())
+            }
+            Outcome::Pending => Err(malformed(
+                line,
+                MalformedReason::RecoverWithoutCrash {
+                    id,
+                    invoke_line: op.invoke_line,
+                },
+            )),
+            Outcome::Returned { line: done, .. } | Outcome::Recovered { line: done, .. } => {
+                Err(already_completed(line, "recover", id, done))
+            }
+        }
+    }
+
+    /// The index of the operation that `event` (`return` or `recover`) at
+    /// `line` names: one invoked before it.
+    fn named(&self, line: usize, event: &'static str, id: u64) -> Result<usize, MalformedHistory> {
+        self.by_id
+            .get(&id)
+            .copied()
+            .ok_or_else(|| malformed(line, MalformedReason::UnknownId { event, id }))
+    }
+}
+
+/// A `return` or `recover` (`event`) at `line` for operation `id`, which
+/// already completed at line `done`.
+fn already_completed(line: usize, event: &'static str, id: u64, done: usize) -> MalformedHistory {
+    malformed(
+        line,
+        MalformedReason::AlreadyCompleted {
+            event,
+            id,
+            completed_line: done,
+        },
+    )
 }
 
 /// Parses ndjson `text` into events, one per non-blank line (lines holding

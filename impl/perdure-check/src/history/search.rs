@@ -39,7 +39,9 @@
 //! effect — and fails when backtracking empties the stack. Every sequence it
 //! can produce is a valid linearization and every valid linearization
 //! (restricted to the operations up to the last required one) is one it can
-//! produce, so the search is sound and complete.
+//! produce, so the search is sound and complete. [`Search`] holds one
+//! search: `run` is the loop, `try_candidate` and `accept` the descent,
+//! `backtrack` the way back.
 //!
 //! # Prunings
 //!
@@ -71,7 +73,7 @@
 //! threads are. Memory is one memo entry per configuration reached, bounded
 //! by `max_states`.
 
-use super::model::{apply, Expected, FxBuild, FxHasher, SeqCall, State};
+use super::model::{apply, Expected, FxBuild, FxHasher, SeqCall, State, Transition};
 use super::reduce::{Discipline, ProducerOrder};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -249,20 +251,142 @@ struct Frame {
     saved_state: Option<State>,
 }
 
-/// The required list as [`producer_blocked`] reads it.
-struct RequiredList<'a> {
-    links: &'a Links,
-    op: &'a [u32],
-    is_completion: &'a [bool],
-    line: &'a [usize],
+/// The required list: the invocation and completion entries of the
+/// unlinearized required operations, in line order. Node 0 is the sentinel;
+/// the per-node vectors are indexed by node.
+struct RequiredEntries {
+    links: Links,
+    /// The operation of each entry.
+    op: Vec<u32>,
+    /// Whether the entry is a completion (else an invocation).
+    is_completion: Vec<bool>,
+    /// The entry's line.
+    line: Vec<usize>,
 }
 
-/// The optional list as [`producer_blocked`] reads it.
-struct OptionalList<'a> {
-    links: &'a Links,
-    /// Per node: whether the operation is a `deq` or `pop`.
-    is_consumer: &'a [bool],
-    line: &'a [usize],
+impl RequiredEntries {
+    /// Builds the list over the `n_required` required operations of `ops`
+    /// (at equal lines, invocations first; completions by operation) and
+    /// records each operation's two nodes.
+    fn new(
+        ops: &[SearchOp],
+        n_required: usize,
+        invoke_node: &mut [u32],
+        completion_node: &mut [u32],
+    ) -> RequiredEntries {
+        let mut entries: Vec<(usize, bool, u32)> = Vec::with_capacity(2 * n_required);
+        for (i, op) in ops.iter().enumerate() {
+            if let Some(done) = op.complete_line {
+                entries.push((op.invoke_line, false, i as u32));
+                entries.push((done, true, i as u32));
+            }
+        }
+        entries.sort_unstable();
+        let mut op = vec![0u32; entries.len() + 1];
+        let mut is_completion = vec![false; entries.len() + 1];
+        let mut line = vec![0usize; entries.len() + 1];
+        for (k, &(at, completion, i)) in entries.iter().enumerate() {
+            let node = k + 1;
+            op[node] = i;
+            is_completion[node] = completion;
+            line[node] = at;
+            if completion {
+                completion_node[i as usize] = node as u32;
+            } else {
+                invoke_node[i as usize] = node as u32;
+            }
+        }
+        RequiredEntries {
+            links: Links::new(entries.len()),
+            op,
+            is_completion,
+            line,
+        }
+    }
+
+    /// Pushes the required candidates — the invocations before the first
+    /// completion entry — and returns that entry's line (`usize::MAX` if
+    /// there is none).
+    fn push_candidates(&self, candidates: &mut Vec<u32>) -> usize {
+        let mut node = self.links.first();
+        while node != END {
+            if self.is_completion[node as usize] {
+                return self.line[node as usize];
+            }
+            candidates.push(self.op[node as usize]);
+            node = self.links.next(node);
+        }
+        usize::MAX
+    }
+}
+
+/// The optional list: the invocations of the unlinearized optional
+/// operations, in line order. Node 0 is the sentinel.
+struct OptionalEntries {
+    links: Links,
+    /// The operation of each entry.
+    op: Vec<u32>,
+    /// Whether the operation is a `deq` or `pop`.
+    is_consumer: Vec<bool>,
+    /// The invocation line.
+    line: Vec<usize>,
+}
+
+impl OptionalEntries {
+    /// Builds the list over the optional operations of `ops` and records
+    /// each one's node.
+    fn new(ops: &[SearchOp], invoke_node: &mut [u32]) -> OptionalEntries {
+        let mut optional: Vec<(usize, u32)> = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| op.complete_line.is_none())
+            .map(|(i, op)| (op.invoke_line, i as u32))
+            .collect();
+        optional.sort_unstable();
+        let mut op = vec![0u32; optional.len() + 1];
+        let mut line = vec![0usize; optional.len() + 1];
+        for (k, &(at, i)) in optional.iter().enumerate() {
+            op[k + 1] = i;
+            line[k + 1] = at;
+            invoke_node[i as usize] = (k + 1) as u32;
+        }
+        let is_consumer = op
+            .iter()
+            .enumerate()
+            .map(|(node, &i)| {
+                node > 0 && matches!(ops[i as usize].call, SeqCall::Deq | SeqCall::Pop)
+            })
+            .collect();
+        OptionalEntries {
+            links: Links::new(optional.len()),
+            op,
+            is_consumer,
+            line,
+        }
+    }
+
+    /// Pushes the optional candidates: the invocations before line `limit`.
+    fn push_candidates(&self, limit: usize, candidates: &mut Vec<u32>) {
+        let mut node = self.links.first();
+        while node != END && self.line[node as usize] < limit {
+            candidates.push(self.op[node as usize]);
+            node = self.links.next(node);
+        }
+    }
+
+    /// The invocation line of the first unlinearized optional `deq`/`pop`
+    /// (`usize::MAX` if none).
+    fn first_consumer_line(&self) -> usize {
+        let mut node = self.links.first();
+        while node != END && !self.is_consumer[node as usize] {
+            node = self.links.next(node);
+        }
+        if node == END {
+            usize::MAX
+        } else {
+            self.line[node as usize]
+        }
+    }
 }
 
 /// Whether the necessary producer order of `reduce` forbids linearizing
@@ -277,8 +401,8 @@ fn producer_blocked(
     state: &State,
     min_release: Option<usize>,
     first_optional_consumer: usize,
-    required: &RequiredList<'_>,
-    optional: &OptionalList<'_>,
+    required: &RequiredEntries,
+    optional: &OptionalEntries,
 ) -> bool {
     if !order.unique[x] {
         return false;
@@ -296,57 +420,66 @@ fn producer_blocked(
         // leave the queue before x's consumer starts.
         Discipline::Queue => min_release.is_some_and(|release| release < threshold),
         Discipline::Stack => {
-            // Rule S1: pushing x now would bury an element that must be
-            // popped before anything can pop x.
-            if let State::Stack(elements) = state {
-                let buries = elements.iter().any(|v| {
-                    order
-                        .release_of_value
-                        .get(v)
-                        .is_some_and(|&release| release < threshold)
-                });
-                if buries {
-                    return true;
-                }
-            }
-            // Rules S2 and S3 look at the unlinearized unique pushes that
-            // completed before x's pop started: pushed after x, each sits
-            // above x when that pop runs.
-            let Some((pop_invoke, pop_done)) = order.consumer[x] else {
-                return false;
-            };
-            let mut unconsumed_above = 0usize;
-            let mut node = required.links.first();
-            while node != END && required.line[node as usize] < pop_invoke {
-                let y = required.op[node as usize] as usize;
-                if required.is_completion[node as usize] && y != x && order.unique[y] {
-                    match order.consumer[y] {
-                        // S2: y is popped after x, so it must be below x.
-                        Some((invoke, _)) if pop_done < invoke => return true,
-                        Some(_) => {}
-                        None => unconsumed_above += 1,
-                    }
-                }
-                node = required.links.next(node);
-            }
-            // S3: elements no completed pop returns can only be removed by
-            // optional pops, one each, invoked before x's pop completes.
-            if unconsumed_above > 0 {
-                let mut removers = 0usize;
-                let mut node = optional.links.first();
-                while node != END && optional.line[node as usize] < pop_done {
-                    if optional.is_consumer[node as usize] {
-                        removers += 1;
-                    }
-                    node = optional.links.next(node);
-                }
-                if unconsumed_above > removers {
-                    return true;
-                }
-            }
-            false
+            buries_released(order, state, threshold)
+                || pushed_above_blocks(x, order, required, optional)
         }
     }
+}
+
+/// Rule S1: pushing now would bury an element of `state` that must be
+/// popped before `threshold`, before anything can pop the pushed one.
+fn buries_released(order: &ProducerOrder, state: &State, threshold: usize) -> bool {
+    let State::Stack(elements) = state else {
+        return false;
+    };
+    elements.iter().any(|v| {
+        order
+            .release_of_value
+            .get(v)
+            .is_some_and(|&release| release < threshold)
+    })
+}
+
+/// Rules S2 and S3 for push `x`: they look at the unlinearized unique pushes
+/// that completed before x's pop started; pushed after x, each sits above x
+/// when that pop runs.
+fn pushed_above_blocks(
+    x: usize,
+    order: &ProducerOrder,
+    required: &RequiredEntries,
+    optional: &OptionalEntries,
+) -> bool {
+    let Some((pop_invoke, pop_done)) = order.consumer[x] else {
+        return false;
+    };
+    let mut unconsumed_above = 0usize;
+    let mut node = required.links.first();
+    while node != END && required.line[node as usize] < pop_invoke {
+        let y = required.op[node as usize] as usize;
+        if required.is_completion[node as usize] && y != x && order.unique[y] {
+            match order.consumer[y] {
+                // S2: y is popped after x, so it must be below x.
+                Some((invoke, _)) if pop_done < invoke => return true,
+                Some(_) => {}
+                None => unconsumed_above += 1,
+            }
+        }
+        node = required.links.next(node);
+    }
+    // S3: elements no completed pop returns can only be removed by optional
+    // pops, one each, invoked before x's pop completes.
+    if unconsumed_above == 0 {
+        return false;
+    }
+    let mut removers = 0usize;
+    let mut node = optional.links.first();
+    while node != END && optional.line[node as usize] < pop_done {
+        if optional.is_consumer[node as usize] {
+            removers += 1;
+        }
+        node = optional.links.next(node);
+    }
+    unconsumed_above > removers
 }
 
 /// For each operation, a *twin* that may be assumed linearized before it,
@@ -404,293 +537,378 @@ pub(crate) fn search(
     max_states: Option<u64>,
     counters: &mut SearchCounters,
 ) -> SearchResult {
-    let n = ops.len();
-    // Dense indices per kind, for the bitsets.
-    let mut slot = vec![0usize; n];
-    let (mut n_required, mut n_optional) = (0usize, 0usize);
-    for (i, op) in ops.iter().enumerate() {
-        if op.complete_line.is_some() {
-            slot[i] = n_required;
-            n_required += 1;
-        } else {
-            slot[i] = n_optional;
-            n_optional += 1;
-        }
-    }
-    if n_required == 0 {
+    let Some(mut search) = Search::new(ops, init, producer_order, max_states) else {
         return SearchResult::Linearizable;
-    }
-
-    // The required list: invocation and completion entries in line order
-    // (at equal lines, invocations first; completions by operation).
-    let mut entries: Vec<(usize, bool, u32)> = Vec::with_capacity(2 * n_required);
-    for (i, op) in ops.iter().enumerate() {
-        if let Some(done) = op.complete_line {
-            entries.push((op.invoke_line, false, i as u32));
-            entries.push((done, true, i as u32));
-        }
-    }
-    entries.sort_unstable();
-    let mut req_op = vec![0u32; entries.len() + 1];
-    let mut req_is_completion = vec![false; entries.len() + 1];
-    let mut req_line = vec![0usize; entries.len() + 1];
-    let mut invoke_node = vec![END; n];
-    let mut completion_node = vec![END; n];
-    for (k, &(line, is_completion, op)) in entries.iter().enumerate() {
-        let node = k + 1;
-        req_op[node] = op;
-        req_is_completion[node] = is_completion;
-        req_line[node] = line;
-        if is_completion {
-            completion_node[op as usize] = node as u32;
-        } else {
-            invoke_node[op as usize] = node as u32;
-        }
-    }
-    let mut required_links = Links::new(entries.len());
-
-    // The optional list: invocations in line order.
-    let mut optional: Vec<(usize, u32)> = ops
-        .iter()
-        .enumerate()
-        .filter(|(_, op)| op.complete_line.is_none())
-        .map(|(i, op)| (op.invoke_line, i as u32))
-        .collect();
-    optional.sort_unstable();
-    let mut opt_op = vec![0u32; optional.len() + 1];
-    let mut opt_line = vec![0usize; optional.len() + 1];
-    for (k, &(line, op)) in optional.iter().enumerate() {
-        opt_op[k + 1] = op;
-        opt_line[k + 1] = line;
-        invoke_node[op as usize] = (k + 1) as u32;
-    }
-    let mut optional_links = Links::new(optional.len());
-    let opt_is_consumer: Vec<bool> = opt_op
-        .iter()
-        .enumerate()
-        .map(|(node, &op)| node > 0 && matches!(ops[op as usize].call, SeqCall::Deq | SeqCall::Pop))
-        .collect();
-
-    let zobrist: Vec<u64> = (0..n)
-        .map(|i| splitmix(i as u64 ^ 0x5eed_0000_0000))
-        .collect();
-    let mut required_bits = TrackedBits::new(n_required);
-    let mut optional_bits = TrackedBits::new(n_optional);
-    let mut set_hash = 0u64;
-    let mut memo = Memo {
-        heads: HashMap::default(),
-        entries: Vec::new(),
     };
+    let result = search.run();
+    counters.steps += search.steps;
+    counters.states += search.memo.entries.len() as u64;
+    result
+}
 
-    // Queue producer order: the unique producers whose value a completed
-    // deq returns, by that deq's completion line ("release"), and the first
-    // of them not linearized yet. A producer `x` is blocked while an
-    // unlinearized producer's release is below its threshold (its own
-    // consumer's invocation, or the first optional consumer if it has none).
-    let mut linearized = vec![false; n];
-    let twin = twins(ops);
-    let mut by_release: Vec<(usize, u32)> = Vec::new();
-    let mut release_position = vec![u32::MAX; n];
-    if producer_order.discipline == Discipline::Queue {
-        by_release = (0..n)
-            .filter_map(|i| producer_order.consumer[i].map(|(_, done)| (done, i as u32)))
-            .collect();
-        by_release.sort_unstable();
-        for (k, &(_, op)) in by_release.iter().enumerate() {
-            release_position[op as usize] = k as u32;
+/// The queue producer order as the search tracks it: the unique producers
+/// whose value a completed `deq` returns, by that `deq`'s completion line
+/// ("release"), and the first of them not linearized yet. A producer `x` is
+/// blocked while an unlinearized producer's release is below its threshold
+/// (its own consumer's invocation, or the first optional consumer if it has
+/// none).
+struct Releases {
+    by_release: Vec<(usize, u32)>,
+    /// Per operation: its index in `by_release`, or `u32::MAX`.
+    position: Vec<u32>,
+    first_unreleased: usize,
+}
+
+impl Releases {
+    /// The release order of `order` over `n` operations (empty unless it is
+    /// a queue's).
+    fn new(order: &ProducerOrder, n: usize) -> Releases {
+        let mut by_release: Vec<(usize, u32)> = Vec::new();
+        let mut position = vec![u32::MAX; n];
+        if order.discipline == Discipline::Queue {
+            by_release = (0..n)
+                .filter_map(|i| order.consumer[i].map(|(_, done)| (done, i as u32)))
+                .collect();
+            by_release.sort_unstable();
+            for (k, &(_, op)) in by_release.iter().enumerate() {
+                position[op as usize] = k as u32;
+            }
+        }
+        Releases {
+            by_release,
+            position,
+            first_unreleased: 0,
         }
     }
-    let mut first_unreleased = 0usize;
-    let mut state = init.clone();
-    let mut remaining = n_required;
-    let mut frames: Vec<Frame> = Vec::new();
-    // The candidates of every configuration on the current path, back to
-    // back: level `d` owns `candidates[level_start[d]..level_start[d + 1]]`
-    // (the last level up to the end), and `level_next[d]` is the next one to
-    // try.
-    let mut candidates: Vec<u32> = Vec::new();
-    let mut level_start: Vec<usize> = Vec::new();
-    let mut level_next: Vec<usize> = Vec::new();
 
-    // Pushes the candidates of the current configuration: the required
-    // invocations before the first completion entry, in `order`, then the
-    // optional invocations before that completion line, in `order`.
-    let push_level = |candidates: &mut Vec<u32>,
-                      level_start: &mut Vec<usize>,
-                      level_next: &mut Vec<usize>,
-                      required_links: &Links,
-                      optional_links: &Links| {
-        let start = candidates.len();
-        level_start.push(start);
-        level_next.push(start);
-        let mut node = required_links.first();
-        let mut limit = usize::MAX;
-        while node != END {
-            if req_is_completion[node as usize] {
-                limit = req_line[node as usize];
-                break;
-            }
-            candidates.push(req_op[node as usize]);
-            node = required_links.next(node);
+    /// The smallest release of an unlinearized producer.
+    fn min_release(&self) -> Option<usize> {
+        self.by_release
+            .get(self.first_unreleased)
+            .map(|&(release, _)| release)
+    }
+
+    /// After a linearization: skips the producers now linearized.
+    fn advance(&mut self, linearized: &[bool]) {
+        while self.first_unreleased < self.by_release.len()
+            && linearized[self.by_release[self.first_unreleased].1 as usize]
+        {
+            self.first_unreleased += 1;
         }
+    }
+
+    /// After operation `op` is unlinearized.
+    fn undo(&mut self, op: usize) {
+        if self.position[op] != u32::MAX {
+            self.first_unreleased = self.first_unreleased.min(self.position[op] as usize);
+        }
+    }
+}
+
+/// The candidates of every configuration on the current path, back to back:
+/// level `d` owns `candidates[start[d]..start[d + 1]]` (the last level up to
+/// the end), and `next[d]` is the next one to try.
+#[derive(Default)]
+struct Levels {
+    candidates: Vec<u32>,
+    start: Vec<usize>,
+    next: Vec<usize>,
+}
+
+impl Levels {
+    /// Opens a level after the deepest; returns where its candidates start.
+    fn open(&mut self) -> usize {
+        let start = self.candidates.len();
+        self.start.push(start);
+        self.next.push(start);
+        start
+    }
+
+    /// The deepest level's next untried candidate, or `None` when every one
+    /// has been tried.
+    fn next_candidate(&mut self) -> Option<u32> {
+        let depth = self.next.len() - 1;
+        let next = self.next[depth];
+        if next == self.candidates.len() {
+            return None;
+        }
+        self.next[depth] = next + 1;
+        Some(self.candidates[next])
+    }
+
+    /// Leaves the deepest level.
+    fn close(&mut self) {
+        if let Some(start) = self.start.pop() {
+            self.candidates.truncate(start);
+        }
+        self.next.pop();
+    }
+}
+
+/// One search: the current configuration (linearized set, model state), the
+/// stack of linearized operations and of candidate levels that led to it,
+/// the lists the candidates come from, and the memo.
+struct Search<'a> {
+    ops: &'a [SearchOp],
+    producer_order: &'a ProducerOrder,
+    max_states: Option<u64>,
+    /// Per operation: its index among the required or among the optional
+    /// operations (its bit in `required_bits` or `optional_bits`).
+    slot: Vec<usize>,
+    /// Per operation: its invocation node (in the required or the optional
+    /// list).
+    invoke_node: Vec<u32>,
+    /// Per required operation: its completion node.
+    completion_node: Vec<u32>,
+    required: RequiredEntries,
+    optional: OptionalEntries,
+    /// See [`twins`].
+    twin: Vec<u32>,
+    releases: Releases,
+    /// Per operation: its Zobrist key.
+    zobrist: Vec<u64>,
+    linearized: Vec<bool>,
+    required_bits: TrackedBits,
+    optional_bits: TrackedBits,
+    /// The Zobrist hash of the linearized set.
+    set_hash: u64,
+    memo: Memo,
+    state: State,
+    /// Required operations not linearized yet.
+    remaining: usize,
+    frames: Vec<Frame>,
+    levels: Levels,
+    /// Candidates tried.
+    steps: u64,
+}
+
+impl<'a> Search<'a> {
+    /// Sets up the search of `ops` from `init` at the empty linearization;
+    /// `None` if no operation is required (the empty one is then complete).
+    fn new(
+        ops: &'a [SearchOp],
+        init: &State,
+        producer_order: &'a ProducerOrder,
+        max_states: Option<u64>,
+    ) -> Option<Search<'a>> {
+        let n = ops.len();
+        // Dense indices per kind, for the bitsets.
+        let mut slot = vec![0usize; n];
+        let (mut n_required, mut n_optional) = (0usize, 0usize);
+        for (i, op) in ops.iter().enumerate() {
+            let count = if op.complete_line.is_some() {
+                &mut n_required
+            } else {
+                &mut n_optional
+            };
+            slot[i] = *count;
+            *count += 1;
+        }
+        if n_required == 0 {
+            return None;
+        }
+        let mut invoke_node = vec![END; n];
+        let mut completion_node = vec![END; n];
+        let required =
+            RequiredEntries::new(ops, n_required, &mut invoke_node, &mut completion_node);
+        let optional = OptionalEntries::new(ops, &mut invoke_node);
+        Some(Search {
+            ops,
+            producer_order,
+            max_states,
+            slot,
+            invoke_node,
+            completion_node,
+            required,
+            optional,
+            twin: twins(ops),
+            releases: Releases::new(producer_order, n),
+            zobrist: (0..n)
+                .map(|i| splitmix(i as u64 ^ 0x5eed_0000_0000))
+                .collect(),
+            linearized: vec![false; n],
+            required_bits: TrackedBits::new(n_required),
+            optional_bits: TrackedBits::new(n_optional),
+            set_hash: 0,
+            memo: Memo {
+                heads: HashMap::default(),
+                entries: Vec::new(),
+            },
+            state: init.clone(),
+            remaining: n_required,
+            frames: Vec::new(),
+            levels: Levels::default(),
+            steps: 0,
+        })
+    }
+
+    /// The search loop: tries the deepest level's candidates one by one,
+    /// descending on each accepted one and backtracking when a level is
+    /// exhausted.
+    fn run(&mut self) -> SearchResult {
+        self.push_level();
+        loop {
+            let Some(op) = self.levels.next_candidate() else {
+                if self.backtrack() {
+                    continue;
+                }
+                return SearchResult::NotLinearizable;
+            };
+            self.steps += 1;
+            let Some(transition) = self.try_candidate(op as usize) else {
+                continue;
+            };
+            self.accept(op, transition);
+            if self.remaining == 0 {
+                return SearchResult::Linearizable;
+            }
+            if self
+                .max_states
+                .is_some_and(|max| self.memo.entries.len() as u64 >= max)
+            {
+                return SearchResult::LimitReached;
+            }
+            self.push_level();
+        }
+    }
+
+    /// Opens a level with the current configuration's candidates: the
+    /// required invocations before the first completion entry, in `order`,
+    /// then the optional invocations before that completion line, in
+    /// `order`.
+    fn push_level(&mut self) {
+        let ops = self.ops;
+        let start = self.levels.open();
+        let candidates = &mut self.levels.candidates;
+        let limit = self.required.push_candidates(candidates);
         candidates[start..].sort_by_key(|&op| ops[op as usize].order);
         let optional_start = candidates.len();
-        let mut node = optional_links.first();
-        while node != END && opt_line[node as usize] < limit {
-            candidates.push(opt_op[node as usize]);
-            node = optional_links.next(node);
-        }
+        self.optional.push_candidates(limit, candidates);
         candidates[optional_start..].sort_by_key(|&op| ops[op as usize].order);
-    };
-    push_level(
-        &mut candidates,
-        &mut level_start,
-        &mut level_next,
-        &required_links,
-        &optional_links,
-    );
+    }
 
-    let result = loop {
-        let depth = level_next.len() - 1;
-        let next = level_next[depth];
-        if next == candidates.len() {
-            // Every candidate of this configuration failed: leave it and
-            // undo the linearization that led to it.
-            candidates.truncate(level_start[depth]);
-            level_start.pop();
-            level_next.pop();
-            let Some(frame) = frames.pop() else {
-                break SearchResult::NotLinearizable;
-            };
-            let i = frame.op as usize;
-            linearized[i] = false;
-            if release_position[i] != u32::MAX {
-                first_unreleased = first_unreleased.min(release_position[i] as usize);
-            }
-            if ops[i].complete_line.is_some() {
-                required_links.relink(completion_node[i]);
-                required_links.relink(invoke_node[i]);
-                required_bits.clear(slot[i]);
-                remaining += 1;
-            } else {
-                optional_links.relink(invoke_node[i]);
-                optional_bits.clear(slot[i]);
-            }
-            set_hash ^= zobrist[i];
-            if let Some(saved) = frame.saved_state {
-                state = saved;
-            }
-            continue;
-        }
-        level_next[depth] = next + 1;
-        let op = candidates[next];
-
-        counters.steps += 1;
-        let i = op as usize;
-        let required = ops[i].complete_line.is_some();
-        let required_list = RequiredList {
-            links: &required_links,
-            op: &req_op,
-            is_completion: &req_is_completion,
-            line: &req_line,
-        };
-        let min_release = by_release
-            .get(first_unreleased)
-            .map(|&(release, _)| release);
-        let first_optional_consumer = if producer_order.discipline == Discipline::None {
-            usize::MAX
-        } else {
-            let mut node = optional_links.first();
-            while node != END && !opt_is_consumer[node as usize] {
-                node = optional_links.next(node);
-            }
-            if node == END {
-                usize::MAX
-            } else {
-                opt_line[node as usize]
-            }
-        };
-        if twin[i] != u32::MAX && !linearized[twin[i] as usize] {
+    /// Tries candidate `i` in the current configuration: the twin and
+    /// producer-order prunings allow it, the model admits its reported
+    /// result, it is not a useless optional operation, and the configuration
+    /// it leads to is new (it is then memoized). Returns the transition.
+    fn try_candidate(&mut self, i: usize) -> Option<Transition> {
+        if self.twin[i] != u32::MAX && !self.linearized[self.twin[i] as usize] {
             // Its twin must go first (see `twins`).
-            continue;
+            return None;
         }
-        if producer_blocked(
-            i,
-            producer_order,
-            &state,
-            min_release,
-            first_optional_consumer,
-            &required_list,
-            &OptionalList {
-                links: &optional_links,
-                is_consumer: &opt_is_consumer,
-                line: &opt_line,
-            },
-        ) {
-            continue;
+        if self.producer_blocked(i) {
+            return None;
         }
-        let Some(t) = apply(&state, ops[i].call) else {
-            continue;
-        };
-        if !ops[i].expected.admits(t.output) {
-            continue;
+        let t = apply(&self.state, self.ops[i].call)?;
+        if !self.ops[i].expected.admits(t.output) {
+            return None;
         }
-        let changes = t.next.as_ref().is_some_and(|next| *next != state);
+        let required = self.ops[i].complete_line.is_some();
+        let changes = t.next.as_ref().is_some_and(|next| *next != self.state);
         if !required && !changes {
             // A useless optional operation: leaving it out is as good.
-            continue;
+            return None;
         }
-        let next_ref = t.next.as_ref().unwrap_or(&state);
-        if required {
-            required_bits.set(slot[i]);
-        } else {
-            optional_bits.set(slot[i]);
-        }
-        let mut h = FxHasher::default();
-        next_ref.hash(&mut h);
-        let hash = splitmix(h.finish() ^ set_hash ^ zobrist[i]);
-        if !memo.insert(hash, &required_bits, &optional_bits, next_ref) {
-            // Seen (and failed) before.
-            if required {
-                required_bits.clear(slot[i]);
-            } else {
-                optional_bits.clear(slot[i]);
-            }
-            continue;
-        }
+        // Not new: seen (and failed) before.
+        self.memoize(i, t.next.as_ref()).then_some(t)
+    }
 
-        set_hash ^= zobrist[i];
-        linearized[i] = true;
-        while first_unreleased < by_release.len()
-            && linearized[by_release[first_unreleased].1 as usize]
-        {
-            first_unreleased += 1;
-        }
-        if required {
-            required_links.unlink(invoke_node[i]);
-            required_links.unlink(completion_node[i]);
-            remaining -= 1;
+    /// Whether the producer order forbids `i` now (see [`producer_blocked`]).
+    fn producer_blocked(&self, i: usize) -> bool {
+        let first_optional_consumer = if self.producer_order.discipline == Discipline::None {
+            usize::MAX
         } else {
-            optional_links.unlink(invoke_node[i]);
+            self.optional.first_consumer_line()
+        };
+        producer_blocked(
+            i,
+            self.producer_order,
+            &self.state,
+            self.releases.min_release(),
+            first_optional_consumer,
+            &self.required,
+            &self.optional,
+        )
+    }
+
+    /// Memoizes the configuration that linearizing `i` leads to, with state
+    /// `next` (`None`: the current one), and sets `i`'s bit; `false`, with
+    /// the bit left clear, if the configuration was reached before.
+    fn memoize(&mut self, i: usize, next: Option<&State>) -> bool {
+        self.set_bit(i, true);
+        let next = next.unwrap_or(&self.state);
+        let mut h = FxHasher::default();
+        next.hash(&mut h);
+        let hash = splitmix(h.finish() ^ self.set_hash ^ self.zobrist[i]);
+        if self
+            .memo
+            .insert(hash, &self.required_bits, &self.optional_bits, next)
+        {
+            return true;
         }
-        let saved_state = t.next.map(|next| std::mem::replace(&mut state, next));
-        frames.push(Frame { op, saved_state });
-        if remaining == 0 {
-            break SearchResult::Linearizable;
+        self.set_bit(i, false);
+        false
+    }
+
+    /// Sets or clears operation `i`'s bit in the bitset of its kind.
+    fn set_bit(&mut self, i: usize, on: bool) {
+        let bits = if self.ops[i].complete_line.is_some() {
+            &mut self.required_bits
+        } else {
+            &mut self.optional_bits
+        };
+        if on {
+            bits.set(self.slot[i]);
+        } else {
+            bits.clear(self.slot[i]);
         }
-        if max_states.is_some_and(|max| memo.entries.len() as u64 >= max) {
-            break SearchResult::LimitReached;
+    }
+
+    /// Linearizes `op` (already memoized) by `transition`: unlinks its
+    /// entries and pushes it on the stack with the state it replaces.
+    fn accept(&mut self, op: u32, transition: Transition) {
+        let i = op as usize;
+        self.set_hash ^= self.zobrist[i];
+        self.linearized[i] = true;
+        self.releases.advance(&self.linearized);
+        if self.ops[i].complete_line.is_some() {
+            self.required.links.unlink(self.invoke_node[i]);
+            self.required.links.unlink(self.completion_node[i]);
+            self.remaining -= 1;
+        } else {
+            self.optional.links.unlink(self.invoke_node[i]);
         }
-        push_level(
-            &mut candidates,
-            &mut level_start,
-            &mut level_next,
-            &required_links,
-            &optional_links,
-        );
-    };
-    counters.states += memo.entries.len() as u64;
-    result
+        let saved_state = transition
+            .next
+            .map(|next| std::mem::replace(&mut self.state, next));
+        self.frames.push(Frame { op, saved_state });
+    }
+
+    /// Every candidate of the deepest configuration failed: leaves it and
+    /// undoes the linearization that led to it. `false` if none did (the
+    /// search has failed).
+    fn backtrack(&mut self) -> bool {
+        self.levels.close();
+        let Some(frame) = self.frames.pop() else {
+            return false;
+        };
+        let i = frame.op as usize;
+        self.linearized[i] = false;
+        self.releases.undo(i);
+        if self.ops[i].complete_line.is_some() {
+            self.required.links.relink(self.completion_node[i]);
+            self.required.links.relink(self.invoke_node[i]);
+            self.remaining += 1;
+        } else {
+            self.optional.links.relink(self.invoke_node[i]);
+        }
+        self.set_bit(i, false);
+        self.set_hash ^= self.zobrist[i];
+        if let Some(saved) = frame.saved_state {
+            self.state = saved;
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -719,8 +937,23 @@ mod tests {
         }
     }
     fn run(ops: &[SearchOp], init: State) -> SearchResult {
+        run_counted(ops, init, None).0
+    }
+    /// Searches without producer orders, with the memo bounded by `max_states`.
+    fn run_counted(
+        ops: &[SearchOp],
+        init: State,
+        max_states: Option<u64>,
+    ) -> (SearchResult, SearchCounters) {
         let mut c = SearchCounters::default();
-        search(ops, &init, &ProducerOrder::none(ops.len()), None, &mut c)
+        let result = search(
+            ops,
+            &init,
+            &ProducerOrder::none(ops.len()),
+            max_states,
+            &mut c,
+        );
+        (result, c)
     }
     const A: u32 = 10;
 
@@ -832,28 +1065,10 @@ mod tests {
             })
             .collect();
         ops.push(req(SeqCall::Read, 7, 200, 201));
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Register(NULL),
-                &ProducerOrder::none(ops.len()),
-                Some(5),
-                &mut c
-            ),
-            SearchResult::LimitReached
-        );
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Register(NULL),
-                &ProducerOrder::none(ops.len()),
-                None,
-                &mut c
-            ),
-            SearchResult::NotLinearizable
-        );
+        let (result, _) = run_counted(&ops, State::Register(NULL), Some(5));
+        assert_eq!(result, SearchResult::LimitReached);
+        let (result, c) = run_counted(&ops, State::Register(NULL), None);
+        assert_eq!(result, SearchResult::NotLinearizable);
         assert!(c.states > 5);
     }
 
@@ -866,17 +1081,8 @@ mod tests {
             ops.push(req(SeqCall::Enq(v), NULL, 10 * k + 1, 10 * k + 3));
             ops.push(req(SeqCall::Deq, v, 10 * k + 2, 10 * k + 14));
         }
-        let mut c = SearchCounters::default();
-        assert_eq!(
-            search(
-                &ops,
-                &State::Queue(VecDeque::new()),
-                &ProducerOrder::none(ops.len()),
-                None,
-                &mut c
-            ),
-            SearchResult::Linearizable
-        );
+        let (result, c) = run_counted(&ops, State::Queue(VecDeque::new()), None);
+        assert_eq!(result, SearchResult::Linearizable);
         assert!(c.steps < 20_000, "{c:?}");
     }
 }

@@ -288,7 +288,6 @@ impl<'t> Model<'t> {
         let Some(&instr) = self.test.threads[t].instrs.get(pc) else {
             return;
         };
-        let seq = ts.pc;
         // "`mfence` and locked RMWs (`cas`, `xchg`, `faa`) also drain the
         // store buffer", and a pending clflushopt/clwb takes effect "no
         // later than the thread's next `sfence`, `mfence` or locked RMW
@@ -304,89 +303,12 @@ impl<'t> Model<'t> {
             return;
         }
         let mut n = m.clone();
-        let mut read = None;
-        {
-            let nt = &mut n.threads[t];
-            match instr {
-                // "`store x v` enters the thread's store buffer".
-                Instr::Store { loc, val } => nt.buffer.push_back(Buffered::Store {
-                    seq,
-                    loc: sat_u32(loc),
-                    val,
-                }),
-                // "`clflush x` is ordered like a store (FIFO with the
-                // thread's stores)".
-                Instr::Clflush { loc } => nt.buffer.push_back(Buffered::Clflush {
-                    seq,
-                    line: self.line_of(sat_u32(loc)),
-                }),
-                // "`sfence` waits for the thread's older
-                // `clflushopt`/`clwb`/non-temporal stores to take effect
-                // before any younger store becomes visible": it enters the
-                // FIFO, so no younger store or clflush leaves the buffer
-                // before it; it leaves (completes) only when the older
-                // pending flushes and ntstores have taken effect (`drain`).
-                // Younger loads do not wait for it.
-                Instr::Sfence => nt.buffer.push_back(Buffered::Sfence { seq }),
-                // "`clflushopt x` and `clwb x` (same semantics here)": both
-                // become pending; `take_effect` says when they may act.
-                Instr::Clflushopt { loc } | Instr::Clwb { loc } => {
-                    nt.pending.push(Pending::Flush {
-                        seq,
-                        line: self.line_of(sat_u32(loc)),
-                    })
-                }
-                // "`ntstore x v` (non-temporal) becomes visible and
-                // persisted together, at some point before the thread's next
-                // fence or locked RMW completes": pending until then.
-                Instr::Ntstore { loc, val } => nt.pending.push(Pending::Nt {
-                    seq,
-                    loc: sat_u32(loc),
-                    val,
-                }),
-                Instr::Load { reg, loc } => {
-                    let v = self.load_value(m, t, sat_u32(loc));
-                    nt.regs[reg] = Some(v);
-                    read = Some(v);
-                }
-                // Executed below, after the bookkeeping.
-                Instr::Mfence | Instr::Cas { .. } | Instr::Xchg { .. } | Instr::Faa { .. } => {}
-            }
-            nt.pc += 1;
-        }
-        // Locked RMWs: with the buffer drained they read visible memory and
-        // make their write visible atomically, in one step.
-        match instr {
-            Instr::Cas { reg, loc, old, new } => {
-                let loc = sat_u32(loc);
-                let cur = self.visible(m, loc);
-                read = Some(cur);
-                let success = cur == old;
-                if success {
-                    self.make_visible(&mut n, loc, new);
-                }
-                // A failed cas writes nothing (module docs, "Resolved
-                // ambiguities").
-                if let Some(r) = reg {
-                    n.threads[t].regs[r] = Some(Value::from(success));
-                }
-            }
-            Instr::Xchg { reg, loc, val } => {
-                let loc = sat_u32(loc);
-                let cur = self.visible(m, loc);
-                read = Some(cur);
-                self.make_visible(&mut n, loc, val);
-                n.threads[t].regs[reg] = Some(cur);
-            }
-            Instr::Faa { reg, loc, val } => {
-                let loc = sat_u32(loc);
-                let cur = self.visible(m, loc);
-                read = Some(cur);
-                self.make_visible(&mut n, loc, cur.wrapping_add(val));
-                n.threads[t].regs[reg] = Some(cur);
-            }
-            _ => {}
-        }
+        let read = if locked {
+            self.execute_locked(m, &mut n, t, instr)
+        } else {
+            self.issue(m, &mut n, t, instr)
+        };
+        n.threads[t].pc += 1;
         out.push((
             Step::Execute {
                 thread: t,
@@ -395,6 +317,103 @@ impl<'t> Model<'t> {
             },
             n,
         ));
+    }
+
+    /// [`Model::execute`] of an instruction that is not locked, by thread
+    /// `t` of `m` into `n`: a store, flush or fence enters the store buffer
+    /// or becomes pending, a load reads. Returns the value read.
+    fn issue(&self, m: &Machine, n: &mut Machine, t: usize, instr: Instr) -> Option<Value> {
+        let nt = &mut n.threads[t];
+        let seq = nt.pc;
+        match instr {
+            // "`store x v` enters the thread's store buffer".
+            Instr::Store { loc, val } => nt.buffer.push_back(Buffered::Store {
+                seq,
+                loc: sat_u32(loc),
+                val,
+            }),
+            // "`clflush x` is ordered like a store (FIFO with the
+            // thread's stores)".
+            Instr::Clflush { loc } => nt.buffer.push_back(Buffered::Clflush {
+                seq,
+                line: self.line_of(sat_u32(loc)),
+            }),
+            // "`sfence` waits for the thread's older
+            // `clflushopt`/`clwb`/non-temporal stores to take effect
+            // before any younger store becomes visible": it enters the
+            // FIFO, so no younger store or clflush leaves the buffer
+            // before it; it leaves (completes) only when the older
+            // pending flushes and ntstores have taken effect (`drain`).
+            // Younger loads do not wait for it.
+            Instr::Sfence => nt.buffer.push_back(Buffered::Sfence { seq }),
+            // "`clflushopt x` and `clwb x` (same semantics here)": both
+            // become pending; `take_effect` says when they may act.
+            Instr::Clflushopt { loc } | Instr::Clwb { loc } => nt.pending.push(Pending::Flush {
+                seq,
+                line: self.line_of(sat_u32(loc)),
+            }),
+            // "`ntstore x v` (non-temporal) becomes visible and
+            // persisted together, at some point before the thread's next
+            // fence or locked RMW completes": pending until then.
+            Instr::Ntstore { loc, val } => nt.pending.push(Pending::Nt {
+                seq,
+                loc: sat_u32(loc),
+                val,
+            }),
+            Instr::Load { reg, loc } => {
+                let v = self.load_value(m, t, sat_u32(loc));
+                nt.regs[reg] = Some(v);
+                return Some(v);
+            }
+            // Locked: `execute_locked`.
+            Instr::Mfence | Instr::Cas { .. } | Instr::Xchg { .. } | Instr::Faa { .. } => {}
+        }
+        None
+    }
+
+    /// [`Model::execute`] of an `mfence` or a locked RMW, by thread `t` of
+    /// `m` into `n`, once its buffer is drained and nothing is pending.
+    /// Returns the value read.
+    fn execute_locked(
+        &self,
+        m: &Machine,
+        n: &mut Machine,
+        t: usize,
+        instr: Instr,
+    ) -> Option<Value> {
+        // Locked RMWs: with the buffer drained they read visible memory and
+        // make their write visible atomically, in one step.
+        match instr {
+            Instr::Cas { reg, loc, old, new } => {
+                let loc = sat_u32(loc);
+                let cur = self.visible(m, loc);
+                let success = cur == old;
+                if success {
+                    self.make_visible(n, loc, new);
+                }
+                // A failed cas writes nothing (module docs, "Resolved
+                // ambiguities").
+                if let Some(r) = reg {
+                    n.threads[t].regs[r] = Some(Value::from(success));
+                }
+                Some(cur)
+            }
+            Instr::Xchg { reg, loc, val } => {
+                let loc = sat_u32(loc);
+                let cur = self.visible(m, loc);
+                self.make_visible(n, loc, val);
+                n.threads[t].regs[reg] = Some(cur);
+                Some(cur)
+            }
+            Instr::Faa { reg, loc, val } => {
+                let loc = sat_u32(loc);
+                let cur = self.visible(m, loc);
+                self.make_visible(n, loc, cur.wrapping_add(val));
+                n.threads[t].regs[reg] = Some(cur);
+                Some(cur)
+            }
+            _ => None,
+        }
     }
 
     /// The head of thread `t`'s store buffer leaves it, if it may.
@@ -460,59 +479,27 @@ impl<'t> Model<'t> {
                 .buffer
                 .iter()
                 .any(|e| matches!(*e, Buffered::Sfence { seq: s } if s < seq));
-            if older_sfence {
+            if older_sfence || self.held_by_older_store(ts, p) {
                 continue;
             }
             let mut n = m.clone();
             n.threads[t].pending.remove(i);
-            match p {
-                // "`clflushopt x` and `clwb x` take effect at some point
-                // after all older stores of the thread to `line(x)`, all
-                // older loads and RMWs of the thread, and all older fences
-                // have taken effect". Loads and RMWs take effect when they
-                // execute, which is in program order, so they are done; an
-                // mfence completes when it executes; an older sfence was
-                // checked above; older stores to the line (plain ones in the
-                // buffer, non-temporal ones pending) are checked here.
+            let l = match p {
+                // "When it takes effect, it raises the mark of `line(x)` as
+                // `clflush` does."
                 Pending::Flush { line, .. } => {
-                    let older_store_to_line = ts.buffer.iter().any(|e| {
-                        matches!(*e, Buffered::Store { seq: s, loc, .. }
-                            if s < seq && self.line_of(loc) == line)
-                    }) || ts.pending.iter().any(|q| {
-                        matches!(*q, Pending::Nt { seq: s, loc, .. }
-                            if s < seq && self.line_of(loc) == line)
-                    });
-                    if older_store_to_line {
-                        continue;
-                    }
-                    // "When it takes effect, it raises the mark of `line(x)`
-                    // as `clflush` does."
                     let l = &mut n.lines[line as usize];
                     l.history.flush_takes_effect();
-                    l.compact();
+                    l
                 }
-                // "`ntstore x v` becomes visible and persisted together, at
-                // some point before the thread's next fence or locked RMW
-                // completes; it is not ordered with younger stores before
-                // that." Nor, PX86.md stating no lower bound but its
-                // execution, with older stores to other locations; older
-                // stores and ntstores to the same location go first
-                // (coherence).
                 Pending::Nt { loc, val, .. } => {
-                    let older_same_loc = ts.buffer.iter().any(|e| {
-                        matches!(*e, Buffered::Store { seq: s, loc: l, .. } if s < seq && l == loc)
-                    }) || ts.pending.iter().any(|q| {
-                        matches!(*q, Pending::Nt { seq: s, loc: l, .. } if s < seq && l == loc)
-                    });
-                    if older_same_loc {
-                        continue;
-                    }
                     let l = &mut n.lines[self.line_of(loc) as usize];
                     l.history
                         .visible_and_persisted((self.slot[loc as usize], val));
-                    l.compact();
+                    l
                 }
-            }
+            };
+            l.compact();
             out.push((
                 Step::TakeEffect {
                     thread: t,
@@ -520,6 +507,44 @@ impl<'t> Model<'t> {
                 },
                 n,
             ));
+        }
+    }
+
+    /// Whether pending `p` of thread state `ts` must wait for an older store
+    /// of the thread before it may take effect.
+    fn held_by_older_store(&self, ts: &ThreadState, p: Pending) -> bool {
+        let seq = p.seq();
+        match p {
+            // "`clflushopt x` and `clwb x` take effect at some point after
+            // all older stores of the thread to `line(x)`, all older loads
+            // and RMWs of the thread, and all older fences have taken
+            // effect". Loads and RMWs take effect when they execute, which is
+            // in program order, so they are done; an mfence completes when it
+            // executes; an older sfence is checked by `take_effect`; older
+            // stores to the line (plain ones in the buffer, non-temporal ones
+            // pending) are checked here.
+            Pending::Flush { line, .. } => {
+                ts.buffer.iter().any(|e| {
+                    matches!(*e, Buffered::Store { seq: s, loc, .. }
+                        if s < seq && self.line_of(loc) == line)
+                }) || ts.pending.iter().any(|q| {
+                    matches!(*q, Pending::Nt { seq: s, loc, .. }
+                        if s < seq && self.line_of(loc) == line)
+                })
+            }
+            // "`ntstore x v` becomes visible and persisted together, at some
+            // point before the thread's next fence or locked RMW completes;
+            // it is not ordered with younger stores before that." Nor,
+            // PX86.md stating no lower bound but its execution, with older
+            // stores to other locations; older stores and ntstores to the
+            // same location go first (coherence).
+            Pending::Nt { loc, .. } => {
+                ts.buffer.iter().any(
+                    |e| matches!(*e, Buffered::Store { seq: s, loc: l, .. } if s < seq && l == loc),
+                ) || ts.pending.iter().any(
+                    |q| matches!(*q, Pending::Nt { seq: s, loc: l, .. } if s < seq && l == loc),
+                )
+            }
         }
     }
 }
@@ -626,45 +651,108 @@ struct Found {
 /// Explores every execution of `test` with a crash at every state and every
 /// persisted image there; see the module docs.
 pub fn run_with(test: &Test, limits: Limits) -> Report {
-    let model = Model::new(test);
-    let mut keys: Vec<Key> = vec![];
-    for e in &test.expectations {
-        for &(k, _) in &e.outcome {
-            if !keys.contains(&k) {
-                keys.push(k);
+    let mut exploration = Exploration::new(test);
+    exploration.explore(limits);
+    let verdicts = exploration.verdicts();
+    Report {
+        keys: exploration.keys,
+        outcomes: exploration.outcomes.into_keys().collect(),
+        verdicts,
+        stats: exploration.stats,
+    }
+}
+
+/// One run of [`run_with`]: the state graph explored so far and the crash
+/// outcomes reached in it.
+struct Exploration<'t> {
+    test: &'t Test,
+    model: Model<'t>,
+    /// The locations and registers the expectations name, in order of first
+    /// mention.
+    keys: Vec<Key>,
+    /// The lines a crash outcome depends on (those of the located keys),
+    /// sorted.
+    rel_lines: Vec<usize>,
+    stats: Stats,
+    outcomes: BTreeMap<Vec<Option<Value>>, Found>,
+    /// Crash outcomes depend only on the relevant lines and registers: the
+    /// projections already evaluated.
+    evaluated: HashSet<(Vec<Line>, Vec<Option<Value>>)>,
+    /// Per state (by number): its parent and the step from it.
+    parents: Vec<(u32, Option<Step>)>,
+}
+
+impl<'t> Exploration<'t> {
+    /// The setup phase: the keys of the expectations and the lines they
+    /// live on; nothing explored yet.
+    fn new(test: &'t Test) -> Exploration<'t> {
+        let mut keys: Vec<Key> = vec![];
+        for e in &test.expectations {
+            for &(k, _) in &e.outcome {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
             }
         }
+        let mut rel_lines: Vec<usize> = keys
+            .iter()
+            .filter_map(|k| match *k {
+                Key::Loc(l) => Some(test.line_of[l]),
+                Key::Reg { .. } => None,
+            })
+            .collect();
+        rel_lines.sort_unstable();
+        rel_lines.dedup();
+        Exploration {
+            test,
+            model: Model::new(test),
+            keys,
+            rel_lines,
+            stats: Stats {
+                complete: true,
+                ..Stats::default()
+            },
+            outcomes: BTreeMap::new(),
+            evaluated: HashSet::new(),
+            parents: vec![(0, None)],
+        }
     }
-    // The lines a crash outcome depends on, and where each key lives.
-    let mut rel_lines: Vec<usize> = keys
-        .iter()
-        .filter_map(|k| match *k {
-            Key::Loc(l) => Some(test.line_of[l]),
-            Key::Reg { .. } => None,
-        })
-        .collect();
-    rel_lines.sort_unstable();
-    rel_lines.dedup();
 
-    let mut stats = Stats {
-        complete: true,
-        ..Stats::default()
-    };
-    let mut outcomes: BTreeMap<Vec<Option<Value>>, Found> = BTreeMap::new();
-    // Crash outcomes depend only on the relevant lines and registers:
-    // evaluate each such projection once.
-    let mut evaluated: HashSet<(Vec<Line>, Vec<Option<Value>>)> = HashSet::new();
-    let mut parents: Vec<(u32, Option<Step>)> = vec![(0, None)];
-    let init = model.initial();
-    let mut visited: HashSet<Machine> = HashSet::new();
-    visited.insert(init.clone());
-    let mut stack = vec![(init, 0u32)];
-    let mut succ = vec![];
+    /// The exploration phase: every reachable state once, depth first,
+    /// crashing in each, until `limits` stops it.
+    fn explore(&mut self, limits: Limits) {
+        let init = self.model.initial();
+        let mut visited: HashSet<Machine> = HashSet::new();
+        visited.insert(init.clone());
+        let mut stack = vec![(init, 0u32)];
+        let mut succ = vec![];
+        'explore: while let Some((m, idx)) = stack.pop() {
+            self.crash_at(&m, idx);
+            succ.clear();
+            self.model.successors(&m, &mut succ);
+            for (step, n) in succ.drain(..) {
+                self.stats.transitions += 1;
+                if visited.contains(&n) {
+                    continue;
+                }
+                if visited.len() >= limits.max_states {
+                    self.stats.complete = false;
+                    break 'explore;
+                }
+                visited.insert(n.clone());
+                self.parents.push((idx, Some(step)));
+                stack.push((n, sat_u32(self.parents.len() - 1)));
+            }
+        }
+        self.stats.states = visited.len() as u64;
+    }
 
-    'explore: while let Some((m, idx)) = stack.pop() {
-        // Crash here.
-        stats.crash_points += 1;
-        stats.persisted_states = stats.persisted_states.saturating_add(
+    /// The crash phase, in state `m` (number `idx`): counts the persisted
+    /// images Px86 allows there and records the outcome of each, once per
+    /// projection of `m` onto the relevant lines and registers.
+    fn crash_at(&mut self, m: &Machine, idx: u32) {
+        self.stats.crash_points += 1;
+        self.stats.persisted_states = self.stats.persisted_states.saturating_add(
             m.lines
                 .iter()
                 .map(|l| {
@@ -673,97 +761,94 @@ pub fn run_with(test: &Test, limits: Limits) -> Report {
                 })
                 .fold(1u128, u128::saturating_mul),
         );
-        let regs: Vec<Option<Value>> = keys
+        let regs: Vec<Option<Value>> = self
+            .keys
             .iter()
             .filter_map(|k| match *k {
                 Key::Reg { thread, reg } => Some(m.threads[thread].regs[reg]),
                 Key::Loc(_) => None,
             })
             .collect();
-        let lines: Vec<Line> = rel_lines.iter().map(|&l| m.lines[l].clone()).collect();
-        if !evaluated.contains(&(lines.clone(), regs.clone())) {
-            let ranges = lines.iter().map(|l| l.history.persistable()).collect();
-            // Exhaustive: the limit is never below the total.
-            for image in CrashImages::new(ranges, u64::MAX, 0) {
-                let outcome: Vec<Option<Value>> = keys
-                    .iter()
-                    .map(|k| match *k {
-                        Key::Loc(l) => {
-                            let li = rel_lines
-                                .binary_search(&test.line_of[l])
-                                .expect("relevant line");
-                            Some(lines[li].value_after(model.slot[l], image[li]))
-                        }
-                        Key::Reg { thread, reg } => m.threads[thread].regs[reg],
-                    })
-                    .collect();
-                outcomes.entry(outcome).or_insert_with_key(|o| Found {
-                    state: idx,
-                    crash: describe_crash(test, &keys, o),
-                });
-            }
-            evaluated.insert((lines, regs));
+        let lines: Vec<Line> = self.rel_lines.iter().map(|&l| m.lines[l].clone()).collect();
+        if self.evaluated.contains(&(lines.clone(), regs.clone())) {
+            return;
         }
-
-        succ.clear();
-        model.successors(&m, &mut succ);
-        for (step, n) in succ.drain(..) {
-            stats.transitions += 1;
-            if visited.contains(&n) {
-                continue;
-            }
-            if visited.len() >= limits.max_states {
-                stats.complete = false;
-                break 'explore;
-            }
-            visited.insert(n.clone());
-            parents.push((idx, Some(step)));
-            stack.push((n, sat_u32(parents.len() - 1)));
+        let ranges = lines.iter().map(|l| l.history.persistable()).collect();
+        // Exhaustive: the limit is never below the total.
+        for image in CrashImages::new(ranges, u64::MAX, 0) {
+            let outcome = self.outcome(m, &lines, &image);
+            let (test, keys) = (self.test, &self.keys);
+            self.outcomes.entry(outcome).or_insert_with_key(|o| Found {
+                state: idx,
+                crash: describe_crash(test, keys, o),
+            });
         }
+        self.evaluated.insert((lines, regs));
     }
-    stats.states = visited.len() as u64;
 
-    let path = |mut s: u32| {
+    /// The outcome over the keys of a crash in `m` whose image keeps
+    /// `image[i]` stores of relevant line `lines[i]`.
+    fn outcome(&self, m: &Machine, lines: &[Line], image: &[usize]) -> Vec<Option<Value>> {
+        self.keys
+            .iter()
+            .map(|k| match *k {
+                Key::Loc(l) => {
+                    let li = self
+                        .rel_lines
+                        .binary_search(&self.test.line_of[l])
+                        .expect("relevant line");
+                    Some(lines[li].value_after(self.model.slot[l], image[li]))
+                }
+                Key::Reg { thread, reg } => m.threads[thread].regs[reg],
+            })
+            .collect()
+    }
+
+    /// The verdict phase: each expectation against the outcomes reached,
+    /// with the path to a matching one as its witness.
+    fn verdicts(&self) -> Vec<Verdict> {
+        self.test
+            .expectations
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let matching = self.outcomes.iter().find(|(o, _)| {
+                    e.outcome.iter().all(|&(k, v)| {
+                        let at = self
+                            .keys
+                            .iter()
+                            .position(|&x| x == k)
+                            .expect("key collected");
+                        o[at] == Some(v)
+                    })
+                });
+                let witness = matching.map(|(_, f)| Witness {
+                    steps: self.path(f.state),
+                    crash: f.crash.clone(),
+                });
+                let status = match (e.polarity, witness.is_some(), self.stats.complete) {
+                    (Polarity::Allow, true, _) | (Polarity::Forbid, false, true) => Status::Met,
+                    (Polarity::Allow, false, true) | (Polarity::Forbid, true, _) => Status::NotMet,
+                    (_, false, false) => Status::Undecided,
+                };
+                Verdict {
+                    expectation: i,
+                    status,
+                    witness,
+                }
+            })
+            .collect()
+    }
+
+    /// The steps from the initial state to state `s`, described.
+    fn path(&self, mut s: u32) -> Vec<String> {
         let mut steps = vec![];
-        while let (p, Some(step)) = parents[s as usize] {
-            steps.push(step.describe(test));
+        while let (p, Some(step)) = self.parents[s as usize] {
+            steps.push(step.describe(self.test));
             s = p;
         }
         steps.reverse();
         steps
-    };
-    let verdicts = test
-        .expectations
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let matching = outcomes.iter().find(|(o, _)| {
-                e.outcome.iter().all(|&(k, v)| {
-                    let at = keys.iter().position(|&x| x == k).expect("key collected");
-                    o[at] == Some(v)
-                })
-            });
-            let witness = matching.map(|(_, f)| Witness {
-                steps: path(f.state),
-                crash: f.crash.clone(),
-            });
-            let status = match (e.polarity, witness.is_some(), stats.complete) {
-                (Polarity::Allow, true, _) | (Polarity::Forbid, false, true) => Status::Met,
-                (Polarity::Allow, false, true) | (Polarity::Forbid, true, _) => Status::NotMet,
-                (_, false, false) => Status::Undecided,
-            };
-            Verdict {
-                expectation: i,
-                status,
-                witness,
-            }
-        })
-        .collect();
-    Report {
-        keys,
-        outcomes: outcomes.into_keys().collect(),
-        verdicts,
-        stats,
     }
 }
 
