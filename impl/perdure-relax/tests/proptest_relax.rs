@@ -14,20 +14,25 @@
 //! the variant allows it), and, once traversed, the replicas of every field
 //! read must agree.
 //!
-//! Cases per structure and variant: `PROPTEST_CASES` (default 24). Does not
+//! Cases per structure and variant: `PROPTEST_CASES` (default 24), from
+//! `PROPTEST_RNG_SEED` (default 1). Does not
 //! cover: concurrency at the crash (`crash_sim.rs`, `concurrent.rs`).
 
 mod common;
 mod crash;
 
+#[path = "../../perdure-pm/tests/support/sim_proptest.rs"]
+mod sim_proptest;
+
 use common::*;
 use crash::{reincarnated, sim_pool, small_space, SMALL_POOL};
-use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::sim::CrashPoint;
 use perdure_pm::Sim;
 use perdure_relax::ds::PArray;
 use perdure_relax::{Handle, Space, Tracking};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+use sim_proptest::{image_words, runner_config};
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
@@ -36,14 +41,6 @@ use std::sync::{Arc, Mutex};
 const KEYS: u64 = 12;
 /// Cells of the array.
 const CELLS: usize = 4;
-
-/// Cases per structure and variant: `PROPTEST_CASES`, else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default)
-}
 
 /// One step of a generated history.
 #[derive(Clone, Debug)]
@@ -237,15 +234,6 @@ enum End<S> {
     Either(S, S),
 }
 
-/// Image `image` of crash point `cp` (one of up to 8 sampled; the last if
-/// the point allows fewer).
-fn image_words(cp: &CrashPoint, image: u8) -> Vec<u64> {
-    let (_, images) = cp.images(8, u64::from(image));
-    let images: Vec<_> = images.collect();
-    let img = &images[usize::from(image).min(images.len() - 1)];
-    cp.materialize(img, VolatileFill::Zeroed)
-}
-
 /// Runs `history` on `subject` under variant `t`, one incarnation of the
 /// pool after another.
 fn run<S: Subject>(subject: S, t: Tracking, history: &[Step<S::Op>]) -> Result<(), TestCaseError> {
@@ -338,11 +326,7 @@ fn run<S: Subject>(subject: S, t: Tracking, history: &[Step<S::Op>]) -> Result<(
 /// panicking with the shrunk history on a failure.
 fn check<S: Subject>(subject: S, variants: &[Tracking], op: impl Strategy<Value = S::Op> + Clone) {
     for &t in variants {
-        let mut runner = TestRunner::new(Config {
-            cases: cases(24),
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = TestRunner::new(runner_config(24));
         match runner.run(&steps(op.clone()), |h| run(subject, t, &h)) {
             Ok(()) => {}
             Err(TestError::Fail(why, history)) => {
