@@ -14,64 +14,28 @@ mod conc;
 
 use common::*;
 use conc::*;
-use perdure_pm::{NoFlush, Pool};
-use perdure_relax::ds::{HarrisList, HashTable};
-use perdure_relax::{Space, Tracking};
-use std::collections::BTreeSet;
+use perdure_relax::Tracking;
 
-fn run(t: Tracking, hash: bool) {
-    let pool = Pool::volatile("relax-conc", POOL, NoFlush).unwrap();
-    let b = base(&pool);
-    let preload: BTreeSet<u64> = (0..400).filter(|k| k % 3 != 0).collect();
-    let want = {
-        let sp = create(&pool, t);
-        let mut h = sp.handle().unwrap();
-        let ds = if hash {
-            Ds::Hash(HashTable::create(&mut h, 0, 16).unwrap())
-        } else {
-            Ds::List(HarrisList::create(&mut h, 0).unwrap())
-        };
-        for &k in &preload {
-            ds.insert(&mut h, k).unwrap();
-        }
-        drop(h);
-        let want = disjoint(&sp, ds, &preload, 600);
-        let mut h = sp.handle().unwrap();
-        assert_eq!(
-            ds.keys(&mut h).unwrap(),
-            want.iter().copied().collect::<Vec<_>>(),
-            "{t:?} before the crash"
-        );
-        want
+fn lists_run(t: Tracking, hash: bool) {
+    let phases = Phases {
+        preload: (0..400).filter(|k| k % 3 != 0).collect(),
+        disjoint: 600,
+        overlapping: None,
     };
-    // Crash (quiescent): a new pool from the words, new DRAM (garbage where
-    // allowed), and threads that start operating at once, recovering lazily
-    // and concurrently.
-    let words = pool.snapshot_words();
-    let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
-    p2.reincarnate();
-    let sp = Space::open(&p2, b, opts(t, Some(0xfeed))).unwrap();
-    let ds = Ds::open(if hash { Kind::Hash } else { Kind::List }, &sp, 0).unwrap();
-    let after = disjoint(&sp, ds, &want, 600);
-    let mut h = sp.handle().unwrap();
-    assert_eq!(
-        ds.keys(&mut h).unwrap(),
-        after.iter().copied().collect::<Vec<_>>(),
-        "{t:?} after the crash"
-    );
+    run(if hash { Kind::Hash } else { Kind::List }, t, &phases);
 }
 
 #[test]
 fn list_under_every_variant_with_concurrent_recovery() {
     for t in Tracking::ALL {
-        run(t, false);
+        lists_run(t, false);
     }
 }
 
 #[test]
 fn hash_table_under_every_variant_with_concurrent_recovery() {
     for t in Tracking::ALL {
-        run(t, true);
+        lists_run(t, true);
     }
 }
 

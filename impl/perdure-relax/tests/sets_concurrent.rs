@@ -18,12 +18,9 @@ mod common;
 mod conc;
 mod sets;
 
-use common::*;
 use conc::*;
-use perdure_pm::{NoFlush, Pool};
-use perdure_relax::{Space, Tracking};
+use perdure_relax::Tracking;
 use sets::*;
-use std::collections::BTreeSet;
 
 /// Operations per thread and phase scale by 10 under `PERDURE_DEPTH=deep`.
 fn scale(n: u64) -> u64 {
@@ -34,73 +31,26 @@ fn scale(n: u64) -> u64 {
     }
 }
 
-fn run(shape: Shape, t: Tracking) {
-    let what = format!("{} {t:?}", shape.name());
-    let pool = Pool::volatile("relax-sets-conc", POOL, NoFlush).unwrap();
-    let b = base(&pool);
-    let preload: BTreeSet<u64> = (100..500).filter(|k| k % 3 != 0).collect();
-    let (want, overlap) = {
-        // 6 of the 8 MiB as heap: every thread slot takes a 256 KiB chunk
-        // per size class it allocates from, and skip-list nodes use four.
-        let cfg = perdure_relax::Config {
-            heap_bytes: 6 << 20,
-            ..cfg(t == Tracking::PseudoBitset)
-        };
-        let sp = Space::create(&pool, b, &cfg, perdure_relax::OpenOptions::new(t)).unwrap();
-        let mut h = sp.handle().unwrap();
-        let a = Set::create(shape, &mut h, 0).unwrap();
-        let o = Set::create(shape, &mut h, 1).unwrap();
-        for &k in &preload {
-            a.insert(&mut h, k).unwrap();
-        }
-        drop(h);
-        let want = disjoint(&sp, a, &preload, scale(2000));
-        let overlap = overlapping(&sp, o, &BTreeSet::new(), scale(4000));
-        let mut h = sp.handle().unwrap();
-        assert_eq!(
-            a.key_set(&mut h).unwrap(),
-            want,
-            "{what}: disjoint, before the crash"
-        );
-        assert_eq!(
-            o.key_set(&mut h).unwrap(),
-            overlap,
-            "{what}: overlapping, before the crash"
-        );
-        (want, overlap)
+fn sets_run(shape: Shape, t: Tracking) {
+    let phases = Phases {
+        preload: (100..500).filter(|k| k % 3 != 0).collect(),
+        disjoint: scale(2000),
+        overlapping: Some(scale(4000)),
     };
-    let words = pool.snapshot_words();
-    let p2 = Pool::volatile_from_words(&words, NoFlush).unwrap();
-    p2.reincarnate();
-    let sp = Space::open(&p2, b, opts(t, Some(0xfeed))).unwrap();
-    let a = Set::open(shape, &sp, 0).unwrap();
-    let o = Set::open(shape, &sp, 1).unwrap();
-    let after = disjoint(&sp, a, &want, scale(2000));
-    let overlap2 = overlapping(&sp, o, &overlap, scale(4000));
-    let mut h = sp.handle().unwrap();
-    assert_eq!(
-        a.key_set(&mut h).unwrap(),
-        after,
-        "{what}: disjoint, after the crash"
-    );
-    assert_eq!(
-        o.key_set(&mut h).unwrap(),
-        overlap2,
-        "{what}: overlapping, after the crash"
-    );
+    run(shape.into(), t, &phases);
 }
 
 #[test]
 fn skiplist_three_threads_under_every_applicable_variant_with_concurrent_recovery() {
     for t in Shape::Skip.variants() {
-        run(Shape::Skip, t);
+        sets_run(Shape::Skip, t);
     }
 }
 
 #[test]
 fn bst_three_threads_under_every_variant_with_concurrent_recovery() {
     for t in Shape::Bst.variants() {
-        run(Shape::Bst, t);
+        sets_run(Shape::Bst, t);
     }
 }
 

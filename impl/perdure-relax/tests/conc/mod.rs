@@ -9,7 +9,7 @@
 
 use super::common::*;
 use perdure_pm::{Backend, NoFlush, Pool};
-use perdure_relax::{Space, Tracking};
+use perdure_relax::{OpenOptions, Space, Tracking};
 use std::collections::BTreeSet;
 
 /// Threads of every suite.
@@ -135,4 +135,73 @@ pub fn racing_inserts_and_removes(kind: Kind, t: Tracking) {
     assert_eq!(count(false), 300, "{kind:?}: each key removed exactly once");
     let mut h = sp.handle().unwrap();
     assert!(set.keys(&mut h).unwrap().is_empty(), "{kind:?}");
+}
+
+/// What [`run`] does on each side of the crash.
+pub struct Phases {
+    /// Keys inserted before the threads start (into root 0).
+    pub preload: BTreeSet<u64>,
+    /// Operations per thread on disjoint keys (root 0).
+    pub disjoint: u64,
+    /// Operations per thread on overlapping keys (root 1), if any.
+    pub overlapping: Option<u64>,
+}
+
+/// Three threads on a structure of `kind` under `t` (one on disjoint keys
+/// at root 0, and one on overlapping keys at root 1 if `p` asks), then a
+/// quiescent crash — a new pool from the words, new DRAM (garbage where
+/// allowed) — and threads that start operating at once, recovering lazily
+/// and concurrently; the keys are checked on both sides.
+pub fn run(kind: Kind, t: Tracking, p: &Phases) {
+    let what = format!("{} {t:?}", kind.name());
+    let pool = Pool::volatile("relax-conc", POOL, NoFlush).unwrap();
+    let b = base(&pool);
+    let phase =
+        |sp: &Space<'_, NoFlush>, fresh: bool, (a0, o0): (&BTreeSet<u64>, &BTreeSet<u64>)| {
+            let open = |root| {
+                if fresh {
+                    Ds::create(kind, &mut sp.handle().unwrap(), root).unwrap()
+                } else {
+                    Ds::open(kind, sp, root).unwrap()
+                }
+            };
+            let (a, o) = (open(0), open(1));
+            if fresh {
+                let mut h = sp.handle().unwrap();
+                for &k in a0 {
+                    a.insert(&mut h, k).unwrap();
+                }
+            }
+            let want = disjoint(sp, a, a0, p.disjoint);
+            let overlap = p
+                .overlapping
+                .map_or_else(BTreeSet::new, |n| overlapping(sp, o, o0, n));
+            let mut h = sp.handle().unwrap();
+            let side = if fresh { "before" } else { "after" };
+            assert_eq!(
+                a.key_set(&mut h).unwrap(),
+                want,
+                "{what}: disjoint, {side} the crash"
+            );
+            assert_eq!(
+                o.key_set(&mut h).unwrap(),
+                overlap,
+                "{what}: overlapping, {side} the crash"
+            );
+            (want, overlap)
+        };
+    let (want, overlap) = {
+        // 6 of the 8 MiB as heap: every thread slot takes a 256 KiB chunk
+        // per size class it allocates from, and skip-list nodes use four.
+        let cfg = perdure_relax::Config {
+            heap_bytes: 6 << 20,
+            ..cfg(t == Tracking::PseudoBitset)
+        };
+        let sp = Space::create(&pool, b, &cfg, OpenOptions::new(t)).unwrap();
+        phase(&sp, true, (&p.preload, &BTreeSet::new()))
+    };
+    let p2 = Pool::volatile_from_words(&pool.snapshot_words(), NoFlush).unwrap();
+    p2.reincarnate();
+    let sp = Space::open(&p2, b, opts(t, Some(0xfeed))).unwrap();
+    phase(&sp, false, (&want, &overlap));
 }

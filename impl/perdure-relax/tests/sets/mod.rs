@@ -3,6 +3,7 @@
 //! `mod common;` beside `mod sets;`).
 #![allow(dead_code)]
 
+#[allow(unused_imports)] // Set: not every test that uses the shapes opens one
 pub use super::common::{Ds as Set, Kind};
 use perdure_relax::Tracking;
 
