@@ -124,6 +124,7 @@
 
 #![cfg(perdure_shuttle)]
 
+mod common;
 mod sets;
 
 use perdure_harness::relax::audit;

@@ -1,9 +1,13 @@
-//! Shared set-up of the perdure-relax tests.
+//! Shared set-up of the perdure-relax tests: the space configuration, and
+//! one interface ([`Ds`]) over the four set structures of `src/ds` — Harris's
+//! list, the hash table, the skip list and the BST — with the tracking
+//! variants each admits and the NVMM fields a full traversal reads.
 #![allow(dead_code)]
 
 use perdure_pm::{Backend, Pool};
-use perdure_relax::ds::{HarrisList, HashTable};
+use perdure_relax::ds::{Bst, HarrisList, HashTable, SkipList};
 use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
+use std::collections::BTreeSet;
 
 /// Pool size of the tests.
 pub const POOL: u64 = 8 << 20;
@@ -45,47 +49,110 @@ pub fn create<B: Backend>(pool: &Pool<B>, t: Tracking) -> Space<'_, B> {
     .expect("create space")
 }
 
-/// Which structure a test runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Which set structure a test runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Harris's list.
     List,
     /// The hash table (4 buckets).
     Hash,
+    /// The skip list.
+    Skip,
+    /// The Natarajan–Mittal BST.
+    Bst,
 }
 
-/// An opened structure of either kind, with one interface.
-#[derive(Clone, Copy)]
+impl Kind {
+    /// Every structure.
+    pub const ALL: [Kind; 4] = [Kind::List, Kind::Hash, Kind::Skip, Kind::Bst];
+
+    /// A short name for messages and PERDURE-CHECK rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::List => "list",
+            Kind::Hash => "hash",
+            Kind::Skip => "skiplist",
+            Kind::Bst => "bst",
+        }
+    }
+
+    /// The tracking variants that apply to the structure (the skip list
+    /// refuses `MarkableAtomicPointer`, §6.4.3).
+    pub fn variants(self) -> Vec<Tracking> {
+        Tracking::ALL
+            .into_iter()
+            .filter(|&t| !(self == Kind::Skip && t == Tracking::Markable))
+            .collect()
+    }
+}
+
+/// An opened structure of any kind, with one interface.
+#[derive(Clone, Copy, Debug)]
 pub enum Ds {
     /// A list.
     List(HarrisList),
     /// A hash table.
     Hash(HashTable),
+    /// A skip list.
+    Skip(SkipList),
+    /// A BST.
+    Bst(Bst),
 }
 
 impl Ds {
-    pub fn create<B: Backend>(k: Kind, h: &mut Handle<'_, '_, B>) -> Ds {
-        match k {
-            Kind::List => Ds::List(HarrisList::create(h, 0).unwrap()),
-            Kind::Hash => Ds::Hash(HashTable::create(h, 0, 4).unwrap()),
-        }
+    /// Creates a structure of kind `k` at root object `root`.
+    pub fn create<B: Backend>(
+        k: impl Into<Kind>,
+        h: &mut Handle<'_, '_, B>,
+        root: usize,
+    ) -> Result<Ds, RelaxError> {
+        Ok(match k.into() {
+            Kind::List => Ds::List(HarrisList::create(h, root)?),
+            Kind::Hash => Ds::Hash(HashTable::create(h, root, 4)?),
+            Kind::Skip => Ds::Skip(SkipList::create(h, root)?),
+            Kind::Bst => Ds::Bst(Bst::create(h, root)?),
+        })
     }
-    pub fn open<B: Backend>(k: Kind, s: &Space<'_, B>) -> Result<Ds, RelaxError> {
-        Ok(match k {
-            Kind::List => Ds::List(HarrisList::open(s, 0)?),
-            Kind::Hash => Ds::Hash(HashTable::open(s, 0)?),
+    /// Opens the structure of kind `k` at root object `root`.
+    pub fn open<B: Backend>(
+        k: impl Into<Kind>,
+        s: &Space<'_, B>,
+        root: usize,
+    ) -> Result<Ds, RelaxError> {
+        Ok(match k.into() {
+            Kind::List => Ds::List(HarrisList::open(s, root)?),
+            Kind::Hash => Ds::Hash(HashTable::open(s, root)?),
+            Kind::Skip => Ds::Skip(SkipList::open(s, root)?),
+            Kind::Bst => Ds::Bst(Bst::open(s, root)?),
         })
     }
     pub fn insert<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
         match self {
             Ds::List(l) => l.insert(h, k),
             Ds::Hash(t) => t.insert(h, k),
+            Ds::Skip(l) => l.insert(h, k),
+            Ds::Bst(t) => t.insert(h, k),
         }
     }
     pub fn remove<B: Backend>(self, h: &mut Handle<'_, '_, B>, k: u64) -> Result<bool, RelaxError> {
         match self {
             Ds::List(l) => l.remove(h, k),
             Ds::Hash(t) => t.remove(h, k),
+            Ds::Skip(l) => l.remove(h, k),
+            Ds::Bst(t) => t.remove(h, k),
+        }
+    }
+    /// `insert` if `ins`, else `remove`.
+    pub fn update<B: Backend>(
+        self,
+        h: &mut Handle<'_, '_, B>,
+        ins: bool,
+        k: u64,
+    ) -> Result<bool, RelaxError> {
+        if ins {
+            self.insert(h, k)
+        } else {
+            self.remove(h, k)
         }
     }
     pub fn contains<B: Backend>(
@@ -96,14 +163,107 @@ impl Ds {
         match self {
             Ds::List(l) => l.contains(h, k),
             Ds::Hash(t) => t.contains(h, k),
+            Ds::Skip(l) => l.contains(h, k),
+            Ds::Bst(t) => t.contains(h, k),
         }
     }
+    /// The keys in ascending order (the hash table's sorted).
     pub fn keys<B: Backend>(self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
-        let mut v = match self {
-            Ds::List(l) => l.keys(h)?,
-            Ds::Hash(t) => t.keys(h)?,
-        };
-        v.sort_unstable();
-        Ok(v)
+        match self {
+            Ds::List(l) => l.keys(h),
+            Ds::Hash(t) => t.keys(h).map(|mut v| {
+                v.sort_unstable();
+                v
+            }),
+            Ds::Skip(l) => l.keys(h),
+            Ds::Bst(t) => t.keys(h),
+        }
     }
+    /// The keys as a set; an error if the traversal repeats one or returns
+    /// them out of order.
+    pub fn key_set<B: Backend>(
+        self,
+        h: &mut Handle<'_, '_, B>,
+    ) -> Result<BTreeSet<u64>, RelaxError> {
+        let v = self.keys(h)?;
+        let s: BTreeSet<u64> = v.iter().copied().collect();
+        if s.len() != v.len() || !v.windows(2).all(|w| w[0] < w[1]) {
+            return Err(RelaxError::Config(format!(
+                "keys not strictly sorted: {v:?}"
+            )));
+        }
+        Ok(s)
+    }
+}
+
+/// The sequential model of [`Ds::update`]: what it must return.
+pub fn model_update(model: &mut BTreeSet<u64>, ins: bool, k: u64) -> bool {
+    if ins {
+        model.insert(k)
+    } else {
+        model.remove(&k)
+    }
+}
+
+/// The fields a full `keys()` traversal (after any operation) has read, by
+/// walking the NVMM replica from root object `root`: for the list and the
+/// hash table every bucket pointer, and `next` of every head, `key`, `next`
+/// of every node (not the sentinels' keys nor the bucket count, which
+/// field-tracking variants never recover); for the skip list every `next`
+/// of the head and `key`, `next[0]` of every level-0 node; for the BST
+/// `key`, `left`, `right` of every reachable node.
+pub fn traversed_fields<B: Backend>(pool: &Pool<B>, kind: Kind, root: u64) -> Vec<u64> {
+    let w = |off: u64| {
+        pool.word(off)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    let mut fields = vec![];
+    let mut heads = vec![];
+    match kind {
+        Kind::List => heads.push(root),
+        Kind::Hash => {
+            let n = w(root);
+            fields.extend((1..=n).map(|i| root + 16 * i));
+            heads.extend((1..=n).map(|i| w(root + 16 * i)));
+        }
+        Kind::Skip => {
+            let h = w(root + 16);
+            fields.extend((0..h).map(|i| root + 32 + 16 * i));
+            let mut n = w(root + 32) & !0xf;
+            while n != 0 {
+                fields.extend([n, n + 32]);
+                n = w(n + 32) & !0xf;
+            }
+        }
+        Kind::Bst => {
+            let mut stack = vec![root];
+            while let Some(n) = stack.pop() {
+                fields.extend([n, n + 16, n + 32]);
+                for c in [w(n + 16) & !0xf, w(n + 32) & !0xf] {
+                    if c != 0 {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+    }
+    for head in heads {
+        fields.push(head + 16);
+        let mut n = w(head + 16) & !0xf;
+        while n != 0 {
+            fields.extend([n, n + 16]);
+            n = w(n + 16) & !0xf;
+        }
+    }
+    fields
+}
+
+/// splitmix64.
+pub fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
