@@ -14,7 +14,7 @@
 //!
 //! | module | seed | what |
 //! | --- | --- | --- |
-//! | [`patomic`] | Algorithm 4.1; Algorithms 6.2–6.4 | [`PAtomic`], [`PPtr`]: Mirror's CAS, load, store, fetch-add; `recover_field`, its pointer variant, the markable load |
+//! | [`patomic`] | Algorithm 4.1; Algorithms 6.2–6.4 | [`PAtomic`], [`PAtomicPtr`]: Mirror's CAS, load, store, fetch-add; `recover_field`, its pointer variant, the markable load |
 //! | [`node`] | §6.4.2 | [`Node`]: a node's fields; `recover_node` and the eager trace from them |
 //! | [`space`] | Chapter 4, §6.4–6.6 | [`Space`]: layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the [`Tracking`] variants, lazy and eager recovery |
 //! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
@@ -112,5 +112,5 @@ pub mod space;
 pub use dram::DramInit;
 pub use error::RelaxError;
 pub use node::{FieldKind, Node};
-pub use patomic::{PAtomic, PPtr, RECOVERY_MARK};
+pub use patomic::{PAtomic, PAtomicPtr, RECOVERY_MARK};
 pub use space::{Config, Handle, OpenOptions, Space, Tracking};

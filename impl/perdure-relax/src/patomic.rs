@@ -110,7 +110,7 @@
 //!
 //! ## Algorithm 6.4 (`load` of a markable pointer)
 //!
-//! `Space::load_ptr` ([`PPtr::load`]): read DRAM; if the recovery mark (bit 2) is set,
+//! `Space::load_ptr` ([`PAtomicPtr::load`]): read DRAM; if the recovery mark (bit 2) is set,
 //! recover the referent with its [`Node::recover_node`] (for `Hybrid`, only
 //! if the bitset says it is not recovered; for `ZMarkable`, only if its last
 //! field's DRAM sequence is 0), then DWCAS the mark away (same sequence) and
@@ -165,20 +165,20 @@ pub struct PAtomic {
 /// `MarkablePatomicPointer<N>` (and its hybrid and zeroed-DRAM siblings,
 /// chosen by the space's [`Tracking`]). The value is a pool offset (0 =
 /// null) whose bits 0–1 the structure may use.
-pub struct PPtr<N: Node> {
+pub struct PAtomicPtr<N: Node> {
     off: u64,
     _n: PhantomData<fn() -> N>,
 }
 
-impl<N: Node> Clone for PPtr<N> {
+impl<N: Node> Clone for PAtomicPtr<N> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<N: Node> Copy for PPtr<N> {}
-impl<N: Node> std::fmt::Debug for PPtr<N> {
+impl<N: Node> Copy for PAtomicPtr<N> {}
+impl<N: Node> std::fmt::Debug for PAtomicPtr<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PPtr({:#x})", self.off)
+        write!(f, "PAtomicPtr({:#x})", self.off)
     }
 }
 
@@ -233,10 +233,10 @@ impl PAtomic {
     }
 }
 
-impl<N: Node> PPtr<N> {
+impl<N: Node> PAtomicPtr<N> {
     /// The pointer field at pool offset `off`.
     pub fn at(off: u64) -> Self {
-        PPtr {
+        PAtomicPtr {
             off,
             _n: PhantomData,
         }

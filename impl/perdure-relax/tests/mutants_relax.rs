@@ -38,7 +38,7 @@ use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
 use perdure_relax::mutant::{self, Mutant, Point};
-use perdure_relax::{DramInit, OpenOptions, PAtomic, PPtr, Space, Tracking};
+use perdure_relax::{DramInit, OpenOptions, PAtomic, PAtomicPtr, Space, Tracking};
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -335,7 +335,7 @@ fn m2_cas_success_then_stale_load() -> bool {
     };
     pool.reincarnate();
     let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Markable)).unwrap();
-    let next = PPtr::<ListNode>::at(a + 16);
+    let next = PAtomicPtr::<ListNode>::at(a + 16);
     sp.recover_field_ptr::<ListNode>(next.offset()).unwrap();
     let (_, (dv, _)) = sp.replicas(next.offset()).unwrap();
     assert_eq!(

@@ -133,7 +133,7 @@ use perdure_pm::{NoFlush, Pool};
 use perdure_relax::ds::{BstNode, SkipNode};
 use perdure_relax::mutant::{self, Mutant};
 use perdure_relax::{Config, DramInit, OpenOptions, Space, Tracking};
-use perdure_relax::{PAtomic, PPtr};
+use perdure_relax::{PAtomic, PAtomicPtr};
 use sets::{Set, Shape};
 use shuttle::rand::{thread_rng, Rng};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
@@ -600,8 +600,8 @@ fn schedule(case: Case) {
             let f = n + 16 * i;
             let r = match (shape, i) {
                 (_, 0) | (Shape::Skip, 1) => PAtomic::at(f).load(&sp),
-                (Shape::Skip, _) => PPtr::<SkipNode>::at(f).load(&sp),
-                (Shape::Bst, _) => PPtr::<BstNode>::at(f).load(&sp),
+                (Shape::Skip, _) => PAtomicPtr::<SkipNode>::at(f).load(&sp),
+                (Shape::Bst, _) => PAtomicPtr::<BstNode>::at(f).load(&sp),
             };
             r.unwrap_or_else(|e| fail(format!("{}: load of {f:#x}: {e}", case.name())));
             let (nv, d) = sp.replicas(f).unwrap();

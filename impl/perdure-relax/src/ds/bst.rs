@@ -9,7 +9,7 @@
 //!
 //! A node is `[key, left, right]`, each a persistent atomic: the key is
 //! written once before the node is published; `left` and `right` are
-//! [`PPtr`]s whose bit 0 is the edge's **flag** ([`FLAG`]: the leaf it
+//! [`PAtomicPtr`]s whose bit 0 is the edge's **flag** ([`FLAG`]: the leaf it
 //! leads to is being deleted) and bit 1 its **tag** ([`TAG`]: the node it
 //! leaves is being removed, the edge is frozen); bit 2 is RELAX's recovery
 //! mark (§6.4.2: "the algorithms we are aware of only use the first two
@@ -79,7 +79,7 @@
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomic, PPtr, LOW_BITS};
+use crate::patomic::{PAtomic, PAtomicPtr, LOW_BITS};
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
@@ -121,12 +121,12 @@ fn key_of(n: u64) -> PAtomic {
     PAtomic::at(n + KEY)
 }
 
-fn left(n: u64) -> PPtr<BstNode> {
-    PPtr::at(n + LEFT)
+fn left(n: u64) -> PAtomicPtr<BstNode> {
+    PAtomicPtr::at(n + LEFT)
 }
 
-fn right(n: u64) -> PPtr<BstNode> {
-    PPtr::at(n + RIGHT)
+fn right(n: u64) -> PAtomicPtr<BstNode> {
+    PAtomicPtr::at(n + RIGHT)
 }
 
 /// The child edge of `n` that `key` follows.
@@ -134,7 +134,7 @@ fn child_toward<B: Backend>(
     sp: &Space<'_, B>,
     n: u64,
     key: u64,
-) -> Result<PPtr<BstNode>, RelaxError> {
+) -> Result<PAtomicPtr<BstNode>, RelaxError> {
     Ok(if key < key_of(n).load(sp)? {
         left(n)
     } else {

@@ -12,7 +12,7 @@
 use super::list::{contains_at, insert_at, keys_at, remove_at, ListNode};
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::PPtr;
+use crate::patomic::PAtomicPtr;
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
@@ -95,7 +95,7 @@ impl HashTable {
 
     fn head<B: Backend>(&self, sp: &Space<'_, B>, key: u64) -> Result<u64, RelaxError> {
         let i = hash(key) % self.n;
-        PPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(sp)
+        PAtomicPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(sp)
     }
 
     /// Runs the list operation `op` on `key`'s bucket, in a critical
@@ -144,7 +144,7 @@ impl HashTable {
         let mut out = Vec::new();
         h.critical(|h| {
             for i in 0..self.n {
-                let head = PPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(h.space())?;
+                let head = PAtomicPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(h.space())?;
                 keys_at(h, head, &mut out)?;
             }
             Ok::<_, RelaxError>(())

@@ -3,7 +3,7 @@
 //! needs, as a set of `u64` keys — the thesis's linked-list benchmark.
 //!
 //! A node is two persistent atomics: `key` (a [`PAtomic`]) and `next` (a
-//! [`PPtr`]); bit 0 of `next` is Harris's deletion mark (the node is
+//! [`PAtomicPtr`]); bit 0 of `next` is Harris's deletion mark (the node is
 //! logically deleted), bit 2 is RELAX's recovery mark (§6.4.2) and never
 //! reaches NVMM. The list starts at a sentinel node that a root designates.
 //!
@@ -23,7 +23,7 @@
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomic, PPtr};
+use crate::patomic::{PAtomic, PAtomicPtr};
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
@@ -56,8 +56,8 @@ fn key_of(n: u64) -> PAtomic {
     PAtomic::at(n + KEY)
 }
 
-fn next_of(n: u64) -> PPtr<ListNode> {
-    PPtr::at(n + NEXT)
+fn next_of(n: u64) -> PAtomicPtr<ListNode> {
+    PAtomicPtr::at(n + NEXT)
 }
 
 /// `find`: `(pred, curr, found)` with `pred.key < key ≤ curr.key` at some

@@ -3,7 +3,7 @@
 //! and an array.
 //!
 //! Each structure is written once against [`crate::PAtomic`] and
-//! [`crate::PPtr`] and runs under every [`crate::Tracking`] variant the
+//! [`crate::PAtomicPtr`] and runs under every [`crate::Tracking`] variant the
 //! variant's assumptions allow. The list and the hash table are recursive, and every list node has
 //! one incoming pointer except transiently while a deleted node is being
 //! unlinked, so all six variants apply (§6.4.2 accepts the linked list for

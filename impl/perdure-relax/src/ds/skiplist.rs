@@ -8,7 +8,7 @@
 //! A node is `[key, height, next[0], …, next[height−1]]`, each a persistent
 //! atomic (16 bytes): `key` and `height` are written once before the node
 //! is published (the NVMM replica is authoritative for them, so
-//! [`Node::field_count`] reads the height there); `next[i]` is a [`PPtr`]
+//! [`Node::field_count`] reads the height there); `next[i]` is a [`PAtomicPtr`]
 //! whose bit 0 is the deletion mark of level `i` ([`DELETED`]), bit 2 is
 //! RELAX's recovery mark (§6.4.2, never in NVMM), and bit 1 of `next[0]`
 //! only is [`LINKED`] (below). The list starts at a head node of height
@@ -71,7 +71,7 @@
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomic, PPtr, LOW_BITS};
+use crate::patomic::{PAtomic, PAtomicPtr, LOW_BITS};
 use crate::space::{Handle, Space, Tracking};
 use crate::sync::atomic::Ordering;
 use perdure_pm::Backend;
@@ -130,8 +130,8 @@ fn height_of<B: Backend>(sp: &Space<'_, B>, n: u64) -> Result<usize, RelaxError>
     Ok(h as usize)
 }
 
-fn next_of(n: u64, level: usize) -> PPtr<SkipNode> {
-    PPtr::at(n + NEXT + 16 * level as u64)
+fn next_of(n: u64, level: usize) -> PAtomicPtr<SkipNode> {
+    PAtomicPtr::at(n + NEXT + 16 * level as u64)
 }
 
 /// The address bits of a loaded pointer.
