@@ -6,7 +6,7 @@
 //! | file | seed |
 //! | --- | --- |
 //! | `cx/mod.rs` | the walk-through below, [`Config`], [`CxStats`] |
-//! | `cx/layout.rs` | the persistent layout, creation, null recovery's checks |
+//! | [`crate::layout`] | the persistent layout (shared with Redo-PTM), creation, null recovery's checks |
 //! | `cx/queue.rs` | the queue of mutations (turn queue, ref. \[39\]) and the wait-free reclamation of its nodes |
 //! | `cx/core.rs` | `applyUpdate` steps 1–6 and `applyRead` steps 1–3, once for both flavours |
 //! | [`ptm`] | CX-PTM: annotated loads and stores, a `pwb` per modified line ([`CxPtm`]) |
@@ -14,7 +14,7 @@
 //!
 //! ## State
 //!
-//! Persistent (see `cx/layout.rs`): a header, `cur_comb`, and `2N` replicas
+//! Persistent (see [`crate::layout`]): a header, `cur_comb`, and `2N` replicas
 //! of the transactional region (roots, then the region allocator and its
 //! blocks: [`crate::replica`]). Volatile, as §4 says ("the queue of
 //! mutations and the array of Combined instances, can be kept in volatile
@@ -227,7 +227,6 @@ macro_rules! accessors {
 pub(crate) use accessors;
 
 pub(crate) mod core;
-pub(crate) mod layout;
 pub mod ptm;
 pub mod puc;
 pub(crate) mod queue;
@@ -236,7 +235,7 @@ pub(crate) mod queue;
 #[doc(hidden)]
 pub use queue::model_checks;
 
-pub use layout::VERSION;
+pub use crate::layout::VERSION;
 pub use ptm::{CxPtm, Tx};
 pub use puc::{CxPuc, Plain, PucMut, PucRead, PucRef, PucTx};
 /// The `zerocopy` this crate's [`Plain`] is defined with; derive its traits
@@ -244,8 +243,8 @@ pub use puc::{CxPuc, Plain, PucMut, PucRead, PucRef, PucTx};
 pub use zerocopy;
 
 use crate::error::PtmError;
+pub(crate) use crate::layout::Geometry;
 use crate::sti;
-pub(crate) use layout::Geometry;
 
 /// The configuration of CX-PTM and CX-PUC: the thread count (persistent: it
 /// fixes the number of replicas) and the sizes of the volatile structures.
