@@ -155,10 +155,10 @@
 //!
 //! ## Checked by
 //!
-//! * `tests/cx_basic.rs`: sequential semantics of both flavours through
-//!   [`Ptm`](crate::Ptm) (counter, arrays, allocation and free, typed
-//!   results, nesting, panics rolled back, handles, published reads, a pool
-//!   file reopened), CX-PUC's plain value (a stack of `#[repr(C)]` nodes,
+//! * `tests/ptm_basic.rs` (every construction): sequential semantics
+//!   through [`Ptm`](crate::Ptm) (counter, arrays, allocation and free,
+//!   typed results, nesting, panics rolled back, handles, published reads, a
+//!   pool file reopened); `tests/cx_basic.rs`: CX-PUC's plain value (a stack of `#[repr(C)]` nodes,
 //!   checked views), the replay window (one node: every update copies and
 //!   disposes; 1,000: no disposal), the volatile bound;
 //! * `tests/cx_concurrent.rs`: 2–4 threads, both flavours: every increment

@@ -293,30 +293,46 @@ macro_rules! variant_wrapper {
             }
         }
 
-        impl<B: Backend> crate::tx::Ptm for $name<B> {
-            type ReadTx<'t>
-                = super::tx::ReadTx<'t, B>
-            where
-                Self: 't;
-            type Tx<'t>
-                = super::tx::Tx<'t, B>
-            where
-                Self: 't;
+        impl<B: Backend> crate::front::Sealed for $name<B> {}
 
-            fn update_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
-            where
-                R: crate::tx::PWord,
-                F: for<'t> Fn(&super::tx::Tx<'t, B>) -> R + Send + Sync + 'static,
-            {
-                self.0.update_tx(f)
+        /// The front of the [`RedoPtm`] it runs (so it is a [`crate::Ptm`]).
+        impl<B: Backend> crate::front::Front for $name<B> {
+            type Tx<'t> = super::tx::Tx<'t, B>;
+            type ReadTx<'t> = super::tx::ReadTx<'t, B>;
+
+            fn uid(&self) -> u64 {
+                self.0.uid()
             }
 
-            fn read_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
+            fn tid_pool(&self) -> &crate::front::TidPoolRef {
+                self.0.tid_pool()
+            }
+
+            fn as_read<'a, 't>(tx: &'a Self::Tx<'t>) -> &'a Self::ReadTx<'t>
+            where
+                Self: 't,
+            {
+                tx.as_read()
+            }
+
+            fn update_with<R, F>(&self, tid: usize, f: F) -> R
             where
                 R: crate::tx::PWord,
-                F: for<'t> Fn(&super::tx::ReadTx<'t, B>) -> R + Send + Sync + 'static,
+                F: for<'t> Fn(&Self::Tx<'t>) -> R + Send + Sync + 'static,
             {
-                self.0.read_tx(f)
+                self.0.update_with(tid, f)
+            }
+
+            fn read_with<R, F>(&self, tid: usize, f: F) -> R
+            where
+                R: crate::tx::PWord,
+                F: for<'t> Fn(&Self::ReadTx<'t>) -> R + Send + Sync + 'static,
+            {
+                self.0.read_with(tid, f)
+            }
+
+            fn event_counts(&self) -> Vec<(&'static str, u64)> {
+                self.0.event_counts()
             }
         }
     };

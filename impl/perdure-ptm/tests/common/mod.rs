@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod crash;
+pub mod ptms;
 
 use perdure_pm::{Backend, Pool};
 use perdure_ptm::redo::{Config, RedoPtm, Variant};
