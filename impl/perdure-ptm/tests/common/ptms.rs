@@ -34,6 +34,10 @@ pub fn increment<P: Ptm>(p: &P) -> u64 {
 pub trait Construction: 'static {
     /// The name used in messages.
     const NAME: &'static str;
+    /// The `kind` of its errors (the header it reads).
+    const KIND: &'static str;
+    /// Its replicas for `N` threads.
+    fn replicas(threads: usize) -> usize;
     /// The PTM on backend `B`.
     type P<B: Backend>: Ptm + Front + Send + Sync + 'static;
     /// Formats `pool` with the small test configuration for `threads`
@@ -43,8 +47,11 @@ pub trait Construction: 'static {
         threads: usize,
         max_read_tries: usize,
     ) -> Result<Self::P<B>, PtmError>;
-    /// Opens `pool` (null recovery) with the default configuration.
+    /// Opens `pool` (null recovery) with the small configuration (the
+    /// thread count comes from the pool).
     fn open<B: Backend>(pool: Pool<B>) -> Result<Self::P<B>, PtmError>;
+    /// Opens `pool`, or creates one for `threads` threads if it holds none.
+    fn open_or_create<B: Backend>(pool: Pool<B>, threads: usize) -> Result<Self::P<B>, PtmError>;
     /// Successful `cur_comb` CASes.
     fn commits<B: Backend>(p: &Self::P<B>) -> u64;
     /// Read-only transactions that published themselves.
@@ -53,6 +60,10 @@ pub trait Construction: 'static {
     fn threads<B: Backend>(p: &Self::P<B>) -> usize;
     /// The transactional region's length.
     fn region_len<B: Backend>(p: &Self::P<B>) -> u64;
+    /// Its pool.
+    fn pool<B: Backend>(p: &Self::P<B>) -> &Pool<B>;
+    /// The raw `cur_comb` word.
+    fn cur_comb_word<B: Backend>(p: &Self::P<B>) -> u64;
     /// The construction's own counters after `updates` single-thread
     /// increments and one read (`ptm_basic`'s counter).
     fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64);
@@ -108,17 +119,30 @@ macro_rules! counted {
         fn region_len<B: Backend>(p: &Self::P<B>) -> u64 {
             p.region_len()
         }
+        fn pool<B: Backend>(p: &Self::P<B>) -> &Pool<B> {
+            p.pool()
+        }
+        fn cur_comb_word<B: Backend>(p: &Self::P<B>) -> u64 {
+            p.cur_comb_word()
+        }
     };
 }
 
 impl Construction for Cx {
     const NAME: &'static str = "CX-PTM";
+    const KIND: &'static str = "CX-PTM";
+    fn replicas(n: usize) -> usize {
+        2 * n
+    }
     type P<B: Backend> = CxPtm<B>;
     fn create_with<B: Backend>(pool: Pool<B>, n: usize, r: usize) -> Result<CxPtm<B>, PtmError> {
         CxPtm::create(pool, &cx_config(n, r))
     }
     fn open<B: Backend>(pool: Pool<B>) -> Result<CxPtm<B>, PtmError> {
-        CxPtm::open(pool, &cx::Config::default())
+        CxPtm::open(pool, &cx_config(1, 10))
+    }
+    fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<CxPtm<B>, PtmError> {
+        CxPtm::open_or_create(pool, &cx_config(n, 10))
     }
     fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
         cx_counter_stats(p.stats(), updates)
@@ -128,6 +152,10 @@ impl Construction for Cx {
 
 impl Construction for Puc {
     const NAME: &'static str = "CX-PUC";
+    const KIND: &'static str = "CX-PUC";
+    fn replicas(n: usize) -> usize {
+        2 * n
+    }
     type P<B: Backend> = CxPuc<B, u64>;
     fn create_with<B: Backend>(
         pool: Pool<B>,
@@ -137,7 +165,10 @@ impl Construction for Puc {
         CxPuc::create(pool, &cx_config(n, r), 0)
     }
     fn open<B: Backend>(pool: Pool<B>) -> Result<CxPuc<B, u64>, PtmError> {
-        CxPuc::open(pool, &cx::Config::default())
+        CxPuc::open(pool, &cx_config(1, 10))
+    }
+    fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<CxPuc<B, u64>, PtmError> {
+        CxPuc::open_or_create(pool, &cx_config(n, 10), 0)
     }
     fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
         cx_counter_stats(p.stats(), updates)
@@ -176,6 +207,10 @@ macro_rules! redo_construction {
     ($c:ident, $name:literal, $p:ident) => {
         impl Construction for $c {
             const NAME: &'static str = $name;
+            const KIND: &'static str = "Redo-PTM";
+            fn replicas(n: usize) -> usize {
+                n + 1
+            }
             type P<B: Backend> = $p<B>;
             fn create_with<B: Backend>(
                 pool: Pool<B>,
@@ -185,7 +220,10 @@ macro_rules! redo_construction {
                 $p::create(pool, &redo_config(n, r))
             }
             fn open<B: Backend>(pool: Pool<B>) -> Result<$p<B>, PtmError> {
-                $p::open(pool, &redo::Config::default())
+                $p::open(pool, &redo_config(1, 10))
+            }
+            fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<$p<B>, PtmError> {
+                $p::open_or_create(pool, &redo_config(n, 10))
             }
             fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
                 redo_counter_stats(p, p.stats(), updates)
