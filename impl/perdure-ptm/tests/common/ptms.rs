@@ -54,6 +54,12 @@ pub trait Construction: 'static {
     fn open_or_create<B: Backend>(pool: Pool<B>, threads: usize) -> Result<Self::P<B>, PtmError>;
     /// Successful `cur_comb` CASes.
     fn commits<B: Backend>(p: &Self::P<B>) -> u64;
+    /// Attempts rolled back after a lost `cur_comb` CAS (CX: none counted,
+    /// 0).
+    fn rollbacks<B: Backend>(p: &Self::P<B>) -> u64;
+    /// Whether an update issues at most one `psync` even under contention
+    /// (CX: its own CAS's or none; Redo may sync again to collect).
+    const ONE_PSYNC_PER_UPDATE: bool;
     /// Read-only transactions that published themselves.
     fn reads_published<B: Backend>(p: &Self::P<B>) -> u64;
     /// `N`, from the pool.
@@ -131,6 +137,10 @@ macro_rules! counted {
 impl Construction for Cx {
     const NAME: &'static str = "CX-PTM";
     const KIND: &'static str = "CX-PTM";
+    const ONE_PSYNC_PER_UPDATE: bool = true;
+    fn rollbacks<B: Backend>(_: &CxPtm<B>) -> u64 {
+        0
+    }
     fn replicas(n: usize) -> usize {
         2 * n
     }
@@ -153,6 +163,10 @@ impl Construction for Cx {
 impl Construction for Puc {
     const NAME: &'static str = "CX-PUC";
     const KIND: &'static str = "CX-PUC";
+    const ONE_PSYNC_PER_UPDATE: bool = true;
+    fn rollbacks<B: Backend>(_: &CxPuc<B, u64>) -> u64 {
+        0
+    }
     fn replicas(n: usize) -> usize {
         2 * n
     }
@@ -208,6 +222,10 @@ macro_rules! redo_construction {
         impl Construction for $c {
             const NAME: &'static str = $name;
             const KIND: &'static str = "Redo-PTM";
+            const ONE_PSYNC_PER_UPDATE: bool = false;
+            fn rollbacks<B: Backend>(p: &$p<B>) -> u64 {
+                p.stats().rollbacks
+            }
             fn replicas(n: usize) -> usize {
                 n + 1
             }
