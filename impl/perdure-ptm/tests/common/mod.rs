@@ -4,6 +4,7 @@
 
 pub mod crash;
 pub mod ptms;
+pub mod runner;
 
 use perdure_pm::{Backend, Pool};
 use perdure_ptm::redo::{Config, RedoPtm, Variant};

@@ -60,6 +60,12 @@ pub trait Construction: 'static {
     /// Whether an update issues at most one `psync` even under contention
     /// (CX: its own CAS's or none; Redo may sync again to collect).
     const ONE_PSYNC_PER_UPDATE: bool;
+    /// Whether a read counts in exactly one of `reads_direct` and
+    /// `reads_published` (Redo counts a read that published itself and then
+    /// succeeded on its own in both).
+    const READ_COUNTED_ONCE: bool;
+    /// Read-only transactions that ran on the designated replica.
+    fn reads_direct<B: Backend>(p: &Self::P<B>) -> u64;
     /// Read-only transactions that published themselves.
     fn reads_published<B: Backend>(p: &Self::P<B>) -> u64;
     /// `N`, from the pool.
@@ -119,6 +125,9 @@ macro_rules! counted {
         fn reads_published<B: Backend>(p: &Self::P<B>) -> u64 {
             p.stats().reads_published
         }
+        fn reads_direct<B: Backend>(p: &Self::P<B>) -> u64 {
+            p.stats().reads_direct
+        }
         fn threads<B: Backend>(p: &Self::P<B>) -> usize {
             p.threads()
         }
@@ -138,6 +147,7 @@ impl Construction for Cx {
     const NAME: &'static str = "CX-PTM";
     const KIND: &'static str = "CX-PTM";
     const ONE_PSYNC_PER_UPDATE: bool = true;
+    const READ_COUNTED_ONCE: bool = true;
     fn rollbacks<B: Backend>(_: &CxPtm<B>) -> u64 {
         0
     }
@@ -164,6 +174,7 @@ impl Construction for Puc {
     const NAME: &'static str = "CX-PUC";
     const KIND: &'static str = "CX-PUC";
     const ONE_PSYNC_PER_UPDATE: bool = true;
+    const READ_COUNTED_ONCE: bool = true;
     fn rollbacks<B: Backend>(_: &CxPuc<B, u64>) -> u64 {
         0
     }
@@ -223,6 +234,7 @@ macro_rules! redo_construction {
             const NAME: &'static str = $name;
             const KIND: &'static str = "Redo-PTM";
             const ONE_PSYNC_PER_UPDATE: bool = false;
+            const READ_COUNTED_ONCE: bool = false;
             fn rollbacks<B: Backend>(p: &$p<B>) -> u64 {
                 p.stats().rollbacks
             }
