@@ -34,6 +34,8 @@ pub fn increment<P: Ptm>(p: &P) -> u64 {
 pub trait Construction: 'static {
     /// The name used in messages.
     const NAME: &'static str;
+    /// Its prefix in PERDURE-CHECK row names (`cx-ptm`, `redotimed`, ...).
+    const TAG: &'static str;
     /// The `kind` of its errors (the header it reads).
     const KIND: &'static str;
     /// Its replicas for `N` threads.
@@ -146,6 +148,7 @@ macro_rules! counted {
 impl Construction for Cx {
     const NAME: &'static str = "CX-PTM";
     const KIND: &'static str = "CX-PTM";
+    const TAG: &'static str = "cx-ptm";
     const ONE_PSYNC_PER_UPDATE: bool = true;
     const READ_COUNTED_ONCE: bool = true;
     fn rollbacks<B: Backend>(_: &CxPtm<B>) -> u64 {
@@ -173,6 +176,7 @@ impl Construction for Cx {
 impl Construction for Puc {
     const NAME: &'static str = "CX-PUC";
     const KIND: &'static str = "CX-PUC";
+    const TAG: &'static str = "cx-puc";
     const ONE_PSYNC_PER_UPDATE: bool = true;
     const READ_COUNTED_ONCE: bool = true;
     fn rollbacks<B: Backend>(_: &CxPuc<B, u64>) -> u64 {
@@ -229,9 +233,10 @@ fn redo_counter_stats<P: Ptm>(p: &P, s: redo::RedoStats, updates: u64) {
 
 /// The Redo family: one impl per wrapper.
 macro_rules! redo_construction {
-    ($c:ident, $name:literal, $p:ident) => {
+    ($c:ident, $name:literal, $tag:literal, $p:ident) => {
         impl Construction for $c {
             const NAME: &'static str = $name;
+            const TAG: &'static str = $tag;
             const KIND: &'static str = "Redo-PTM";
             const ONE_PSYNC_PER_UPDATE: bool = false;
             const READ_COUNTED_ONCE: bool = false;
@@ -262,9 +267,9 @@ macro_rules! redo_construction {
         }
     };
 }
-redo_construction!(Redo, "Redo-PTM", RedoPtm);
-redo_construction!(Timed, "RedoTimed-PTM", RedoTimedPtm);
-redo_construction!(Opt, "RedoOpt-PTM", RedoOptPtm);
+redo_construction!(Redo, "Redo-PTM", "redo", RedoPtm);
+redo_construction!(Timed, "RedoTimed-PTM", "redotimed", RedoTimedPtm);
+redo_construction!(Opt, "RedoOpt-PTM", "redoopt", RedoOptPtm);
 
 /// For each `fn name<C: Construction>()` listed, one `#[test]` per
 /// construction: `cx_ptm::name`, `cx_puc::name`, `redo::name`,
