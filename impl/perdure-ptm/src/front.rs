@@ -155,6 +155,19 @@ macro_rules! inherent_api {
 }
 pub(crate) use inherent_api;
 
+/// The result of a transaction a construction ran: `word` as an `R`, or,
+/// if its closure panicked, a panic on the submitting thread (the closure's
+/// own message was printed where it ran; an update's stores are undone).
+pub(crate) fn result_of<R: PWord>(kind: Kind, (word, panicked): (u64, bool)) -> R {
+    if panicked {
+        match kind {
+            Kind::Update => panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back"),
+            Kind::Read => panic!("the read transaction's closure panicked (its message was printed where it ran)"),
+        }
+    }
+    R::from_word(word)
+}
+
 /// Marks the calling thread as running `tx`, a transaction of PTM `uid`,
 /// until the guard drops. (A null `tx` marks a transaction that cannot be
 /// nested in: [`PtmError::NestedInPlainTx`].)

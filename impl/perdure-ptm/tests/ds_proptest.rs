@@ -268,6 +268,24 @@ fn write_image(path: &Path, words: &[u64]) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// The sampled crash images of `cp` (seeded by `seed`), each with the
+/// state null recovery finds in it.
+fn recover<C: Construction>(
+    cp: &perdure_pm::sim::CrashPoint,
+    seed: u64,
+) -> Result<Vec<(Vec<u64>, Model)>, TestCaseError> {
+    let mut out = Vec::new();
+    for img in cp.images(IMAGES, seed).1 {
+        let words = cp.materialize(&img, VolatileFill::Zeroed);
+        let q = C::open(Pool::volatile_from_words(&words, Sim::default()).unwrap())
+            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))?;
+        let got = World::open(&q)?.read(&q)?;
+        drop(q);
+        out.push((words, got));
+    }
+    Ok(out)
+}
+
 /// Runs `steps` on construction `C` in a fresh pool file.
 fn run<C: Construction>(steps: &[Step]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
@@ -295,13 +313,8 @@ fn run<C: Construction>(steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::Crash(seed) => {
                 let cp = C::pool(&p).backend().capture();
-                let images = cp.images(IMAGES, *seed).1.collect::<Vec<_>>();
                 let mut last = None;
-                for img in &images {
-                    let words = cp.materialize(img, VolatileFill::Zeroed);
-                    let q = C::open(Pool::volatile_from_words(&words, Sim::default()).unwrap())
-                        .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))?;
-                    let got = World::open(&q)?.read(&q)?;
+                for (words, got) in recover::<C>(&cp, *seed)? {
                     prop_assert_eq!(&got, &model, "step {}: a crash image", n);
                     last = Some(words);
                 }
@@ -325,13 +338,8 @@ fn run<C: Construction>(steps: &[Step]) -> Result<(), TestCaseError> {
                 let Some(cp) = points.get(*pick as usize % points.len().max(1)) else {
                     continue; // the operation issued no persistence event
                 };
-                let images = cp.images(IMAGES, *seed).1.collect::<Vec<_>>();
                 let mut last = None;
-                for img in &images {
-                    let words = cp.materialize(img, VolatileFill::Zeroed);
-                    let q = C::open(Pool::volatile_from_words(&words, Sim::default()).unwrap())
-                        .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))?;
-                    let got = World::open(&q)?.read(&q)?;
+                for (words, got) in recover::<C>(cp, *seed)? {
                     prop_assert!(
                         got == before || got == model,
                         "step {}: a crash during {:?} recovered {:?}, neither {:?} nor {:?}",

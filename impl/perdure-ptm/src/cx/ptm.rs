@@ -353,13 +353,10 @@ impl<B: Backend> Front for CxPtm<B> {
         R: PWord,
         F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
     {
-        let (w, panicked) = self
+        let out = self
             .cx
             .apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
-        if panicked {
-            panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back");
-        }
-        R::from_word(w)
+        front::result_of(TxKind::Update, out)
     }
 
     fn read_with<R, F>(&self, tid: usize, f: F) -> R
@@ -380,12 +377,10 @@ impl<B: Backend> Front for CxPtm<B> {
             read_on(cx, base, &|rt: &ReadTx<'_, B>| g(rt))
         };
         let job = Job::Read(Box::new(move |rt| f(rt).into_word()));
-        match self.cx.apply_published_read(tid, job, &published) {
-            (w, false) => R::from_word(w),
-            (_, true) => {
-                panic!("the read transaction's closure panicked (its message was printed where it ran)")
-            }
-        }
+        front::result_of(
+            TxKind::Read,
+            self.cx.apply_published_read(tid, job, &published),
+        )
     }
 }
 

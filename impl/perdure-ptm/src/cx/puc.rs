@@ -816,12 +816,10 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
             g(work.words(), used)
         };
         let job = Job::Read(Box::new(move |w, u| view(w, u).into_word()));
-        match self.cx.apply_published_read(tid, job, &published) {
-            (w, false) => R::from_word(w),
-            (_, true) => {
-                panic!("the read transaction's closure panicked (its message was printed where it ran)")
-            }
-        }
+        front::result_of(
+            TxKind::Read,
+            self.cx.apply_published_read(tid, job, &published),
+        )
     }
 }
 

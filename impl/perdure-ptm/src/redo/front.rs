@@ -7,6 +7,7 @@
 use super::core::{Job, RedoPtm};
 use super::tx::{ReadTx, Tx};
 use crate::front::{self, Front, Sealed, TidPoolRef};
+use crate::registry::Kind;
 use crate::tx::PWord;
 use perdure_pm::Backend;
 
@@ -54,12 +55,8 @@ impl<B: Backend> Front for RedoPtm<B> {
         R: PWord,
         F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
     {
-        let (w, panicked) =
-            self.apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
-        if panicked {
-            panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back");
-        }
-        R::from_word(w)
+        let out = self.apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
+        front::result_of(Kind::Update, out)
     }
 
     fn read_with<R, F>(&self, tid: usize, f: F) -> R

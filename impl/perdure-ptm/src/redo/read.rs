@@ -97,11 +97,8 @@ impl<B: Backend> RedoPtm<B> {
         }
         // {2}
         loop {
-            if let Some((w, panicked)) = self.collect(tid, my_seq) {
-                if panicked {
-                    panic!("the read transaction's closure panicked (its message was printed where it ran)");
-                }
-                return R::from_word(w);
+            if let Some(out) = self.collect(tid, my_seq) {
+                return front::result_of(Kind::Read, out);
             }
             crate::sync::spin_loop();
         }
