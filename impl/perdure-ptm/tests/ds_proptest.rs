@@ -18,6 +18,10 @@
 //!   before or after the operation, never a part of it, and the model
 //!   follows whichever it holds.
 //!
+//! CX-PUC's plain queue and set (`ds::plain`, the object of a CX-PUC
+//! itself, changed with ordinary Rust) have the same property
+//! (`plain_queue_property`, `plain_set_property`).
+//!
 //! After each interruption every structure passes its `check` and the whole
 //! state (every key of the small key ranges, the queue drained and
 //! refilled, every array entry) is compared with the model. A failure
@@ -31,7 +35,9 @@ mod common;
 use common::ptms::Construction;
 use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Pool, Sim};
+use perdure_ptm::ds::plain::{PlainQueue, PlainSet};
 use perdure_ptm::ds::{HashMap, HashSet, ListSet, PArray, Queue, RbTreeSet};
+use perdure_ptm::CxPuc;
 use perdure_ptm::Ptm;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
@@ -68,15 +74,15 @@ enum DsOp {
     Swap(Vec<(u64, u64)>),
 }
 
-/// A step of a generated run.
+/// A step of a generated run, with operations `O`.
 #[derive(Clone, Debug)]
-enum Step {
-    Do(DsOp),
+enum Step<O> {
+    Do(O),
     Reopen,
     /// A crash after the last completed operation (image sample seed).
     Crash(u64),
     /// A crash after persistence event `pick` (mod their count) of the op.
-    CrashDuring(DsOp, u16, u64),
+    CrashDuring(O, u16, u64),
 }
 
 fn ds_op() -> impl Strategy<Value = DsOp> {
@@ -89,12 +95,14 @@ fn ds_op() -> impl Strategy<Value = DsOp> {
     ]
 }
 
-fn step() -> impl Strategy<Value = Step> {
+fn step<O: Clone + std::fmt::Debug + 'static>(
+    op: impl Strategy<Value = O> + Clone + 'static,
+) -> impl Strategy<Value = Step<O>> {
     prop_oneof![
-        12 => ds_op().prop_map(Step::Do),
+        12 => op.clone().prop_map(Step::Do),
         1 => Just(Step::Reopen),
         1 => any::<u64>().prop_map(Step::Crash),
-        2 => (ds_op(), any::<u16>(), any::<u64>()).prop_map(|(o, e, s)| Step::CrashDuring(o, e, s)),
+        2 => (op, any::<u16>(), any::<u64>()).prop_map(|(o, e, s)| Step::CrashDuring(o, e, s)),
     ]
 }
 
@@ -268,78 +276,256 @@ fn write_image(path: &Path, words: &[u64]) {
     std::fs::write(path, bytes).unwrap();
 }
 
-/// The sampled crash images of `cp` (seeded by `seed`), each with the
-/// state null recovery finds in it.
-fn recover<C: Construction>(
+/// What a run drives: a PTM `P` on a `Sim` pool file, the handles `H` of
+/// the structures in it, their operations and their `std` model.
+trait Subject {
+    const NAME: &'static str;
+    type P;
+    type H;
+    type Op: Clone + std::fmt::Debug + 'static;
+    type Model: Clone + std::fmt::Debug + PartialEq;
+    fn op() -> BoxedStrategy<Self::Op>;
+    fn model() -> Self::Model;
+    fn model_apply(m: &mut Self::Model, op: &Self::Op) -> Option<u64>;
+    /// Formats `pool` and creates the structures.
+    fn create(pool: Pool<Sim>) -> (Self::P, Self::H);
+    /// Null recovery of `pool`, and the structures in it.
+    fn open(pool: Pool<Sim>) -> Result<(Self::P, Self::H), TestCaseError>;
+    fn pool(p: &Self::P) -> &Pool<Sim>;
+    fn apply(h: &Self::H, p: &Self::P, op: &Self::Op) -> Result<Option<u64>, TestCaseError>;
+    /// The whole state, after every structure passed its `check`.
+    fn read(h: &Self::H, p: &Self::P) -> Result<Self::Model, TestCaseError>;
+}
+
+/// The structures of `perdure_ptm::ds` (a [`World`]) on construction `C`.
+struct OnPtm<C>(std::marker::PhantomData<C>);
+
+impl<C: Construction> Subject for OnPtm<C> {
+    const NAME: &'static str = C::NAME;
+    type P = C::P<Sim>;
+    type H = World;
+    type Op = DsOp;
+    type Model = Model;
+    fn op() -> BoxedStrategy<DsOp> {
+        ds_op().boxed()
+    }
+    fn model() -> Model {
+        Model::new()
+    }
+    fn model_apply(m: &mut Model, op: &DsOp) -> Option<u64> {
+        m.apply(op)
+    }
+    fn create(pool: Pool<Sim>) -> (Self::P, World) {
+        let p = C::create(pool, 1).unwrap();
+        let w = World::create(&p);
+        (p, w)
+    }
+    fn open(pool: Pool<Sim>) -> Result<(Self::P, World), TestCaseError> {
+        let p = C::open(pool).map_err(|e| TestCaseError::fail(format!("recovery: {e}")))?;
+        let w = World::open(&p)?;
+        Ok((p, w))
+    }
+    fn pool(p: &Self::P) -> &Pool<Sim> {
+        C::pool(p)
+    }
+    fn apply(w: &World, p: &Self::P, op: &DsOp) -> Result<Option<u64>, TestCaseError> {
+        w.apply(p, op)
+    }
+    fn read(w: &World, p: &Self::P) -> Result<Model, TestCaseError> {
+        w.read(p)
+    }
+}
+
+/// A crash image's words and the state null recovery finds in it.
+type Recovered<M> = (Vec<u64>, M);
+
+/// The sampled crash images of `cp` (seeded by `seed`), recovered.
+fn recover<S: Subject>(
     cp: &perdure_pm::sim::CrashPoint,
     seed: u64,
-) -> Result<Vec<(Vec<u64>, Model)>, TestCaseError> {
+) -> Result<Vec<Recovered<S::Model>>, TestCaseError> {
     let mut out = Vec::new();
     for img in cp.images(IMAGES, seed).1 {
         let words = cp.materialize(&img, VolatileFill::Zeroed);
-        let q = C::open(Pool::volatile_from_words(&words, Sim::default()).unwrap())
-            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))?;
-        let got = World::open(&q)?.read(&q)?;
+        let (q, h) = S::open(Pool::volatile_from_words(&words, Sim::default()).unwrap())?;
+        let got = S::read(&h, &q)?;
         drop(q);
         out.push((words, got));
     }
     Ok(out)
 }
 
-/// Runs `steps` on construction `C` in a fresh pool file.
-fn run<C: Construction>(steps: &[Step]) -> Result<(), TestCaseError> {
+/// CX-PUC's plain queue (`ds::plain::PlainQueue`): the object itself.
+struct PlainQ;
+
+impl Subject for PlainQ {
+    const NAME: &'static str = "CX-PUC plain queue";
+    type P = CxPuc<Sim, PlainQueue>;
+    type H = ();
+    /// `Some(v)` enqueues `v`, `None` dequeues.
+    type Op = Option<u64>;
+    type Model = VecDeque<u64>;
+    fn op() -> BoxedStrategy<Option<u64>> {
+        prop::option::weighted(0.6, 0..1000u64).boxed()
+    }
+    fn model() -> VecDeque<u64> {
+        VecDeque::new()
+    }
+    fn model_apply(m: &mut VecDeque<u64>, op: &Option<u64>) -> Option<u64> {
+        match *op {
+            Some(v) => {
+                m.push_back(v);
+                None
+            }
+            None => m.pop_front(),
+        }
+    }
+    fn create(pool: Pool<Sim>) -> (Self::P, ()) {
+        let config = common::cx_config(1);
+        (
+            CxPuc::create(pool, &config, PlainQueue::default()).unwrap(),
+            (),
+        )
+    }
+    fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
+        CxPuc::open(pool, &common::cx_config(1))
+            .map(|p| (p, ()))
+            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))
+    }
+    fn pool(p: &Self::P) -> &Pool<Sim> {
+        p.pool()
+    }
+    fn apply(_: &(), p: &Self::P, op: &Option<u64>) -> Result<Option<u64>, TestCaseError> {
+        match *op {
+            Some(v) => PlainQueue::enqueue(p, v).map(|()| None),
+            None => PlainQueue::dequeue(p),
+        }
+        .map_err(|e| TestCaseError::fail(format!("{op:?}: {e}")))
+    }
+    fn read(_: &(), p: &Self::P) -> Result<VecDeque<u64>, TestCaseError> {
+        let e = |e: perdure_ptm::ds::DsError| TestCaseError::fail(format!("plain queue: {e}"));
+        let len = PlainQueue::check(p).map_err(e)?;
+        let mut m = VecDeque::new();
+        while let Some(v) = PlainQueue::dequeue(p).map_err(e)? {
+            m.push_back(v);
+        }
+        for &v in &m {
+            PlainQueue::enqueue(p, v).map_err(e)?;
+        }
+        prop_assert_eq!(len, m.len() as u64, "the plain queue's count");
+        Ok(m)
+    }
+}
+
+/// CX-PUC's plain set (`ds::plain::PlainSet`).
+struct PlainS;
+
+impl Subject for PlainS {
+    const NAME: &'static str = "CX-PUC plain set";
+    type P = CxPuc<Sim, PlainSet>;
+    type H = ();
+    /// (0 insert, 1 remove, 2 contains; key).
+    type Op = (u8, u64);
+    type Model = BTreeSet<u64>;
+    fn op() -> BoxedStrategy<(u8, u64)> {
+        (0..3u8, 0..KEYS).boxed()
+    }
+    fn model() -> BTreeSet<u64> {
+        BTreeSet::new()
+    }
+    fn model_apply(m: &mut BTreeSet<u64>, &(o, k): &(u8, u64)) -> Option<u64> {
+        Some(u64::from(match o {
+            0 => m.insert(k),
+            1 => m.remove(&k),
+            _ => m.contains(&k),
+        }))
+    }
+    fn create(pool: Pool<Sim>) -> (Self::P, ()) {
+        let config = common::cx_config(1);
+        (
+            CxPuc::create(pool, &config, PlainSet::default()).unwrap(),
+            (),
+        )
+    }
+    fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
+        CxPuc::open(pool, &common::cx_config(1))
+            .map(|p| (p, ()))
+            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))
+    }
+    fn pool(p: &Self::P) -> &Pool<Sim> {
+        p.pool()
+    }
+    fn apply(_: &(), p: &Self::P, &(o, k): &(u8, u64)) -> Result<Option<u64>, TestCaseError> {
+        match o {
+            0 => PlainSet::insert(p, k),
+            1 => PlainSet::remove(p, k),
+            _ => PlainSet::contains(p, k),
+        }
+        .map(|b| Some(u64::from(b)))
+        .map_err(|e| TestCaseError::fail(format!("({o}, {k}): {e}")))
+    }
+    fn read(_: &(), p: &Self::P) -> Result<BTreeSet<u64>, TestCaseError> {
+        let e = |e: perdure_ptm::ds::DsError| TestCaseError::fail(format!("plain set: {e}"));
+        let len = PlainSet::check(p).map_err(e)?;
+        let mut m = BTreeSet::new();
+        for k in 0..KEYS {
+            if PlainSet::contains(p, k).map_err(e)? {
+                m.insert(k);
+            }
+        }
+        prop_assert_eq!(len, m.len() as u64, "keys outside the model's");
+        Ok(m)
+    }
+}
+
+/// Runs `steps` on `S` in a fresh pool file.
+fn run<S: Subject>(steps: &[Step<S::Op>]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ds.pool");
-    let open = || {
-        let pool = Pool::<Sim>::open(&path, LAYOUT).unwrap();
-        C::open(pool).map_err(|e| TestCaseError::fail(format!("reopening: {e}")))
-    };
+    let open = || S::open(Pool::<Sim>::open(&path, LAYOUT).unwrap());
     let pool = Pool::create_with(&path, LAYOUT, POOL, Sim::default()).unwrap();
-    let mut p = C::create(pool, 1).unwrap();
-    let mut w = World::create(&p);
-    let mut model = Model::new();
+    let (mut p, mut w) = S::create(pool);
+    let mut model = S::model();
     for (n, step) in steps.iter().enumerate() {
         match step {
             Step::Do(op) => {
-                let got = w.apply(&p, op)?;
-                prop_assert_eq!(got, model.apply(op), "step {} ({:?})", n, op);
+                let got = S::apply(&w, &p, op)?;
+                prop_assert_eq!(got, S::model_apply(&mut model, op), "step {} ({:?})", n, op);
             }
             Step::Reopen => {
                 drop(p);
-                p = open()?;
-                w = World::open(&p)?;
-                let got = w.read(&p)?;
+                (p, w) = open()?;
+                let got = S::read(&w, &p)?;
                 prop_assert_eq!(&got, &model, "step {}: reopened", n);
             }
             Step::Crash(seed) => {
-                let cp = C::pool(&p).backend().capture();
+                let cp = S::pool(&p).backend().capture();
                 let mut last = None;
-                for (words, got) in recover::<C>(&cp, *seed)? {
+                for (words, got) in recover::<S>(&cp, *seed)? {
                     prop_assert_eq!(&got, &model, "step {}: a crash image", n);
                     last = Some(words);
                 }
                 drop(p);
                 write_image(&path, &last.expect("a crash point has an image"));
-                p = open()?;
-                w = World::open(&p)?;
+                (p, w) = open()?;
             }
             Step::CrashDuring(op, pick, seed) => {
-                let sim = C::pool(&p).backend();
+                let sim = S::pool(&p).backend();
                 let points = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
                 {
                     let points = points.clone();
                     sim.set_crash_hook(move |_, view| points.lock().unwrap().push(view.capture()));
                 }
                 let before = model.clone();
-                let got = w.apply(&p, op)?;
+                let got = S::apply(&w, &p, op)?;
                 sim.clear_crash_hook();
-                prop_assert_eq!(got, model.apply(op), "step {} ({:?})", n, op);
+                prop_assert_eq!(got, S::model_apply(&mut model, op), "step {} ({:?})", n, op);
                 let points = std::mem::take(&mut *points.lock().unwrap());
                 let Some(cp) = points.get(*pick as usize % points.len().max(1)) else {
                     continue; // the operation issued no persistence event
                 };
                 let mut last = None;
-                for (words, got) in recover::<C>(cp, *seed)? {
+                for (words, got) in recover::<S>(cp, *seed)? {
                     prop_assert!(
                         got == before || got == model,
                         "step {}: a crash during {:?} recovered {:?}, neither {:?} nor {:?}",
@@ -354,28 +540,42 @@ fn run<C: Construction>(steps: &[Step]) -> Result<(), TestCaseError> {
                 let (words, state) = last.expect("a crash point has an image");
                 drop(p);
                 write_image(&path, &words);
-                p = open()?;
-                w = World::open(&p)?;
+                (p, w) = open()?;
                 model = state;
             }
         }
     }
-    let got = w.read(&p)?;
+    let got = S::read(&w, &p)?;
     prop_assert_eq!(&got, &model, "at the end");
     Ok(())
 }
 
-/// Runs the property on `C`, shrinking a failure to a minimal sequence.
-fn property<C: Construction>() {
+/// Runs the property on `S`, shrinking a failure to a minimal sequence.
+fn check<S: Subject>() {
     let mut runner = TestRunner::new(ProptestConfig {
         cases: cases(),
         failure_persistence: None,
         ..ProptestConfig::default()
     });
-    let steps = prop::collection::vec(step(), 1..24);
-    if let Err(e) = runner.run(&steps, |steps| run::<C>(&steps)) {
-        panic!("{}: {e}", C::NAME);
+    let steps = prop::collection::vec(step(S::op()), 1..24);
+    if let Err(e) = runner.run(&steps, |steps| run::<S>(&steps)) {
+        panic!("{}: {e}", S::NAME);
     }
 }
 
+/// The property for the structures of `ds` on construction `C`.
+fn property<C: Construction>() {
+    check::<OnPtm<C>>();
+}
+
 common::ptms::ptm_suite!(property);
+
+#[test]
+fn plain_queue_property() {
+    check::<PlainQ>();
+}
+
+#[test]
+fn plain_set_property() {
+    check::<PlainS>();
+}
