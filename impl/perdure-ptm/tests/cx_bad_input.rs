@@ -63,14 +63,6 @@ fn a_puc_object_of_another_layout() {
 fn bad_configurations() {
     let bad_configs = [
         Config {
-            threads: 0,
-            ..Config::small()
-        },
-        Config {
-            threads: 255,
-            ..Config::small()
-        },
-        Config {
             replay_window: 0,
             ..Config::small()
         },

@@ -355,6 +355,17 @@ fn recover<S: Subject>(
     Ok(out)
 }
 
+/// A CX-PUC holding `T::default()` on `pool`.
+fn puc_create<T: perdure_ptm::cx::Plain + Default>(pool: Pool<Sim>) -> CxPuc<Sim, T> {
+    CxPuc::create(pool, &common::cx_config(1), T::default()).unwrap()
+}
+
+/// Null recovery of the CX-PUC in `pool`.
+fn puc_open<T: perdure_ptm::cx::Plain>(pool: Pool<Sim>) -> Result<CxPuc<Sim, T>, TestCaseError> {
+    CxPuc::open(pool, &common::cx_config(1))
+        .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))
+}
+
 /// CX-PUC's plain queue (`ds::plain::PlainQueue`): the object itself.
 struct PlainQ;
 
@@ -381,16 +392,10 @@ impl Subject for PlainQ {
         }
     }
     fn create(pool: Pool<Sim>) -> (Self::P, ()) {
-        let config = common::cx_config(1);
-        (
-            CxPuc::create(pool, &config, PlainQueue::default()).unwrap(),
-            (),
-        )
+        (puc_create(pool), ())
     }
     fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
-        CxPuc::open(pool, &common::cx_config(1))
-            .map(|p| (p, ()))
-            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))
+        Ok((puc_open(pool)?, ()))
     }
     fn pool(p: &Self::P) -> &Pool<Sim> {
         p.pool()
@@ -441,16 +446,10 @@ impl Subject for PlainS {
         }))
     }
     fn create(pool: Pool<Sim>) -> (Self::P, ()) {
-        let config = common::cx_config(1);
-        (
-            CxPuc::create(pool, &config, PlainSet::default()).unwrap(),
-            (),
-        )
+        (puc_create(pool), ())
     }
     fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
-        CxPuc::open(pool, &common::cx_config(1))
-            .map(|p| (p, ()))
-            .map_err(|e| TestCaseError::fail(format!("recovery: {e}")))
+        Ok((puc_open(pool)?, ()))
     }
     fn pool(p: &Self::P) -> &Pool<Sim> {
         p.pool()

@@ -1,7 +1,8 @@
 //! Bad input to every PTM is a typed error, never a panic: a pool without a
 //! PTM, damaged header words, another version, geometry that does not fit,
 //! another object layout, a `cur_comb` naming no replica, a damaged
-//! designated replica, a pool too small for the replicas; and
+//! designated replica, a pool too small for the replicas, a thread count
+//! out of range; and
 //! `open_or_create` opens rather than re-creates. Each test once per
 //! construction (`common::ptms`); the configurations each construction
 //! refuses, and what only one has, are in `cx_bad_input.rs` and
@@ -185,6 +186,17 @@ fn a_pool_too_small<C: Construction>() {
     }
 }
 
+fn thread_counts_out_of_range<C: Construction>() {
+    for threads in [0, 255] {
+        let pool = Pool::volatile("cfg", SIZE, NoFlush).unwrap();
+        let r = C::create(pool, threads).map(|_| ());
+        assert!(
+            matches!(r, Err(PtmError::Config(_))),
+            "{threads} threads: {r:?}"
+        );
+    }
+}
+
 fn open_or_create<C: Construction>() {
     let pool = Pool::volatile("oc", SIZE, NoFlush).unwrap();
     let p = C::open_or_create(pool, 3).unwrap();
@@ -205,5 +217,6 @@ ptm_suite!(
     a_cur_comb_naming_no_replica,
     a_damaged_designated_replica,
     a_pool_too_small,
+    thread_counts_out_of_range,
     open_or_create,
 );

@@ -30,14 +30,6 @@ fn formatted() -> Vec<u64> {
 fn bad_configurations() {
     for bad in [
         Config {
-            threads: 0,
-            ..Config::small()
-        },
-        Config {
-            threads: 255,
-            ..Config::small()
-        },
-        Config {
             states_per_thread: 1,
             ..Config::small()
         },
