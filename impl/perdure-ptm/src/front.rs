@@ -1,9 +1,8 @@
 //! The user-facing part every construction shares: `update_tx`/`read_tx`
 //! with leased thread ids and flattened nesting ([`crate::registry`]), and
 //! [`Handle`]s. A construction implements [`Front`] (how to run a closure
-//! for a given thread id) and gets the rest.
-//!
-//! (Redo-PTM predates this module and keeps its own `redo::Handle`.)
+//! for a given thread id) and gets the rest: CX-PTM, CX-PUC, and the Redo
+//! family (`redo/front.rs`).
 
 use crate::error::PtmError;
 use crate::registry::{self, Current, Kind, TidPool};
@@ -23,7 +22,7 @@ impl TidPoolRef {
         }
     }
 }
-use crate::tx::{PWord, Transaction, TxRead};
+use crate::tx::{PWord, Ptm, Transaction, TxRead};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -35,7 +34,7 @@ pub(crate) use sealed::Sealed;
 
 /// What a construction provides to get [`Handle`]s and the nesting rules
 /// (implemented by this crate's constructions only).
-pub trait Front: Sealed + Sync + Sized {
+pub trait Front: Sealed + Send + Sync + Sized {
     /// What an update closure gets.
     type Tx<'t>: Transaction
     where
@@ -71,6 +70,102 @@ pub trait Front: Sealed + Sync + Sized {
     fn as_read<'a, 't>(tx: &'a Self::Tx<'t>) -> &'a Self::ReadTx<'t>
     where
         Self: 't;
+
+    /// What [`Ptm::events`] reports.
+    #[doc(hidden)]
+    fn event_counts(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// Every construction with a front is a [`Ptm`]: its transactions go
+/// through [`update_tx`] and [`read_tx`].
+impl<P: Front> Ptm for P {
+    type ReadTx<'t>
+        = P::ReadTx<'t>
+    where
+        Self: 't;
+    type Tx<'t>
+        = P::Tx<'t>
+    where
+        Self: 't;
+
+    fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&P::Tx<'t>) -> R + Send + Sync + 'static,
+    {
+        update_tx(self, f)
+    }
+
+    fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
+    where
+        R: PWord,
+        F: for<'t> Fn(&P::ReadTx<'t>) -> R + Send + Sync + 'static,
+    {
+        read_tx(self, f)
+    }
+
+    fn events(&self) -> Vec<(&'static str, u64)> {
+        self.event_counts()
+    }
+}
+
+/// The inherent `handle`, `update_tx` and `read_tx` of a construction that
+/// implements [`Front`] (so that callers need not import [`Ptm`]); expanded
+/// inside its `impl` block.
+macro_rules! inherent_api {
+    () => {
+        /// A handle speaking for one of the `N` thread ids until it is
+        /// dropped.
+        pub fn handle(&self) -> Result<$crate::front::Handle<'_, Self>, $crate::PtmError> {
+            $crate::front::Handle::new(self)
+        }
+
+        /// Runs `f` as an update transaction with the calling thread's
+        /// leased thread id (see [`crate::registry`]); see [`crate::tx`]
+        /// for what `f` must satisfy. Nested in a transaction of this PTM,
+        /// it runs inline.
+        ///
+        /// # Panics
+        ///
+        /// If `f` panicked (on whichever thread ran it).
+        pub fn update_tx<R, F>(&self, f: F) -> Result<R, $crate::PtmError>
+        where
+            R: $crate::PWord,
+            F: for<'t> Fn(&<Self as $crate::front::Front>::Tx<'t>) -> R + Send + Sync + 'static,
+        {
+            $crate::front::update_tx(self, f)
+        }
+
+        /// Runs `f` as a read-only transaction with the calling thread's
+        /// leased thread id.
+        ///
+        /// # Panics
+        ///
+        /// If `f` panicked.
+        pub fn read_tx<R, F>(&self, f: F) -> Result<R, $crate::PtmError>
+        where
+            R: $crate::PWord,
+            F: for<'t> Fn(&<Self as $crate::front::Front>::ReadTx<'t>) -> R + Send + Sync + 'static,
+        {
+            $crate::front::read_tx(self, f)
+        }
+    };
+}
+pub(crate) use inherent_api;
+
+/// The result of a transaction a construction ran: `word` as an `R`, or,
+/// if its closure panicked, a panic on the submitting thread (the closure's
+/// own message was printed where it ran; an update's stores are undone).
+pub(crate) fn result_of<R: PWord>(kind: Kind, (word, panicked): (u64, bool)) -> R {
+    if panicked {
+        match kind {
+            Kind::Update => panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back"),
+            Kind::Read => panic!("the read transaction's closure panicked (its message was printed where it ran)"),
+        }
+    }
+    R::from_word(word)
 }
 
 /// Marks the calling thread as running `tx`, a transaction of PTM `uid`,

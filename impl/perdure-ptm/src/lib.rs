@@ -70,6 +70,7 @@ pub mod cx;
 pub mod ds;
 pub mod error;
 pub mod front;
+mod layout;
 #[cfg(feature = "mutants")]
 pub mod mutant;
 pub mod redo;

@@ -4,7 +4,7 @@
 //!
 //! The seed's constructions index their per-thread arrays (announce, the
 //! requests, the read indicators, `stMatrix`) by a thread id in `0..N`. A
-//! thread gets one either explicitly, as a [`crate::redo::Handle`], or
+//! thread gets one either explicitly, as a [`crate::front::Handle`], or
 //! implicitly through the PTM's `update_tx`/`read_tx`, which lease one for
 //! the calling thread on first use and give it back when the thread exits.
 //!

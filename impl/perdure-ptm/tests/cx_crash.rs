@@ -1,17 +1,10 @@
-//! Full-system crashes of CX-PTM and CX-PUC on perdure-pm's Px86 simulator,
-//! with the workloads and checks of `common/crash.rs` (shared with
-//! Redo-PTM's crash tests): a crash point after every persistence event,
-//! every crash image Px86 allows there (up to a limit, else a seeded
-//! sample) reopened by null recovery, and checked to hold every transaction
-//! that had returned and none in part, with a recovered PTM that commits
-//! (copying: every replica but the designated one is invalid after an open).
-//!
-//! Configurations: both of the simulator's RMW semantics (a `pfence`
-//! before the `cur_comb` CAS, or none where the CAS completes write-backs);
-//! a one-node replay window (every update copies the designated replica
-//! and every retired node is disposed of); CX-PUC's typed interface; two
-//! threads. Not covered: crashes inside `create`, thread crashes. Each test
-//! prints a PERDURE-CHECK row with what it explored.
+//! Full-system crashes of what only CX has, on perdure-pm's Px86 simulator,
+//! with the workloads and checks of `common/crash.rs` (see `ptm_crash.rs`
+//! for what every construction is checked for): a one-node replay window
+//! (every update copies the designated replica and every retired node is
+//! disposed of) for CX-PTM and, under x86 RMW semantics, for CX-PUC; and
+//! CX-PUC's typed interface. Not covered: crashes inside `create`, thread
+//! crashes. Each test prints a PERDURE-CHECK row with what it explored.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -34,27 +27,25 @@ fn x86() -> SimOptions {
 }
 
 fn ptm_one_thread(options: SimOptions, config: &Config, name: &str) {
-    let pool = Pool::volatile("cx-crash", POOL, Sim::new(options)).unwrap();
-    let p = CxPtm::create(pool, config).unwrap();
-    let points = crash::one_thread(&p, p.pool().backend());
-    let explored = crash::recover_all(
-        &points,
+    crash::run_one_thread(
+        options,
+        POOL,
+        |pool| CxPtm::create(pool, config).unwrap(),
+        CxPtm::pool,
         |pool| CxPtm::open(pool, config),
-        crash::check_one_thread,
+        name,
     );
-    crash::report(name, explored);
 }
 
 fn puc_one_thread(options: SimOptions, config: &Config, name: &str) {
-    let pool = Pool::volatile("cx-crash", POOL, Sim::new(options)).unwrap();
-    let p = CxPuc::create(pool, config, 0u64).unwrap();
-    let points = crash::one_thread(&p, p.pool().backend());
-    let explored = crash::recover_all(
-        &points,
+    crash::run_one_thread(
+        options,
+        POOL,
+        |pool| CxPuc::create(pool, config, 0u64).unwrap(),
+        CxPuc::pool,
         |pool| CxPuc::<Sim, u64>::open(pool, config),
-        crash::check_one_thread,
+        name,
     );
-    crash::report(name, explored);
 }
 
 fn window_1() -> Config {
@@ -62,20 +53,6 @@ fn window_1() -> Config {
         replay_window: 1,
         ..common::cx_config(2)
     }
-}
-
-#[test]
-fn cx_ptm_one_thread_full_crashes() {
-    ptm_one_thread(
-        SimOptions::default(),
-        &common::cx_config(2),
-        "cx-ptm-sim-crash-1t",
-    );
-}
-
-#[test]
-fn cx_ptm_one_thread_full_crashes_x86_cas() {
-    ptm_one_thread(x86(), &common::cx_config(2), "cx-ptm-sim-crash-1t-x86");
 }
 
 #[test]
@@ -88,41 +65,8 @@ fn cx_ptm_one_thread_full_crashes_copying() {
 }
 
 #[test]
-fn cx_puc_one_thread_full_crashes() {
-    puc_one_thread(
-        SimOptions::default(),
-        &common::cx_config(2),
-        "cx-puc-sim-crash-1t",
-    );
-}
-
-#[test]
 fn cx_puc_one_thread_full_crashes_x86_cas_copying() {
     puc_one_thread(x86(), &window_1(), "cx-puc-sim-crash-1t-x86-copy");
-}
-
-#[test]
-fn cx_ptm_two_thread_full_crashes() {
-    let p = common::cx(2, POOL, Sim::default());
-    let points = crash::two_threads(&p, p.pool().backend());
-    let explored = crash::recover_all(
-        &points,
-        |pool| CxPtm::open(pool, &common::cx_config(2)),
-        crash::check_two_threads,
-    );
-    crash::report("cx-ptm-sim-crash-2t", explored);
-}
-
-#[test]
-fn cx_puc_two_thread_full_crashes() {
-    let p: CxPuc<Sim, u64> = common::puc(2, POOL, Sim::default());
-    let points = crash::two_threads(&p, p.pool().backend());
-    let explored = crash::recover_all(
-        &points,
-        |pool| CxPuc::<Sim, u64>::open(pool, &common::cx_config(2)),
-        crash::check_two_threads,
-    );
-    crash::report("cx-puc-sim-crash-2t", explored);
 }
 
 /// CX-PUC through its typed interface: the object is `[i, i, i, i]`

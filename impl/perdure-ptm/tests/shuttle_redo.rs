@@ -7,7 +7,8 @@
 //! file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per test
 //! (default 1,000; 20,000 with `PERDURE_DEPTH=deep`).
 //!
-//! Every shared access of the PTM — the announce and request arrays, hazard
+//! The workloads and the crash-image check are `shuttle_common`'s, shared
+//! with `shuttle_cx.rs`. Every shared access of the PTM — the announce and request arrays, hazard
 //! pointers, locks, heads, the ring, states, logs, and every word of the
 //! replicas and of `cur_comb` — is a shuttle scheduling point, so the
 //! schedules interleave threads inside copies, replays and simulations.
@@ -29,19 +30,11 @@
 
 #![cfg(perdure_shuttle)]
 
-use perdure_pm::sim::{CrashPoint, VolatileFill};
-use perdure_pm::sync::{thread, Arc};
-use perdure_pm::{NoFlush, Pool, Sim};
-use perdure_ptm::redo::{Config, RedoPtm, Variant};
-use perdure_ptm::{Transaction, TxRead};
+mod shuttle_common;
 
-fn iterations() -> usize {
-    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep { 20_000 } else { 1000 })
-}
+use perdure_pm::{NoFlush, Pool};
+use perdure_ptm::redo::{Config, RedoPtm, Variant};
+use shuttle_common::{iterations, row, setup, spawn_writers};
 
 /// `v` runs with an empty RedoTimed window: shuttle replays schedules,
 /// so nothing may depend on the clock (`tests/redo_variants.rs` checks the
@@ -59,70 +52,9 @@ fn config(threads: usize, v: Variant) -> Config {
     }
 }
 
-/// The record at root 0: word 0 the total, word 8·(1 + t) the slot of the
-/// test's thread `t` (its spawn index, not its thread id: ids are reused
-/// once a thread drops its handle).
-fn bump_slot<T: Transaction>(tx: &T, t: u64) -> u64 {
-    let rec = tx.root(0);
-    let slot = rec + 8 * (1 + t);
-    let n = tx.load(slot) + 1;
-    tx.store(slot, n);
-    tx.store(rec, tx.load(rec) + 1);
-    (t << 32) | n
-}
-
-fn setup<B: perdure_pm::Backend>(p: &RedoPtm<B>, words: u64) {
-    p.handle().unwrap().update_tx(move |tx| {
-        let rec = tx.alloc_zeroed(8 * words).unwrap();
-        tx.set_root(0, rec);
-    });
-}
-
-/// `writers` threads, each running `updates` [`bump_slot`] transactions and
-/// checking that each returns its own slot's new value.
-fn spawn_writers(
-    p: &Arc<RedoPtm<NoFlush>>,
-    writers: u64,
-    updates: u64,
-) -> Vec<thread::JoinHandle<()>> {
-    (0..writers)
-        .map(|t| {
-            let p = p.clone();
-            thread::spawn(move || {
-                let h = p.handle().unwrap();
-                for i in 1..=updates {
-                    let r = h.update_tx(move |tx| bump_slot(tx, t));
-                    assert_eq!(r, (t << 32) | i, "thread {t} got {r:#x}");
-                }
-            })
-        })
-        .collect()
-}
-
 fn consensus(v: Variant) {
     let pool = Pool::volatile("shuttle-redo", 32 << 10, NoFlush).unwrap();
-    let p = Arc::new(RedoPtm::create(pool, &config(4, v)).unwrap());
-    setup(&p, 4);
-    let writers = spawn_writers(&p, 3, 3);
-    let reader = {
-        let p = p.clone();
-        thread::spawn(move || {
-            let h = p.handle().unwrap();
-            for _ in 0..2 {
-                let ok: bool = h.read_tx(|tx| {
-                    let rec = tx.root(0);
-                    tx.load(rec) == (1..4).map(|t| tx.load(rec + 8 * t)).sum::<u64>()
-                });
-                assert!(ok, "a read saw part of a transaction");
-            }
-        })
-    };
-    for w in writers {
-        w.join().unwrap();
-    }
-    reader.join().unwrap();
-    let total: u64 = p.handle().unwrap().read_tx(|tx| tx.load(tx.root(0)));
-    assert_eq!(total, 9);
+    shuttle_common::consensus(RedoPtm::create(pool, &config(4, v)).unwrap());
 }
 
 /// RedoTimed with a window that never closes: two writers share
@@ -139,8 +71,8 @@ fn timed_copies() -> u64 {
         timed_window: Some(std::time::Duration::MAX),
         ..config(2, Variant::Timed)
     };
-    let p = Arc::new(RedoPtm::create(pool, &c).unwrap());
-    setup(&p, 3);
+    let p = perdure_pm::sync::Arc::new(RedoPtm::create(pool, &c).unwrap());
+    setup(&*p, 3);
     let writers = spawn_writers(&p, 2, 4);
     for w in writers {
         w.join().unwrap();
@@ -166,15 +98,25 @@ fn timed_window_replays_instead_of_copying() {
         n,
     );
     let most = most.load(std::sync::atomic::Ordering::Relaxed);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redotimed-no-copy-storm\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}) of RedoTimed-PTM with a window that never closes, 2 writers x 4 updates\",\"detail\":\"at most {most} copy per schedule (the first update's): every other replica is brought up to date by replay\"}}");
+    row(
+        "redotimed-no-copy-storm",
+        &format!("{n} random schedules (seed {seed}) of RedoTimed-PTM with a window that never closes, 2 writers x 4 updates"),
+        &format!("at most {most} copy per schedule (the first update's): every other replica is brought up to date by replay"),
+    );
 }
+
+const CONSENSUS_DETAIL: &str = "no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected";
 
 #[test]
 fn consensus_random() {
     let n = iterations();
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_random(|| consensus(Variant::Redo), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
+    row(
+        "redo-consensus-random",
+        &format!("{n} random schedules (seed {seed}), 3 writers x 3 updates + 1 reader"),
+        CONSENSUS_DETAIL,
+    );
 }
 
 #[test]
@@ -182,114 +124,37 @@ fn consensus_pct() {
     let n = iterations();
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_pct(|| consensus(Variant::Redo), n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-consensus-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected\"}}");
-}
-
-struct Point {
-    cp: CrashPoint,
-    started: [u64; 2],
-    completed: [u64; 2],
+    row(
+        "redo-consensus-pct",
+        &format!("{n} PCT schedules (depth 3, seed {seed}), 3 writers x 3 updates + 1 reader"),
+        CONSENSUS_DETAIL,
+    );
 }
 
 fn crash(v: Variant) {
-    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-    let pool = Pool::volatile("shuttle-redo-crash", 32 << 10, Sim::default()).unwrap();
-    // Write-backs and fences are scheduling points too: a thread can be
-    // preempted between its `cur_comb` CAS and its `psync`.
-    pool.backend().set_yield_hook(shuttle::thread::yield_now);
-    let p = Arc::new(RedoPtm::create(pool, &config(2, v)).unwrap());
-    setup(&p, 3);
-    // Progress per thread, read by the crash hook (outside shuttle's view).
-    let progress: std::sync::Arc<[[AtomicU64; 2]; 2]> = std::sync::Arc::new(Default::default());
-    let points = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    {
-        let (points, progress) = (points.clone(), progress.clone());
-        p.pool().backend().set_crash_hook(move |_, view| {
-            let completed = [progress[0][1].load(SeqCst), progress[1][1].load(SeqCst)];
-            let started = [progress[0][0].load(SeqCst), progress[1][0].load(SeqCst)];
-            points.lock().unwrap().push(Point {
-                cp: view.capture(),
-                started,
-                completed,
-            });
-        });
-    }
-    let ts: Vec<_> = (0..2usize)
-        .map(|t| {
-            let (p, progress) = (p.clone(), progress.clone());
-            thread::spawn(move || {
-                let h = p.handle().unwrap();
-                for _ in 0..2 {
-                    progress[t][0].fetch_add(1, SeqCst);
-                    h.update_tx(move |tx| bump_slot(tx, t as u64));
-                    progress[t][1].fetch_add(1, SeqCst);
-                }
-            })
-        })
-        .collect();
-    for h in ts {
-        h.join().unwrap();
-    }
-    p.pool().backend().clear_crash_hook();
-    let points = std::mem::take(&mut *points.lock().unwrap());
-    for (k, pt) in points.iter().enumerate() {
-        let (_, images) = pt.cp.images(IMAGES, k as u64);
-        for (j, img) in images.enumerate() {
-            let words = pt.cp.materialize(&img, VolatileFill::Zeroed);
-            // Every image is checked on its words (no scheduling points);
-            // some are also reopened and updated.
-            let (total, slots) = inspect(&words);
-            assert_eq!(
-                total,
-                slots[0] + slots[1],
-                "event {}: part of a transaction",
-                pt.cp.event
-            );
-            for (t, &s) in slots.iter().enumerate() {
-                assert!(
-                    pt.completed[t] <= s && s <= pt.started[t],
-                    "event {}: thread {t} recovered {s} updates, completed {} started {}",
-                    pt.cp.event,
-                    pt.completed[t],
-                    pt.started[t]
-                );
-            }
-            if j == 0 && (k % 32 == 0 || k + 1 == points.len()) {
-                let pool = Pool::volatile_from_words(&words, Sim::default()).unwrap();
-                let q = RedoPtm::open(pool, &config(2, v))
-                    .unwrap_or_else(|e| panic!("event {}: recovery failed: {e}", pt.cp.event));
-                let h = q.handle().unwrap();
-                let after: u64 = h.update_tx(|tx| bump_slot(tx, 0));
-                assert_eq!(after & 0xffff_ffff, slots[0] + 1);
-                let total_after: u64 = h.read_tx(|tx| tx.load(tx.root(0)));
-                assert_eq!(total_after, total + 1);
-            }
-        }
-    }
+    let pool = shuttle_common::sim_pool("shuttle-redo-crash", 32 << 10);
+    shuttle_common::crash(
+        RedoPtm::create(pool, &config(2, v)).unwrap(),
+        |p| p.pool().backend(),
+        |pool| RedoPtm::open(pool, &config(2, v)),
+    );
 }
 
-/// Crash images checked per crash point (all if there are fewer).
-const IMAGES: u64 = 32;
-
-/// What null recovery would find in a crash image, read straight from its
-/// words (Redo-PTM's layout: header at the data offset 4096, `cur_comb` 64
-/// bytes in, replicas from 8192): the record's total and the two slots.
-fn inspect(words: &[u64]) -> (u64, [u64; 2]) {
-    let w = |off: u64| words[(off / 8) as usize];
-    let header = 4096;
-    let replica_len = w(header + 24);
-    let cur = w(header + 64);
-    let replica = header + 4096 + perdure_ptm::sti::idx(cur) as u64 * replica_len;
-    let rec = replica + w(replica);
-    (w(rec), [w(rec + 8), w(rec + 16)])
-}
+const CRASH: &str =
+    "2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each";
+const CRASH_DETAIL: &str =
+    "every completed transaction recovered, none in part; the recovered PTM commits";
 
 #[test]
 fn crash_pct() {
     let n = (iterations() / 2).max(20);
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_pct(|| crash(Variant::Redo), n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
+    row(
+        "redo-crash-pct",
+        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
+        CRASH_DETAIL,
+    );
 }
 
 #[test]
@@ -297,7 +162,11 @@ fn crash_random() {
     let n = (iterations() / 2).max(20);
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_random(|| crash(Variant::Redo), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redo-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits\"}}");
+    row(
+        "redo-crash-random",
+        &format!("{n} random schedules (seed {seed}), {CRASH}"),
+        CRASH_DETAIL,
+    );
 }
 
 #[test]
@@ -305,7 +174,11 @@ fn consensus_opt_random() {
     let n = (iterations() / 2).max(20);
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_random(|| consensus(Variant::Opt), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-consensus-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}) of RedoOpt-PTM, 3 writers x 3 updates + 1 reader\",\"detail\":\"no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected\"}}");
+    row(
+        "redoopt-consensus-random",
+        &format!("{n} random schedules (seed {seed}) of RedoOpt-PTM, 3 writers x 3 updates + 1 reader"),
+        "no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected",
+    );
 }
 
 #[test]
@@ -313,5 +186,9 @@ fn crash_opt_random() {
     let n = (iterations() / 4).max(20);
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_random(|| crash(Variant::Opt), n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/redoopt-crash-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}) of RedoOpt-PTM, 2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each\",\"detail\":\"every completed transaction recovered, none in part; the recovered PTM commits; RedoTimed window empty (clock-free)\"}}");
+    row(
+        "redoopt-crash-random",
+        &format!("{n} random schedules (seed {seed}) of RedoOpt-PTM, {CRASH}"),
+        &format!("{CRASH_DETAIL}; RedoTimed window empty (clock-free)"),
+    );
 }

@@ -89,7 +89,7 @@ pub(crate) struct Slot<B: Backend, F: Flavor<B>> {
     pub scratch: F::Scratch,
 }
 
-/// The consensus over a pool laid out by [`super::layout`].
+/// The consensus over a pool laid out by [`crate::layout`].
 pub(crate) struct Cx<B: Backend, F: Flavor<B>> {
     pub pool: Pool<B>,
     pub uid: u64,

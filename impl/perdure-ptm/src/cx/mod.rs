@@ -6,7 +6,7 @@
 //! | file | seed |
 //! | --- | --- |
 //! | `cx/mod.rs` | the walk-through below, [`Config`], [`CxStats`] |
-//! | `cx/layout.rs` | the persistent layout, creation, null recovery's checks |
+//! | [`crate::layout`] | the persistent layout (shared with Redo-PTM), creation, null recovery's checks |
 //! | `cx/queue.rs` | the queue of mutations (turn queue, ref. \[39\]) and the wait-free reclamation of its nodes |
 //! | `cx/core.rs` | `applyUpdate` steps 1–6 and `applyRead` steps 1–3, once for both flavours |
 //! | [`ptm`] | CX-PTM: annotated loads and stores, a `pwb` per modified line ([`CxPtm`]) |
@@ -14,7 +14,7 @@
 //!
 //! ## State
 //!
-//! Persistent (see `cx/layout.rs`): a header, `cur_comb`, and `2N` replicas
+//! Persistent (see [`crate::layout`]): a header, `cur_comb`, and `2N` replicas
 //! of the transactional region (roots, then the region allocator and its
 //! blocks: [`crate::replica`]). Volatile, as §4 says ("the queue of
 //! mutations and the array of Combined instances, can be kept in volatile
@@ -155,24 +155,24 @@
 //!
 //! ## Checked by
 //!
-//! * `tests/cx_basic.rs`: sequential semantics of both flavours through
-//!   [`Ptm`](crate::Ptm) (counter, arrays, allocation and free, typed
-//!   results, nesting, panics rolled back, handles, published reads, a pool
-//!   file reopened), CX-PUC's plain value (a stack of `#[repr(C)]` nodes,
-//!   checked views), the replay window (one node: every update copies and
-//!   disposes; 1,000: no disposal), the volatile bound;
-//! * `tests/cx_concurrent.rs`: 2–4 threads, both flavours: every increment
-//!   returned exactly once, results to the right thread, reads (direct and
-//!   enqueued) never see half a transaction, allocating transactions, a
-//!   one-node window under contention;
-//! * `tests/cx_fences.rs`: one `pfence` and one `psync` per update (no
-//!   `pfence` under x86 CAS semantics), none per read, CX-PTM's `pwb`s = its
-//!   distinct lines + `cur_comb`, CX-PUC's = every used line + `cur_comb`;
-//! * `tests/cx_crash.rs`: full crashes on the Px86 simulator (one and two
-//!   threads, both RMW semantics, copying, CX-PUC's typed interface), every
-//!   image reopened and checked; fails without the replica's `pwb`s, the
-//!   `pfence` or the `pwb(cur_comb)` + `psync`;
-//! * `tests/cx_bad_input.rs`: damaged or foreign pools give typed errors;
+//! * the suites every construction runs (`tests/common/ptms.rs`):
+//!   `tests/ptm_basic.rs` (sequential semantics through [`Ptm`](crate::Ptm),
+//!   nesting, panics rolled back, handles, published reads, a pool file
+//!   reopened), `tests/ptm_concurrent.rs` (2–4 threads: increments once
+//!   each, results to the right thread, whole-transaction reads, allocating
+//!   transactions), `tests/ptm_fences.rs` (one `pfence` and one `psync` per
+//!   update, none under x86 CAS semantics, none per read),
+//!   `tests/ptm_crash.rs` (full crashes on the Px86 simulator, one and two
+//!   threads), `tests/ptm_bad_input.rs` (damaged pools give typed errors),
+//!   `tests/ds_proptest.rs` (the data structures against `std` models with
+//!   reopens and crashes);
+//! * what only CX has: `tests/cx_basic.rs` (CX-PUC's plain value, the
+//!   replay window, the volatile bound), `tests/cx_concurrent.rs` (a
+//!   one-node window under contention), `tests/cx_fences.rs` (CX-PTM's
+//!   `pwb`s = its distinct lines + `cur_comb`, CX-PUC's = every used line +
+//!   `cur_comb`), `tests/cx_crash.rs` (copying, CX-PUC's typed interface),
+//!   `tests/cx_bad_input.rs` (foreign pools, CX-PUC layouts, CX's
+//!   configurations);
 //! * `tests/shuttle_cx.rs`: random and PCT schedules with a one-node window,
 //!   with and without crashes;
 //! * `tests/loom_cx_queue.rs`: loom, the turn queue's enqueue with 2 and 3
@@ -227,7 +227,6 @@ macro_rules! accessors {
 pub(crate) use accessors;
 
 pub(crate) mod core;
-pub(crate) mod layout;
 pub mod ptm;
 pub mod puc;
 pub(crate) mod queue;
@@ -236,7 +235,7 @@ pub(crate) mod queue;
 #[doc(hidden)]
 pub use queue::model_checks;
 
-pub use layout::VERSION;
+pub use crate::layout::VERSION;
 pub use ptm::{CxPtm, Tx};
 pub use puc::{CxPuc, Plain, PucMut, PucRead, PucRef, PucTx};
 /// The `zerocopy` this crate's [`Plain`] is defined with; derive its traits
@@ -244,8 +243,8 @@ pub use puc::{CxPuc, Plain, PucMut, PucRead, PucRef, PucTx};
 pub use zerocopy;
 
 use crate::error::PtmError;
+pub(crate) use crate::layout::Geometry;
 use crate::sti;
-pub(crate) use layout::Geometry;
 
 /// The configuration of CX-PTM and CX-PUC: the thread count (persistent: it
 /// fixes the number of replicas) and the sizes of the volatile structures.

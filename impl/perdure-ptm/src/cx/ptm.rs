@@ -22,15 +22,15 @@
 //! makes the same ones, closures being deterministic).
 
 use super::core::{Comb, Cx, Flavor};
-use super::layout::{self, Kind};
 use super::Config;
 use crate::error::PtmError;
-use crate::front::{self, Front, Handle, Sealed, TidPoolRef};
+use crate::front::{self, Front, Sealed, TidPoolRef};
+use crate::layout::{self, Kind};
 use crate::redo::state::DirtyLines;
 use crate::redo::ReadTx;
 use crate::registry::Kind as TxKind;
 use crate::replica::{self, word};
-use crate::tx::{PWord, Ptm, Transaction, TxRead};
+use crate::tx::{PWord, Transaction, TxRead};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Backend, Pool};
 use std::cell::RefCell;
@@ -40,6 +40,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 const KIND: Kind = Kind {
     name: "CX-PTM",
     magic: MAGIC,
+    replicas: |n| 2 * n,
 };
 /// Magic of a CX-PTM header.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PDCXPTM1");
@@ -319,39 +320,7 @@ impl<B: Backend> CxPtm<B> {
         self.cx.config.volatile_bytes_ptm()
     }
 
-    /// A handle speaking for one of the `N` thread ids until it is dropped.
-    pub fn handle(&self) -> Result<Handle<'_, CxPtm<B>>, PtmError> {
-        Handle::new(self)
-    }
-
-    /// Runs `f` as an update transaction with the calling thread's leased
-    /// thread id (see [`crate::registry`]); see [`crate::tx`] for what `f`
-    /// must satisfy. Nested in a transaction of this PTM, it runs inline.
-    ///
-    /// # Panics
-    ///
-    /// If `f` panicked (on whichever thread ran it).
-    pub fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
-    {
-        front::update_tx(self, f)
-    }
-
-    /// Runs `f` as a read-only transaction with the calling thread's leased
-    /// thread id.
-    ///
-    /// # Panics
-    ///
-    /// If `f` panicked.
-    pub fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
-    {
-        front::read_tx(self, f)
-    }
+    front::inherent_api!();
 }
 
 impl<B: Backend> Sealed for CxPtm<B> {}
@@ -359,6 +328,10 @@ impl<B: Backend> Sealed for CxPtm<B> {}
 impl<B: Backend> Front for CxPtm<B> {
     type Tx<'t> = Tx<'t, B>;
     type ReadTx<'t> = ReadTx<'t, B>;
+
+    fn event_counts(&self) -> Vec<(&'static str, u64)> {
+        self.stats().events()
+    }
 
     fn uid(&self) -> u64 {
         self.cx.uid
@@ -380,13 +353,10 @@ impl<B: Backend> Front for CxPtm<B> {
         R: PWord,
         F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
     {
-        let (w, panicked) = self
+        let out = self
             .cx
             .apply_update(tid, Job::Update(Box::new(move |tx| f(tx).into_word())));
-        if panicked {
-            panic!("the update transaction's closure panicked (its message was printed where it ran); its stores were rolled back");
-        }
-        R::from_word(w)
+        front::result_of(TxKind::Update, out)
     }
 
     fn read_with<R, F>(&self, tid: usize, f: F) -> R
@@ -407,12 +377,10 @@ impl<B: Backend> Front for CxPtm<B> {
             read_on(cx, base, &|rt: &ReadTx<'_, B>| g(rt))
         };
         let job = Job::Read(Box::new(move |rt| f(rt).into_word()));
-        match self.cx.apply_published_read(tid, job, &published) {
-            (w, false) => R::from_word(w),
-            (_, true) => {
-                panic!("the read transaction's closure panicked (its message was printed where it ran)")
-            }
-        }
+        front::result_of(
+            TxKind::Read,
+            self.cx.apply_published_read(tid, job, &published),
+        )
     }
 }
 
@@ -430,35 +398,4 @@ fn read_on<B: Backend, R>(
     };
     let _in = front::enter(cx.uid, TxKind::Read, &read);
     f(&read)
-}
-
-impl<B: Backend> Ptm for CxPtm<B> {
-    type ReadTx<'t>
-        = ReadTx<'t, B>
-    where
-        Self: 't;
-    type Tx<'t>
-        = Tx<'t, B>
-    where
-        Self: 't;
-
-    fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&Tx<'t, B>) -> R + Send + Sync + 'static,
-    {
-        front::update_tx(self, f)
-    }
-
-    fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&ReadTx<'t, B>) -> R + Send + Sync + 'static,
-    {
-        front::read_tx(self, f)
-    }
-
-    fn events(&self) -> Vec<(&'static str, u64)> {
-        self.stats().events()
-    }
 }

@@ -59,13 +59,13 @@
 //!   takes physical memory), twice (a snapshot for panics).
 
 use super::core::{Comb, Cx, Flavor};
-use super::layout::{self, Kind};
 use super::Config;
 use crate::error::PtmError;
 use crate::front::{self, Front, Handle, Sealed, TidPoolRef};
+use crate::layout::{self, Kind};
 use crate::registry::Kind as TxKind;
 use crate::replica::{word, ALLOC_BASE};
-use crate::tx::{PWord, Ptm, Transaction, TxRead, ROOTS};
+use crate::tx::{PWord, Transaction, TxRead, ROOTS};
 use perdure_pm::region::{RegionAlloc, RegionError, RegionMemory, BLOCKS_START};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Backend, Pool};
@@ -90,6 +90,7 @@ impl<T: FromBytes + IntoBytes + KnownLayout + Immutable + Copy + Send + Sync + '
 const KIND: Kind = Kind {
     name: "CX-PUC",
     magic: MAGIC,
+    replicas: |n| 2 * n,
 };
 /// Magic of a CX-PUC header.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PDCXPUC1");
@@ -815,12 +816,10 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
             g(work.words(), used)
         };
         let job = Job::Read(Box::new(move |w, u| view(w, u).into_word()));
-        match self.cx.apply_published_read(tid, job, &published) {
-            (w, false) => R::from_word(w),
-            (_, true) => {
-                panic!("the read transaction's closure panicked (its message was printed where it ran)")
-            }
-        }
+        front::result_of(
+            TxKind::Read,
+            self.cx.apply_published_read(tid, job, &published),
+        )
     }
 }
 
@@ -840,6 +839,10 @@ impl<B: Backend, T: Plain> Sealed for CxPuc<B, T> {}
 impl<B: Backend, T: Plain> Front for CxPuc<B, T> {
     type Tx<'t> = PucTx<'t>;
     type ReadTx<'t> = PucRead<'t>;
+
+    fn event_counts(&self) -> Vec<(&'static str, u64)> {
+        self.stats().events()
+    }
 
     fn uid(&self) -> u64 {
         self.cx.uid
@@ -890,36 +893,5 @@ impl<B: Backend, T: Plain> Front for CxPuc<B, T> {
             let _in = front::enter(uid, TxKind::Read, &rt);
             f(&rt)
         })
-    }
-}
-
-impl<B: Backend, T: Plain> Ptm for CxPuc<B, T> {
-    type ReadTx<'t>
-        = PucRead<'t>
-    where
-        Self: 't;
-    type Tx<'t>
-        = PucTx<'t>
-    where
-        Self: 't;
-
-    fn update_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&PucTx<'t>) -> R + Send + Sync + 'static,
-    {
-        front::update_tx(self, f)
-    }
-
-    fn read_tx<R, F>(&self, f: F) -> Result<R, PtmError>
-    where
-        R: PWord,
-        F: for<'t> Fn(&PucRead<'t>) -> R + Send + Sync + 'static,
-    {
-        front::read_tx(self, f)
-    }
-
-    fn events(&self) -> Vec<(&'static str, u64)> {
-        self.stats().events()
     }
 }

@@ -2,9 +2,10 @@
 //! the replica `cur_comb` designates, or, after `MAX_READ_TRIES` failures,
 //! published for an updater to run.
 
+use super::core::{bump, Job, RedoPtm};
 use super::tx::ReadTx;
-use super::{bump, Job, RedoPtm};
-use crate::registry::{Current, Enter, Kind};
+use crate::front;
+use crate::registry::Kind;
 use crate::sti::{self, INVALID};
 use crate::sync::atomic::Ordering;
 use crate::tx::PWord;
@@ -38,11 +39,7 @@ impl<B: Backend> RedoPtm<B> {
             len: self.replica_len,
         };
         let out = {
-            let _in = Enter::new(Current {
-                uid: self.uid,
-                kind: Kind::Read,
-                ptr: &read as *const ReadTx<'_, B> as *const (),
-            });
+            let _in = front::enter(self.uid, Kind::Read, &read);
             catch_unwind(AssertUnwindSafe(|| run(&read)))
         };
         comb.lock.shared_unlock(tid);
@@ -100,11 +97,8 @@ impl<B: Backend> RedoPtm<B> {
         }
         // {2}
         loop {
-            if let Some((w, panicked)) = self.collect(tid, my_seq) {
-                if panicked {
-                    panic!("the read transaction's closure panicked (its message was printed where it ran)");
-                }
-                return R::from_word(w);
+            if let Some(out) = self.collect(tid, my_seq) {
+                return front::result_of(Kind::Read, out);
             }
             crate::sync::spin_loop();
         }

@@ -8,7 +8,7 @@
 //! allocated on demand and kept (Algorithm 1 L10–L25). perdure keeps the
 //! entries the same, with region offsets for addresses, but lays each
 //! thread's chunks out as one circular arena of
-//! [`Config::log_entries_per_thread`](super::Config::log_entries_per_thread)
+//! [`Config::log_entries_per_thread`](super::config::Config::log_entries_per_thread)
 //! entries, allocated when the PTM is opened: the states of a thread are
 //! used in turn, so their logs follow each other in the arena, and a
 //! state's log is a contiguous run `[log_start, log_start + log_len)` of
@@ -28,7 +28,7 @@
 //! copy), and if its commit fails its replica cannot be rolled back and is
 //! marked invalid.
 
-use super::variant::WordSet;
+use super::wordset::WordSet;
 use crate::rwlock::StrongTryRwLock;
 use crate::sti;
 use crate::sync::atomic::{fence, AtomicU64, Ordering};
@@ -115,8 +115,8 @@ pub(crate) struct State {
     pub ticket: AtomicU64,
     /// Per thread: the sequence number of its last request applied (plus
     /// [`PANICKED`]). The seed has one bit per thread (`applied[N]`,
-    /// compared with a toggling `announce` bit); see the module docs of
-    /// [`crate::redo`] for why perdure counts.
+    /// compared with a toggling `announce` bit); see `docs/redo-ptm.md`
+    /// ("Deviations from the seed") for why perdure counts.
     pub applied: Box<[AtomicU64]>,
     /// Per thread: the result of its last request applied.
     pub results: Box<[AtomicU64]>,

@@ -10,7 +10,7 @@
 //! directly: it already holds the transaction's own stores.
 
 use super::state::{DirtyLines, LogArena};
-use super::variant::WordSet;
+use super::wordset::WordSet;
 use crate::error::PtmError;
 use crate::replica::{self, word};
 use crate::tx::{Transaction, TxRead};

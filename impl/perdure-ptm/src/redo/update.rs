@@ -1,14 +1,15 @@
 //! Algorithm 3 of the seed (§5), `applyUpdate`: publish, combine, commit.
 //!
 //! Steps are numbered as in the seed ({1}–{9}; L* are its lines); the
-//! module docs of [`crate::redo`] give the walk-through, the persistence
-//! rules and the deviations.
+//! module docs of [`crate::redo`] summarize it; `docs/redo-ptm.md` gives the
+//! walk-through, the persistence rules and the deviations.
 
+use super::core::{bump, Attempt, Held, Job, RedoPtm, Request, Retired, Slot};
 use super::state::{State, LOG_OVERFLOW, PANICKED};
 use super::tx::{ReadTx, Tx, Writer};
-use super::{bump, Attempt, Held, Job, RedoPtm, Request, Retired, Slot};
 use crate::breakdown::{self, Bucket};
-use crate::registry::{Current, Enter, Kind};
+use crate::front;
+use crate::registry::Kind;
 use crate::replica::{self, word};
 use crate::sti::{self, INVALID};
 use crate::sync::atomic::{fence, Ordering};
@@ -422,11 +423,7 @@ impl<B: Backend> RedoPtm<B> {
             Job::Update(f) => {
                 let tx = Tx { read, w: writer };
                 let mark = writer.begin_closure();
-                let _in = Enter::new(Current {
-                    uid: self.uid,
-                    kind: Kind::Update,
-                    ptr: &tx as *const Tx<'_, B> as *const (),
-                });
+                let _in = front::enter(self.uid, Kind::Update, &tx);
                 match catch_unwind(AssertUnwindSafe(|| f(&tx))) {
                     Ok(v) => (v, false),
                     Err(_) => {
@@ -436,11 +433,7 @@ impl<B: Backend> RedoPtm<B> {
                 }
             }
             Job::Read(f) => {
-                let _in = Enter::new(Current {
-                    uid: self.uid,
-                    kind: Kind::Read,
-                    ptr: &read as *const ReadTx<'_, B> as *const (),
-                });
+                let _in = front::enter(self.uid, Kind::Read, &read);
                 match catch_unwind(AssertUnwindSafe(|| f(&read))) {
                     Ok(v) => (v, false),
                     Err(_) => (0, true),

@@ -57,9 +57,9 @@
 //! 21 MB on top of Redo-PTM's 14 MB, 35 MB in all (checked under 64 MB by
 //! `tests/redo_variants.rs`); see [`Config::volatile_bytes`].
 
-use super::state::{Combined, DirtyLines};
+use super::core::{bump, Held, RedoPtm};
+use super::state::Combined;
 use super::tx::Writer;
-use super::{bump, Held, RedoPtm};
 use crate::breakdown::{self, Bucket};
 use crate::replica::word;
 use crate::sti;
@@ -68,173 +68,7 @@ use perdure_pm::Backend;
 use std::time::{Duration, Instant};
 
 #[cfg(doc)]
-use super::Config;
-
-/// Which member of the Redo-PTM family a [`RedoPtm`] runs (seed §5).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// Redo-PTM: Algorithms 1–3.
-    #[default]
-    Redo,
-    /// RedoTimed-PTM: only the first two replicas for a window of about
-    /// four copy times, with backoff.
-    Timed,
-    /// RedoOpt-PTM: RedoTimed-PTM with store and flush aggregation,
-    /// non-temporal copies and the full-flush switch.
-    Opt,
-}
-
-impl Variant {
-    /// All three, in the seed's order.
-    pub const ALL: [Variant; 3] = [Variant::Redo, Variant::Timed, Variant::Opt];
-
-    /// The seed's name of the construction.
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Redo => "Redo-PTM",
-            Variant::Timed => "RedoTimed-PTM",
-            Variant::Opt => "RedoOpt-PTM",
-        }
-    }
-
-    /// Whether step {5} starts with the two-replica window.
-    pub fn timed(self) -> bool {
-        self != Variant::Redo
-    }
-
-    /// Whether the RedoOpt optimizations are on.
-    pub fn opt(self) -> bool {
-        self == Variant::Opt
-    }
-}
-
-impl std::fmt::Display for Variant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An open-addressing hash map from 8-aligned offsets to positions, reset
-/// in O(1) by bumping a generation (RedoOpt's store set and line set).
-/// Bounded: refuses inserts beyond half its slots.
-#[derive(Debug)]
-pub(crate) struct WordSet {
-    keys: Box<[u64]>,
-    vals: Box<[u32]>,
-    gens: Box<[u32]>,
-    gen: u32,
-    len: usize,
-    /// Store aggregation: `(position, previous new value)` of entries of
-    /// earlier closures that the running closure rewrote.
-    pub(crate) saves: Vec<(u64, u64)>,
-}
-
-impl WordSet {
-    /// A set of `slots` (rounded up to a power of two, at least 8) slots.
-    pub(crate) fn new(slots: usize) -> WordSet {
-        let slots = slots.max(8).next_power_of_two();
-        WordSet {
-            keys: vec![0; slots].into_boxed_slice(),
-            vals: vec![0; slots].into_boxed_slice(),
-            gens: vec![0; slots].into_boxed_slice(),
-            gen: 1,
-            len: 0,
-            saves: Vec::new(),
-        }
-    }
-
-    /// An empty placeholder (no slots; every insert is refused).
-    pub(crate) fn none() -> WordSet {
-        WordSet {
-            keys: Box::new([]),
-            vals: Box::new([]),
-            gens: Box::new([]),
-            gen: 1,
-            len: 0,
-            saves: Vec::new(),
-        }
-    }
-
-    /// Bytes this set holds.
-    pub(crate) fn bytes_for(slots: usize) -> u64 {
-        16 * slots.max(8).next_power_of_two() as u64
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.len = 0;
-        self.saves.clear();
-        self.gen = self.gen.wrapping_add(1);
-        if self.gen == 0 {
-            self.gens.iter_mut().for_each(|g| *g = 0);
-            self.gen = 1;
-        }
-    }
-
-    #[inline]
-    fn home(&self, key: u64) -> usize {
-        // Fibonacci hashing of the word (or line) number.
-        let h = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - self.keys.len().trailing_zeros())) as usize
-    }
-
-    /// `Ok(slot)` holding `key`, or `Err(slot)`, the empty slot where it
-    /// would go (linear probing); `None` if the set has no slots.
-    #[inline]
-    fn find(&self, key: u64) -> Option<Result<usize, usize>> {
-        if self.keys.is_empty() {
-            return None;
-        }
-        let mask = self.keys.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            if self.gens[i] != self.gen {
-                return Some(Err(i));
-            }
-            if self.keys[i] == key {
-                return Some(Ok(i));
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// The position stored for `key`.
-    #[inline]
-    pub(crate) fn get(&self, key: u64) -> Option<u64> {
-        match self.find(key)? {
-            Ok(i) => Some(u64::from(self.vals[i])),
-            Err(_) => None,
-        }
-    }
-
-    /// Sets `key` to `val`; false if the set is half full or `val` does not
-    /// fit (the caller then does without aggregation).
-    #[inline]
-    pub(crate) fn insert(&mut self, key: u64, val: u64) -> bool {
-        let Ok(val) = u32::try_from(val) else {
-            return false;
-        };
-        match self.find(key) {
-            None => false,
-            Some(Ok(i)) => {
-                self.vals[i] = val;
-                true
-            }
-            Some(Err(_)) if 2 * (self.len + 1) > self.keys.len() => false,
-            Some(Err(i)) => {
-                self.gens[i] = self.gen;
-                self.keys[i] = key;
-                self.vals[i] = val;
-                self.len += 1;
-                true
-            }
-        }
-    }
-
-    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-}
+use super::config::{Config, Variant};
 
 /// Exponential backoff (reference \[1\] of the seed): spins, doubling up to
 /// a cap, yielding the processor once the spins are long.
@@ -392,18 +226,6 @@ impl<B: Backend> RedoPtm<B> {
             self.pool.pfence();
         }
     }
-
-    /// Dirty-line sets for the replicas of `variant`: RedoOpt keeps lines
-    /// distinct and switches to a full flush past a tenth of the replica.
-    pub(super) fn dirty_lines_for(variant: Variant, cap: usize, replica_len: u64) -> DirtyLines {
-        if variant.opt() {
-            let tenth = (replica_len / perdure_pm::CACHE_LINE as u64 / 10).max(1);
-            let full_after = usize::try_from(tenth).unwrap_or(usize::MAX).min(cap);
-            DirtyLines::distinct(cap, full_after)
-        } else {
-            DirtyLines::new(cap)
-        }
-    }
 }
 
 /// Defines a thin wrapper that runs [`RedoPtm`] as one variant.
@@ -417,7 +239,7 @@ macro_rules! variant_wrapper {
             /// variant, whatever `config.variant` says.
             pub fn create(
                 pool: perdure_pm::Pool<B>,
-                config: &super::Config,
+                config: &super::config::Config,
             ) -> Result<Self, crate::error::PtmError> {
                 RedoPtm::create(pool, &Self::config(config)).map($name)
             }
@@ -426,7 +248,7 @@ macro_rules! variant_wrapper {
             /// variant (see [`RedoPtm::open`]).
             pub fn open(
                 pool: perdure_pm::Pool<B>,
-                config: &super::Config,
+                config: &super::config::Config,
             ) -> Result<Self, crate::error::PtmError> {
                 RedoPtm::open(pool, &Self::config(config)).map($name)
             }
@@ -435,13 +257,13 @@ macro_rules! variant_wrapper {
             /// (see [`RedoPtm::open_or_create`]).
             pub fn open_or_create(
                 pool: perdure_pm::Pool<B>,
-                config: &super::Config,
+                config: &super::config::Config,
             ) -> Result<Self, crate::error::PtmError> {
                 RedoPtm::open_or_create(pool, &Self::config(config)).map($name)
             }
 
-            fn config(config: &super::Config) -> super::Config {
-                super::Config {
+            fn config(config: &super::config::Config) -> super::config::Config {
+                super::config::Config {
                     variant: $variant,
                     ..config.clone()
                 }
@@ -471,30 +293,46 @@ macro_rules! variant_wrapper {
             }
         }
 
-        impl<B: Backend> crate::tx::Ptm for $name<B> {
-            type ReadTx<'t>
-                = super::ReadTx<'t, B>
-            where
-                Self: 't;
-            type Tx<'t>
-                = super::Tx<'t, B>
-            where
-                Self: 't;
+        impl<B: Backend> crate::front::Sealed for $name<B> {}
 
-            fn update_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
-            where
-                R: crate::tx::PWord,
-                F: for<'t> Fn(&super::Tx<'t, B>) -> R + Send + Sync + 'static,
-            {
-                self.0.update_tx(f)
+        /// The front of the [`RedoPtm`] it runs (so it is a [`crate::Ptm`]).
+        impl<B: Backend> crate::front::Front for $name<B> {
+            type Tx<'t> = super::tx::Tx<'t, B>;
+            type ReadTx<'t> = super::tx::ReadTx<'t, B>;
+
+            fn uid(&self) -> u64 {
+                self.0.uid()
             }
 
-            fn read_tx<R, F>(&self, f: F) -> Result<R, crate::error::PtmError>
+            fn tid_pool(&self) -> &crate::front::TidPoolRef {
+                self.0.tid_pool()
+            }
+
+            fn as_read<'a, 't>(tx: &'a Self::Tx<'t>) -> &'a Self::ReadTx<'t>
+            where
+                Self: 't,
+            {
+                tx.as_read()
+            }
+
+            fn update_with<R, F>(&self, tid: usize, f: F) -> R
             where
                 R: crate::tx::PWord,
-                F: for<'t> Fn(&super::ReadTx<'t, B>) -> R + Send + Sync + 'static,
+                F: for<'t> Fn(&Self::Tx<'t>) -> R + Send + Sync + 'static,
             {
-                self.0.read_tx(f)
+                self.0.update_with(tid, f)
+            }
+
+            fn read_with<R, F>(&self, tid: usize, f: F) -> R
+            where
+                R: crate::tx::PWord,
+                F: for<'t> Fn(&Self::ReadTx<'t>) -> R + Send + Sync + 'static,
+            {
+                self.0.read_with(tid, f)
+            }
+
+            fn event_counts(&self) -> Vec<(&'static str, u64)> {
+                self.0.event_counts()
             }
         }
     };
@@ -504,49 +342,12 @@ variant_wrapper!(
     /// RedoTimed-PTM (seed §5, "Timed variant"): [`RedoPtm`] with
     /// [`Variant::Timed`]. Dereferences to the [`RedoPtm`] it runs.
     RedoTimedPtm,
-    Variant::Timed
+    super::config::Variant::Timed
 );
 
 variant_wrapper!(
     /// RedoOpt-PTM (seed §5, "Additional optimizations"): [`RedoPtm`] with
     /// [`Variant::Opt`]. Dereferences to the [`RedoPtm`] it runs.
     RedoOptPtm,
-    Variant::Opt
+    super::config::Variant::Opt
 );
-
-#[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn word_set_maps_resets_and_bounds() {
-        let mut s = WordSet::new(8);
-        assert!(s.insert(64, 1));
-        assert!(s.insert(72, 2));
-        assert!(s.insert(64, 3), "an existing key is updated");
-        assert_eq!(s.get(64), Some(3));
-        assert_eq!(s.get(72), Some(2));
-        assert_eq!(s.get(80), None);
-        assert!(s.insert(80, 4));
-        assert!(s.insert(88, 5));
-        assert_eq!(s.len(), 4);
-        assert!(!s.insert(96, 6), "half of 8 slots is the bound");
-        s.clear();
-        assert_eq!(s.get(64), None, "clear forgets every key");
-        assert_eq!(s.len(), 0);
-        assert!(s.insert(96, 7));
-        assert_eq!(s.get(96), Some(7));
-        assert!(!WordSet::none().insert(8, 1));
-        assert!(!s.insert(104, u64::from(u32::MAX) + 1));
-    }
-
-    #[test]
-    fn word_set_survives_generation_wrap() {
-        let mut s = WordSet::new(8);
-        s.gen = u32::MAX;
-        assert!(s.insert(8, 1));
-        s.clear();
-        assert_eq!(s.gen, 1);
-        assert_eq!(s.get(8), None);
-    }
-}

@@ -104,6 +104,24 @@ pub fn recover_all<P, E: std::fmt::Display>(
     (points.len(), images, exhaustive)
 }
 
+/// The one-thread workload ([`one_thread`]) on a PTM `create` makes on a
+/// fresh `Sim` pool with `options` (its pool: `pool_of`), every crash image
+/// reopened with `open`
+/// and checked ([`check_one_thread`]); prints PERDURE-CHECK row `name`.
+pub fn run_one_thread<P: Ptm, E: std::fmt::Display>(
+    options: perdure_pm::SimOptions,
+    pool_size: u64,
+    create: impl FnOnce(Pool<Sim>) -> P,
+    pool_of: fn(&P) -> &Pool<Sim>,
+    open: impl Fn(Pool<Sim>) -> Result<P, E>,
+    name: &str,
+) {
+    let pool = Pool::volatile("ptm-crash", pool_size, Sim::new(options)).unwrap();
+    let p = create(pool);
+    let points = one_thread(&p, pool_of(&p).backend());
+    report(name, recover_all(&points, open, check_one_thread));
+}
+
 /// Prints the PERDURE-CHECK row of a crash test.
 pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
     println!(

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod crash;
+pub mod ptms;
+pub mod runner;
 
 use perdure_pm::{Backend, Pool};
 use perdure_ptm::redo::{Config, RedoPtm, Variant};
@@ -110,4 +112,47 @@ pub fn flush_counts_of(
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     counts.iter().fold(FlushCounts::default(), |a, &c| a + c)
+}
+
+/// Sets up a counter at root 0 and a 64-line array at root 1, warms up
+/// (the first update copies), then measures `n` updates that increment the
+/// counter and store to `lines` lines of the array, and `n` reads.
+pub fn single_thread_counts<P: perdure_ptm::Ptm>(
+    p: &P,
+    n: u64,
+    lines: u64,
+) -> (
+    Vec<perdure_pm::stats::FlushCounts>,
+    perdure_pm::stats::FlushCounts,
+) {
+    use perdure_pm::stats::thread_counts;
+    use perdure_ptm::{PVar, Transaction, TxRead};
+    p.update_tx(|tx| {
+        let c = tx.alloc_zeroed(8).unwrap();
+        tx.set_root(0, c);
+        let a = tx.alloc_zeroed(64 * 64).unwrap();
+        tx.set_root(1, a);
+    })
+    .unwrap();
+    p.update_tx(|_| ()).unwrap();
+    let mut each = Vec::new();
+    for _ in 0..n {
+        let before = thread_counts();
+        p.update_tx(move |tx| {
+            let c = PVar::<u64>::at(tx.root(0));
+            let v = tx.get(c) + 1;
+            tx.set(c, v);
+            for l in 0..lines {
+                tx.store(tx.root(1) + 64 * l, v);
+            }
+        })
+        .unwrap();
+        each.push(thread_counts() - before);
+    }
+    let start = thread_counts();
+    for _ in 0..n {
+        let v: u64 = p.read_tx(|tx| tx.get(PVar::<u64>::at(tx.root(0)))).unwrap();
+        assert!(v > 0);
+    }
+    (each, thread_counts() - start)
 }

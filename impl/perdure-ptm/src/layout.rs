@@ -1,19 +1,21 @@
-//! CX's persistent layout: a header line, `cur_comb` on its own line, and
-//! `2N` replicas (seed §4: "the persistent memory layout is composed of a
-//! persistent header where the variable curComb is located" — the layout
-//! §5 says Redo-PTM shares with CX-PTM).
+//! The persistent layout of every construction of the crate: a header
+//! line, `cur_comb` on its own line, and the replicas — `2N` for CX (seed
+//! §4: "the persistent memory layout is composed of a persistent header
+//! where the variable curComb is located"), `N + 1` for Redo-PTM and its
+//! variants (§5: the layout Redo-PTM shares with CX-PTM).
 //!
 //! | pool offset (from the data offset `D`) | content |
 //! | --- | --- |
 //! | `D` | header ([`perdure_pm::meta`]): magic, version, `N`, replica length `L`, replicas' offset, pool size, flavour word; checksum |
 //! | `D + 64` | `cur_comb`: a [`SeqTidIdx`](crate::sti) — `seq` the ticket of the designated replica's head, `tid` the thread whose CAS installed it, `idx` the replica |
-//! | `D + 4096 + r·L`, `r = 0..2N` | replica `r`: the transactional region ([`crate::replica`]) |
+//! | `D + 4096 + r·L`, `r = 0..R` | replica `r`: the transactional region ([`crate::replica`]) |
 //!
-//! The flavour word is 0 for CX-PTM; CX-PUC records its object's size and
-//! alignment there, so a pool is not opened as an object of another type.
+//! Everything else is volatile. The flavour word is 0 for CX-PTM and the
+//! Redo family; CX-PUC records its object's size and alignment there, so a
+//! pool is not opened as an object of another type.
 
 use crate::error::PtmError;
-use crate::replica::{self, MIN_REPLICA};
+use crate::replica::{self, ALLOC_BASE, MIN_REPLICA};
 use crate::sti;
 use crate::sync::atomic::Ordering;
 use perdure_pm::{meta, Backend, Pool};
@@ -30,12 +32,13 @@ pub(crate) struct Geometry {
     pub header: u64,
     pub threads: usize,
     pub replica_len: u64,
+    replicas: usize,
 }
 
 impl Geometry {
-    /// `2N`.
+    /// `R`: `2N` (CX) or `N + 1` (Redo).
     pub fn replicas(&self) -> usize {
-        2 * self.threads
+        self.replicas
     }
     pub fn replicas_base(&self) -> u64 {
         self.header + REPLICAS
@@ -52,6 +55,8 @@ impl Geometry {
 pub(crate) struct Kind {
     pub name: &'static str,
     pub magic: u64,
+    /// The replica count for `N` threads.
+    pub replicas: fn(usize) -> usize,
 }
 
 /// Formats `pool` with `threads` threads: replica 0 formatted, `init`
@@ -67,11 +72,11 @@ pub(crate) fn create<B: Backend>(
 ) -> Result<Geometry, PtmError> {
     let header = pool.data_offset();
     let size = pool.size();
-    let replicas = 2 * threads as u64;
+    let replicas = (kind.replicas)(threads) as u64;
     let too_small = || PtmError::PoolTooSmall {
         pool_size: size,
         threads,
-        replicas: 2 * threads,
+        replicas: replicas as usize,
         min_replica: MIN_REPLICA,
         needed: header + REPLICAS + replicas * MIN_REPLICA,
     };
@@ -84,7 +89,10 @@ pub(crate) fn create<B: Backend>(
         header,
         threads,
         replica_len,
+        replicas: replicas as usize,
     };
+    // Invalidate any earlier header first, so that a crash below leaves
+    // "not formatted" rather than an old PTM over a half-formatted area.
     pool.word(header)?.store(0, Ordering::Release);
     pool.pwb(header, 8);
     pool.pfence();
@@ -163,8 +171,9 @@ pub(crate) fn open<B: Backend>(
         header,
         threads: n,
         replica_len,
+        replicas: (kind.replicas)(n),
     };
-    let fits = (2 * n as u64)
+    let fits = (g.replicas as u64)
         .checked_mul(replica_len)
         .and_then(|r| r.checked_add(g.replicas_base()))
         .is_some_and(|end| end <= pool.size());
@@ -185,7 +194,7 @@ pub(crate) fn open<B: Backend>(
     } else if !fits {
         Some(format!(
             "{} replicas of {replica_len} bytes do not fit the pool",
-            2 * n
+            g.replicas
         ))
     } else if flavour != flavour_word {
         Some(format!(
@@ -213,3 +222,5 @@ pub(crate) fn open<B: Backend>(
     })?;
     Ok((g, cur))
 }
+
+const _: () = assert!(ALLOC_BASE < MIN_REPLICA);

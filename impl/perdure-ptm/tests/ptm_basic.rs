@@ -1,66 +1,37 @@
-//! Redo-PTM, one thread: sequential semantics (a counter, a small array,
-//! allocation and free, roots, typed results), nested transactions, panics
-//! in closures, and reopening a pool file; every test once per variant
-//! (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM: `redo::`, `timed::`, `opt::`).
+//! Every PTM, one thread, through the shared `Ptm` interface: sequential
+//! semantics (a counter, an array, allocation and free, roots, typed
+//! results), nested transactions, panics in closures, handles and thread
+//! ids, published reads (Algorithm 2 {1} / CX's R{2}), and reopening a pool
+//! file; each test once per construction (`common::ptms`). What only one
+//! construction has is in `cx_basic.rs` (CX-PUC's plain value, the window)
+//! and `redo_variants.rs`.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
+mod common;
+
+use common::ptms::{increment, ptm_suite, Construction};
 use perdure_pm::{Msync, NoFlush, Pool};
-use perdure_ptm::redo::{Config, RedoPtm, Variant};
+use perdure_ptm::front::Front;
 use perdure_ptm::{PPtr, PVar, Ptm, PtmError, Transaction, TxRead};
 use std::sync::Arc;
 
-mod common;
-
-fn ptm(threads: usize, v: Variant) -> RedoPtm<NoFlush> {
-    common::redo_v(threads, 1 << 20, NoFlush, v)
+fn ptm<C: Construction>(threads: usize) -> C::P<NoFlush> {
+    C::volatile(threads, 1 << 20, NoFlush)
 }
 
-/// The counter at root 0, allocated on first use.
-fn counter<T: Transaction>(tx: &T) -> PVar<u64> {
-    if tx.root(0) == 0 {
-        let c = tx.alloc_zeroed(8).expect("room for a counter");
-        tx.set_root(0, c);
-    }
-    PVar::at(tx.root(0))
-}
-
-/// Increments the counter at root 0; returns the new value.
-fn increment<B: perdure_pm::Backend>(p: &RedoPtm<B>) -> u64 {
-    p.update_tx(|tx| {
-        let c = counter(tx);
-        let n = tx.get(c) + 1;
-        tx.set(c, n);
-        n
-    })
-    .unwrap()
-}
-
-fn a_counter_counts(v: Variant) {
-    let p = ptm(2, v);
+fn a_counter_counts<C: Construction>() {
+    let p = ptm::<C>(2);
     for i in 1..=200u64 {
         assert_eq!(increment(&p), i, "each increment returns the new value");
     }
     let n: u64 = p.read_tx(|tx| tx.get(PVar::<u64>::at(tx.root(0)))).unwrap();
     assert_eq!(n, 200);
-    let s = p.stats();
-    assert_eq!(s.commits, 200);
-    assert_eq!(s.rollbacks, 0);
-    assert!(s.reads_direct >= 1);
-    // The trait's event counters are the same statistics, by name.
-    let ev = Ptm::events(&p);
-    let get = |k: &str| ev.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-    assert_eq!(get("copies"), Some(s.copies));
-    assert_eq!(get("replays"), Some(s.replays));
-    assert_eq!(get("rollbacks"), Some(0));
-    assert!(
-        s.copies + s.replays >= 199,
-        "every commit after the first brings its replica up to date: {s:?}"
-    );
+    C::check_counter_stats(&p, 200);
 }
 
-fn an_array_allocation_and_free(v: Variant) {
-    let p = ptm(2, v);
+fn an_array_allocation_and_free<C: Construction>() {
+    let p = ptm::<C>(1);
     const LEN: u64 = 16;
     let arr: PPtr<[u64]> = p
         .update_tx(|tx| {
@@ -111,8 +82,22 @@ fn an_array_allocation_and_free(v: Variant) {
     assert_eq!(errs, 4);
 }
 
-fn typed_results_round_trip(v: Variant) {
-    let p = ptm(1, v);
+fn the_trait_interface<C: Construction>() {
+    fn bump<P: Ptm>(p: &P) -> u64 {
+        p.update_tx(|tx| {
+            let v = tx.root(5) + 1;
+            tx.set_root(5, v);
+            v
+        })
+        .unwrap()
+    }
+    let p = ptm::<C>(1);
+    assert_eq!(bump(&p), 1);
+    assert_eq!(bump(&p), 2);
+}
+
+fn typed_results_round_trip<C: Construction>() {
+    let p = ptm::<C>(1);
     assert!(p.update_tx(|_| true).unwrap());
     assert_eq!(p.update_tx(|_| -5i64).unwrap(), -5);
     assert_eq!(p.update_tx(|_| u64::MAX).unwrap(), u64::MAX);
@@ -121,11 +106,11 @@ fn typed_results_round_trip(v: Variant) {
         p.read_tx(|_| PPtr::<u8>::from_offset(4096)).unwrap(),
         PPtr::from_offset(4096)
     );
-    assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), p.region_len());
+    assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), C::region_len(&p));
 }
 
-fn nested_transactions_flatten(v: Variant) {
-    let p = Arc::new(ptm(2, v));
+fn nested_transactions_flatten<C: Construction>() {
+    let p = Arc::new(ptm::<C>(2));
     let inner = p.clone();
     let seen: u64 = p
         .update_tx(move |tx| {
@@ -141,13 +126,13 @@ fn nested_transactions_flatten(v: Variant) {
             // A nested read sees this transaction's stores.
             let r2: u64 = inner.read_tx(|t| t.root(4)).unwrap();
             // So does a nested call through a handle taken inside.
-            let r3: u64 = inner.handle().unwrap().read_tx(|t| t.root(3));
+            let r3: u64 = Front::handle(&*inner).unwrap().read_tx(|t| t.root(3));
             r * 100 + r2 * 10 + r3
         })
         .unwrap();
     assert_eq!(seen, 7 * 100 + 8 * 10 + 7);
     assert_eq!(p.read_tx(|t| t.root(4)).unwrap(), 8);
-    assert_eq!(p.stats().commits, 1, "one transaction, not three");
+    assert_eq!(C::commits(&p), 1, "one transaction, not three");
     // An update inside a read is refused.
     let inner = p.clone();
     let refused: bool = p
@@ -156,8 +141,8 @@ fn nested_transactions_flatten(v: Variant) {
     assert!(refused);
 }
 
-fn a_panicking_closure_is_rolled_back(v: Variant) {
-    let p = ptm(2, v);
+fn a_panicking_closure_is_rolled_back<C: Construction>() {
+    let p = ptm::<C>(2);
     p.update_tx(|tx| tx.set_root(0, 1)).unwrap();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         p.update_tx(|tx| -> () {
@@ -169,7 +154,7 @@ fn a_panicking_closure_is_rolled_back(v: Variant) {
     assert!(r.is_err(), "the submitter panics");
     assert_eq!(p.read_tx(|t| t.root(0)).unwrap(), 1, "stores undone");
     // An access outside the region panics the same way; try_load reports it.
-    let len = p.region_len();
+    let len = C::region_len(&p);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         p.update_tx(move |tx| tx.load(len))
     }));
@@ -188,35 +173,17 @@ fn a_panicking_closure_is_rolled_back(v: Variant) {
     // Still works, and the allocation of the panicked closure was undone.
     let a: u64 = p.update_tx(|tx| tx.alloc(64).unwrap()).unwrap();
     let b: u64 = p.update_tx(|tx| tx.alloc(64).unwrap()).unwrap();
-    assert_eq!(
-        b - a,
-        128,
-        "no block was leaked by the panicked transaction"
-    );
+    assert_eq!(b - a, 128, "no block leaked by the panicked transaction");
     assert_eq!(p.read_tx(|t| t.root(0)).unwrap(), 1);
 }
 
-fn the_trait_interface(v: Variant) {
-    fn bump<P: Ptm>(p: &P) -> u64 {
-        p.update_tx(|tx| {
-            let v = tx.root(5) + 1;
-            tx.set_root(5, v);
-            v
-        })
-        .unwrap()
-    }
-    let p = ptm(1, v);
-    assert_eq!(bump(&p), 1);
-    assert_eq!(bump(&p), 2);
-}
-
-fn handles_and_thread_ids(v: Variant) {
-    let p = ptm(2, v);
-    let a = p.handle().unwrap();
-    let b = p.handle().unwrap();
+fn handles_and_thread_ids<C: Construction>() {
+    let p = ptm::<C>(2);
+    let a = Front::handle(&p).unwrap();
+    let b = Front::handle(&p).unwrap();
     assert_ne!(a.tid(), b.tid());
     assert!(matches!(
-        p.handle(),
+        Front::handle(&p),
         Err(PtmError::TooManyThreads { max: 2 })
     ));
     assert!(
@@ -235,7 +202,7 @@ fn handles_and_thread_ids(v: Variant) {
         .unwrap());
     assert_eq!(perdure_ptm::release_thread_ids(), Some(1));
     assert_eq!(perdure_ptm::release_thread_ids(), Some(0));
-    let c = p.handle().unwrap();
+    let c = Front::handle(&p).unwrap();
     assert_ne!(c.tid(), b.tid());
     assert!(matches!(
         p.update_tx(|_| ()),
@@ -243,32 +210,20 @@ fn handles_and_thread_ids(v: Variant) {
     ));
 }
 
-fn a_pool_file_survives_closing(v: Variant) {
+fn a_pool_file_survives_closing<C: Construction>() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("redo.pool");
-    let config = Config {
-        threads: 3,
-        variant: v,
-        ..Config::small()
-    };
+    let path = dir.path().join("ptm.pool");
     {
-        let pool: Pool<Msync> = Pool::create(&path, "redo-test", 1 << 20).unwrap();
-        let p = RedoPtm::create(pool, &config).unwrap();
+        let pool: Pool<Msync> = Pool::create(&path, "ptm-test", 1 << 20).unwrap();
+        let p = C::create(pool, 3).unwrap();
         for _ in 0..10 {
             increment(&p);
         }
     }
     for round in 1..=3u64 {
-        let pool: Pool<Msync> = Pool::open(&path, "redo-test").unwrap();
-        let p = RedoPtm::open(
-            pool,
-            &Config {
-                variant: v,
-                ..Config::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(p.threads(), 3, "the thread count comes from the pool");
+        let pool: Pool<Msync> = Pool::open(&path, "ptm-test").unwrap();
+        let p = C::open(pool).unwrap();
+        assert_eq!(C::threads(&p), 3, "the thread count comes from the pool");
         assert_eq!(increment(&p), 10 + round);
     }
     // The wrong program for the file: perdure-pm's layout check.
@@ -278,21 +233,15 @@ fn a_pool_file_survives_closing(v: Variant) {
     ));
 }
 
-fn a_published_read_then_an_update(v: Variant) {
-    // max_read_tries = 0: every read publishes itself (Algorithm 2 {1})
-    // before trying the designated replica, then usually completes on its
-    // own, leaving its request unapplied. The thread's next update must
-    // still run: with the seed's toggling announce bit it would look
-    // applied already.
-    let pool = Pool::volatile("redo-pub", 1 << 20, NoFlush).unwrap();
-    let config = Config {
-        threads: 2,
-        max_read_tries: 0,
-        variant: v,
-        ..Config::small()
-    };
-    let p = RedoPtm::create(pool, &config).unwrap();
-    let h = p.handle().unwrap();
+fn published_reads_then_updates<C: Construction>() {
+    // max_read_tries = 0: every read publishes itself (Algorithm 2 {1};
+    // CX's R{2}) before trying the designated replica, then usually
+    // completes on its own, leaving its request unapplied. The thread's
+    // next update must still run (with the seed's toggling announce bit,
+    // Redo's would look applied already).
+    let pool = Pool::volatile("ptm-pub", 1 << 20, NoFlush).unwrap();
+    let p = C::create_with(pool, 2, 0).unwrap();
+    let h = Front::handle(&p).unwrap();
     for i in 1..=20u64 {
         assert_eq!(h.read_tx(|tx| tx.root(0)), i - 1);
         let n: u64 = h.update_tx(|tx| {
@@ -302,19 +251,18 @@ fn a_published_read_then_an_update(v: Variant) {
         });
         assert_eq!(n, i, "update {i} after a published read");
     }
-    let s = p.stats();
-    assert_eq!(s.reads_published, 20);
-    assert_eq!(s.commits, 20);
+    assert_eq!(C::reads_published(&p), 20);
+    assert_eq!(C::commits(&p), 20);
 }
 
-common::redo_variant_tests!(
+ptm_suite!(
     a_counter_counts,
     an_array_allocation_and_free,
     typed_results_round_trip,
+    the_trait_interface,
     nested_transactions_flatten,
     a_panicking_closure_is_rolled_back,
-    the_trait_interface,
     handles_and_thread_ids,
     a_pool_file_survives_closing,
-    a_published_read_then_an_update,
+    published_reads_then_updates,
 );

@@ -1,0 +1,214 @@
+//! What `shuttle_cx.rs` and `shuttle_redo.rs` share: the schedule count,
+//! the workloads (writers bumping a slot each and a shared total, a reader
+//! checking whole transactions; two threads with a crash point after every
+//! persistence event) and the check of a crash image as null recovery reads
+//! it, written once for any PTM.
+
+#![allow(dead_code)]
+
+use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::sync::{thread, Arc};
+use perdure_pm::{Pool, Sim};
+use perdure_ptm::front::Front;
+use perdure_ptm::{Ptm, Transaction, TxRead};
+
+/// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 1,000 (20,000 with
+/// `PERDURE_DEPTH=deep`).
+pub fn iterations() -> usize {
+    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
+    std::env::var("PERDURE_SHUTTLE_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if deep { 20_000 } else { 1000 })
+}
+
+/// Prints the PERDURE-CHECK row `shuttle:ptm/<name>`.
+pub fn row(name: &str, what: &str, detail: &str) {
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:ptm/{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{what}\",\"detail\":\"{detail}\"}}");
+}
+
+/// The record at root 0: word 0 the total, word 8·(1 + t) the slot of the
+/// test's thread `t` (its spawn index, not its thread id: ids are reused
+/// once a thread drops its handle).
+pub fn bump_slot<T: Transaction>(tx: &T, t: u64) -> u64 {
+    let rec = tx.root(0);
+    let slot = rec + 8 * (1 + t);
+    let n = tx.load(slot) + 1;
+    tx.store(slot, n);
+    tx.store(rec, tx.load(rec) + 1);
+    (t << 32) | n
+}
+
+/// Allocates the record of `words` words at root 0.
+pub fn setup<P: Front>(p: &P, words: u64) {
+    p.handle().unwrap().update_tx(move |tx| {
+        let rec = tx.alloc_zeroed(8 * words).unwrap();
+        tx.set_root(0, rec);
+    });
+}
+
+/// `writers` threads, each running `updates` [`bump_slot`] transactions and
+/// checking that each returns its own slot's new value.
+pub fn spawn_writers<P: Ptm + Front + 'static>(
+    p: &Arc<P>,
+    writers: u64,
+    updates: u64,
+) -> Vec<thread::JoinHandle<()>> {
+    (0..writers)
+        .map(|t| {
+            let p = p.clone();
+            thread::spawn(move || {
+                let h = p.handle().unwrap();
+                for i in 1..=updates {
+                    let r = h.update_tx(move |tx| bump_slot(tx, t));
+                    assert_eq!(r, (t << 32) | i, "thread {t} got {r:#x}");
+                }
+            })
+        })
+        .collect()
+}
+
+/// Three writers, three updates each, and a reader: no increment lost or
+/// doubled, each writer gets its own results, every read sees whole
+/// transactions. Returns the PTM (for its counters).
+pub fn consensus<P: Ptm + Front + 'static>(p: P) -> Arc<P> {
+    let p = Arc::new(p);
+    setup(&*p, 4);
+    let writers = spawn_writers(&p, 3, 3);
+    let reader = {
+        let p = p.clone();
+        thread::spawn(move || {
+            let h = p.handle().unwrap();
+            for _ in 0..2 {
+                let ok: bool = h.read_tx(|tx| {
+                    let rec = tx.root(0);
+                    tx.load(rec) == (1..4).map(|t| tx.load(rec + 8 * t)).sum::<u64>()
+                });
+                assert!(ok, "a read saw part of a transaction");
+            }
+        })
+    };
+    for w in writers {
+        w.join().unwrap();
+    }
+    reader.join().unwrap();
+    let total: u64 = p.handle().unwrap().read_tx(|tx| tx.load(tx.root(0)));
+    assert_eq!(total, 9);
+    p
+}
+
+/// A `Sim` pool of `size` bytes whose write-backs and fences are shuttle
+/// scheduling points too (a thread can be preempted between its `cur_comb`
+/// CAS and its `psync`).
+pub fn sim_pool(layout: &str, size: u64) -> Pool<Sim> {
+    let pool = Pool::volatile(layout, size, Sim::default()).unwrap();
+    pool.backend().set_yield_hook(shuttle::thread::yield_now);
+    pool
+}
+
+struct Point {
+    cp: CrashPoint,
+    started: [u64; 2],
+    completed: [u64; 2],
+}
+
+/// Crash images checked per crash point (all if there are fewer).
+const IMAGES: u64 = 32;
+
+/// What null recovery would find in a crash image, read straight from its
+/// words (the layout of `perdure_ptm`'s constructions: header at the data
+/// offset 4096, `cur_comb` 64 bytes in, replicas from 8192): the record's
+/// total and the two slots.
+fn inspect(words: &[u64]) -> (u64, [u64; 2]) {
+    let w = |off: u64| words[(off / 8) as usize];
+    let header = 4096;
+    let replica_len = w(header + 24);
+    let cur = w(header + 64);
+    let replica = header + 4096 + perdure_ptm::sti::idx(cur) as u64 * replica_len;
+    let rec = replica + w(replica);
+    (w(rec), [w(rec + 8), w(rec + 16)])
+}
+
+/// Two threads, two updates each, on `p` (on a [`sim_pool`]); after every
+/// persistence event a crash point is captured, and at the end of the
+/// schedule each point's crash images (all, or a seeded sample of 32) are
+/// checked as null recovery reads them — the state `cur_comb` designates is
+/// whole transactions, between what had completed and what had started per
+/// thread — and some are reopened with `open` and updated.
+pub fn crash<P: Ptm + Front + 'static, E: std::fmt::Display>(
+    p: P,
+    sim_of: fn(&P) -> &Sim,
+    open: impl Fn(Pool<Sim>) -> Result<P, E>,
+) {
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    let p = Arc::new(p);
+    let sim = sim_of(&p);
+    setup(&*p, 3);
+    // Progress per thread, read by the crash hook (outside shuttle's view).
+    let progress: std::sync::Arc<[[AtomicU64; 2]; 2]> = std::sync::Arc::new(Default::default());
+    let points = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let (points, progress) = (points.clone(), progress.clone());
+        sim.set_crash_hook(move |_, view| {
+            let completed = [progress[0][1].load(SeqCst), progress[1][1].load(SeqCst)];
+            let started = [progress[0][0].load(SeqCst), progress[1][0].load(SeqCst)];
+            points.lock().unwrap().push(Point {
+                cp: view.capture(),
+                started,
+                completed,
+            });
+        });
+    }
+    let ts: Vec<_> = (0..2usize)
+        .map(|t| {
+            let (p, progress) = (p.clone(), progress.clone());
+            thread::spawn(move || {
+                let h = p.handle().unwrap();
+                for _ in 0..2 {
+                    progress[t][0].fetch_add(1, SeqCst);
+                    h.update_tx(move |tx| bump_slot(tx, t as u64));
+                    progress[t][1].fetch_add(1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in ts {
+        h.join().unwrap();
+    }
+    sim.clear_crash_hook();
+    let points = std::mem::take(&mut *points.lock().unwrap());
+    for (k, pt) in points.iter().enumerate() {
+        let (_, images) = pt.cp.images(IMAGES, k as u64);
+        for (j, img) in images.enumerate() {
+            let words = pt.cp.materialize(&img, VolatileFill::Zeroed);
+            // Every image is checked on its words (no scheduling points);
+            // some are also reopened and updated.
+            let (total, slots) = inspect(&words);
+            assert_eq!(
+                total,
+                slots[0] + slots[1],
+                "event {}: part of a transaction",
+                pt.cp.event
+            );
+            for (t, &s) in slots.iter().enumerate() {
+                assert!(
+                    pt.completed[t] <= s && s <= pt.started[t],
+                    "event {}: thread {t} recovered {s} updates, completed {} started {}",
+                    pt.cp.event,
+                    pt.completed[t],
+                    pt.started[t]
+                );
+            }
+            if j == 0 && (k % 32 == 0 || k + 1 == points.len()) {
+                let pool = Pool::volatile_from_words(&words, Sim::default()).unwrap();
+                let q = open(pool)
+                    .unwrap_or_else(|e| panic!("event {}: recovery failed: {e}", pt.cp.event));
+                let h = q.handle().unwrap();
+                let after: u64 = h.update_tx(|tx| bump_slot(tx, 0));
+                assert_eq!(after & 0xffff_ffff, slots[0] + 1);
+                let total_after: u64 = h.read_tx(|tx| tx.load(tx.root(0)));
+                assert_eq!(total_after, total + 1);
+            }
+        }
+    }
+}
