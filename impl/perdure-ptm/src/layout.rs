@@ -22,8 +22,10 @@ use perdure_pm::{meta, Backend, Pool};
 
 /// The format version this build writes and reads.
 pub const VERSION: u64 = 1;
-const CUR_COMB: u64 = 64;
-const REPLICAS: u64 = 4096;
+/// `cur_comb`'s offset from the data offset `D`.
+pub const CUR_COMB: u64 = 64;
+/// The first replica's offset from `D`.
+pub const REPLICAS: u64 = 4096;
 const GRANULE: u64 = 4096;
 
 /// The checked geometry of a pool's replicas.

@@ -5,20 +5,26 @@
 //! 2020; seed 000): a sequential operation written as a closure becomes a
 //! durable linearizable, wait-free transaction over persistent memory.
 //!
-//! | module | seed | what |
+//! The API:
+//!
+//! | item | seed | what |
 //! | --- | --- | --- |
-//! | [`tx`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], [`PVar`], [`PPtr`], allocation, roots; the determinism contract |
-//! | [`cx`] | §4 | [`CxPtm`] and [`CxPuc`]: the turn queue, `2N` replicas, reclamation of queue nodes, null recovery |
-//! | [`redo`] | §5, Algorithms 1–3 | [`RedoPtm`]: `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery; its variants [`RedoTimedPtm`] (two-replica window with backoff) and [`RedoOptPtm`] (store and flush aggregation, non-temporal copies, full-flush switch) |
-//! | [`breakdown`] | §6, Table 1 | per-thread time in apply, flush, copy, user code and waiting (cargo feature `breakdown`) |
+//! | [`Ptm`], [`Transaction`], [`TxRead`], [`PVar`], [`PPtr`], [`ROOTS`] | §1, §4–§5 | the one interface: [`Ptm::update_tx`], [`Ptm::read_tx`], allocation, roots; the determinism contract |
+//! | [`CxPtm`], [`CxPuc`] ([`cx`]) | §4 | the turn queue, `2N` replicas, reclamation of queue nodes, null recovery |
+//! | [`RedoPtm`], [`RedoTimedPtm`], [`RedoOptPtm`] ([`redo`]) | §5, Algorithms 1–3 | `N + 1` replicas, Herlihy's combining consensus, physical redo/undo logs, null recovery; the two-replica window with backoff; store and flush aggregation, non-temporal copies, full-flush switch |
+//! | [`Handle`], [`Front`] | — | a thread's leased id, and nested transactions, for every construction |
 //! | [`ds`] | §6 | the queue, sorted list set, red-black tree set, resizable hash set and map, SPS array, written once against [`Ptm`]; plain queue/set for [`CxPuc`] |
-//! | [`rwlock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
-//! | [`sti`] | Algorithm 1 | `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of |
-//! | [`replica`] | §4–§5 | the layout of a replica: roots, then the region allocator |
-//! | [`registry`] | — | thread ids and nested transactions |
-//! | [`front`] | — | `update_tx`/`read_tx` with leased ids and nesting, [`front::Handle`], for the CX constructions |
-//! | `trace_ev!` (feature `trace`) | — | hooks at the protocol steps the trace producer of `perdure-harness` maps to the specs (`perdure trace redo-ptm`, `perdure trace cx-ptm`) |
-//! | `mutant` (feature `mutants`) | §4–§5 | mutants of the seed's steps, caught by `tests/shuttle_mutants_ptm.rs` and `tests/mutants_ptm.rs` (`MUTANTS.md`) |
+//! | [`breakdown`] | §6, Table 1 | per-thread time in apply, flush, copy, user code and waiting (cargo feature `breakdown`) |
+//! | [`StrongTryRwLock`] | §4, reference \[11\] | the strong try reader-writer lock every `Combined` carries |
+//!
+//! Inside (private modules, each citing the seed): `sti` (Algorithm 1's
+//! `SeqTidIdx`, the word `cur_comb`, heads and tickets are made of),
+//! `replica` (a replica's roots, then its region allocator), `layout` (the
+//! pool: header, `cur_comb`, replicas), `registry` (thread ids, nesting),
+//! `front` (`update_tx`/`read_tx` over a construction's two entry points).
+//! The checking hooks — `trace_ev!` (feature `trace`) and `mutant!` with
+//! [`mutant`] (feature `mutants`) — are used by `perdure-harness` and the
+//! crate's tests (`MUTANTS.md`).
 //!
 //! All constructions run on any [`perdure_pm::Backend`]: `Pmem`, `Msync`,
 //! `NoFlush`, and `Sim`, the Px86 simulator the crash tests use.
@@ -68,22 +74,35 @@ extern crate perdure_pm;
 pub mod breakdown;
 pub mod cx;
 pub mod ds;
-pub mod error;
-pub mod front;
+mod error;
+mod front;
 mod layout;
 #[cfg(feature = "mutants")]
+#[doc(hidden)]
 pub mod mutant;
 pub mod redo;
-pub mod registry;
-pub mod replica;
-pub mod rwlock;
-pub mod sti;
-pub mod tx;
+mod registry;
+mod replica;
+mod rwlock;
+mod sti;
+mod tx;
+
+/// What the checking harness (`perdure-harness`) and the crate's own tests
+/// read of the internals; not part of the API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::layout::{CUR_COMB, REPLICAS};
+    /// Algorithm 1's `SeqTidIdx`: the parts of a `cur_comb` word.
+    pub mod sti {
+        pub use crate::sti::{idx, seq, tid};
+    }
+}
 
 pub(crate) use perdure_pm::sync;
 
 pub use cx::{CxPtm, CxPuc};
 pub use error::PtmError;
+pub use front::{Front, Handle};
 pub use redo::{RedoOptPtm, RedoPtm, RedoTimedPtm};
 pub use registry::release_thread_ids;
 pub use rwlock::StrongTryRwLock;

@@ -42,7 +42,7 @@
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::redo::{Config, RedoPtm};
-use perdure_ptm::tx::{Transaction, TxRead};
+use perdure_ptm::{Transaction, TxRead};
 
 /// The shared word: root slot 8 (region offset 64).
 const X: u64 = 64;

@@ -155,7 +155,7 @@ fn a_damaged_designated_replica<C: Construction>() {
     let p = reopen::<C>(&words).unwrap();
     let replica = pool_of::<C>(&p).data_offset()
         + 4096
-        + perdure_ptm::sti::idx(C::cur_comb_word(&p)) as u64 * C::region_len(&p);
+        + perdure_ptm::internals::sti::idx(C::cur_comb_word(&p)) as u64 * C::region_len(&p);
     drop(p);
     // The allocator's magic, length and bump pointer (region offsets 512,
     // 520, 528).

@@ -12,7 +12,7 @@ mod common;
 
 use common::ptms::{increment, ptm_suite, Construction};
 use perdure_pm::{Msync, NoFlush, Pool};
-use perdure_ptm::front::Front;
+use perdure_ptm::Front;
 use perdure_ptm::{PPtr, PVar, Ptm, PtmError, Transaction, TxRead};
 use std::sync::Arc;
 

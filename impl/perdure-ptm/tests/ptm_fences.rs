@@ -22,7 +22,7 @@ mod common;
 use common::ptms::{ptm_suite, Construction};
 use perdure_pm::stats::FlushCounts;
 use perdure_pm::{NoFlush, Sim, SimOptions};
-use perdure_ptm::front::Front;
+use perdure_ptm::Front;
 use perdure_ptm::{PVar, Transaction, TxRead};
 
 fn one_pfence_and_one_psync_per_update<C: Construction>() {

@@ -332,7 +332,7 @@ fn held_first_two(v: Variant, window: Duration, hold: Duration) -> Scenario {
             });
         }
     }
-    let cur = perdure_ptm::sti::idx(p.cur_comb_word());
+    let cur = perdure_ptm::internals::sti::idx(p.cur_comb_word());
     assert!(cur < 2, "one thread keeps to combs[0] and combs[1]: {cur}");
     let before = p.replica_commits();
     let a_in = Arc::new(AtomicBool::new(false));

@@ -77,7 +77,7 @@ fn seen(totals: &Seen) -> String {
 }
 
 /// [`shuttle_common::consensus`] on `p`, its counters added to `totals`.
-fn consensus<P: perdure_ptm::Ptm + perdure_ptm::front::Front + 'static>(
+fn consensus<P: perdure_ptm::Ptm + perdure_ptm::Front + 'static>(
     p: P,
     stats: fn(&P) -> CxStats,
     totals: &Seen,

@@ -37,7 +37,7 @@
 //! The explorer runs the threads as shuttle threads, which are coroutines
 //! on one OS thread; the PTMs keep per-thread state (the leased thread id,
 //! the transaction a closure runs in, for nesting) in thread-locals
-//! (`perdure_ptm::registry`), which are shuttle's own only under
+//! (perdure-ptm's `registry`), which are shuttle's own only under
 //! `--cfg perdure_shuttle`. In any other build [`Scenario::open`] returns
 //! an error saying so, rather than explore with threads that share their
 //! thread-locals. Under that cfg every atomic of the PTM is a scheduling
@@ -60,7 +60,7 @@ use perdure_check::explore::{Call, Scenario, Session};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::{self, CxPtm, CxPuc};
 use perdure_ptm::redo::{self, RedoPtm};
-use perdure_ptm::tx::{Ptm, Transaction, TxRead};
+use perdure_ptm::{Ptm, Transaction, TxRead};
 use perdure_ptm::PtmError;
 use serde_json::{json, Value};
 use std::sync::Arc;

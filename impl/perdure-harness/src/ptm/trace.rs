@@ -55,10 +55,10 @@ use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, PoolError, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
-use perdure_ptm::error::PtmError;
+use perdure_ptm::PtmError;
 use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
-use perdure_ptm::sti;
-use perdure_ptm::tx::{Transaction, TxRead};
+use perdure_ptm::internals::{sti, CUR_COMB, REPLICAS};
+use perdure_ptm::{Transaction, TxRead};
 use perdure_ptm::{cx, redo, CxPtm, RedoPtm};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -190,10 +190,6 @@ const fn x(w: u64) -> u64 {
 /// The pool: header, `cur_comb`, up to 6 replicas of 16 KiB.
 const POOL: u64 = 128 << 10;
 const LINE: u64 = 64;
-/// Layout constants shared by Redo-PTM and CX-PTM (`redo/mod.rs`,
-/// `cx/layout.rs`): `cur_comb` at `D + 64`, replica `r` at `D + 4096 + r·L`.
-const CUR_COMB: u64 = 64;
-const REPLICAS: u64 = 4096;
 /// Crash images drawn from when a crash point has more than this many.
 const IMAGE_SAMPLE: u64 = 256;
 

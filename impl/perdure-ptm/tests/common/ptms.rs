@@ -4,7 +4,7 @@
 //! construction (`cx_ptm::`, `cx_puc::`, `redo::`, `timed::`, `opt::`).
 
 use perdure_pm::{Backend, Pool};
-use perdure_ptm::front::Front;
+use perdure_ptm::Front;
 use perdure_ptm::{
     cx, redo, CxPtm, CxPuc, PVar, Ptm, PtmError, RedoOptPtm, RedoPtm, RedoTimedPtm, Transaction,
     TxRead,

@@ -2,7 +2,7 @@
 //! body serves every construction: [`Runner`] runs a body on several
 //! threads, each with a handle ([`Ops`]).
 
-use perdure_ptm::front::Front;
+use perdure_ptm::Front;
 use perdure_ptm::{PVar, Ptm, Transaction, TxRead};
 
 /// What the tests do with a PTM, object-safe so one test body serves both
@@ -86,9 +86,9 @@ impl<P: Ptm + Front> Runner for P {
     }
 }
 
-impl<P: Ptm + Front> Ops for perdure_ptm::front::Handle<'_, P> {
+impl<P: Ptm + Front> Ops for perdure_ptm::Handle<'_, P> {
     fn tid(&self) -> usize {
-        perdure_ptm::front::Handle::tid(self)
+        perdure_ptm::Handle::tid(self)
     }
     fn bump(&self, slot: u64) -> u64 {
         self.update_tx(move |tx| bump(tx, slot))

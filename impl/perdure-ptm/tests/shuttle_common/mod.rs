@@ -9,7 +9,7 @@
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{Pool, Sim};
-use perdure_ptm::front::Front;
+use perdure_ptm::Front;
 use perdure_ptm::{Ptm, Transaction, TxRead};
 
 /// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 1,000 (20,000 with
@@ -124,7 +124,7 @@ fn inspect(words: &[u64]) -> (u64, [u64; 2]) {
     let header = 4096;
     let replica_len = w(header + 24);
     let cur = w(header + 64);
-    let replica = header + 4096 + perdure_ptm::sti::idx(cur) as u64 * replica_len;
+    let replica = header + 4096 + perdure_ptm::internals::sti::idx(cur) as u64 * replica_len;
     let rec = replica + w(replica);
     (w(rec), [w(rec + 8), w(rec + 16)])
 }
