@@ -61,8 +61,9 @@ enum Step {
     /// persistence event (after it if it has fewer), recovering image
     /// `image`; the operation is then resumed if it had not committed.
     CrashIn { push: bool, event: u8, image: u8 },
-    /// Thread crashes after the `event`-th persistence event of every
-    /// attempt of operation `push`, until an attempt finishes first.
+    /// One thread crash after the `event`-th persistence event (from 0) of
+    /// operation `push`, if it gets that far; `run_root` then re-runs it in
+    /// recovery mode, uncrashed ([`Handle::crash_after`] is one-shot).
     ThreadCrash { push: bool, event: u8 },
 }
 
