@@ -48,8 +48,9 @@
 //! on the abstract model in `proofs/theories/Memento/DetCas.v`.
 //!
 //! Progress: lock-free (a CAS retries only when another CAS succeeded).
-//! Costs per successful CAS without contention: 2 plain CASes, 2 `pwb`, 1
-//! `pfence` (plus one on backends whose RMWs are not fences).
+//! Costs per successful CAS without contention: 2 plain CASes, 3 `pwb`, 1
+//! `pfence` (up to two more on backends whose RMWs are not fences): the third
+//! `pwb` writes back the un-annotated word (after L38, see below).
 //!
 //! ## Precondition: no ABA on an annotated word
 //!
@@ -75,12 +76,15 @@
 //! classic tag bound, not an exclusion (a wider version needs a wider word).
 //! Users storing plain integers in a location should tag them likewise.
 //!
-//! Deviations, each explained where it is made: the failure checkpoint
-//! carries the current timestamp (as the authors' code does) instead of
-//! `encodeTs(Fail, 0)` at L29, so LOCAL never moves backwards; case ⑥
-//! re-derives the annotation from the memento's parity; OWN survives memento
-//! clearing through `own_floor` ([`crate::runtime`]); recovery's L14 is
-//! strict (`>` LOCAL), and LOCAL starts at the root operation's floor.
+//! Deviations, each explained where it is made: the location is written
+//! back after the second plain CAS (L38; without it a full crash can bring
+//! back an old annotated word whose help recovery's ⑧ misreads); the
+//! failure checkpoint carries the current timestamp (as the authors' code
+//! does) instead of `encodeTs(Fail, 0)` at L29, so LOCAL never moves
+//! backwards; case ⑥ re-derives the annotation from the memento's parity;
+//! OWN survives memento clearing through `own_floor` ([`crate::runtime`]);
+//! recovery's L14 is strict (`>` LOCAL), and LOCAL starts at the root
+//! operation's floor.
 
 use crate::compose::{Memento, Scan};
 use crate::runtime::Handle;
@@ -296,6 +300,24 @@ impl DetectableCasAtomic {
     /// could keep the CAS's effect without its memento and recovery would
     /// report a failure. On x86 the locked CAS itself completes it, succeeding
     /// or not; elsewhere a `pfence` goes first.
+    ///
+    /// Then, not in the seed: the un-annotated word (ours, or a helper's if
+    /// our CAS failed) is written back, fenced before the thread's next
+    /// write to the pool — on x86 the next locked RMW, its next CAS's L26,
+    /// completes it for free. The seed never flushes it, so a full crash
+    /// can bring back the annotated word of any earlier CAS of the thread.
+    /// A LOADHELP after the crash then helps it and raises HELP\[p\]\[tid\] to
+    /// a post-crash t_h, later than every pre-crash timestamp: §3.4's
+    /// property (2), t_h < t_{n+1}, held only because this second plain CAS
+    /// came before t_{n+1}, and the crash undid it. The next CAS of parity
+    /// p recovered before its L26 then takes that help for its own at
+    /// L23–L24 (⑧) and returns OK without taking effect (MSQ-mmt-cas lost an
+    /// enqueue and kept a dequeued value: `tests/proptest_memento.rs`,
+    /// `msq_mmt_cas_findings`; mutant `NoFlushLocL38`). With the write-back,
+    /// only the thread's last CAS can leave its annotated word in a crash
+    /// image: its root operation is then not committed (the commit is a
+    /// write), and its recovery (⑥, ⑦ or ⑧) redoes this second plain CAS
+    /// before the thread's next CAS, as the seed's argument needs.
     fn second_cas<B: Backend, M: Memento>(
         &self,
         h: &mut Handle<'_, '_, B, M>,
@@ -304,6 +326,10 @@ impl DetectableCasAtomic {
     ) {
         h.fence_unless_rmw_fences();
         let _ = h.cas(self.off, annotated, CasWord::stable(new).encode());
+        if !mutant!(NoFlushLocL38) {
+            h.pwb(self.off, 8);
+            h.defer_fence();
+        }
     }
 
     /// LOADHELP (Algorithm 2): from a loaded word `old`, a stable value,

@@ -29,4 +29,8 @@ perdure_pm::declare_mutants! {
     /// the `pfence` perdure defers to the thread's next write
     /// ([`crate::runtime::Handle::defer_fence`]) is never owed.
     CheckpointNoFence = 5 => "checkpoint-no-fence",
+    /// Algorithm 1, L38 as published: the un-annotated word is not written
+    /// back after the second plain CAS (perdure writes it back, fenced
+    /// before the thread's next write).
+    NoFlushLocL38 = 6 => "cas-no-flush-loc-L38",
 }

@@ -10,6 +10,7 @@
 //! | Algorithm 1 L35: no flush of the memento | crash explorer, `cas-register-2` |
 //! | Algorithm 2: LOADHELP does not raise HELP | [`help_across_thread_crash`]: a thread crash after L33, a helper, the resumed CAS, checked as a `register` history; and the crash explorer, `cas-register-2` (a resumed CAS helps another) |
 //! | Algorithm 3: INSERT clears the persist bit before flushing | [`insert_behind_unflushed_insert`]: a thread crash after L25, a second insert behind it, every Px86 crash image |
+//! | Algorithm 1 L38 as published: the un-annotated word not written back | [`cas_after_stale_annotation`]: three committed CASes, every Px86 crash image, a LOAD that helps an old annotated word, a CAS of its parity |
 //!
 //! The mutant switch is process-global, so one test runs them all, in
 //! turn. Prints a PERDURE-CHECK row per mutant for `make verify`.
@@ -17,7 +18,7 @@
 use perdure_check::explore::{check_history, explore, CrashPoints, ExploreConfig, SchedulerKind};
 use perdure_harness::memento::scenarios;
 use perdure_memento::mutant::{self, Mutant};
-use perdure_memento::word::insdel_decode;
+use perdure_memento::word::{insdel_decode, CasWord};
 use perdure_memento::{
     quiet_thread_crashes, CasMmt, ClockKind, Config, DetectableCasAtomic, Handle, InsDelAtomic,
     NoMmt, Runtime, ThreadCrash,
@@ -185,6 +186,69 @@ fn insert_behind_unflushed_insert() -> Result<String, String> {
     ))
 }
 
+/// Algorithm 1 L38's un-annotated word, checked across a full crash: thread
+/// 1 commits `x.cas(0, 1)` (odd parity), `x.cas(1, 2)` (even) and
+/// `y.cas(0, 1)` (odd); then a full crash, every Px86 crash image of it.
+/// In each, the thread's next operation (in recovery mode, as every first
+/// operation after a full crash) LOADs `x` — with PATIENCE 0 it helps
+/// whatever annotated word the image kept there, raising HELP\[even\]\[1\] —
+/// and runs `y.cas(1, 2)` (even). If that CAS returns OK, `y` must hold 2:
+/// with the mutant the image keeps `x.cas(1, 2)`'s annotated word, the
+/// help's post-crash timestamp exceeds OWN, and recovery's L23–L24 (⑧)
+/// reports the CAS helped although it never ran.
+fn cas_after_stale_annotation() -> Result<String, String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let pool = Pool::volatile("mutant-stale", 1 << 22, Sim::new(SimOptions::default()))
+        .map_err(|x| e(&x))?;
+    let rt = Runtime::<Sim, CasMmt>::create(&pool, BASE, &config()).map_err(|x| e(&x))?;
+    let mut h = rt.handle(1).map_err(|x| e(&x))?;
+    let x = DetectableCasAtomic::at(h.alloc(64).map_err(|x| e(&x))?);
+    let y = DetectableCasAtomic::at(h.alloc(64).map_err(|x| e(&x))?);
+    x.init(&pool, 0);
+    y.init(&pool, 0);
+    pool.pfence();
+    for (loc, old, new) in [(x, 0, 1), (x, 1, 2), (y, 0, 1)] {
+        let done = h.run_root(|h, m, _| u64::from(loc.cas(old, new, h, m).is_ok()));
+        if done.result != 1 {
+            return Err(format!("cas({old}, {new}) at {:#x} failed", loc.offset()));
+        }
+    }
+    drop(h);
+    let cp = pool.backend().capture();
+    let (_, images) = cp.images(1 << 12, 7);
+    let (mut checked, mut annotated) = (0, 0);
+    for (k, image) in images.enumerate() {
+        checked += 1;
+        let words = cp.materialize(&image, VolatileFill::Zeroed);
+        if CasWord::decode(words[(x.offset() / 8) as usize]).tid != 0 {
+            annotated += 1;
+        }
+        let pool = Pool::volatile_from_words(&words, Sim::default()).map_err(|x| e(&x))?;
+        pool.reincarnate();
+        let mut rt = Runtime::<Sim, CasMmt>::open_with(&pool, BASE, ClockKind::Counter)
+            .map_err(|x| e(&x))?;
+        rt.set_patience(0);
+        let mut h = rt.handle(1).map_err(|x| e(&x))?;
+        let done = h.run_root(|h, m, _| {
+            let _ = x.load(h);
+            u64::from(y.cas(1, 2, h, m).is_ok())
+        });
+        let at_y = y.peek(&pool).value;
+        if done.result == 1 && at_y != 2 {
+            return Err(format!(
+                "crash image {k}: x = {:?} after the crash; y.cas(1, 2) returned OK but y \
+                 holds {at_y}: the LOAD's help of x's old annotated word was taken for a \
+                 help of the CAS (L23–L24, case ⑧)",
+                CasWord::decode(words[(x.offset() / 8) as usize])
+            ));
+        }
+    }
+    Ok(format!(
+        "{checked} crash images after three committed CASes ({annotated} with x annotated), \
+         then a LOAD of x and a CAS on y"
+    ))
+}
+
 /// INSERT's recovery-time `contains`: not needed, no INSERT here recovers.
 fn never(_: &mut Handle<'_, '_, Sim, NoMmt>, _: u64) -> bool {
     false
@@ -217,6 +281,10 @@ fn check(m: Mutant) -> (&'static str, fn() -> Result<String, String>) {
         Mutant::CheckpointNoFence => ("crash explorer on checkpoint-1line", || {
             explorer("checkpoint-1line", 2)
         }),
+        Mutant::NoFlushLocL38 => (
+            "three committed CASes, a full crash (every Px86 image), a LOAD helping an old annotated word, a CAS of its parity",
+            cas_after_stale_annotation,
+        ),
     }
 }
 
