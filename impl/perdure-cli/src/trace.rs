@@ -9,6 +9,7 @@ use perdure_check::trace::log::{self, DropFirst, LogRun};
 use perdure_check::trace::{Named, TraceOptions};
 use perdure_harness::{memento, ptm, relax};
 use std::fmt::Display;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -80,10 +81,10 @@ pub enum TraceCommand {
     Log(LogArgs),
     /// Record traces of Memento's detectable CAS.
     #[command(long_about = MEMENTO_ABOUT, after_help = EXIT)]
-    MementoCas(MementoArgs<CasTampers>),
+    MementoCas(MementoArgs<CasObject>),
     /// Record traces of Memento's MSQ-mmt-indel queue.
     #[command(long_about = MEMENTO_ABOUT, after_help = EXIT)]
-    MementoQueue(MementoArgs<QueueTampers>),
+    MementoQueue(MementoArgs<QueueObject>),
     /// Record traces of Redo-PTM.
     #[command(long_about = PTM_ABOUT, after_help = EXIT)]
     RedoPtm(PtmArgs),
@@ -174,29 +175,30 @@ pub struct PtmArgs {
     tamper: Option<ptm::trace::Tamper>,
 }
 
-/// The tamper modes of one Memento object.
-pub trait Tampers {
+/// A Memento object as a type: the subcommand's tamper modes are those of
+/// its traces ([`memento::trace::Tamper::of`]).
+pub trait MementoObject {
     /// The object.
     const OBJECT: memento::trace::Object;
 }
 
 /// Memento's detectable CAS.
-#[derive(Clone, Debug)]
-pub struct CasTampers;
-impl Tampers for CasTampers {
+#[derive(Debug)]
+pub struct CasObject;
+impl MementoObject for CasObject {
     const OBJECT: memento::trace::Object = memento::trace::Object::Cas;
 }
 
 /// Memento's queue.
-#[derive(Clone, Debug)]
-pub struct QueueTampers;
-impl Tampers for QueueTampers {
+#[derive(Debug)]
+pub struct QueueObject;
+impl MementoObject for QueueObject {
     const OBJECT: memento::trace::Object = memento::trace::Object::Queue;
 }
 
 /// `perdure trace memento-cas|memento-queue`.
 #[derive(Debug, Args)]
-pub struct MementoArgs<O: Tampers + Clone + Send + Sync + 'static> {
+pub struct MementoArgs<O: MementoObject> {
     #[command(flatten)]
     run: RunArgs,
     /// Alter the trace this way (drop-first-cas or flip-err for memento-cas, dequeue-twice for
@@ -205,7 +207,7 @@ pub struct MementoArgs<O: Tampers + Clone + Send + Sync + 'static> {
           value_parser = named(memento::trace::Tamper::of(O::OBJECT)))]
     tamper: Option<memento::trace::Tamper>,
     #[arg(skip)]
-    _object: Option<O>,
+    object: PhantomData<O>,
 }
 
 /// `perdure trace relax`.
@@ -279,10 +281,7 @@ pub fn run(cmd: TraceCommand) -> ExitCode {
     }
 }
 
-fn memento_trace<O: Tampers + Clone + Send + Sync + 'static>(
-    cmd: &str,
-    a: MementoArgs<O>,
-) -> ExitCode {
+fn memento_trace<O: MementoObject>(cmd: &str, a: MementoArgs<O>) -> ExitCode {
     let opts = a
         .run
         .options(cmd, O::OBJECT, a.tamper, memento::trace::MAX_THREADS);

@@ -287,6 +287,12 @@ mod tests {
         })
         .unwrap();
         assert_eq!(tampered, drop_first(&t, "Fence"));
+        // One unseeded run is all the log records.
+        let two = LogTraceOptions {
+            runs: 2,
+            ..Default::default()
+        };
+        assert!(trace(&two).is_err());
     }
 
     #[test]

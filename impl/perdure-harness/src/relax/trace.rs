@@ -75,6 +75,8 @@ use std::sync::Mutex;
 pub const NVALS: u64 = 4;
 /// The most threads a trace has.
 pub const MAX_THREADS: usize = 3;
+/// The most calls per worker (before the crash, and again after it).
+pub const MAX_OPS: u64 = 6;
 
 struct Recorder {
     field: u64,
@@ -205,8 +207,9 @@ pub enum Recovery {
     Eager,
 }
 
-/// What to record: workers 1..=[`MAX_THREADS`], calls per worker (before
-/// and again after the crash), runs each starting with `Begin`.
+/// What to record: workers 1..=[`MAX_THREADS`], calls per worker
+/// 1..=[`MAX_OPS`] (before and again after the crash), runs each starting
+/// with `Begin`.
 pub type TraceOptions = perdure_check::trace::TraceOptions<Recovery, Tamper>;
 
 /// A call of the workload: `(op, old, new)` as the spec's `Call`.
@@ -457,9 +460,7 @@ fn merge_calls(steps: Vec<Value>) -> Vec<Value> {
 
 /// Records the trace `o` asks for, as ndjson.
 pub fn trace(o: &TraceOptions) -> Result<String, String> {
-    if o.threads == 0 || o.threads > MAX_THREADS {
-        return Err(format!("threads must be in 1..={MAX_THREADS}"));
-    }
+    o.check_bounds(MAX_THREADS, MAX_OPS)?;
     let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut all: Vec<Vec<Value>> = Vec::new();
     for k in 0..o.runs {
