@@ -196,7 +196,7 @@ pub struct ExploreArgs {
     /// Schedules to run [default: 20].
     #[arg(long, value_name = "N")]
     schedules: Option<usize>,
-    /// random (default), pct[:DEPTH] (default depth 3), or dfs (exhaustive).
+    /// random (default), pct or pct:DEPTH (default depth 3), or dfs (exhaustive).
     #[arg(long, value_name = "KIND", value_parser = scheduler)]
     scheduler: Option<SchedulerKind>,
     /// Images per crash point: all if at most M, else a seeded sample of M [default: 64].
