@@ -116,7 +116,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "R", default_value_t = 1,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     runs: u64,
-    /// Threads (the producer's limit is in the description above).
+    /// Threads: 1..=3 for the PTMs and relax, 1..=4 for Memento.
     #[arg(long, value_name = "T", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=8).map(|n| n as usize))]
     threads: usize,
