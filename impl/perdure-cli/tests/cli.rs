@@ -59,6 +59,12 @@ fn wrong_usage_exits_2() {
         &["trace", "memento-cas", "--tamper", "dequeue-twice"],
         &["trace", "redo-ptm", "--tamper", "nope"],
         &["trace", "cx-ptm", "--ops", "7"],
+        &["trace", "cx-ptm", "--threads", "0"],
+        &["trace", "cx-ptm", "--runs"],
+        &["trace", "cx-ptm", "--runs", "0"],
+        &["trace", "cx-ptm", "--seed", "x"],
+        &["trace", "cx-ptm", "--tamper"],
+        &["trace", "cx-ptm", "--what"],
         &["trace", "log", "--image", "x"],
         &["check-history"],
         &["completions", "tcsh"],
@@ -200,4 +206,27 @@ fn trace_log_prints_ndjson_steps() {
         "Fence",
     ]);
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 6);
+}
+
+#[test]
+fn every_trace_option_is_taken() {
+    let o = perdure(&[
+        "trace",
+        "redo-ptm",
+        "--seed",
+        "9",
+        "--runs",
+        "2",
+        "--threads",
+        "3",
+        "--ops",
+        "6",
+        "--crash",
+        "--tamper",
+        "lost-store",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(t.matches("\"Begin\"").count(), 2, "{t}");
+    assert!(t.contains("\"Crash\""), "{t}");
 }
