@@ -14,8 +14,8 @@
 //!   traces of the implementation (`perdure trace`), validated against the
 //!   TLA+ specs by `tools/trace-check.sh`.
 //!
-//! Each command-line entry point is a `cli_main(args) -> ExitCode` function
-//! that the `perdure` binary dispatches to.
+//! The `perdure` binary parses the command line and calls these modules
+//! with typed options.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -52,6 +52,22 @@ fn wrong_usage_exits_2() {
         &["explore"],
         &["explore", "no-such-scenario"],
         &["trace-to-tla", "x"],
+        &["trace"],
+        &["trace", "no-such-object"],
+        &["trace", "relax", "--threads", "4"],
+        &["trace", "memento-cas", "--threads", "5"],
+        &["trace", "memento-cas", "--tamper", "dequeue-twice"],
+        &["trace", "redo-ptm", "--tamper", "nope"],
+        &["trace", "cx-ptm", "--ops", "7"],
+        &["trace", "cx-ptm", "--threads", "0"],
+        &["trace", "cx-ptm", "--runs"],
+        &["trace", "cx-ptm", "--runs", "0"],
+        &["trace", "cx-ptm", "--seed", "x"],
+        &["trace", "cx-ptm", "--tamper"],
+        &["trace", "cx-ptm", "--what"],
+        &["trace", "log", "--image", "x"],
+        &["check-history"],
+        &["completions", "tcsh"],
     ] {
         let o = perdure(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
@@ -146,4 +162,71 @@ fn missing_file_is_refused() {
         &perdure(&["pool", "info", "/nonexistent/x.pool"]),
         "does not exist",
     );
+}
+
+#[test]
+fn a_typo_gets_a_suggestion() {
+    let o = perdure(&["trace", "redo-ptm", "--tamperr", "lost-store"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--tamper"), "{}", text(&o));
+    let o = perdure(&["explor"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("explore"), "{}", text(&o));
+}
+
+#[test]
+fn completions_name_the_commands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = perdure(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", text(&o));
+        let t = String::from_utf8_lossy(&o.stdout);
+        for word in ["check-history", "redo-ptm", "return-before-psync"] {
+            assert!(t.contains(word), "{shell}: no {word}");
+        }
+    }
+}
+
+#[test]
+fn trace_log_prints_ndjson_steps() {
+    let o = perdure(&["trace", "log", "--threads", "1", "--appends", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(t.lines().count(), 7, "{t}");
+    assert!(t
+        .lines()
+        .all(|l| l.starts_with('{') && l.contains("\"type\":\"step\"")));
+    let o = perdure(&[
+        "trace",
+        "log",
+        "--threads",
+        "1",
+        "--appends",
+        "1",
+        "--drop-first",
+        "Fence",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 6);
+}
+
+#[test]
+fn every_trace_option_is_taken() {
+    let o = perdure(&[
+        "trace",
+        "redo-ptm",
+        "--seed",
+        "9",
+        "--runs",
+        "2",
+        "--threads",
+        "3",
+        "--ops",
+        "6",
+        "--crash",
+        "--tamper",
+        "lost-store",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(t.matches("\"Begin\"").count(), 2, "{t}");
+    assert!(t.contains("\"Crash\""), "{t}");
 }

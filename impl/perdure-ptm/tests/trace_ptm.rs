@@ -30,7 +30,7 @@ fn steps(opts: &TraceOptions) -> Vec<Value> {
 
 fn opts(c: Construction, crash: bool) -> TraceOptions {
     TraceOptions {
-        construction: c,
+        object: c,
         seed: 7,
         runs: 3,
         threads: 3,

@@ -98,7 +98,7 @@ fn tamper_modes_change_the_trace() {
     for t in [Tamper::LostWrite, Tamper::NoRecover, Tamper::WrongLoad] {
         let tampered = trace(&TraceOptions {
             tamper: Some(t),
-            ..o.clone()
+            ..o
         })
         .unwrap();
         assert_ne!(plain, tampered, "{t:?}");
@@ -116,6 +116,10 @@ fn bad_options_are_errors() {
     let _g = mutant::lock();
     assert!(trace(&opts(1, 1, 0, false)).is_err());
     assert!(trace(&opts(1, 1, 4, false)).is_err());
+    let o = opts(1, 1, 2, false);
+    assert!(trace(&TraceOptions { ops: 0, ..o }).is_err());
+    assert!(trace(&TraceOptions { ops: 7, ..o }).is_err());
+    assert!(trace(&TraceOptions { runs: 0, ..o }).is_err());
 }
 
 #[test]

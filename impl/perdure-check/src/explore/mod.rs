@@ -43,10 +43,7 @@
 //! engine covers TSO), and interleavings that differ only in accesses to
 //! memory outside the pool.
 
-mod cli;
 pub mod scenarios;
-
-pub use cli::{cli_main, cli_main_with};
 
 use perdure_pm::px86::Coverage;
 use perdure_pm::sim::{CrashPoint, VolatileFill};

@@ -30,9 +30,9 @@
 //!   [`Violation`]: minimal failing prefix, culprit, operations involved, and
 //!   [`Violation::explain`] / [`Violation::verdict_line`] for people) and
 //!   [`CheckStats`];
-//! * [`cli_main`] / [`run`]: `perdure check-history FILE|- [--model M]
-//!   [--ignore-type T]... [--max-states N] [--quiet]`, verdict on the last
-//!   line, exit 0 / 1 / 2 (malformed or usage) / 3 (undecided);
+//! * [`check_and_report`]: what `perdure check-history FILE|- [--model M]
+//!   [--ignore-type T]... [--max-states N] [--quiet]` prints, verdict on the
+//!   last line, and its exit status 0 / 1 / 2 (malformed) / 3 (undecided);
 //! * [`generate`]: seeded durably-linearizable histories for tests and
 //!   benchmarks.
 //!
@@ -161,20 +161,20 @@
 //!   crash explorer's, stay far below it.
 
 mod check;
-mod cli;
 pub mod generate;
 mod model;
 mod parse;
 mod reduce;
+mod report;
 mod search;
 mod value;
 
 pub use check::{check_history, CheckOptions, CheckReport, CheckStats, Verdict, Violation};
-pub use cli::{cli_main, run};
 pub use parse::{
     parse_events, parse_history, Call, Event, EventKind, History, InitialState, MalformedHistory,
     MalformedReason, ObjectKind, Operation, Outcome, ParseOptions,
 };
+pub use report::check_and_report;
 pub use search::SearchCounters;
 
 /// Parses `text` and checks it: [`parse_history`] then [`check_history`].

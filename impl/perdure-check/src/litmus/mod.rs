@@ -9,8 +9,8 @@
 //! * [`syntax`] — the file format ([`parse`], [`parse_file`], [`Test`],
 //!   typed [`ParseError`]s with file and line).
 //! * [`engine`] — the machine and the explorer ([`run`], [`Report`]).
-//! * [`cli`] — [`cli_main`], the command, and [`check_paths`] for running a
-//!   set of files from code.
+//! * [`report`] — what `perdure litmus` does: [`check_paths`] runs a set of
+//!   files, [`render`] and [`Summary`] say what they found.
 //!
 //! ## The operational model
 //!
@@ -153,12 +153,14 @@
 //!   that code that must also run on the `Msync` backend fences explicitly),
 //!   and then for successful RMWs.
 
-pub mod cli;
 pub mod engine;
+pub mod report;
 pub mod syntax;
 
-pub use cli::{check_paths, cli_main, collect_files, render, summarize, FileResult, Summary};
 pub use engine::{run, run_with, Limits, Report, Stats, Status, Step, Verdict, Witness};
+pub use report::{
+    check_paths, collect_files, render, summarize, FileResult, RenderOptions, Summary,
+};
 pub use syntax::{
     parse, parse_file, Expectation, Instr, Key, ParseError, ParseErrorKind, Polarity, Test, Thread,
     Value,

@@ -21,6 +21,7 @@
 //! recovered run follow it. Each step is one ndjson line
 //! `{"type":"step","action":...,"thread":...,...}` (`traces/SCHEMA.md`).
 
+use super::TraceOptions;
 use perdure_pm::commit_log::{CommitLog, PAYLOAD_WORDS, RECORD};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -33,16 +34,14 @@ const LOG_LEN: u64 = 16 << 10;
 const OFF_RESERVED: u64 = 64;
 const OFF_RECORDS: u64 = 128;
 
-/// What to trace.
-#[derive(Clone, Debug)]
-pub struct LogTraceOptions {
-    /// Appending threads.
-    pub threads: usize,
-    /// Appends per thread.
-    pub appends: usize,
-    /// Crash after this many persistence events of the run (then recover
-    /// and append once more); `None`: no crash.
-    pub crash_after: Option<u64>,
+/// The tutorial log's run: the `C` of its [`TraceOptions`]. The log runs
+/// once on OS threads, unseeded: `seed` is not used and `runs` must be 1;
+/// `ops` is the appends per thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogRun {
+    /// With `crash`: crash after this many persistence events of the run
+    /// (then recover and append once more).
+    pub crash_after: u64,
     /// Which allowed crash image to take (index into the enumeration,
     /// modulo their number).
     pub image: u64,
@@ -50,17 +49,13 @@ pub struct LogTraceOptions {
     pub without_record_fence: bool,
 }
 
-impl Default for LogTraceOptions {
-    fn default() -> Self {
-        LogTraceOptions {
-            threads: 2,
-            appends: 2,
-            crash_after: None,
-            image: 0,
-            without_record_fence: false,
-        }
-    }
-}
+/// The tampering of a log trace: the first step whose action is `.0`
+/// removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DropFirst(pub String);
+
+/// What to trace.
+pub type LogTraceOptions = TraceOptions<LogRun, DropFirst>;
 
 fn log_for(pool: &Pool<Sim>, fence: bool) -> Result<CommitLog<'_, Sim>, String> {
     let log = CommitLog::attach(pool, pool.data_offset(), LOG_LEN).map_err(|e| e.to_string())?;
@@ -119,8 +114,15 @@ fn payload(t: usize, k: usize) -> [u64; PAYLOAD_WORDS] {
 }
 
 /// Runs the log on the `Sim` backend and returns its protocol trace as
-/// ndjson, one step per line.
+/// ndjson, one step per line (tampered with if `opts.tamper` says so).
 pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
+    if opts.runs != 1 {
+        return Err(format!(
+            "the tutorial log records one run, not {}",
+            opts.runs
+        ));
+    }
+    let crash_after = opts.crash.then_some(opts.object.crash_after);
     let pool = Pool::volatile("trace-log", POOL, Sim::new(SimOptions::default()))
         .map_err(|e| e.to_string())?;
     let base = pool.data_offset();
@@ -129,7 +131,7 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
     // Crash point: after the given number of persistence events.
     let crash: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
         Arc::new(Mutex::new(None));
-    if let Some(after) = opts.crash_after {
+    if let Some(after) = crash_after {
         let crash = crash.clone();
         let start = pool.backend().counts().events;
         pool.backend().set_crash_hook(move |event, view| {
@@ -139,7 +141,7 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
             }
         });
     }
-    let fence = !opts.without_record_fence;
+    let fence = !opts.object.without_record_fence;
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..opts.threads {
@@ -150,7 +152,7 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
                     Ok(l) => l,
                     Err(e) => return errors.lock().unwrap_or_else(|e| e.into_inner()).push(e),
                 };
-                for k in 0..opts.appends {
+                for k in 0..opts.ops as usize {
                     if let Err(e) = log.append(&payload(t, k)) {
                         errors
                             .lock()
@@ -169,7 +171,7 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
     let events = pool.backend().take_trace();
     let captured = crash.lock().unwrap_or_else(|e| e.into_inner()).take();
     let mut lines: Vec<Value> = Vec::new();
-    match (opts.crash_after, captured) {
+    match (crash_after, captured) {
         (None, _) => lines.extend(steps(&events, base)),
         (Some(after), None) => {
             return Err(format!(
@@ -181,7 +183,7 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
             // The image the crash keeps.
             let (_, images) = cp.images(u64::MAX, 1);
             let all: Vec<_> = images.collect();
-            let choice = &all[(opts.image % all.len() as u64) as usize];
+            let choice = &all[(opts.object.image % all.len() as u64) as usize];
             let words = cp.materialize(choice, VolatileFill::Zeroed);
             let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))
                 .map_err(|e| e.to_string())?;
@@ -205,7 +207,10 @@ pub fn trace(opts: &LogTraceOptions) -> Result<String, String> {
         out.push_str(&l.to_string());
         out.push('\n');
     }
-    Ok(out)
+    Ok(match &opts.tamper {
+        Some(DropFirst(action)) => drop_first(&out, action),
+        None => out,
+    })
 }
 
 /// Removes the first step whose action is `action`: a tampered trace.
@@ -237,7 +242,7 @@ mod tests {
     fn a_single_append_traces_the_protocol_in_order() {
         let t = trace(&LogTraceOptions {
             threads: 1,
-            appends: 1,
+            ops: 1,
             ..Default::default()
         })
         .unwrap();
@@ -264,13 +269,30 @@ mod tests {
         );
         let mutant = trace(&LogTraceOptions {
             threads: 1,
-            appends: 1,
-            without_record_fence: true,
+            ops: 1,
+            object: LogRun {
+                without_record_fence: true,
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap();
         assert!(!mutant.contains("\"Fence\""));
         assert_eq!(drop_first(&t, "Fence").lines().count(), 6);
+        let tampered = trace(&LogTraceOptions {
+            threads: 1,
+            ops: 1,
+            tamper: Some(DropFirst("Fence".into())),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(tampered, drop_first(&t, "Fence"));
+        // One unseeded run is all the log records.
+        let two = LogTraceOptions {
+            runs: 2,
+            ..Default::default()
+        };
+        assert!(trace(&two).is_err());
     }
 
     #[test]
@@ -315,7 +337,12 @@ mod tests {
     #[test]
     fn a_crash_step_records_the_image() {
         let t = trace(&LogTraceOptions {
-            crash_after: Some(10),
+            ops: 2,
+            crash: true,
+            object: LogRun {
+                crash_after: 10,
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap();

@@ -8,8 +8,8 @@
 //!   `null` → the string `"null"` (TLA+ has no null; the module defines
 //!   `Null == "null"`). Non-integer numbers and object keys that are not
 //!   TLA+ identifiers are errors with the line number.
-//! * [`args`] — the options every `perdure trace <construction>` producer
-//!   takes (`--seed --runs --threads --ops --crash --tamper`).
+//! * [`TraceOptions`] — the options every trace producer takes (the
+//!   construction, `--seed --runs --threads --ops --crash --tamper`).
 //! * [`log`] — traces of the tutorial commit-marker log as run by the Rust
 //!   code on the `Sim` backend, at the level of the protocol steps of
 //!   `specs/tutorial/CommitLog.tla`, with an optional crash whose persisted
@@ -19,11 +19,10 @@
 //! (`traces/tutorial/CommitLogTrace.tla`) and TLC: the trace is accepted
 //! exactly when TLC can replay all of it as steps of the protocol.
 
-pub mod args;
 pub mod log;
+mod options;
 
-mod cli;
-pub use cli::{cli_main, trace_cli_main};
+pub use options::{Named, TraceOptions};
 
 use serde_json::Value;
 

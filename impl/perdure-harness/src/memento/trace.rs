@@ -47,7 +47,6 @@ use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 const BASE: u64 = 4096;
@@ -79,37 +78,25 @@ pub enum TraceError {
     /// A worker thread panicked.
     #[error("a worker thread panicked")]
     Panicked,
+    /// Bad options.
+    #[error("{0}")]
+    Options(String),
+    /// The tampering asked for found nothing to change.
+    #[error("the trace has nothing to tamper with ({0:?}); try another seed")]
+    NothingToTamper(Tamper),
 }
 
-/// What to trace.
-#[derive(Clone, Copy, Debug)]
-pub struct TraceOptions {
-    /// The first run's seed (runs use `seed`, `seed + 1`, …).
-    pub seed: u64,
-    /// Runs in the trace.
-    pub runs: u64,
-    /// Threads (1..=4).
-    pub threads: usize,
-    /// Root operations per thread (1..=6).
-    pub ops: u64,
-    /// Take a full crash in every run.
-    pub crash: bool,
-}
+/// The most threads a trace has.
+pub const MAX_THREADS: usize = 4;
+/// The most root operations per thread.
+pub const MAX_OPS: u64 = 6;
 
-impl Default for TraceOptions {
-    fn default() -> Self {
-        TraceOptions {
-            seed: 1,
-            runs: 1,
-            threads: 2,
-            ops: 3,
-            crash: false,
-        }
-    }
-}
+/// What to trace: threads 1..=[`MAX_THREADS`], root operations per
+/// thread 1..=[`MAX_OPS`]; the tampering alters the recorded trace ([`tamper`]).
+pub type TraceOptions = perdure_check::trace::TraceOptions<Object, Tamper>;
 
 use perdure_check::sched::mix;
-use perdure_check::trace::args::{run_args_or_exit, usage, RunArgs};
+use perdure_check::trace::Named;
 
 /// The seeded scheduler (shared with the other trace producers).
 use perdure_check::sched;
@@ -778,21 +765,25 @@ fn drain(q: &Msq, pool: &Pool<Sim>, id0: u64, out: &mut Vec<Value>) -> Result<()
 // Traces and tampering.
 
 /// Which protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Object {
     /// Detectable CAS on one location.
+    #[default]
     Cas,
     /// MSQ-mmt-indel.
     Queue,
 }
 
-/// The trace of `opts.runs` runs, as ndjson.
-pub fn trace(object: Object, opts: &TraceOptions) -> Result<String, TraceError> {
+/// The trace of `opts.runs` runs, as ndjson, tampered with if
+/// `opts.tamper` says so.
+pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
+    opts.check_bounds(MAX_THREADS, MAX_OPS)
+        .map_err(TraceError::Options)?;
     let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = Vec::new();
     for r in 0..opts.runs {
         let seed = opts.seed.wrapping_add(r);
-        match object {
+        match opts.object {
             Object::Cas => cas_run(seed, opts, &mut out)?,
             Object::Queue => queue_run(seed, r, opts, &mut out)?,
         }
@@ -802,7 +793,10 @@ pub fn trace(object: Object, opts: &TraceOptions) -> Result<String, TraceError> 
         s.push_str(&l.to_string());
         s.push('\n');
     }
-    Ok(s)
+    match opts.tamper {
+        None => Ok(s),
+        Some(t) => tamper(&s, t).ok_or(TraceError::NothingToTamper(t)),
+    }
 }
 
 /// Ways to tamper with a correct trace, for checking that validation
@@ -816,6 +810,28 @@ pub enum Tamper {
     FlipErr,
     /// Make a second successful dequeue return the value of the first one.
     DequeueTwice,
+}
+
+impl Tamper {
+    /// The modes that apply to `object`'s traces.
+    pub fn of(object: Object) -> &'static [Tamper] {
+        match object {
+            Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr],
+            Object::Queue => &[Tamper::DequeueTwice],
+        }
+    }
+}
+
+impl Named for Tamper {
+    const ALL: &'static [Self] = &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::DequeueTwice];
+
+    fn name(self) -> &'static str {
+        match self {
+            Tamper::DropFirstCas => "drop-first-cas",
+            Tamper::FlipErr => "flip-err",
+            Tamper::DequeueTwice => "dequeue-twice",
+        }
+    }
 }
 
 /// Applies `t` to an ndjson trace; `None` if the trace has nothing to
@@ -859,114 +875,44 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
     Some(lines.iter().map(|l| format!("{l}\n")).collect())
 }
 
-const HELP: &str = "\
-perdure trace memento-cas|memento-queue — traces of Memento on the simulator
-
-USAGE:
-    perdure trace memento-cas   [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
-                                [--tamper drop-first-cas|flip-err]
-    perdure trace memento-queue [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
-                                [--tamper dequeue-twice]
-
-Runs R runs (seeds N, N+1, ...; default 1 run, seed 1) of the detectable
-CAS (T threads x K root operations of one CAS each) or of MSQ-mmt-indel
-(T threads alternating enqueue and dequeue) on the simulated Px86 backend,
-each under the seed's schedule, with --crash a full crash at a seeded
-persistence event and recovery; prints the ndjson trace (traces/SCHEMA.md)
-for traces/memento/DetectableCASTrace.tla or InsDelQueueTrace.tla.
---tamper alters the trace so that validation must reject it.
-
-EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
-";
-
-/// `perdure trace memento-cas|memento-queue ARGS` (`args` start with the
-/// object name).
-pub fn cli_main(args: &[String]) -> ExitCode {
-    let usage = |m: &str| usage("memento-cas", m);
-    let object = match args.first().map(String::as_str) {
-        Some("memento-cas") => Object::Cas,
-        Some("memento-queue") => Object::Queue,
-        _ => return usage("expected memento-cas or memento-queue"),
-    };
-    let d = TraceOptions::default();
-    let defaults = RunArgs {
-        seed: d.seed,
-        runs: d.runs,
-        threads: d.threads,
-        ops: d.ops,
-        crash: d.crash,
-        tamper: None,
-    };
-    let a = match run_args_or_exit("memento-cas", &args[1..], defaults, 4, HELP) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let tamper_with = match (a.tamper.as_deref(), object) {
-        (None, _) => None,
-        (Some("drop-first-cas"), Object::Cas) => Some(Tamper::DropFirstCas),
-        (Some("flip-err"), Object::Cas) => Some(Tamper::FlipErr),
-        (Some("dequeue-twice"), Object::Queue) => Some(Tamper::DequeueTwice),
-        (v, _) => return usage(&format!("unknown --tamper {v:?} for this object")),
-    };
-    let opts = TraceOptions {
-        seed: a.seed,
-        runs: a.runs,
-        threads: a.threads,
-        ops: a.ops,
-        crash: a.crash,
-    };
-    let text = match trace(object, &opts) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("perdure trace: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let text = match tamper_with {
-        None => text,
-        Some(t) => {
-            match tamper(&text, t) {
-                Some(s) => s,
-                None => {
-                    eprintln!("perdure trace: the trace has nothing to tamper with ({t:?}); try another seed");
-                    return ExitCode::from(1);
-                }
-            }
-        }
-    };
-    print!("{text}");
-    ExitCode::SUCCESS
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn cas_traces_have_steps_and_crashes() {
-        let t = trace(
-            Object::Cas,
-            &TraceOptions {
-                crash: true,
-                runs: 2,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let opts = TraceOptions {
+            object: Object::Cas,
+            crash: true,
+            runs: 2,
+            ..Default::default()
+        };
+        let t = trace(&opts).unwrap();
         assert!(t.contains("\"FirstCas\"") && t.contains("\"Crash\""));
         assert!(!t.contains("\"Unknown\""), "{t}");
-        assert!(tamper(&t, Tamper::DropFirstCas).is_some());
+        let dropped = tamper(&t, Tamper::DropFirstCas);
+        assert!(dropped.is_some());
+        let tampered = TraceOptions {
+            tamper: Some(Tamper::DropFirstCas),
+            ..opts
+        };
+        assert_eq!(trace(&tampered).ok(), dropped);
+        assert!(matches!(
+            trace(&TraceOptions {
+                tamper: Some(Tamper::DequeueTwice),
+                ..opts
+            }),
+            Err(TraceError::NothingToTamper(Tamper::DequeueTwice))
+        ));
     }
 
     #[test]
     fn queue_traces_are_histories() {
-        let t = trace(
-            Object::Queue,
-            &TraceOptions {
-                crash: true,
-                ..Default::default()
-            },
-        )
+        let t = trace(&TraceOptions {
+            object: Object::Queue,
+            crash: true,
+            ..Default::default()
+        })
         .unwrap();
         assert!(t.contains("\"invoke\"") && t.contains("\"crash\""));
     }

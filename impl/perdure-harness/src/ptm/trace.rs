@@ -49,7 +49,7 @@
 //! The mapping to the trace specs' steps is in `traces/ptm/README.md`.
 
 use perdure_check::sched::{self, mix};
-use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
+use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::sync::atomic::Ordering;
@@ -62,7 +62,6 @@ use perdure_ptm::{Transaction, TxRead};
 use perdure_ptm::{cx, redo, CxPtm, RedoPtm};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 /// A protocol step reported by a hook or by the producer (thread ids are
@@ -194,9 +193,10 @@ const LINE: u64 = 64;
 const IMAGE_SAMPLE: u64 = 256;
 
 /// Which construction to trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Construction {
     /// Redo-PTM (§5), `traces/ptm/redo/`.
+    #[default]
     Redo,
     /// RedoTimed-PTM (§5, "Timed variant"), `traces/ptm/redo-timed/`: a
     /// fixed window (the measured one would make runs depend on the clock),
@@ -220,9 +220,17 @@ pub enum Construction {
     CxPuc,
 }
 
-impl Construction {
+impl Named for Construction {
+    const ALL: &'static [Self] = &[
+        Construction::Redo,
+        Construction::RedoTimed,
+        Construction::RedoOpt,
+        Construction::Cx,
+        Construction::CxPuc,
+    ];
+
     /// The name `perdure trace` takes.
-    pub fn cli_name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Construction::Redo => "redo-ptm",
             Construction::RedoTimed => "redo-timed",
@@ -249,38 +257,31 @@ pub enum Tamper {
     LostStore,
 }
 
-/// What to trace.
-#[derive(Clone, Copy, Debug)]
-pub struct TraceOptions {
-    /// The construction.
-    pub construction: Construction,
-    /// The first run's seed (runs use `seed`, `seed + 1`, …).
-    pub seed: u64,
-    /// Runs in the trace.
-    pub runs: u64,
-    /// Threads (1..=3).
-    pub threads: usize,
-    /// Transactions per thread (1..=6).
-    pub ops: u64,
-    /// Take a full crash in every run, then null recovery.
-    pub crash: bool,
-    /// Corrupt the first run.
-    pub tamper: Option<Tamper>,
-}
+impl Named for Tamper {
+    const ALL: &'static [Self] = &[
+        Tamper::ReturnBeforePsync,
+        Tamper::CasBeforeFlush,
+        Tamper::LostStore,
+    ];
 
-impl Default for TraceOptions {
-    fn default() -> Self {
-        TraceOptions {
-            construction: Construction::Redo,
-            seed: 1,
-            runs: 1,
-            threads: 2,
-            ops: 3,
-            crash: false,
-            tamper: None,
+    fn name(self) -> &'static str {
+        match self {
+            Tamper::ReturnBeforePsync => "return-before-psync",
+            Tamper::CasBeforeFlush => "cas-before-flush",
+            Tamper::LostStore => "lost-store",
         }
     }
 }
+
+/// The most threads a trace has.
+pub const MAX_THREADS: usize = 3;
+/// The most transactions per thread.
+pub const MAX_OPS: u64 = 6;
+
+/// What to trace: threads 1..=[`MAX_THREADS`], transactions per thread
+/// 1..=[`MAX_OPS`]; a crash is followed by null recovery; the tampering
+/// corrupts the first run.
+pub type TraceOptions = perdure_check::trace::TraceOptions<Construction, Tamper>;
 
 /// Errors of a traced run.
 #[derive(Debug, thiserror::Error)]
@@ -989,17 +990,13 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
 
 /// The ndjson trace of `opts.runs` runs (seeds `seed..seed + runs`).
 pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
-    if !(1..=3).contains(&opts.threads) || !(1..=6).contains(&opts.ops) || opts.runs == 0 {
-        return Err(TraceError::Options(format!(
-            "threads must be in 1..=3, ops in 1..=6, runs at least 1 (got {}, {}, {})",
-            opts.threads, opts.ops, opts.runs
-        )));
-    }
+    opts.check_bounds(MAX_THREADS, MAX_OPS)
+        .map_err(TraceError::Options)?;
     let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut text = String::new();
     for k in 0..opts.runs {
         let seed = opts.seed.wrapping_add(k);
-        let mut steps = match opts.construction {
+        let mut steps = match opts.object {
             Construction::Redo => one_run::<RedoPtm<Sim>>(opts, seed)?,
             Construction::RedoTimed => one_run::<RedoTimedPtm<Sim>>(opts, seed)?,
             Construction::RedoOpt => one_run::<RedoOptPtm<Sim>>(opts, seed)?,
@@ -1022,81 +1019,4 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
         }
     }
     Ok(text)
-}
-
-const HELP: &str = "\
-perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc — record traces of a PTM
-
-USAGE:
-    perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc [--seed N] [--runs R]
-                   [--threads T] [--ops K] [--crash]
-                   [--tamper return-before-psync|cas-before-flush|lost-store]
-
-Runs the construction (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM, CX-PTM or
-CX-PUC) on the simulated Px86 backend under seeded schedules
-(seeds N..N+R-1, default 1 and 1 run), T threads (1..=3, default 2) each
-running K transactions (1..=6, default 3) of a seeded mix of inc, both,
-incif and get on two words (specs/ptm/PtmBase.tla's object). --crash takes
-a full crash at a seeded persistence event of every run, keeps an allowed
-crash image, reopens the PTM on it (null recovery) and goes on. Prints the
-trace (ndjson, traces/SCHEMA.md) as steps of traces/ptm/PtmTrace.tla.
-redo-timed runs with a window that never closes on even seeds and one
-closed at once on odd seeds; redo-opt switches to a full flush at the
-second dirty line of a replica.
---tamper corrupts the first run: return-before-psync moves the first
-committer's return before its pwb(cur_comb) + psync; cas-before-flush drops
-the replica write-backs before the first commit that has any; lost-store
-drops the last value-changing store to the replica the first such commit
-designates.
-Check a trace with tools/trace-check.sh traces/ptm/<dir>/<Spec>Trace.tla
-(redo/RedoPTMTrace.tla for the Redo family, cx/CXPTMTrace.tla for CX).
-
-EXIT STATUS: 0 written, 1 the run failed, 2 wrong usage.
-";
-
-/// Entry point of `perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc` (`args` from the
-/// construction's name on).
-pub fn cli_main(args: &[String]) -> ExitCode {
-    let construction = match args.first().map(String::as_str) {
-        Some("redo-ptm") => Construction::Redo,
-        Some("redo-timed") => Construction::RedoTimed,
-        Some("redo-opt") => Construction::RedoOpt,
-        Some("cx-ptm") => Construction::Cx,
-        Some("cx-puc") => Construction::CxPuc,
-        _ => {
-            return usage(
-                "redo-ptm",
-                "expected redo-ptm, redo-timed, redo-opt, cx-ptm or cx-puc",
-            )
-        }
-    };
-    let d = TraceOptions::default();
-    let defaults = RunArgs {
-        seed: d.seed,
-        runs: d.runs,
-        threads: d.threads,
-        ops: d.ops,
-        crash: false,
-        tamper: None,
-    };
-    let a = match run_args_or_exit("redo-ptm", &args[1..], defaults, 3, HELP) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let tamper = match a.tamper.as_deref() {
-        None => None,
-        Some("return-before-psync") => Some(Tamper::ReturnBeforePsync),
-        Some("cas-before-flush") => Some(Tamper::CasBeforeFlush),
-        Some("lost-store") => Some(Tamper::LostStore),
-        Some(m) => return usage("redo-ptm", &format!("unknown --tamper {m:?}")),
-    };
-    print_trace(trace(&TraceOptions {
-        construction,
-        seed: a.seed,
-        runs: a.runs,
-        threads: a.threads,
-        ops: a.ops,
-        crash: a.crash,
-        tamper,
-    }))
 }

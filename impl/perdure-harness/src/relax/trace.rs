@@ -47,7 +47,7 @@
 //! `SeqMod` (2^30) never wraps and its window test agrees with the 64-bit
 //! one of the implementation.
 //!
-//! With `eager`, the space runs Mirror's own recovery instead
+//! With [`Recovery::Eager`], the space runs Mirror's own recovery instead
 //! (`Tracking::Eager`: the node is copied to DRAM when the space is
 //! reopened, before any call; the `Crash` step then reports the copied
 //! pair), and the trace is one of `specs/relax/Mirror.tla`
@@ -60,7 +60,7 @@
 //! deleted); `wrong-load` changes the value of the first `LD`.
 
 use perdure_check::sched::{self, mix};
-use perdure_check::trace::args::{print_trace, run_args_or_exit, usage, RunArgs};
+use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -68,14 +68,15 @@ use perdure_relax::ds::ListNode;
 use perdure_relax::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Values the workload writes: 0..NVALS (the trace spec's `Vals`).
 pub const NVALS: u64 = 4;
 /// The most threads a trace has.
-pub const MAX_THREADS: u64 = 3;
+pub const MAX_THREADS: usize = 3;
+/// The most calls per worker (before the crash, and again after it).
+pub const MAX_OPS: u64 = 6;
 
 struct Recorder {
     field: u64,
@@ -181,40 +182,35 @@ pub enum Tamper {
     WrongLoad,
 }
 
-/// What to record.
-#[derive(Clone, Debug)]
-pub struct TraceOptions {
-    /// The first run's seed.
-    pub seed: u64,
-    /// Runs (seeds `seed..seed + runs`), each starting with `Begin`.
-    pub runs: u64,
-    /// Workers (1..=3).
-    pub threads: usize,
-    /// Calls per worker, before and again after the crash.
-    pub ops: u64,
-    /// A full crash in every run.
-    pub crash: bool,
-    /// Tampering, if any.
-    pub tamper: Option<Tamper>,
-    /// Mirror's eager recovery (`Tracking::Eager`: the field is copied to
-    /// DRAM when the space is reopened, before any call) instead of
-    /// RELAX's lazy one; for `traces/relax/mirror/MirrorTrace.tla`.
-    pub eager: bool,
-}
+impl Named for Tamper {
+    const ALL: &'static [Self] = &[Tamper::LostWrite, Tamper::NoRecover, Tamper::WrongLoad];
 
-impl Default for TraceOptions {
-    fn default() -> Self {
-        TraceOptions {
-            seed: 1,
-            runs: 1,
-            threads: 2,
-            ops: 3,
-            crash: false,
-            tamper: None,
-            eager: false,
+    fn name(self) -> &'static str {
+        match self {
+            Tamper::LostWrite => "lost-write",
+            Tamper::NoRecover => "no-recover",
+            Tamper::WrongLoad => "wrong-load",
         }
     }
 }
+
+/// Which recovery the space runs after a crash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RELAX's lazy `recover_field` on each field's first access;
+    /// `traces/relax/RelaxTrace.tla`.
+    #[default]
+    Lazy,
+    /// Mirror's eager recovery (`Tracking::Eager`: the field is copied to
+    /// DRAM when the space is reopened, before any call);
+    /// `traces/relax/mirror/MirrorTrace.tla`.
+    Eager,
+}
+
+/// What to record: workers 1..=[`MAX_THREADS`], calls per worker
+/// 1..=[`MAX_OPS`] (before and again after the crash), runs each starting
+/// with `Begin`.
+pub type TraceOptions = perdure_check::trace::TraceOptions<Recovery, Tamper>;
 
 /// A call of the workload: `(op, old, new)` as the spec's `Call`.
 #[derive(Clone, Copy, Debug)]
@@ -351,7 +347,7 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         msb_sequences: false,
     };
     let b = base(&pool);
-    let tracking = if o.eager {
+    let tracking = if o.object == Recovery::Eager {
         Tracking::Eager
     } else {
         Tracking::Bitset
@@ -410,7 +406,7 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         };
         let gv = if g % 6 == 0 { v } else { (g >> 8) % NVALS };
         space2.dram().store_pair(off, (gv, gs));
-        if o.eager {
+        if o.object == Recovery::Eager {
             // Mirror's recovery (Chapter 4): the node copied before any call.
             space2.recover_root::<ListNode>(off).map_err(e)?;
         }
@@ -464,9 +460,7 @@ fn merge_calls(steps: Vec<Value>) -> Vec<Value> {
 
 /// Records the trace `o` asks for, as ndjson.
 pub fn trace(o: &TraceOptions) -> Result<String, String> {
-    if o.threads == 0 || o.threads as u64 > MAX_THREADS {
-        return Err(format!("threads must be in 1..={MAX_THREADS}"));
-    }
+    o.check_bounds(MAX_THREADS, MAX_OPS)?;
     let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut all: Vec<Vec<Value>> = Vec::new();
     for k in 0..o.runs {
@@ -570,61 +564,4 @@ fn tamper(runs: &mut [Vec<Value>], t: Tamper) -> Result<(), String> {
     Err(format!(
         "--tamper {t:?}: no run of this trace has the step it changes"
     ))
-}
-
-const HELP: &str = "\
-perdure trace relax — protocol-level traces of one Mirror/RELAX field
-
-USAGE:
-    perdure trace relax [--seed N] [--runs R] [--threads T] [--ops K] [--crash]
-                        [--eager] [--tamper lost-write|no-recover|wrong-load]
-
-Runs T workers (1..=3) of K seeded calls (load, store, cas over values 0..3)
-on one field of a RELAX space (BitsetAtomic tracking) on the simulated Px86
-backend under a seeded schedule, R runs with seeds N.., and prints the steps
-of Algorithms 4.1 and 6.2 as ndjson (traces/SCHEMA.md) for
-traces/relax/RelaxTrace.tla. --crash: a full crash at a seeded persistence
-event, a seeded Px86 image, garbage DRAM near the NVMM pair, and K more
-calls per worker, each worker recovering the field lazily. --eager: Mirror's
-eager recovery instead (Tracking::Eager: the field is copied to DRAM when the
-space is reopened), for traces/relax/mirror/MirrorTrace.tla.
-";
-
-/// Entry point of `perdure trace relax` (`args` start with `relax`).
-pub fn cli_main(args: &[String]) -> ExitCode {
-    let d = TraceOptions::default();
-    let defaults = RunArgs {
-        seed: d.seed,
-        runs: d.runs,
-        threads: d.threads,
-        ops: d.ops,
-        crash: false,
-        tamper: None,
-    };
-    let eager = args.iter().any(|a| a == "--eager");
-    let rest: Vec<String> = args[1..]
-        .iter()
-        .filter(|a| *a != "--eager")
-        .cloned()
-        .collect();
-    let a = match run_args_or_exit("relax", &rest, defaults, MAX_THREADS, HELP) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let tamper = match a.tamper.as_deref() {
-        None => None,
-        Some("lost-write") => Some(Tamper::LostWrite),
-        Some("no-recover") => Some(Tamper::NoRecover),
-        Some("wrong-load") => Some(Tamper::WrongLoad),
-        Some(m) => return usage("relax", &format!("unknown --tamper {m:?}")),
-    };
-    print_trace(trace(&TraceOptions {
-        seed: a.seed,
-        runs: a.runs,
-        threads: a.threads,
-        ops: a.ops,
-        crash: a.crash,
-        tamper,
-        eager,
-    }))
 }

@@ -1,11 +1,15 @@
-//! `perdure litmus` through `cli_main`: exit status on met, unmet, broken
+//! `perdure litmus` through the binary: exit status on met, unmet, broken
 //! and missing inputs, and on wrong usage.
 
-use perdure_check::litmus::cli_main;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
 fn code(args: &[&str]) -> ExitCode {
-    cli_main(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    let out = Command::new(env!("CARGO_BIN_EXE_perdure"))
+        .arg("litmus")
+        .args(args)
+        .output()
+        .expect("perdure runs");
+    ExitCode::from(out.status.code().expect("an exit status") as u8)
 }
 
 fn write(dir: &std::path::Path, name: &str, src: &str) -> String {

@@ -1,40 +1,10 @@
-//! `perdure litmus FILE|DIR...`: runs litmus files and prints the reachable
-//! outcomes and the verdict on each expectation.
+//! What `perdure litmus FILE|DIR...` does: runs litmus files and renders
+//! the reachable outcomes and the verdict on each expectation.
 
 use super::engine::{outcome_text, run_with, Limits, Report, Status};
 use super::syntax::{parse_file, ParseError, ParseErrorKind, Polarity, Test};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-const HELP: &str = "\
-perdure litmus — run Px86 litmus tests (PX86.md) exhaustively
-
-USAGE:
-    perdure litmus [OPTIONS] FILE|DIR...
-
-Each FILE is a *.litmus test; each DIR contributes the *.litmus files directly
-inside it, in sorted order. For every test, every execution of the Px86
-operational model (TSO store buffers, clflush/clflushopt/clwb, sfence/mfence,
-locked RMWs, non-temporal stores) is explored, with a crash at every point and
-every persisted image the cache lines allow there. The command prints the
-reachable outcomes over the locations and registers the expectations name
-(`_`: register not written before the crash), and marks each `allow`/`forbid`
-as met or NOT MET, with a witness execution for unmet forbids.
-
-OPTIONS:
-    -q, --quiet            Print only verdicts that are not met, and the summary.
-    -w, --witnesses        Print a witness execution for every expectation
-                           that has one (allow met, forbid not met).
-    --max-states N         Stop exploring a test after N distinct machine
-                           states (default 2000000); a test cut short has its
-                           unreached expectations reported as UNDECIDED.
-    -h, --help             Print this help.
-
-EXIT STATUS:
-    0 every expectation met; 1 an expectation not met or undecided, or a file
-    that does not parse (file:line: reason); 2 wrong usage.
-";
 
 /// The result of checking one file.
 #[derive(Debug)]
@@ -238,53 +208,4 @@ pub fn render(test: &Test, report: &Report, opts: RenderOptions) -> String {
         }
     }
     s
-}
-
-/// Entry point of `perdure litmus` (`args` are the words after `litmus`).
-pub fn cli_main(args: &[String]) -> ExitCode {
-    let usage = |msg: &str| {
-        eprintln!("perdure litmus: {msg}");
-        eprintln!("run `perdure litmus --help` for usage");
-        ExitCode::from(2)
-    };
-    let mut opts = RenderOptions::default();
-    let mut limits = Limits::default();
-    let mut paths = vec![];
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "-q" | "--quiet" => opts.quiet = true,
-            "-w" | "--witnesses" => opts.witnesses = true,
-            "--max-states" => match it.next().map(|n| n.parse::<usize>()) {
-                Some(Ok(n)) if n > 0 => limits.max_states = n,
-                _ => return usage("--max-states takes a positive integer"),
-            },
-            "--" => paths.extend(it.by_ref().map(PathBuf::from)),
-            o if o.starts_with('-') && o.len() > 1 => {
-                return usage(&format!("unknown option {o:?}"))
-            }
-            p => paths.push(PathBuf::from(p)),
-        }
-    }
-    if paths.is_empty() {
-        return usage("give at least one FILE or DIR");
-    }
-    let results = check_paths(&paths, limits);
-    for r in &results {
-        match &r.outcome {
-            Ok((test, report)) => print!("{}", render(test, report, opts)),
-            Err(e) => println!("{e}"),
-        }
-    }
-    let summary = summarize(&results);
-    println!("{}", summary.line());
-    if summary.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
 }

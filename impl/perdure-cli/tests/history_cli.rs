@@ -2,18 +2,31 @@
 //! last line, options, standard input, usage errors, and every file under
 //! `tests/data/history/` (whose name states the expected answer).
 
-use perdure_check::history::run;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// Runs the command; returns (exit status, stdout, stderr).
 fn cli(args: &[&str], stdin: &str) -> (u8, String, String) {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(&args, &mut stdin.as_bytes(), &mut out, &mut err);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perdure"))
+        .arg("check-history")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("perdure runs");
+    // A usage error exits before reading: a broken pipe is fine.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    let out = child.wait_with_output().expect("perdure finishes");
     (
-        code,
-        String::from_utf8(out).expect("UTF-8 output"),
-        String::from_utf8(err).expect("UTF-8 errors"),
+        out.status.code().expect("an exit status") as u8,
+        String::from_utf8(out.stdout).expect("UTF-8 output"),
+        String::from_utf8(out.stderr).expect("UTF-8 errors"),
     )
 }
 
@@ -22,7 +35,7 @@ fn last_line(s: &str) -> &str {
 }
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/history")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../perdure-check/tests/data/history")
 }
 
 const LOST: &str = r#"{"type":"header","object":"queue"}
@@ -188,10 +201,8 @@ fn usage_errors_exit_2_with_a_message() {
         let (code, out, err) = cli(args, "");
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty(), "{args:?}: {out}");
-        assert!(
-            err.starts_with("perdure check-history: "),
-            "{args:?}: {err}"
-        );
+        // clap's message.
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
         assert!(err.contains("--help"), "{args:?}: {err}");
     }
     let (code, _, err) = cli(&["/nonexistent/history.ndjson"], "");
@@ -208,7 +219,7 @@ fn help_describes_usage_and_verdicts() {
         let (code, out, _) = cli(&[flag], "");
         assert_eq!(code, 0);
         for needle in [
-            "USAGE:",
+            "Usage:",
             "--model",
             "--quiet",
             "--max-states",
