@@ -132,16 +132,16 @@ macro_rules! memento {
             const SIZE: u64 = {
                 #[allow(unused_mut)]
                 let mut o: u64 = 0;
-                $(o = $crate::compose::align_up(o, <$ty as $crate::Memento>::ALIGN)
+                $(o = $crate::__align_up(o, <$ty as $crate::Memento>::ALIGN)
                     + <$ty as $crate::Memento>::SIZE;)*
-                $crate::compose::align_up(o, 64)
+                $crate::__align_up(o, 64)
             };
             const ALIGN: u64 = 64;
             #[allow(unused_mut, unused_assignments)]
             fn at(off: u64) -> Self {
                 let mut o = off;
                 $(
-                    o = $crate::compose::align_up(o, <$ty as $crate::Memento>::ALIGN);
+                    o = $crate::__align_up(o, <$ty as $crate::Memento>::ALIGN);
                     let $field = <$ty as $crate::Memento>::at(o);
                     o += <$ty as $crate::Memento>::SIZE;
                 )*

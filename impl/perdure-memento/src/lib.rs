@@ -10,17 +10,21 @@
 //! memory — finishes it exactly once and returns the result it took effect
 //! with. Memento builds every detectable operation from a few primitives:
 //!
-//! | module | seed | what |
+//! | item | seed | what |
 //! | --- | --- | --- |
-//! | [`ts`] | §2.5, §3.1 | `rdtscp` timestamps, calibrated at start-up |
-//! | [`checkpoint`] | §2.2 | [`Checkpoint`]: stabilise a value |
-//! | [`cas`] | §3, Algorithms 1–2 | [`DetectableCasAtomic`]: detectable CAS in O(1) space per location, with helping |
-//! | [`insdel`] | §4, Algorithms 3–4 | [`InsDelAtomic`]: detectable insert/delete, checkpointed in the blocks |
-//! | [`compose`] | §2.3–2.4 | [`memento!`]: composite mementos, Requirements 1–3 |
-//! | [`ebr`] | §6 | epoch-based reclamation with deferred flushes, double-retire tolerance, revival |
-//! | [`runtime`] | §2.5, §6.3 | the pool layout, the monitor, thread and full crashes, memento clearing |
-//! | [`ds`] | §5, §7 | the detectable structures and the baselines |
+//! | [`ClockKind`] | §2.5, §3.1 | `rdtscp` timestamps, calibrated at start-up |
+//! | [`Checkpoint`] | §2.2 | stabilise a value |
+//! | [`DetectableCasAtomic`], [`CasMmt`] | §3, Algorithms 1–2 | detectable CAS in O(1) space per location, with helping |
+//! | [`InsDelAtomic`] | §4, Algorithms 3–4 | detectable insert/delete, checkpointed in the blocks |
+//! | [`memento!`], [`Memento`], [`NoMmt`], [`Scan`] | §2.3–2.4 | composite mementos, Requirements 1–3 |
+//! | [`Runtime`], [`Handle`], [`Config`] | §2.5, §6, §6.3 | the pool layout, the monitor, thread and full crashes, memento clearing, epoch-based reclamation with deferred flushes |
+//! | [`ds`] | §5, §7 | the detectable structures |
 //! | [`baseline`] | §7.1 | DurableQ and LogQ (Friedman et al., PPoPP 2018): the queues Memento's MSQs are compared with |
+//! | [`word`] | §3, §4 | the word encodings (parity, thread id, timestamp tags) a structure's words carry |
+//!
+//! The source modules behind these items (`ts`, `checkpoint`, `cas`,
+//! `insdel`, `compose`, `ebr`, `runtime`) are private; each cites the seed
+//! step it implements.
 //!
 //! ## Making a lock-free operation detectable (§2.4)
 //!
@@ -94,7 +98,7 @@
 //! iteration it was in, and the CAS reports whether it took effect — so the value is pushed
 //! exactly once. [`ds::treiber`] is this stack, complete with pop, reclamation and a version
 //! tag on the top: a pop lets the same node become the top again, and the detectable CAS needs
-//! the words a thread installs not to repeat (the ABA precondition in [`cas`]).
+//! the words a thread installs not to repeat (the ABA precondition of [`DetectableCasAtomic`]).
 //!
 //! ## Running an application (§2.5)
 //!
@@ -117,16 +121,17 @@
 extern crate perdure_pm;
 
 pub mod baseline;
-pub mod cas;
-pub mod checkpoint;
-pub mod compose;
+mod cas;
+mod checkpoint;
+mod compose;
 pub mod ds;
-pub mod ebr;
-pub mod insdel;
+mod ebr;
+mod insdel;
 #[cfg(feature = "mutants")]
+#[doc(hidden)]
 pub mod mutant;
-pub mod runtime;
-pub mod ts;
+mod runtime;
+mod ts;
 pub mod word;
 
 pub(crate) use perdure_pm::sync;
@@ -138,8 +143,10 @@ pub use insdel::InsDelAtomic;
 pub use runtime::{
     quiet_thread_crashes, ClearMode, Completed, Config, Handle, MementoError, Runtime, ThreadCrash,
 };
-pub use ts::ClockKind;
+pub use ts::{tsc_available, ClockKind};
 
+#[doc(hidden)]
+pub use compose::align_up as __align_up;
 #[doc(hidden)]
 pub use perdure_pm::Backend as __Backend;
 #[doc(hidden)]

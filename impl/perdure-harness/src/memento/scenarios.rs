@@ -18,15 +18,15 @@
 //! resumed one after another).
 
 use perdure_check::explore::{Call, Scenario, Session};
-use perdure_memento::compose::Memento;
+use perdure_memento::Memento;
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
 use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
 use perdure_memento::ds::{decode_opt, NODE};
-use perdure_memento::runtime::{ClearMode, Config, Handle, MementoError, Runtime};
-use perdure_memento::ts::ClockKind;
+use perdure_memento::{ClearMode, Config, Handle, MementoError, Runtime};
+use perdure_memento::ClockKind;
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -334,7 +334,7 @@ fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
             .wrapping_mul(0xFF51_AFD7)
             >> 59;
         h.crash_after(Some(n));
-        perdure_memento::runtime::quiet_thread_crashes();
+        perdure_memento::quiet_thread_crashes();
     }
     let done = h.try_run_root(body);
     h.crash_after(None);

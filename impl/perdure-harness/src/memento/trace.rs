@@ -37,11 +37,11 @@
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
 
-use perdure_memento::cas::{CasMmt, DetectableCasAtomic};
+use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
-use perdure_memento::runtime::{ClearMode, Config, MementoError, Runtime};
-use perdure_memento::ts::ClockKind;
+use perdure_memento::{ClearMode, Config, MementoError, Runtime};
+use perdure_memento::ClockKind;
 use perdure_memento::word::{CasTs, CasWord};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -111,19 +111,19 @@ fn config(threads: usize) -> Config {
 
 /// The area after the runtime: line 0 the CAS location, line `t` thread
 /// `t`'s marker (word 0: kind and index, word 1: result).
-fn extra<M: perdure_memento::compose::Memento>(threads: usize) -> u64 {
-    perdure_memento::compose::align_up(
+fn extra<M: perdure_memento::Memento>(threads: usize) -> u64 {
+    perdure_memento::__align_up(
         BASE + Runtime::<Sim, M>::required_bytes(&config(threads)),
         LINE,
     )
 }
 
-fn pool_size<M: perdure_memento::compose::Memento>(threads: usize) -> u64 {
-    perdure_memento::compose::align_up(extra::<M>(threads) + LINE * (threads as u64 + 1), 4096)
+fn pool_size<M: perdure_memento::Memento>(threads: usize) -> u64 {
+    perdure_memento::__align_up(extra::<M>(threads) + LINE * (threads as u64 + 1), 4096)
 }
 
 /// The runtime on `pool` as the traced runs use it.
-fn open_runtime<M: perdure_memento::compose::Memento>(
+fn open_runtime<M: perdure_memento::Memento>(
     pool: &Pool<Sim>,
     patience: u64,
 ) -> Result<Runtime<'_, Sim, M>, TraceError> {
@@ -153,8 +153,8 @@ fn new_pool(size: u64) -> Result<Pool<Sim>, TraceError> {
 }
 
 /// A marker store by thread `tid` through its handle.
-fn mark<M: perdure_memento::compose::Memento>(
-    h: &mut perdure_memento::runtime::Handle<'_, '_, Sim, M>,
+fn mark<M: perdure_memento::Memento>(
+    h: &mut perdure_memento::Handle<'_, '_, Sim, M>,
     at: u64,
     kind: u64,
     index: u64,
@@ -167,12 +167,12 @@ fn mark<M: perdure_memento::compose::Memento>(
 /// Runs thread `tid`'s root operations from its next one up to `ops`, each
 /// between its invoke and return markers in the thread's marker line at
 /// `markers`; `body` is the operation of the given index.
-fn run_marked<M: perdure_memento::compose::Memento>(
+fn run_marked<M: perdure_memento::Memento>(
     rt: &Runtime<'_, Sim, M>,
     tid: usize,
     markers: u64,
     ops: u64,
-    mut body: impl FnMut(&mut perdure_memento::runtime::Handle<'_, '_, Sim, M>, &mut M, u64) -> u64,
+    mut body: impl FnMut(&mut perdure_memento::Handle<'_, '_, Sim, M>, &mut M, u64) -> u64,
 ) {
     let Ok(mut h) = rt.handle(tid) else {
         return;

@@ -22,10 +22,10 @@
 
 use super::{run_call, OnRuntime, RuntimeScenario, State};
 use perdure_check::explore::{Call, Scenario};
-use perdure_memento::cas::{CasMmt, DetectableCasAtomic};
-use perdure_memento::checkpoint::Checkpoint;
-use perdure_memento::compose::Memento;
-use perdure_memento::runtime::{Handle, MementoError, Runtime};
+use perdure_memento::{CasMmt, DetectableCasAtomic};
+use perdure_memento::Checkpoint;
+use perdure_memento::Memento;
+use perdure_memento::{Handle, MementoError, Runtime};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;
