@@ -114,8 +114,8 @@ impl Memento for NoMmt {
 }
 
 /// Declares a composite memento: a struct whose fields are sub-mementos,
-/// each in its own region (Requirement 1 of §2.3). See the [module
-/// docs](crate::compose).
+/// each in its own region (Requirement 1 of §2.3). See the module
+/// docs of perdure-memento's `compose` (the crate page's example).
 #[macro_export]
 macro_rules! memento {
     ($(#[$m:meta])* $vis:vis struct $name:ident {

@@ -42,8 +42,10 @@
 
 pub mod backend;
 pub mod commit_log;
+#[doc(hidden)]
 pub mod dword;
 pub mod error;
+#[doc(hidden)]
 pub mod header;
 pub mod heap;
 #[doc(hidden)]

@@ -79,7 +79,7 @@ pub trait Front: Sealed + Send + Sync + Sized {
 }
 
 /// Every construction with a front is a [`Ptm`]: its transactions go
-/// through [`update_tx`] and [`read_tx`].
+/// through `update_tx` and `read_tx`.
 impl<P: Front> Ptm for P {
     type ReadTx<'t>
         = P::ReadTx<'t>
@@ -123,7 +123,7 @@ macro_rules! inherent_api {
         }
 
         /// Runs `f` as an update transaction with the calling thread's
-        /// leased thread id (see [`crate::registry`]); see [`crate::tx`]
+        /// leased thread id (see `registry`); see `tx`
         /// for what `f` must satisfy. Nested in a transaction of this PTM,
         /// it runs inline.
         ///
@@ -278,7 +278,7 @@ impl<'p, P: Front> Handle<'p, P> {
         self.ptm
     }
 
-    /// Runs `f` as an update transaction (see [`crate::tx`]).
+    /// Runs `f` as an update transaction (see `tx`).
     ///
     /// # Panics
     ///

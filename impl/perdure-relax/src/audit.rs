@@ -3,7 +3,7 @@
 //! it against the set of nodes reachable at the end of a run is
 //! `perdure_harness::relax::audit::check`.
 //!
-//! The epoch-based reclamation of [`crate::space`] promises two things: a
+//! The epoch-based reclamation of [`Space`](crate::Space) promises two things: a
 //! node is retired only once it is unreachable and never again (so it is
 //! freed once), and a retired node goes back to the heap only after every
 //! thread that could still read it has left its critical section. The
@@ -20,7 +20,7 @@
 //! * every node reachable at the end is live (allocated, not retired);
 //! * every node allocated under the log and unreachable at the end was
 //!   retired or freed (a *leak* otherwise; counted, not an error, since
-//!   crashes leak by design — see [`crate::space`] and the skip list's
+//!   crashes leak by design — see [`Space`](crate::Space) and the skip list's
 //!   docs — but a test without a crash inside an operation may demand zero).
 //!
 //! A space logs only after [`Space::audit_start`](crate::Space::audit_start).

@@ -17,7 +17,7 @@
 //! costs O(1) and not O(size) — the lazy recovery of §6.1 depends on that.
 //!
 //! The 16-byte compare-and-swap on the replica is `lock cmpxchg16b` on
-//! x86-64 ([`perdure_pm::dword`]); elsewhere it is emulated with a lock, and
+//! x86-64 (`perdure_pm::dword`); elsewhere it is emulated with a lock, and
 //! the replica's pair reads then use the same lock (see [`Dram::read_pair`]).
 
 use crate::sync::atomic::{AtomicU64, Ordering};

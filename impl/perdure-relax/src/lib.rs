@@ -12,17 +12,18 @@
 //! starts at once and copies each field the first time it is touched, with
 //! `recover_field` and one of five ways of tracking what has been recovered.
 //!
-//! | module | seed | what |
+//! | item | seed | what |
 //! | --- | --- | --- |
-//! | [`patomic`] | Algorithm 4.1; Algorithms 6.2–6.4 | [`PAtomic`], [`PAtomicPtr`]: Mirror's CAS, load, store, fetch-add; `recover_field`, its pointer variant, the markable load |
-//! | [`node`] | §6.4.2 | [`Node`]: a node's fields; `recover_node` and the eager trace from them |
-//! | [`space`] | Chapter 4, §6.4–6.6 | [`Space`]: layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the [`Tracking`] variants, lazy and eager recovery |
-//! | [`bitset`] | §6.4.1 | the O(1)-initialisation concurrent bitset of `BitsetAtomic` and `HybridAtomicPointer` |
-//! | [`dram`] | Chapter 4, §6.2 | the volatile mirror region; zeroed or garbage after a crash |
+//! | [`PAtomic`], [`PAtomicPtr`] | Algorithm 4.1; Algorithms 6.2–6.4 | Mirror's CAS, load, store, fetch-add; `recover_field`, its pointer variant, the markable load |
+//! | [`Node`], [`FieldKind`] | §6.4.2 | a node's fields; `recover_node` and the eager trace from them |
+//! | [`Space`], [`Handle`], [`Config`], [`OpenOptions`], [`Tracking`], [`DramInit`] | Chapter 4, §6.2, §6.4–6.6 | layout, roots, mirrored allocation on `perdure_pm::heap` (§6.5.1), epoch-based reclamation, the tracking variants (with the O(1)-initialisation bitset of §6.4.1), lazy and eager recovery; the volatile mirror region, zeroed or garbage after a crash |
 //! | [`ds`] | Chapter 8 | Harris's list, a hash table of Harris lists, a skip list (Fraser), a BST (Natarajan–Mittal), an array |
-//! | `audit` (feature `check`) | — | the reclamation audit: a log of each node's allocation, retirement and free, checked against the reachable nodes |
-//! | `scenarios` (feature `check`) | — | the crash explorer's scenarios (perdure-check's `Scenario`) |
-//! | `trace` (feature `trace`) | Algorithms 4.1, 6.2 | protocol-level traces of one field for TLC (`perdure trace relax`) |
+//!
+//! The source modules behind these items (`patomic`, `node`, `space`,
+//! `bitset`, `dram`) are private; each cites the seed step it implements.
+//! Checking hooks: `audit` (feature `check`: the reclamation audit's log,
+//! read by `perdure-harness`), `trace_ev!` (feature `trace`), `mutant!`
+//! and `pause!` (feature `mutants`).
 //!
 //! ## Evidence, and what it does not cover
 //!
@@ -46,7 +47,7 @@
 //! the tests run on x86-64, whose TSO plus the `SeqCst` accesses used here
 //! is what the algorithm needs), 16-byte CASes persisting as two halves
 //! (Mirror relies on the pair sharing a cache line), and a recovery-time
-//! collection of what a crash leaks (see [`space`]).
+//! collection of what a crash leaks (see [`Space`]).
 //!
 //! ```
 //! use perdure_pm::{NoFlush, Pool};
@@ -98,16 +99,24 @@ macro_rules! trace_ev {
 }
 
 #[cfg(feature = "check")]
+#[doc(hidden)]
 pub mod audit;
-pub mod bitset;
-pub mod dram;
+mod bitset;
+mod dram;
 pub mod ds;
-pub mod error;
+mod error;
 #[cfg(feature = "mutants")]
+#[doc(hidden)]
 pub mod mutant;
-pub mod node;
-pub mod patomic;
-pub mod space;
+mod node;
+mod patomic;
+mod space;
+
+/// What the crate's own tests read of the internals; not part of the API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::bitset::Bitset;
+}
 
 pub use dram::DramInit;
 pub use error::RelaxError;

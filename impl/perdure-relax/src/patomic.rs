@@ -610,7 +610,7 @@ impl<B: Backend> Space<'_, B> {
 
     /// `recoverNode`'s loop (§6.4.2) over the `n` fields of the `N` at
     /// `node`, in order, with the write-backs of Finding R1 batched: for up
-    /// to [`RECOVER_BATCH`] fields at a time, lines 1–4.2 of Algorithm
+    /// to `RECOVER_BATCH` fields at a time, lines 1–4.2 of Algorithm
     /// 6.2/6.3 run for each field, then every field about to be copied is
     /// written back and **one** fence covers them all, then line 5's DRAM
     /// DWCASes run in field order. Each field still has its own NVMM pair

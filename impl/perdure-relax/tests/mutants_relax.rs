@@ -338,11 +338,7 @@ fn m2_cas_success_then_stale_load() -> bool {
     let next = PAtomicPtr::<ListNode>::at(a + 16);
     sp.recover_field_ptr::<ListNode>(next.offset()).unwrap();
     let (_, (dv, _)) = sp.replicas(next.offset()).unwrap();
-    assert_eq!(
-        dv,
-        b | perdure_relax::patomic::RECOVERY_MARK,
-        "recovered and marked"
-    );
+    assert_eq!(dv, b | perdure_relax::RECOVERY_MARK, "recovered and marked");
     std::thread::scope(|sc| {
         let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
             next.compare_exchange(&sp, b, c).unwrap()

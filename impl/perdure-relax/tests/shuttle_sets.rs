@@ -887,7 +887,7 @@ fn many_schedules_of_the_m2_configurations() {
 /// into it and stay linearizable).
 #[test]
 fn bitset_race_loses_bits_but_never_invents_one() {
-    use perdure_relax::bitset::Bitset;
+    use perdure_relax::internals::Bitset;
     let n = iterations(300);
     let t = Instant::now();
     let lost = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -18,15 +18,15 @@
 //! resumed one after another).
 
 use perdure_check::explore::{Call, Scenario, Session};
-use perdure_memento::Memento;
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
 use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
 use perdure_memento::ds::{decode_opt, NODE};
-use perdure_memento::{ClearMode, Config, Handle, MementoError, Runtime};
 use perdure_memento::ClockKind;
+use perdure_memento::Memento;
+use perdure_memento::{ClearMode, Config, Handle, MementoError, Runtime};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::sync::Arc;

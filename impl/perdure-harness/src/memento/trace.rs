@@ -37,12 +37,12 @@
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
 
-use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
-use perdure_memento::{ClearMode, Config, MementoError, Runtime};
-use perdure_memento::ClockKind;
 use perdure_memento::word::{CasTs, CasWord};
+use perdure_memento::ClockKind;
+use perdure_memento::{CasMmt, DetectableCasAtomic};
+use perdure_memento::{ClearMode, Config, MementoError, Runtime};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! TLC (`traces/relax/`).
 //!
 //! **Where the steps come from.** One-line hooks (`trace_ev!`, empty
-//! without perdure-relax's feature `trace`) in `perdure_relax::patomic`
+//! without perdure-relax's feature `trace`) in perdure-relax's `patomic`
 //! report, through `perdure_pm::trace_step!` to this module's recorder
 //! (with the field's offset as `field`), the steps of
 //! Algorithm 4.1 and of Algorithm 6.2 (with fixes M1, R1, R2) that the

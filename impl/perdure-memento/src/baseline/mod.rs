@@ -34,7 +34,7 @@
 //!
 //! Nodes, returned-value blocks (DurableQ) and log entries (LogQ) live in the
 //! crate's persistent [`Heap`] and are reclaimed with the crate's epoch-based
-//! reclamation ([`Collector`], §6): each operation is one critical section
+//! reclamation (`Collector`, §6): each operation is one critical section
 //! (pin at the start; at the end, the deferred flushes, one `pfence`, unpin,
 //! free what the epochs allow). A block retired in a critical section is
 //! never freed before that section ends.
@@ -50,7 +50,7 @@
 //! current returned-value block (DurableQ) or its retired log entry (LogQ).
 //!
 //! **The fix.** Every dequeue that moves `head` or whose node `head` moved
-//! past calls DEFERFLUSH(`head`) ([`Collector::defer_flush`]): the end of the
+//! past calls DEFERFLUSH(`head`) (`Collector::defer_flush`): the end of the
 //! critical section writes `head` back and fences *before* the section ends,
 //! hence before the old sentinel can be freed and before the thread's next
 //! operation can retire its previous returned-value block or log entry. So
@@ -66,7 +66,7 @@
 //! infers it by finding the node in the queue, which fails — and enqueues a
 //! second time — once the node has been dequeued).
 //!
-//! What a full crash leaks, as in [`crate::ebr`]: blocks retired in the last
+//! What a full crash leaks, as in `ebr`: blocks retired in the last
 //! two epochs and blocks allocated by operations cut off before they
 //! published them. Recovery does not collect them.
 //!

@@ -147,7 +147,7 @@
 //! inside a pinned critical section ([`Handle::run_root`]; the operations
 //! refuse to run outside one). What a crash leaks: blocks allocated by an
 //! insert that crashed before checkpointing them, nodes retired but not yet
-//! freed (as every EBR, see [`crate::ebr`]), and the node of an insert that
+//! freed (as every EBR, see `ebr`), and the node of an insert that
 //! completed with `false` if a crash came before its deferred flushes (it
 //! stays on its chain, invalid, and the rebuild keeps it as it keeps the
 //! nodes of pending inserts).

@@ -24,7 +24,7 @@
 //! `top`: every push and pop installs `(node, tag + 1)`. Without it a thread
 //! that pushes B over A, pops B, pushes C and pops C re-installs the very
 //! word `A` it installed before, with the same parity — the ABA the detectable
-//! CAS's recovery cannot tell apart ([`crate::cas`], "Precondition: no ABA on
+//! CAS's recovery cannot tell apart (`cas`, "Precondition: no ABA on
 //! an annotated word"). With it the same word comes back only after a
 //! multiple of 512 CASes on `top` that leaves the thread's parity where it
 //! was, all while one helper stays stalled holding the older word.

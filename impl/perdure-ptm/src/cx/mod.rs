@@ -6,7 +6,7 @@
 //! | file | seed |
 //! | --- | --- |
 //! | `cx/mod.rs` | the walk-through below, [`Config`], [`CxStats`] |
-//! | [`crate::layout`] | the persistent layout (shared with Redo-PTM), creation, null recovery's checks |
+//! | `layout` | the persistent layout (shared with Redo-PTM), creation, null recovery's checks |
 //! | `cx/queue.rs` | the queue of mutations (turn queue, ref. \[39\]) and the wait-free reclamation of its nodes |
 //! | `cx/core.rs` | `applyUpdate` steps 1–6 and `applyRead` steps 1–3, once for both flavours |
 //! | [`ptm`] | CX-PTM: annotated loads and stores, a `pwb` per modified line ([`CxPtm`]) |
@@ -14,16 +14,16 @@
 //!
 //! ## State
 //!
-//! Persistent (see [`crate::layout`]): a header, `cur_comb`, and `2N` replicas
+//! Persistent (see `layout`): a header, `cur_comb`, and `2N` replicas
 //! of the transactional region (roots, then the region allocator and its
-//! blocks: [`crate::replica`]). Volatile, as §4 says ("the queue of
+//! blocks: `replica`). Volatile, as §4 says ("the queue of
 //! mutations and the array of Combined instances, can be kept in volatile
 //! memory"): the queue, whose nodes carry the closure, its result, `next`,
 //! the `ticket` and a reference count; `2N` `Combined` instances, each a
 //! replica's `head` (the last node applied to it), the replica and its
 //! [`StrongTryRwLock`](crate::StrongTryRwLock); hazard pointers.
 //!
-//! `cur_comb` is one word, a [`SeqTidIdx`](crate::sti): `idx` the replica,
+//! `cur_comb` is one word, a `SeqTidIdx`: `idx` the replica,
 //! `seq` the ticket of its head. The seed's `curComb` is the index alone;
 //! the ticket makes every value distinct (no ABA on the CAS) and tells a
 //! thread from `cur_comb` alone whether its node is in the designated state

@@ -9,7 +9,7 @@
 //! stores alike). A store goes straight to the replica the thread holds
 //! exclusively and records its cache line; before the `cur_comb` CAS, one
 //! `pwb` per recorded line (the published `flushDeferredPWBs`). The
-//! allocator is annotated the same way ([`crate::replica`]).
+//! allocator is annotated the same way (`replica`).
 //!
 //! Dirty lines belong to the replica (`DirtyLines`, shared with
 //! Redo-PTM): a thread that leaves a replica without installing it (its node

@@ -53,7 +53,7 @@
 //!   [`PtmError::BadOffset`]). Allocation returns zeroed blocks.
 //! * A closure on the plain value ([`CxPuc::update`]) cannot start another
 //!   transaction of the same PTM ([`PtmError::NestedInPlainTx`]); the
-//!   annotated interface ([`Ptm`]) nests as the other PTMs do.
+//!   annotated interface ([`Ptm`](crate::Ptm)) nests as the other PTMs do.
 //! * Each thread's working copy is as long as a replica (allocated on its
 //!   first transaction; only the used part is touched, so only that part
 //!   takes physical memory), twice (a snapshot for panics).
@@ -415,7 +415,7 @@ impl<'a, T: Plain> PucMut<'a, T> {
     }
 
     /// The annotated view of the same update (the [`Transaction`]
-    /// interface the other PTMs offer), for code written against [`Ptm`].
+    /// interface the other PTMs offer), for code written against [`Ptm`](crate::Ptm).
     pub fn tx(&mut self) -> PucTx<'_> {
         PucTx {
             read: PucRead {
@@ -717,7 +717,7 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
 
     /// Runs `f` on the plain value as one durable linearizable update
     /// (with the calling thread's leased thread id) and returns its result.
-    /// `f` must be deterministic, as every closure of [`crate::tx`].
+    /// `f` must be deterministic, as every closure of `tx`.
     ///
     /// # Panics
     ///

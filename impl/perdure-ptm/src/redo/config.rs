@@ -8,7 +8,7 @@ use super::wordset::WordSet;
 use crate::error::PtmError;
 use crate::sti;
 
-/// Which member of the Redo-PTM family a [`RedoPtm`] runs (seed §5).
+/// Which member of the Redo-PTM family a [`RedoPtm`](crate::RedoPtm) runs (seed §5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// Redo-PTM: Algorithms 1–3.
@@ -72,7 +72,7 @@ impl Variant {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// `N`: thread ids `0..N` and `N + 1` replicas. At most 254. Used by
-    /// [`RedoPtm::create`]; [`RedoPtm::open`] takes it from the pool.
+    /// `RedoPtm::create`; `RedoPtm::open` takes it from the pool.
     pub threads: usize,
     /// `RSIZE`: pre-allocated `State`s per thread (2..=4096). A replica more
     /// than about `RSIZE` commits of one thread behind is copied rather than

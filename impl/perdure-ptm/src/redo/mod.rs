@@ -4,7 +4,7 @@
 //! RedoTimed-PTM and RedoOpt-PTM (§5, "Timed variant", "Additional
 //! optimizations"), run by the same code with [`Config::variant`]
 //! ([`Variant`]; the wrappers [`RedoTimedPtm`] and [`RedoOptPtm`] fix it).
-//! All three share the persistent layout ([`crate::layout`]); everything
+//! All three share the persistent layout (`layout`); everything
 //! else is volatile.
 //!
 //! | file | implements |
@@ -14,7 +14,7 @@
 //! | `redo/tx.rs` | what closures get: [`Tx`], [`ReadTx`] (the annotated loads and logged stores, Alg. 1 L22–L25); RedoOpt's store aggregation |
 //! | `redo/core.rs` | [`RedoPtm`]'s volatile side (`stMatrix`, `combs`, ring, `announce`, `req`), its rebuild by null recovery, the durability watermark |
 //! | `redo/open.rs` | creating and opening a pool; null recovery |
-//! | `redo/front.rs` | the glue to [`crate::front`]: `update_tx`, `read_tx`, [`Handle`], nesting, the [`crate::Ptm`] impl |
+//! | `redo/front.rs` | the glue to `front`: `update_tx`, `read_tx`, [`Handle`], nesting, the [`crate::Ptm`] impl |
 //! | `redo/update.rs` | Algorithm 3, `applyUpdate`, steps {1}–{9} |
 //! | `redo/read.rs` | Algorithm 2, `applyRead` |
 //! | `redo/variant.rs` | RedoTimed-PTM's two-replica window and backoff ({5}); RedoOpt-PTM's copies and flushes; the wrappers |

@@ -75,7 +75,7 @@
 //! crash can leave flagged or tagged edges in NVMM: the recovered tree is
 //! still a Natarajan–Mittal tree in the middle of those deletes, and the
 //! next operation that meets them helps. Lock free; reclamation is
-//! epoch-based (see [`crate::space`]).
+//! epoch-based (see [`Space`]).
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};

@@ -144,7 +144,8 @@ impl HashTable {
         let mut out = Vec::new();
         h.critical(|h| {
             for i in 0..self.n {
-                let head = PAtomicPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(h.space())?;
+                let head =
+                    PAtomicPtr::<ListNode>::at(self.buckets + 16 * (1 + i)).load(h.space())?;
                 keys_at(h, head, &mut out)?;
             }
             Ok::<_, RelaxError>(())

@@ -19,7 +19,7 @@
 //!
 //! Every CAS is Mirror's (Algorithm 4.1): durable before it returns, so an
 //! operation that returned survives a crash (durable linearisability). Lock
-//! free; reclamation is epoch-based (see [`crate::space`]).
+//! free; reclamation is epoch-based (see [`Space`]).
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};

@@ -50,7 +50,7 @@
 //! `LINKED` that no inserter will come back to: when it is later removed,
 //! its remover does not retire it, and the block is leaked (one node per
 //! insert cut by a crash, on top of the heap's own crash leaks described in
-//! [`crate::space`]; reachable nodes are never freed).
+//! [`Space`]; reachable nodes are never freed).
 //!
 //! **Tracking variants.** A skip-list node has one incoming pointer per
 //! level it is linked at, so `MarkableAtomicPointer` does not apply (§6.4.3:
@@ -67,7 +67,7 @@
 //! operation that returned survives a crash (durable linearisability); a
 //! crash in the middle of an insert may leave a node linked at a prefix of
 //! its levels, which is a valid skip list. Lock free; reclamation is
-//! epoch-based (see [`crate::space`]).
+//! epoch-based (see [`Space`]).
 
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};

@@ -22,9 +22,9 @@
 
 use super::{run_call, OnRuntime, RuntimeScenario, State};
 use perdure_check::explore::{Call, Scenario};
-use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::Checkpoint;
 use perdure_memento::Memento;
+use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::{Handle, MementoError, Runtime};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
