@@ -108,7 +108,6 @@ mod error;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutant;
-mod node;
 mod patomic;
 mod space;
 
@@ -120,6 +119,9 @@ pub mod internals {
 
 pub use dram::DramInit;
 pub use error::RelaxError;
-pub use node::{FieldKind, Node};
+pub use space::node::{FieldKind, Node};
+/// `crate::node`: the node contract, which lives under the space that
+/// manages the nodes (the two refer to each other).
+use space::node;
 pub use patomic::{PAtomic, PAtomicPtr, RECOVERY_MARK};
 pub use space::{Config, Handle, OpenOptions, Space, Tracking};

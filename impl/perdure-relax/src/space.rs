@@ -56,7 +56,9 @@
 use crate::bitset::Bitset;
 use crate::dram::{Dram, DramInit};
 use crate::error::RelaxError;
-use crate::node::Node;
+pub(crate) mod node;
+
+use node::Node;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
 use perdure_pm::heap::{Heap, HeapThread};

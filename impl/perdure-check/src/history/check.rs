@@ -5,7 +5,8 @@
 use super::model::{Expected, SeqCall, State};
 use super::parse::{Call, History, InitialState, Operation, Outcome};
 use super::reduce;
-use super::search::{search, SearchCounters, SearchOp, SearchResult};
+use super::reduce::SearchOp;
+use super::search::{search, SearchCounters, SearchResult};
 use super::value::{json_integer, render, Interner, ValueId};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};

@@ -74,9 +74,24 @@
 //! by a few lines, makes those tests fail.
 
 use super::model::{Expected, SeqCall, State};
-use super::search::SearchOp;
 use super::value::{ValueId, FALSE, NULL, TRUE};
 use std::collections::{HashMap, HashSet};
+
+/// One operation of a partition, as the search sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct SearchOp {
+    pub(crate) call: SeqCall,
+    /// [`Expected::Any`] for optional operations.
+    pub(crate) expected: Expected,
+    pub(crate) invoke_line: usize,
+    /// `Some` for required operations (the `return` or `recover` line),
+    /// `None` for optional ones.
+    pub(crate) complete_line: Option<usize>,
+    /// Candidates of one configuration are tried in increasing `order`
+    /// (required before optional); see this module. Any order is
+    /// correct; a good one finds a linearization sooner.
+    pub(crate) order: u64,
+}
 
 /// The value all unobserved values are renamed to. The interner allocates
 /// ids from 0 and never reaches it.

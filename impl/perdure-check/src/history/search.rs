@@ -74,25 +74,9 @@
 //! by `max_states`.
 
 use super::model::{apply, Expected, FxBuild, FxHasher, SeqCall, State, Transition};
-use super::reduce::{Discipline, ProducerOrder};
+use super::reduce::{Discipline, ProducerOrder, SearchOp};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-
-/// One operation of a partition, as the search sees it.
-#[derive(Clone, Debug)]
-pub(crate) struct SearchOp {
-    pub(crate) call: SeqCall,
-    /// [`Expected::Any`] for optional operations.
-    pub(crate) expected: Expected,
-    pub(crate) invoke_line: usize,
-    /// `Some` for required operations (the `return` or `recover` line),
-    /// `None` for optional ones.
-    pub(crate) complete_line: Option<usize>,
-    /// Candidates of one configuration are tried in increasing `order`
-    /// (required before optional); see [`super::reduce`]. Any order is
-    /// correct; a good one finds a linearization sooner.
-    pub(crate) order: u64,
-}
 
 /// The answer of one search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
