@@ -58,9 +58,9 @@ use crate::dram::{Dram, DramInit};
 use crate::error::RelaxError;
 pub(crate) mod node;
 
-use node::Node;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
+use node::Node;
 use perdure_pm::heap::{Heap, HeapThread};
 use perdure_pm::{meta, Backend, Pool};
 use std::collections::VecDeque;
