@@ -77,9 +77,10 @@
 //! next operation that meets them helps. Lock free; reclamation is
 //! epoch-based (see [`Space`]).
 
+use super::key_of;
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomic, PAtomicPtr, LOW_BITS};
+use crate::patomic::{PAtomicPtr, LOW_BITS};
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
@@ -93,7 +94,6 @@ const INF1: u64 = u64::MAX - 1;
 const INF2: u64 = u64::MAX;
 /// The largest user key (the three above are the sentinels').
 pub const MAX_KEY: u64 = INF0 - 1;
-const KEY: u64 = 0;
 const LEFT: u64 = 16;
 const RIGHT: u64 = 32;
 
@@ -109,16 +109,8 @@ impl Node for BstNode {
     }
 
     fn field_kind(i: usize) -> FieldKind {
-        if i == 0 {
-            FieldKind::Value
-        } else {
-            FieldKind::Pointer
-        }
+        FieldKind::values_then_pointers(i, 1)
     }
-}
-
-fn key_of(n: u64) -> PAtomic {
-    PAtomic::at(n + KEY)
 }
 
 fn left(n: u64) -> PAtomicPtr<BstNode> {

@@ -31,11 +31,7 @@ impl Node for Buckets {
     }
 
     fn field_kind(i: usize) -> FieldKind {
-        if i == 0 {
-            FieldKind::Value
-        } else {
-            FieldKind::Pointer
-        }
+        FieldKind::values_then_pointers(i, 1)
     }
 }
 

@@ -21,15 +21,15 @@
 //! operation that returned survives a crash (durable linearisability). Lock
 //! free; reclamation is epoch-based (see [`Space`]).
 
+use super::key_of;
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomic, PAtomicPtr};
+use crate::patomic::PAtomicPtr;
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
 /// Harris's deletion mark (bit 0 of `next`).
 pub const DELETED: u64 = 1;
-const KEY: u64 = 0;
 const NEXT: u64 = 16;
 
 /// A list node: `[key, next]`.
@@ -44,16 +44,8 @@ impl Node for ListNode {
     }
 
     fn field_kind(i: usize) -> FieldKind {
-        if i == 0 {
-            FieldKind::Value
-        } else {
-            FieldKind::Pointer
-        }
+        FieldKind::values_then_pointers(i, 1)
     }
-}
-
-fn key_of(n: u64) -> PAtomic {
-    PAtomic::at(n + KEY)
 }
 
 fn next_of(n: u64) -> PAtomicPtr<ListNode> {

@@ -30,6 +30,14 @@ pub mod list;
 pub mod skiplist;
 
 pub use array::PArray;
+
+use crate::PAtomic;
+
+/// Field 0 of a node of the list, the BST or the skip list: its key.
+fn key_of(n: u64) -> PAtomic {
+    PAtomic::at(n)
+}
+
 pub use bst::{Bst, BstNode};
 pub use hash::HashTable;
 pub use list::{HarrisList, ListNode};

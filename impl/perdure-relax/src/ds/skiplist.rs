@@ -69,6 +69,7 @@
 //! its levels, which is a valid skip list. Lock free; reclamation is
 //! epoch-based (see [`Space`]).
 
+use super::key_of;
 use crate::error::RelaxError;
 use crate::node::{FieldKind, Node};
 use crate::patomic::{PAtomic, PAtomicPtr, LOW_BITS};
@@ -84,7 +85,6 @@ pub const DELETED: u64 = 1;
 /// Bit 1 of `next[0]`: the inserter has stopped linking the node (see the
 /// module docs).
 pub const LINKED: u64 = 2;
-const KEY: u64 = 0;
 const HEIGHT: u64 = 16;
 const NEXT: u64 = 32;
 
@@ -102,11 +102,7 @@ impl Node for SkipNode {
     }
 
     fn field_kind(i: usize) -> FieldKind {
-        if i < 2 {
-            FieldKind::Value
-        } else {
-            FieldKind::Pointer
-        }
+        FieldKind::values_then_pointers(i, 2)
     }
 }
 
@@ -118,10 +114,6 @@ fn check_height<B: Backend>(space: &Space<'_, B>, node: u64, h: u64) -> Result<(
         });
     }
     Ok(())
-}
-
-fn key_of(n: u64) -> PAtomic {
-    PAtomic::at(n + KEY)
 }
 
 fn height_of<B: Backend>(sp: &Space<'_, B>, n: u64) -> Result<usize, RelaxError> {

@@ -50,6 +50,19 @@ pub enum FieldKind {
     Pointer,
 }
 
+impl FieldKind {
+    /// The kind of field `i` of a node whose first `values` fields are data
+    /// and the rest pointers (a key, then links; a counted node's count,
+    /// then its entries).
+    pub fn values_then_pointers(i: usize, values: usize) -> FieldKind {
+        if i < values {
+            FieldKind::Value
+        } else {
+            FieldKind::Pointer
+        }
+    }
+}
+
 /// A node type of a structure on a RELAX space.
 pub trait Node: 'static {
     /// The type of the nodes this node's pointer fields point to.
