@@ -2,7 +2,7 @@
 //! one-node-at-a-time unlinking (SPAA 2002), which safe memory reclamation
 //! needs, as a set of `u64` keys — the thesis's linked-list benchmark.
 //!
-//! A node is two persistent atomics: `key` (a [`PAtomic`]) and `next` (a
+//! A node is two persistent atomics: `key` (a [`PAtomic`](crate::PAtomic)) and `next` (a
 //! [`PAtomicPtr`]); bit 0 of `next` is Harris's deletion mark (the node is
 //! logically deleted), bit 2 is RELAX's recovery mark (§6.4.2) and never
 //! reaches NVMM. The list starts at a sentinel node that a root designates.
