@@ -274,6 +274,8 @@ redo_construction!(Opt, "RedoOpt-PTM", "redoopt", RedoOptPtm);
 /// For each `fn name<C: Construction>()` listed, one `#[test]` per
 /// construction: `cx_ptm::name`, `cx_puc::name`, `redo::name`,
 /// `timed::name`, `opt::name`. `ptm_suite!(no_puc: ...)` leaves CX-PUC out.
+/// `ptm_suite!(on run: ...)` lists `fn name<P: Ptm>(name: &str, p: &P)`s
+/// instead, each run as `run::<C>(name)`.
 #[allow(unused_macros)]
 macro_rules! ptm_suite {
     (no_puc: $($name:ident),* $(,)?) => {
@@ -285,6 +287,18 @@ macro_rules! ptm_suite {
     (@mod $m:ident, $c:ident, $($name:ident),*) => {
         mod $m {
             $( #[test] fn $name() { super::$name::<$crate::common::ptms::$c>() } )*
+        }
+    };
+    (on $run:ident: $($name:ident),* $(,)?) => {
+        $crate::common::ptms::ptm_suite!(@on $run, cx_ptm, Cx, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, cx_puc, Puc, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, redo, Redo, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, timed, Timed, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, opt, Opt, $($name),*);
+    };
+    (@on $run:ident, $m:ident, $c:ident, $($name:ident),*) => {
+        mod $m {
+            $( #[test] fn $name() { super::$run::<$crate::common::ptms::$c>(super::$name) } )*
         }
     };
     ($($name:ident),* $(,)?) => {
