@@ -68,7 +68,18 @@ fn queue_model<P: Ptm>(name: &str, p: &P) {
     );
 }
 
-fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, seed: u64) {
+/// The set `create` makes against a `BTreeSet`; then destroyed, leaving no
+/// live block behind.
+fn set_model<P: Ptm, S: SetOps>(
+    name: &str,
+    what: &str,
+    p: &P,
+    create: impl FnOnce() -> S,
+    keys: u64,
+    seed: u64,
+) {
+    let before = ds::live_bytes(p).unwrap();
+    let s = create();
     let mut model = BTreeSet::new();
     let mut rng = Rng(seed);
     for i in 0..ops() {
@@ -107,50 +118,21 @@ fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, 
         );
     }
     s.destroy(p);
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the {what} leaked"
+    );
 }
 
 fn sets_model<P: Ptm>(name: &str, p: &P) {
-    let before = ds::live_bytes(p).unwrap();
-    set_model(
-        name,
-        "list",
-        p,
-        ListSet::create(p, 5).unwrap(),
-        64,
-        0x5EED_0002,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the list leaked"
-    );
-    set_model(
-        name,
-        "rbtree",
-        p,
-        RbTreeSet::create(p, 6).unwrap(),
-        300,
-        0x5EED_0003,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the tree leaked"
-    );
+    let list = || ListSet::create(p, 5).unwrap();
+    set_model(name, "list", p, list, 64, 0x5EED_0002);
+    let tree = || RbTreeSet::create(p, 6).unwrap();
+    set_model(name, "tree", p, tree, 300, 0x5EED_0003);
     // 2 buckets: the first inserts already resize the table several times.
-    set_model(
-        name,
-        "hash set",
-        p,
-        HashSet::create_with(p, 7, 2).unwrap(),
-        300,
-        0x5EED_0004,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the hash set leaked"
-    );
+    let hash = || HashSet::create_with(p, 7, 2).unwrap();
+    set_model(name, "hash set", p, hash, 300, 0x5EED_0004);
 }
 
 fn rbtree_sorted_inserts_then_removes<P: Ptm>(name: &str, p: &P) {
