@@ -35,8 +35,9 @@ pub(crate) use sealed::Sealed;
 /// What a construction provides to get [`Handle`]s and the nesting rules
 /// (implemented by this crate's constructions only).
 pub trait Front: Sealed + Send + Sync + Sized {
-    /// What an update closure gets.
-    type Tx<'t>: Transaction
+    /// What an update closure gets; `as_ref` is its read-only view (what
+    /// a `read_tx` nested in it gets).
+    type Tx<'t>: Transaction + AsRef<Self::ReadTx<'t>>
     where
         Self: 't;
     /// What a read-only closure gets.
@@ -63,13 +64,6 @@ pub trait Front: Sealed + Send + Sync + Sized {
     fn handle(&self) -> Result<Handle<'_, Self>, PtmError> {
         Handle::new(self)
     }
-
-    /// The read-only view of an update transaction (what a `read_tx`
-    /// nested in it gets).
-    #[doc(hidden)]
-    fn as_read<'a, 't>(tx: &'a Self::Tx<'t>) -> &'a Self::ReadTx<'t>
-    where
-        Self: 't;
 
     /// What [`Ptm::events`] reports.
     #[doc(hidden)]
@@ -237,7 +231,7 @@ where
     }
     Ok(match cur.kind {
         // SAFETY: as in `nested_update`.
-        Kind::Update => f(P::as_read(unsafe { &*(cur.ptr as *const P::Tx<'_>) })),
+        Kind::Update => f(unsafe { &*(cur.ptr as *const P::Tx<'_>) }.as_ref()),
         // SAFETY: as in `nested_update`, for a `ReadTx` set by a read.
         Kind::Read => f(unsafe { &*(cur.ptr as *const P::ReadTx<'_>) }),
     })

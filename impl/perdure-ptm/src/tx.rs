@@ -95,6 +95,23 @@ pub fn root_offset(index: usize) -> u64 {
     8 * index as u64
 }
 
+/// [`root_offset`] for the root accessors of [`TxRead`] and [`Transaction`].
+///
+/// # Panics
+///
+/// If `index >= ROOTS`.
+fn checked_root_offset(index: usize) -> u64 {
+    assert!(
+        index < ROOTS,
+        "{}",
+        PtmError::BadRoot {
+            index,
+            count: ROOTS
+        }
+    );
+    root_offset(index)
+}
+
 /// A value stored in one persistent 8-byte word, and returned by
 /// transactions (the constructions return results through a 64-bit word,
 /// as the seed's `results` array does).
@@ -305,15 +322,7 @@ pub trait TxRead {
     /// If `index >= ROOTS`.
     #[inline]
     fn root(&self, index: usize) -> u64 {
-        assert!(
-            index < ROOTS,
-            "{}",
-            PtmError::BadRoot {
-                index,
-                count: ROOTS
-            }
-        );
-        self.load(root_offset(index))
+        self.load(checked_root_offset(index))
     }
 
     /// Root slot `index` as a typed pointer.
@@ -362,15 +371,7 @@ pub trait Transaction: TxRead {
     /// If `index >= ROOTS`.
     #[inline]
     fn set_root(&self, index: usize, val: u64) {
-        assert!(
-            index < ROOTS,
-            "{}",
-            PtmError::BadRoot {
-                index,
-                count: ROOTS
-            }
-        );
-        self.store(root_offset(index), val)
+        self.store(checked_root_offset(index), val)
     }
 
     /// [`Transaction::alloc`], then zeroes the block's first `size` bytes

@@ -98,13 +98,7 @@ fn cx_puc_typed_full_crashes() {
                 }
             });
             let n = o.unwrap();
-            assert!(
-                pt.completed[0] <= n && n <= pt.started[0],
-                "event {}: recovered {n}, completed {} started {}",
-                pt.cp.event,
-                pt.completed[0],
-                pt.started[0]
-            );
+            pt.assert_recovered(0, n);
             q.update(move |m| m.obj_mut()[3] = n + 1).unwrap();
             assert_eq!(q.read(|r| r.obj()[3]).unwrap(), n + 1);
         },

@@ -1,5 +1,5 @@
 //! The data structures of `perdure_ptm::ds` under 2–4 threads, on every
-//! construction (`for_each_ptm!`), each operation its own transaction:
+//! construction (`common::ptms`), each operation its own transaction:
 //!
 //! * queue: every thread enqueues its own numbered values and dequeues;
 //!   afterwards the values dequeued plus those left are exactly the values
@@ -20,10 +20,12 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-#[macro_use]
+mod common;
 mod ds_common;
 
+use common::ptms::Construction;
 use ds_common::{scaled, Rng, SetOps};
+use perdure_pm::NoFlush;
 use perdure_ptm::ds::{HashMap, HashSet, ListSet, Queue, RbTreeSet};
 use perdure_ptm::Ptm;
 use std::collections::{BTreeMap, BTreeSet};
@@ -195,30 +197,32 @@ fn map_concurrent<P: Ptm>(name: &str, p: &P, threads: usize) {
     assert_eq!(n, found, "{name}");
 }
 
-#[test]
-fn queue_conserves_values_and_keeps_fifo_order() {
-    for threads in 2..=4 {
-        // One more thread id than workers: the main thread keeps one.
-        for_each_ptm!(threads + 1, POOL, |name, p| {
-            queue_concurrent(name, &p, threads)
-        });
+/// `run(name, p, workers)` for each worker count in `workers`, on a fresh
+/// PTM of construction `C` with one more thread id than workers (the main
+/// thread keeps one).
+fn on_fresh<C: Construction>(
+    workers: impl IntoIterator<Item = usize>,
+    run: fn(&str, &C::P<NoFlush>, usize),
+) {
+    for threads in workers {
+        run(C::NAME, &C::volatile(threads + 1, POOL, NoFlush), threads);
     }
 }
 
-#[test]
-fn sets_agree_with_the_counts_of_successful_operations() {
-    for threads in [2, 4] {
-        for_each_ptm!(threads + 1, POOL, |name, p| {
-            sets_concurrent(name, &p, threads)
-        });
-    }
+fn queue_conserves_values_and_keeps_fifo_order<C: Construction>() {
+    on_fresh::<C>(2..=4, queue_concurrent);
 }
 
-#[test]
-fn hash_map_holds_values_some_thread_wrote() {
-    for threads in [2, 3] {
-        for_each_ptm!(threads + 1, POOL, |name, p| {
-            map_concurrent(name, &p, threads)
-        });
-    }
+fn sets_agree_with_the_counts_of_successful_operations<C: Construction>() {
+    on_fresh::<C>([2, 4], sets_concurrent);
 }
+
+fn hash_map_holds_values_some_thread_wrote<C: Construction>() {
+    on_fresh::<C>([2, 3], map_concurrent);
+}
+
+common::ptms::ptm_suite!(
+    queue_conserves_values_and_keeps_fifo_order,
+    sets_agree_with_the_counts_of_successful_operations,
+    hash_map_holds_values_some_thread_wrote,
+);

@@ -23,14 +23,13 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-#[allow(dead_code)]
-#[path = "common/crash.rs"]
-mod crash;
+mod common;
 
-use crash::Point;
+use common::crash::{self, Point};
+use common::ptms::{self, Construction};
 use perdure_pm::{Pool, Sim};
 use perdure_ptm::ds::{hash, list, queue, rbtree, HashMap, ListSet, Queue, RbTreeSet};
-use perdure_ptm::{CxPtm, Ptm, RedoPtm};
+use perdure_ptm::Ptm;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -158,30 +157,25 @@ fn check<P: Ptm>(p: &P, pt: &Point) {
     assert_eq!(t.check(p).unwrap(), tlen + 1);
 }
 
+/// Runs the workload on construction `C` on a fresh 2-thread simulated
+/// pool, crashes it at the (thinned) points, checks every recovery and
+/// prints row `explore:ptm/ds-crash-{row}`.
+fn recover_whole_transactions<C: Construction>(row: &str) {
+    let pool = Pool::volatile("ds-crash", POOL, Sim::default()).unwrap();
+    let p = C::create(pool, 2).unwrap();
+    let (points, stride) = thin(workload(&p, C::pool(&p).backend()));
+    let explored = crash::recover_all(&points, C::open, check);
+    report(row, explored, stride);
+}
+
 #[test]
 fn structures_recover_whole_transactions_on_redo() {
-    let pool = Pool::volatile("ds-crash", POOL, Sim::default()).unwrap();
-    let cfg = perdure_ptm::redo::Config {
-        threads: 2,
-        ..perdure_ptm::redo::Config::small()
-    };
-    let p = RedoPtm::create(pool, &cfg).unwrap();
-    let (points, stride) = thin(workload(&p, p.pool().backend()));
-    let explored = crash::recover_all(&points, |pool| RedoPtm::open(pool, &cfg), check);
-    report("redo", explored, stride);
+    recover_whole_transactions::<ptms::Redo>("redo");
 }
 
 #[test]
 fn structures_recover_whole_transactions_on_cx() {
-    let pool = Pool::volatile("ds-crash", POOL, Sim::default()).unwrap();
-    let cfg = perdure_ptm::cx::Config {
-        threads: 2,
-        ..perdure_ptm::cx::Config::small()
-    };
-    let p = CxPtm::create(pool, &cfg).unwrap();
-    let (points, stride) = thin(workload(&p, p.pool().backend()));
-    let explored = crash::recover_all(&points, |pool| CxPtm::open(pool, &cfg), check);
-    report("cx", explored, stride);
+    recover_whole_transactions::<ptms::Cx>("cx");
 }
 
 fn report(ptm: &str, (points, images, exhaustive): (usize, u64, usize), stride: usize) {

@@ -1,5 +1,5 @@
 //! Sequential model-based tests of the data structures of `perdure_ptm::ds`
-//! on every construction (`for_each_ptm!`: Redo-PTM, CX-PTM, CX-PUC through
+//! on every construction (`common::ptms`: the Redo family, CX-PTM, CX-PUC through
 //! its annotated interface): seeded random operations checked one by one
 //! against `std` collections, the structure's `check` (its invariant) every
 //! 200 operations and at the end, then `destroy` and a leak check (the
@@ -12,10 +12,12 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-#[macro_use]
+mod common;
 mod ds_common;
 
+use common::ptms::Construction;
 use ds_common::{scaled, Rng, SetOps};
+use perdure_pm::NoFlush;
 use perdure_ptm::ds::{self, HashMap, HashSet, ListSet, PArray, Queue, RbTreeSet};
 use perdure_ptm::Ptm;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -66,7 +68,18 @@ fn queue_model<P: Ptm>(name: &str, p: &P) {
     );
 }
 
-fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, seed: u64) {
+/// The set `create` makes against a `BTreeSet`; then destroyed, leaving no
+/// live block behind.
+fn set_model<P: Ptm, S: SetOps>(
+    name: &str,
+    what: &str,
+    p: &P,
+    create: impl FnOnce() -> S,
+    keys: u64,
+    seed: u64,
+) {
+    let before = ds::live_bytes(p).unwrap();
+    let s = create();
     let mut model = BTreeSet::new();
     let mut rng = Rng(seed);
     for i in 0..ops() {
@@ -105,50 +118,21 @@ fn set_model<P: Ptm, S: SetOps>(name: &str, what: &str, p: &P, s: S, keys: u64, 
         );
     }
     s.destroy(p);
+    assert_eq!(
+        ds::live_bytes(p).unwrap(),
+        before,
+        "{name}: the {what} leaked"
+    );
 }
 
 fn sets_model<P: Ptm>(name: &str, p: &P) {
-    let before = ds::live_bytes(p).unwrap();
-    set_model(
-        name,
-        "list",
-        p,
-        ListSet::create(p, 5).unwrap(),
-        64,
-        0x5EED_0002,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the list leaked"
-    );
-    set_model(
-        name,
-        "rbtree",
-        p,
-        RbTreeSet::create(p, 6).unwrap(),
-        300,
-        0x5EED_0003,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the tree leaked"
-    );
+    let list = || ListSet::create(p, 5).unwrap();
+    set_model(name, "list", p, list, 64, 0x5EED_0002);
+    let tree = || RbTreeSet::create(p, 6).unwrap();
+    set_model(name, "tree", p, tree, 300, 0x5EED_0003);
     // 2 buckets: the first inserts already resize the table several times.
-    set_model(
-        name,
-        "hash set",
-        p,
-        HashSet::create_with(p, 7, 2).unwrap(),
-        300,
-        0x5EED_0004,
-    );
-    assert_eq!(
-        ds::live_bytes(p).unwrap(),
-        before,
-        "{name}: the hash set leaked"
-    );
+    let hash = || HashSet::create_with(p, 7, 2).unwrap();
+    set_model(name, "hash set", p, hash, 300, 0x5EED_0004);
 }
 
 fn rbtree_sorted_inserts_then_removes<P: Ptm>(name: &str, p: &P) {
@@ -226,63 +210,45 @@ fn array_model<P: Ptm>(name: &str, p: &P) {
     }
 }
 
-#[test]
-fn queue_matches_vecdeque_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| { queue_model(name, &p) });
+/// Runs `model` on a fresh 2-thread PTM of construction `C`.
+fn on_fresh<C: Construction>(model: fn(&str, &C::P<NoFlush>)) {
+    model(C::NAME, &C::volatile(2, POOL, NoFlush));
 }
 
-#[test]
-fn sets_match_btreeset_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| { sets_model(name, &p) });
+/// Several structures share one region; `create` on a slot that holds
+/// one opens it.
+fn shared_region<P: Ptm>(name: &str, p: &P) {
+    let (q, l, t, h) = (
+        Queue::create(p, 0).unwrap(),
+        ListSet::create(p, 1).unwrap(),
+        RbTreeSet::create(p, 2).unwrap(),
+        HashSet::create(p, 3).unwrap(),
+    );
+    for k in 0..100 {
+        q.enqueue(p, k).unwrap();
+        assert!(l.insert(p, k).unwrap());
+        assert!(t.insert(p, 2 * k).unwrap());
+        assert!(h.insert(p, 3 * k).unwrap());
+    }
+    assert_eq!(
+        (
+            q.check(p).unwrap(),
+            l.check(p).unwrap(),
+            t.check(p).unwrap(),
+            h.check(p).unwrap()
+        ),
+        (100, 100, 100, 100),
+        "{name}"
+    );
+    // `create` on a slot that holds one opens it.
+    assert_eq!(Queue::create(p, 0).unwrap().len(p).unwrap(), 100, "{name}");
 }
 
-#[test]
-fn rbtree_survives_sorted_inserts_and_removes_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| {
-        rbtree_sorted_inserts_then_removes(name, &p)
-    });
-}
-
-#[test]
-fn hash_map_matches_btreemap_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| { map_model(name, &p) });
-}
-
-#[test]
-fn sps_array_stays_a_permutation_on_every_ptm() {
-    for_each_ptm!(2, POOL, |name, p| { array_model(name, &p) });
-}
-
-#[test]
-fn several_structures_share_one_region() {
-    for_each_ptm!(2, POOL, |name, p| {
-        let (q, l, t, h) = (
-            Queue::create(&p, 0).unwrap(),
-            ListSet::create(&p, 1).unwrap(),
-            RbTreeSet::create(&p, 2).unwrap(),
-            HashSet::create(&p, 3).unwrap(),
-        );
-        for k in 0..100 {
-            q.enqueue(&p, k).unwrap();
-            assert!(l.insert(&p, k).unwrap());
-            assert!(t.insert(&p, 2 * k).unwrap());
-            assert!(h.insert(&p, 3 * k).unwrap());
-        }
-        assert_eq!(
-            (
-                q.check(&p).unwrap(),
-                l.check(&p).unwrap(),
-                t.check(&p).unwrap(),
-                h.check(&p).unwrap()
-            ),
-            (100, 100, 100, 100),
-            "{name}"
-        );
-        // `create` on a slot that holds one opens it.
-        assert_eq!(
-            Queue::create(&p, 0).unwrap().len(&p).unwrap(),
-            100,
-            "{name}"
-        );
-    });
-}
+common::ptms::ptm_suite!(on on_fresh:
+    queue_model,
+    sets_model,
+    rbtree_sorted_inserts_then_removes,
+    map_model,
+    array_model,
+    shared_region,
+);

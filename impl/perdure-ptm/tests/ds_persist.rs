@@ -10,13 +10,15 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
+mod common;
 mod ds_common;
 
+use common::ptms::{self, Construction};
 use ds_common::Rng;
 use perdure_pm::{Msync, Pool};
 use perdure_ptm::ds::plain::{PlainQueue, PlainSet};
 use perdure_ptm::ds::{self, HashMap, HashSet, ListSet, Queue, RbTreeSet};
-use perdure_ptm::{CxPtm, CxPuc, Ptm, RedoPtm};
+use perdure_ptm::{CxPuc, Ptm};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
@@ -61,47 +63,27 @@ fn round<P: Ptm>(name: &str, p: &P, model: &mut Model, seed: u64, first: bool) {
             HashMap::open(p, 14).unwrap(),
         )
     };
-    assert_eq!(
-        q.check(p).unwrap(),
-        model.queue.len() as u64,
-        "{name}: queue after reopening"
-    );
-    assert_eq!(
-        l.check(p).unwrap(),
-        model.list.len() as u64,
-        "{name}: list after reopening"
-    );
-    assert_eq!(
-        t.check(p).unwrap(),
-        model.tree.len() as u64,
-        "{name}: tree after reopening"
-    );
-    assert_eq!(
-        h.check(p).unwrap(),
-        model.hash.len() as u64,
-        "{name}: hash set after reopening"
-    );
-    assert_eq!(
-        m.check(p).unwrap(),
-        model.map.len() as u64,
-        "{name}: map after reopening"
-    );
+    for (what, size, expected) in [
+        ("queue", q.check(p), model.queue.len()),
+        ("list", l.check(p), model.list.len()),
+        ("tree", t.check(p), model.tree.len()),
+        ("hash set", h.check(p), model.hash.len()),
+        ("map", m.check(p), model.map.len()),
+    ] {
+        assert_eq!(
+            size.unwrap(),
+            expected as u64,
+            "{name}: {what} after reopening"
+        );
+    }
     for k in 0..100 {
-        assert_eq!(
-            l.contains(p, k).unwrap(),
-            model.list.contains(&k),
-            "{name}: list {k}"
-        );
-        assert_eq!(
-            t.contains(p, k).unwrap(),
-            model.tree.contains(&k),
-            "{name}: tree {k}"
-        );
-        assert_eq!(
-            h.contains(p, k).unwrap(),
-            model.hash.contains(&k),
-            "{name}: hash {k}"
-        );
+        for (what, found, expected) in [
+            ("list", l.contains(p, k), model.list.contains(&k)),
+            ("tree", t.contains(p, k), model.tree.contains(&k)),
+            ("hash", h.contains(p, k), model.hash.contains(&k)),
+        ] {
+            assert_eq!(found.unwrap(), expected, "{name}: {what} {k}");
+        }
         assert_eq!(
             m.get(p, k).unwrap(),
             model.map.get(&k).copied(),
@@ -131,57 +113,34 @@ fn round<P: Ptm>(name: &str, p: &P, model: &mut Model, seed: u64, first: bool) {
     }
 }
 
-fn survive<P: Ptm>(
-    name: &str,
-    path: &Path,
-    create: impl Fn(Pool<Msync>) -> P,
-    open: impl Fn(Pool<Msync>) -> P,
-) {
+/// Four rounds of construction `C` on the pool file at `path`: the first
+/// creates it, each later one reopens it.
+fn survive<C: Construction>(path: &Path) {
     let mut model = Model::default();
     let t0 = std::time::Instant::now();
     {
         let pool: Pool<Msync> = Pool::create(path, LAYOUT, SIZE).unwrap();
-        round(name, &create(pool), &mut model, 1, true);
+        round(C::NAME, &C::create(pool, 2).unwrap(), &mut model, 1, true);
     }
     for r in 2..=4 {
         let pool: Pool<Msync> = Pool::open(path, LAYOUT).unwrap();
-        round(name, &open(pool), &mut model, r, false);
+        round(C::NAME, &C::open(pool).unwrap(), &mut model, r, false);
     }
-    eprintln!("{name}: 4 rounds in {:?}", t0.elapsed());
+    eprintln!("{}: 4 rounds in {:?}", C::NAME, t0.elapsed());
 }
 
 #[test]
 fn structures_survive_reopening_on_every_ptm() {
     let dir = tempdir();
-    let redo_cfg = perdure_ptm::redo::Config {
-        threads: 2,
-        ..perdure_ptm::redo::Config::small()
-    };
-    survive(
-        "Redo-PTM",
-        &dir.path().join("redo.pool"),
-        |pool| RedoPtm::create(pool, &redo_cfg).unwrap(),
-        |pool| RedoPtm::open(pool, &redo_cfg).unwrap(),
-    );
-    let cx_cfg = ds_common::cx_config(2);
-    survive(
-        "CX-PTM",
-        &dir.path().join("cx.pool"),
-        |pool| CxPtm::create(pool, &cx_cfg).unwrap(),
-        |pool| CxPtm::open(pool, &cx_cfg).unwrap(),
-    );
-    survive(
-        "CX-PUC",
-        &dir.path().join("puc.pool"),
-        |pool| CxPuc::<_, u64>::create(pool, &cx_cfg, 0).unwrap(),
-        |pool| CxPuc::<_, u64>::open(pool, &cx_cfg).unwrap(),
-    );
+    survive::<ptms::Redo>(&dir.path().join("redo.pool"));
+    survive::<ptms::Cx>(&dir.path().join("cx.pool"));
+    survive::<ptms::Puc>(&dir.path().join("puc.pool"));
 }
 
 #[test]
 fn plain_structures_survive_reopening_on_cx_puc() {
     let dir = tempdir();
-    let cfg = ds_common::cx_config(2);
+    let cfg = common::cx_config(2);
     let (qp, sp) = (dir.path().join("q.pool"), dir.path().join("s.pool"));
     let mut queue = VecDeque::new();
     let mut set = BTreeSet::new();

@@ -5,6 +5,7 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
+mod common;
 mod ds_common;
 
 use ds_common::{scaled, Rng};
@@ -15,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 fn puc<T: perdure_ptm::cx::Plain + Default>(threads: usize) -> CxPuc<NoFlush, T> {
     let pool = Pool::volatile("ds-plain", 4 << 20, NoFlush).unwrap();
-    CxPuc::create(pool, &ds_common::cx_config(threads), T::default()).unwrap()
+    CxPuc::create(pool, &common::cx_config(threads), T::default()).unwrap()
 }
 
 /// Bytes in live blocks, read through the annotated view.

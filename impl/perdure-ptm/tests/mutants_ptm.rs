@@ -140,6 +140,16 @@ struct Window {
     points: Vec<CrashPoint>,
 }
 
+/// A PTM of `c` on a fresh 32 KiB simulated pool named `name`, leaked so
+/// that hooks and threads may borrow it for the rest of the process.
+fn leaked<C: Construction>(c: &C, name: &str) -> Result<&'static C::P, String> {
+    let pool = Pool::volatile(name, 32 << 10, Sim::new(SimOptions::default()))
+        .map_err(|e| e.to_string())?;
+    Ok(Box::leak(Box::new(
+        c.create(pool).map_err(|e| e.to_string())?,
+    )))
+}
+
 /// Runs `t0` on T0 until just after its `cur_comb` CAS, then `t1` on this
 /// thread with a crash point after every persistence event (and one at its
 /// end); then lets T0 finish.
@@ -152,10 +162,8 @@ fn window<C: Construction>(
 where
     C::P: Ptm + 'static,
 {
-    let pool = Pool::volatile("mutant-window", 32 << 10, Sim::new(SimOptions::default()))
-        .map_err(|e| e.to_string())?;
     // Leaked: the gate reads `cur_comb` through it from a `'static` hook.
-    let p: &'static C::P = Box::leak(Box::new(c.create(pool).map_err(|e| e.to_string())?));
+    let p = leaked(c, "mutant-window")?;
     o.init(p).map_err(|e| e.to_string())?;
     let sim = c.pool(p).backend();
     let th = start_paused(sim, cur_comb_reader(c.pool(p)), o.clone(), p, t0)?;
@@ -196,10 +204,7 @@ fn pause_mid_simulation(
     after: &[Call],
 ) -> Result<MidSimulation, String> {
     let c = Redo::small("redo", 2);
-    let pool = Pool::volatile("mutant-mid", 32 << 10, Sim::new(SimOptions::default()))
-        .map_err(|e| e.to_string())?;
-    let p: &'static <Redo as Construction>::P =
-        Box::leak(Box::new(c.create(pool).map_err(|e| e.to_string())?));
+    let p = leaked(&c, "mutant-mid")?;
     let o = Queue;
     o.init(p).map_err(|e| e.to_string())?;
     for &v in pre {
@@ -284,10 +289,7 @@ fn gate_before_cas() {
 /// `[2]`.
 fn lost_cas_over_wider_batch() -> Result<String, String> {
     let c = Redo::small("redo", 4);
-    let pool = Pool::volatile("mutant-lost-cas", 32 << 10, Sim::new(SimOptions::default()))
-        .map_err(|e| e.to_string())?;
-    let p: &'static <Redo as Construction>::P =
-        Box::leak(Box::new(c.create(pool).map_err(|e| e.to_string())?));
+    let p = leaked(&c, "mutant-lost-cas")?;
     let o = Queue;
     // Set up on a thread of its own, so its thread id is free again.
     std::thread::spawn(move || -> Result<(), String> {

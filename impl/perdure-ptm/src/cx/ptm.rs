@@ -206,13 +206,14 @@ pub struct Tx<'t, B: Backend> {
     w: &'t Writer,
 }
 
-impl<'t, B: Backend> Tx<'t, B> {
-    /// The read-only view of the same replica (what a nested `read_tx`
-    /// gets).
-    pub fn as_read(&self) -> &ReadTx<'t, B> {
+/// The read-only view of the same replica (what a nested `read_tx` gets).
+impl<'t, B: Backend> AsRef<ReadTx<'t, B>> for Tx<'t, B> {
+    fn as_ref(&self) -> &ReadTx<'t, B> {
         &self.read
     }
+}
 
+impl<B: Backend> Tx<'_, B> {
     fn roll_back(&self) {
         let u = self.w.undo.borrow();
         if u.overflow {
@@ -339,13 +340,6 @@ impl<B: Backend> Front for CxPtm<B> {
 
     fn tid_pool(&self) -> &TidPoolRef {
         &self.cx.tids
-    }
-
-    fn as_read<'a, 't>(tx: &'a Tx<'t, B>) -> &'a ReadTx<'t, B>
-    where
-        Self: 't,
-    {
-        tx.as_read()
     }
 
     fn update_with<R, F>(&self, tid: usize, f: F) -> R

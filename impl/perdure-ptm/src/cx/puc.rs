@@ -529,12 +529,14 @@ pub struct PucTx<'a> {
     read: PucRead<'a>,
 }
 
-impl<'a> PucTx<'a> {
-    /// The read-only view of the same transaction.
-    pub fn as_read(&self) -> &PucRead<'a> {
+/// The read-only view of the same transaction.
+impl<'a> AsRef<PucRead<'a>> for PucTx<'a> {
+    fn as_ref(&self) -> &PucRead<'a> {
         &self.read
     }
+}
 
+impl<'a> PucTx<'a> {
     fn cells(&self) -> (&'a [Cell<u64>], &'a Cell<u64>) {
         match self.read.mem {
             Mem::Cells(c, u) => (c, u),
@@ -850,13 +852,6 @@ impl<B: Backend, T: Plain> Front for CxPuc<B, T> {
 
     fn tid_pool(&self) -> &TidPoolRef {
         &self.cx.tids
-    }
-
-    fn as_read<'a, 't>(tx: &'a PucTx<'t>) -> &'a PucRead<'t>
-    where
-        Self: 't,
-    {
-        tx.as_read()
     }
 
     fn update_with<R, F>(&self, tid: usize, f: F) -> R

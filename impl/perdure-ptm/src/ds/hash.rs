@@ -26,8 +26,8 @@
 //! block count; `len` is the number of nodes.
 
 use super::{
-    alloc, check_root, check_value, free, free_chain, header, ld, mix, open_root, read, read_opt,
-    st, step_bound, update, update_opt, DsError, Fault, Violation,
+    alloc, check_root, check_value, free, free_chain, header, ld, mix, open_root, read, st,
+    step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -426,7 +426,7 @@ impl HashMap {
     pub fn insert<P: Ptm>(&self, ptm: &P, key: u64, value: u64) -> Result<Option<u64>, DsError> {
         check_value(value)?;
         let root = self.root;
-        update_opt(ptm, root, MAP_KIND, move |tx| {
+        update(ptm, root, MAP_KIND, move |tx| {
             map_insert_in(tx, root, key, value)
         })
     }
@@ -434,13 +434,13 @@ impl HashMap {
     /// Removes `key`; its value, if it was present.
     pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        update_opt(ptm, root, MAP_KIND, move |tx| map_remove_in(tx, root, key))
+        update(ptm, root, MAP_KIND, move |tx| map_remove_in(tx, root, key))
     }
 
     /// `key`'s value, if any (a read-only transaction).
     pub fn get<P: Ptm>(&self, ptm: &P, key: u64) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        read_opt(ptm, root, MAP_KIND, move |tx| map_get_in(tx, root, key))
+        read(ptm, root, MAP_KIND, move |tx| map_get_in(tx, root, key))
     }
 
     /// Walks every bucket in one read-only transaction and checks the

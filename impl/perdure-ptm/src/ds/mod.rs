@@ -429,45 +429,52 @@ fn check_value(value: u64) -> Result<(), DsError> {
     }
 }
 
-/// Runs `f` as one update transaction of `ptm` and returns its value; a
-/// fault becomes the [`DsError`] naming root slot `root` and `kind`.
-fn update<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<u64, DsError>
-where
-    P: Ptm,
-    F: for<'t> Fn(&P::Tx<'t>) -> Result<u64, Fault> + Send + Sync + 'static,
-{
-    let w = ptm.update_tx(move |tx| encode(f(tx)))?;
-    decode(w).map_err(|f| f.at(root, kind))
+/// What an operation returns: a value or an optional value, carried out of
+/// its transaction as one word ([`encode`]/[`encode_opt`]).
+trait Outcome: Sized {
+    fn encode(r: Result<Self, Fault>) -> u64;
+    fn decode(word: u64) -> Result<Self, Fault>;
 }
 
-/// [`update`] for an operation that returns an optional value.
-fn update_opt<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<Option<u64>, DsError>
+impl Outcome for u64 {
+    fn encode(r: Result<u64, Fault>) -> u64 {
+        encode(r)
+    }
+    fn decode(word: u64) -> Result<u64, Fault> {
+        decode(word)
+    }
+}
+
+impl Outcome for Option<u64> {
+    fn encode(r: Result<Option<u64>, Fault>) -> u64 {
+        encode_opt(r)
+    }
+    fn decode(word: u64) -> Result<Option<u64>, Fault> {
+        decode_opt(word)
+    }
+}
+
+/// Runs `f` as one update transaction of `ptm` and returns its value; a
+/// fault becomes the [`DsError`] naming root slot `root` and `kind`.
+fn update<T, P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<T, DsError>
 where
+    T: Outcome,
     P: Ptm,
-    F: for<'t> Fn(&P::Tx<'t>) -> Result<Option<u64>, Fault> + Send + Sync + 'static,
+    F: for<'t> Fn(&P::Tx<'t>) -> Result<T, Fault> + Send + Sync + 'static,
 {
-    let w = ptm.update_tx(move |tx| encode_opt(f(tx)))?;
-    decode_opt(w).map_err(|f| f.at(root, kind))
+    let w = ptm.update_tx(move |tx| T::encode(f(tx)))?;
+    T::decode(w).map_err(|f| f.at(root, kind))
 }
 
 /// Runs `f` as one read-only transaction of `ptm`, as [`update`].
-fn read<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<u64, DsError>
+fn read<T, P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<T, DsError>
 where
+    T: Outcome,
     P: Ptm,
-    F: for<'t> Fn(&P::ReadTx<'t>) -> Result<u64, Fault> + Send + Sync + 'static,
+    F: for<'t> Fn(&P::ReadTx<'t>) -> Result<T, Fault> + Send + Sync + 'static,
 {
-    let w = ptm.read_tx(move |tx| encode(f(tx)))?;
-    decode(w).map_err(|f| f.at(root, kind))
-}
-
-/// [`read`] for an operation that returns an optional value.
-fn read_opt<P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<Option<u64>, DsError>
-where
-    P: Ptm,
-    F: for<'t> Fn(&P::ReadTx<'t>) -> Result<Option<u64>, Fault> + Send + Sync + 'static,
-{
-    let w = ptm.read_tx(move |tx| encode_opt(f(tx)))?;
-    decode_opt(w).map_err(|f| f.at(root, kind))
+    let w = ptm.read_tx(move |tx| T::encode(f(tx)))?;
+    T::decode(w).map_err(|f| f.at(root, kind))
 }
 
 /// Checks that root slot `root` holds a structure with magic `magic`.

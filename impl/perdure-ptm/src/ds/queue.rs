@@ -13,7 +13,7 @@
 
 use super::{
     alloc, check_root, check_value, create_header, free, free_chain, header, ld, open_root, read,
-    st, step_bound, update, update_opt, DsError, Fault, Violation,
+    st, step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -63,7 +63,7 @@ impl Queue {
     /// Removes and returns the oldest value, `None` if the queue is empty.
     pub fn dequeue<P: Ptm>(&self, ptm: &P) -> Result<Option<u64>, DsError> {
         let root = self.root;
-        update_opt(ptm, root, KIND, move |tx| dequeue_in(tx, root))
+        update(ptm, root, KIND, move |tx| dequeue_in(tx, root))
     }
 
     /// The number of values (the stored count).

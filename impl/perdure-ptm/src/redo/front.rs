@@ -43,13 +43,6 @@ impl<B: Backend> Front for RedoPtm<B> {
         &self.tids
     }
 
-    fn as_read<'a, 't>(tx: &'a Tx<'t, B>) -> &'a ReadTx<'t, B>
-    where
-        Self: 't,
-    {
-        tx.as_read()
-    }
-
     fn update_with<R, F>(&self, tid: usize, f: F) -> R
     where
         R: PWord,

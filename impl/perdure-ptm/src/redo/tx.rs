@@ -184,10 +184,10 @@ pub struct Tx<'t, B: Backend> {
     pub(crate) w: &'t Writer<'t>,
 }
 
-impl<'t, B: Backend> Tx<'t, B> {
-    /// The read-only view of the same replica (what a `read_tx` nested in
-    /// this transaction gets).
-    pub fn as_read(&self) -> &ReadTx<'t, B> {
+/// The read-only view of the same replica (what a `read_tx` nested in this
+/// transaction gets).
+impl<'t, B: Backend> AsRef<ReadTx<'t, B>> for Tx<'t, B> {
+    fn as_ref(&self) -> &ReadTx<'t, B> {
         &self.read
     }
 }

@@ -308,13 +308,6 @@ macro_rules! variant_wrapper {
                 self.0.tid_pool()
             }
 
-            fn as_read<'a, 't>(tx: &'a Self::Tx<'t>) -> &'a Self::ReadTx<'t>
-            where
-                Self: 't,
-            {
-                tx.as_read()
-            }
-
             fn update_with<R, F>(&self, tid: usize, f: F) -> R
             where
                 R: crate::tx::PWord,

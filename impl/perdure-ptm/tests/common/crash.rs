@@ -27,6 +27,20 @@ pub struct Point {
     pub completed: Vec<u64>,
 }
 
+impl Point {
+    /// Checks that thread `t`'s `n` recovered transactions are whole ones
+    /// it ran: none it completed is lost, none it had not started is there.
+    pub fn assert_recovered(&self, t: usize, n: u64) {
+        assert!(
+            self.completed[t] <= n && n <= self.started[t],
+            "event {}: thread {t} recovered {n} transactions, completed {} started {}",
+            self.cp.event,
+            self.completed[t],
+            self.started[t]
+        );
+    }
+}
+
 /// Transactions started and completed per thread, as the workload counts
 /// them.
 pub struct Progress {
@@ -173,13 +187,7 @@ pub fn one_thread<P: Ptm>(p: &P, sim: &Sim) -> Vec<Point> {
 /// whose allocation is no live node.
 pub fn check_one_thread<P: Ptm>(p: &P, pt: &Point) {
     let n: u64 = p.read_tx(|tx| tx.root(1)).unwrap();
-    assert!(
-        pt.completed[0] <= n && n <= pt.started[0],
-        "event {}: recovered {n} transactions, completed {} started {}",
-        pt.cp.event,
-        pt.completed[0],
-        pt.started[0]
-    );
+    pt.assert_recovered(0, n);
     let ok: bool = p
         .read_tx(move |tx| {
             let rec = tx.root(0);
@@ -283,13 +291,7 @@ pub fn check_two_threads<P: Ptm>(p: &P, pt: &Point) {
         pt.cp.event
     );
     for (t, s) in [s0, s1].into_iter().enumerate() {
-        assert!(
-            pt.completed[t] <= s && s <= pt.started[t],
-            "event {}: thread {t} recovered {s}, completed {} started {}",
-            pt.cp.event,
-            pt.completed[t],
-            pt.started[t]
-        );
+        pt.assert_recovered(t, s);
     }
     let after: u64 = p
         .update_tx(|tx| {

@@ -145,65 +145,45 @@ macro_rules! counted {
     };
 }
 
-impl Construction for Cx {
-    const NAME: &'static str = "CX-PTM";
-    const KIND: &'static str = "CX-PTM";
-    const TAG: &'static str = "cx-ptm";
-    const ONE_PSYNC_PER_UPDATE: bool = true;
-    const READ_COUNTED_ONCE: bool = true;
-    fn rollbacks<B: Backend>(_: &CxPtm<B>) -> u64 {
-        0
-    }
-    fn replicas(n: usize) -> usize {
-        2 * n
-    }
-    type P<B: Backend> = CxPtm<B>;
-    fn create_with<B: Backend>(pool: Pool<B>, n: usize, r: usize) -> Result<CxPtm<B>, PtmError> {
-        CxPtm::create(pool, &cx_config(n, r))
-    }
-    fn open<B: Backend>(pool: Pool<B>) -> Result<CxPtm<B>, PtmError> {
-        CxPtm::open(pool, &cx_config(1, 10))
-    }
-    fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<CxPtm<B>, PtmError> {
-        CxPtm::open_or_create(pool, &cx_config(n, 10))
-    }
-    fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
-        cx_counter_stats(p.stats(), updates)
-    }
-    counted!();
+/// The CX family: one impl per construction; `$init` is CX-PUC's initial
+/// plain value.
+macro_rules! cx_construction {
+    ($c:ident, $name:literal, $tag:literal, $p:ident $(<$t:ty>, $init:expr)?) => {
+        impl Construction for $c {
+            const NAME: &'static str = $name;
+            const KIND: &'static str = $name;
+            const TAG: &'static str = $tag;
+            const ONE_PSYNC_PER_UPDATE: bool = true;
+            const READ_COUNTED_ONCE: bool = true;
+            fn rollbacks<B: Backend>(_: &Self::P<B>) -> u64 {
+                0
+            }
+            fn replicas(n: usize) -> usize {
+                2 * n
+            }
+            type P<B: Backend> = $p<B $(, $t)?>;
+            fn create_with<B: Backend>(
+                pool: Pool<B>,
+                n: usize,
+                r: usize,
+            ) -> Result<Self::P<B>, PtmError> {
+                $p::create(pool, &cx_config(n, r) $(, $init)?)
+            }
+            fn open<B: Backend>(pool: Pool<B>) -> Result<Self::P<B>, PtmError> {
+                $p::open(pool, &cx_config(1, 10))
+            }
+            fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<Self::P<B>, PtmError> {
+                $p::open_or_create(pool, &cx_config(n, 10) $(, $init)?)
+            }
+            fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
+                cx_counter_stats(p.stats(), updates)
+            }
+            counted!();
+        }
+    };
 }
-
-impl Construction for Puc {
-    const NAME: &'static str = "CX-PUC";
-    const KIND: &'static str = "CX-PUC";
-    const TAG: &'static str = "cx-puc";
-    const ONE_PSYNC_PER_UPDATE: bool = true;
-    const READ_COUNTED_ONCE: bool = true;
-    fn rollbacks<B: Backend>(_: &CxPuc<B, u64>) -> u64 {
-        0
-    }
-    fn replicas(n: usize) -> usize {
-        2 * n
-    }
-    type P<B: Backend> = CxPuc<B, u64>;
-    fn create_with<B: Backend>(
-        pool: Pool<B>,
-        n: usize,
-        r: usize,
-    ) -> Result<CxPuc<B, u64>, PtmError> {
-        CxPuc::create(pool, &cx_config(n, r), 0)
-    }
-    fn open<B: Backend>(pool: Pool<B>) -> Result<CxPuc<B, u64>, PtmError> {
-        CxPuc::open(pool, &cx_config(1, 10))
-    }
-    fn open_or_create<B: Backend>(pool: Pool<B>, n: usize) -> Result<CxPuc<B, u64>, PtmError> {
-        CxPuc::open_or_create(pool, &cx_config(n, 10), 0)
-    }
-    fn check_counter_stats<B: Backend>(p: &Self::P<B>, updates: u64) {
-        cx_counter_stats(p.stats(), updates)
-    }
-    counted!();
-}
+cx_construction!(Cx, "CX-PTM", "cx-ptm", CxPtm);
+cx_construction!(Puc, "CX-PUC", "cx-puc", CxPuc<u64>, 0);
 
 /// One thread alternates between two replicas: each update runs the other
 /// replica's last closure and its own; nobody helps.
@@ -274,6 +254,8 @@ redo_construction!(Opt, "RedoOpt-PTM", "redoopt", RedoOptPtm);
 /// For each `fn name<C: Construction>()` listed, one `#[test]` per
 /// construction: `cx_ptm::name`, `cx_puc::name`, `redo::name`,
 /// `timed::name`, `opt::name`. `ptm_suite!(no_puc: ...)` leaves CX-PUC out.
+/// `ptm_suite!(on run: ...)` lists `fn name<P: Ptm>(name: &str, p: &P)`s
+/// instead, each run as `run::<C>(name)`.
 #[allow(unused_macros)]
 macro_rules! ptm_suite {
     (no_puc: $($name:ident),* $(,)?) => {
@@ -285,6 +267,18 @@ macro_rules! ptm_suite {
     (@mod $m:ident, $c:ident, $($name:ident),*) => {
         mod $m {
             $( #[test] fn $name() { super::$name::<$crate::common::ptms::$c>() } )*
+        }
+    };
+    (on $run:ident: $($name:ident),* $(,)?) => {
+        $crate::common::ptms::ptm_suite!(@on $run, cx_ptm, Cx, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, cx_puc, Puc, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, redo, Redo, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, timed, Timed, $($name),*);
+        $crate::common::ptms::ptm_suite!(@on $run, opt, Opt, $($name),*);
+    };
+    (@on $run:ident, $m:ident, $c:ident, $($name:ident),*) => {
+        mod $m {
+            $( #[test] fn $name() { super::$run::<$crate::common::ptms::$c>(super::$name) } )*
         }
     };
     ($($name:ident),* $(,)?) => {

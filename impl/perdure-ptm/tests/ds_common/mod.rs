@@ -1,72 +1,8 @@
-//! Helpers of the data-structure tests (`tests/ds_*.rs`): the list of
-//! constructions every test runs on, a seeded generator, sizes.
-//!
-//! [`for_each_ptm!`] runs a test on Redo-PTM, RedoTimed-PTM and RedoOpt-PTM
-//! (the `redo::Config` variants), CX-PTM and CX-PUC; to add a construction,
-//! add one arm.
+//! Helpers of the data-structure tests (`tests/ds_*.rs`): a seeded
+//! generator, sizes, the sets' common operations. The constructions they
+//! run on are `tests/common/ptms.rs`'s.
 
 #![allow(dead_code)]
-
-/// Runs `$body` once per construction, with `$name` the construction's
-/// name and `$p` a fresh PTM for `$threads` thread ids on a volatile
-/// `NoFlush` pool of `$size` bytes. `$body` is usually a call of a function
-/// generic over `P: Ptm`.
-#[macro_export]
-macro_rules! for_each_ptm {
-    ($threads:expr, $size:expr, |$name:ident, $p:ident| $body:block) => {{
-        use perdure_pm::{NoFlush, Pool};
-        {
-            let $name = "Redo-PTM";
-            let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let cfg = perdure_ptm::redo::Config {
-                threads: $threads,
-                ..perdure_ptm::redo::Config::small()
-            };
-            let $p = perdure_ptm::RedoPtm::create(pool, &cfg).unwrap();
-            $body
-        }
-        for (name, variant) in [
-            ("RedoTimed-PTM", perdure_ptm::redo::Variant::Timed),
-            ("RedoOpt-PTM", perdure_ptm::redo::Variant::Opt),
-        ] {
-            let $name = name;
-            let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let cfg = perdure_ptm::redo::Config {
-                threads: $threads,
-                variant,
-                ..perdure_ptm::redo::Config::small()
-            };
-            let $p = perdure_ptm::RedoPtm::create(pool, &cfg).unwrap();
-            $body
-        }
-        {
-            let $name = "CX-PTM";
-            let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let $p =
-                perdure_ptm::CxPtm::create(pool, &$crate::ds_common::cx_config($threads)).unwrap();
-            $body
-        }
-        {
-            let $name = "CX-PUC";
-            let pool = Pool::volatile("ds-test", $size, NoFlush).unwrap();
-            let $p = perdure_ptm::CxPuc::<_, u64>::create(
-                pool,
-                &$crate::ds_common::cx_config($threads),
-                0,
-            )
-            .unwrap();
-            $body
-        }
-    }};
-}
-
-/// The small CX configuration with `threads` threads.
-pub fn cx_config(threads: usize) -> perdure_ptm::cx::Config {
-    perdure_ptm::cx::Config {
-        threads,
-        ..perdure_ptm::cx::Config::small()
-    }
-}
 
 /// A seeded xorshift generator (tests must be reproducible).
 pub struct Rng(pub u64);
