@@ -119,9 +119,9 @@ pub mod internals {
 
 pub use dram::DramInit;
 pub use error::RelaxError;
-pub use space::node::{FieldKind, Node};
+pub use patomic::{PAtomic, PAtomicPtr, RECOVERY_MARK};
 /// `crate::node`: the node contract, which lives under the space that
 /// manages the nodes (the two refer to each other).
 use space::node;
-pub use patomic::{PAtomic, PAtomicPtr, RECOVERY_MARK};
+pub use space::node::{FieldKind, Node};
 pub use space::{Config, Handle, OpenOptions, Space, Tracking};
