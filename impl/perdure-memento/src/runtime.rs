@@ -261,13 +261,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         let heap_base = crate::compose::align_up(slots + slot_size::<M>() * p, 4096);
         pool.check_range(base, heap_base - base + cfg.heap_bytes, 4096)?;
         // Zero the header, HELP and the slots; durable before the magic.
-        let mut off = base;
-        while off < heap_base {
-            pool.word(off)?.store(0, Ordering::Relaxed);
-            off += 8;
-        }
-        pool.pwb(base, heap_base - base);
-        pool.pfence();
+        pool.zero_durably(base, heap_base - base)?;
         Heap::format(pool, heap_base, cfg.heap_bytes, p)?;
         let words = [MAGIC, VERSION, p, M::SIZE, heap_base, cfg.heap_bytes, 0];
         meta::write(pool, base, &words)?;
@@ -512,13 +506,9 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     fn finish_clearing(&self, tid: usize, index: u64) {
         let m = self.root_memento_offset(tid);
         let len = crate::compose::align_up(M::SIZE, LINE);
-        let mut off = m;
-        while off < m + len {
-            self.w(off).store(0, Ordering::Relaxed);
-            off += 8;
+        if let Err(e) = self.pool.zero_durably(m, len) {
+            panic!("perdure-memento: root memento at {m:#x} out of the pool ({e}); the pool is corrupt");
         }
-        self.pool.pwb(m, len);
-        self.pool.pfence();
         let st = self.status_off(tid);
         self.w(st).store((index + 1) << 1, Ordering::Release);
         self.pool.pwb(st, 8);

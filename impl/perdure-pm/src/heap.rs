@@ -311,13 +311,7 @@ impl<'p, B: Backend> Heap<'p, B> {
         let chunks = chunks_at(nchunks);
         // Clear the metadata, make it durable, then write the header and
         // its magic last: a crash mid-format leaves no valid heap.
-        let mut off = base;
-        while off < chunks {
-            pool.word(off)?.store(0, Ordering::Relaxed);
-            off += 8;
-        }
-        pool.pwb(base, chunks - base);
-        pool.pfence();
+        pool.zero_durably(base, chunks - base)?;
         let words = [HEAP_MAGIC, HEAP_VERSION, len, slots, nchunks, table, chunks];
         meta::write(pool, base, &words)?;
         Ok(Heap {
