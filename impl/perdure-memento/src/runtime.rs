@@ -140,14 +140,9 @@ pub enum MementoError {
     /// The heap failed (out of memory, bad range, corrupt metadata).
     #[error(transparent)]
     Heap(#[from] HeapError),
-    /// No Memento runtime at this base offset.
-    #[error("no Memento runtime at offset {base:#x} (magic {found:#x}); create one first")]
-    NotFormatted {
-        /// The base offset.
-        base: u64,
-        /// What was found instead of the magic.
-        found: u64,
-    },
+    /// No Memento runtime (or baseline queue) at this base offset.
+    #[error("{0}; create one first")]
+    NotFormatted(#[from] meta::NotFormatted),
     /// The runtime's persistent layout is damaged.
     #[error("the Memento runtime at offset {base:#x} is corrupt: {reason}")]
     Corrupt {
@@ -285,7 +280,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         let words = match meta::read(pool, base, MAGIC)? {
             meta::Verdict::Valid(words) => words,
             meta::Verdict::NoMagic(found) => {
-                return Err(MementoError::NotFormatted { base, found })
+                return Err(meta::NotFormatted::new("Memento runtime", base, found).into())
             }
             meta::Verdict::BadChecksum(_) => return Err(corrupt("header checksum mismatch")),
         };

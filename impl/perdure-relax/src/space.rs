@@ -58,9 +58,9 @@ use crate::dram::{Dram, DramInit};
 use crate::error::RelaxError;
 pub(crate) mod node;
 
-use node::Node;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
+use node::Node;
 use perdure_pm::heap::{Heap, HeapThread};
 use perdure_pm::{meta, Backend, Pool};
 use std::collections::VecDeque;
@@ -284,7 +284,9 @@ impl<'p, B: Backend> Space<'p, B> {
         let corrupt = |reason: String| RelaxError::Corrupt { base, reason };
         let words = match meta::read(pool, base, RELAX_MAGIC)? {
             meta::Verdict::Valid(w) => w,
-            meta::Verdict::NoMagic(found) => return Err(RelaxError::NotFormatted { base, found }),
+            meta::Verdict::NoMagic(found) => {
+                return Err(meta::NotFormatted::new("RELAX space", base, found).into())
+            }
             meta::Verdict::BadChecksum(_) => {
                 return Err(corrupt("header checksum mismatch".into()))
             }

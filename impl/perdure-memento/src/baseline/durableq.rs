@@ -124,7 +124,7 @@ impl<'p, B: Backend> DurableQueue<'p, B> {
     /// Opens the queue at `base` after a crash or a clean shutdown and
     /// recovers it (steps R1–R3 of the module docs).
     pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, MementoError> {
-        let arena = Arena::open(pool, base, MAGIC)?;
+        let arena = Arena::open(pool, base, MAGIC, "DurableQ")?;
         let q = DurableQueue { arena };
         q.recover()?;
         Ok(q)

@@ -173,7 +173,7 @@ impl<'p, B: Backend> LogQueue<'p, B> {
     /// it and finishes every thread's last operation (R1–R5); their results
     /// are then in [`LogQueue::recovered`].
     pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, MementoError> {
-        let arena = Arena::open(pool, base, MAGIC)?;
+        let arena = Arena::open(pool, base, MAGIC, "LogQ")?;
         let mut q = LogQueue {
             recovered: vec![None; arena.threads() + 1],
             arena,
