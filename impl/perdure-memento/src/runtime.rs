@@ -94,10 +94,10 @@ const LINE: u64 = 64;
 // base, heap length, 0; then the checksum (a `meta` line). The object root
 // has the otherwise unused line of thread id 0.
 const OBJECT_ROOT: u64 = 64;
-/// Word offsets inside a thread's status line.
-const ST_RESULT: u64 = 8;
-const ST_FLOOR: u64 = 16; // floor[0], floor[1] at +16, +24
-const ST_OWN_FLOOR: u64 = 32;
+// Word offsets inside a thread's status line: `status`, `result`,
+// `floor[0]`, `floor[1]` (at `ST_FLOOR + 8`), `own_floor`.
+perdure_pm::word_offsets!(_, ST_RESULT, ST_FLOOR, _, ST_OWN_FLOOR);
+const _: () = assert!(ST_RESULT == 8 && ST_FLOOR == 16 && ST_OWN_FLOOR == 32);
 const CLEARING: u64 = 1;
 
 /// How a root operation's mementos are invalidated at its end (§6.3; see
