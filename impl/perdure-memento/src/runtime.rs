@@ -94,10 +94,10 @@ const LINE: u64 = 64;
 // base, heap length, 0; then the checksum (a `meta` line). The object root
 // has the otherwise unused line of thread id 0.
 const OBJECT_ROOT: u64 = 64;
-/// Word offsets inside a thread's status line.
-const ST_RESULT: u64 = 8;
-const ST_FLOOR: u64 = 16; // floor[0], floor[1] at +16, +24
-const ST_OWN_FLOOR: u64 = 32;
+// Word offsets inside a thread's status line: `status`, `result`,
+// `floor[0]`, `floor[1]` (at `ST_FLOOR + 8`), `own_floor`.
+perdure_pm::word_offsets!(_, ST_RESULT, ST_FLOOR, _, ST_OWN_FLOOR);
+const _: () = assert!(ST_RESULT == 8 && ST_FLOOR == 16 && ST_OWN_FLOOR == 32);
 const CLEARING: u64 = 1;
 
 /// How a root operation's mementos are invalidated at its end (§6.3; see
@@ -140,14 +140,9 @@ pub enum MementoError {
     /// The heap failed (out of memory, bad range, corrupt metadata).
     #[error(transparent)]
     Heap(#[from] HeapError),
-    /// No Memento runtime at this base offset.
-    #[error("no Memento runtime at offset {base:#x} (magic {found:#x}); create one first")]
-    NotFormatted {
-        /// The base offset.
-        base: u64,
-        /// What was found instead of the magic.
-        found: u64,
-    },
+    /// No Memento runtime (or baseline queue) at this base offset.
+    #[error("{0}; create one first")]
+    NotFormatted(#[from] meta::NotFormatted),
     /// The runtime's persistent layout is damaged.
     #[error("the Memento runtime at offset {base:#x} is corrupt: {reason}")]
     Corrupt {
@@ -261,13 +256,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         let heap_base = crate::compose::align_up(slots + slot_size::<M>() * p, 4096);
         pool.check_range(base, heap_base - base + cfg.heap_bytes, 4096)?;
         // Zero the header, HELP and the slots; durable before the magic.
-        let mut off = base;
-        while off < heap_base {
-            pool.word(off)?.store(0, Ordering::Relaxed);
-            off += 8;
-        }
-        pool.pwb(base, heap_base - base);
-        pool.pfence();
+        pool.zero_durably(base, heap_base - base)?;
         Heap::format(pool, heap_base, cfg.heap_bytes, p)?;
         let words = [MAGIC, VERSION, p, M::SIZE, heap_base, cfg.heap_bytes, 0];
         meta::write(pool, base, &words)?;
@@ -291,7 +280,7 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
         let words = match meta::read(pool, base, MAGIC)? {
             meta::Verdict::Valid(words) => words,
             meta::Verdict::NoMagic(found) => {
-                return Err(MementoError::NotFormatted { base, found })
+                return Err(meta::NotFormatted::new("Memento runtime", base, found).into())
             }
             meta::Verdict::BadChecksum(_) => return Err(corrupt("header checksum mismatch")),
         };
@@ -512,13 +501,9 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     fn finish_clearing(&self, tid: usize, index: u64) {
         let m = self.root_memento_offset(tid);
         let len = crate::compose::align_up(M::SIZE, LINE);
-        let mut off = m;
-        while off < m + len {
-            self.w(off).store(0, Ordering::Relaxed);
-            off += 8;
+        if let Err(e) = self.pool.zero_durably(m, len) {
+            panic!("perdure-memento: root memento at {m:#x} out of the pool ({e}); the pool is corrupt");
         }
-        self.pool.pwb(m, len);
-        self.pool.pfence();
         let st = self.status_off(tid);
         self.w(st).store((index + 1) << 1, Ordering::Release);
         self.pool.pwb(st, 8);

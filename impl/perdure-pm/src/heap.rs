@@ -189,13 +189,8 @@ pub enum HeapError {
         reason: &'static str,
     },
     /// No heap at that offset.
-    #[error("no heap at offset {base:#x} (magic {found:#x}); format one there first")]
-    NotFormatted {
-        /// The offset.
-        base: u64,
-        /// What was found.
-        found: u64,
-    },
+    #[error("{0}; format one there first")]
+    NotFormatted(#[from] meta::NotFormatted),
     /// The heap's metadata is inconsistent.
     #[error("the heap's metadata is corrupt: {0}")]
     Corrupt(String),
@@ -311,13 +306,7 @@ impl<'p, B: Backend> Heap<'p, B> {
         let chunks = chunks_at(nchunks);
         // Clear the metadata, make it durable, then write the header and
         // its magic last: a crash mid-format leaves no valid heap.
-        let mut off = base;
-        while off < chunks {
-            pool.word(off)?.store(0, Ordering::Relaxed);
-            off += 8;
-        }
-        pool.pwb(base, chunks - base);
-        pool.pfence();
+        pool.zero_durably(base, chunks - base)?;
         let words = [HEAP_MAGIC, HEAP_VERSION, len, slots, nchunks, table, chunks];
         meta::write(pool, base, &words)?;
         Ok(Heap {
@@ -335,7 +324,9 @@ impl<'p, B: Backend> Heap<'p, B> {
         pool.check_range(base, H_SLOT_TABLE, 4096)?;
         let words = match meta::read(pool, base, HEAP_MAGIC)? {
             meta::Verdict::Valid(words) => words,
-            meta::Verdict::NoMagic(found) => return Err(HeapError::NotFormatted { base, found }),
+            meta::Verdict::NoMagic(found) => {
+                return Err(meta::NotFormatted::new("heap", base, found).into())
+            }
             meta::Verdict::BadChecksum(check) => {
                 return Err(HeapError::Corrupt(format!(
                     "header checksum {check:#x} does not match"

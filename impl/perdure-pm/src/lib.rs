@@ -50,6 +50,7 @@ pub mod header;
 pub mod heap;
 #[doc(hidden)]
 pub mod hooks;
+mod layout;
 pub mod meta;
 pub mod pool;
 pub mod px86;

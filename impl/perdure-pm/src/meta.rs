@@ -27,6 +27,27 @@ pub enum Verdict {
     BadChecksum(u64),
 }
 
+/// A [`Verdict::NoMagic`] as an error: no object of the kind looked for at
+/// `base`. Every owner of a header reports it with this one message, in its
+/// own error that adds what to do instead ("create one first").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no {what} at offset {base:#x} (found {found:#018x} where its magic should be)")]
+pub struct NotFormatted {
+    /// The kind of object looked for ("heap", "RELAX space", ...).
+    pub what: &'static str,
+    /// The offset of its header.
+    pub base: u64,
+    /// The word found where the magic belongs.
+    pub found: u64,
+}
+
+impl NotFormatted {
+    /// No `what` at `base`, where `found` stands instead of its magic.
+    pub fn new(what: &'static str, base: u64, found: u64) -> Self {
+        NotFormatted { what, base, found }
+    }
+}
+
 /// The checksum of a header's words.
 pub fn checksum(words: &[u64; WORDS]) -> u64 {
     let mut h = crc32fast::Hasher::new();

@@ -577,6 +577,21 @@ impl<B: Backend> Pool<B> {
         self.backend.record_pwb(off, len);
     }
 
+    /// Zeroes the words of `[off, off + len)` (`off` 8-aligned, `len` a
+    /// multiple of 8) one relaxed store at a time, then writes the range
+    /// back and fences: it is durably zero when this returns. The formats
+    /// use it to clear metadata before they write the magic that makes it
+    /// valid.
+    pub fn zero_durably(&self, off: u64, len: u64) -> Result<(), PoolError> {
+        self.check_range(off, len, 8)?;
+        for w in (off..off + len).step_by(8) {
+            self.word_unchecked(w).store(0, Ordering::Relaxed);
+        }
+        self.pwb(off, len);
+        self.pfence();
+        Ok(())
+    }
+
     /// `pfence` on this thread.
     #[inline]
     pub fn pfence(&self) {

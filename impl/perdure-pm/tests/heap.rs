@@ -105,7 +105,7 @@ fn heap_errors_on_bad_geometry_and_garbage() {
     let base = p.data_offset();
     assert!(matches!(
         Heap::open(&p, base),
-        Err(HeapError::NotFormatted { .. })
+        Err(HeapError::NotFormatted(_))
     ));
     assert!(matches!(
         Heap::format(&p, base + 8, 1 << 20, 2),

@@ -5,6 +5,7 @@
 //! configuration — is an error value with a message saying what is wrong,
 //! never a panic.
 
+use perdure_pm::meta::NotFormatted;
 use perdure_pm::region::RegionError;
 use perdure_pm::PoolError;
 
@@ -21,13 +22,8 @@ pub enum PtmError {
     Alloc(#[from] RegionError),
 
     /// No PTM of this kind has been created in the pool.
-    #[error("the pool holds no {kind} (found {found:#018x} where its magic should be); create one first")]
-    NotFormatted {
-        /// The construction looked for.
-        kind: &'static str,
-        /// The word found instead of the magic.
-        found: u64,
-    },
+    #[error("{0}; create one first")]
+    NotFormatted(#[from] NotFormatted),
 
     /// The PTM's persistent metadata is damaged.
     #[error("the {kind} in this pool is corrupt: {reason}")]

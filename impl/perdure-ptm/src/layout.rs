@@ -146,10 +146,7 @@ pub(crate) fn open<B: Backend>(
     let w = match meta::read(pool, header, kind.magic)? {
         meta::Verdict::Valid(w) => w,
         meta::Verdict::NoMagic(found) => {
-            return Err(PtmError::NotFormatted {
-                kind: kind.name,
-                found,
-            })
+            return Err(meta::NotFormatted::new(kind.name, header, found).into())
         }
         meta::Verdict::BadChecksum(stored) => {
             return Err(corrupt(format!(

@@ -7,6 +7,7 @@
 
 mod common;
 
+use perdure_pm::meta::NotFormatted;
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::cx::{ptm::MAGIC, Config};
 use perdure_ptm::{CxPtm, CxPuc, PtmError, Transaction};
@@ -29,15 +30,16 @@ fn another_constructions_pool_is_not_formatted() {
     let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
     assert!(matches!(
         CxPuc::<_, u64>::open(pool, &Config::small()),
-        Err(PtmError::NotFormatted {
-            kind: "CX-PUC",
-            found: MAGIC
-        })
+        Err(PtmError::NotFormatted(NotFormatted {
+            what: "CX-PUC",
+            found: MAGIC,
+            ..
+        }))
     ));
     let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
     assert!(matches!(
         perdure_ptm::RedoPtm::open(pool, &perdure_ptm::redo::Config::small()),
-        Err(PtmError::NotFormatted { .. })
+        Err(PtmError::NotFormatted(_))
     ));
 }
 

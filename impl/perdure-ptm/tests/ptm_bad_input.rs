@@ -70,7 +70,7 @@ fn a_pool_without_a_ptm<C: Construction>() {
     let pool = Pool::volatile("empty", SIZE, NoFlush).unwrap();
     assert!(matches!(
         C::open(pool),
-        Err(PtmError::NotFormatted { found: 0, .. })
+        Err(PtmError::NotFormatted(meta::NotFormatted { found: 0, .. }))
     ));
 }
 
@@ -89,10 +89,7 @@ fn a_damaged_header<C: Construction>() {
     }
     let mut w = words.clone();
     w[base] ^= 1;
-    assert!(matches!(
-        reopen::<C>(&w),
-        Err(PtmError::NotFormatted { .. })
-    ));
+    assert!(matches!(reopen::<C>(&w), Err(PtmError::NotFormatted(_))));
 }
 
 fn headers_that_do_not_fit<C: Construction>() {

@@ -3,6 +3,7 @@
 //! a message, never a panic.
 
 use perdure_pm::heap::HeapError;
+use perdure_pm::meta::NotFormatted;
 use perdure_pm::PoolError;
 
 /// Errors of the Mirror/RELAX space and the structures on it.
@@ -16,13 +17,8 @@ pub enum RelaxError {
     #[error(transparent)]
     Heap(#[from] HeapError),
     /// No RELAX space at that offset.
-    #[error("no RELAX space at offset {base:#x} (found magic {found:#x}); create one with `Space::create`")]
-    NotFormatted {
-        /// The offset.
-        base: u64,
-        /// The word found where the magic belongs.
-        found: u64,
-    },
+    #[error("{0}; create one with `Space::create`")]
+    NotFormatted(#[from] NotFormatted),
     /// The space's header or a structure's metadata is inconsistent.
     #[error("the RELAX space at {base:#x} is corrupt: {reason}")]
     Corrupt {

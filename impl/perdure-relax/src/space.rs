@@ -284,7 +284,9 @@ impl<'p, B: Backend> Space<'p, B> {
         let corrupt = |reason: String| RelaxError::Corrupt { base, reason };
         let words = match meta::read(pool, base, RELAX_MAGIC)? {
             meta::Verdict::Valid(w) => w,
-            meta::Verdict::NoMagic(found) => return Err(RelaxError::NotFormatted { base, found }),
+            meta::Verdict::NoMagic(found) => {
+                return Err(meta::NotFormatted::new("RELAX space", base, found).into())
+            }
             meta::Verdict::BadChecksum(_) => {
                 return Err(corrupt("header checksum mismatch".into()))
             }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use perdure_pm::meta::NotFormatted;
 use perdure_pm::{NoFlush, Pool};
 use perdure_relax::ds::{HarrisList, HashTable};
 use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, RelaxError, Space, Tracking};
@@ -19,7 +20,7 @@ fn opening_an_unformatted_range_is_not_formatted() {
     let p = pool();
     let e = Space::open(&p, base(&p), OpenOptions::new(Tracking::Bitset)).unwrap_err();
     assert!(
-        matches!(e, RelaxError::NotFormatted { found: 0, .. }),
+        matches!(e, RelaxError::NotFormatted(NotFormatted { found: 0, .. })),
         "{e}"
     );
 }

@@ -79,11 +79,11 @@ use crate::runtime::MementoError;
 use perdure_pm::{Backend, Pool};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"PDDURQ01");
-/// The node word after `value` and `next`.
-const DEQ_TID: u64 = 16;
-/// Returned-value block words.
-const RV_STATE: u64 = 0;
-const RV_VALUE: u64 = 8;
+// The node word after `value` and `next`; the returned-value block words.
+perdure_pm::word_offsets!(_, _, DEQ_TID);
+perdure_pm::word_offsets!(RV_STATE, RV_VALUE);
+// The layout is persistent: pools written before stay readable.
+const _: () = assert!(DEQ_TID == 16 && RV_STATE == 0 && RV_VALUE == 8);
 const RV_PENDING: u64 = 0;
 const RV_EMPTY: u64 = 1;
 const RV_SET: u64 = 2;
@@ -124,7 +124,7 @@ impl<'p, B: Backend> DurableQueue<'p, B> {
     /// Opens the queue at `base` after a crash or a clean shutdown and
     /// recovers it (steps R1–R3 of the module docs).
     pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, MementoError> {
-        let arena = Arena::open(pool, base, MAGIC)?;
+        let arena = Arena::open(pool, base, MAGIC, "DurableQ")?;
         let q = DurableQueue { arena };
         q.recover()?;
         Ok(q)

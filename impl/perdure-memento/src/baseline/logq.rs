@@ -109,15 +109,11 @@ use perdure_pm::{Backend, Pool};
 use std::collections::HashSet;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"PDLOGQ01");
-/// The node words after `value` and `next`.
-const LOG_INSERT: u64 = 16;
-const LOG_REMOVE: u64 = 24;
-/// Log-entry words.
-const OP_NUM: u64 = 0;
-const ACTION: u64 = 8;
-const STATUS: u64 = 16;
-const NODE: u64 = 24;
-const RESULT: u64 = 32;
+// The node words after `value` and `next`; the log-entry words.
+perdure_pm::word_offsets!(_, _, LOG_INSERT, LOG_REMOVE);
+perdure_pm::word_offsets!(OP_NUM, ACTION, STATUS, NODE, RESULT);
+// The layout is persistent: pools written before stay readable.
+const _: () = assert!(LOG_INSERT == 16 && LOG_REMOVE == 24 && NODE == 24 && RESULT == 32);
 const ENQ: u64 = 1;
 const DEQ: u64 = 2;
 const EMPTY: u64 = 1;
@@ -177,7 +173,7 @@ impl<'p, B: Backend> LogQueue<'p, B> {
     /// it and finishes every thread's last operation (R1–R5); their results
     /// are then in [`LogQueue::recovered`].
     pub fn open(pool: &'p Pool<B>, base: u64) -> Result<Self, MementoError> {
-        let arena = Arena::open(pool, base, MAGIC)?;
+        let arena = Arena::open(pool, base, MAGIC, "LogQ")?;
         let mut q = LogQueue {
             recovered: vec![None; arena.threads() + 1],
             arena,

@@ -184,14 +184,20 @@ impl<'p, B: Backend> Arena<'p, B> {
         Ok(arena)
     }
 
-    /// Opens the layout at `base` (validating the header and the heap).
-    pub(crate) fn open(pool: &'p Pool<B>, base: u64, magic: u64) -> Result<Self, MementoError> {
+    /// Opens the layout at `base` (validating the header and the heap) of
+    /// the queue `what` with header magic `magic`.
+    pub(crate) fn open(
+        pool: &'p Pool<B>,
+        base: u64,
+        magic: u64,
+        what: &'static str,
+    ) -> Result<Self, MementoError> {
         pool.check_range(base, LINE, 4096)?;
         let corrupt = |reason: String| MementoError::Corrupt { base, reason };
         let words = match meta::read(pool, base, magic)? {
             meta::Verdict::Valid(words) => words,
             meta::Verdict::NoMagic(found) => {
-                return Err(MementoError::NotFormatted { base, found })
+                return Err(meta::NotFormatted::new(what, base, found).into())
             }
             meta::Verdict::BadChecksum(_) => {
                 return Err(corrupt("header checksum mismatch".into()))

@@ -50,9 +50,10 @@ use perdure_pm::sync::atomic::{AtomicU64, Ordering};
 use perdure_pm::{Backend, Pool};
 use std::ops::ControlFlow;
 
-const VALUE: u64 = 0;
-const NEXT: u64 = 8;
-const REPL: u64 = 16;
+// A node's words (one line).
+perdure_pm::word_offsets!(VALUE, NEXT, REPL);
+// The layout is persistent: pools written before stay readable.
+const _: () = assert!(VALUE == 0 && NEXT == 8 && REPL == 16);
 /// The queue block: `head` in line 0, `tail` in line 1.
 const HEAD: u64 = 0;
 const TAIL: u64 = 64;

@@ -20,10 +20,11 @@ use crate::tx::{Ptm, Transaction, TxRead};
 /// The queue's header magic.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PDQUEUE1");
 const KIND: &str = "queue";
-const HEAD: u64 = 8;
-const TAIL: u64 = 16;
-const LEN: u64 = 24;
-const NEXT: u64 = 8;
+// The header and node words of the module docs' layout, in order.
+perdure_pm::word_offsets!(_, HEAD, TAIL, LEN);
+perdure_pm::word_offsets!(_, NEXT);
+// The layout is persistent: pools written before stay readable.
+const _: () = assert!(HEAD == 8 && TAIL == 16 && LEN == 24 && NEXT == 8);
 
 /// A queue in a root slot. See the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

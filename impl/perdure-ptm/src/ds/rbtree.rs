@@ -36,13 +36,13 @@ pub const BLACK: u64 = 0;
 /// The colour word of a red node.
 pub const RED: u64 = 1;
 const KIND: &str = "red-black tree set";
-const ROOT: u64 = 8;
-const LEN: u64 = 16;
-const LEFT: u64 = 8;
-const RIGHT: u64 = 16;
-const PARENT: u64 = 24;
-const COLOR: u64 = 32;
-const NODE: u64 = 40;
+// The header and node words of the module docs' layout, in order.
+perdure_pm::word_offsets!(_, ROOT, LEN);
+perdure_pm::word_offsets!(_, LEFT, RIGHT, PARENT, COLOR);
+/// A node's size: it ends after its colour word.
+const NODE: u64 = COLOR + 8;
+// The layout is persistent: pools written before stay readable.
+const _: () = assert!(ROOT == 8 && LEN == 16 && LEFT == 8 && COLOR == 32 && NODE == 40);
 
 /// A red-black tree set in a root slot. See the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
