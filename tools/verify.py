@@ -34,6 +34,7 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     tlc-mutant:<path> specs/**/mutants/<path>.cfg  a deliberately broken model: passes only if
                    TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
+    layers:workspace tools/check_layers.py crate layering (normal dependencies) and no import circle in any src/
     docs:paths     tools/check_docs.py   every repository path and check/row name the Markdown files
                    cite exists or is produced by the tree (its self-test first); rules in its docstring
 
@@ -82,7 +83,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs"}
+KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs", "layers"}
 STATUSES = {"pass", "fail", "skip"}
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -771,6 +772,35 @@ def docs_checks() -> list[Check]:
     return [Check("docs:paths", "docs", run_docs)] if DOCS_CHECK.is_file() else []
 
 
+LAYERS_CHECK = ROOT / "tools" / "check_layers.py"
+LAYERS_SUMMARY_RE = re.compile(r"^check_layers: (\d+ crates, \d+ source files of src/ read)", re.M)
+
+
+def run_layers(c: Check) -> list[Row]:
+    r = run([sys.executable, str(LAYERS_CHECK)], log_path(c.name))
+    m = LAYERS_SUMMARY_RE.search(r.output)
+    row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail", m.group(1) if m else "", r.seconds,
+              "", rel(r.log))
+    if r.timed_out:
+        row.detail = timeout_detail(r)
+    elif r.rc == 0:
+        row.detail = ("crate layers as ARCHITECTURE.md says (normal dependencies); no import circle among "
+                      "the modules of any src/ (a textual reading: see the script's docs)")
+    else:
+        breaches = [l.strip() for l in r.output.splitlines() if l.startswith("  ")]
+        row.detail = "; ".join(breaches[:3]) or tail(r.output, 3).replace("\n", " | ")
+        row.detail += " (run: python3 tools/check_layers.py)"
+    return [row]
+
+
+def layers_checks() -> list[Check]:
+    if not LAYERS_CHECK.is_file() or not (IMPL / "Cargo.toml").is_file():
+        return []
+    if shutil.which("cargo") is None:
+        return [skip_check("layers:workspace", "layers", "cargo not on PATH (make setup checks it)")]
+    return [Check("layers:workspace", "layers", run_layers)]
+
+
 def coq_checks() -> list[Check]:
     if not (PROOFS / "_CoqProject").is_file():
         return []
@@ -807,7 +837,7 @@ def main(argv: list[str]) -> int:
         return 2
     list_only = "--list" in argv
     filters = [a for a in argv if not a.startswith("--")]
-    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks()
+    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks() + layers_checks()
     if filters:
         checks = [c for c in checks if any(f in c.name for f in filters)]
     if list_only:
