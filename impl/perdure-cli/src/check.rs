@@ -255,6 +255,10 @@ pub fn explore(a: ExploreArgs, extra: Vec<Arc<dyn Scenario>>) -> ExitCode {
         let msg = format!("no scenario {name:?} (`perdure explore --list`)");
         crate::usage_error(&["explore"], msg)
     };
+    if let Some(why) = scenario.unavailable() {
+        eprintln!("perdure explore: {name}: {why}");
+        return ExitCode::from(2);
+    }
     let d = ExploreConfig::default();
     let seed = a.seed.unwrap_or(d.seed);
     let cfg = ExploreConfig {

@@ -175,6 +175,35 @@ fn a_typo_gets_a_suggestion() {
 }
 
 #[test]
+fn explore_lists_every_construction_and_refuses_what_this_build_cannot_run() {
+    let o = perdure(&["explore", "--list"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let list = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "log",
+        "msq-mmt-vol",
+        "relax-bst-hybrid-zero",
+        "redo-counter",
+        "cx-puc-map",
+    ] {
+        assert!(
+            list.lines()
+                .any(|l| l.split_whitespace().next() == Some(name)),
+            "{name} not listed"
+        );
+    }
+    // The PTM scenarios need a shuttle build: refused up front, no
+    // exploration, no history written.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = perdure(&["explore", "redo-counter", "--schedules", "1", "--out", out]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("perdure_shuttle"), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn completions_name_the_commands() {
     for shell in ["bash", "zsh", "fish"] {
         let o = perdure(&["completions", shell]);

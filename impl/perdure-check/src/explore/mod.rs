@@ -89,6 +89,11 @@ pub trait Scenario: Send + Sync + 'static {
     fn sim_options(&self) -> perdure_pm::SimOptions {
         perdure_pm::SimOptions::default()
     }
+    /// Why this build cannot explore the scenario (`None`: it can). The
+    /// command line refuses such a scenario before exploring it.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
     /// Builds the empty object, durably (not explored for crashes).
     fn setup(&self, pool: &Pool<Sim>) -> Result<(), String>;
     /// Builds the volatile state (DRAM) the threads of one run share — a

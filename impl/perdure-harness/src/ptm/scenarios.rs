@@ -729,13 +729,19 @@ impl<C: Construction, O: Object + Clone> Scenario for PtmScenario<C, O> {
     fn setup(&self, _pool: &Pool<Sim>) -> Result<(), String> {
         Ok(())
     }
-    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        if perdure_pm::sync::FLAVOUR != "shuttle" {
-            return Err(format!(
+    fn unavailable(&self) -> Option<String> {
+        (perdure_pm::sync::FLAVOUR != "shuttle").then(|| {
+            format!(
                 "the PTM scenarios need a `--cfg perdure_shuttle` build (this one's sync facade is {}): \
-                 the explorer's threads are shuttle coroutines and the PTMs keep thread-locals",
+                 the explorer's threads are shuttle coroutines and the PTMs keep thread-locals; \
+                 run them with `python3 tools/verify.py shuttle:ptm`",
                 perdure_pm::sync::FLAVOUR
-            ));
+            )
+        })
+    }
+    fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
+        if let Some(why) = self.unavailable() {
+            return Err(why);
         }
         let ptm = if after_crash {
             // The crash image, in a pool the PTM owns; opening it is the
