@@ -58,6 +58,18 @@ pub enum BackendKind {
     Sim,
 }
 
+impl BackendKind {
+    /// The kind's name in reports (`"msync"`, `"noflush"`, `"sim"`, `"pmem"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Pmem => "pmem",
+            BackendKind::Msync => "msync",
+            BackendKind::NoFlush => "noflush",
+            BackendKind::Sim => "sim",
+        }
+    }
+}
+
 /// A durability backend.
 ///
 /// # Safety
@@ -68,9 +80,12 @@ pub enum BackendKind {
 /// rests on that promise. `NoFlush` keeps it vacuously: it documents that it
 /// gives no durability beyond the process, and nothing built on it claims
 /// more.
-pub unsafe trait Backend: Send + Sync + 'static {
-    /// A short name for reports (`"pmem/clwb"`, `"msync"`, ...).
-    fn name(&self) -> &'static str;
+pub unsafe trait Backend: std::fmt::Debug + Send + Sync + 'static {
+    /// A short name for reports (`"pmem/clwb"`, `"msync"`, ...): by default
+    /// the name of its [`Backend::kind`].
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
 
     /// The kind of this backend.
     fn kind(&self) -> BackendKind;
@@ -252,9 +267,6 @@ pub struct NoFlush;
 // SAFETY: NoFlush promises nothing beyond process-crash survival, which the
 // page cache gives; its documentation says so.
 unsafe impl Backend for NoFlush {
-    fn name(&self) -> &'static str {
-        "noflush"
-    }
     fn kind(&self) -> BackendKind {
         BackendKind::NoFlush
     }
@@ -589,10 +601,6 @@ mod msync {
     // storage; drain() runs before any later store of the thread can be
     // issued, so later stores cannot overtake earlier write-backs.
     unsafe impl Backend for Msync {
-        fn name(&self) -> &'static str {
-            "msync"
-        }
-
         fn kind(&self) -> BackendKind {
             BackendKind::Msync
         }

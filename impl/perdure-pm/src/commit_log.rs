@@ -84,20 +84,12 @@ pub enum LogError {
 }
 
 /// A persistent commit-marker log in `[base, base + len)` of a pool.
+#[derive(Debug)]
 pub struct CommitLog<'p, B: Backend> {
     pool: &'p Pool<B>,
     base: u64,
     capacity: u64,
     fence_after_record: bool,
-}
-
-impl<B: Backend> std::fmt::Debug for CommitLog<'_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommitLog")
-            .field("base", &self.base)
-            .field("capacity", &self.capacity)
-            .finish()
-    }
 }
 
 fn checksum(index: u64, payload: &[u64; PAYLOAD_WORDS]) -> u64 {

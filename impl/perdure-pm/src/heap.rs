@@ -258,6 +258,7 @@ pub struct HeapStats {
 /// A concurrent persistent heap in a range of a pool. Share it between
 /// threads by reference; each thread allocates through its own
 /// [`HeapThread`] from [`Heap::register`].
+#[derive(Debug)]
 pub struct Heap<'p, B: Backend> {
     pool: &'p Pool<B>,
     base: u64,
@@ -265,16 +266,6 @@ pub struct Heap<'p, B: Backend> {
     nchunks: u64,
     table: u64,
     chunks: u64,
-}
-
-impl<B: Backend> std::fmt::Debug for Heap<'_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Heap")
-            .field("base", &self.base)
-            .field("slots", &self.slots)
-            .field("chunks", &self.nchunks)
-            .finish()
-    }
 }
 
 impl<'p, B: Backend> Heap<'p, B> {
@@ -309,14 +300,19 @@ impl<'p, B: Backend> Heap<'p, B> {
         pool.zero_durably(base, chunks - base)?;
         let words = [HEAP_MAGIC, HEAP_VERSION, len, slots, nchunks, table, chunks];
         meta::write(pool, base, &words)?;
-        Ok(Heap {
+        Ok(Heap::at(pool, base, [slots, nchunks, table, chunks]))
+    }
+
+    /// The heap at `base` with the geometry its header records.
+    fn at(pool: &'p Pool<B>, base: u64, [slots, nchunks, table, chunks]: [u64; 4]) -> Self {
+        Heap {
             pool,
             base,
             slots,
             nchunks,
             table,
             chunks,
-        })
+        }
     }
 
     /// Opens the heap formatted at `base`, validating its header.
@@ -353,14 +349,7 @@ impl<'p, B: Backend> Heap<'p, B> {
             ));
         }
         pool.check_range(base, len, 4096)?;
-        Ok(Heap {
-            pool,
-            base,
-            slots,
-            nchunks,
-            table,
-            chunks,
-        })
+        Ok(Heap::at(pool, base, [slots, nchunks, table, chunks]))
     }
 
     /// The pool the heap lives in.
@@ -461,7 +450,7 @@ impl<'p, B: Backend> Heap<'p, B> {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct ClassCache {
     /// Set being allocated from (0 = none), next index, its count.
     set: u64,
@@ -476,19 +465,12 @@ struct ClassCache {
 /// A thread's handle on a [`Heap`]: owns one slot until dropped. Dropping it
 /// pushes its partially filled sets into the slot, so a clean shutdown leaks
 /// nothing.
+#[derive(Debug)]
 pub struct HeapThread<'h, 'p, B: Backend> {
     heap: &'h Heap<'p, B>,
     slot: u64,
     classes: [ClassCache; NUM_CLASSES],
     spare: Option<u64>,
-}
-
-impl<B: Backend> std::fmt::Debug for HeapThread<'_, '_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HeapThread")
-            .field("slot", &self.slot)
-            .finish()
-    }
 }
 
 impl<'h, 'p, B: Backend> HeapThread<'h, 'p, B> {

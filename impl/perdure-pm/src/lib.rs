@@ -63,5 +63,5 @@ pub use backend::{Backend, BackendKind, FlushInstruction, Msync, NoFlush, Pmem, 
 pub use error::PoolError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
-pub use pool::{MapMode, PmDword, PmWord, Pool};
+pub use pool::{MapMode, PmDword, PmLoc, PmWord, Pool};
 pub use sim::{Sim, SimOptions};

@@ -434,8 +434,8 @@ impl<B: Backend> Pool<B> {
         self.check_range(off, 16, 16)?;
         // SAFETY: in range and 16-aligned (checked).
         let words = unsafe { self.mem.dword(off as usize) };
-        Ok(PmDword {
-            words,
+        Ok(PmLoc {
+            cell: words,
             off,
             backend: &self.backend,
         })
@@ -444,11 +444,11 @@ impl<B: Backend> Pool<B> {
     /// A word anywhere in the pool, header included; `off` is trusted.
     pub(crate) fn word_unchecked(&self, off: u64) -> PmWord<'_, B> {
         debug_assert!(off % 8 == 0 && off + 8 <= self.header.pool_size);
-        PmWord {
+        PmLoc {
             // SAFETY: callers pass constant header offsets or offsets
             // validated by check_range; both are 8-aligned and inside the
             // mapping.
-            word: unsafe { self.mem.word(off as usize) },
+            cell: unsafe { self.mem.word(off as usize) },
             off,
             backend: &self.backend,
         }
@@ -670,38 +670,53 @@ impl<B: Backend> Pool<B> {
     }
 }
 
-/// A word of persistent memory in a [`Pool`]: an 8-byte atomic at a known
-/// pool offset. Every operation goes through the pool's [`Backend`] access
-/// hooks, so a recording backend sees it; for the real backends each is the
-/// plain atomic operation.
-pub struct PmWord<'a, B: Backend> {
-    word: &'a AtomicU64,
+/// A location of persistent memory in a [`Pool`]: an atomic cell `A` (one
+/// 8-byte word, [`PmWord`], or a 16-byte pair, [`PmDword`]) at a known pool
+/// offset. Every operation goes through the pool's [`Backend`] access hooks,
+/// so a recording backend sees it; for the real backends each is the plain
+/// atomic operation.
+pub struct PmLoc<'a, B: Backend, A: 'static> {
+    cell: &'a A,
     off: u64,
     backend: &'a B,
 }
 
-impl<B: Backend> std::fmt::Debug for PmWord<'_, B> {
+/// An 8-byte atomic word of a [`Pool`] (see [`PmLoc`]).
+pub type PmWord<'a, B> = PmLoc<'a, B, AtomicU64>;
+
+/// A 16-byte, 16-aligned location of a [`Pool`], for double-width
+/// compare-and-swap (see [`PmLoc`]). Values are `low | high << 64`.
+pub type PmDword<'a, B> = PmLoc<'a, B, [AtomicU64; 2]>;
+
+impl<B: Backend, A> std::fmt::Debug for PmLoc<'_, B, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PmWord({:#x})", self.off)
+        write!(
+            f,
+            "PmLoc({:#x}, {} bytes)",
+            self.off,
+            std::mem::size_of::<A>()
+        )
     }
 }
 
-impl<'a, B: Backend> PmWord<'a, B> {
-    /// The word's offset in its pool.
+impl<B: Backend, A> PmLoc<'_, B, A> {
+    /// The location's offset in its pool.
     pub fn offset(&self) -> u64 {
         self.off
     }
+}
 
+impl<B: Backend> PmWord<'_, B> {
     /// Atomic load.
     #[inline]
     pub fn load(&self, order: Ordering) -> u64 {
-        self.backend.load(self.word, self.off, order)
+        self.backend.load(self.cell, self.off, order)
     }
 
     /// Atomic store (not flushed: follow with [`Pool::pwb`]).
     #[inline]
     pub fn store(&self, val: u64, order: Ordering) {
-        self.backend.store(self.word, self.off, val, order)
+        self.backend.store(self.cell, self.off, val, order)
     }
 
     /// Compare-and-swap.
@@ -714,7 +729,7 @@ impl<'a, B: Backend> PmWord<'a, B> {
         failure: Ordering,
     ) -> Result<u64, u64> {
         self.backend
-            .compare_exchange(self.word, self.off, current, new, success, failure)
+            .compare_exchange(self.cell, self.off, current, new, success, failure)
     }
 
     /// Compare-and-swap that may fail spuriously (here it never does; kept
@@ -733,48 +748,29 @@ impl<'a, B: Backend> PmWord<'a, B> {
     /// Atomic swap.
     #[inline]
     pub fn swap(&self, val: u64, order: Ordering) -> u64 {
-        self.backend.swap(self.word, self.off, val, order)
+        self.backend.swap(self.cell, self.off, val, order)
     }
 
     /// Atomic add; returns the previous value.
     #[inline]
     pub fn fetch_add(&self, val: u64, order: Ordering) -> u64 {
-        self.backend.fetch_add(self.word, self.off, val, order)
+        self.backend.fetch_add(self.cell, self.off, val, order)
     }
 
     /// Non-temporal store: visible and persisted together (ordered with the
     /// thread's later stores only by its next `pfence`).
     #[inline]
     pub fn ntstore(&self, val: u64) {
-        self.backend.ntstore(self.word, self.off, val)
+        self.backend.ntstore(self.cell, self.off, val)
     }
 }
 
-/// A 16-byte, 16-aligned location of persistent memory in a [`Pool`], for
-/// double-width compare-and-swap. Values are `low | high << 64`.
-pub struct PmDword<'a, B: Backend> {
-    words: &'a [AtomicU64; 2],
-    off: u64,
-    backend: &'a B,
-}
-
-impl<B: Backend> std::fmt::Debug for PmDword<'_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PmDword({:#x})", self.off)
-    }
-}
-
-impl<'a, B: Backend> PmDword<'a, B> {
-    /// The location's offset in its pool.
-    pub fn offset(&self) -> u64 {
-        self.off
-    }
-
+impl<B: Backend> PmDword<'_, B> {
     /// 16-byte compare-and-swap.
     #[inline]
     pub fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128> {
         self.backend
-            .compare_exchange_16(self.words, self.off, current, new)
+            .compare_exchange_16(self.cell, self.off, current, new)
     }
 
     /// An atomic 16-byte load (a compare-and-swap that writes back what it

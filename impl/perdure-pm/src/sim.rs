@@ -412,6 +412,24 @@ impl Sim {
         &mut st.pending[i].1
     }
 
+    /// A locked read-modify-write that always writes (`swap`, `fetch_add`):
+    /// `op` performs it and returns the old value, `new_of(old)` is the value
+    /// it wrote. Counted, traced and recorded as one write; it completes the
+    /// thread's pending write-backs when the model says a locked RMW does.
+    fn rmw(&self, off: u64, op: impl FnOnce() -> u64, new_of: impl Fn(u64) -> u64) -> u64 {
+        let completes = self.options.rmw_completes_flushes;
+        self.access(op, |st, old| {
+            let new = new_of(*old);
+            st.counts.rmw += 1;
+            trace_event(st, SimOp::Rmw, off, new);
+            record_write(st, &[(off, new)], &[*old], false, false);
+            if completes {
+                Sim::complete_flushes(st);
+            }
+            true
+        })
+    }
+
     /// The calling thread's pending write-backs have taken effect.
     fn complete_flushes(st: &mut State) {
         let pending = std::mem::take(Self::pending_of(st));
@@ -595,10 +613,6 @@ impl CrashPoint {
 // SAFETY: Sim performs no real persistence and claims none: it is a model
 // used for checking; its documentation says what it models.
 unsafe impl Backend for Sim {
-    fn name(&self) -> &'static str {
-        "sim"
-    }
-
     fn kind(&self) -> BackendKind {
         BackendKind::Sim
     }
@@ -704,34 +718,14 @@ unsafe impl Backend for Sim {
     }
 
     fn swap(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
-        let completes = self.options.rmw_completes_flushes;
-        self.access(
-            || word.swap(val, order),
-            |st, old| {
-                st.counts.rmw += 1;
-                trace_event(st, SimOp::Rmw, off, val);
-                record_write(st, &[(off, val)], &[*old], false, false);
-                if completes {
-                    Sim::complete_flushes(st);
-                }
-                true
-            },
-        )
+        self.rmw(off, || word.swap(val, order), |_| val)
     }
 
     fn fetch_add(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
-        let completes = self.options.rmw_completes_flushes;
-        self.access(
+        self.rmw(
+            off,
             || word.fetch_add(val, order),
-            |st, old| {
-                st.counts.rmw += 1;
-                trace_event(st, SimOp::Rmw, off, old.wrapping_add(val));
-                record_write(st, &[(off, old.wrapping_add(val))], &[*old], false, false);
-                if completes {
-                    Sim::complete_flushes(st);
-                }
-                true
-            },
+            |old| old.wrapping_add(val),
         )
     }
 

@@ -57,25 +57,28 @@ impl FlushCounts {
     }
 }
 
+impl FlushCounts {
+    /// The counts combined field by field with `f`.
+    fn zip(self, rhs: FlushCounts, f: fn(u64, u64) -> u64) -> FlushCounts {
+        FlushCounts {
+            pwb: f(self.pwb, rhs.pwb),
+            pfence: f(self.pfence, rhs.pfence),
+            psync: f(self.psync, rhs.psync),
+        }
+    }
+}
+
 impl Sub for FlushCounts {
     type Output = FlushCounts;
     fn sub(self, rhs: FlushCounts) -> FlushCounts {
-        FlushCounts {
-            pwb: self.pwb.wrapping_sub(rhs.pwb),
-            pfence: self.pfence.wrapping_sub(rhs.pfence),
-            psync: self.psync.wrapping_sub(rhs.psync),
-        }
+        self.zip(rhs, u64::wrapping_sub)
     }
 }
 
 impl Add for FlushCounts {
     type Output = FlushCounts;
     fn add(self, rhs: FlushCounts) -> FlushCounts {
-        FlushCounts {
-            pwb: self.pwb.wrapping_add(rhs.pwb),
-            pfence: self.pfence.wrapping_add(rhs.pfence),
-            psync: self.psync.wrapping_add(rhs.psync),
-        }
+        self.zip(rhs, u64::wrapping_add)
     }
 }
 

@@ -183,6 +183,7 @@ fn align_up(x: u64, a: u64) -> u64 {
 }
 
 /// A Mirror/RELAX space over a pool: see the module docs.
+#[derive(Debug)]
 pub struct Space<'p, B: Backend> {
     pub(crate) pool: &'p Pool<B>,
     pub(crate) dram: Dram,
@@ -201,17 +202,6 @@ pub struct Space<'p, B: Backend> {
     /// The reclamation audit's log (feature `check`; see [`crate::audit`]).
     #[cfg(feature = "check")]
     audit: crate::audit::Log,
-}
-
-impl<B: Backend> std::fmt::Debug for Space<'_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Space")
-            .field("base", &self.base)
-            .field("tracking", &self.tracking)
-            .field("roots", &self.roots)
-            .field("threads", &self.threads)
-            .finish()
-    }
 }
 
 impl<'p, B: Backend> Space<'p, B> {
@@ -525,6 +515,7 @@ impl<'p, B: Backend> Space<'p, B> {
 const ADVANCE_EVERY: u64 = 8;
 
 /// A thread's handle on a space: its heap slot and its reclamation state.
+#[derive(Debug)]
 pub struct Handle<'s, 'p, B: Backend> {
     space: &'s Space<'p, B>,
     heap: HeapThread<'s, 'p, B>,
@@ -532,12 +523,6 @@ pub struct Handle<'s, 'p, B: Backend> {
     /// Retired nodes with the epoch they were retired in, oldest first.
     limbo: VecDeque<(u64, u64)>,
     unpins: u64,
-}
-
-impl<B: Backend> std::fmt::Debug for Handle<'_, '_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle").field("slot", &self.slot).finish()
-    }
 }
 
 impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {

@@ -136,6 +136,7 @@ pub fn required_bytes(cfg: &QueueConfig) -> u64 {
 
 /// The persistent layout both queues share, and their DRAM state: the heap,
 /// the reclamation domain, and which thread ids have a live handle.
+#[derive(Debug)]
 pub(crate) struct Arena<'p, B: Backend> {
     pool: &'p Pool<B>,
     base: u64,
@@ -144,15 +145,6 @@ pub(crate) struct Arena<'p, B: Backend> {
     heap_range: (u64, u64),
     ebr: Collector,
     rmw_fences: bool,
-}
-
-impl<B: Backend> std::fmt::Debug for Arena<'_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arena")
-            .field("base", &self.base)
-            .field("threads", &self.threads)
-            .finish()
-    }
 }
 
 impl<'p, B: Backend> Arena<'p, B> {
@@ -342,18 +334,13 @@ impl<'p, B: Backend> Arena<'p, B> {
 
 /// A thread's context: its id, its heap slot, and the persistence
 /// vocabulary of the paper over the pool.
+#[derive(Debug)]
 pub(crate) struct ThreadCtx<'a, 'p, B: Backend> {
     arena: &'a Arena<'p, B>,
     tid: usize,
     heap: HeapThread<'a, 'p, B>,
     /// The id's reclamation state (claimed: one context per id at a time).
     ebr: Participant,
-}
-
-impl<B: Backend> std::fmt::Debug for ThreadCtx<'_, '_, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ThreadCtx").field("tid", &self.tid).finish()
-    }
 }
 
 impl<B: Backend> Drop for ThreadCtx<'_, '_, B> {
