@@ -18,18 +18,9 @@ use perdure_check::history::generate::{generate, GenConfig};
 use perdure_check::history::{
     check_history, parse_history, CheckOptions, ObjectKind, ParseOptions, Verdict,
 };
+use perdure_harness::bench;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::Instant;
-
-fn out_dir() -> PathBuf {
-    let base = std::env::var_os("PERDURE_OUT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../out"));
-    let dir = base.join("bench");
-    std::fs::create_dir_all(&dir).expect("create out/bench");
-    dir
-}
 
 struct Case {
     name: &'static str,
@@ -94,7 +85,7 @@ fn config(
 }
 
 fn main() {
-    let quick = std::env::var_os("PERDURE_BENCH_QUICK").is_some();
+    let quick = bench::quick();
     let scale = |n: usize| if quick { n / 10 } else { n };
     let cases = vec![
         Case {
@@ -235,7 +226,7 @@ fn main() {
             "verdict": verdict,
         }));
     }
-    let out = out_dir().join("check_history.json");
+    let out = bench::out_dir().join("check_history.json");
     let doc = json!({ "bench": "check_history", "quick": quick, "rows": rows });
     std::fs::write(
         &out,

@@ -38,12 +38,9 @@
 //! record per point, the verdicts, the breakdown) and the plots
 //! `out/bench/queues-<workload>.svg` (throughput against threads) and
 //! `out/bench/queues-flushes.svg` (write-backs and fences per operation).
-//! The output helpers are perdure-pm's `benches/common.rs`, included by
-//! path rather than copied.
+//! The output helpers are `perdure_harness::bench`.
 
-#[path = "../../perdure-pm/benches/common.rs"]
-mod common;
-
+use perdure_harness::bench::{self as common, Rng};
 use perdure_harness::svg;
 use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig};
 use perdure_memento::ds::decode_opt;
@@ -151,44 +148,16 @@ struct Settings {
 impl Settings {
     fn from_env() -> Result<Settings, String> {
         let quick = common::quick();
-        let full = std::env::var_os("PERDURE_BENCH_FULL").is_some();
-        let prefill = match std::env::var("PERDURE_BENCH_PREFILL") {
-            Ok(v) => v
-                .parse()
-                .map_err(|e| format!("PERDURE_BENCH_PREFILL={v}: {e}"))?,
-            Err(_) if full => 10_000_000,
-            Err(_) if quick => 100_000,
-            Err(_) => 1_000_000,
+        let full = common::full();
+        let prefill = match common::env_value("PERDURE_BENCH_PREFILL")? {
+            Some(n) => n,
+            None if full => 10_000_000,
+            None if quick => 100_000,
+            None => 1_000_000,
         };
-        let avail = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = match std::env::var("PERDURE_BENCH_THREADS") {
-            Ok(v) => v
-                .split(',')
-                .map(|t| t.trim().parse::<usize>().map_err(|e| format!("{t}: {e}")))
-                .collect::<Result<Vec<_>, _>>()?,
-            Err(_) => {
-                let mut t = vec![1, 2];
-                let mut n = 4;
-                while n <= avail {
-                    t.push(n);
-                    n *= 2;
-                }
-                if !t.contains(&avail) {
-                    t.push(avail);
-                }
-                t
-            }
-        };
-        if threads.iter().any(|&t| t == 0 || t > 64) {
-            return Err(format!("thread counts must be in 1..=64: {threads:?}"));
-        }
-        let dir = std::env::var_os("PERDURE_BENCH_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| match PathBuf::from("/dev/shm") {
-                shm if shm.is_dir() => shm,
-                _ => std::env::temp_dir(),
-            });
-        let pmem = Pmem::new().ok_or("this CPU has no cache-line flush instruction")?;
+        let threads = common::thread_counts(64)?;
+        let dir = common::bench_dir();
+        let pmem = common::pmem()?;
         Ok(Settings {
             secs: if quick { 0.2 } else { 1.0 },
             prefill,
@@ -244,18 +213,6 @@ impl Row {
     }
 }
 
-/// xorshift64*: the per-thread coin of the probabilistic workloads.
-struct Coin(u64);
-
-impl Coin {
-    fn percent(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % 100
-    }
-}
-
 /// An operation through a thread's handle: `Some(v)` enqueues `v`, `None`
 /// dequeues; the third argument numbers the thread's operations (LogQ's
 /// `operationNum`). Returns the dequeued value (`None` for an enqueue or
@@ -285,7 +242,7 @@ fn measure<H>(
                 let (stop, start) = (&stop, &start);
                 sc.spawn(move || {
                     let mut h = handle(tid);
-                    let mut coin = Coin(0x9E37_79B9_7F4A_7C15 ^ ((tid as u64) << 32));
+                    let mut coin = Rng::new(1 + tid as u64);
                     let mut t = Tally::default();
                     let mut n = 0u64;
                     let value = |n: u64| ((tid as u64) << 40) | n;
@@ -300,7 +257,7 @@ fn measure<H>(
                                 t.ops += 1;
                                 false
                             }
-                            Workload::Enq(p) => coin.percent() < p,
+                            Workload::Enq(p) => coin.below(100) < p,
                         };
                         if enqueue {
                             op(&mut h, Some(value(n)), n);
@@ -661,14 +618,7 @@ fn only_point(s: &Settings, only: &str) -> Result<(), String> {
         .ok_or_else(|| {
             format!("no workload {wkey:?}; the workloads are pairs, enq20, enq50, enq80")
         })?;
-    let secs = match std::env::var("PERDURE_BENCH_SECS") {
-        Ok(v) => v
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .ok_or_else(|| format!("PERDURE_BENCH_SECS={v} is not a positive number of seconds"))?,
-        Err(_) => 5.0,
-    };
+    let secs = common::env_secs("PERDURE_BENCH_SECS")?.unwrap_or(5.0);
     let s = Settings {
         secs,
         prefill: s.prefill,
@@ -692,13 +642,7 @@ fn only_point(s: &Settings, only: &str) -> Result<(), String> {
 }
 
 fn main() {
-    let s = match Settings::from_env() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("queues bench: {e}");
-            std::process::exit(1);
-        }
-    };
+    let s = common::settings_or_exit("queues", Settings::from_env());
     if let Ok(only) = std::env::var("PERDURE_BENCH_ONLY") {
         if let Err(e) = only_point(&s, &only) {
             eprintln!("queues bench: PERDURE_BENCH_ONLY={only}: {e}");

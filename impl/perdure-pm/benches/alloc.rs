@@ -10,8 +10,7 @@
 //! `out/bench/alloc.json`. Relate the pwb/pfence columns to
 //! `flush_cost`'s per-instruction costs.
 
-mod common;
-
+use perdure_harness::bench as common;
 use perdure_pm::heap::Heap;
 use perdure_pm::region::RegionAlloc;
 use perdure_pm::stats::{self, FlushCounts};

@@ -10,8 +10,7 @@
 //! clean line costs less). Prints a table and writes
 //! `out/bench/flush_cost.json`.
 
-mod common;
-
+use perdure_harness::bench as common;
 use perdure_pm::{Backend, FlushInstruction, Msync, NoFlush, Pmem, Pool, CACHE_LINE};
 use std::sync::atomic::Ordering;
 use std::time::Instant;

@@ -57,9 +57,7 @@
 //! `ptm-flushes.svg` (write-backs per transaction, one thread) into
 //! `$PERDURE_BENCH_OUT` (else `out/bench/`).
 
-#[path = "../../perdure-pm/benches/common.rs"]
-mod common;
-
+use perdure_harness::bench as common;
 use perdure_harness::svg;
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
@@ -151,35 +149,9 @@ fn names_from_env<T: Copy>(var: &str, known: &[(&str, T)]) -> Result<Option<Vec<
 impl Settings {
     fn from_env() -> Result<Settings, String> {
         let quick = common::quick();
-        let avail = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = match std::env::var("PERDURE_BENCH_THREADS") {
-            Ok(v) => v
-                .split(',')
-                .map(|t| t.trim().parse::<usize>().map_err(|e| format!("{t}: {e}")))
-                .collect::<Result<Vec<_>, _>>()?,
-            Err(_) => {
-                let mut t = vec![1, 2];
-                let mut n = 4;
-                while n <= avail {
-                    t.push(n);
-                    n *= 2;
-                }
-                if !t.contains(&avail) && avail > 2 {
-                    t.push(avail);
-                }
-                t
-            }
-        };
-        if threads.is_empty() || threads.iter().any(|&t| t == 0 || t > 64) {
-            return Err(format!("thread counts must be in 1..=64: {threads:?}"));
-        }
-        let dir = std::env::var_os("PERDURE_BENCH_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| match PathBuf::from("/dev/shm") {
-                shm if shm.is_dir() => shm,
-                _ => std::env::temp_dir(),
-            });
-        let pmem = Pmem::new().ok_or("this CPU has no cache-line flush instruction")?;
+        let threads = common::thread_counts(64)?;
+        let dir = common::bench_dir();
+        let pmem = common::pmem()?;
         let wl: Vec<(&str, &str)> = WORKLOADS.iter().map(|w| (*w, *w)).collect();
         let only = names_from_env("PERDURE_BENCH_ONLY", &wl)?
             .map(|v| v.into_iter().map(String::from).collect());
@@ -193,17 +165,7 @@ impl Settings {
                 ("puc", Cons::Puc),
             ],
         )?;
-        let secs = match std::env::var("PERDURE_BENCH_SECS") {
-            Ok(v) => v
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| {
-                    format!("PERDURE_BENCH_SECS={v} is not a positive number of seconds")
-                })?,
-            Err(_) if quick => 0.2,
-            Err(_) => 1.0,
-        };
+        let secs = common::env_secs("PERDURE_BENCH_SECS")?.unwrap_or(if quick { 0.2 } else { 1.0 });
         Ok(Settings {
             secs,
             quick,
@@ -914,13 +876,7 @@ fn table_1(b: &mut Bench<'_>) {
 }
 
 fn main() {
-    let s = match Settings::from_env() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("ptm bench: {e}");
-            std::process::exit(1);
-        }
-    };
+    let s = common::settings_or_exit("ptm", Settings::from_env());
     println!();
     println!(
         "ptm (seed 000 §6): backend {}, pool files in {}, {} s per point, threads {:?}{}",

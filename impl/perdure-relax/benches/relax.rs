@@ -112,9 +112,7 @@
 //! `relax-eager-<structure>.svg` into `$PERDURE_OUT/bench` (else
 //! `out/bench/`). The targets of issue 6 are reported, not asserted.
 
-#[path = "../../perdure-pm/benches/common.rs"]
-mod common;
-
+use perdure_harness::bench::{self as common, Rng};
 use perdure_harness::svg;
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
@@ -371,41 +369,9 @@ struct Settings {
 impl Settings {
     fn from_env() -> Result<Settings, String> {
         let quick = common::quick();
-        let full = std::env::var_os("PERDURE_BENCH_FULL").is_some();
-        let list = |var: &str| -> Result<Option<Vec<u64>>, String> {
-            match std::env::var(var) {
-                Ok(v) => v
-                    .split(',')
-                    .map(|t| {
-                        t.trim()
-                            .parse::<u64>()
-                            .map_err(|e| format!("{var}={v}: {e}"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some),
-                Err(_) => Ok(None),
-            }
-        };
-        let avail = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = match list("PERDURE_BENCH_THREADS")? {
-            Some(t) => t.into_iter().map(|t| t as usize).collect(),
-            None => {
-                let mut t = vec![1, 2];
-                let mut n = 4;
-                while n <= avail {
-                    t.push(n);
-                    n *= 2;
-                }
-                if !t.contains(&avail) {
-                    t.push(avail);
-                }
-                t
-            }
-        };
-        if threads.is_empty() || threads.iter().any(|&t| t == 0 || t > 32) {
-            return Err(format!("thread counts must be in 1..=32: {threads:?}"));
-        }
-        let mut scan = match list("PERDURE_RELAX_KEYS")? {
+        let full = common::full();
+        let threads = common::thread_counts(32)?;
+        let mut scan = match common::env_list("PERDURE_RELAX_KEYS")? {
             Some(k) => k,
             None if quick => vec![1 << 16, 1 << 17, 1 << 18],
             None if full => vec![4 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20],
@@ -418,22 +384,15 @@ impl Settings {
                 "recovery sizes must be at least 1024 keys: {scan:?}"
             ));
         }
-        let timeline = match std::env::var("PERDURE_RELAX_TIMELINE_SECS") {
-            Ok(v) => v
-                .parse()
-                .map_err(|e| format!("PERDURE_RELAX_TIMELINE_SECS={v}: {e}"))?,
-            Err(_) if quick => 3.0,
-            Err(_) if full => 60.0,
-            Err(_) => 30.0,
+        let timeline = match common::env_value("PERDURE_RELAX_TIMELINE_SECS")? {
+            Some(t) => t,
+            None if quick => 3.0,
+            None if full => 60.0,
+            None => 30.0,
         };
         let only = std::env::var("PERDURE_RELAX_ONLY").unwrap_or_default();
-        let dir = std::env::var_os("PERDURE_BENCH_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| match PathBuf::from("/dev/shm") {
-                shm if shm.is_dir() => shm,
-                _ => std::env::temp_dir(),
-            });
-        let pmem = Pmem::new().ok_or("this CPU has no cache-line flush instruction")?;
+        let dir = common::bench_dir();
+        let pmem = common::pmem()?;
         Ok(Settings {
             quick,
             full,
@@ -534,27 +493,6 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
 }
 
 // ---------------------------------------------------------------- keys, pools
-
-/// xorshift64*: per-thread randomness.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// YCSB's scrambled Zipfian over `[0, n)` (Gray et al., SIGMOD 1994, as in
 /// YCSB's `ZipfianGenerator`, θ = 0.99; the rank hashed with FNV-1a so
@@ -1802,13 +1740,7 @@ fn recovery_report(
 }
 
 fn main() {
-    let s = match Settings::from_env() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("relax bench: {e}");
-            std::process::exit(1);
-        }
-    };
+    let s = common::settings_or_exit("relax", Settings::from_env());
     println!();
     println!(
         "relax (seed 002, Chapter 8): backend {}, pool files in {}, steady points {} s x {} rounds, threads {:?}, recovery scan {:?} keys, timelines {} s",
