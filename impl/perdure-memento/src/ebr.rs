@@ -38,11 +38,10 @@
 //! in the last two epochs before the crash. Reclaiming them needs a
 //! recovery-time collection, which perdure does not have yet.
 
-use crate::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::sync::Mutex;
+use perdure_pm::epoch::Epochs;
 
 /// Epochs are stored shifted left by one; bit 0 says "pinned".
-const PINNED: u64 = 1;
 
 /// A thread's reclamation state, owned by the one [`Participant`] that has
 /// claimed the thread id (so the per-operation calls take no lock: a locked
@@ -75,7 +74,6 @@ const ADVANCE_EVERY: u64 = 16;
 
 #[derive(Debug)]
 struct Local {
-    state: AtomicU64,
     /// The thread's bags while no participant holds them; `None` while one
     /// does.
     parked: Mutex<Option<Bags>>,
@@ -84,7 +82,8 @@ struct Local {
 /// The reclamation domain of one runtime: one slot per thread id.
 #[derive(Debug)]
 pub struct Collector {
-    global: AtomicU64,
+    /// The global epoch and the threads' pin words (`perdure_pm::epoch`).
+    epochs: Epochs,
     locals: Vec<Local>,
 }
 
@@ -117,10 +116,9 @@ impl Collector {
     /// A collector for thread ids `0..slots`.
     pub fn new(slots: usize) -> Collector {
         Collector {
-            global: AtomicU64::new(0),
+            epochs: Epochs::new(slots, 0),
             locals: (0..slots)
                 .map(|_| Local {
-                    state: AtomicU64::new(0),
                     parked: Mutex::new(Some(Bags::default())),
                 })
                 .collect(),
@@ -148,12 +146,12 @@ impl Collector {
 
     /// The global epoch.
     pub fn epoch(&self) -> u64 {
-        self.global.load(Ordering::SeqCst)
+        self.epochs.now()
     }
 
     /// Whether `tid` is inside a critical section.
     pub fn is_pinned(&self, tid: usize) -> bool {
-        self.locals[tid].state.load(Ordering::SeqCst) & PINNED != 0
+        self.epochs.is_pinned(tid)
     }
 
     /// Starts a critical section for `tid`, or revives the one a crashed
@@ -161,20 +159,13 @@ impl Collector {
     /// Needs no participant: the runtime pins, at open, the sections of
     /// threads a full crash cut off.
     pub fn pin(&self, tid: usize) -> bool {
-        let local = &self.locals[tid];
-        if local.state.load(Ordering::Relaxed) & PINNED != 0 {
+        if self.epochs.is_pinned(tid) {
             return true;
         }
-        loop {
-            let e = self.global.load(Ordering::SeqCst);
-            local.state.store((e << 1) | PINNED, Ordering::Relaxed);
-            // The store-load fence of every EBR: the pin is visible before
-            // this thread reads any shared pointer.
-            fence(Ordering::SeqCst);
-            if self.global.load(Ordering::SeqCst) == e {
-                return false;
-            }
-        }
+        // The pin is visible (fenced) before this thread reads any shared
+        // pointer: `Epochs::pin`.
+        self.epochs.pin(tid);
+        false
     }
 
     /// Retires block `off` in `p`'s critical section. Retiring the same
@@ -209,10 +200,9 @@ impl Collector {
     /// into a bag, tries to advance the epoch, and calls `free` on each
     /// block now safe to free. Call after the deferred flushes are durable.
     pub fn unpin(&self, p: &mut Participant, mut free: impl FnMut(u64)) {
-        let local = &self.locals[p.tid];
         let bags = &mut p.bags;
         debug_assert!(bags.flush.is_empty(), "unpin with deferred flushes pending");
-        let e = self.global.load(Ordering::SeqCst);
+        let e = self.epochs.now();
         if !bags.retired.is_empty() {
             let spare = bags.spare.pop().unwrap_or_default();
             let mut r = std::mem::replace(&mut bags.retired, spare);
@@ -220,13 +210,12 @@ impl Collector {
             r.dedup();
             bags.sealed.push_back((e, r));
         }
-        // Release: the section's reads happen before the epoch may advance
-        // past it.
-        local.state.store(e << 1, Ordering::Release);
+        // The section's reads happen before the epoch may advance past it.
+        self.epochs.unpin(p.tid);
         bags.unpins += 1;
         let now =
             if bags.unpins % ADVANCE_EVERY == 0 || bags.sealed.len() > 2 * ADVANCE_EVERY as usize {
-                self.try_advance()
+                self.epochs.try_advance()
             } else {
                 e
             };
@@ -241,26 +230,6 @@ impl Collector {
                 blocks.clear();
                 bags.spare.push(blocks);
             }
-        }
-    }
-
-    /// Advances the global epoch if every pinned thread has seen it;
-    /// returns the (possibly new) epoch.
-    fn try_advance(&self) -> u64 {
-        let e = self.global.load(Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        for l in &self.locals {
-            let s = l.state.load(Ordering::SeqCst);
-            if s & PINNED != 0 && s >> 1 != e {
-                return e;
-            }
-        }
-        match self
-            .global
-            .compare_exchange(e, e + 1, Ordering::SeqCst, Ordering::SeqCst)
-        {
-            Ok(_) => e + 1,
-            Err(now) => now,
         }
     }
 }

@@ -44,6 +44,7 @@ pub mod backend;
 pub mod commit_log;
 #[doc(hidden)]
 pub mod dword;
+pub mod epoch;
 pub mod error;
 #[doc(hidden)]
 pub mod header;

@@ -58,9 +58,10 @@ use crate::dram::{Dram, DramInit};
 use crate::error::RelaxError;
 pub(crate) mod node;
 
-use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::Mutex;
 use node::Node;
+use perdure_pm::epoch::Epochs;
 use perdure_pm::heap::{Heap, HeapThread};
 use perdure_pm::{meta, Backend, Pool};
 use std::collections::VecDeque;
@@ -195,8 +196,8 @@ pub struct Space<'p, B: Backend> {
     heap: Heap<'p, B>,
     threads: usize,
     // Epoch-based reclamation.
-    epoch: AtomicU64,
-    pins: Vec<AtomicU64>,
+    /// The global epoch and the threads' pin words (`perdure_pm::epoch`).
+    epochs: Epochs,
     claimed: Vec<AtomicBool>,
     orphans: Mutex<Vec<(u64, u64)>>,
     /// The reclamation audit's log (feature `check`; see [`crate::audit`]).
@@ -326,8 +327,7 @@ impl<'p, B: Backend> Space<'p, B> {
             roots,
             heap,
             threads,
-            epoch: AtomicU64::new(2),
-            pins: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            epochs: Epochs::new(threads, 2),
             claimed: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             orphans: Mutex::new(Vec::new()),
             #[cfg(feature = "check")]
@@ -491,23 +491,6 @@ impl<'p, B: Backend> Space<'p, B> {
     fn eager_reclaim(&self) -> bool {
         false
     }
-
-    fn try_advance(&self) -> u64 {
-        let e = self.epoch.load(Ordering::SeqCst);
-        for p in &self.pins {
-            let v = p.load(Ordering::SeqCst);
-            if v & 1 == 1 && v >> 1 != e {
-                return e;
-            }
-        }
-        match self
-            .epoch
-            .compare_exchange(e, e + 1, Ordering::SeqCst, Ordering::SeqCst)
-        {
-            Ok(_) => e + 1,
-            Err(now) => now,
-        }
-    }
 }
 
 /// How many critical sections a thread ends between attempts to advance the
@@ -535,20 +518,12 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     /// are not freed before it ends.
     pub fn critical<T>(&mut self, op: impl FnOnce(&mut Self) -> T) -> T {
         let sp = self.space;
-        let pin = &sp.pins[self.slot];
-        loop {
-            let e = sp.epoch.load(Ordering::SeqCst);
-            pin.store(e << 1 | 1, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if sp.epoch.load(Ordering::SeqCst) == e {
-                break;
-            }
-        }
+        sp.epochs.pin(self.slot);
         let r = op(self);
-        pin.store(0, Ordering::SeqCst);
+        sp.epochs.unpin(self.slot);
         self.unpins += 1;
         if self.unpins % ADVANCE_EVERY == 0 || sp.eager_reclaim() {
-            let now = sp.try_advance();
+            let now = sp.epochs.try_advance();
             self.reclaim(now);
         }
         r
@@ -582,7 +557,7 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     /// schedule). Every reader pinned at most the global epoch read here, so
     /// the epoch reaches it + 2 only after each of them has left.
     pub fn retire(&mut self, node: u64) {
-        let e = self.space.epoch.load(Ordering::SeqCst);
+        let e = self.space.epochs.now();
         #[cfg(feature = "check")]
         self.space.audit_log(crate::audit::BlockEvent::Retire, node);
         self.limbo.push_back((e, node));
@@ -651,7 +626,7 @@ impl<B: Backend> Drop for Handle<'_, '_, B> {
             let mut o = self.space.orphans.lock().unwrap_or_else(|e| e.into_inner());
             o.extend(self.limbo.drain(..));
         }
-        self.space.pins[self.slot].store(0, Ordering::SeqCst);
+        self.space.epochs.unpin(self.slot);
         self.space.claimed[self.slot].store(false, Ordering::Release);
     }
 }
