@@ -127,6 +127,7 @@
 mod common;
 mod sets;
 
+use common::{leaked_pool, tests_calling};
 use perdure_harness::relax::audit;
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool};
@@ -419,10 +420,7 @@ fn schedule(case: Case) {
     } = case;
     let mut rng = thread_rng();
     perdure_relax::ds::skiplist::seed_heights(rng.gen());
-    let pool: &'static Pool<NoFlush> = Box::leak(Box::new(
-        Pool::volatile("shuttle-sets", POOL, NoFlush).unwrap(),
-    ));
-    let base = pool.data_offset().next_multiple_of(4096);
+    let (pool, base) = leaked_pool("shuttle-sets", POOL);
     let cfg = Config {
         threads: 4,
         roots: 1,
@@ -667,15 +665,10 @@ fn run_shape(shape: Shape) {
     );
 }
 
-#[test]
-fn skiplist_schedules_are_linearizable_and_reclaim_safely() {
-    run_shape(Shape::Skip);
-}
-
-#[test]
-fn bst_schedules_are_linearizable_and_reclaim_safely() {
-    run_shape(Shape::Bst);
-}
+tests_calling!(run_shape => {
+    skiplist_schedules_are_linearizable_and_reclaim_safely(Shape::Skip);
+    bst_schedules_are_linearizable_and_reclaim_safely(Shape::Bst);
+});
 
 /// Runs `case` with mutant `m` on, up to `n` random schedules then `n` PCT
 /// ones; returns the first failure, if any.

@@ -4,7 +4,7 @@
 //! variants each admits and the NVMM fields a full traversal reads.
 #![allow(dead_code)]
 
-use perdure_pm::{Backend, Pool};
+use perdure_pm::{Backend, NoFlush, Pool};
 use perdure_relax::ds::{Bst, HarrisList, HashTable, SkipList};
 use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use std::collections::BTreeSet;
@@ -258,6 +258,38 @@ pub fn traversed_fields<B: Backend>(pool: &Pool<B>, kind: Kind, root: u64) -> Ve
     }
     fields
 }
+
+/// The draws of a splitmix64 generator seeded with `seed`, without end:
+/// the random operations of a test, one draw each.
+pub fn draws(seed: u64) -> impl Iterator<Item = u64> {
+    let mut s = seed;
+    std::iter::repeat_with(move || splitmix(&mut s))
+}
+
+/// A pool of `size` bytes leaked for the `'static` threads of a
+/// model-checker schedule, and the space's base in it.
+pub fn leaked_pool(name: &str, size: u64) -> (&'static Pool<NoFlush>, u64) {
+    let pool: &'static Pool<NoFlush> =
+        Box::leak(Box::new(Pool::volatile(name, size, NoFlush).unwrap()));
+    (pool, base(pool))
+}
+
+/// `#[test]` functions that each call `$run` with their own argument: a
+/// suite written once, one named test per structure, shape or mode
+/// (`tests_calling!(explore => { list_test(Kind::List); })`).
+#[allow(unused_macros)]
+macro_rules! tests_calling {
+    ($run:expr => { $($name:ident($arg:expr);)+ }) => {
+        $(
+            #[test]
+            fn $name() {
+                ($run)($arg);
+            }
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use tests_calling;
 
 /// splitmix64.
 pub fn splitmix(state: &mut u64) -> u64 {
