@@ -25,7 +25,7 @@ use sets::*;
 
 /// Operations per thread and phase scale by 10 under `PERDURE_DEPTH=deep`.
 fn scale(n: u64) -> u64 {
-    if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
+    if common::deep() {
         10 * n
     } else {
         n

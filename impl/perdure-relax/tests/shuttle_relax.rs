@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::{leaked_pool, tests_calling};
+use common::{leaked_pool, shuttle_iterations, tests_calling};
 use perdure_pm::sync::seeded;
 use perdure_pm::sync::{thread, Arc};
 use perdure_relax::{Config, OpenOptions, PAtomic, Space, Tracking};
@@ -32,16 +32,7 @@ use perdure_relax::{Config, OpenOptions, PAtomic, Space, Tracking};
 const SIZE: u64 = 64 << 10;
 
 fn iterations() -> usize {
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(
-            if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
-                20_000
-            } else {
-                1000
-            },
-        )
+    shuttle_iterations(1000, 20_000)
 }
 
 fn workload() {

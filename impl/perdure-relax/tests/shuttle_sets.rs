@@ -127,7 +127,7 @@
 mod common;
 mod sets;
 
-use common::{leaked_pool, tests_calling};
+use common::{leaked_pool, shuttle_iterations, tests_calling};
 use perdure_harness::relax::audit;
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool};
@@ -154,16 +154,9 @@ const KEYS: u64 = 3;
 /// thousand steps; an operation spinning forever overruns it).
 const MAX_STEPS: usize = 200_000;
 
-fn deep() -> bool {
-    std::env::var("PERDURE_DEPTH").as_deref() == Ok("deep")
-}
-
 /// Schedules per configuration and scheduler.
 fn iterations(default: usize) -> usize {
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep() { 10 * default } else { default })
+    shuttle_iterations(default, 10 * default)
 }
 
 /// How a schedule starts (module docs).

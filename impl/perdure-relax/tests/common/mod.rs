@@ -259,6 +259,22 @@ pub fn traversed_fields<B: Backend>(pool: &Pool<B>, kind: Kind, root: u64) -> Ve
     fields
 }
 
+/// Whether the run is a deep one: `PERDURE_DEPTH=deep` (`make verify
+/// DEPTH=deep`).
+pub fn deep() -> bool {
+    std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep")
+}
+
+/// Schedules per model-checker configuration and scheduler:
+/// `PERDURE_SHUTTLE_ITERS`, else `default`, or `deep_runs` in a [`deep`]
+/// run.
+pub fn shuttle_iterations(default: usize, deep_runs: usize) -> usize {
+    std::env::var("PERDURE_SHUTTLE_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if deep() { deep_runs } else { default })
+}
+
 /// The draws of a splitmix64 generator seeded with `seed`, without end:
 /// the random operations of a test, one draw each.
 pub fn draws(seed: u64) -> impl Iterator<Item = u64> {
