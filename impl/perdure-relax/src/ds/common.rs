@@ -1,12 +1,14 @@
 //! What the five structures share, written once: the node-type
 //! declaration ([`Node`] from a field list, §6.4.2's `recoverNode`), the
-//! public set methods around each structure's `insert_at`, `remove_at` and
-//! `contains_at` (every operation in one epoch critical section), the key
-//! field, the mark-free address of a link, opening a root, and the bound
-//! that turns a walk round a cycle of a corrupt pool into
-//! [`RelaxError::Corrupt`]. The algorithm steps of each structure (its
-//! `find` or `seek`, its CASes, its helping) stay in its own module, with
-//! their citations.
+//! public set methods around each structure's `insert_at`, `remove_at`,
+//! `contains_at` and `keys_at` (every operation in one epoch critical
+//! section), the key field, the mark-free address of a link, opening a
+//! root, creating and opening a counted node (the hash table's buckets, the
+//! array's cells), the scan of one level of a list (Harris's list, level 0
+//! of the skip list), and the bound that turns a walk round a cycle of a
+//! corrupt pool into [`RelaxError::Corrupt`]. The algorithm steps of each
+//! structure (its `find` or `seek`, its CASes, its helping) stay in its own
+//! module, with their citations.
 
 use crate::error::RelaxError;
 use crate::node::{Node, MAX_COUNTED};
