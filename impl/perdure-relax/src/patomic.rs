@@ -195,10 +195,16 @@ impl PAtomic {
 
     /// Atomic load (from DRAM, after recovery if tracking says so).
     pub fn load<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
-        s.track_field(self.off)?;
-        let v = s.dram.val(self.off);
+        let v = self.tracked_val(s)?;
         trace_ev!(self.off, "LD", val = v);
         Ok(v)
+    }
+
+    /// DRAM's value of the field, after the tracking step of the variant
+    /// (recovering the field first if it says so).
+    fn tracked_val<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
+        s.track_field(self.off)?;
+        Ok(s.dram.val(self.off))
     }
 
     /// Mirror's `compare_exchange_strong`: `Ok(expected)` if the field held
@@ -220,8 +226,7 @@ impl PAtomic {
 
     /// The CAS loop's first `expected` (a tracked load of DRAM's value).
     fn expected<B: Backend>(self, s: &Space<'_, B>) -> Result<u64, RelaxError> {
-        s.track_field(self.off)?;
-        let v = s.dram.val(self.off);
+        let v = self.tracked_val(s)?;
         trace_ev!(self.off, "S0", val = v);
         Ok(v)
     }
@@ -262,8 +267,7 @@ impl<N: Node> PAtomicPtr<N> {
         expected: u64,
         new: u64,
     ) -> Result<Result<u64, u64>, RelaxError> {
-        s.track_field(self.off)?;
-        match s.mirror_cas(self.off, expected, new)? {
+        match PAtomic::at(self.off).compare_exchange(s, expected, new)? {
             Ok(v) => Ok(Ok(v)),
             Err(_) => Ok(Err(self.load(s)?)),
         }

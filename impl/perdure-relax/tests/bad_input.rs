@@ -15,6 +15,21 @@ fn pool() -> Pool<NoFlush> {
     Pool::volatile("relax-bad", POOL, NoFlush).unwrap()
 }
 
+/// A pool formatted with a space made under `t` (dropped again), and the
+/// space's base.
+fn formatted(t: Tracking) -> (Pool<NoFlush>, u64) {
+    let p = pool();
+    let b = base(&p);
+    drop(create(&p, t));
+    (p, b)
+}
+
+/// Reopens the space at `b` after a crash with `o`, expecting an error.
+fn reopen_err(p: &Pool<NoFlush>, b: u64, o: OpenOptions) -> RelaxError {
+    p.reincarnate();
+    Space::open(p, b, o).unwrap_err()
+}
+
 #[test]
 fn opening_an_unformatted_range_is_not_formatted() {
     let p = pool();
@@ -27,13 +42,10 @@ fn opening_an_unformatted_range_is_not_formatted() {
 
 #[test]
 fn a_corrupt_header_is_reported() {
-    let p = pool();
-    let b = base(&p);
-    drop(create(&p, Tracking::Bitset));
+    let (p, b) = formatted(Tracking::Bitset);
     // Flip the root count (word 2): the checksum no longer matches.
     p.word(b + 16).unwrap().store(1000, Ordering::Relaxed);
-    p.reincarnate();
-    let e = Space::open(&p, b, OpenOptions::new(Tracking::Bitset)).unwrap_err();
+    let e = reopen_err(&p, b, OpenOptions::new(Tracking::Bitset));
     assert!(matches!(e, RelaxError::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("checksum"), "{e}");
 }
@@ -74,20 +86,16 @@ fn bad_configurations_are_refused() {
 
 #[test]
 fn zeroed_dram_variants_refuse_garbage_and_pseudo_needs_msb_sequences() {
-    let p = pool();
-    let b = base(&p);
-    drop(create(&p, Tracking::Markable));
+    let (p, b) = formatted(Tracking::Markable);
     for t in [Tracking::ZMarkable, Tracking::PseudoBitset] {
-        p.reincarnate();
         let o = OpenOptions {
             tracking: t,
             dram: DramInit::Garbage { seed: 1 },
         };
-        let e = Space::open(&p, b, o).unwrap_err();
+        let e = reopen_err(&p, b, o);
         assert!(matches!(e, RelaxError::Config(_)), "{t:?}: {e}");
     }
-    p.reincarnate();
-    let e = Space::open(&p, b, OpenOptions::new(Tracking::PseudoBitset)).unwrap_err();
+    let e = reopen_err(&p, b, OpenOptions::new(Tracking::PseudoBitset));
     assert!(e.to_string().contains("msb_sequences"), "{e}");
 }
 

@@ -17,15 +17,10 @@ use perdure_pm::NoFlush;
 use perdure_relax::ds::HarrisList;
 use perdure_relax::{Space, Tracking};
 
-#[test]
-fn harris_list_recovers_durably_linearizable_under_every_variant() {
-    explore(Kind::List);
-}
-
-#[test]
-fn hash_table_recovers_durably_linearizable_under_every_variant() {
-    explore(Kind::Hash);
-}
+tests_calling!(explore => {
+    harris_list_recovers_durably_linearizable_under_every_variant(Kind::List);
+    hash_table_recovers_durably_linearizable_under_every_variant(Kind::Hash);
+});
 
 #[test]
 fn a_structure_used_with_a_dropped_op_loses_nothing_that_returned() {

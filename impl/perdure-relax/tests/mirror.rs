@@ -135,6 +135,14 @@ fn concurrent_fetch_adds_keep_mirrors_invariants() {
     assert!(samples > 0);
 }
 
+/// A pool whose `BitsetAtomic` space (dropped again) holds a fresh data
+/// field with `v`, and the field's offset.
+fn pool_with_field(v: u64) -> (Pool<NoFlush>, u64) {
+    let pool = Pool::volatile("relax-mirror", POOL, NoFlush).unwrap();
+    let off = field(&create(&pool, Tracking::Bitset), v).offset();
+    (pool, off)
+}
+
 /// Reopens the space with a new DRAM region, as after a crash.
 fn reopen<'p>(pool: &'p Pool<NoFlush>, t: Tracking, dram: DramInit) -> Space<'p, NoFlush> {
     pool.reincarnate();
@@ -147,12 +155,7 @@ fn reopen<'p>(pool: &'p Pool<NoFlush>, t: Tracking, dram: DramInit) -> Space<'p,
 /// DWCAS must then fail.
 #[test]
 fn figure_6_2_a_delayed_recoverer_cannot_roll_dram_back() {
-    let pool = Pool::volatile("relax-mirror", POOL, NoFlush).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let f = field(&sp, 40);
-        f.offset()
-    };
+    let (pool, off) = pool_with_field(40);
     let sp = reopen(&pool, Tracking::Bitset, DramInit::Zeroed);
     let ((nv1, snv), _) = sp.replicas(off).unwrap();
     // Garbage that writes would reach: two sequence steps ahead.
@@ -181,12 +184,7 @@ fn figure_6_2_a_delayed_recoverer_cannot_roll_dram_back() {
 #[test]
 fn recover_field_copies_nvmm_over_garbage_for_every_seq_relation() {
     // S_D below, equal to, one and many steps above, and far from S_NV.
-    let pool = Pool::volatile("relax-mirror", POOL, NoFlush).unwrap();
-    let off = {
-        let sp = create(&pool, Tracking::Bitset);
-        let f = field(&sp, 1234);
-        f.offset()
-    };
+    let (pool, off) = pool_with_field(1234);
     for (i, delta) in [0u64, 1, 2, 1 << 40, 1 << 63, (1 << 63) + 1, u64::MAX]
         .into_iter()
         .enumerate()

@@ -18,13 +18,14 @@ mod common;
 mod conc;
 mod sets;
 
+use common::tests_calling;
 use conc::*;
 use perdure_relax::Tracking;
 use sets::*;
 
 /// Operations per thread and phase scale by 10 under `PERDURE_DEPTH=deep`.
 fn scale(n: u64) -> u64 {
-    if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
+    if common::deep() {
         10 * n
     } else {
         n
@@ -40,19 +41,10 @@ fn sets_run(shape: Shape, t: Tracking) {
     run(shape.into(), t, &phases);
 }
 
-#[test]
-fn skiplist_three_threads_under_every_applicable_variant_with_concurrent_recovery() {
-    for t in Shape::Skip.variants() {
-        sets_run(Shape::Skip, t);
-    }
-}
-
-#[test]
-fn bst_three_threads_under_every_variant_with_concurrent_recovery() {
-    for t in Shape::Bst.variants() {
-        sets_run(Shape::Bst, t);
-    }
-}
+tests_calling!(|shape: Shape| shape.under_every_variant(sets_run) => {
+    skiplist_three_threads_under_every_applicable_variant_with_concurrent_recovery(Shape::Skip);
+    bst_three_threads_under_every_variant_with_concurrent_recovery(Shape::Bst);
+});
 
 #[test]
 fn racing_inserts_and_removes_of_the_same_keys_succeed_once_each() {

@@ -25,15 +25,10 @@ use perdure_relax::Tracking;
 /// use up to four classes, more than `SMALL_POOL`'s heap has chunks.
 const TWO_THREAD_POOL: u64 = 4 << 20;
 
-#[test]
-fn skiplist_recovers_durably_linearizable_under_every_applicable_variant() {
-    explore(Kind::Skip);
-}
-
-#[test]
-fn bst_recovers_durably_linearizable_under_every_variant() {
-    explore(Kind::Bst);
-}
+tests_calling!(explore => {
+    skiplist_recovers_durably_linearizable_under_every_applicable_variant(Kind::Skip);
+    bst_recovers_durably_linearizable_under_every_variant(Kind::Bst);
+});
 
 /// Two threads at the crash, each on its own keys (≡ thread mod 4) of one
 /// structure.
@@ -65,15 +60,10 @@ fn sets_two_threads(kind: Kind) {
     );
 }
 
-#[test]
-fn skiplist_crashes_with_two_threads_operating_recover_each_threads_prefix() {
-    sets_two_threads(Kind::Skip);
-}
-
-#[test]
-fn bst_crashes_with_two_threads_operating_recover_each_threads_prefix() {
-    sets_two_threads(Kind::Bst);
-}
+tests_calling!(sets_two_threads => {
+    skiplist_crashes_with_two_threads_operating_recover_each_threads_prefix(Kind::Skip);
+    bst_crashes_with_two_threads_operating_recover_each_threads_prefix(Kind::Bst);
+});
 
 /// A second crash inside the lazily recovering execution of each shape.
 #[test]

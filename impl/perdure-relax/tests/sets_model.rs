@@ -31,9 +31,7 @@ fn check_ops<B: perdure_pm::Backend>(
     n: u64,
     what: &str,
 ) {
-    let mut s = seed;
-    for i in 0..n {
-        let r = splitmix(&mut s);
+    for (i, r) in (0..n).zip(draws(seed)) {
         let k = r % 160;
         match (r >> 32) % 3 {
             0 => assert_eq!(
@@ -106,19 +104,10 @@ fn model_run(shape: Shape, t: Tracking) {
     );
 }
 
-#[test]
-fn skiplist_matches_a_btreeset_under_every_applicable_variant() {
-    for t in Shape::Skip.variants() {
-        model_run(Shape::Skip, t);
-    }
-}
-
-#[test]
-fn bst_matches_a_btreeset_under_every_variant() {
-    for t in Shape::Bst.variants() {
-        model_run(Shape::Bst, t);
-    }
-}
+tests_calling!(|shape: Shape| shape.under_every_variant(model_run) => {
+    skiplist_matches_a_btreeset_under_every_applicable_variant(Shape::Skip);
+    bst_matches_a_btreeset_under_every_variant(Shape::Bst);
+});
 
 #[test]
 fn skiplist_refuses_markable_at_create_and_open() {

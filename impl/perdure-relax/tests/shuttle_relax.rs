@@ -22,30 +22,21 @@
 
 #![cfg(perdure_shuttle)]
 
+mod common;
+
+use common::{leaked_pool, shuttle_iterations, tests_calling};
+use perdure_pm::sync::seeded;
 use perdure_pm::sync::{thread, Arc};
-use perdure_pm::{NoFlush, Pool};
 use perdure_relax::{Config, OpenOptions, PAtomic, Space, Tracking};
 
 const SIZE: u64 = 64 << 10;
 
 fn iterations() -> usize {
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(
-            if std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep") {
-                20_000
-            } else {
-                1000
-            },
-        )
+    shuttle_iterations(1000, 20_000)
 }
 
 fn workload() {
-    let pool: &'static Pool<NoFlush> = Box::leak(Box::new(
-        Pool::volatile("shuttle-relax", SIZE, NoFlush).unwrap(),
-    ));
-    let base = pool.data_offset().next_multiple_of(4096);
+    let (pool, base) = leaked_pool("shuttle-relax", SIZE);
     let cfg = Config {
         threads: 3,
         roots: 1,
@@ -101,18 +92,34 @@ fn workload() {
     drop(sp);
 }
 
-#[test]
-fn random_schedules_never_roll_a_recovered_field_back() {
-    let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(workload, n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+/// Which schedules a test explores.
+#[derive(Clone, Copy)]
+enum Schedules {
+    /// Random schedules.
+    Random,
+    /// PCT schedules of bug depth 3.
+    Pct,
 }
 
-#[test]
-fn pct_schedules_never_roll_a_recovered_field_back() {
+/// Runs [`workload`] under [`iterations`] schedules of kind `how` from the
+/// run's seed and prints the PERDURE-CHECK row.
+fn explore(how: Schedules) {
     let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_pct(workload, n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
+    let seed = seeded::seed();
+    let (name, explored) = match how {
+        Schedules::Random => {
+            seeded::check_random(workload, n);
+            ("random", format!("{n} random schedules (seed {seed})"))
+        }
+        Schedules::Pct => {
+            seeded::check_pct(workload, n, 3);
+            ("pct", format!("{n} PCT schedules (depth 3, seed {seed})"))
+        }
+    };
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:relax/recover-race-{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{explored}, 2 recovering incrementers + 1 reader\",\"detail\":\"adversarial garbage DRAM (Figure 6.2); no rollback, final value 4, replicas agree\"}}");
 }
+
+tests_calling!(explore => {
+    random_schedules_never_roll_a_recovered_field_back(Schedules::Random);
+    pct_schedules_never_roll_a_recovered_field_back(Schedules::Pct);
+});

@@ -127,6 +127,7 @@
 mod common;
 mod sets;
 
+use common::{leaked_pool, shuttle_iterations, tests_calling};
 use perdure_harness::relax::audit;
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{NoFlush, Pool};
@@ -153,16 +154,9 @@ const KEYS: u64 = 3;
 /// thousand steps; an operation spinning forever overruns it).
 const MAX_STEPS: usize = 200_000;
 
-fn deep() -> bool {
-    std::env::var("PERDURE_DEPTH").as_deref() == Ok("deep")
-}
-
 /// Schedules per configuration and scheduler.
 fn iterations(default: usize) -> usize {
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep() { 10 * default } else { default })
+    shuttle_iterations(default, 10 * default)
 }
 
 /// How a schedule starts (module docs).
@@ -419,10 +413,7 @@ fn schedule(case: Case) {
     } = case;
     let mut rng = thread_rng();
     perdure_relax::ds::skiplist::seed_heights(rng.gen());
-    let pool: &'static Pool<NoFlush> = Box::leak(Box::new(
-        Pool::volatile("shuttle-sets", POOL, NoFlush).unwrap(),
-    ));
-    let base = pool.data_offset().next_multiple_of(4096);
+    let (pool, base) = leaked_pool("shuttle-sets", POOL);
     let cfg = Config {
         threads: 4,
         roots: 1,
@@ -667,15 +658,10 @@ fn run_shape(shape: Shape) {
     );
 }
 
-#[test]
-fn skiplist_schedules_are_linearizable_and_reclaim_safely() {
-    run_shape(Shape::Skip);
-}
-
-#[test]
-fn bst_schedules_are_linearizable_and_reclaim_safely() {
-    run_shape(Shape::Bst);
-}
+tests_calling!(run_shape => {
+    skiplist_schedules_are_linearizable_and_reclaim_safely(Shape::Skip);
+    bst_schedules_are_linearizable_and_reclaim_safely(Shape::Bst);
+});
 
 /// Runs `case` with mutant `m` on, up to `n` random schedules then `n` PCT
 /// ones; returns the first failure, if any.

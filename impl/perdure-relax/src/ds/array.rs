@@ -10,8 +10,8 @@
 //! is the persistent atomic's (Algorithm 4.1), so it is durable and
 //! linearisable on its own.
 
+use super::common::{create_counted, open_counted};
 use crate::error::RelaxError;
-use crate::node::{FieldKind, Node};
 use crate::patomic::PAtomic;
 use crate::space::{Handle, Space, Tracking};
 use perdure_pm::Backend;
@@ -19,19 +19,12 @@ use perdure_pm::Backend;
 /// Most cells (the array is one heap block of at most 64 KiB).
 pub const MAX_CELLS: usize = crate::node::MAX_COUNTED;
 
-/// The array node: `[n, cell 0, …, cell n−1]`.
-#[derive(Debug)]
-pub struct ArrayNode;
-
-impl Node for ArrayNode {
-    type Child = ArrayNode;
-
-    fn field_count<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<usize, RelaxError> {
-        crate::node::counted_field_count(space, node, "array")
-    }
-
-    fn field_kind(_: usize) -> FieldKind {
-        FieldKind::Value
+node_type! {
+    /// The array node: `[n, cell 0, …, cell n−1]`, every field data.
+    ArrayNode {
+        child: ArrayNode,
+        count: |space, node| crate::node::counted_field_count(space, node, "array"),
+        values: usize::MAX,
     }
 }
 
@@ -60,15 +53,7 @@ impl PArray {
         n: usize,
     ) -> Result<Self, RelaxError> {
         trackable(h.space().tracking())?;
-        if n == 0 || n > MAX_CELLS {
-            return Err(RelaxError::Config(format!(
-                "an array needs 1..={MAX_CELLS} cells, not {n}"
-            )));
-        }
-        let mut init = vec![0u64; n + 1];
-        init[0] = n as u64;
-        let node = h.alloc_node::<ArrayNode>(&init)?;
-        h.space().set_root(root, node)?;
+        let node = create_counted::<ArrayNode, B>(h, root, n, ("an array", "cells"), |_| Ok(0))?;
         Ok(PArray { node, n: n as u64 })
     }
 
@@ -76,12 +61,7 @@ impl PArray {
     /// variants; eager copies every cell).
     pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
         trackable(space.tracking())?;
-        let node = space
-            .root(root)?
-            .ok_or(RelaxError::EmptyRoot { index: root })?;
-        let n = ArrayNode::field_count(space, node)? as u64 - 1;
-        space.pool().check_range(node, 16 * (n + 1), 16)?;
-        space.recover_root::<ArrayNode>(node)?;
+        let (node, n) = open_counted::<ArrayNode, B>(space, root)?;
         Ok(PArray { node, n })
     }
 

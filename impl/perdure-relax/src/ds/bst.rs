@@ -77,10 +77,9 @@
 //! next operation that meets them helps. Lock free; reclamation is
 //! epoch-based (see [`Space`]).
 
-use super::key_of;
+use super::common::{addr, corrupt, key_of, root_node, WalkBound};
 use crate::error::RelaxError;
-use crate::node::{FieldKind, Node};
-use crate::patomic::{PAtomicPtr, LOW_BITS};
+use crate::patomic::PAtomicPtr;
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
 
@@ -97,20 +96,9 @@ pub const MAX_KEY: u64 = INF0 - 1;
 const LEFT: u64 = 16;
 const RIGHT: u64 = 32;
 
-/// A tree node, internal or leaf: `[key, left, right]`.
-#[derive(Debug)]
-pub struct BstNode;
-
-impl Node for BstNode {
-    type Child = BstNode;
-
-    fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
-        Ok(3)
-    }
-
-    fn field_kind(i: usize) -> FieldKind {
-        FieldKind::values_then_pointers(i, 1)
-    }
+node_type! {
+    /// A tree node, internal or leaf: `[key, left, right]`.
+    BstNode: 3 fields, 1 values
 }
 
 fn left(n: u64) -> PAtomicPtr<BstNode> {
@@ -132,10 +120,6 @@ fn child_toward<B: Backend>(
     } else {
         right(n)
     })
-}
-
-fn addr(v: u64) -> u64 {
-    v & !LOW_BITS
 }
 
 fn check_key(key: u64) -> Result<(), RelaxError> {
@@ -169,7 +153,7 @@ fn seek<B: Backend>(sp: &Space<'_, B>, r: u64, key: u64) -> Result<SeekRecord, R
     };
     let mut current_field = left(rec.leaf).load(sp)?;
     let mut current = addr(current_field);
-    let mut steps = 0u64;
+    let mut bound = WalkBound::new(sp, 48);
     while current != 0 {
         if parent_field & TAG == 0 {
             rec.ancestor = rec.parent;
@@ -180,13 +164,7 @@ fn seek<B: Backend>(sp: &Space<'_, B>, r: u64, key: u64) -> Result<SeekRecord, R
         parent_field = current_field;
         current_field = child_toward(sp, current, key)?.load(sp)?;
         current = addr(current_field);
-        steps += 1;
-        if steps > sp.pool().size() / 48 {
-            return Err(RelaxError::Corrupt {
-                base: sp.base(),
-                reason: format!("the BST at {r:#x} has a cycle"),
-            });
-        }
+        bound.step(sp, || format!("the BST at {r:#x} has a cycle"))?;
     }
     rec.leaf_edge = parent_field;
     Ok(rec)
@@ -229,7 +207,8 @@ fn cleanup<B: Backend>(
     // Retire the segment: the path from successor along `key` to the node
     // holding `kept`, and the flagged leaf beside each node on it.
     let mut x = rec.successor;
-    let mut steps = 0u64;
+    let mut bound = WalkBound::new(sp, 48);
+    let broken = || format!("a removed BST segment under {:#x} is broken", rec.ancestor);
     loop {
         h.retire(x);
         let l = addr(left(x).load(sp)?);
@@ -249,12 +228,9 @@ fn cleanup<B: Backend>(
         };
         h.retire(beside);
         x = go;
-        steps += 1;
-        if x == 0 || steps > sp.pool().size() / 48 {
-            return Err(RelaxError::Corrupt {
-                base: sp.base(),
-                reason: format!("a removed BST segment under {:#x} is broken", rec.ancestor),
-            });
+        bound.step(sp, broken)?;
+        if x == 0 {
+            return Err(corrupt(sp, broken()));
         }
     }
 }
@@ -303,6 +279,50 @@ fn insert_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<
             }
         }
     }
+}
+
+/// `contains`: the leaf `seek` reaches holds `key` and its edge was not
+/// flagged when read.
+fn contains_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    r: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    let sp = h.space();
+    let rec = seek(sp, r, key)?;
+    Ok(
+        (rec.leaf_edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent))
+            && key_of(rec.leaf).load(sp)? == key,
+    )
+}
+
+/// The keys of the tree whose root sentinel is `r`, in order: the leaves
+/// whose edge is not flagged, sentinels left out. Linearisable only when no
+/// update runs concurrently.
+fn keys_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    r: u64,
+    out: &mut Vec<u64>,
+) -> Result<(), RelaxError> {
+    let sp = h.space();
+    // (node, value of the edge that led to it), right pushed first.
+    let mut stack = vec![(r, 0u64)];
+    let mut bound = WalkBound::new(sp, 48);
+    while let Some((n, edge)) = stack.pop() {
+        let k = key_of(n).load(sp)?;
+        let lv = left(n).load(sp)?;
+        let rv = right(n).load(sp)?;
+        if addr(lv) == 0 {
+            if (edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent)) && k <= MAX_KEY {
+                out.push(k);
+            }
+        } else {
+            stack.push((addr(rv), rv));
+            stack.push((addr(lv), lv));
+        }
+        bound.step(sp, || format!("the BST at {r:#x} has a cycle"))?;
+    }
+    Ok(())
 }
 
 fn remove_at<B: Backend>(h: &mut Handle<'_, '_, B>, r: u64, key: u64) -> Result<bool, RelaxError> {
@@ -364,9 +384,7 @@ impl Bst {
     /// variants, O(1)) or every node (eager) before the first operation
     /// (§6.6).
     pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
-        let r = space
-            .root(root)?
-            .ok_or(RelaxError::EmptyRoot { index: root })?;
+        let r = root_node(space, root)?;
         space.pool().check_range(r, 48, 16)?;
         space.recover_root::<BstNode>(r)?;
         Ok(Bst { root: r })
@@ -377,76 +395,10 @@ impl Bst {
         self.root
     }
 
-    /// Inserts `key`; false if present. [`RelaxError::Config`] if
-    /// `key > MAX_KEY`.
-    pub fn insert<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        check_key(key)?;
-        h.critical(|h| insert_at(h, self.root, key))
-    }
-
-    /// Removes `key`; false if absent. [`RelaxError::Config`] if
-    /// `key > MAX_KEY`.
-    pub fn remove<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        check_key(key)?;
-        h.critical(|h| remove_at(h, self.root, key))
-    }
-
-    /// Whether `key` is present. [`RelaxError::Config`] if `key > MAX_KEY`.
-    pub fn contains<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        check_key(key)?;
-        h.critical(|h| {
-            let sp = h.space();
-            let rec = seek(sp, self.root, key)?;
-            Ok(
-                (rec.leaf_edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent))
-                    && key_of(rec.leaf).load(sp)? == key,
-            )
-        })
-    }
-
-    /// The keys, in order: the leaves whose edge is not flagged, sentinels
-    /// left out (exact when no update runs concurrently).
-    pub fn keys<B: Backend>(&self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
-        let r = self.root;
-        h.critical(|h| {
-            let sp = h.space();
-            let mut out = Vec::new();
-            // (node, value of the edge that led to it), right pushed first.
-            let mut stack = vec![(r, 0u64)];
-            let mut steps = 0u64;
-            while let Some((n, edge)) = stack.pop() {
-                let k = key_of(n).load(sp)?;
-                let lv = left(n).load(sp)?;
-                let rv = right(n).load(sp)?;
-                if addr(lv) == 0 {
-                    if (edge & FLAG == 0 || mutant!(BstFlaggedLeafPresent)) && k <= MAX_KEY {
-                        out.push(k);
-                    }
-                } else {
-                    stack.push((addr(rv), rv));
-                    stack.push((addr(lv), lv));
-                }
-                steps += 1;
-                if steps > sp.pool().size() / 48 {
-                    return Err(RelaxError::Corrupt {
-                        base: sp.base(),
-                        reason: format!("the BST at {r:#x} has a cycle"),
-                    });
-                }
-            }
-            Ok(out)
-        })
-    }
+    set_methods!(
+        at root as at_root,
+        check check_key,
+        doc "[`RelaxError::Config`] if `key > MAX_KEY`.",
+        keys "The keys, in order: the leaves whose edge is not flagged, sentinels left out (exact when no update runs concurrently).",
+    );
 }

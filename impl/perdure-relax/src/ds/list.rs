@@ -21,9 +21,8 @@
 //! operation that returned survives a crash (durable linearisability). Lock
 //! free; reclamation is epoch-based (see [`Space`]).
 
-use super::key_of;
+use super::common::{key_of, level_keys, root_node};
 use crate::error::RelaxError;
-use crate::node::{FieldKind, Node};
 use crate::patomic::PAtomicPtr;
 use crate::space::{Handle, Space};
 use perdure_pm::Backend;
@@ -32,20 +31,9 @@ use perdure_pm::Backend;
 pub const DELETED: u64 = 1;
 const NEXT: u64 = 16;
 
-/// A list node: `[key, next]`.
-#[derive(Debug)]
-pub struct ListNode;
-
-impl Node for ListNode {
-    type Child = ListNode;
-
-    fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
-        Ok(2)
-    }
-
-    fn field_kind(i: usize) -> FieldKind {
-        FieldKind::values_then_pointers(i, 1)
-    }
+node_type! {
+    /// A list node: `[key, next]`.
+    ListNode: 2 fields, 1 values
 }
 
 fn next_of(n: u64) -> PAtomicPtr<ListNode> {
@@ -164,24 +152,7 @@ pub(crate) fn keys_at<B: Backend>(
     head: u64,
     out: &mut Vec<u64>,
 ) -> Result<(), RelaxError> {
-    let sp = h.space();
-    let mut curr = next_of(head).load(sp)? & !DELETED;
-    let mut steps = 0u64;
-    while curr != 0 {
-        let next = next_of(curr).load(sp)?;
-        if next & DELETED == 0 {
-            out.push(key_of(curr).load(sp)?);
-        }
-        curr = next & !DELETED;
-        steps += 1;
-        if steps > sp.pool().size() / 32 {
-            return Err(RelaxError::Corrupt {
-                base: sp.base(),
-                reason: format!("the list at {head:#x} has a cycle"),
-            });
-        }
-    }
-    Ok(())
+    level_keys(h.space(), head, next_of, DELETED, 32, "list", out)
 }
 
 /// Harris's list as a set of `u64` keys, rooted at a root slot of a space.
@@ -202,9 +173,7 @@ impl HarrisList {
     /// (lazy variants, O(1)) or the whole list (eager), before the first
     /// operation (§6.6).
     pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
-        let head = space
-            .root(root)?
-            .ok_or(RelaxError::EmptyRoot { index: root })?;
+        let head = root_node(space, root)?;
         space.recover_root::<ListNode>(head)?;
         Ok(HarrisList { head })
     }
@@ -214,37 +183,8 @@ impl HarrisList {
         self.head
     }
 
-    /// Inserts `key`; false if present.
-    pub fn insert<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| insert_at(h, self.head, key))
-    }
-
-    /// Removes `key`; false if absent.
-    pub fn remove<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| remove_at(h, self.head, key))
-    }
-
-    /// Whether `key` is present.
-    pub fn contains<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| contains_at(h, self.head, key))
-    }
-
-    /// The keys, in order (exact when no update runs concurrently).
-    pub fn keys<B: Backend>(&self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
-        let mut out = Vec::new();
-        h.critical(|h| keys_at(h, self.head, &mut out))?;
-        Ok(out)
-    }
+    set_methods!(
+        at head as at_head,
+        keys "The keys, in order (exact when no update runs concurrently)."
+    );
 }

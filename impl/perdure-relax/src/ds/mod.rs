@@ -23,6 +23,9 @@
 //! | [`Bst`] | yes | yes | yes | yes | yes | yes |
 //! | [`PArray`] | yes | yes | no (`Config` error) | no (`Config` error) | no (`Config` error) | yes |
 
+#[macro_use]
+mod common;
+
 pub mod array;
 pub mod bst;
 pub mod hash;
@@ -30,14 +33,6 @@ pub mod list;
 pub mod skiplist;
 
 pub use array::PArray;
-
-use crate::PAtomic;
-
-/// Field 0 of a node of the list, the BST or the skip list: its key.
-fn key_of(n: u64) -> PAtomic {
-    PAtomic::at(n)
-}
-
 pub use bst::{Bst, BstNode};
 pub use hash::HashTable;
 pub use list::{HarrisList, ListNode};

@@ -69,9 +69,9 @@
 //! its levels, which is a valid skip list. Lock free; reclamation is
 //! epoch-based (see [`Space`]).
 
-use super::key_of;
+use super::common::{addr, key_of, level_keys, root_node};
 use crate::error::RelaxError;
-use crate::node::{FieldKind, Node};
+use crate::node::Node;
 use crate::patomic::{PAtomic, PAtomicPtr, LOW_BITS};
 use crate::space::{Handle, Space, Tracking};
 use crate::sync::atomic::Ordering;
@@ -88,21 +88,16 @@ pub const LINKED: u64 = 2;
 const HEIGHT: u64 = 16;
 const NEXT: u64 = 32;
 
-/// A skip-list node: `[key, height, next[0..height]]`.
-#[derive(Debug)]
-pub struct SkipNode;
-
-impl Node for SkipNode {
-    type Child = SkipNode;
-
-    fn field_count<B: Backend>(space: &Space<'_, B>, node: u64) -> Result<usize, RelaxError> {
-        let h = space.pool().word(node + HEIGHT)?.load(Ordering::Acquire);
-        check_height(space, node, h)?;
-        Ok(2 + h as usize)
-    }
-
-    fn field_kind(i: usize) -> FieldKind {
-        FieldKind::values_then_pointers(i, 2)
+node_type! {
+    /// A skip-list node: `[key, height, next[0..height]]`.
+    SkipNode {
+        child: SkipNode,
+        count: |space, node| {
+            let h = space.pool().word(node + HEIGHT)?.load(Ordering::Acquire);
+            check_height(space, node, h)?;
+            Ok(2 + h as usize)
+        },
+        values: 2,
     }
 }
 
@@ -124,11 +119,6 @@ fn height_of<B: Backend>(sp: &Space<'_, B>, n: u64) -> Result<usize, RelaxError>
 
 fn next_of(n: u64, level: usize) -> PAtomicPtr<SkipNode> {
     PAtomicPtr::at(n + NEXT + 16 * level as u64)
-}
-
-/// The address bits of a loaded pointer.
-fn addr(v: u64) -> u64 {
-    v & !LOW_BITS
 }
 
 thread_local! {
@@ -356,6 +346,27 @@ fn insert_at<B: Backend>(
     }
 }
 
+/// Membership in the skip list whose head is `head`.
+fn contains_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    key: u64,
+) -> Result<bool, RelaxError> {
+    Ok(find(h, head, key)?.1)
+}
+
+/// The keys of the skip list whose head is `head`, in order, read along
+/// level 0 (not deleted). Linearisable only when no update runs
+/// concurrently.
+fn keys_at<B: Backend>(
+    h: &mut Handle<'_, '_, B>,
+    head: u64,
+    out: &mut Vec<u64>,
+) -> Result<(), RelaxError> {
+    let next0 = |n| next_of(n, 0);
+    level_keys(h.space(), head, next0, LOW_BITS, 48, "skip list", out)
+}
+
 fn remove_at<B: Backend>(
     h: &mut Handle<'_, '_, B>,
     head: u64,
@@ -446,9 +457,7 @@ impl SkipList {
     /// [`Tracking::Markable`].
     pub fn open<B: Backend>(space: &Space<'_, B>, root: usize) -> Result<Self, RelaxError> {
         refuse(space.tracking())?;
-        let head = space
-            .root(root)?
-            .ok_or(RelaxError::EmptyRoot { index: root })?;
+        let head = root_node(space, root)?;
         let n = SkipNode::field_count(space, head)?;
         if n != 2 + MAX_HEIGHT {
             return Err(RelaxError::Corrupt {
@@ -469,57 +478,8 @@ impl SkipList {
         self.head
     }
 
-    /// Inserts `key`; false if present.
-    pub fn insert<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| insert_at(h, self.head, key))
-    }
-
-    /// Removes `key`; false if absent.
-    pub fn remove<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| remove_at(h, self.head, key))
-    }
-
-    /// Whether `key` is present.
-    pub fn contains<B: Backend>(
-        &self,
-        h: &mut Handle<'_, '_, B>,
-        key: u64,
-    ) -> Result<bool, RelaxError> {
-        h.critical(|h| Ok(find(h, self.head, key)?.1))
-    }
-
-    /// The keys, in order, read along level 0 (exact when no update runs
-    /// concurrently).
-    pub fn keys<B: Backend>(&self, h: &mut Handle<'_, '_, B>) -> Result<Vec<u64>, RelaxError> {
-        let head = self.head;
-        h.critical(|h| {
-            let sp = h.space();
-            let mut out = Vec::new();
-            let mut curr = addr(next_of(head, 0).load(sp)?);
-            let mut steps = 0u64;
-            while curr != 0 {
-                let next = next_of(curr, 0).load(sp)?;
-                if next & DELETED == 0 {
-                    out.push(key_of(curr).load(sp)?);
-                }
-                curr = addr(next);
-                steps += 1;
-                if steps > sp.pool().size() / 48 {
-                    return Err(RelaxError::Corrupt {
-                        base: sp.base(),
-                        reason: format!("the skip list at {head:#x} has a cycle"),
-                    });
-                }
-            }
-            Ok(out)
-        })
-    }
+    set_methods!(
+        at head as at_head,
+        keys "The keys, in order, read along level 0 (exact when no update runs concurrently)."
+    );
 }

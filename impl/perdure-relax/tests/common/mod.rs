@@ -4,7 +4,7 @@
 //! variants each admits and the NVMM fields a full traversal reads.
 #![allow(dead_code)]
 
-use perdure_pm::{Backend, Pool};
+use perdure_pm::{Backend, NoFlush, Pool};
 use perdure_relax::ds::{Bst, HarrisList, HashTable, SkipList};
 use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
 use std::collections::BTreeSet;
@@ -258,6 +258,54 @@ pub fn traversed_fields<B: Backend>(pool: &Pool<B>, kind: Kind, root: u64) -> Ve
     }
     fields
 }
+
+/// Whether the run is a deep one: `PERDURE_DEPTH=deep` (`make verify
+/// DEPTH=deep`).
+pub fn deep() -> bool {
+    std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep")
+}
+
+/// Schedules per model-checker configuration and scheduler:
+/// `PERDURE_SHUTTLE_ITERS`, else `default`, or `deep_runs` in a [`deep`]
+/// run.
+pub fn shuttle_iterations(default: usize, deep_runs: usize) -> usize {
+    std::env::var("PERDURE_SHUTTLE_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if deep() { deep_runs } else { default })
+}
+
+/// The draws of a splitmix64 generator seeded with `seed`, without end:
+/// the random operations of a test, one draw each.
+pub fn draws(seed: u64) -> impl Iterator<Item = u64> {
+    let mut s = seed;
+    std::iter::repeat_with(move || splitmix(&mut s))
+}
+
+/// A pool of `size` bytes leaked for the `'static` threads of a
+/// model-checker schedule, and the space's base in it.
+pub fn leaked_pool(name: &str, size: u64) -> (&'static Pool<NoFlush>, u64) {
+    let pool: &'static Pool<NoFlush> =
+        Box::leak(Box::new(Pool::volatile(name, size, NoFlush).unwrap()));
+    (pool, base(pool))
+}
+
+/// `#[test]` functions that each call `$run` with their own argument: a
+/// suite written once, one named test per structure, shape or mode
+/// (`tests_calling!(explore => { list_test(Kind::List); })`).
+#[allow(unused_macros)]
+macro_rules! tests_calling {
+    ($run:expr => { $($name:ident($arg:expr);)+ }) => {
+        $(
+            #[test]
+            fn $name() {
+                ($run)($arg);
+            }
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use tests_calling;
 
 /// splitmix64.
 pub fn splitmix(state: &mut u64) -> u64 {

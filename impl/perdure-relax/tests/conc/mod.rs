@@ -32,19 +32,27 @@ pub fn on_threads<B: Backend + Sync, T: Send>(
     })
 }
 
+/// What the threads of a suite run on: `ops` operations each on `set` in
+/// `sp`, which holds the keys `start` when they begin.
+pub struct Threads<'a, 's, B: Backend> {
+    pub sp: &'a Space<'s, B>,
+    pub set: Ds,
+    pub start: &'a BTreeSet<u64>,
+    pub ops: u64,
+}
+
 /// Disjoint keys: thread `t` owns keys ≡ t (mod 4); keys ≡ 3 are only
 /// read. Returns the union of the models.
-pub fn disjoint<B: Backend>(
-    sp: &Space<'_, B>,
-    set: Ds,
-    preload: &BTreeSet<u64>,
-    ops: u64,
-) -> BTreeSet<u64> {
+pub fn disjoint<B: Backend>(on: Threads<'_, '_, B>) -> BTreeSet<u64> {
+    let Threads {
+        sp,
+        set,
+        start: preload,
+        ops,
+    } = on;
     let models = on_threads(sp, |t, h| {
         let mut model: BTreeSet<u64> = preload.iter().copied().filter(|k| k % 4 == t).collect();
-        let mut s = 0x5eed ^ t;
-        for i in 0..ops {
-            let r = splitmix(&mut s);
+        for (i, r) in (0..ops).zip(draws(0x5eed ^ t)) {
             let k = (r % 100) * 4 + t;
             match r >> 61 {
                 0..=2 => assert_eq!(set.insert(h, k).unwrap(), model.insert(k), "insert {k}"),
@@ -73,17 +81,16 @@ pub fn disjoint<B: Backend>(
 
 /// Overlapping keys: every thread on keys 0..48. Returns the final set
 /// implied by the successful operations, checking that it is consistent.
-pub fn overlapping<B: Backend>(
-    sp: &Space<'_, B>,
-    set: Ds,
-    start: &BTreeSet<u64>,
-    ops: u64,
-) -> BTreeSet<u64> {
+pub fn overlapping<B: Backend>(on: Threads<'_, '_, B>) -> BTreeSet<u64> {
+    let Threads {
+        sp,
+        set,
+        start,
+        ops,
+    } = on;
     let nets = on_threads(sp, |t, h| {
         let mut net = vec![0i64; 48];
-        let mut s = 0xa11 ^ (t << 8);
-        for _ in 0..ops {
-            let r = splitmix(&mut s);
+        for r in draws(0xa11 ^ (t << 8)).take(ops as usize) {
             let k = r % 48;
             match r >> 62 {
                 0 | 1 => net[k as usize] += set.insert(h, k).unwrap() as i64,
@@ -172,10 +179,20 @@ pub fn run(kind: Kind, t: Tracking, p: &Phases) {
                     a.insert(&mut h, k).unwrap();
                 }
             }
-            let want = disjoint(sp, a, a0, p.disjoint);
-            let overlap = p
-                .overlapping
-                .map_or_else(BTreeSet::new, |n| overlapping(sp, o, o0, n));
+            let want = disjoint(Threads {
+                sp,
+                set: a,
+                start: a0,
+                ops: p.disjoint,
+            });
+            let overlap = p.overlapping.map_or_else(BTreeSet::new, |ops| {
+                overlapping(Threads {
+                    sp,
+                    set: o,
+                    start: o0,
+                    ops,
+                })
+            });
             let mut h = sp.handle().unwrap();
             let side = if fresh { "before" } else { "after" };
             assert_eq!(

@@ -34,11 +34,6 @@ use std::sync::{Arc, Mutex};
 /// The pool of the single-threaded runs.
 pub const SMALL_POOL: u64 = 2 << 20;
 
-/// `PERDURE_DEPTH=deep` (`make verify DEPTH=deep`).
-pub fn deep() -> bool {
-    std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep")
-}
-
 /// The stride between captured crash points: `ci` normally, 1 when deep.
 pub fn stride(ci: u64) -> u64 {
     if deep() {

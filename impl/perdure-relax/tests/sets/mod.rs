@@ -38,4 +38,11 @@ impl Shape {
     pub fn variants(self) -> Vec<Tracking> {
         Kind::from(self).variants()
     }
+
+    /// `run(self, t)` for every variant `t` that applies to the shape.
+    pub fn under_every_variant(self, run: fn(Shape, Tracking)) {
+        for t in self.variants() {
+            run(self, t);
+        }
+    }
 }
