@@ -86,7 +86,7 @@
 //! recovery's L14 is strict (`>` LOCAL), and LOCAL starts at the root
 //! operation's floor.
 
-use crate::compose::{Memento, Scan};
+use crate::compose::Memento;
 use crate::runtime::Handle;
 use crate::word::{CasTs, CasWord, CAS_VALUE_MASK};
 use perdure_pm::sync::atomic::Ordering;
@@ -113,19 +113,9 @@ impl CasMmt {
     }
 }
 
-impl Memento for CasMmt {
-    const SIZE: u64 = 8;
-    const ALIGN: u64 = 8;
-    fn at(off: u64) -> Self {
-        CasMmt { off }
-    }
-    fn offset(&self) -> u64 {
-        self.off
-    }
-    fn scan<B: Backend>(&self, pool: &Pool<B>, scan: &mut Scan) {
-        scan.cas(self.peek(pool));
-    }
-}
+crate::compose::leaf_memento!(CasMmt, size: 8, align: 8, scan: |me, pool, scan| {
+    scan.cas(me.peek(pool))
+});
 
 /// An atomic persistent location supporting detectable CAS: a pool offset
 /// (8-aligned) holding a [`CasWord`].
