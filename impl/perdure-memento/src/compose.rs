@@ -139,20 +139,22 @@ leaf_memento!(NoMmt, size: 0, align: 8, scan: |_me, _pool, _scan| ());
 
 /// Declares a composite memento: a struct whose fields are sub-mementos,
 /// each in its own region (Requirement 1 of §2.3). See the module
-/// docs of perdure-memento's `compose` (the crate page's example).
+/// docs of perdure-memento's `compose` (the crate page's example). The
+/// struct may take type parameters, each a [`Memento`](crate::Memento) (as
+/// [`RootMmt`](crate::ds::RootMmt)).
 #[macro_export]
 macro_rules! memento {
-    ($(#[$m:meta])* $vis:vis struct $name:ident {
+    ($(#[$m:meta])* $vis:vis struct $name:ident $(<$($g:ident),+>)? {
         $($(#[$fm:meta])* $fvis:vis $field:ident : $ty:ty),* $(,)?
     }) => {
         $(#[$m])*
         #[derive(Debug)]
-        $vis struct $name {
+        $vis struct $name $(<$($g),+>)? {
             __off: u64,
             $($(#[$fm])* $fvis $field: $ty,)*
         }
 
-        impl $crate::Memento for $name {
+        impl $(<$($g: $crate::Memento),+>)? $crate::Memento for $name $(<$($g),+>)? {
             const SIZE: u64 = {
                 #[allow(unused_mut)]
                 let mut o: u64 = 0;

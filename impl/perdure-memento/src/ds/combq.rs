@@ -141,15 +141,8 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that enqueues and dequeues.
-    pub struct CombQMmt {
-        /// For enqueue.
-        pub enq: CombMmt,
-        /// For dequeue.
-        pub deq: CombMmt,
-    }
-}
+/// A root memento for a thread that enqueues and dequeues.
+pub type CombQMmt = super::RootMmt<CombMmt, CombMmt>;
 
 /// The combining queue: its persistent block and its DRAM lock.
 #[derive(Debug)]
@@ -425,8 +418,8 @@ impl CombQueue {
         op: Option<u64>,
     ) -> Result<u64, MementoError> {
         match op {
-            Some(v) => self.enqueue(v, h, &mut mmt.enq).map(|()| 0),
-            None => self.dequeue(h, &mut mmt.deq).map(encode_opt),
+            Some(v) => self.enqueue(v, h, &mut mmt.insert).map(|()| 0),
+            None => self.dequeue(h, &mut mmt.remove).map(encode_opt),
         }
     }
 
@@ -485,7 +478,7 @@ mod tests {
             }
             assert_eq!(op(&q, &mut h, None), 0, "empty");
             let r = h.run_root(|h, m, _| {
-                testkit::opt(q.enqueue(u64::MAX, h, &mut m.enq).err().map(|_| 1))
+                testkit::opt(q.enqueue(u64::MAX, h, &mut m.insert).err().map(|_| 1))
             });
             assert_eq!(r.result, testkit::opt(Some(1)), "u64::MAX is refused");
             let q2 = CombQueue::at(rt.pool(), q.offset()).unwrap();
