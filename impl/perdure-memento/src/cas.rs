@@ -86,7 +86,8 @@
 //! recovery's L14 is strict (`>` LOCAL), and LOCAL starts at the root
 //! operation's floor.
 
-use crate::compose::{Memento, Scan};
+use crate::compose::Memento;
+use crate::patience::{self, Waited};
 use crate::runtime::Handle;
 use crate::word::{CasTs, CasWord, CAS_VALUE_MASK};
 use perdure_pm::sync::atomic::Ordering;
@@ -113,19 +114,9 @@ impl CasMmt {
     }
 }
 
-impl Memento for CasMmt {
-    const SIZE: u64 = 8;
-    const ALIGN: u64 = 8;
-    fn at(off: u64) -> Self {
-        CasMmt { off }
-    }
-    fn offset(&self) -> u64 {
-        self.off
-    }
-    fn scan<B: Backend>(&self, pool: &Pool<B>, scan: &mut Scan) {
-        scan.cas(self.peek(pool));
-    }
-}
+crate::compose::leaf_memento!(CasMmt, size: 8, align: 8, scan: |me, pool, scan| {
+    scan.cas(me.peek(pool))
+});
 
 /// An atomic persistent location supporting detectable CAS: a pool offset
 /// (8-aligned) holding a [`CasWord`].
@@ -342,23 +333,17 @@ impl DetectableCasAtomic {
             if o.tid == 0 {
                 return o.value; // L3
             }
-            let t_cur = 'l4: loop {
+            let t_cur = loop {
                 let t_cur = h.now(); // L4 (rdtscp; lfence)
-                loop {
-                    let cur = h.load(self.off); // L5
-                    let c = CasWord::decode(cur); // L6
-                    if c.tid == 0 {
-                        return c.value; // L7
-                    }
-                    if old != cur {
-                        old = cur; // L8
-                        continue 'l4;
-                    }
-                    if h.now() < t_cur.saturating_add(patience) {
-                        perdure_pm::sync::spin_loop();
-                        continue; // L9
-                    }
-                    break 'l4 t_cur;
+                let clean = |w| {
+                    let c = CasWord::decode(w); // L6: clean when it names no thread
+                    (c.tid == 0).then_some(c.value)
+                };
+                // L5–L9.
+                match patience::wait(h, self.off, old, t_cur, patience, clean) {
+                    Waited::Clean(v) => return v,      // L7
+                    Waited::Changed(cur) => old = cur, // L8
+                    Waited::Expired => break t_cur,    // L9
                 }
             };
             let o = CasWord::decode(old);

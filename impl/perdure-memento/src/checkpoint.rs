@@ -36,7 +36,7 @@
 //! (a slot is one line), two of each otherwise; [`Checkpoint::checkpoint_with`]
 //! one `pfence` more. Progress: wait-free.
 
-use crate::compose::{align_up, Memento, Scan};
+use crate::compose::{align_up, Memento};
 use crate::runtime::Handle;
 use perdure_pm::{Backend, Pool};
 
@@ -150,18 +150,13 @@ impl<const N: usize> Checkpoint<N> {
     }
 }
 
-impl<const N: usize> Memento for Checkpoint<N> {
-    const SIZE: u64 = 2 * Self::STRIDE;
-    const ALIGN: u64 = 64;
-    fn at(off: u64) -> Self {
-        Checkpoint { off }
-    }
-    fn offset(&self) -> u64 {
-        self.off
-    }
-    fn scan<B: Backend>(&self, pool: &Pool<B>, scan: &mut Scan) {
+crate::compose::leaf_memento!(
+    Checkpoint<const N: usize>,
+    size: 2 * Self::STRIDE,
+    align: 64,
+    scan: |me, pool, scan| {
         let w = |off| crate::runtime::pm_load(pool, off);
-        scan.timestamp(w(self.ts_off(0)));
-        scan.timestamp(w(self.ts_off(1)));
+        scan.timestamp(w(me.ts_off(0)));
+        scan.timestamp(w(me.ts_off(1)));
     }
-}
+);

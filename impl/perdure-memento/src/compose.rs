@@ -95,40 +95,66 @@ pub const fn align_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
+/// Implements [`Memento`] for a leaf memento — a struct holding only its
+/// pool offset `off` ([`NoMmt`], [`CasMmt`](crate::CasMmt),
+/// [`Checkpoint`](crate::Checkpoint)) — of `size` bytes aligned to `align`,
+/// whose [`Memento::scan`] runs `body` with the memento, the pool and the
+/// [`Scan`] bound to the three names given.
+macro_rules! leaf_memento {
+    (
+        $name:ident $(<const $n:ident: usize>)?,
+        size: $size:expr,
+        align: $align:expr,
+        scan: |$me:ident, $pool:ident, $scan:ident| $body:expr
+    ) => {
+        impl$(<const $n: usize>)? $crate::compose::Memento for $name$(<$n>)? {
+            const SIZE: u64 = $size;
+            const ALIGN: u64 = $align;
+            fn at(off: u64) -> Self {
+                $name { off }
+            }
+            fn offset(&self) -> u64 {
+                self.off
+            }
+            fn scan<B: perdure_pm::Backend>(
+                &self,
+                $pool: &perdure_pm::Pool<B>,
+                $scan: &mut $crate::compose::Scan,
+            ) {
+                let $me = self;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use leaf_memento;
+
 /// The memento of an operation that checkpoints nothing.
 #[derive(Debug)]
 pub struct NoMmt {
     off: u64,
 }
 
-impl Memento for NoMmt {
-    const SIZE: u64 = 0;
-    const ALIGN: u64 = 8;
-    fn at(off: u64) -> Self {
-        NoMmt { off }
-    }
-    fn offset(&self) -> u64 {
-        self.off
-    }
-    fn scan<B: Backend>(&self, _pool: &Pool<B>, _scan: &mut Scan) {}
-}
+leaf_memento!(NoMmt, size: 0, align: 8, scan: |_me, _pool, _scan| ());
 
 /// Declares a composite memento: a struct whose fields are sub-mementos,
 /// each in its own region (Requirement 1 of §2.3). See the module
-/// docs of perdure-memento's `compose` (the crate page's example).
+/// docs of perdure-memento's `compose` (the crate page's example). The
+/// struct may take type parameters, each a [`Memento`](crate::Memento) (as
+/// [`RootMmt`](crate::ds::RootMmt)).
 #[macro_export]
 macro_rules! memento {
-    ($(#[$m:meta])* $vis:vis struct $name:ident {
+    ($(#[$m:meta])* $vis:vis struct $name:ident $(<$($g:ident),+>)? {
         $($(#[$fm:meta])* $fvis:vis $field:ident : $ty:ty),* $(,)?
     }) => {
         $(#[$m])*
         #[derive(Debug)]
-        $vis struct $name {
+        $vis struct $name $(<$($g),+>)? {
             __off: u64,
             $($(#[$fm])* $fvis $field: $ty,)*
         }
 
-        impl $crate::Memento for $name {
+        impl $(<$($g: $crate::Memento),+>)? $crate::Memento for $name $(<$($g),+>)? {
             const SIZE: u64 = {
                 #[allow(unused_mut)]
                 let mut o: u64 = 0;

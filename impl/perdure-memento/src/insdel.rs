@@ -45,6 +45,7 @@
 //! word (`new`), which is what is decoded here.
 
 use crate::compose::Memento;
+use crate::patience::{self, Waited};
 use crate::runtime::Handle;
 use crate::word::{insdel_decode, insdel_encode, repl_decode, repl_encode};
 use perdure_pm::sync::atomic::Ordering;
@@ -89,21 +90,18 @@ impl InsDelAtomic {
                 return o_old; // L4
             }
             let t = h.now(); // L5
-            loop {
-                let cur = h.load(self.off); // L6
-                let (p_cur, o_cur) = insdel_decode(cur); // L7
-                if !p_cur {
-                    return o_cur; // L8
-                }
-                if old != cur {
+            let clean = |w| {
+                let (p_cur, o_cur) = insdel_decode(w); // L7: clean when not p
+                (!p_cur).then_some(o_cur)
+            };
+            // L6–L10.
+            match patience::wait(h, self.off, old, t, patience, clean) {
+                Waited::Clean(v) => return v, // L8
+                Waited::Changed(cur) => {
                     old = cur; // L9
                     continue 'l3;
                 }
-                if h.now() < t.saturating_add(patience) {
-                    perdure_pm::sync::spin_loop();
-                    continue; // L10
-                }
-                break;
+                Waited::Expired => {} // L10
             }
             h.flush(self.off, 8); // L11
             let cleared = insdel_encode(false, o_old); // L12

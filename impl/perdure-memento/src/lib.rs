@@ -130,6 +130,7 @@ mod insdel;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutant;
+mod patience;
 mod runtime;
 mod ts;
 pub mod word;

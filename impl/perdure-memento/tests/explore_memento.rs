@@ -8,108 +8,29 @@
 //! Reports a PERDURE-CHECK row per scenario for `make verify`.
 
 mod common;
+#[macro_use]
+mod explore_suite;
 
-#[test]
-fn msq_mmt_indel_survives_every_crash_point() {
-    common::run("msq-mmt-indel", 4, "");
-}
-
-#[test]
-fn msq_mmt_vol_survives_every_crash_point() {
-    common::run("msq-mmt-vol", 4, "");
-}
-
-#[test]
-fn msq_mmt_cas_survives_every_crash_point() {
-    common::run("msq-mmt-cas", 4, "");
-}
-
-#[test]
-fn treiber_mmt_survives_every_crash_point() {
-    common::run("treiber-mmt", 4, "");
-}
-
-#[test]
-fn elim_stack_mmt_survives_every_crash_point() {
-    common::run("elim-stack-mmt", 4, "");
-}
-
-#[test]
-fn combq_mmt_survives_every_crash_point() {
-    common::run("combq-mmt", 4, "");
-}
-
-#[test]
-fn soft_mmt_survives_every_crash_point() {
-    common::run("soft-mmt", 4, "");
-}
-
-#[test]
-fn soft_mmt_3_threads_survives_every_crash_point() {
-    common::run("soft-mmt-3t", 2, "");
-}
-
-#[test]
-fn cas_register_2_threads_survives_every_crash_point() {
-    common::run("cas-register-2", 8, "");
-}
-
-#[test]
-fn cas_register_3_threads_survives_every_crash_point() {
-    common::run("cas-register-3", 8, "");
-}
-
-#[test]
-fn checkpoint_one_line_survives_every_crash_point() {
-    common::run("checkpoint-1line", 1, "");
-}
-
-#[test]
-fn checkpoint_two_lines_survives_every_crash_point() {
-    common::run("checkpoint-2line", 1, "");
-}
-
-#[test]
-fn msq_mmt_vol_3_threads_survives_every_crash_point() {
-    common::run("msq-mmt-vol-3t", 2, "");
-}
-
-#[test]
-fn msq_mmt_cas_3_threads_survives_every_crash_point() {
-    common::run("msq-mmt-cas-3t", 2, "");
-}
-
-#[test]
-fn treiber_mmt_3_threads_survives_every_crash_point() {
-    common::run("treiber-mmt-3t", 2, "");
-}
-
-#[test]
-fn msq_mmt_vol_survives_crashes_during_recovery() {
-    common::run_recovery_crashes("msq-mmt-vol", 24);
-}
-
-#[test]
-fn msq_mmt_cas_survives_crashes_during_recovery() {
-    common::run_recovery_crashes("msq-mmt-cas", 24);
-}
-
-#[test]
-fn treiber_mmt_survives_crashes_during_recovery() {
-    common::run_recovery_crashes("treiber-mmt", 24);
-}
-
-#[test]
-fn cas_register_2_threads_survives_crashes_during_recovery() {
-    common::run_recovery_crashes("cas-register-2", 24);
-}
-
-#[test]
-fn elim_stack_mmt_3_threads_survives_every_crash_point() {
-    common::run("elim-stack-mmt-3t", 2, "");
-}
-
-#[test]
-fn combq_mmt_3_threads_survives_every_crash_point() {
-    common::run("combq-mmt-3t", 2, "");
+explore_tests! {
+    msq_mmt_indel_survives_every_crash_point => common::run("msq-mmt-indel", 4, "");
+    msq_mmt_vol_survives_every_crash_point => common::run("msq-mmt-vol", 4, "");
+    msq_mmt_cas_survives_every_crash_point => common::run("msq-mmt-cas", 4, "");
+    treiber_mmt_survives_every_crash_point => common::run("treiber-mmt", 4, "");
+    elim_stack_mmt_survives_every_crash_point => common::run("elim-stack-mmt", 4, "");
+    combq_mmt_survives_every_crash_point => common::run("combq-mmt", 4, "");
+    soft_mmt_survives_every_crash_point => common::run("soft-mmt", 4, "");
+    soft_mmt_3_threads_survives_every_crash_point => common::run("soft-mmt-3t", 2, "");
+    cas_register_2_threads_survives_every_crash_point => common::run("cas-register-2", 8, "");
+    cas_register_3_threads_survives_every_crash_point => common::run("cas-register-3", 8, "");
+    checkpoint_one_line_survives_every_crash_point => common::run("checkpoint-1line", 1, "");
+    checkpoint_two_lines_survives_every_crash_point => common::run("checkpoint-2line", 1, "");
+    msq_mmt_vol_3_threads_survives_every_crash_point => common::run("msq-mmt-vol-3t", 2, "");
+    msq_mmt_cas_3_threads_survives_every_crash_point => common::run("msq-mmt-cas-3t", 2, "");
+    treiber_mmt_3_threads_survives_every_crash_point => common::run("treiber-mmt-3t", 2, "");
+    msq_mmt_vol_survives_crashes_during_recovery => common::run_recovery_crashes("msq-mmt-vol", 24);
+    msq_mmt_cas_survives_crashes_during_recovery => common::run_recovery_crashes("msq-mmt-cas", 24);
+    treiber_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("treiber-mmt", 24);
+    cas_register_2_threads_survives_crashes_during_recovery => common::run_recovery_crashes("cas-register-2", 24);
+    elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
+    combq_mmt_3_threads_survives_every_crash_point => common::run("combq-mmt-3t", 2, "");
 }

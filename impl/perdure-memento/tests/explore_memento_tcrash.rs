@@ -8,6 +8,8 @@
 //! the environment.
 
 mod common;
+#[macro_use]
+mod explore_suite;
 
 fn setting() {
     std::env::set_var("PERDURE_THREAD_CRASH", "1");
@@ -27,37 +29,12 @@ fn run(name: &str) {
     assert!(injected > 0, "{name}: no thread crash was injected");
 }
 
-#[test]
-fn msq_mmt_vol_survives_thread_crashes() {
-    run("msq-mmt-vol");
-}
-
-#[test]
-fn msq_mmt_cas_survives_thread_crashes() {
-    run("msq-mmt-cas");
-}
-
-#[test]
-fn treiber_mmt_survives_thread_crashes() {
-    run("treiber-mmt");
-}
-
-#[test]
-fn elim_stack_mmt_survives_thread_crashes() {
-    run("elim-stack-mmt");
-}
-
-#[test]
-fn combq_mmt_survives_thread_crashes() {
-    run("combq-mmt");
-}
-
-#[test]
-fn soft_mmt_survives_thread_crashes() {
-    run("soft-mmt");
-}
-
-#[test]
-fn cas_register_2_threads_survives_thread_crashes() {
-    run("cas-register-2");
+explore_tests! {
+    msq_mmt_vol_survives_thread_crashes => run("msq-mmt-vol");
+    msq_mmt_cas_survives_thread_crashes => run("msq-mmt-cas");
+    treiber_mmt_survives_thread_crashes => run("treiber-mmt");
+    elim_stack_mmt_survives_thread_crashes => run("elim-stack-mmt");
+    combq_mmt_survives_thread_crashes => run("combq-mmt");
+    soft_mmt_survives_thread_crashes => run("soft-mmt");
+    cas_register_2_threads_survives_thread_crashes => run("cas-register-2");
 }

@@ -4,25 +4,7 @@
 //! One binary per setting: the scenarios read it from the environment.
 
 mod common;
+#[macro_use]
+mod explore_suite;
 
-fn setting() {
-    std::env::set_var("PERDURE_SIM_RMW", "1");
-}
-
-#[test]
-fn msq_mmt_indel_survives_every_crash_point() {
-    setting();
-    common::run("msq-mmt-indel", 4, "@x86");
-}
-
-#[test]
-fn msq_mmt_cas_survives_every_crash_point() {
-    setting();
-    common::run("msq-mmt-cas", 4, "@x86");
-}
-
-#[test]
-fn treiber_mmt_survives_every_crash_point() {
-    setting();
-    common::run("treiber-mmt", 4, "@x86");
-}
+setting_suite!("PERDURE_SIM_RMW" = "1", "@x86");

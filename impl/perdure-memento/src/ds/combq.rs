@@ -141,15 +141,8 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that enqueues and dequeues.
-    pub struct CombQMmt {
-        /// For enqueue.
-        pub enq: CombMmt,
-        /// For dequeue.
-        pub deq: CombMmt,
-    }
-}
+/// A root memento for a thread that enqueues and dequeues.
+pub type CombQMmt = super::RootMmt<CombMmt, CombMmt>;
 
 /// The combining queue: its persistent block and its DRAM lock.
 #[derive(Debug)]
@@ -425,8 +418,8 @@ impl CombQueue {
         op: Option<u64>,
     ) -> Result<u64, MementoError> {
         match op {
-            Some(v) => self.enqueue(v, h, &mut mmt.enq).map(|()| 0),
-            None => self.dequeue(h, &mut mmt.deq).map(encode_opt),
+            Some(v) => self.enqueue(v, h, &mut mmt.insert).map(|()| 0),
+            None => self.dequeue(h, &mut mmt.remove).map(encode_opt),
         }
     }
 
@@ -485,7 +478,7 @@ mod tests {
             }
             assert_eq!(op(&q, &mut h, None), 0, "empty");
             let r = h.run_root(|h, m, _| {
-                testkit::opt(q.enqueue(u64::MAX, h, &mut m.enq).err().map(|_| 1))
+                testkit::opt(q.enqueue(u64::MAX, h, &mut m.insert).err().map(|_| 1))
             });
             assert_eq!(r.result, testkit::opt(Some(1)), "u64::MAX is refused");
             let q2 = CombQueue::at(rt.pool(), q.offset()).unwrap();
@@ -556,25 +549,12 @@ mod tests {
     #[test]
     fn a_full_crash_anywhere_loses_and_repeats_nothing() {
         // Thread t enqueues 10t + 1 and 10t + 2 and dequeues twice.
-        let sweep = testkit::full_crash_sweep::<CombQMmt, CombQueue>(
-            &[4, 4],
+        let sweep = testkit::insert_remove_full_crash_sweep::<CombQMmt, CombQueue>(
             setup,
             |pool, off| CombQueue::at(pool, off).expect("attach"),
             CombQueue::offset,
-            &|q, tid, i, h, m, _| {
-                let o = (i < 2).then_some(10 * tid as u64 + i as u64 + 1);
-                q.run(h, m, o).expect("op")
-            },
-            |q, pool, results| {
-                testkit::exactly_once(
-                    results
-                        .iter()
-                        .flat_map(|r| &r[2..])
-                        .filter_map(|r| decode_opt(*r)),
-                    q.contents(pool).expect("contents"),
-                    [11, 12, 21, 22],
-                )
-            },
+            &|q, h, m, o| q.run(h, m, o).expect("op"),
+            |q, pool| q.contents(pool).expect("contents"),
         );
         assert!(sweep.images > 20, "{sweep:?}");
     }

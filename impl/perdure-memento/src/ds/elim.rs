@@ -99,15 +99,8 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that pushes and pops.
-    pub struct ElimStackMmt {
-        /// For push.
-        pub push: ElimPushMmt,
-        /// For pop.
-        pub pop: ElimPopMmt,
-    }
-}
+/// A root memento for a thread that pushes and pops.
+pub type ElimStackMmt = super::RootMmt<ElimPushMmt, ElimPopMmt>;
 
 /// The elimination stack: one block, `top` and the array size in line 0,
 /// exchanger `i`'s slot in line `1 + i`.
@@ -292,8 +285,8 @@ impl ElimStack {
         op: Option<u64>,
     ) -> Result<u64, MementoError> {
         match op {
-            Some(v) => self.push(v, h, &mut mmt.push).map(|()| 0),
-            None => self.pop(h, &mut mmt.pop).map(encode_opt),
+            Some(v) => self.push(v, h, &mut mmt.insert).map(|()| 0),
+            None => self.pop(h, &mut mmt.remove).map(encode_opt),
         }
     }
 
@@ -346,7 +339,7 @@ mod tests {
             }
             assert_eq!(op(&s, &mut h, None), 0);
             let r = h.run_root(|h, m, _| {
-                testkit::opt(s.push(u64::MAX, h, &mut m.push).err().map(|_| 1))
+                testkit::opt(s.push(u64::MAX, h, &mut m.insert).err().map(|_| 1))
             });
             assert_eq!(r.result, testkit::opt(Some(1)), "u64::MAX is refused");
         });
@@ -361,7 +354,7 @@ mod tests {
                 let pusher = sc.spawn(|| {
                     let mut h = rt.handle(1).unwrap();
                     h.run_root(|h, m, _| {
-                        testkit::opt(s.eliminate(42 + 1, 0x40, 3, h, &mut m.push.xchg).unwrap())
+                        testkit::opt(s.eliminate(42 + 1, 0x40, 3, h, &mut m.insert.xchg).unwrap())
                     })
                     .result
                 });
@@ -375,7 +368,8 @@ mod tests {
                     popped = h
                         .run_root(|h, m, _| {
                             testkit::opt(
-                                s.eliminate(POP_OFFER, 0x40, 3, h, &mut m.pop.xchg).unwrap(),
+                                s.eliminate(POP_OFFER, 0x40, 3, h, &mut m.remove.xchg)
+                                    .unwrap(),
                             )
                         })
                         .result;
@@ -438,28 +432,15 @@ mod tests {
     #[test]
     fn a_full_crash_anywhere_loses_and_repeats_nothing() {
         // Thread t pushes 10t + 1 and 10t + 2 and pops twice, concurrently.
-        let sweep = testkit::full_crash_sweep::<ElimStackMmt, ElimStack>(
-            &[4, 4],
+        let sweep = testkit::insert_remove_full_crash_sweep::<ElimStackMmt, ElimStack>(
             |rt| {
                 let mut h = rt.handle(1).expect("handle");
                 ElimStack::create_with(&mut h, 1).expect("create")
             },
             |pool, off| ElimStack::at(pool, off).expect("attach"),
             ElimStack::offset,
-            &|s, tid, i, h, m, _| {
-                let o = (i < 2).then_some(10 * tid as u64 + i as u64 + 1);
-                s.run(h, m, o).expect("op")
-            },
-            |s, pool, results| {
-                testkit::exactly_once(
-                    results
-                        .iter()
-                        .flat_map(|r| &r[2..])
-                        .filter_map(|r| decode_opt(*r)),
-                    s.contents(pool).expect("contents"),
-                    [11, 12, 21, 22],
-                )
-            },
+            &|s, h, m, o| s.run(h, m, o).expect("op"),
+            |s, pool| s.contents(pool).expect("contents"),
         );
         assert!(sweep.images > 20, "{sweep:?}");
     }

@@ -23,6 +23,19 @@ pub mod soft;
 mod testkit;
 pub mod treiber;
 
+crate::memento! {
+    /// The root memento of a thread on a structure that inserts and
+    /// removes (a queue's enqueue and dequeue, a stack's push and pop, a
+    /// table's insert and delete): one sub-memento per operation
+    /// (Requirement 1 of §2.3), the insert's first.
+    pub struct RootMmt<I, R> {
+        /// For the insert.
+        pub insert: I,
+        /// For the remove.
+        pub remove: R,
+    }
+}
+
 /// Bytes of a node: one cache line.
 pub const NODE: u64 = 64;
 

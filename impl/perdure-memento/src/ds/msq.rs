@@ -102,15 +102,8 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that enqueues and dequeues.
-    pub struct QueueMmt {
-        /// For enqueue.
-        pub enq: EnqMmt,
-        /// For dequeue.
-        pub deq: DeqMmt,
-    }
-}
+/// A root memento for a thread that enqueues and dequeues.
+pub type QueueMmt = super::RootMmt<EnqMmt, DeqMmt>;
 
 /// A detectable Michael–Scott queue.
 #[derive(Debug)]
@@ -441,8 +434,8 @@ impl Msq {
         op: Option<u64>,
     ) -> Result<u64, MementoError> {
         match op {
-            Some(v) => self.enqueue(v, h, &mut mmt.enq).map(|()| 0),
-            None => Ok(encode_opt(self.dequeue(h, &mut mmt.deq))),
+            Some(v) => self.enqueue(v, h, &mut mmt.insert).map(|()| 0),
+            None => Ok(encode_opt(self.dequeue(h, &mut mmt.remove))),
         }
     }
 }

@@ -208,15 +208,9 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that inserts, deletes and looks up.
-    pub struct SoftMmt {
-        /// For insert.
-        pub insert: InsertMmt,
-        /// For delete.
-        pub delete: DeleteMmt,
-    }
-}
+/// A root memento for a thread that inserts, deletes and looks up (a
+/// lookup checkpoints nothing).
+pub type SoftMmt = super::RootMmt<InsertMmt, DeleteMmt>;
 
 /// One root operation on a [`SoftTable`] ([`SoftTable::run`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -931,7 +925,7 @@ impl SoftTable {
     ) -> Result<u64, MementoError> {
         match op {
             SoftOp::Insert(k, v) => self.insert(k, v, h, &mut mmt.insert).map(u64::from),
-            SoftOp::Delete(k) => self.delete(k, h, &mut mmt.delete).map(u64::from),
+            SoftOp::Delete(k) => self.delete(k, h, &mut mmt.remove).map(u64::from),
             SoftOp::Lookup(k) => self.lookup(k, h).map(encode_opt),
         }
     }
@@ -1519,7 +1513,7 @@ mod tests {
                 SoftOp::Delete(n)
             },
             |t, h, m, n| {
-                let ([p, _], ts) = m.delete.target.peek(h.pool());
+                let ([p, _], ts) = m.remove.target.peek(h.pool());
                 if ts <= h.local() || p == 0 {
                     return false;
                 }
@@ -1570,11 +1564,11 @@ mod tests {
                 SoftOp::Delete(7 + 100 * n)
             },
             |_, h, m, n| {
-                let ([p, _], ts) = m.delete.target.peek(h.pool());
+                let ([p, _], ts) = m.remove.target.peek(h.pool());
                 let ready = ts > h.local() && p != 0;
                 if ready {
                     // As one event later: the checkpoint's flush completed.
-                    h.flush(m.delete.target.offset(), Checkpoint::<2>::SIZE);
+                    h.flush(m.remove.target.offset(), Checkpoint::<2>::SIZE);
                     image = Some((h.pool().backend().capture(), 7 + 100 * n));
                 }
                 ready
@@ -1594,7 +1588,7 @@ mod tests {
             t.contents(&pool).expect("PM copy").into_iter().collect();
         assert_eq!(model.get(&key), Some(&70));
         let [target, _] = SoftMmt::at(rt.root_memento_offset(2))
-            .delete
+            .remove
             .target
             .peek(&pool)
             .0;

@@ -191,6 +191,42 @@ pub(crate) fn full_crash_sweep<M: Memento + 'static, S: Sync>(
     sweep
 }
 
+/// A root operation's body on an insert/remove structure (a queue or a
+/// stack): `Some(v)` inserts `v`, `None` removes; the result word is
+/// [`encode_opt`](super::encode_opt) of the removed value.
+pub(crate) type RunOp<'a, S, M> =
+    &'a (dyn Fn(&S, &mut Handle<'_, '_, Sim, M>, &mut M, Option<u64>) -> u64 + Sync);
+
+/// [`full_crash_sweep`] of an insert/remove structure on two threads:
+/// thread `t` inserts `10t + 1` and `10t + 2`, then removes twice. Every
+/// value inserted must be removed once or still be in `contents`, and
+/// nothing else.
+pub(crate) fn insert_remove_full_crash_sweep<M: Memento + 'static, S: Sync>(
+    setup: impl Fn(&Rt<'_, M>) -> S,
+    attach: impl Fn(&Pool<Sim>, u64) -> S,
+    offset: impl Fn(&S) -> u64,
+    run: RunOp<'_, S, M>,
+    contents: impl Fn(&S, &Pool<Sim>) -> Vec<u64>,
+) -> Sweep {
+    full_crash_sweep::<M, S>(
+        &[4, 4],
+        setup,
+        attach,
+        offset,
+        &|s, tid, i, h, m, _| run(s, h, m, (i < 2).then_some(10 * tid as u64 + i as u64 + 1)),
+        |s, pool, results| {
+            exactly_once(
+                results
+                    .iter()
+                    .flat_map(|r| &r[2..])
+                    .filter_map(|r| super::decode_opt(*r)),
+                contents(s, pool),
+                [11, 12, 21, 22],
+            )
+        },
+    )
+}
+
 /// `Ok` if `removed` and `left` (what a structure still holds) together
 /// hold every value of `inserted` exactly once and nothing else.
 pub(crate) fn exactly_once(

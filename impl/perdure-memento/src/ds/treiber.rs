@@ -61,15 +61,8 @@ crate::memento! {
     }
 }
 
-crate::memento! {
-    /// A root memento for a thread that pushes and pops.
-    pub struct StackMmt {
-        /// For push.
-        pub push: PushMmt,
-        /// For pop.
-        pub pop: PopMmt,
-    }
-}
+/// A root memento for a thread that pushes and pops.
+pub type StackMmt = super::RootMmt<PushMmt, PopMmt>;
 
 /// The stack: a handle on its `top` word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,8 +190,8 @@ impl TreiberStack {
         op: Option<u64>,
     ) -> Result<u64, MementoError> {
         match op {
-            Some(v) => self.push(v, h, &mut mmt.push).map(|()| 0),
-            None => Ok(encode_opt(self.pop(h, &mut mmt.pop))),
+            Some(v) => self.push(v, h, &mut mmt.insert).map(|()| 0),
+            None => Ok(encode_opt(self.pop(h, &mut mmt.remove))),
         }
     }
 
@@ -260,7 +253,7 @@ mod tests {
             let s = TreiberStack::create(&mut h).unwrap();
             // The push takes effect, then the body fails after it.
             let failed = h.try_run_root(|h, m, _| {
-                s.push(7, h, &mut m.push).map_err(|e| e.to_string())?;
+                s.push(7, h, &mut m.insert).map_err(|e| e.to_string())?;
                 Err::<u64, String>("caller's error after the push".into())
             });
             assert_eq!(failed.unwrap_err(), "caller's error after the push");
@@ -269,7 +262,7 @@ mod tests {
             let done = h
                 .try_run_root(|h, m, _| {
                     assert!(h.rec(), "the pending operation resumes in recovery");
-                    s.push(7, h, &mut m.push).map(|()| 0)
+                    s.push(7, h, &mut m.insert).map(|()| 0)
                 })
                 .unwrap();
             assert_eq!(done.index, 0);
