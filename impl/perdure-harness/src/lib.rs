@@ -25,6 +25,7 @@
 pub mod memento;
 pub mod ptm;
 pub mod relax;
+mod session;
 pub mod svg;
 
 use perdure_check::explore::Scenario;
