@@ -8,6 +8,7 @@
 //! | [`ptm`] | crash-explorer scenarios of the five PTMs (counter, queue, set, map) and the protocol-trace producer of `perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc` |
 //! | [`memento`] | crash-explorer scenarios of every detectable structure and primitive, and the trace producer of `perdure trace memento-…` |
 //! | [`relax`] | crash-explorer scenarios of every RELAX structure × tracking variant × DRAM fill, and the trace producer of `perdure trace relax` |
+//! | [`report`] | the PERDURE-CHECK rows of the constructions' explorer and mutant tests |
 //! | [`svg`] | the benchmarks' SVG line plots |
 //!
 //! [`scenarios`] lists every scenario of every construction: what `perdure
@@ -25,6 +26,7 @@
 pub mod memento;
 pub mod ptm;
 pub mod relax;
+pub mod report;
 mod session;
 pub mod svg;
 

@@ -17,6 +17,7 @@
 
 use perdure_check::explore::{check_history, explore, CrashPoints, ExploreConfig, SchedulerKind};
 use perdure_harness::memento::scenarios;
+use perdure_harness::report::MutantTrial;
 use perdure_memento::mutant::{self, Mutant};
 use perdure_memento::word::{insdel_decode, CasWord};
 use perdure_memento::{
@@ -295,40 +296,13 @@ fn every_mutant_is_caught_by_its_check() {
     let mut missed = Vec::new();
     for m in Mutant::ALL {
         let (what, run) = check(m);
-        let t = std::time::Instant::now();
-        mutant::set(None);
-        let baseline = run();
-        mutant::set(Some(m));
-        let mutated = run();
-        mutant::set(None);
-        let caught = baseline.is_ok() && mutated.is_err();
-        let first_line = |r: &Result<String, String>| match r {
-            Ok(s) => s.clone(),
-            Err(s) => s.lines().next().unwrap_or_default().to_owned(),
-        };
-        println!(
-            "PERDURE-CHECK {}",
-            serde_json::json!({
-                "name": format!("mutant:memento/{}", m.name()),
-                "kind": "explore",
-                "status": if caught { "pass" } else { "fail" },
-                "explored": format!(
-                    "{what}; as written: {}; mutant: {}",
-                    first_line(&baseline),
-                    first_line(&mutated)
-                ),
-                "seconds": t.elapsed().as_secs_f64(),
-            })
+        let trial = MutantTrial::run(mutant::set, m, run, run);
+        let explored = format!(
+            "{what}; as written: {}; mutant: {}",
+            MutantTrial::first_line(&trial.baseline),
+            MutantTrial::first_line(&trial.mutated)
         );
-        if let Err(why) = &mutated {
-            println!("counterexample for {}:\n{why}", m.name());
-        }
-        if !caught {
-            missed.push(format!(
-                "{}: as written {baseline:?}, mutant {mutated:?}",
-                m.name()
-            ));
-        }
+        trial.report("mutant:memento", m.name(), &explored, &mut missed);
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
 }
