@@ -383,6 +383,15 @@ fn timed_window(seed: u64) -> std::time::Duration {
     }
 }
 
+/// RedoTimed-PTM's configuration in run `seed`: its window by
+/// [`timed_window`].
+fn timed_config(threads: usize, seed: u64) -> redo::Config {
+    redo::Config {
+        timed_window: Some(timed_window(seed)),
+        ..redo_config(threads)
+    }
+}
+
 /// RedoOpt-PTM's configuration (see [`Construction::RedoOpt`]): its window
 /// closed at once (the clock must not steer the runs; RedoTimed's traces
 /// cover the window).
@@ -394,15 +403,18 @@ fn opt_config(threads: usize) -> redo::Config {
     }
 }
 
-/// The [`Traced`] methods every member of the Redo-PTM family shares.
-macro_rules! traced_redo {
-    ($ty:ty, $create:expr, $open:expr) => {
+/// [`Traced`] for a construction: its configuration for a run's thread
+/// count and seed, its `Combined` instances as a function of the thread
+/// count, and the initial value a PUC is created with (the rest is the same
+/// for every PTM).
+macro_rules! traced {
+    ($ty:ty, $config:expr, $combs:expr $(, $init:expr)?) => {
         impl Traced for $ty {
             fn create(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
-                $create(pool, threads, seed)
+                <$ty>::create(pool, &$config(threads, seed) $(, $init)?)
             }
             fn open(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
-                $open(pool, threads, seed)
+                <$ty>::open(pool, &$config(threads, seed))
             }
             fn the_pool(&self) -> &Pool<Sim> {
                 self.pool()
@@ -411,7 +423,7 @@ macro_rules! traced_redo {
                 self.region_len()
             }
             fn combs(&self) -> usize {
-                self.threads() + 1
+                $combs(self.threads())
             }
             fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
                 let h = self.handle()?;
@@ -422,79 +434,16 @@ macro_rules! traced_redo {
     };
 }
 
-traced_redo!(
-    RedoPtm<Sim>,
-    |pool, threads, _| RedoPtm::create(pool, &redo_config(threads)),
-    |pool, threads, _| RedoPtm::open(pool, &redo_config(threads))
-);
-traced_redo!(
-    RedoTimedPtm<Sim>,
-    |pool, threads, seed| RedoTimedPtm::create(
-        pool,
-        &redo::Config {
-            timed_window: Some(timed_window(seed)),
-            ..redo_config(threads)
-        }
-    ),
-    |pool, threads, seed| RedoTimedPtm::open(
-        pool,
-        &redo::Config {
-            timed_window: Some(timed_window(seed)),
-            ..redo_config(threads)
-        }
-    )
-);
-traced_redo!(
-    RedoOptPtm<Sim>,
-    |pool, threads, _| RedoOptPtm::create(pool, &opt_config(threads)),
-    |pool, threads, _| RedoOptPtm::open(pool, &opt_config(threads))
-);
+/// The Redo-PTM family's `Combined` instances: one per thread and one more.
+const REDO_COMBS: fn(usize) -> usize = |threads| threads + 1;
+/// CX's: two per thread.
+const CX_COMBS: fn(usize) -> usize = |threads| 2 * threads;
 
-impl Traced for CxPuc<Sim, u64> {
-    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPuc::create(pool, &cx_config(threads), 0u64)
-    }
-    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPuc::open(pool, &cx_config(threads))
-    }
-    fn the_pool(&self) -> &Pool<Sim> {
-        self.pool()
-    }
-    fn region(&self) -> u64 {
-        self.region_len()
-    }
-    fn combs(&self) -> usize {
-        2 * self.threads()
-    }
-    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
-        let h = self.handle()?;
-        body(h.tid(), &|op| run_op!(h, op));
-        Ok(())
-    }
-}
-
-impl Traced for CxPtm<Sim> {
-    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPtm::create(pool, &cx_config(threads))
-    }
-    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPtm::open(pool, &cx_config(threads))
-    }
-    fn the_pool(&self) -> &Pool<Sim> {
-        self.pool()
-    }
-    fn region(&self) -> u64 {
-        self.region_len()
-    }
-    fn combs(&self) -> usize {
-        2 * self.threads()
-    }
-    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
-        let h = self.handle()?;
-        body(h.tid(), &|op| run_op!(h, op));
-        Ok(())
-    }
-}
+traced!(RedoPtm<Sim>, |t, _| redo_config(t), REDO_COMBS);
+traced!(RedoTimedPtm<Sim>, timed_config, REDO_COMBS);
+traced!(RedoOptPtm<Sim>, |t, _| opt_config(t), REDO_COMBS);
+traced!(CxPuc<Sim, u64>, |t, _| cx_config(t), CX_COMBS, 0u64);
+traced!(CxPtm<Sim>, |t, _| cx_config(t), CX_COMBS);
 
 /// Pool offsets of what the trace maps.
 struct Layout {
