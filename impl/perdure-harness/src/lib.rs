@@ -10,6 +10,7 @@
 //! | [`relax`] | crash-explorer scenarios of every RELAX structure × tracking variant × DRAM fill, and the trace producer of `perdure trace relax` |
 //! | [`report`] | the PERDURE-CHECK rows of the constructions' explorer and mutant tests |
 //! | [`svg`] | the benchmarks' SVG line plots |
+//! | [`trace_error`] | the errors of the PTM and Memento trace producers |
 //!
 //! [`scenarios`] lists every scenario of every construction: what `perdure
 //! explore --list` shows.
@@ -29,6 +30,7 @@ pub mod relax;
 pub mod report;
 mod session;
 pub mod svg;
+pub mod trace_error;
 
 use perdure_check::explore::Scenario;
 use std::sync::Arc;

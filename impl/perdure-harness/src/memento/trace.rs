@@ -59,32 +59,7 @@ const MK_RETURN: u64 = 2;
 const IMAGE_SAMPLE: u64 = 256;
 
 /// Errors of a traced run.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    /// The runtime or the structure failed.
-    #[error("memento: {0}")]
-    Memento(#[from] MementoError),
-    /// The pool could not be built.
-    #[error("pool: {0}")]
-    Pool(#[from] perdure_pm::PoolError),
-    /// A run did something the mapping does not know.
-    #[error("run with seed {seed}: {reason}")]
-    Unmapped {
-        /// The run's seed.
-        seed: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// A worker thread panicked.
-    #[error("a worker thread panicked")]
-    Panicked,
-    /// Bad options.
-    #[error("{0}")]
-    Options(String),
-    /// The tampering asked for found nothing to change.
-    #[error("the trace has nothing to tamper with ({0:?}); try another seed")]
-    NothingToTamper(Tamper),
-}
+pub type TraceError = crate::trace_error::TraceError<MementoError, Tamper>;
 
 /// The most threads a trace has.
 pub const MAX_THREADS: usize = 4;

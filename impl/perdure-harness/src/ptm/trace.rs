@@ -53,7 +53,7 @@ use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
 use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
 use perdure_pm::sync::atomic::Ordering;
-use perdure_pm::{Pool, PoolError, Sim, SimOptions};
+use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
 use perdure_ptm::internals::{sti, CUR_COMB, REPLICAS};
 use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
@@ -284,29 +284,7 @@ pub const MAX_OPS: u64 = 6;
 pub type TraceOptions = perdure_check::trace::TraceOptions<Construction, Tamper>;
 
 /// Errors of a traced run.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    /// The PTM failed.
-    #[error("ptm: {0}")]
-    Ptm(#[from] PtmError),
-    /// The pool could not be built.
-    #[error("pool: {0}")]
-    Pool(#[from] PoolError),
-    /// Bad options.
-    #[error("{0}")]
-    Options(String),
-    /// A run did something the mapping does not know.
-    #[error("run with seed {seed}: {reason}")]
-    Unmapped {
-        /// The run's seed.
-        seed: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// A worker thread panicked.
-    #[error("a worker thread panicked")]
-    Panicked,
-}
+pub type TraceError = crate::trace_error::TraceError<PtmError, Tamper>;
 
 /// Runs transaction `op` (an index into [`OPS`]) through handle `h`.
 macro_rules! run_op {
@@ -596,7 +574,7 @@ fn record<P: Traced>(
                     sched::exit(w);
                     match r {
                         Ok(Ok(())) => None,
-                        Ok(Err(e)) => Some(TraceError::Ptm(e)),
+                        Ok(Err(e)) => Some(TraceError::Construction(e)),
                         Err(_) => Some(TraceError::Panicked),
                     }
                 })
