@@ -10,7 +10,7 @@
 //! | [`relax`] | crash-explorer scenarios of every RELAX structure × tracking variant × DRAM fill, and the trace producer of `perdure trace relax` |
 //! | [`report`] | the PERDURE-CHECK rows of the constructions' explorer and mutant tests |
 //! | [`svg`] | the benchmarks' SVG line plots |
-//! | [`trace_error`] | the errors of the PTM and Memento trace producers |
+//! | [`traces`] | what the PTM and Memento trace producers share: their error type, the crash image a run is recovered from |
 //!
 //! [`scenarios`] lists every scenario of every construction: what `perdure
 //! explore --list` shows.
@@ -30,7 +30,7 @@ pub mod relax;
 pub mod report;
 mod session;
 pub mod svg;
-pub mod trace_error;
+pub mod traces;
 
 use perdure_check::explore::Scenario;
 use std::sync::Arc;

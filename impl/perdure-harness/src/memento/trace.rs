@@ -37,13 +37,14 @@
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
 
+use crate::traces::crash_image;
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::word::{CasTs, CasWord};
 use perdure_memento::ClockKind;
 use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::{ClearMode, Config, MementoError, Runtime};
-use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -55,11 +56,8 @@ const LINE: u64 = 64;
 /// Marker kinds (low bits of a marker word; the operation index above).
 const MK_INVOKE: u64 = 1;
 const MK_RETURN: u64 = 2;
-/// Crash images drawn from when a crash point has more than this many.
-const IMAGE_SAMPLE: u64 = 256;
-
 /// Errors of a traced run.
-pub type TraceError = crate::trace_error::TraceError<MementoError, Tamper>;
+pub type TraceError = crate::traces::TraceError<MementoError, Tamper>;
 
 /// The most threads a trace has.
 pub const MAX_THREADS: usize = 4;
@@ -226,25 +224,17 @@ fn record(
     let mut events = pool.backend().take_trace();
     let total = pool.backend().counts().events - start;
     if !serial {
-        return Err(TraceError::Unmapped {
+        return Err(TraceError::unmapped(
             seed,
-            reason: "the scheduler gave up serialising the threads".into(),
-        });
+            "the scheduler gave up serialising the threads",
+        ));
     }
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
         Some((cp, len)) => {
             events.truncate(len);
-            let (_, images) = cp.images(IMAGE_SAMPLE, image_seed);
-            let all: Vec<_> = images.collect();
-            if all.is_empty() {
-                return Err(TraceError::Unmapped {
-                    seed,
-                    reason: "no crash image".into(),
-                });
-            }
-            let choice = &all[(mix(image_seed) % all.len() as u64) as usize];
-            Some(cp.materialize(choice, VolatileFill::Zeroed))
+            let image = crash_image(&cp, image_seed, mix(image_seed));
+            Some(image.ok_or_else(|| TraceError::unmapped(seed, "no crash image"))?)
         }
     };
     Ok((Part { events }, image, total))
@@ -344,10 +334,7 @@ impl CasMap {
     }
 
     fn err(&self, reason: String) -> TraceError {
-        TraceError::Unmapped {
-            seed: self.seed,
-            reason,
-        }
+        TraceError::unmapped(self.seed, reason)
     }
 
     fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {

@@ -48,10 +48,11 @@
 //!
 //! The mapping to the trace specs' steps is in `traces/ptm/README.md`.
 
+use crate::traces::crash_image;
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
-use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
@@ -189,9 +190,6 @@ const fn x(w: u64) -> u64 {
 /// The pool: header, `cur_comb`, up to 6 replicas of 16 KiB.
 const POOL: u64 = 128 << 10;
 const LINE: u64 = 64;
-/// Crash images drawn from when a crash point has more than this many.
-const IMAGE_SAMPLE: u64 = 256;
-
 /// Which construction to trace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Construction {
@@ -284,7 +282,7 @@ pub const MAX_OPS: u64 = 6;
 pub type TraceOptions = perdure_check::trace::TraceOptions<Construction, Tamper>;
 
 /// Errors of a traced run.
-pub type TraceError = crate::trace_error::TraceError<PtmError, Tamper>;
+pub type TraceError = crate::traces::TraceError<PtmError, Tamper>;
 
 /// Runs transaction `op` (an index into [`OPS`]) through handle `h`.
 macro_rules! run_op {
@@ -441,10 +439,10 @@ impl Layout {
                 .collect(),
         };
         if l.replicas.last().map_or(0, |r| r + p.region()) > POOL {
-            return Err(TraceError::Unmapped {
+            return Err(TraceError::unmapped(
                 seed,
-                reason: "the replicas do not fit the pool: the layout is not the one this producer knows".into(),
-            });
+                "the replicas do not fit the pool: the layout is not the one this producer knows",
+            ));
         }
         Ok(l)
     }
@@ -592,10 +590,10 @@ fn record<P: Traced>(
         return Err(e);
     }
     if !serial {
-        return Err(TraceError::Unmapped {
+        return Err(TraceError::unmapped(
             seed,
-            reason: "the scheduler gave up serialising the threads".into(),
-        });
+            "the scheduler gave up serialising the threads",
+        ));
     }
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
@@ -603,16 +601,8 @@ fn record<P: Traced>(
             events.truncate(len);
             // A step reported at `len` came after the crash point.
             hooks.retain(|h| h.at < len);
-            let (_, images) = cp.images(IMAGE_SAMPLE, seed);
-            let all: Vec<_> = images.collect();
-            if all.is_empty() {
-                return Err(TraceError::Unmapped {
-                    seed,
-                    reason: "no crash image".into(),
-                });
-            }
-            let choice = &all[(mix(seed ^ 0x1_6e) % all.len() as u64) as usize];
-            Some(cp.materialize(choice, VolatileFill::Zeroed))
+            let image = crash_image(&cp, seed, mix(seed ^ 0x1_6e));
+            Some(image.ok_or_else(|| TraceError::unmapped(seed, "no crash image"))?)
         }
     };
     let cur_line = lay.cur & !(LINE - 1);
@@ -683,12 +673,7 @@ fn steps_of(
             _ if e.off == lay.cur => match e.op {
                 SimOp::Cas => Some(with(step("CasCC", t), json!({"cc": cc_json(e.val)}))),
                 SimOp::Store => Some(with(step("StoreCC", t), json!({"cc": cc_json(e.val)}))),
-                op => {
-                    return Err(TraceError::Unmapped {
-                        seed,
-                        reason: format!("{op:?} of cur_comb"),
-                    })
-                }
+                op => return Err(TraceError::unmapped(seed, format!("{op:?} of cur_comb"))),
             },
             // RedoOpt's copies: a non-temporal store, persisted without a
             // `pwb` (by the thread's next fence, in the trace's model).
@@ -707,10 +692,10 @@ fn steps_of(
             }),
             op => match lay.object_word(e.off) {
                 Some(_) => {
-                    return Err(TraceError::Unmapped {
+                    return Err(TraceError::unmapped(
                         seed,
-                        reason: format!("{op:?} of an object word"),
-                    })
+                        format!("{op:?} of an object word"),
+                    ))
                 }
                 None => None,
             },
@@ -825,10 +810,10 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
             SimOp::Store | SimOp::Cas | SimOp::NtStore | SimOp::Rmw
         ) && (e.off == lay.cur || lay.object_word(e.off).is_some())
     }) {
-        return Err(TraceError::Unmapped {
+        return Err(TraceError::unmapped(
             seed,
-            reason: format!("recovery wrote {:?} at {}", e.op, e.off),
-        });
+            format!("recovery wrote {:?} at {}", e.op, e.off),
+        ));
     }
     let after = record(
         &p,
@@ -933,10 +918,10 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
         if k == 0 {
             if let Some(t) = opts.tamper {
                 if !tamper_with(&mut steps, t) {
-                    return Err(TraceError::Unmapped {
+                    return Err(TraceError::unmapped(
                         seed,
-                        reason: format!("nothing to tamper with ({t:?}): try another seed"),
-                    });
+                        format!("nothing to tamper with ({t:?}): try another seed"),
+                    ));
                 }
             }
         }

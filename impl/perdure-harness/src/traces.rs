@@ -1,10 +1,28 @@
-//! The errors of the trace producers (`perdure trace redo-ptm|…|memento-…`),
-//! written once for the PTMs' ([`crate::ptm::trace`]) and Memento's
-//! ([`crate::memento::trace`]).
+//! What the trace producers of the PTMs ([`crate::ptm::trace`]) and of
+//! Memento ([`crate::memento::trace`]) share (`perdure trace
+//! redo-ptm|…|memento-…`): their error type and the choice of the crash
+//! image a traced run is recovered from.
 
 use perdure_memento::MementoError;
+use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_ptm::PtmError;
 use std::fmt::Debug;
+
+/// Crash images drawn from when a crash point has more than this many.
+const IMAGE_SAMPLE: u64 = 256;
+
+/// One of the crash images Px86 allows at `cp` (volatile memory zeroed):
+/// of a sample of them drawn with `sample_seed`, the one `pick` selects;
+/// `None` when there is none.
+pub(crate) fn crash_image(cp: &CrashPoint, sample_seed: u64, pick: u64) -> Option<Vec<u64>> {
+    let (_, images) = cp.images(IMAGE_SAMPLE, sample_seed);
+    let all: Vec<_> = images.collect();
+    if all.is_empty() {
+        return None;
+    }
+    let choice = &all[(pick % all.len() as u64) as usize];
+    Some(cp.materialize(choice, VolatileFill::Zeroed))
+}
 
 /// A construction's own error, as a traced run reports it: `PREFIX: message`.
 pub trait ConstructionError: std::error::Error + 'static {
@@ -47,6 +65,16 @@ pub enum TraceError<E: ConstructionError, T: Debug> {
     /// The tampering asked for found nothing to change.
     #[error("the trace has nothing to tamper with ({0:?}); try another seed")]
     NothingToTamper(T),
+}
+
+impl<E: ConstructionError, T: Debug> TraceError<E, T> {
+    /// Run `seed` did something the mapping does not know: `reason`.
+    pub fn unmapped(seed: u64, reason: impl Into<String>) -> Self {
+        TraceError::Unmapped {
+            seed,
+            reason: reason.into(),
+        }
+    }
 }
 
 impl<T: Debug> From<PtmError> for TraceError<PtmError, T> {
