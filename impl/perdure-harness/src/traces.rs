@@ -68,6 +68,19 @@ pub enum TraceError<E: ConstructionError, T: Debug> {
 }
 
 impl<E: ConstructionError, T: Debug> TraceError<E, T> {
+    /// `Ok` if the seeded scheduler kept run `seed`'s threads serialised;
+    /// else the run cannot be mapped.
+    pub fn serialised(serial: bool, seed: u64) -> Result<(), Self> {
+        if serial {
+            Ok(())
+        } else {
+            Err(Self::unmapped(
+                seed,
+                "the scheduler gave up serialising the threads",
+            ))
+        }
+    }
+
     /// Run `seed` did something the mapping does not know: `reason`.
     pub fn unmapped(seed: u64, reason: impl Into<String>) -> Self {
         TraceError::Unmapped {

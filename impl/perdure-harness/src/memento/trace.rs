@@ -223,12 +223,7 @@ fn record(
     pool.backend().clear_crash_hook();
     let mut events = pool.backend().take_trace();
     let total = pool.backend().counts().events - start;
-    if !serial {
-        return Err(TraceError::unmapped(
-            seed,
-            "the scheduler gave up serialising the threads",
-        ));
-    }
+    TraceError::serialised(serial, seed)?;
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
         Some((cp, len)) => {

@@ -589,12 +589,7 @@ fn record<P: Traced>(
     if let Some(e) = failed {
         return Err(e);
     }
-    if !serial {
-        return Err(TraceError::unmapped(
-            seed,
-            "the scheduler gave up serialising the threads",
-        ));
-    }
+    TraceError::serialised(serial, seed)?;
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
         Some((cp, len)) => {
