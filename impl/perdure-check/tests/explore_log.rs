@@ -56,15 +56,7 @@ fn the_log_without_its_record_fence_is_caught_and_reproducible() {
     c.out_dir = Some(dir.path().to_owned());
     let r = explore(sc.clone(), &c);
     println!("log-nofence: {}", r.summary());
-    let v = r
-        .violations
-        .first()
-        .expect("the explorer must find the missing fence");
-    assert!(
-        v.reason.contains("not durably linearizable"),
-        "{}",
-        v.reason
-    );
+    let v = common::first_dl_violation(&r, "the explorer must find the missing fence");
     let path = v.history_path.as_ref().expect("history written");
     let written = std::fs::read_to_string(path).unwrap();
     assert_eq!(written, v.history);

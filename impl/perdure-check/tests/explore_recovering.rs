@@ -6,7 +6,9 @@
 //! report a value it never held is caught, with the recovering calls in the
 //! failing history. A recovering thread that panics is never ignored.
 
-use perdure_check::explore::{explore, Call, CrashPoints, ExploreConfig, Scenario, Session};
+mod common;
+
+use perdure_check::explore::{explore, At, Call, CrashPoints, ExploreConfig, Scenario, Session};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
@@ -48,13 +50,8 @@ impl Scenario for Counter {
             .map(|t| vec![Call::new("add", vec![json!(t + 1)]); 2])
             .collect()
     }
-    fn apply(
-        &self,
-        pool: &Pool<Sim>,
-        _session: &Session,
-        _thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        let pool = at.pool;
         let w = word(pool);
         let cell = pool.word(w).map_err(|e| e.to_string())?;
         match call.op.as_str() {
@@ -83,23 +80,17 @@ impl Scenario for Counter {
             })
             .collect()
     }
-    fn apply_recovering(
-        &self,
-        pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        assert!(!self.panics, "recovering thread {thread} panics");
-        let v = self.apply(pool, session, thread, call)?;
+    fn apply_recovering(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        assert!(!self.panics, "recovering thread {} panics", at.thread);
+        let v = self.apply(at, call)?;
         Ok(match (call.op.as_str(), v.as_u64()) {
             ("get", Some(n)) => json!(n + self.lie),
             _ => v,
         })
     }
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String> {
         let c = Call::new("get", vec![]);
-        let v = self.apply(pool, session, 0, &c)?;
+        let v = self.apply(at, &c)?;
         Ok(vec![(c, v)])
     }
 }
@@ -137,15 +128,7 @@ fn recovering_calls_are_run_and_checked() {
         }),
         &cfg(),
     );
-    let v = r
-        .violations
-        .first()
-        .expect("a recovering thread's lie is caught");
-    assert!(
-        v.reason.starts_with("not durably linearizable"),
-        "{}",
-        v.reason
-    );
+    let v = common::first_dl_violation(&r, "a recovering thread's lie is caught");
     // The failing history has the recovering threads' calls after the
     // crash, by three threads, interleaved (a thread invokes while another's
     // call is pending).

@@ -91,20 +91,7 @@ impl Tally {
 
 /// The JSON arguments of a call, as written in the history.
 fn args_of(call: &Call) -> Vec<Value> {
-    match call {
-        Call::Read | Call::CounterGet | Call::Deq | Call::Pop => vec![],
-        Call::Write(v)
-        | Call::Enq(v)
-        | Call::Push(v)
-        | Call::Insert(v)
-        | Call::SetRemove(v)
-        | Call::Contains(v)
-        | Call::MapGet(v)
-        | Call::MapRemove(v) => vec![v.clone()],
-        Call::Add(d) => vec![json!(*d as i64)],
-        Call::Cas { old, new } => vec![old.clone(), new.clone()],
-        Call::Put { key, value } => vec![key.clone(), value.clone()],
-    }
+    call.map_args(Value::clone, |d| json!(d as i64))
 }
 
 struct OracleOp {

@@ -100,19 +100,7 @@ fn the_suite_uses_both_polarities_for_every_instruction() {
             }
         }
     }
-    for kw in [
-        "store",
-        "load",
-        "clflush",
-        "clflushopt",
-        "clwb",
-        "sfence",
-        "mfence",
-        "cas",
-        "xchg",
-        "faa",
-        "ntstore",
-    ] {
+    for &kw in perdure_check::litmus::syntax::INSTRUCTIONS {
         let s = seen
             .iter()
             .find(|s| s.0 == kw)

@@ -101,8 +101,6 @@ fn create_then_info() {
 
 #[test]
 fn random_4k_file_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("random.bin");
     let mut x = 0x1234_5678_9abc_def1u64;
     let bytes: Vec<u8> = (0..4096)
         .map(|_| {
@@ -112,22 +110,21 @@ fn random_4k_file_is_refused() {
             x as u8
         })
         .collect();
-    std::fs::write(&p, bytes).unwrap();
-    assert_clean_failure(
-        &perdure(&["pool", "info", p.to_str().unwrap()]),
-        "not a perdure pool",
-    );
+    assert_info_refuses("random.bin", &bytes, "not a perdure pool");
 }
 
 #[test]
 fn empty_file_is_refused() {
+    assert_info_refuses("empty.pool", b"", "truncated");
+}
+
+/// `perdure pool info` on a file `name` holding `bytes` fails cleanly,
+/// saying `expect`.
+fn assert_info_refuses(name: &str, bytes: &[u8], expect: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("empty.pool");
-    std::fs::write(&p, b"").unwrap();
-    assert_clean_failure(
-        &perdure(&["pool", "info", p.to_str().unwrap()]),
-        "truncated",
-    );
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    assert_clean_failure(&perdure(&["pool", "info", p.to_str().unwrap()]), expect);
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! | [`ptm`] | crash-explorer scenarios of the five PTMs (counter, queue, set, map) and the protocol-trace producer of `perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc` |
 //! | [`memento`] | crash-explorer scenarios of every detectable structure and primitive, and the trace producer of `perdure trace memento-…` |
 //! | [`relax`] | crash-explorer scenarios of every RELAX structure × tracking variant × DRAM fill, and the trace producer of `perdure trace relax` |
+//! | [`report`] | the PERDURE-CHECK rows of the constructions' explorer and mutant tests |
 //! | [`svg`] | the benchmarks' SVG line plots |
+//! | [`traces`] | what the PTM and Memento trace producers share: their error type, the crash image a run is recovered from |
 //!
 //! [`scenarios`] lists every scenario of every construction: what `perdure
 //! explore --list` shows.
@@ -26,7 +28,10 @@ pub mod bench;
 pub mod memento;
 pub mod ptm;
 pub mod relax;
+pub mod report;
+mod session;
 pub mod svg;
+pub mod traces;
 
 use perdure_check::explore::Scenario;
 use std::sync::Arc;

@@ -74,6 +74,41 @@ impl Frame {
     fn y(&self, v: f64) -> f64 {
         TOP + self.plot_h * (1.0 - v / self.y_max)
     }
+
+    /// A label `text` under the x axis at `x`.
+    fn x_label(&self, out: &mut String, x: f64, text: &str) {
+        let _ = writeln!(
+            out,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{text}</text>"#,
+            TOP + self.plot_h + 18.0,
+        );
+    }
+
+    /// The points of `s` as a polyline's `points`, x placed by `x_at`.
+    fn points(&self, s: &Series, x_at: impl Fn(f64) -> f64) -> String {
+        let pts: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", x_at(x), self.y(y)))
+            .collect();
+        pts.join(" ")
+    }
+
+    /// The legend of `names` and the end of the document.
+    fn close(&self, mut out: String, names: &[&str]) -> String {
+        legend(&mut out, names, self);
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+/// The largest coordinate `pick` takes from a point of `series` (0 if
+/// none is larger).
+fn top(series: &[Series], pick: impl Fn(&(f64, f64)) -> f64) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(&pick))
+        .fold(0.0, f64::max)
 }
 
 /// Header, title, axes labels and the horizontal grid with y ticks.
@@ -158,37 +193,22 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
     let mut out = String::new();
-    let f = open(&mut out, title, x_label, y_label, y_top);
+    let f = open(&mut out, title, x_label, y_label, top(series, |p| p.1));
     let slot = f.plot_w / xs.len().max(1) as f64;
     let x_at = |x: f64| {
         let i = xs.iter().position(|v| *v == x).unwrap_or(0);
         LEFT + slot * (i as f64 + 0.5)
     };
     for &x in &xs {
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            x_at(x),
-            TOP + f.plot_h + 18.0,
-            fmt_tick(x)
-        );
+        f.x_label(&mut out, x_at(x), &fmt_tick(x));
     }
     for (i, s) in series.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> = s
-            .points
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", x_at(x), f.y(y)))
-            .collect();
         let _ = writeln!(
             out,
             r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
-            pts.join(" ")
+            f.points(s, x_at)
         );
         for &(x, y) in &s.points {
             let _ = writeln!(
@@ -202,57 +222,35 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         }
     }
     let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-    legend(&mut out, &names, &f);
-    out.push_str("</svg>\n");
-    out
+    f.close(out, &names)
 }
 
 /// A line chart with a linear x axis (ticks at "nice" values, points placed
 /// by value): for time series such as throughput after a crash, where
 /// [`line_chart`]'s one-slot-per-x layout would label every point.
 pub fn line_chart_xy(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
-    let x_top = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
+    let x_top = top(series, |p| p.0);
     let mut out = String::new();
-    let f = open(&mut out, title, x_label, y_label, y_top);
+    let f = open(&mut out, title, x_label, y_label, top(series, |p| p.1));
     let x_step = nice_step(x_top.max(1e-9), 8.0);
     let x_max = (x_top / x_step).ceil().max(1.0) * x_step;
     let x_at = |x: f64| LEFT + f.plot_w * (x / x_max);
     let mut v = 0.0;
     while v <= x_max + x_step / 2.0 {
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            x_at(v),
-            TOP + f.plot_h + 18.0,
-            fmt_tick(v)
-        );
+        f.x_label(&mut out, x_at(v), &fmt_tick(v));
         v += x_step;
     }
     for (i, s) in series.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> = s
-            .points
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", x_at(x), f.y(y)))
-            .collect();
         let _ = writeln!(
             out,
             r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.5"><title>{}</title></polyline>"#,
-            pts.join(" "),
+            f.points(s, x_at),
             esc(&s.name)
         );
     }
     let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-    legend(&mut out, &names, &f);
-    out.push_str("</svg>\n");
-    out
+    f.close(out, &names)
 }
 
 /// A grouped bar chart: one group per entry of `groups`, one bar per
@@ -288,16 +286,8 @@ pub fn bar_chart(
                 v
             );
         }
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            LEFT + slot * (g as f64 + 0.5),
-            TOP + f.plot_h + 18.0,
-            esc(name)
-        );
+        f.x_label(&mut out, LEFT + slot * (g as f64 + 0.5), &esc(name));
     }
     let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
-    legend(&mut out, &names, &f);
-    out.push_str("</svg>\n");
-    out
+    f.close(out, &names)
 }

@@ -17,11 +17,12 @@
 
 use perdure_check::explore::{check_history, explore, CrashPoints, ExploreConfig, SchedulerKind};
 use perdure_harness::memento::scenarios;
+use perdure_harness::report::MutantTrial;
 use perdure_memento::mutant::{self, Mutant};
 use perdure_memento::word::{insdel_decode, CasWord};
 use perdure_memento::{
     quiet_thread_crashes, CasMmt, ClockKind, Config, DetectableCasAtomic, Handle, InsDelAtomic,
-    NoMmt, Runtime, ThreadCrash,
+    Memento, NoMmt, Runtime, ThreadCrash,
 };
 use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -34,6 +35,19 @@ fn config() -> Config {
         heap_bytes: 1 << 20,
         clock: ClockKind::Counter,
     }
+}
+
+/// The 4 MiB simulated pool of a mutant check named `name`.
+fn mutant_pool(name: &str) -> Result<Pool<Sim>, String> {
+    Pool::volatile(name, 1 << 22, Sim::new(SimOptions::default())).map_err(|e| e.to_string())
+}
+
+/// A runtime on `pool` with PATIENCE 0: a LOAD that finds an annotated or
+/// unflushed word helps at once, instead of waiting for its owner.
+fn impatient_runtime<M: Memento>(pool: &Pool<Sim>) -> Result<Runtime<'_, Sim, M>, String> {
+    let mut rt = Runtime::<Sim, M>::create(pool, BASE, &config()).map_err(|e| e.to_string())?;
+    rt.set_patience(0);
+    Ok(rt)
 }
 
 /// The crash explorer on `name` (the configuration of
@@ -81,10 +95,8 @@ fn explorer(name: &str, schedules: usize) -> Result<String, String> {
 /// effect. The two operations are checked as a `register` history.
 fn help_across_thread_crash() -> Result<String, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let pool = Pool::volatile("mutant-help", 1 << 22, Sim::new(SimOptions::default()))
-        .map_err(|x| e(&x))?;
-    let mut rt = Runtime::<Sim, CasMmt>::create(&pool, BASE, &config()).map_err(|x| e(&x))?;
-    rt.set_patience(0);
+    let pool = mutant_pool("mutant-help")?;
+    let rt = impatient_runtime::<CasMmt>(&pool)?;
     let mut h1 = rt.handle(1).map_err(|x| e(&x))?;
     let mut h2 = rt.handle(2).map_err(|x| e(&x))?;
     let loc = DetectableCasAtomic::at(h1.alloc(64).map_err(|x| e(&x))?);
@@ -132,10 +144,8 @@ fn help_across_thread_crash() -> Result<String, String> {
 /// every crash image Px86 allows, `n2` must be reachable from `L`.
 fn insert_behind_unflushed_insert() -> Result<String, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let pool = Pool::volatile("mutant-insert", 1 << 22, Sim::new(SimOptions::default()))
-        .map_err(|x| e(&x))?;
-    let mut rt = Runtime::<Sim, NoMmt>::create(&pool, BASE, &config()).map_err(|x| e(&x))?;
-    rt.set_patience(0);
+    let pool = mutant_pool("mutant-insert")?;
+    let rt = impatient_runtime::<NoMmt>(&pool)?;
     let mut h1 = rt.handle(1).map_err(|x| e(&x))?;
     let mut h2 = rt.handle(2).map_err(|x| e(&x))?;
     // L and the blocks: [next, repl], each in its own line.
@@ -198,8 +208,7 @@ fn insert_behind_unflushed_insert() -> Result<String, String> {
 /// reports the CAS helped although it never ran.
 fn cas_after_stale_annotation() -> Result<String, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let pool = Pool::volatile("mutant-stale", 1 << 22, Sim::new(SimOptions::default()))
-        .map_err(|x| e(&x))?;
+    let pool = mutant_pool("mutant-stale")?;
     let rt = Runtime::<Sim, CasMmt>::create(&pool, BASE, &config()).map_err(|x| e(&x))?;
     let mut h = rt.handle(1).map_err(|x| e(&x))?;
     let x = DetectableCasAtomic::at(h.alloc(64).map_err(|x| e(&x))?);
@@ -295,40 +304,13 @@ fn every_mutant_is_caught_by_its_check() {
     let mut missed = Vec::new();
     for m in Mutant::ALL {
         let (what, run) = check(m);
-        let t = std::time::Instant::now();
-        mutant::set(None);
-        let baseline = run();
-        mutant::set(Some(m));
-        let mutated = run();
-        mutant::set(None);
-        let caught = baseline.is_ok() && mutated.is_err();
-        let first_line = |r: &Result<String, String>| match r {
-            Ok(s) => s.clone(),
-            Err(s) => s.lines().next().unwrap_or_default().to_owned(),
-        };
-        println!(
-            "PERDURE-CHECK {}",
-            serde_json::json!({
-                "name": format!("mutant:memento/{}", m.name()),
-                "kind": "explore",
-                "status": if caught { "pass" } else { "fail" },
-                "explored": format!(
-                    "{what}; as written: {}; mutant: {}",
-                    first_line(&baseline),
-                    first_line(&mutated)
-                ),
-                "seconds": t.elapsed().as_secs_f64(),
-            })
+        let trial = MutantTrial::run(mutant::set, m, run, run);
+        let explored = format!(
+            "{what}; as written: {}; mutant: {}",
+            MutantTrial::first_line(&trial.baseline),
+            MutantTrial::first_line(&trial.mutated)
         );
-        if let Err(why) = &mutated {
-            println!("counterexample for {}:\n{why}", m.name());
-        }
-        if !caught {
-            missed.push(format!(
-                "{}: as written {baseline:?}, mutant {mutated:?}",
-                m.name()
-            ));
-        }
+        trial.report("mutant:memento", m.name(), &explored, &mut missed);
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
 }

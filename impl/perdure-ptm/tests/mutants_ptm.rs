@@ -48,6 +48,7 @@ use perdure_check::explore::Call;
 use perdure_harness::ptm::scenarios::{
     Construction, Counter, CxAnnotated, Object, Queue, Redo, THREADS,
 };
+use perdure_harness::report::MutantTrial;
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::mutant::{self, Mutant};
@@ -558,38 +559,29 @@ fn window_mutants_are_caught() {
     ];
     let mut missed = Vec::new();
     for (m, run) in cases {
-        let t = Instant::now();
-        mutant::set(None);
-        let baseline = run();
-        mutant::set(Some(m));
-        let mutated = run();
-        mutant::set(None);
-        let caught = baseline.is_ok() && mutated.is_err();
+        let trial = MutantTrial::run(mutant::set, m, run, run);
+        let caught = trial.caught();
         let text = |r: &Result<String, String>| match r {
             Ok(s) => format!("no violation ({s})"),
             Err(s) => s.clone(),
         };
-        let uncaught = known_uncaught(m).filter(|_| !caught && baseline.is_ok());
-        println!(
-            "PERDURE-CHECK {}",
-            serde_json::json!({
-                "name": format!("mutant:ptm/{}", m.name()),
-                "kind": "explore",
-                "status": if caught { "pass" } else if uncaught.is_some() { "skip" } else { "fail" },
-                "explored": format!(
-                    "{}a thread paused in a window of the update (after its cur_comb CAS, or in its simulation), other operations run meanwhile, crash images or the final state checked; as written: {}; mutant: {}",
-                    uncaught.map(|why| format!("NOT CAUGHT ({why}); ")).unwrap_or_default(),
-                    text(&baseline),
-                    text(&mutated)
-                ),
-                "seconds": t.elapsed().as_secs_f64(),
-            })
+        let uncaught = known_uncaught(m).filter(|_| !caught && trial.baseline.is_ok());
+        let explored = format!(
+            "{}a thread paused in a window of the update (after its cur_comb CAS, or in its simulation), other operations run meanwhile, crash images or the final state checked; as written: {}; mutant: {}",
+            uncaught.map(|why| format!("NOT CAUGHT ({why}); ")).unwrap_or_default(),
+            text(&trial.baseline),
+            text(&trial.mutated)
         );
+        let status = if caught {
+            "pass"
+        } else if uncaught.is_some() {
+            "skip"
+        } else {
+            "fail"
+        };
+        trial.print_row(&format!("mutant:ptm/{}", m.name()), status, &explored);
         if !caught && uncaught.is_none() {
-            missed.push(format!(
-                "{}: as written {baseline:?}, mutant {mutated:?}",
-                m.name()
-            ));
+            missed.push(trial.missed(m.name()));
         }
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));

@@ -19,6 +19,7 @@
 mod explore_common;
 
 use explore_common::{config, explore_named, explored, Depth};
+use perdure_harness::report::MutantTrial;
 use perdure_ptm::mutant::{self, Mutant};
 use std::collections::HashMap;
 
@@ -81,45 +82,25 @@ fn every_mutant_is_caught_by_the_explorer() {
     let mut baselines: HashMap<String, Result<String, String>> = HashMap::new();
     for m in EXPLORED {
         let (names, depth) = checks(m);
-        let t = std::time::Instant::now();
-        mutant::set(None);
         let key = format!("{names:?} {depth:?}");
-        let baseline = baselines
-            .entry(key)
-            .or_insert_with(|| explore_all(names, depth))
-            .clone();
-        mutant::set(Some(m));
-        let mutated = explore_all(names, depth);
-        mutant::set(None);
-        let caught = baseline.is_ok() && mutated.is_err();
-        let first_line = |r: &Result<String, String>| match r {
-            Ok(s) => s.clone(),
-            Err(s) => s.lines().next().unwrap_or_default().to_owned(),
+        let baseline = || {
+            baselines
+                .entry(key)
+                .or_insert_with(|| explore_all(names, depth))
+                .clone()
         };
-        println!(
-            "PERDURE-CHECK {}",
-            serde_json::json!({
-                "name": format!("mutant:ptm/{}", m.name()),
-                "kind": "explore",
-                "status": if caught { "pass" } else { "fail" },
-                "explored": format!(
-                    "crash explorer on {} ({depth:?}); as written: {}; mutant: {}",
-                    names.join(", "),
-                    if baseline.is_ok() { "no violation".to_string() } else { first_line(&baseline) },
-                    first_line(&mutated)
-                ),
-                "seconds": t.elapsed().as_secs_f64(),
-            })
+        let trial = MutantTrial::run(mutant::set, m, baseline, || explore_all(names, depth));
+        let explored = format!(
+            "crash explorer on {} ({depth:?}); as written: {}; mutant: {}",
+            names.join(", "),
+            if trial.baseline.is_ok() {
+                "no violation".to_string()
+            } else {
+                MutantTrial::first_line(&trial.baseline)
+            },
+            MutantTrial::first_line(&trial.mutated)
         );
-        if let Err(why) = &mutated {
-            println!("counterexample for {}:\n{why}", m.name());
-        }
-        if !caught {
-            missed.push(format!(
-                "{}: as written {baseline:?}, mutant {mutated:?}",
-                m.name()
-            ));
-        }
+        trial.report("mutant:ptm", m.name(), &explored, &mut missed);
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
 }

@@ -26,6 +26,7 @@
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, ExploreReport, SchedulerKind};
 use perdure_harness::relax::scenarios;
+use perdure_harness::report::{explore_row, explored, print_row};
 use perdure_relax::mutant::{self, Mutant};
 
 fn deep() -> bool {
@@ -65,19 +66,6 @@ fn sampled(schedules: usize, points: usize) -> ExploreConfig {
     }
 }
 
-fn explored(r: &ExploreReport) -> String {
-    format!(
-        "{} schedules, {} operations, {} crash points reached, {} explored ({} with sampled images), {} images checked of {} Px86 allows there",
-        r.executions,
-        r.operations,
-        r.crash_points_seen,
-        r.crash_points,
-        r.sampled_points,
-        r.images_checked,
-        r.images_allowed
-    )
-}
-
 fn explore_named(name: &str, cfg: &ExploreConfig) -> ExploreReport {
     let s = scenarios::by_name(name).unwrap_or_else(|| panic!("no scenario {name}"));
     explore(s, cfg)
@@ -90,28 +78,10 @@ fn run(name: &str, cfg: ExploreConfig) -> Option<String> {
     mutant::set(None);
     let t = std::time::Instant::now();
     let report = explore_named(name, &cfg);
-    let v = &report.violations;
-    println!(
-        "PERDURE-CHECK {}",
-        serde_json::json!({
-            "name": format!("explore:relax/{name}"),
-            "kind": "explore",
-            "status": if v.is_empty() { "pass" } else { "fail" },
-            "explored": explored(&report),
-            "detail": "shuttle random schedules (every atomic a scheduling point), Px86 crash images, a fresh volatile region per image (zeroed or seeded garbage, as the name says), 3 threads operating and recovering lazily at once after the crash, every key read, durable linearizability checked; not covered: a crash during the recovering execution, adversarial garbage, 16-byte CASes persisting as halves",
-            "seconds": t.elapsed().as_secs_f64(),
-        })
-    );
-    if let Some(f) = v.first() {
-        return Some(format!(
-            "{name}: {} violation(s); first: {} (schedule {}, crash event {}, image {})\n{}",
-            v.len(),
-            f.reason,
-            f.schedule,
-            f.crash_event,
-            f.image,
-            f.history
-        ));
+    let row = format!("explore:relax/{name}");
+    let detail = "shuttle random schedules (every atomic a scheduling point), Px86 crash images, a fresh volatile region per image (zeroed or seeded garbage, as the name says), 3 threads operating and recovering lazily at once after the crash, every key read, durable linearizability checked; not covered: a crash during the recovering execution, adversarial garbage, 16-byte CASes persisting as halves";
+    if let Some(why) = explore_row(&row, name, &report, &explored(&report), Some(detail), t) {
+        return Some(why);
     }
     if report.crash_points == 0 || report.images_checked == 0 {
         return Some(format!("{name}: explored no crash point"));
@@ -159,20 +129,21 @@ fn caught(m: Mutant, name: &str, cfg: ExploreConfig) {
         .violations
         .iter()
         .any(|v| v.reason.starts_with("not durably linearizable"));
-    println!(
-        "PERDURE-CHECK {}",
-        serde_json::json!({
-            "name": format!("explore:relax/mutant-{}-{name}", m.name()),
-            "kind": "explore",
-            "status": if found { "pass" } else { "fail" },
-            "explored": explored(&report),
-            "detail": format!(
-                "mutant {} switched on: the explorer must find a violation{}",
-                m.name(),
-                report.violations.first().map(|v| format!(" (found: {})", v.reason)).unwrap_or_default()
-            ),
-            "seconds": t.elapsed().as_secs_f64(),
-        })
+    let detail = format!(
+        "mutant {} switched on: the explorer must find a violation{}",
+        m.name(),
+        report
+            .violations
+            .first()
+            .map(|v| format!(" (found: {})", v.reason))
+            .unwrap_or_default()
+    );
+    print_row(
+        &format!("explore:relax/mutant-{}-{name}", m.name()),
+        if found { "pass" } else { "fail" },
+        &explored(&report),
+        Some(&detail),
+        t,
     );
     assert!(found, "{}: no violation found on {name}", m.name());
 }

@@ -115,28 +115,17 @@ pub trait Scenario: Send + Sync + 'static {
     }
     /// The calls each thread makes, in order; one inner vector per thread.
     fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
-    /// Performs `call` as thread `thread`; returns the operation's result.
-    fn apply(
-        &self,
-        pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String>;
+    /// Performs `call` as thread `at.thread`; returns the operation's
+    /// result.
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String>;
     /// Recovery after a crash, on the crash image (before `open`).
     fn recover(&self, pool: &Pool<Sim>) -> Result<(), String>;
-    /// For a detectable object: the outcome of `thread`'s call cut off by
-    /// the crash (`Some(result)` if it took effect, reported as `recover`).
-    /// `index` is the call's position in the thread's sequence (0-based).
-    fn recover_call(
-        &self,
-        pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        let _ = (pool, session, thread, index, call);
+    /// For a detectable object: the outcome of `at.thread`'s call cut off
+    /// by the crash (`Some(result)` if it took effect, reported as
+    /// `recover`). `index` is the call's position in the thread's sequence
+    /// (0-based).
+    fn recover_call(&self, at: At<'_>, index: usize, call: &Call) -> Result<Option<Value>, String> {
+        let _ = (at, index, call);
         Ok(None)
     }
     /// Calls that several threads make *concurrently* right after recovery
@@ -151,19 +140,37 @@ pub trait Scenario: Send + Sync + 'static {
         Vec::new()
     }
     /// Performs `call` of [`Scenario::recovering_workload`] as recovering
-    /// thread `thread` (numbered from 0 after the crash).
-    fn apply_recovering(
-        &self,
-        pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        self.apply(pool, session, thread, call)
+    /// thread `at.thread` (numbered from 0 after the crash).
+    fn apply_recovering(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        self.apply(at, call)
     }
     /// Operations after recovery that observe the state (e.g. drain a
-    /// queue), with their results.
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String>;
+    /// queue), with their results; they run alone, as thread 0
+    /// (`at.thread` is 0).
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String>;
+}
+
+/// Where a [`Scenario`]'s call runs: the pool, the run's volatile state
+/// ([`Scenario::open`]) and the calling thread.
+#[derive(Clone, Copy)]
+pub struct At<'a> {
+    /// The explorer's pool (the run's, or the recovered image's).
+    pub pool: &'a Pool<Sim>,
+    /// The volatile state of the run.
+    pub session: &'a Session,
+    /// The calling thread (0-based).
+    pub thread: usize,
+}
+
+impl<'a> At<'a> {
+    /// Thread `thread` of the run holding `pool` and `session`.
+    pub fn new(pool: &'a Pool<Sim>, session: &'a Session, thread: usize) -> At<'a> {
+        At {
+            pool,
+            session,
+            thread,
+        }
+    }
 }
 
 /// The volatile state of one run ([`Scenario::open`]).
@@ -587,7 +594,7 @@ impl Recorder {
 
 /// One of the scenario's ways to perform a call ([`Scenario::apply`] or
 /// [`Scenario::apply_recovering`]).
-type Apply = fn(&dyn Scenario, &Pool<Sim>, &Session, usize, &Call) -> Result<Value, String>;
+type Apply = fn(&dyn Scenario, At<'_>, &Call) -> Result<Value, String>;
 
 /// Runs `workload` (one list of calls per thread) on shuttle threads, each
 /// call performed by `apply` and recorded by `recorder`; a thread stops at
@@ -613,7 +620,7 @@ fn run_threads(
             shuttle::thread::spawn(move || {
                 for call in calls {
                     let applied = recorder.call(thread, &call, || {
-                        apply(&*scenario, &pool, &session, thread, &call)
+                        apply(&*scenario, At::new(&pool, &session, thread), &call)
                     });
                     if let Err(e) = applied {
                         lock(&errors).push(e);
@@ -715,8 +722,7 @@ fn run_workload(
     }
     sim.set_yield_hook(shuttle::thread::yield_now);
     let workload = scenario.workload(cfg.seed ^ (schedule as u64).wrapping_mul(0x9E37_79B9));
-    let apply: Apply =
-        |scenario, pool, session, thread, call| scenario.apply(pool, session, thread, call);
+    let apply: Apply = |scenario, at, call| scenario.apply(at, call);
     let ran = run_threads(
         scenario, &pool, &session, workload, &recorder, apply, "workload",
     );
@@ -897,7 +903,7 @@ fn recover_and_check(
         .map_err(|e| (format!("recovery failed: {e}"), partial()))?;
     let mut recovered = Vec::new();
     for (id, thread, index, call) in cut_off(prefix) {
-        match scenario.recover_call(&pool, &session, thread, index, &call) {
+        match scenario.recover_call(At::new(&pool, &session, thread), index, &call) {
             Ok(Some(v)) => recovered.push((id, v)),
             Ok(None) => {}
             Err(e) => return Err((format!("recovering call {id} failed: {e}"), partial())),
@@ -906,7 +912,7 @@ fn recover_and_check(
     let concurrent = run_recovering(scenario, &pool, &session, next_id)
         .map_err(|e| (format!("a recovering call failed: {e}"), partial()))?;
     let observed = scenario
-        .observe(&pool, &session)
+        .observe(At::new(&pool, &session, 0))
         .map_err(|e| (format!("observing after recovery failed: {e}"), partial()))?;
     let text = history_text(
         scenario.object(),
@@ -960,9 +966,7 @@ fn run_recovering(
         .sim(pool, session)
         .set_yield_hook(shuttle::thread::yield_now);
     let recorder = Recorder::new(next_id);
-    let apply: Apply = |scenario, pool, session, thread, call| {
-        scenario.apply_recovering(pool, session, thread, call)
-    };
+    let apply: Apply = |scenario, at, call| scenario.apply_recovering(at, call);
     run_threads(
         scenario,
         pool,

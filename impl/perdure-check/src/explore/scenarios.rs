@@ -10,7 +10,7 @@
 //!
 //! Constructions add theirs here as they land.
 
-use super::{Call, Scenario, Session};
+use super::{At, Call, Scenario};
 use perdure_pm::commit_log::{CommitLog, PAYLOAD_WORDS};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
@@ -95,19 +95,13 @@ impl Scenario for LogScenario {
             .collect()
     }
 
-    fn apply(
-        &self,
-        pool: &Pool<Sim>,
-        _session: &Session,
-        _thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
         let v = call
             .args
             .first()
             .and_then(Value::as_u64)
             .ok_or("enq needs a number")?;
-        self.log(pool)?
+        self.log(at.pool)?
             .append(&Self::payload(v))
             .map_err(|e| e.to_string())?;
         Ok(Value::Null)
@@ -119,8 +113,8 @@ impl Scenario for LogScenario {
             .map_err(|e| e.to_string())
     }
 
-    fn observe(&self, pool: &Pool<Sim>, _session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let log = self.log(pool)?;
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String> {
+        let log = self.log(at.pool)?;
         let mut seen = Vec::new();
         for i in 0..log.len() {
             // A torn record is observed as a value no one enqueued, which

@@ -585,15 +585,19 @@ mod tests {
     use super::*;
     use crate::history::parse::{parse_history, ParseOptions};
 
-    fn check(text: &str) -> (History, Verdict) {
+    /// The history `text` and the violation the checker must find in it.
+    fn violation(text: &str) -> (History, Box<Violation>) {
         let h = parse_history(text, &ParseOptions::default()).expect("well-formed");
         let v = check_history(&h, &CheckOptions::default()).verdict;
+        let Verdict::NotDurablyLinearizable(v) = v else {
+            panic!("expected a violation, got {v:?}")
+        };
         (h, v)
     }
 
     #[test]
     fn violation_names_the_prefix_and_culprit() {
-        let (h, v) = check(concat!(
+        let (h, v) = violation(concat!(
             "{\"type\":\"header\",\"object\":\"queue\"}\n",
             "{\"type\":\"invoke\",\"id\":1,\"thread\":0,\"op\":\"enq\",\"args\":[5]}\n",
             "{\"type\":\"return\",\"id\":1,\"value\":null}\n",
@@ -603,9 +607,6 @@ mod tests {
             "{\"type\":\"invoke\",\"id\":3,\"thread\":0,\"op\":\"deq\",\"args\":[]}\n",
             "{\"type\":\"return\",\"id\":3,\"value\":5}\n",
         ));
-        let Verdict::NotDurablyLinearizable(v) = v else {
-            panic!("expected a violation, got {v:?}")
-        };
         assert_eq!(v.prefix_end_line, 6);
         assert!(v.prefix_is_minimal);
         assert_eq!(h.operations()[v.culprit].id, 2);
@@ -620,7 +621,7 @@ mod tests {
 
     #[test]
     fn earliest_failing_key_wins() {
-        let (h, v) = check(concat!(
+        let (h, v) = violation(concat!(
             "{\"type\":\"header\",\"object\":\"set\",\"init\":[\"b\"]}\n",
             "{\"type\":\"invoke\",\"id\":1,\"thread\":0,\"op\":\"contains\",\"args\":[\"a\"]}\n",
             "{\"type\":\"return\",\"id\":1,\"value\":false}\n",
@@ -629,9 +630,6 @@ mod tests {
             "{\"type\":\"invoke\",\"id\":3,\"thread\":0,\"op\":\"remove\",\"args\":[\"a\"]}\n",
             "{\"type\":\"return\",\"id\":3,\"value\":true}\n",
         ));
-        let Verdict::NotDurablyLinearizable(v) = v else {
-            panic!("expected a violation, got {v:?}")
-        };
         assert_eq!(v.prefix_end_line, 5);
         assert_eq!(v.key, Some(Value::from("b")));
         assert_eq!(v.failing_partitions, 2);

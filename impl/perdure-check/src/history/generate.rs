@@ -327,29 +327,22 @@ pub fn generate(config: &GenConfig) -> String {
             }
         }
     }
-    // Finish: return every pending operation, recover those meant to be.
-    for slot in pending.iter_mut() {
-        if let Some(mut p) = slot.take() {
-            if p.result.is_none() {
-                p.result = object.apply(p.op, &p.args);
-            }
-            emit(
-                &mut out,
-                &mut events,
-                json!({"type": "return", "id": p.id, "value": p.result}),
-            );
-        }
+    // Finish: return every pending operation, recover those meant to be;
+    // an operation that has not taken effect yet takes it now.
+    let mut settle = |kind: &str, id: u64, result: Option<Value>, op: &str, args: &[Value]| {
+        let value = result.or_else(|| object.apply(op, args));
+        emit(
+            &mut out,
+            &mut events,
+            json!({"type": kind, "id": id, "value": value}),
+        );
+    };
+    for p in pending.into_iter().flatten() {
+        settle("return", p.id, p.result, p.op, &p.args);
     }
-    for mut c in cut_off {
+    for c in cut_off {
         if c.recover && (c.result.is_some() || c.may_take_effect) {
-            if c.result.is_none() {
-                c.result = object.apply(c.op, &c.args);
-            }
-            emit(
-                &mut out,
-                &mut events,
-                json!({"type": "recover", "id": c.id, "value": c.result}),
-            );
+            settle("recover", c.id, c.result, c.op, &c.args);
         }
     }
     out

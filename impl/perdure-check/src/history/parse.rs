@@ -238,10 +238,11 @@ impl Call {
     }
 }
 
-impl fmt::Display for Call {
-    /// `enq(5)`, `put("a", 1)`, `get()`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let args: Vec<String> = match self {
+impl Call {
+    /// The call's arguments in order, each value mapped by `value` and an
+    /// `add`'s integer by `add`.
+    pub fn map_args<T>(&self, value: impl Fn(&Value) -> T, add: impl Fn(i128) -> T) -> Vec<T> {
+        match self {
             Call::Read | Call::CounterGet | Call::Deq | Call::Pop => vec![],
             Call::Write(v)
             | Call::Enq(v)
@@ -250,11 +251,18 @@ impl fmt::Display for Call {
             | Call::SetRemove(v)
             | Call::Contains(v)
             | Call::MapGet(v)
-            | Call::MapRemove(v) => vec![render(v)],
-            Call::Add(d) => vec![d.to_string()],
-            Call::Cas { old, new } => vec![render(old), render(new)],
-            Call::Put { key, value } => vec![render(key), render(value)],
-        };
+            | Call::MapRemove(v) => vec![value(v)],
+            Call::Add(d) => vec![add(*d)],
+            Call::Cas { old, new } => vec![value(old), value(new)],
+            Call::Put { key, value: v } => vec![value(key), value(v)],
+        }
+    }
+}
+
+impl fmt::Display for Call {
+    /// `enq(5)`, `put("a", 1)`, `get()`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let args = self.map_args(render, |d| d.to_string());
         write!(f, "{}({})", self.name(), args.join(", "))
     }
 }

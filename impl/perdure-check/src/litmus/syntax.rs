@@ -409,7 +409,8 @@ fn is_ident(s: &str) -> bool {
         && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-const INSTRUCTIONS: &[&str] = &[
+/// The instruction keywords, in the order `LITMUS.md` lists them.
+pub const INSTRUCTIONS: &[&str] = &[
     "store",
     "load",
     "clflush",

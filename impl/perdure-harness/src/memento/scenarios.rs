@@ -17,7 +17,7 @@
 //! during recovery, concurrent resumption of the crashed threads (they are
 //! resumed one after another).
 
-use perdure_check::explore::{Call, Scenario, Session};
+use perdure_check::explore::{At, Call, Scenario, Session};
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
@@ -164,12 +164,6 @@ fn open_state<M: Memento + 'static, S>(
     })
 }
 
-fn state<T: 'static>(session: &Session) -> Result<&T, String> {
-    session
-        .downcast_ref::<T>()
-        .ok_or_else(|| "session of the wrong type".to_string())
-}
-
 /// What differs between the scenarios that run on a Memento runtime; the
 /// rest — pool size, runtime creation and reopening, resumption of cut-off
 /// calls — is [`OnRuntime`]'s, once for all of them.
@@ -195,21 +189,67 @@ trait RuntimeScenario: Send + Sync + 'static {
     fn attach(&self, rt: &Runtime<'static, Sim, Self::Mmt>) -> Result<Self::Obj, String>;
     /// Each thread's calls.
     fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
-    /// Runs `call` as `thread`'s root operation (`index`: the cut-off call
-    /// being resumed, see [`run_call`]).
-    fn call(
-        &self,
-        st: &State<Self::Mmt, Self::Obj>,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String>;
+    /// Runs `call` as `op`'s root operation ([`Op::run`]).
+    fn call(&self, op: Op<'_, Self::Mmt, Self::Obj>, call: &Call) -> Result<Value, String>;
     /// The calls that read the recovered object back.
-    fn observe(
-        &self,
-        pool: &Pool<Sim>,
-        st: &State<Self::Mmt, Self::Obj>,
-    ) -> Result<Vec<(Call, Value)>, String>;
+    fn observe(&self, pool: &Pool<Sim>, st: &State<Self::Mmt, Self::Obj>) -> Observed;
+}
+
+/// What [`RuntimeScenario::observe`] returns: the observing calls and
+/// their results.
+type Observed = Result<Vec<(Call, Value)>, String>;
+
+/// One root operation of a [`RuntimeScenario`]: the run's state, the
+/// calling thread (0-based) and, when a call cut off by the crash is
+/// resumed, its index in the thread's sequence.
+struct Op<'s, M: Memento, S> {
+    st: &'s State<M, S>,
+    thread: usize,
+    index: Option<usize>,
+}
+
+impl<M: Memento, S> Clone for Op<'_, M, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Memento, S> Copy for Op<'_, M, S> {}
+
+impl<'s, M: Memento + 'static, S> Op<'s, M, S> {
+    /// A new call by `thread` (not a resumed one).
+    fn new(st: &'s State<M, S>, thread: usize) -> Self {
+        Op {
+            st,
+            thread,
+            index: None,
+        }
+    }
+
+    /// The object the call operates on.
+    fn obj(&self) -> &'s S {
+        &self.st.obj
+    }
+
+    /// Runs `body` as this root operation, or reports its stored result if
+    /// it already completed.
+    fn run(
+        self,
+        mut body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> u64,
+    ) -> Result<u64, String> {
+        self.try_run(|h, m, i| Ok::<u64, std::convert::Infallible>(body(h, m, i)))
+    }
+
+    /// [`Op::run`] of a fallible body ([`Handle::try_run_root`]): an error
+    /// fails the run (a structure's operation should not fail in these
+    /// small explorations; out of memory would be a bug in the scenario's
+    /// sizing).
+    fn try_run<E: std::fmt::Display>(
+        self,
+        body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> Result<u64, E>,
+    ) -> Result<u64, String> {
+        try_run_call(self.st, self.thread, self.index, body)
+    }
 }
 
 /// A [`RuntimeScenario`] as the explorer's [`Scenario`].
@@ -217,7 +257,7 @@ struct OnRuntime<T>(T);
 
 impl<T: RuntimeScenario> OnRuntime<T> {
     fn st<'s>(&self, session: &'s Session) -> Result<&'s State<T::Mmt, T::Obj>, String> {
-        state(session)
+        crate::session::state(session)
     }
 }
 
@@ -261,54 +301,29 @@ impl<T: RuntimeScenario> Scenario for OnRuntime<T> {
         self.0.workload(seed)
     }
 
-    fn apply(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        self.0.call(self.st(session)?, thread, None, call)
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        self.0.call(Op::new(self.st(at.session)?, at.thread), call)
     }
 
     fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
         Ok(()) // Runtime::open and the object's attach in `open` are the recovery.
     }
 
-    fn recover_call(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        index: usize,
-        call: &Call,
-    ) -> Result<Option<Value>, String> {
-        self.0
-            .call(self.st(session)?, thread, Some(index), call)
-            .map(Some)
+    fn recover_call(&self, at: At<'_>, index: usize, call: &Call) -> Result<Option<Value>, String> {
+        let op = Op {
+            index: Some(index),
+            ..Op::new(self.st(at.session)?, at.thread)
+        };
+        self.0.call(op, call).map(Some)
     }
 
-    fn observe(&self, pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        self.0.observe(pool, self.st(session)?)
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String> {
+        self.0.observe(at.pool, self.st(at.session)?)
     }
 }
 
-/// Runs `call` as `thread`'s root operation number `index`, or reports its
-/// stored result if it already completed.
-fn run_call<M: Memento + 'static, S>(
-    st: &State<M, S>,
-    thread: usize,
-    index: Option<usize>,
-    mut body: impl FnMut(&mut Handle<'_, 'static, Sim, M>, &mut M, u64) -> u64,
-) -> Result<u64, String> {
-    try_run_call(st, thread, index, |h, m, i| {
-        Ok::<u64, std::convert::Infallible>(body(h, m, i))
-    })
-}
-
-/// [`run_call`] of a fallible body ([`Handle::try_run_root`]): an error
-/// fails the run (a structure's operation should not fail in these small
-/// explorations; out of memory would be a bug in the scenario's sizing).
+/// [`Op::try_run`]: runs `body` as `thread`'s root operation number
+/// `index`, or reports its stored result if it already completed.
 fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
     st: &State<M, S>,
     thread: usize,
@@ -387,7 +402,7 @@ pub trait Structure: Send + Sync + 'static {
     /// The root memento of its threads.
     type Mmt: Memento + 'static;
     /// The handle on the structure (with its DRAM state, if any).
-    type Obj: Send + Sync + 'static;
+    type Obj: StructureOps<Self::Mmt>;
     /// Scenario name.
     fn name(&self) -> &'static str;
     /// One line saying what it exercises.
@@ -400,17 +415,48 @@ pub trait Structure: Send + Sync + 'static {
     fn create(&self, h: &mut Handle<'_, '_, Sim, Self::Mmt>) -> Result<u64, MementoError>;
     /// The structure at the object root, after its start-up recovery.
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<Self::Obj, MementoError>;
+}
+
+/// What the explorer runs on a detectable structure of
+/// `perdure_memento::ds`: one root operation, and the contents after
+/// recovery. Each structure has both as its own methods.
+pub trait StructureOps<M: Memento>: Send + Sync + 'static {
     /// One root operation's body: insert `Some(v)` or remove.
     fn run(
         &self,
-        obj: &Self::Obj,
-        h: &mut Handle<'_, 'static, Sim, Self::Mmt>,
-        mmt: &mut Self::Mmt,
+        h: &mut Handle<'_, 'static, Sim, M>,
+        mmt: &mut M,
         op: Option<u64>,
     ) -> Result<u64, MementoError>;
     /// The values in removal order, read single-threaded after recovery.
-    fn contents(&self, obj: &Self::Obj, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
+    fn contents(&self, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
 }
+
+/// [`StructureOps`] for structures by their own `run` and `contents`.
+macro_rules! structure_ops {
+    ($($obj:ty: $mmt:ty),* $(,)?) => {$(
+        impl StructureOps<$mmt> for $obj {
+            fn run(
+                &self,
+                h: &mut Handle<'_, 'static, Sim, $mmt>,
+                mmt: &mut $mmt,
+                op: Option<u64>,
+            ) -> Result<u64, MementoError> {
+                <$obj>::run(self, h, mmt, op)
+            }
+            fn contents(&self, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
+                <$obj>::contents(self, pool)
+            }
+        }
+    )*};
+}
+
+structure_ops!(
+    Msq: QueueMmt,
+    TreiberStack: StackMmt,
+    CombQueue: CombQMmt,
+    ElimStack: ElimStackMmt,
+);
 
 /// The scenario of a [`Structure`] under two threads (or more).
 #[derive(Debug, Clone, Copy)]
@@ -483,29 +529,17 @@ impl<S: Structure> RuntimeScenario for Detectable<S> {
         mixed_workload(seed, self.threads, ins, rem)
     }
 
-    fn call(
-        &self,
-        st: &State<S::Mmt, S::Obj>,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
+    fn call(&self, at: Op<'_, S::Mmt, S::Obj>, call: &Call) -> Result<Value, String> {
         let op = arg(call)?;
-        let w = try_run_call(st, thread, index, |h, m, _| {
-            self.structure.run(&st.obj, h, m, op)
-        })?;
+        let w = at.try_run(|h, m, _| at.obj().run(h, m, op))?;
         Ok(result_value(op, w))
     }
 
-    fn observe(
-        &self,
-        pool: &Pool<Sim>,
-        st: &State<S::Mmt, S::Obj>,
-    ) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, pool: &Pool<Sim>, st: &State<S::Mmt, S::Obj>) -> Observed {
         let (_, rem) = self.structure.ops();
-        let mut out: Vec<(Call, Value)> = self
-            .structure
-            .contents(&st.obj, pool)
+        let mut out: Vec<(Call, Value)> = st
+            .obj
+            .contents(pool)
             .map_err(|e| e.to_string())?
             .into_iter()
             .map(|v| (Call::new(rem, vec![]), json!(v)))
@@ -559,20 +593,6 @@ impl Structure for QueueStructure {
         q.recover(pool)?;
         Ok(q)
     }
-
-    fn run(
-        &self,
-        q: &Msq,
-        h: &mut Handle<'_, 'static, Sim, QueueMmt>,
-        mmt: &mut QueueMmt,
-        op: Option<u64>,
-    ) -> Result<u64, MementoError> {
-        q.run(h, mmt, op)
-    }
-
-    fn contents(&self, q: &Msq, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-        q.contents(pool)
-    }
 }
 
 /// The detectable Treiber stack.
@@ -606,20 +626,6 @@ impl Structure for StackStructure {
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<TreiberStack, MementoError> {
         pool.check_range(root, NODE, 64)?;
         Ok(TreiberStack::at(root))
-    }
-
-    fn run(
-        &self,
-        s: &TreiberStack,
-        h: &mut Handle<'_, 'static, Sim, StackMmt>,
-        mmt: &mut StackMmt,
-        op: Option<u64>,
-    ) -> Result<u64, MementoError> {
-        s.run(h, mmt, op)
-    }
-
-    fn contents(&self, s: &TreiberStack, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-        s.contents(pool)
     }
 }
 
@@ -705,15 +711,9 @@ impl RuntimeScenario for SoftSet {
             .collect()
     }
 
-    fn call(
-        &self,
-        st: &State<SoftMmt, SoftTable>,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
+    fn call(&self, at: Op<'_, SoftMmt, SoftTable>, call: &Call) -> Result<Value, String> {
         let op = Self::op(call)?;
-        let w = try_run_call(st, thread, index, |h, m, _| st.obj.run(h, m, op))?;
+        let w = at.try_run(|h, m, _| at.obj().run(h, m, op))?;
         match (op, w) {
             (SoftOp::Lookup(k), w) => match decode_opt(w) {
                 None => Ok(json!(false)),
@@ -724,11 +724,7 @@ impl RuntimeScenario for SoftSet {
         }
     }
 
-    fn observe(
-        &self,
-        pool: &Pool<Sim>,
-        st: &State<SoftMmt, SoftTable>,
-    ) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, pool: &Pool<Sim>, st: &State<SoftMmt, SoftTable>) -> Observed {
         // Lookups read the rebuilt DRAM copy; they must agree with the PM
         // copy read directly.
         let pm = st.obj.contents(pool).map_err(|e| e.to_string())?;
@@ -736,7 +732,7 @@ impl RuntimeScenario for SoftSet {
         for k in [1u64, 2] {
             let call = Call::new("contains", vec![json!(k)]);
             let in_pm = pm.iter().any(|&(key, v)| key == k && v == Self::value(k));
-            let seen = self.call(st, 0, None, &call)?;
+            let seen = self.call(Op::new(st, 0), &call)?;
             if seen != json!(in_pm) {
                 return Err(format!("contains({k}): DRAM says {seen}, PM says {in_pm}"));
             }
@@ -777,20 +773,6 @@ impl Structure for CombQueueStructure {
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<CombQueue, MementoError> {
         CombQueue::at(pool, root)
     }
-
-    fn run(
-        &self,
-        q: &CombQueue,
-        h: &mut Handle<'_, 'static, Sim, CombQMmt>,
-        mmt: &mut CombQMmt,
-        op: Option<u64>,
-    ) -> Result<u64, MementoError> {
-        q.run(h, mmt, op)
-    }
-
-    fn contents(&self, q: &CombQueue, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-        q.contents(pool)
-    }
 }
 
 /// The elimination stack for the crash explorer (`elim-stack-mmt`).
@@ -824,19 +806,5 @@ impl Structure for ElimStackStructure {
 
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<ElimStack, MementoError> {
         ElimStack::at(pool, root)
-    }
-
-    fn run(
-        &self,
-        s: &ElimStack,
-        h: &mut Handle<'_, 'static, Sim, ElimStackMmt>,
-        mmt: &mut ElimStackMmt,
-        op: Option<u64>,
-    ) -> Result<u64, MementoError> {
-        s.run(h, mmt, op)
-    }
-
-    fn contents(&self, s: &ElimStack, pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
-        s.contents(pool)
     }
 }

@@ -37,13 +37,14 @@
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
 
+use crate::traces::crash_image;
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::word::{CasTs, CasWord};
 use perdure_memento::ClockKind;
 use perdure_memento::{CasMmt, DetectableCasAtomic};
 use perdure_memento::{ClearMode, Config, MementoError, Runtime};
-use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::{Pool, Sim, SimOptions};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -55,36 +56,8 @@ const LINE: u64 = 64;
 /// Marker kinds (low bits of a marker word; the operation index above).
 const MK_INVOKE: u64 = 1;
 const MK_RETURN: u64 = 2;
-/// Crash images drawn from when a crash point has more than this many.
-const IMAGE_SAMPLE: u64 = 256;
-
 /// Errors of a traced run.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    /// The runtime or the structure failed.
-    #[error("memento: {0}")]
-    Memento(#[from] MementoError),
-    /// The pool could not be built.
-    #[error("pool: {0}")]
-    Pool(#[from] perdure_pm::PoolError),
-    /// A run did something the mapping does not know.
-    #[error("run with seed {seed}: {reason}")]
-    Unmapped {
-        /// The run's seed.
-        seed: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// A worker thread panicked.
-    #[error("a worker thread panicked")]
-    Panicked,
-    /// Bad options.
-    #[error("{0}")]
-    Options(String),
-    /// The tampering asked for found nothing to change.
-    #[error("the trace has nothing to tamper with ({0:?}); try another seed")]
-    NothingToTamper(Tamper),
-}
+pub type TraceError = crate::traces::TraceError<MementoError, Tamper>;
 
 /// The most threads a trace has.
 pub const MAX_THREADS: usize = 4;
@@ -250,26 +223,13 @@ fn record(
     pool.backend().clear_crash_hook();
     let mut events = pool.backend().take_trace();
     let total = pool.backend().counts().events - start;
-    if !serial {
-        return Err(TraceError::Unmapped {
-            seed,
-            reason: "the scheduler gave up serialising the threads".into(),
-        });
-    }
+    TraceError::serialised(serial, seed)?;
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
         Some((cp, len)) => {
             events.truncate(len);
-            let (_, images) = cp.images(IMAGE_SAMPLE, image_seed);
-            let all: Vec<_> = images.collect();
-            if all.is_empty() {
-                return Err(TraceError::Unmapped {
-                    seed,
-                    reason: "no crash image".into(),
-                });
-            }
-            let choice = &all[(mix(image_seed) % all.len() as u64) as usize];
-            Some(cp.materialize(choice, VolatileFill::Zeroed))
+            let image = crash_image(&cp, image_seed, mix(image_seed));
+            Some(image.ok_or_else(|| TraceError::unmapped(seed, "no crash image"))?)
         }
     };
     Ok((Part { events }, image, total))
@@ -369,10 +329,7 @@ impl CasMap {
     }
 
     fn err(&self, reason: String) -> TraceError {
-        TraceError::Unmapped {
-            seed: self.seed,
-            reason,
-        }
+        TraceError::unmapped(self.seed, reason)
     }
 
     fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {

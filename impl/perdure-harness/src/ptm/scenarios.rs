@@ -56,7 +56,7 @@
 //! an observation only, without a crash inside it), thread crashes, more
 //! than 2 threads.
 
-use perdure_check::explore::{Call, Scenario, Session};
+use perdure_check::explore::{At, Call, Scenario, Session};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::{self, CxPtm, CxPuc};
 use perdure_ptm::redo::{self, RedoPtm};
@@ -679,8 +679,8 @@ impl<C: Construction, O: Object> PtmScenario<C, O> {
         );
         PtmScenario {
             // Scenario names are `&'static str`; a handful per process.
-            name: Box::leak(name.into_boxed_str()),
-            description: Box::leak(description.into_boxed_str()),
+            name: crate::session::leak(name),
+            description: crate::session::leak(description),
             construction,
             object,
             ops,
@@ -688,9 +688,7 @@ impl<C: Construction, O: Object> PtmScenario<C, O> {
     }
 
     fn live<'s>(&self, session: &'s Session) -> Result<&'s Live<C::P>, String> {
-        session
-            .downcast_ref::<Live<C::P>>()
-            .ok_or_else(|| "session of the wrong type".to_string())
+        crate::session::state(session)
     }
 
     /// Runs `f` on a thread of its own, so that the thread id it leases
@@ -771,22 +769,16 @@ impl<C: Construction, O: Object + Clone> Scenario for PtmScenario<C, O> {
             .map(|t| self.object.calls(t, self.ops, &mut rng))
             .collect()
     }
-    fn apply(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        _thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let ptm = &*self.live(session)?.ptm;
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        let ptm = &*self.live(at.session)?.ptm;
         caught(|| self.object.apply(ptm, call))
     }
     /// Nothing: opening the image is the recovery ([`Scenario::open`]).
     fn recover(&self, _pool: &Pool<Sim>) -> Result<(), String> {
         Ok(())
     }
-    fn observe(&self, _pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let ptm = &*self.live(session)?.ptm;
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String> {
+        let ptm = &*self.live(at.session)?.ptm;
         caught(|| self.object.observe(ptm))
     }
 }

@@ -48,12 +48,13 @@
 //!
 //! The mapping to the trace specs' steps is in `traces/ptm/README.md`.
 
+use crate::traces::crash_image;
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
-use perdure_pm::sim::{SimEvent, SimOp, VolatileFill};
+use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::sync::atomic::Ordering;
-use perdure_pm::{Pool, PoolError, Sim, SimOptions};
+use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
 use perdure_ptm::internals::{sti, CUR_COMB, REPLICAS};
 use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
@@ -189,9 +190,6 @@ const fn x(w: u64) -> u64 {
 /// The pool: header, `cur_comb`, up to 6 replicas of 16 KiB.
 const POOL: u64 = 128 << 10;
 const LINE: u64 = 64;
-/// Crash images drawn from when a crash point has more than this many.
-const IMAGE_SAMPLE: u64 = 256;
-
 /// Which construction to trace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Construction {
@@ -284,29 +282,7 @@ pub const MAX_OPS: u64 = 6;
 pub type TraceOptions = perdure_check::trace::TraceOptions<Construction, Tamper>;
 
 /// Errors of a traced run.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    /// The PTM failed.
-    #[error("ptm: {0}")]
-    Ptm(#[from] PtmError),
-    /// The pool could not be built.
-    #[error("pool: {0}")]
-    Pool(#[from] PoolError),
-    /// Bad options.
-    #[error("{0}")]
-    Options(String),
-    /// A run did something the mapping does not know.
-    #[error("run with seed {seed}: {reason}")]
-    Unmapped {
-        /// The run's seed.
-        seed: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// A worker thread panicked.
-    #[error("a worker thread panicked")]
-    Panicked,
-}
+pub type TraceError = crate::traces::TraceError<PtmError, Tamper>;
 
 /// Runs transaction `op` (an index into [`OPS`]) through handle `h`.
 macro_rules! run_op {
@@ -383,6 +359,15 @@ fn timed_window(seed: u64) -> std::time::Duration {
     }
 }
 
+/// RedoTimed-PTM's configuration in run `seed`: its window by
+/// [`timed_window`].
+fn timed_config(threads: usize, seed: u64) -> redo::Config {
+    redo::Config {
+        timed_window: Some(timed_window(seed)),
+        ..redo_config(threads)
+    }
+}
+
 /// RedoOpt-PTM's configuration (see [`Construction::RedoOpt`]): its window
 /// closed at once (the clock must not steer the runs; RedoTimed's traces
 /// cover the window).
@@ -394,15 +379,18 @@ fn opt_config(threads: usize) -> redo::Config {
     }
 }
 
-/// The [`Traced`] methods every member of the Redo-PTM family shares.
-macro_rules! traced_redo {
-    ($ty:ty, $create:expr, $open:expr) => {
+/// [`Traced`] for a construction: its configuration for a run's thread
+/// count and seed, its `Combined` instances as a function of the thread
+/// count, and the initial value a PUC is created with (the rest is the same
+/// for every PTM).
+macro_rules! traced {
+    ($ty:ty, $config:expr, $combs:expr $(, $init:expr)?) => {
         impl Traced for $ty {
             fn create(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
-                $create(pool, threads, seed)
+                <$ty>::create(pool, &$config(threads, seed) $(, $init)?)
             }
             fn open(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
-                $open(pool, threads, seed)
+                <$ty>::open(pool, &$config(threads, seed))
             }
             fn the_pool(&self) -> &Pool<Sim> {
                 self.pool()
@@ -411,7 +399,7 @@ macro_rules! traced_redo {
                 self.region_len()
             }
             fn combs(&self) -> usize {
-                self.threads() + 1
+                $combs(self.threads())
             }
             fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
                 let h = self.handle()?;
@@ -422,79 +410,16 @@ macro_rules! traced_redo {
     };
 }
 
-traced_redo!(
-    RedoPtm<Sim>,
-    |pool, threads, _| RedoPtm::create(pool, &redo_config(threads)),
-    |pool, threads, _| RedoPtm::open(pool, &redo_config(threads))
-);
-traced_redo!(
-    RedoTimedPtm<Sim>,
-    |pool, threads, seed| RedoTimedPtm::create(
-        pool,
-        &redo::Config {
-            timed_window: Some(timed_window(seed)),
-            ..redo_config(threads)
-        }
-    ),
-    |pool, threads, seed| RedoTimedPtm::open(
-        pool,
-        &redo::Config {
-            timed_window: Some(timed_window(seed)),
-            ..redo_config(threads)
-        }
-    )
-);
-traced_redo!(
-    RedoOptPtm<Sim>,
-    |pool, threads, _| RedoOptPtm::create(pool, &opt_config(threads)),
-    |pool, threads, _| RedoOptPtm::open(pool, &opt_config(threads))
-);
+/// The Redo-PTM family's `Combined` instances: one per thread and one more.
+const REDO_COMBS: fn(usize) -> usize = |threads| threads + 1;
+/// CX's: two per thread.
+const CX_COMBS: fn(usize) -> usize = |threads| 2 * threads;
 
-impl Traced for CxPuc<Sim, u64> {
-    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPuc::create(pool, &cx_config(threads), 0u64)
-    }
-    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPuc::open(pool, &cx_config(threads))
-    }
-    fn the_pool(&self) -> &Pool<Sim> {
-        self.pool()
-    }
-    fn region(&self) -> u64 {
-        self.region_len()
-    }
-    fn combs(&self) -> usize {
-        2 * self.threads()
-    }
-    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
-        let h = self.handle()?;
-        body(h.tid(), &|op| run_op!(h, op));
-        Ok(())
-    }
-}
-
-impl Traced for CxPtm<Sim> {
-    fn create(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPtm::create(pool, &cx_config(threads))
-    }
-    fn open(pool: Pool<Sim>, threads: usize, _: u64) -> Result<Self, PtmError> {
-        CxPtm::open(pool, &cx_config(threads))
-    }
-    fn the_pool(&self) -> &Pool<Sim> {
-        self.pool()
-    }
-    fn region(&self) -> u64 {
-        self.region_len()
-    }
-    fn combs(&self) -> usize {
-        2 * self.threads()
-    }
-    fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError> {
-        let h = self.handle()?;
-        body(h.tid(), &|op| run_op!(h, op));
-        Ok(())
-    }
-}
+traced!(RedoPtm<Sim>, |t, _| redo_config(t), REDO_COMBS);
+traced!(RedoTimedPtm<Sim>, timed_config, REDO_COMBS);
+traced!(RedoOptPtm<Sim>, |t, _| opt_config(t), REDO_COMBS);
+traced!(CxPuc<Sim, u64>, |t, _| cx_config(t), CX_COMBS, 0u64);
+traced!(CxPtm<Sim>, |t, _| cx_config(t), CX_COMBS);
 
 /// Pool offsets of what the trace maps.
 struct Layout {
@@ -514,10 +439,10 @@ impl Layout {
                 .collect(),
         };
         if l.replicas.last().map_or(0, |r| r + p.region()) > POOL {
-            return Err(TraceError::Unmapped {
+            return Err(TraceError::unmapped(
                 seed,
-                reason: "the replicas do not fit the pool: the layout is not the one this producer knows".into(),
-            });
+                "the replicas do not fit the pool: the layout is not the one this producer knows",
+            ));
         }
         Ok(l)
     }
@@ -647,7 +572,7 @@ fn record<P: Traced>(
                     sched::exit(w);
                     match r {
                         Ok(Ok(())) => None,
-                        Ok(Err(e)) => Some(TraceError::Ptm(e)),
+                        Ok(Err(e)) => Some(TraceError::Construction(e)),
                         Err(_) => Some(TraceError::Panicked),
                     }
                 })
@@ -664,28 +589,15 @@ fn record<P: Traced>(
     if let Some(e) = failed {
         return Err(e);
     }
-    if !serial {
-        return Err(TraceError::Unmapped {
-            seed,
-            reason: "the scheduler gave up serialising the threads".into(),
-        });
-    }
+    TraceError::serialised(serial, seed)?;
     let image = match captured.lock().unwrap_or_else(|e| e.into_inner()).take() {
         None => None,
         Some((cp, len)) => {
             events.truncate(len);
             // A step reported at `len` came after the crash point.
             hooks.retain(|h| h.at < len);
-            let (_, images) = cp.images(IMAGE_SAMPLE, seed);
-            let all: Vec<_> = images.collect();
-            if all.is_empty() {
-                return Err(TraceError::Unmapped {
-                    seed,
-                    reason: "no crash image".into(),
-                });
-            }
-            let choice = &all[(mix(seed ^ 0x1_6e) % all.len() as u64) as usize];
-            Some(cp.materialize(choice, VolatileFill::Zeroed))
+            let image = crash_image(&cp, seed, mix(seed ^ 0x1_6e));
+            Some(image.ok_or_else(|| TraceError::unmapped(seed, "no crash image"))?)
         }
     };
     let cur_line = lay.cur & !(LINE - 1);
@@ -756,12 +668,7 @@ fn steps_of(
             _ if e.off == lay.cur => match e.op {
                 SimOp::Cas => Some(with(step("CasCC", t), json!({"cc": cc_json(e.val)}))),
                 SimOp::Store => Some(with(step("StoreCC", t), json!({"cc": cc_json(e.val)}))),
-                op => {
-                    return Err(TraceError::Unmapped {
-                        seed,
-                        reason: format!("{op:?} of cur_comb"),
-                    })
-                }
+                op => return Err(TraceError::unmapped(seed, format!("{op:?} of cur_comb"))),
             },
             // RedoOpt's copies: a non-temporal store, persisted without a
             // `pwb` (by the thread's next fence, in the trace's model).
@@ -780,10 +687,10 @@ fn steps_of(
             }),
             op => match lay.object_word(e.off) {
                 Some(_) => {
-                    return Err(TraceError::Unmapped {
+                    return Err(TraceError::unmapped(
                         seed,
-                        reason: format!("{op:?} of an object word"),
-                    })
+                        format!("{op:?} of an object word"),
+                    ))
                 }
                 None => None,
             },
@@ -898,10 +805,10 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
             SimOp::Store | SimOp::Cas | SimOp::NtStore | SimOp::Rmw
         ) && (e.off == lay.cur || lay.object_word(e.off).is_some())
     }) {
-        return Err(TraceError::Unmapped {
+        return Err(TraceError::unmapped(
             seed,
-            reason: format!("recovery wrote {:?} at {}", e.op, e.off),
-        });
+            format!("recovery wrote {:?} at {}", e.op, e.off),
+        ));
     }
     let after = record(
         &p,
@@ -1006,10 +913,10 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
         if k == 0 {
             if let Some(t) = opts.tamper {
                 if !tamper_with(&mut steps, t) {
-                    return Err(TraceError::Unmapped {
+                    return Err(TraceError::unmapped(
                         seed,
-                        reason: format!("nothing to tamper with ({t:?}): try another seed"),
-                    });
+                        format!("nothing to tamper with ({t:?}): try another seed"),
+                    ));
                 }
             }
         }

@@ -58,7 +58,7 @@
 //! `tests/mirror.rs` build those); 16-byte CASes persisting as two halves;
 //! weak memory (schedules are sequentially consistent).
 
-use perdure_check::explore::{Call, Scenario, Session};
+use perdure_check::explore::{At, Call, Scenario, Session};
 use perdure_pm::{Pool, Sim};
 use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
 use perdure_relax::{Config, DramInit, Handle, OpenOptions, RelaxError, Space, Tracking};
@@ -198,29 +198,19 @@ macro_rules! __relax_set_structure {
             ) -> Result<Self, perdure_relax::RelaxError> {
                 $open
             }
-            fn insert(
-                self,
-                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
-                key: u64,
-            ) -> Result<bool, perdure_relax::RelaxError> {
-                <$ty>::insert(&self, h, key)
-            }
-            fn remove(
-                self,
-                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
-                key: u64,
-            ) -> Result<bool, perdure_relax::RelaxError> {
-                <$ty>::remove(&self, h, key)
-            }
-            fn contains(
-                self,
-                h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
-                key: u64,
-            ) -> Result<bool, perdure_relax::RelaxError> {
-                <$ty>::contains(&self, h, key)
-            }
+            $crate::relax::scenarios::set_structure!(@keyed $ty: insert remove contains);
         }
     };
+    // The keyed operations, each the type's own method of that name.
+    (@keyed $ty:ty: $($op:ident)*) => {$(
+        fn $op(
+            self,
+            h: &mut perdure_relax::Handle<'_, '_, perdure_pm::Sim>,
+            key: u64,
+        ) -> Result<bool, perdure_relax::RelaxError> {
+            <$ty>::$op(&self, h, key)
+        }
+    )*};
 }
 pub use __relax_set_structure as set_structure;
 
@@ -460,8 +450,8 @@ impl<S: Structure> RelaxScenario<S> {
         );
         RelaxScenario {
             // Scenario names are `&'static str`; a few dozen per process.
-            name: Box::leak(name.into_boxed_str()),
-            description: Box::leak(description.into_boxed_str()),
+            name: crate::session::leak(name),
+            description: crate::session::leak(description),
             structure,
             tracking,
             garbage,
@@ -471,9 +461,7 @@ impl<S: Structure> RelaxScenario<S> {
     }
 
     fn live<'s>(&self, session: &'s Session) -> Result<&'s Live<S::D>, String> {
-        session
-            .downcast_ref::<Live<S::D>>()
-            .ok_or_else(|| "session of the wrong type".to_string())
+        crate::session::state(session)
     }
 
     fn dram(&self) -> DramInit {
@@ -615,15 +603,9 @@ impl<S: Structure> Scenario for RelaxScenario<S> {
             .map(|t| self.structure.calls(t, self.ops, &mut rng))
             .collect()
     }
-    fn apply(
-        &self,
-        _pool: &Pool<Sim>,
-        session: &Session,
-        thread: usize,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let live = self.live(session)?;
-        live.with_handle(thread, |h| self.structure.apply(live.d, h, call))?
+    fn apply(&self, at: At<'_>, call: &Call) -> Result<Value, String> {
+        let live = self.live(at.session)?;
+        live.with_handle(at.thread, |h| self.structure.apply(live.d, h, call))?
     }
     /// A new incarnation of the pool, as opening a pool file starts (the
     /// heap's thread slots of the crashed execution are free again);
@@ -639,9 +621,9 @@ impl<S: Structure> Scenario for RelaxScenario<S> {
             .map(|r| self.structure.recovering_calls(r))
             .collect()
     }
-    fn observe(&self, _pool: &Pool<Sim>, session: &Session) -> Result<Vec<(Call, Value)>, String> {
-        let live = self.live(session)?;
-        live.with_handle(0, |h| {
+    fn observe(&self, at: At<'_>) -> Result<Vec<(Call, Value)>, String> {
+        let live = self.live(at.session)?;
+        live.with_handle(at.thread, |h| {
             self.structure
                 .observe_calls()
                 .into_iter()

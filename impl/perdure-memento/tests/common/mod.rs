@@ -2,6 +2,7 @@
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, SchedulerKind};
 use perdure_harness::memento::scenarios;
+use perdure_harness::report;
 
 /// 10 with `PERDURE_DEPTH=deep`, else 1.
 pub fn depth_factor() -> usize {
@@ -58,39 +59,26 @@ fn run_with(name: &str, suffix: &str, cfg: ExploreConfig) {
         .expect("scenario exists");
     let t = std::time::Instant::now();
     let report = explore(scenario, &cfg);
-    let v = &report.violations;
-    println!(
-        "PERDURE-CHECK {}",
-        serde_json::json!({
-            "name": format!("explore:{name}{suffix}"),
-            "kind": "explore",
-            "status": if v.is_empty() { "pass" } else { "fail" },
-            "explored": format!(
-                "{} schedules, {} operations, {} crash points ({} sampled images), {} images checked{}",
-                report.executions, report.operations, report.crash_points,
-                report.sampled_points, report.images_checked,
-                if report.recovery_crash_points > 0 {
-                    format!(
-                        "; a second crash at {} points inside their recoveries, {} images checked",
-                        report.recovery_crash_points, report.recovery_images_checked
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            "seconds": t.elapsed().as_secs_f64(),
-        })
+    let explored = format!(
+        "{} schedules, {} operations, {} crash points ({} sampled images), {} images checked{}",
+        report.executions,
+        report.operations,
+        report.crash_points,
+        report.sampled_points,
+        report.images_checked,
+        if report.recovery_crash_points > 0 {
+            format!(
+                "; a second crash at {} points inside their recoveries, {} images checked",
+                report.recovery_crash_points, report.recovery_images_checked
+            )
+        } else {
+            String::new()
+        }
     );
-    assert!(
-        v.is_empty(),
-        "{name}: {} violation(s); first: {} (schedule {}, crash event {}, image {})\n{}",
-        v.len(),
-        v[0].reason,
-        v[0].schedule,
-        v[0].crash_event,
-        v[0].image,
-        v[0].history
-    );
+    let row = format!("explore:{name}{suffix}");
+    if let Some(why) = report::explore_row(&row, name, &report, &explored, None, t) {
+        panic!("{why}");
+    }
     assert!(report.crash_points > 0 && report.images_checked > 0);
     if cfg.recovery_crashes > 0 {
         assert!(

@@ -5,6 +5,8 @@
 
 use perdure_check::explore::{explore, CrashPoints, ExploreConfig, ExploreReport, SchedulerKind};
 use perdure_harness::ptm::scenarios;
+use perdure_harness::report;
+pub use perdure_harness::report::explored;
 
 /// 10 with `PERDURE_DEPTH=deep`, else 1.
 pub fn depth_factor() -> usize {
@@ -78,47 +80,19 @@ pub fn explore_named(name: &str, cfg: &ExploreConfig) -> ExploreReport {
     explore(scenario, cfg)
 }
 
-/// What a report explored, in words.
-pub fn explored(r: &ExploreReport) -> String {
-    format!(
-        "{} schedules, {} operations, {} crash points reached, {} explored ({} with sampled images), {} images checked of {} Px86 allows there",
-        r.executions,
-        r.operations,
-        r.crash_points_seen,
-        r.crash_points,
-        r.sampled_points,
-        r.images_checked,
-        r.images_allowed
-    )
-}
-
 /// Explores scenario `name` at `depth`; prints a PERDURE-CHECK row named
 /// `explore:ptm/{name}` and fails on a violation.
 pub fn run(name: &str, depth: Depth) {
     let cfg = config(depth);
     let t = std::time::Instant::now();
     let report = explore_named(name, &cfg);
-    let v = &report.violations;
-    println!(
-        "PERDURE-CHECK {}",
-        serde_json::json!({
-            "name": format!("explore:ptm/{name}"),
-            "kind": "explore",
-            "status": if v.is_empty() { "pass" } else { "fail" },
-            "explored": explored(&report),
-            "detail": "shuttle random schedules (every atomic a scheduling point), Px86 crash images with volatile memory zeroed, null recovery, the recovered PTM read whole and updated, durable linearizability checked; not covered: crashes during recovery, thread crashes, more than 2 threads",
-            "seconds": t.elapsed().as_secs_f64(),
-        })
-    );
-    assert!(
-        v.is_empty(),
-        "{name}: {} violation(s); first: {} (schedule {}, crash event {}, image {})\n{}",
-        v.len(),
-        v[0].reason,
-        v[0].schedule,
-        v[0].crash_event,
-        v[0].image,
-        v[0].history
-    );
+    let row = format!("explore:ptm/{name}");
+    if let Some(why) = report::explore_row(&row, name, &report, &explored(&report), Some(DETAIL), t)
+    {
+        panic!("{why}");
+    }
     assert!(report.crash_points > 0 && report.images_checked > 0);
 }
+
+/// The `detail` of the scenarios' rows.
+const DETAIL: &str = "shuttle random schedules (every atomic a scheduling point), Px86 crash images with volatile memory zeroed, null recovery, the recovered PTM read whole and updated, durable linearizability checked; not covered: crashes during recovery, thread crashes, more than 2 threads";

@@ -20,7 +20,7 @@
 //! The runtimes, recovery and resumption are those of the structure
 //! scenarios (see the parent module).
 
-use super::{run_call, OnRuntime, RuntimeScenario, State};
+use super::{Observed, OnRuntime, Op, RuntimeScenario, State};
 use perdure_check::explore::{Call, Scenario};
 use perdure_memento::Checkpoint;
 use perdure_memento::Memento;
@@ -122,37 +122,25 @@ impl RuntimeScenario for CasRegister {
             .collect()
     }
 
-    fn call(
-        &self,
-        st: &State<CasMmt, DetectableCasAtomic>,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let loc = st.obj;
+    fn call(&self, at: Op<'_, CasMmt, DetectableCasAtomic>, call: &Call) -> Result<Value, String> {
+        let loc = *at.obj();
         match call.op.as_str() {
             "cas" => {
                 let (old, new) = (num(call, 0)?, num(call, 1)?);
-                let w = run_call(st, thread, index, |h, m, _| {
-                    u64::from(loc.cas(old, new, h, m).is_ok())
-                })?;
+                let w = at.run(|h, m, _| u64::from(loc.cas(old, new, h, m).is_ok()))?;
                 Ok(json!(w == 1))
             }
-            "read" => Ok(json!(run_call(st, thread, index, |h, _, _| loc.load(h))?)),
+            "read" => Ok(json!(at.run(|h, _, _| loc.load(h))?)),
             o => Err(format!("unknown operation {o}")),
         }
     }
 
-    fn observe(
-        &self,
-        _pool: &Pool<Sim>,
-        st: &State<CasMmt, DetectableCasAtomic>,
-    ) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, _pool: &Pool<Sim>, st: &State<CasMmt, DetectableCasAtomic>) -> Observed {
         // A LOAD by the observer thread (the last id) after every cut-off
         // call was resumed (it helps an annotation left in the location, if
         // any).
         let loc = st.obj;
-        let v = run_call(st, self.threads, None, |h, _, _| loc.load(h))?;
+        let v = Op::new(st, self.threads).run(|h, _, _| loc.load(h))?;
         Ok(vec![(Call::new("read", vec![]), json!(v))])
     }
 }
@@ -227,18 +215,12 @@ impl<const N: usize> RuntimeScenario for CheckpointRegister<N> {
             .collect()]
     }
 
-    fn call(
-        &self,
-        st: &State<CasMmt, u64>,
-        thread: usize,
-        index: Option<usize>,
-        call: &Call,
-    ) -> Result<Value, String> {
-        let off = st.obj;
+    fn call(&self, at: Op<'_, CasMmt, u64>, call: &Call) -> Result<Value, String> {
+        let off = *at.obj();
         match call.op.as_str() {
             "write" => {
                 let v = num(call, 0)?;
-                let w = run_call(st, thread, index, |h, _, _| {
+                let w = at.run(|h, _, _| {
                     let mut cp = Checkpoint::<N>::at(off);
                     Self::unpattern(&cp.checkpoint(h, Self::pattern(v))).unwrap_or(u64::MAX)
                 })?;
@@ -251,11 +233,7 @@ impl<const N: usize> RuntimeScenario for CheckpointRegister<N> {
         }
     }
 
-    fn observe(
-        &self,
-        pool: &Pool<Sim>,
-        st: &State<CasMmt, u64>,
-    ) -> Result<Vec<(Call, Value)>, String> {
+    fn observe(&self, pool: &Pool<Sim>, st: &State<CasMmt, u64>) -> Observed {
         let (words, ts) = Checkpoint::<N>::at(st.obj).peek(pool);
         let v = match (ts, Self::unpattern(&words)) {
             (0, _) => 0,

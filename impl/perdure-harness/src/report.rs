@@ -1,0 +1,165 @@
+//! The PERDURE-CHECK rows of the constructions' explorer and mutant tests,
+//! written once for the three crates (their `tests/` call it).
+//!
+//! `tools/verify.py` reads every line of a test's output that holds
+//! `PERDURE-CHECK {json}`: `name`, `kind` (here always `explore`), `status`
+//! (`pass`, `fail` or `skip`), `explored`, `seconds`, and `detail` where
+//! the row has one. An exploration row says what the explorer covered and
+//! fails on a violation ([`explore_row`]); a mutant row runs a check as
+//! written and with the mutant switched on, and passes when only the
+//! mutant fails it ([`MutantTrial`]).
+
+use perdure_check::explore::ExploreReport;
+use serde_json::json;
+use std::time::Instant;
+
+/// Prints the row `PERDURE-CHECK {json}` of kind `explore`, timed from
+/// `started`.
+pub fn print_row(name: &str, status: &str, explored: &str, detail: Option<&str>, started: Instant) {
+    let mut row = json!({
+        "name": name,
+        "kind": "explore",
+        "status": status,
+        "explored": explored,
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    if let Some(detail) = detail {
+        row["detail"] = json!(detail);
+    }
+    println!("PERDURE-CHECK {row}");
+}
+
+/// What a report explored, in words: schedules, operations, crash points
+/// reached and explored, images checked of those Px86 allows.
+pub fn explored(r: &ExploreReport) -> String {
+    format!(
+        "{} schedules, {} operations, {} crash points reached, {} explored ({} with sampled images), {} images checked of {} Px86 allows there",
+        r.executions,
+        r.operations,
+        r.crash_points_seen,
+        r.crash_points,
+        r.sampled_points,
+        r.images_checked,
+        r.images_allowed
+    )
+}
+
+/// The first violation of the exploration of scenario `scenario`, in words
+/// (how many, the first's reason, schedule, crash event, image and
+/// history); `None` when there is none.
+pub fn first_violation(scenario: &str, r: &ExploreReport) -> Option<String> {
+    let v = &r.violations;
+    v.first().map(|f| {
+        format!(
+            "{scenario}: {} violation(s); first: {} (schedule {}, crash event {}, image {})\n{}",
+            v.len(),
+            f.reason,
+            f.schedule,
+            f.crash_event,
+            f.image,
+            f.history
+        )
+    })
+}
+
+/// Prints the row `name` of the exploration of `scenario` that must find no
+/// violation (status `pass` or `fail`); returns its first violation, if
+/// any ([`first_violation`]).
+pub fn explore_row(
+    name: &str,
+    scenario: &str,
+    report: &ExploreReport,
+    explored: &str,
+    detail: Option<&str>,
+    started: Instant,
+) -> Option<String> {
+    let failed = first_violation(scenario, report);
+    let status = if failed.is_none() { "pass" } else { "fail" };
+    print_row(name, status, explored, detail, started);
+    failed
+}
+
+/// A check run on the code as written and with a mutant switched on: `Ok`
+/// with what it covered, or `Err` with what went wrong (the first line
+/// says it, a counterexample may follow).
+#[derive(Clone, Debug)]
+pub struct MutantTrial {
+    /// The check on the code as written (must be `Ok`).
+    pub baseline: Result<String, String>,
+    /// The check with the mutant on (must be `Err`).
+    pub mutated: Result<String, String>,
+    /// When the trial started.
+    pub started: Instant,
+}
+
+impl MutantTrial {
+    /// Switches the mutants off (`set(None)`) and runs `baseline`, switches
+    /// `m` on and runs `mutated`, then switches it off again. The mutant
+    /// switch is process-global: the caller holds its lock.
+    pub fn run<M>(
+        set: impl Fn(Option<M>),
+        m: M,
+        baseline: impl FnOnce() -> Result<String, String>,
+        mutated: impl FnOnce() -> Result<String, String>,
+    ) -> MutantTrial {
+        let started = Instant::now();
+        set(None);
+        let baseline = baseline();
+        set(Some(m));
+        let mutated = mutated();
+        set(None);
+        MutantTrial {
+            baseline,
+            mutated,
+            started,
+        }
+    }
+
+    /// The code as written passes and the mutant fails.
+    pub fn caught(&self) -> bool {
+        self.baseline.is_ok() && self.mutated.is_err()
+    }
+
+    /// `pass` if caught, else `fail`.
+    pub fn status(&self) -> &'static str {
+        if self.caught() {
+            "pass"
+        } else {
+            "fail"
+        }
+    }
+
+    /// What `r` covered, or the first line of what went wrong.
+    pub fn first_line(r: &Result<String, String>) -> String {
+        match r {
+            Ok(s) => s.clone(),
+            Err(s) => s.lines().next().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// Prints the row `name` with `status` and `explored`.
+    pub fn print_row(&self, name: &str, status: &str, explored: &str) {
+        print_row(name, status, explored, None, self.started);
+    }
+
+    /// Prints the row `{family}/{mutant}` (`pass` if caught, else `fail`)
+    /// and the counterexample of the mutant, if it failed; adds a line to
+    /// `missed` if it was not caught.
+    pub fn report(&self, family: &str, mutant: &str, explored: &str, missed: &mut Vec<String>) {
+        self.print_row(&format!("{family}/{mutant}"), self.status(), explored);
+        if let Err(why) = &self.mutated {
+            println!("counterexample for {mutant}:\n{why}");
+        }
+        if !self.caught() {
+            missed.push(self.missed(mutant));
+        }
+    }
+
+    /// The line saying mutant `mutant` was not caught.
+    pub fn missed(&self, mutant: &str) -> String {
+        format!(
+            "{mutant}: as written {:?}, mutant {:?}",
+            self.baseline, self.mutated
+        )
+    }
+}
