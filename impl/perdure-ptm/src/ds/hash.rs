@@ -26,8 +26,8 @@
 //! block count; `len` is the number of nodes.
 
 use super::{
-    alloc, check_value, create_root, free, free_chain, header, ld, mix, open_root, read, st,
-    step_bound, update, DsError, Fault, Violation,
+    alloc, check_value, create_root, free, free_chain, header, header_or_create, ld, mix,
+    open_root, read, st, step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -77,25 +77,22 @@ fn create_table<T: Transaction>(
     shape: Shape,
     buckets: u64,
 ) -> Result<u64, Fault> {
-    match header(tx, root, shape.magic) {
-        Err(Fault::NotCreated) => {
-            let arr = zeroed_array(tx, buckets)?;
-            let h = match alloc(tx, 32) {
-                Ok(h) => h,
-                Err(f) => {
-                    free(tx, arr)?;
-                    return Err(f);
-                }
-            };
-            st(tx, h, shape.magic)?;
-            st(tx, h + BUCKETS, arr)?;
-            st(tx, h + COUNT, buckets)?;
-            st(tx, h + LEN, 0)?;
-            st(tx, crate::tx::root_offset(root), h)?;
-            Ok(h)
-        }
-        r => r,
-    }
+    header_or_create(tx, root, shape.magic, || {
+        let arr = zeroed_array(tx, buckets)?;
+        let h = match alloc(tx, 32) {
+            Ok(h) => h,
+            Err(f) => {
+                free(tx, arr)?;
+                return Err(f);
+            }
+        };
+        st(tx, h, shape.magic)?;
+        st(tx, h + BUCKETS, arr)?;
+        st(tx, h + COUNT, buckets)?;
+        st(tx, h + LEN, 0)?;
+        st(tx, crate::tx::root_offset(root), h)?;
+        Ok(h)
+    })
 }
 
 fn zeroed_array<T: Transaction>(tx: &T, words: u64) -> Result<u64, Fault> {

@@ -553,6 +553,20 @@ fn header<T: TxRead>(tx: &T, root: usize, magic: u64) -> Result<u64, Fault> {
     Ok(h)
 }
 
+/// The header of the structure with magic `magic` in root slot `root`, or,
+/// if the slot is 0, the one `make` creates (and links into the slot).
+fn header_or_create<T: TxRead>(
+    tx: &T,
+    root: usize,
+    magic: u64,
+    make: impl FnOnce() -> Result<u64, Fault>,
+) -> Result<u64, Fault> {
+    match header(tx, root, magic) {
+        Err(Fault::NotCreated) => make(),
+        r => r,
+    }
+}
+
 /// Creates the header (`words` words, the first the magic, the rest 0) of
 /// a structure in root slot `root`, or finds the one already there.
 /// Returns the header's offset.
@@ -562,18 +576,15 @@ fn create_header<T: Transaction>(
     magic: u64,
     words: u64,
 ) -> Result<u64, Fault> {
-    match header(tx, root, magic) {
-        Err(Fault::NotCreated) => {
-            let h = alloc(tx, 8 * words)?;
-            st(tx, h, magic)?;
-            for w in 1..words {
-                st(tx, h + 8 * w, 0)?;
-            }
-            st(tx, crate::tx::root_offset(root), h)?;
-            Ok(h)
+    header_or_create(tx, root, magic, || {
+        let h = alloc(tx, 8 * words)?;
+        st(tx, h, magic)?;
+        for w in 1..words {
+            st(tx, h + 8 * w, 0)?;
         }
-        r => r,
-    }
+        st(tx, crate::tx::root_offset(root), h)?;
+        Ok(h)
+    })
 }
 
 /// Frees the chain of nodes starting at `node`, linked by the word `next`
