@@ -17,27 +17,22 @@ use perdure_pm::{NoFlush, Pool};
 
 const SIZE: u64 = 32 << 10;
 
+#[path = "support/loom_model.rs"]
+mod loom_model;
+
+use loom_model::Preemptions;
+
 /// Setting up a pool and a heap is hundreds of (uncontended) atomic stores,
 /// each a loom branch point: raise the branch budget accordingly.
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
-    // A counter per call (tests run in parallel), outside loom's view.
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let mut b = loom::model::Builder::new();
-    b.max_branches = 1_000_000;
-    if b.preemption_bound.is_none() {
-        // LOOM_MAX_PREEMPTIONS unset: 3 normally, 5 for `make verify DEPTH=deep`.
-        let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-        b.preemption_bound = Some(if deep { 5 } else { 3 });
-    }
-    let bound = b.preemption_bound;
-    b.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"loom:pm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"exhaustive up to the bound; no crashes injected\"}}"
+    // LOOM_MAX_PREEMPTIONS unset: 3 normally, 5 for `make verify DEPTH=deep`.
+    let bound = Preemptions::Default { normal: 3, deep: 5 };
+    loom_model::check(
+        &format!("loom:pm/{name}"),
+        bound,
+        Some(1_000_000),
+        "exhaustive up to the bound; no crashes injected",
+        f,
     );
 }
 

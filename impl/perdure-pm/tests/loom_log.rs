@@ -17,6 +17,11 @@ use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{Pool, Sim, SimOptions};
 
+#[path = "support/loom_model.rs"]
+mod loom_model;
+
+use loom_model::Preemptions;
+
 const SIZE: u64 = 8192;
 const LOG: u64 = 1024;
 
@@ -47,18 +52,10 @@ fn check_points(points: &[CrashPoint], base: u64) -> (u64, u64) {
 
 #[test]
 fn every_interleaving_and_crash_image_of_two_appenders() {
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let totals = std::sync::Arc::new(std::sync::Mutex::new((0u64, 0u64)));
-    let (r, t) = (runs.clone(), totals.clone());
-    let mut b = loom::model::Builder::new();
-    b.max_branches = 1_000_000;
-    if b.preemption_bound.is_none() {
-        let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-        b.preemption_bound = Some(if deep { 3 } else { 2 });
-    }
-    let bound = b.preemption_bound;
-    b.check(move || {
-        r.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = totals.clone();
+    let bound = Preemptions::Default { normal: 2, deep: 3 };
+    let explored = loom_model::explore(bound, Some(1_000_000), move || {
         let pool =
             Arc::new(Pool::volatile("loom-log", SIZE, Sim::new(SimOptions::default())).unwrap());
         let base = pool.data_offset();
@@ -89,10 +86,15 @@ fn every_interleaving_and_crash_image_of_two_appenders() {
         tot.0 += p;
         tot.1 += i;
     });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
     let (points, images) = *totals.lock().unwrap();
-    assert!(runs > 1 && images > 0);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"loom:pm/log-crash-images\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?}), {points} crash points, {images} images\",\"detail\":\"crash invariant on every image: records below the commit word intact\"}}"
+    assert!(explored.runs > 1 && images > 0);
+    loom_model::report(
+        "loom:pm/log-crash-images",
+        &format!(
+            "{}, {points} crash points, {images} images",
+            explored.interleavings()
+        ),
+        "crash invariant on every image: records below the commit word intact",
+        None,
     );
 }

@@ -61,6 +61,84 @@ pub(crate) struct Kind {
     pub replicas: fn(usize) -> usize,
 }
 
+/// What opening a pool needs of a construction's configuration (CX's and
+/// Redo's [`Config`](crate::cx::Config)s).
+pub(crate) trait PoolConfig: Clone {
+    /// `N`, the thread count: persistent, so `open` takes it from the pool.
+    fn threads_mut(&mut self) -> &mut usize;
+    /// Checks every field against its range ([`PtmError::Config`] if not).
+    fn validate(&self) -> Result<(), PtmError>;
+}
+
+/// Checks a configuration's thread count (8-bit thread ids; `replicas`
+/// says how many replicas they make, for the message).
+pub(crate) fn validate_threads(threads: usize, replicas: &str) -> Result<(), PtmError> {
+    if threads == 0 || threads > sti::MAX_THREADS - 1 {
+        return Err(PtmError::Config(format!(
+            "threads is {threads}, must be in 1..={} (8-bit thread ids; the replicas are {replicas})",
+            sti::MAX_THREADS - 1
+        )));
+    }
+    Ok(())
+}
+
+/// Checks each `(name, value, lo, hi)` of a configuration: `lo..=hi`.
+pub(crate) fn validate_ranges(ranges: &[(&str, usize, usize, usize)]) -> Result<(), PtmError> {
+    for &(name, v, lo, hi) in ranges {
+        if v < lo || v > hi {
+            return Err(PtmError::Config(format!(
+                "{name} is {v}, must be in {lo}..={hi}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Null recovery's opening, for every construction (seed §4 and §5: the
+/// replica `cur_comb` designates is the state): the header and `cur_comb`
+/// validated ([`open`]), and `config` with the pool's thread count,
+/// validated. Returns the geometry, `cur_comb` and that configuration.
+pub(crate) fn open_with_config<B: Backend, C: PoolConfig>(
+    pool: &Pool<B>,
+    kind: &Kind,
+    flavour_word: u64,
+    config: &C,
+) -> Result<(Geometry, u64, C), PtmError> {
+    let (g, cur) = open(pool, kind, flavour_word)?;
+    let mut config = config.clone();
+    *config.threads_mut() = g.threads;
+    config.validate()?;
+    Ok((g, cur, config))
+}
+
+/// Formats `pool` for a construction with no object of its own (flavour
+/// word 0, empty replica 0): CX-PTM and the Redo family.
+pub(crate) fn create_empty<B: Backend, C: PoolConfig>(
+    pool: &Pool<B>,
+    kind: &Kind,
+    threads: usize,
+    config: &C,
+) -> Result<(), PtmError> {
+    config.validate()?;
+    create(pool, kind, threads, 0, |_, _, _| Ok(()))?;
+    Ok(())
+}
+
+/// Opens the construction of `kind` in `pool` with `open`, or formats one
+/// with `create` if the pool holds none.
+pub(crate) fn open_or_create<B: Backend, P>(
+    pool: Pool<B>,
+    kind: &Kind,
+    open: impl FnOnce(Pool<B>) -> Result<P, PtmError>,
+    create: impl FnOnce(Pool<B>) -> Result<P, PtmError>,
+) -> Result<P, PtmError> {
+    if is_formatted(&pool, kind)? {
+        open(pool)
+    } else {
+        create(pool)
+    }
+}
+
 /// Formats `pool` with `threads` threads: replica 0 formatted, `init`
 /// applied to it (CX-PUC's object), written back, `cur_comb` naming it,
 /// and the header written last, so a crash before that leaves a pool that

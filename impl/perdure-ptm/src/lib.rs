@@ -68,6 +68,18 @@ macro_rules! trace_ev {
 }
 pub(crate) use trace_ev;
 
+/// Adds each thread's counters `$field` (atomics of the per-thread counter
+/// blocks `$threads`) into the same fields of `$sum` (CX's and Redo-PTM's
+/// `stats()`).
+macro_rules! sum_counters {
+    ($sum:ident += $threads:expr; $($field:ident),+ $(,)?) => {
+        for t in $threads.iter() {
+            $($sum.$field += t.$field.load(std::sync::atomic::Ordering::Relaxed);)+
+        }
+    };
+}
+pub(crate) use sum_counters;
+
 #[macro_use(mutant)]
 extern crate perdure_pm;
 

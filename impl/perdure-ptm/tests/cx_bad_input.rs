@@ -63,27 +63,15 @@ fn a_puc_object_of_another_layout() {
 
 #[test]
 fn bad_configurations() {
-    let bad_configs = [
-        Config {
-            replay_window: 0,
-            ..Config::small()
-        },
-        Config {
-            dirty_lines_per_replica: 0,
-            ..Config::small()
-        },
-        Config {
-            undo_entries_per_thread: 1 << 29,
-            ..Config::small()
-        },
-    ];
-    for bad in bad_configs {
-        let pool = Pool::volatile("cfg", SIZE, NoFlush).unwrap();
-        assert!(
-            matches!(CxPtm::create(pool, &bad), Err(PtmError::Config(_))),
-            "{bad:?}"
-        );
-    }
+    let bad = common::changed::each_changed(
+        Config::small(),
+        &[
+            |c| c.replay_window = 0,
+            |c| c.dirty_lines_per_replica = 0,
+            |c| c.undo_entries_per_thread = 1 << 29,
+        ],
+    );
+    common::assert_refused(bad, SIZE, CxPtm::create);
     #[derive(
         Clone,
         Copy,

@@ -27,14 +27,8 @@ fn x86() -> SimOptions {
 }
 
 fn ptm_one_thread(options: SimOptions, config: &Config, name: &str) {
-    crash::run_one_thread(
-        options,
-        POOL,
-        |pool| CxPtm::create(pool, config).unwrap(),
-        CxPtm::pool,
-        |pool| CxPtm::open(pool, config),
-        name,
-    );
+    let (create, open) = (CxPtm::create, CxPtm::open);
+    crash::run_one_thread_with(options, POOL, config, create, CxPtm::pool, open, name);
 }
 
 fn puc_one_thread(options: SimOptions, config: &Config, name: &str) {

@@ -152,13 +152,7 @@ fn damaged_structures_are_reported_not_looped_on() {
     })
     .unwrap();
     assert_eq!(violation(l.check(&p)), Violation::Unsorted);
-    assert!(matches!(
-        l.insert(&p, 1000),
-        Err(DsError::Invariant {
-            violation: Violation::Cycle,
-            ..
-        })
-    ));
+    assert_eq!(violation(l.insert(&p, 1000)), Violation::Cycle);
 
     // A tree whose root turned red, then whose colour word is garbage.
     let t = RbTreeSet::create(&p, 2).unwrap();
@@ -196,13 +190,7 @@ fn damaged_structures_are_reported_not_looped_on() {
     // A bucket count that is not a power of two.
     poke(&p, 3, None, 16, 48);
     assert_eq!(violation(h.check(&p)), Violation::BadBuckets);
-    assert!(matches!(
-        h.contains(&p, 1),
-        Err(DsError::Invariant {
-            violation: Violation::BadBuckets,
-            ..
-        })
-    ));
+    assert_eq!(violation(h.contains(&p, 1)), Violation::BadBuckets);
 
     // Untouched roots still work.
     let fresh = Queue::create(&p, 9).unwrap();

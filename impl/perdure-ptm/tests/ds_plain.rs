@@ -24,68 +24,96 @@ fn live<T: perdure_ptm::cx::Plain>(p: &CxPuc<NoFlush, T>) -> u64 {
     p.read(|r| perdure_ptm::ds::live_bytes_in(&r.tx())).unwrap()
 }
 
+/// Runs `scaled(1500)` seeded random operations (`op(p, model, rng, i)`)
+/// on a fresh CX-PUC holding a `T` and on its model `M`, checking the
+/// invariant every 100 (`check`, the model's length); then `drain` empties
+/// both, and every block the run allocated must be free again (else
+/// `leaked`).
+fn against_model<T, M>(
+    seed: u64,
+    mut op: impl FnMut(&CxPuc<NoFlush, T>, &mut M, &mut Rng, u64),
+    check: impl Fn(&CxPuc<NoFlush, T>, &M) -> (u64, u64),
+    drain: impl FnOnce(&CxPuc<NoFlush, T>, M),
+    leaked: &str,
+) where
+    T: perdure_ptm::cx::Plain + Default,
+    M: Default,
+{
+    let p = puc::<T>(2);
+    let before = live(&p);
+    let mut model = M::default();
+    let mut rng = Rng(seed);
+    for i in 0..scaled(1500) {
+        op(&p, &mut model, &mut rng, i);
+        if i % 100 == 0 {
+            let (checked, len) = check(&p, &model);
+            assert_eq!(checked, len);
+        }
+    }
+    drain(&p, model);
+    assert_eq!(live(&p), before, "{leaked}");
+}
+
 #[test]
 fn plain_queue_matches_vecdeque() {
-    let p = puc::<PlainQueue>(2);
-    let before = live(&p);
-    let mut model = VecDeque::new();
-    let mut rng = Rng(0x9A1);
-    for i in 0..scaled(1500) {
-        if rng.below(100) < 55 {
-            PlainQueue::enqueue(&p, i).unwrap();
-            model.push_back(i);
-        } else {
-            assert_eq!(
-                PlainQueue::dequeue(&p).unwrap(),
-                model.pop_front(),
-                "dequeue #{i}"
-            );
-        }
-        if i % 100 == 0 {
-            assert_eq!(PlainQueue::check(&p).unwrap(), model.len() as u64);
-        }
-    }
-    while let Some(v) = model.pop_front() {
-        assert_eq!(PlainQueue::dequeue(&p).unwrap(), Some(v));
-    }
-    assert_eq!(PlainQueue::dequeue(&p).unwrap(), None);
-    assert_eq!(live(&p), before, "dequeued nodes were not freed");
+    against_model(
+        0x9A1,
+        |p, model: &mut VecDeque<u64>, rng, i| {
+            if rng.below(100) < 55 {
+                PlainQueue::enqueue(p, i).unwrap();
+                model.push_back(i);
+            } else {
+                assert_eq!(
+                    PlainQueue::dequeue(p).unwrap(),
+                    model.pop_front(),
+                    "dequeue #{i}"
+                );
+            }
+        },
+        |p, model| (PlainQueue::check(p).unwrap(), model.len() as u64),
+        |p, mut model| {
+            while let Some(v) = model.pop_front() {
+                assert_eq!(PlainQueue::dequeue(p).unwrap(), Some(v));
+            }
+            assert_eq!(PlainQueue::dequeue(p).unwrap(), None);
+        },
+        "dequeued nodes were not freed",
+    );
 }
 
 #[test]
 fn plain_set_matches_btreeset() {
-    let p = puc::<PlainSet>(2);
-    let before = live(&p);
-    let mut model = BTreeSet::new();
-    let mut rng = Rng(0x9A2);
-    for i in 0..scaled(1500) {
-        let k = rng.below(80);
-        match rng.below(3) {
-            0 => assert_eq!(
-                PlainSet::insert(&p, k).unwrap(),
-                model.insert(k),
-                "insert {k}"
-            ),
-            1 => assert_eq!(
-                PlainSet::remove(&p, k).unwrap(),
-                model.remove(&k),
-                "remove {k}"
-            ),
-            _ => assert_eq!(
-                PlainSet::contains(&p, k).unwrap(),
-                model.contains(&k),
-                "contains {k}"
-            ),
-        }
-        if i % 100 == 0 {
-            assert_eq!(PlainSet::check(&p).unwrap(), model.len() as u64);
-        }
-    }
-    for k in model.clone() {
-        assert!(PlainSet::remove(&p, k).unwrap());
-    }
-    assert_eq!(PlainSet::check(&p).unwrap(), 0);
-    assert_eq!(live(&p), before, "removed nodes were not freed");
+    against_model(
+        0x9A2,
+        |p, model: &mut BTreeSet<u64>, rng, _| {
+            let k = rng.below(80);
+            match rng.below(3) {
+                0 => assert_eq!(
+                    PlainSet::insert(p, k).unwrap(),
+                    model.insert(k),
+                    "insert {k}"
+                ),
+                1 => assert_eq!(
+                    PlainSet::remove(p, k).unwrap(),
+                    model.remove(&k),
+                    "remove {k}"
+                ),
+                _ => assert_eq!(
+                    PlainSet::contains(p, k).unwrap(),
+                    model.contains(&k),
+                    "contains {k}"
+                ),
+            }
+        },
+        |p, model| (PlainSet::check(p).unwrap(), model.len() as u64),
+        |p, model| {
+            for k in model {
+                assert!(PlainSet::remove(p, k).unwrap());
+            }
+            assert_eq!(PlainSet::check(p).unwrap(), 0);
+        },
+        "removed nodes were not freed",
+    );
 }
 
 #[test]

@@ -355,6 +355,23 @@ fn recover<S: Subject>(
     Ok(out)
 }
 
+/// `create`, `open` and `pool` of a [`Subject`] that is a CX-PUC object
+/// (no handle: the object is the structure), with [`puc_create`] and
+/// [`puc_open`].
+macro_rules! puc_subject_pool {
+    () => {
+        fn create(pool: Pool<Sim>) -> (Self::P, ()) {
+            (puc_create(pool), ())
+        }
+        fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
+            Ok((puc_open(pool)?, ()))
+        }
+        fn pool(p: &Self::P) -> &Pool<Sim> {
+            p.pool()
+        }
+    };
+}
+
 /// A CX-PUC holding `T::default()` on `pool`.
 fn puc_create<T: perdure_ptm::cx::Plain + Default>(pool: Pool<Sim>) -> CxPuc<Sim, T> {
     CxPuc::create(pool, &common::cx_config(1), T::default()).unwrap()
@@ -391,15 +408,7 @@ impl Subject for PlainQ {
             None => m.pop_front(),
         }
     }
-    fn create(pool: Pool<Sim>) -> (Self::P, ()) {
-        (puc_create(pool), ())
-    }
-    fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
-        Ok((puc_open(pool)?, ()))
-    }
-    fn pool(p: &Self::P) -> &Pool<Sim> {
-        p.pool()
-    }
+    puc_subject_pool!();
     fn apply(_: &(), p: &Self::P, op: &Option<u64>) -> Result<Option<u64>, TestCaseError> {
         match *op {
             Some(v) => PlainQueue::enqueue(p, v).map(|()| None),
@@ -445,15 +454,7 @@ impl Subject for PlainS {
             _ => m.contains(&k),
         }))
     }
-    fn create(pool: Pool<Sim>) -> (Self::P, ()) {
-        (puc_create(pool), ())
-    }
-    fn open(pool: Pool<Sim>) -> Result<(Self::P, ()), TestCaseError> {
-        Ok((puc_open(pool)?, ()))
-    }
-    fn pool(p: &Self::P) -> &Pool<Sim> {
-        p.pool()
-    }
+    puc_subject_pool!();
     fn apply(_: &(), p: &Self::P, &(o, k): &(u8, u64)) -> Result<Option<u64>, TestCaseError> {
         match o {
             0 => PlainSet::insert(p, k),

@@ -28,23 +28,18 @@
 
 use perdure_ptm::cx::model_checks;
 
+#[path = "../../perdure-pm/tests/support/loom_model.rs"]
+mod loom_model;
+
 /// Runs `f` under loom with a preemption bound of `bound` (one more for
 /// `PERDURE_DEPTH=deep`), or `LOOM_MAX_PREEMPTIONS` if that is lower.
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, bound: usize, f: F) {
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let mut b = loom::model::Builder::new();
-    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-    let ours = if deep { bound + 1 } else { bound };
-    b.preemption_bound = Some(b.preemption_bound.map_or(ours, |env| env.min(ours)));
-    let bound = b.preemption_bound;
-    b.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"loom:ptm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"CX's turn queue and node reclamation: nodes linked once with consecutive tickets; no validated successor freed\"}}"
+    loom_model::check(
+        &format!("loom:ptm/{name}"),
+        loom_model::Preemptions::AtMost(bound),
+        None,
+        "CX's turn queue and node reclamation: nodes linked once with consecutive tickets; no validated successor freed",
+        f,
     );
 }
 

@@ -47,27 +47,19 @@ use perdure_ptm::{Transaction, TxRead};
 /// The shared word: root slot 8 (region offset 64).
 const X: u64 = 64;
 
+#[path = "../../perdure-pm/tests/support/loom_model.rs"]
+mod loom_model;
+
 /// Runs `f` under loom with a preemption bound of `bound` (one more for
 /// `PERDURE_DEPTH=deep`), or `LOOM_MAX_PREEMPTIONS` if that is lower.
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, bound: usize, f: F) {
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let mut b = loom::model::Builder::new();
     // Creating the PTM alone is thousands of atomic accesses.
-    b.max_branches = 10_000_000;
-    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-    let ours = if deep { bound + 1 } else { bound };
-    b.preemption_bound = Some(b.preemption_bound.map_or(ours, |env| env.min(ours)));
-    let bound = b.preemption_bound;
-    let t = std::time::Instant::now();
-    b.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"loom:ptm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"Redo-PTM's combining consensus (Algorithm 3): every announced update applied exactly once, results the prefix sums of one sequential order\",\"seconds\":{}}}",
-        t.elapsed().as_secs_f64()
+    let e = loom_model::explore(loom_model::Preemptions::AtMost(bound), Some(10_000_000), f);
+    loom_model::report(
+        &format!("loom:ptm/{name}"),
+        &e.interleavings(),
+        "Redo-PTM's combining consensus (Algorithm 3): every announced update applied exactly once, results the prefix sums of one sequential order",
+        Some(e.seconds),
     );
 }
 

@@ -23,23 +23,18 @@ use perdure_pm::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use perdure_pm::sync::{thread, Arc};
 use perdure_ptm::StrongTryRwLock;
 
+#[path = "../../perdure-pm/tests/support/loom_model.rs"]
+mod loom_model;
+
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        // LOOM_MAX_PREEMPTIONS unset: 3 normally, 4 for DEPTH=deep.
-        let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-        b.preemption_bound = Some(if deep { 4 } else { 3 });
-    }
-    let bound = b.preemption_bound;
-    b.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "PERDURE-CHECK {{\"name\":\"loom:ptm/{name}\",\"kind\":\"loom\",\"status\":\"pass\",\"explored\":\"{runs} interleavings (preemption bound {bound:?})\",\"detail\":\"mutual exclusion, no spurious failure, no leaked state\"}}"
+    // LOOM_MAX_PREEMPTIONS unset: 3 normally, 4 for DEPTH=deep.
+    let bound = loom_model::Preemptions::Default { normal: 3, deep: 4 };
+    loom_model::check(
+        &format!("loom:ptm/{name}"),
+        bound,
+        None,
+        "mutual exclusion, no spurious failure, no leaked state",
+        f,
     );
 }
 
@@ -78,31 +73,96 @@ fn assert_free(lock: &StrongTryRwLock) {
     lock.exclusive_unlock();
 }
 
+/// A thread that tries the lock exclusively and, if it got it, checks it is
+/// alone inside, then unlocks; it returns whether the try succeeded.
+fn try_writer(l: Arc<StrongTryRwLock>, i: Arc<Inside>) -> thread::JoinHandle<bool> {
+    thread::spawn(move || {
+        let ok = l.exclusive_try_lock();
+        if ok {
+            i.writer(|| ());
+            l.exclusive_unlock();
+        }
+        ok
+    })
+}
+
+/// A thread that tries the lock shared as `tid` and, if it got it, checks
+/// no writer is inside, then unlocks; it returns whether the try succeeded.
+/// With `after`, a try that starts once the flag is set must succeed (the
+/// message says why).
+fn try_reader(
+    l: Arc<StrongTryRwLock>,
+    i: Arc<Inside>,
+    tid: usize,
+    after: Option<(Arc<AtomicBool>, &'static str)>,
+) -> thread::JoinHandle<bool> {
+    thread::spawn(move || {
+        let flag_set = after.as_ref().map(|(f, why)| (f.load(SeqCst), *why));
+        let ok = l.shared_try_lock(tid);
+        if let Some((set, why)) = flag_set {
+            assert!(ok || !set, "{why}");
+        }
+        if ok {
+            i.reader();
+            l.shared_unlock(tid);
+        }
+        ok
+    })
+}
+
+/// A writer holding a lock of `threads` lets go of it with `release`, then
+/// sets a flag; meanwhile `meanwhile` (given the lock and the flag) may
+/// spawn another thread, and a reader `reader_tid` tries the lock, which
+/// must succeed if the flag was set when it started (else `why`). Returns
+/// the lock and what `meanwhile` returned once writer and reader joined.
+fn a_reader_races_a_release<R>(
+    threads: usize,
+    reader_tid: usize,
+    release: fn(&StrongTryRwLock),
+    why: &'static str,
+    meanwhile: impl FnOnce(&Arc<StrongTryRwLock>, &Arc<AtomicBool>) -> R,
+) -> (Arc<StrongTryRwLock>, R) {
+    let lock = Arc::new(StrongTryRwLock::new(threads));
+    let inside = Arc::new(Inside::default());
+    let released = Arc::new(AtomicBool::new(false));
+    assert!(lock.exclusive_try_lock());
+    inside.writers.store(1, SeqCst);
+    let (l, i, rel) = (lock.clone(), inside.clone(), released.clone());
+    let writer = thread::spawn(move || {
+        i.writers.store(0, SeqCst);
+        release(&l);
+        rel.store(true, SeqCst);
+    });
+    let other = meanwhile(&lock, &released);
+    let after = Some((released.clone(), why));
+    let reader = try_reader(lock.clone(), inside.clone(), reader_tid, after);
+    writer.join().unwrap();
+    reader.join().unwrap();
+    (lock, other)
+}
+
+/// `writers` writers and then a reader (the last thread id) try a free
+/// lock at once; returns the lock and whether each try succeeded, the
+/// reader's last.
+fn writers_and_a_reader_try(writers: usize) -> (Arc<StrongTryRwLock>, Vec<bool>) {
+    let lock = Arc::new(StrongTryRwLock::new(writers + 1));
+    let inside = Arc::new(Inside::default());
+    let mut hs: Vec<_> = (0..writers)
+        .map(|_| try_writer(lock.clone(), inside.clone()))
+        .collect();
+    hs.push(try_reader(lock.clone(), inside.clone(), writers, None));
+    let oks = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    (lock, oks)
+}
+
 #[test]
 fn a_writer_and_a_reader() {
     model("rwlock-writer-reader", || {
-        let lock = Arc::new(StrongTryRwLock::new(2));
-        let inside = Arc::new(Inside::default());
-        let (l, i) = (lock.clone(), inside.clone());
-        let w = thread::spawn(move || {
-            let ok = l.exclusive_try_lock();
-            if ok {
-                i.writer(|| ());
-                l.exclusive_unlock();
-            }
-            ok
-        });
-        let (l, i) = (lock.clone(), inside.clone());
-        let r = thread::spawn(move || {
-            let ok = l.shared_try_lock(1);
-            if ok {
-                i.reader();
-                l.shared_unlock(1);
-            }
-            ok
-        });
-        let (w, r) = (w.join().unwrap(), r.join().unwrap());
-        assert!(w || r, "both tries failed: one of them was spurious");
+        let (lock, oks) = writers_and_a_reader_try(1);
+        assert!(
+            oks.iter().any(|&x| x),
+            "both tries failed: one of them was spurious"
+        );
         assert_free(&lock);
     });
 }
@@ -110,30 +170,7 @@ fn a_writer_and_a_reader() {
 #[test]
 fn two_writers_and_a_reader() {
     model("rwlock-two-writers-reader", || {
-        let lock = Arc::new(StrongTryRwLock::new(3));
-        let inside = Arc::new(Inside::default());
-        let writer = |l: Arc<StrongTryRwLock>, i: Arc<Inside>| {
-            thread::spawn(move || {
-                let ok = l.exclusive_try_lock();
-                if ok {
-                    i.writer(|| ());
-                    l.exclusive_unlock();
-                }
-                ok
-            })
-        };
-        let w1 = writer(lock.clone(), inside.clone());
-        let w2 = writer(lock.clone(), inside.clone());
-        let (l, i) = (lock.clone(), inside.clone());
-        let r = thread::spawn(move || {
-            let ok = l.shared_try_lock(2);
-            if ok {
-                i.reader();
-                l.shared_unlock(2);
-            }
-            ok
-        });
-        let oks = [w1.join().unwrap(), w2.join().unwrap(), r.join().unwrap()];
+        let (lock, oks) = writers_and_a_reader_try(2);
         assert!(oks.iter().any(|&x| x), "all three tries failed");
         assert_free(&lock);
     });
@@ -168,41 +205,23 @@ fn readers_never_fail_each_other() {
 #[test]
 fn downgrade_then_another_thread_unlocks() {
     model("rwlock-downgrade-handover", || {
-        let lock = Arc::new(StrongTryRwLock::new(3));
-        let inside = Arc::new(Inside::default());
-        let downgraded = Arc::new(AtomicBool::new(false));
-        assert!(lock.exclusive_try_lock());
-        inside.writers.store(1, SeqCst);
-        let (l, i, d) = (lock.clone(), inside.clone(), downgraded.clone());
-        let writer = thread::spawn(move || {
-            i.writers.store(0, SeqCst);
-            l.downgrade();
-            d.store(true, SeqCst);
-        });
-        let (l, d) = (lock.clone(), downgraded.clone());
-        let next_winner = thread::spawn(move || {
-            if d.load(SeqCst) {
-                l.downgrade_unlock();
-                true
-            } else {
-                false
-            }
-        });
-        let (l, i, d) = (lock.clone(), inside.clone(), downgraded.clone());
-        let reader = thread::spawn(move || {
-            let after = d.load(SeqCst);
-            let ok = l.shared_try_lock(2);
-            assert!(
-                ok || !after,
-                "a reader failed after the writer had downgraded"
-            );
-            if ok {
-                i.reader();
-                l.shared_unlock(2);
-            }
-        });
-        writer.join().unwrap();
-        reader.join().unwrap();
+        let (lock, next_winner) = a_reader_races_a_release(
+            3,
+            2,
+            StrongTryRwLock::downgrade,
+            "a reader failed after the writer had downgraded",
+            |lock, downgraded| {
+                let (l, d) = (lock.clone(), downgraded.clone());
+                thread::spawn(move || {
+                    if d.load(SeqCst) {
+                        l.downgrade_unlock();
+                        true
+                    } else {
+                        false
+                    }
+                })
+            },
+        );
         if !next_winner.join().unwrap() {
             lock.downgrade_unlock();
         }
@@ -215,29 +234,13 @@ fn downgrade_then_another_thread_unlocks() {
 #[test]
 fn a_reader_racing_an_unlock() {
     model("rwlock-unlock-race", || {
-        let lock = Arc::new(StrongTryRwLock::new(2));
-        let inside = Arc::new(Inside::default());
-        let released = Arc::new(AtomicBool::new(false));
-        assert!(lock.exclusive_try_lock());
-        inside.writers.store(1, SeqCst);
-        let (l, i, rel) = (lock.clone(), inside.clone(), released.clone());
-        let writer = thread::spawn(move || {
-            i.writers.store(0, SeqCst);
-            l.exclusive_unlock();
-            rel.store(true, SeqCst);
-        });
-        let (l, i, rel) = (lock.clone(), inside.clone(), released.clone());
-        let reader = thread::spawn(move || {
-            let after = rel.load(SeqCst);
-            let ok = l.shared_try_lock(1);
-            assert!(ok || !after, "a reader failed after the writer had left");
-            if ok {
-                i.reader();
-                l.shared_unlock(1);
-            }
-        });
-        writer.join().unwrap();
-        reader.join().unwrap();
+        let (lock, ()) = a_reader_races_a_release(
+            2,
+            1,
+            StrongTryRwLock::exclusive_unlock,
+            "a reader failed after the writer had left",
+            |_, _| (),
+        );
         assert_free(&lock);
     });
 }

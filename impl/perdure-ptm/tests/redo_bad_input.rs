@@ -28,30 +28,16 @@ fn formatted() -> Vec<u64> {
 
 #[test]
 fn bad_configurations() {
-    for bad in [
-        Config {
-            states_per_thread: 1,
-            ..Config::small()
-        },
-        Config {
-            states_per_thread: 5000,
-            ..Config::small()
-        },
-        Config {
-            log_entries_per_thread: 0,
-            ..Config::small()
-        },
-        Config {
-            dirty_lines_per_replica: 0,
-            ..Config::small()
-        },
-    ] {
-        let pool = Pool::volatile("cfg", SIZE, NoFlush).unwrap();
-        assert!(
-            matches!(RedoPtm::create(pool, &bad), Err(PtmError::Config(_))),
-            "{bad:?}"
-        );
-    }
+    let bad = common::changed::each_changed(
+        Config::small(),
+        &[
+            |c| c.states_per_thread = 1,
+            |c| c.states_per_thread = 5000,
+            |c| c.log_entries_per_thread = 0,
+            |c| c.dirty_lines_per_replica = 0,
+        ],
+    );
+    common::assert_refused(bad, SIZE, RedoPtm::create);
     // On open, only the volatile sizes are taken from the configuration.
     let words = formatted();
     let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();

@@ -27,16 +27,12 @@ fn tag(v: Variant) -> &'static str {
 }
 
 /// The one-thread workload of [`crash::one_thread`] on Redo-PTM with
-/// `config`, every crash image checked.
-fn one_thread(options: SimOptions, config: &Config, name: &str) {
-    crash::run_one_thread(
-        options,
-        POOL,
-        |pool| RedoPtm::create(pool, config).unwrap(),
-        RedoPtm::pool,
-        |pool| RedoPtm::open(pool, config),
-        name,
-    );
+/// `config` (running variant `v`), every crash image checked; row
+/// `<tag>-<name>`.
+fn one_thread(options: SimOptions, config: &Config, v: Variant, name: &str) {
+    let (create, open) = (RedoPtm::create, RedoPtm::open);
+    let name = format!("{}-{name}", tag(v));
+    crash::run_one_thread_with(options, POOL, config, create, RedoPtm::pool, open, &name);
 }
 
 /// The same with a log arena smaller than a transaction and a dirty-line
@@ -48,11 +44,7 @@ fn one_thread_full_crashes_tiny_logs(v: Variant) {
         dirty_lines_per_replica: 2,
         ..common::config_v(2, v)
     };
-    one_thread(
-        SimOptions::default(),
-        &config,
-        &format!("{}-sim-crash-1t-tiny-logs", tag(v)),
-    );
+    one_thread(SimOptions::default(), &config, v, "sim-crash-1t-tiny-logs");
 }
 
 /// RedoOpt-PTM with a log arena smaller than a transaction and the usual
@@ -70,18 +62,15 @@ fn opt_one_thread_full_crashes_copies() {
         log_entries_per_thread: 4,
         ..common::config_v(2, v)
     };
-    one_thread(
-        SimOptions::default(),
-        &config,
-        &format!("{}-sim-crash-1t-copies", tag(v)),
-    );
+    one_thread(SimOptions::default(), &config, v, "sim-crash-1t-copies");
     one_thread(
         SimOptions {
             rmw_completes_flushes: true,
             ..SimOptions::default()
         },
         &config,
-        &format!("{}-sim-crash-1t-copies-x86", tag(v)),
+        v,
+        "sim-crash-1t-copies-x86",
     );
 }
 

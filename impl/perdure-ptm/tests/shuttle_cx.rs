@@ -31,10 +31,10 @@
 
 mod shuttle_common;
 
-use perdure_pm::{Backend, NoFlush, Pool};
+use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_ptm::cx::{Config, CxStats};
-use perdure_ptm::{CxPtm, CxPuc};
-use shuttle_common::{iterations, row};
+use perdure_ptm::{CxPtm, CxPuc, PtmError};
+use shuttle_common::{explore, iterations, random_and_pct_tests, row, Schedules};
 
 fn config(threads: usize) -> Config {
     Config {
@@ -108,96 +108,66 @@ fn consensus_puc(totals: &Seen) {
 const CONSENSUS: &str = "3 writers x 3 updates + 1 reader, replay window 1, MAX_READ_TRIES 0";
 const CONSENSUS_DETAIL: &str = "no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected";
 
-#[test]
-fn consensus_random() {
+/// The consensus workload on CX-PTM, then on CX-PUC, on schedules sampled
+/// as `how`; rows `cx-ptm-consensus-<tag>` and `cx-puc-consensus-<tag>`.
+fn consensus_rows(how: Schedules, tag: &str) {
+    let totals: &'static Seen = match how {
+        Schedules::Random => &SEEN_RANDOM,
+        Schedules::Pct => &SEEN_PCT,
+    };
     let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(|| consensus_ptm(&SEEN_RANDOM), n);
-    row(
-        "cx-ptm-consensus-random",
-        &(format!("{n} random schedules (seed {seed}), {CONSENSUS}") + &seen(&SEEN_RANDOM)),
-        CONSENSUS_DETAIL,
-    );
-    perdure_pm::sync::seeded::check_random(|| consensus_puc(&SEEN_RANDOM), n);
-    row(
-        "cx-puc-consensus-random",
-        &(format!("{n} random schedules (seed {seed}), {CONSENSUS}") + &seen(&SEEN_RANDOM)),
-        CONSENSUS_DETAIL,
-    );
+    for (name, run) in [
+        ("cx-ptm", consensus_ptm as fn(&Seen)),
+        ("cx-puc", consensus_puc),
+    ] {
+        let explored = explore(how, n, move || run(totals));
+        row(
+            &format!("{name}-consensus-{tag}"),
+            &(format!("{explored}, {CONSENSUS}") + &seen(totals)),
+            CONSENSUS_DETAIL,
+        );
+    }
 }
 
-#[test]
-fn consensus_pct() {
-    let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_pct(|| consensus_ptm(&SEEN_PCT), n, 3);
-    row(
-        "cx-ptm-consensus-pct",
-        &(format!("{n} PCT schedules (depth 3, seed {seed}), {CONSENSUS}") + &seen(&SEEN_PCT)),
-        CONSENSUS_DETAIL,
-    );
-    perdure_pm::sync::seeded::check_pct(|| consensus_puc(&SEEN_PCT), n, 3);
-    row(
-        "cx-puc-consensus-pct",
-        &(format!("{n} PCT schedules (depth 3, seed {seed}), {CONSENSUS}") + &seen(&SEEN_PCT)),
-        CONSENSUS_DETAIL,
-    );
+random_and_pct_tests!(consensus_random, consensus_pct, consensus_rows);
+
+/// [`shuttle_common::crash`] on the CX construction `make` creates (its
+/// `Sim`: `sim_of`), reopened by `open`.
+fn crash_on<P: perdure_ptm::Ptm + perdure_ptm::Front + 'static>(
+    make: fn(Pool<Sim>, &Config) -> P,
+    sim_of: fn(&P) -> &Sim,
+    open: fn(Pool<Sim>, &Config) -> Result<P, PtmError>,
+) {
+    let pool = shuttle_common::sim_pool("shuttle-cx-crash", 48 << 10);
+    shuttle_common::crash(make(pool, &config(2)), sim_of, |pool| {
+        open(pool, &config(2))
+    });
 }
 
 fn crash_ptm() {
-    let pool = shuttle_common::sim_pool("shuttle-cx-crash", 48 << 10);
-    shuttle_common::crash(
-        make_ptm(pool, &config(2)),
-        |p| p.pool().backend(),
-        |pool| CxPtm::open(pool, &config(2)),
-    );
+    crash_on(make_ptm, |p| p.pool().backend(), CxPtm::open);
 }
 
 fn crash_puc() {
-    let pool = shuttle_common::sim_pool("shuttle-cx-crash", 48 << 10);
-    shuttle_common::crash(
-        make_puc(pool, &config(2)),
-        |p| p.pool().backend(),
-        |pool| CxPuc::open(pool, &config(2)),
-    );
+    crash_on(make_puc, |p| p.pool().backend(), CxPuc::open);
 }
 
 const CRASH: &str = "2 threads x 2 updates, replay window 1, a crash point after every persistence event, up to 32 Px86 images each";
 const CRASH_DETAIL: &str =
     "every completed transaction recovered, none in part; the recovered PTM commits";
 
-#[test]
-fn crash_pct() {
+/// The crash workload on CX-PTM, then on CX-PUC, on schedules sampled as
+/// `how`; rows `cx-ptm-crash-<tag>` and `cx-puc-crash-<tag>`.
+fn crash_rows(how: Schedules, tag: &str) {
     let n = (iterations() / 2).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_pct(crash_ptm, n, 3);
-    row(
-        "cx-ptm-crash-pct",
-        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
-        CRASH_DETAIL,
-    );
-    perdure_pm::sync::seeded::check_pct(crash_puc, n, 3);
-    row(
-        "cx-puc-crash-pct",
-        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
-        CRASH_DETAIL,
-    );
+    for (name, run) in [("cx-ptm", crash_ptm as fn()), ("cx-puc", crash_puc)] {
+        let explored = explore(how, n, run);
+        row(
+            &format!("{name}-crash-{tag}"),
+            &format!("{explored}, {CRASH}"),
+            CRASH_DETAIL,
+        );
+    }
 }
 
-#[test]
-fn crash_random() {
-    let n = (iterations() / 2).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(crash_ptm, n);
-    row(
-        "cx-ptm-crash-random",
-        &format!("{n} random schedules (seed {seed}), {CRASH}"),
-        CRASH_DETAIL,
-    );
-    perdure_pm::sync::seeded::check_random(crash_puc, n);
-    row(
-        "cx-puc-crash-random",
-        &format!("{n} random schedules (seed {seed}), {CRASH}"),
-        CRASH_DETAIL,
-    );
-}
+random_and_pct_tests!(crash_random, crash_pct, crash_rows);

@@ -34,7 +34,9 @@ mod shuttle_common;
 
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::redo::{Config, RedoPtm, Variant};
-use shuttle_common::{iterations, row, setup, spawn_writers};
+use shuttle_common::{
+    explore, iterations, random_and_pct_tests, row, setup, spawn_writers, Schedules,
+};
 
 /// `v` runs with an empty RedoTimed window: shuttle replays schedules,
 /// so nothing may depend on the clock (`tests/redo_variants.rs` checks the
@@ -82,54 +84,38 @@ fn timed_copies() -> u64 {
 
 #[test]
 fn timed_window_replays_instead_of_copying() {
-    let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
     let most = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let m = most.clone();
-    perdure_pm::sync::seeded::check_random(
-        move || {
-            let copies = timed_copies();
-            m.fetch_max(copies, std::sync::atomic::Ordering::Relaxed);
-            assert!(
-                copies <= 1,
-                "{copies} copies: only the first update should copy"
-            );
-        },
-        n,
-    );
+    let explored = explore(Schedules::Random, iterations(), move || {
+        let copies = timed_copies();
+        m.fetch_max(copies, std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            copies <= 1,
+            "{copies} copies: only the first update should copy"
+        );
+    });
     let most = most.load(std::sync::atomic::Ordering::Relaxed);
     row(
         "redotimed-no-copy-storm",
-        &format!("{n} random schedules (seed {seed}) of RedoTimed-PTM with a window that never closes, 2 writers x 4 updates"),
+        &format!("{explored} of RedoTimed-PTM with a window that never closes, 2 writers x 4 updates"),
         &format!("at most {most} copy per schedule (the first update's): every other replica is brought up to date by replay"),
     );
 }
 
 const CONSENSUS_DETAIL: &str = "no lost or doubled update, results to the right thread, reads see whole transactions; no crashes injected";
 
-#[test]
-fn consensus_random() {
-    let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(|| consensus(Variant::Redo), n);
+/// Redo-PTM's consensus workload on schedules sampled as `how`; row
+/// `redo-consensus-<tag>`.
+fn consensus_row(how: Schedules, tag: &str) {
+    let explored = explore(how, iterations(), || consensus(Variant::Redo));
     row(
-        "redo-consensus-random",
-        &format!("{n} random schedules (seed {seed}), 3 writers x 3 updates + 1 reader"),
+        &format!("redo-consensus-{tag}"),
+        &format!("{explored}, 3 writers x 3 updates + 1 reader"),
         CONSENSUS_DETAIL,
     );
 }
 
-#[test]
-fn consensus_pct() {
-    let n = iterations();
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_pct(|| consensus(Variant::Redo), n, 3);
-    row(
-        "redo-consensus-pct",
-        &format!("{n} PCT schedules (depth 3, seed {seed}), 3 writers x 3 updates + 1 reader"),
-        CONSENSUS_DETAIL,
-    );
-}
+random_and_pct_tests!(consensus_random, consensus_pct, consensus_row);
 
 fn crash(v: Variant) {
     let pool = shuttle_common::sim_pool("shuttle-redo-crash", 32 << 10);
@@ -145,50 +131,48 @@ const CRASH: &str =
 const CRASH_DETAIL: &str =
     "every completed transaction recovered, none in part; the recovered PTM commits";
 
-#[test]
-fn crash_pct() {
-    let n = (iterations() / 2).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_pct(|| crash(Variant::Redo), n, 3);
+/// Redo-PTM's crash workload on schedules sampled as `how`; row
+/// `redo-crash-<tag>`.
+fn crash_row(how: Schedules, tag: &str) {
+    let explored = explore(how, (iterations() / 2).max(20), || crash(Variant::Redo));
     row(
-        "redo-crash-pct",
-        &format!("{n} PCT schedules (depth 3, seed {seed}), {CRASH}"),
+        &format!("redo-crash-{tag}"),
+        &format!("{explored}, {CRASH}"),
         CRASH_DETAIL,
     );
 }
 
-#[test]
-fn crash_random() {
-    let n = (iterations() / 2).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(|| crash(Variant::Redo), n);
+random_and_pct_tests!(crash_random, crash_pct, crash_row);
+
+/// The workload `run` on RedoOpt-PTM, on `n` random schedules; row
+/// `redoopt-<name>`, `what` saying what ran.
+fn opt_random_row(name: &str, n: usize, run: fn(Variant), what: &str, detail: &str) {
+    let explored = explore(Schedules::Random, n, move || run(Variant::Opt));
     row(
-        "redo-crash-random",
-        &format!("{n} random schedules (seed {seed}), {CRASH}"),
-        CRASH_DETAIL,
+        &format!("redoopt-{name}"),
+        &format!("{explored} of RedoOpt-PTM, {what}"),
+        detail,
     );
 }
 
 #[test]
 fn consensus_opt_random() {
-    let n = (iterations() / 2).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(|| consensus(Variant::Opt), n);
-    row(
-        "redoopt-consensus-random",
-        &format!("{n} random schedules (seed {seed}) of RedoOpt-PTM, 3 writers x 3 updates + 1 reader"),
+    opt_random_row(
+        "consensus-random",
+        (iterations() / 2).max(20),
+        consensus,
+        "3 writers x 3 updates + 1 reader",
         "no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected",
     );
 }
 
 #[test]
 fn crash_opt_random() {
-    let n = (iterations() / 4).max(20);
-    let seed = perdure_pm::sync::seeded::seed();
-    perdure_pm::sync::seeded::check_random(|| crash(Variant::Opt), n);
-    row(
-        "redoopt-crash-random",
-        &format!("{n} random schedules (seed {seed}) of RedoOpt-PTM, {CRASH}"),
+    opt_random_row(
+        "crash-random",
+        (iterations() / 4).max(20),
+        crash,
+        CRASH,
         &format!("{CRASH_DETAIL}; RedoTimed window empty (clock-free)"),
     );
 }

@@ -16,6 +16,9 @@
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
+#[path = "common/changed.rs"]
+mod changed;
+
 use perdure_harness::ptm::trace::{trace, Construction, Tamper, TraceError, TraceOptions};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -224,24 +227,16 @@ fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
 
 #[test]
 fn bad_options_are_errors() {
-    for bad in [
-        TraceOptions {
-            threads: 0,
-            ..TraceOptions::default()
-        },
-        TraceOptions {
-            threads: 4,
-            ..TraceOptions::default()
-        },
-        TraceOptions {
-            ops: 7,
-            ..TraceOptions::default()
-        },
-        TraceOptions {
-            runs: 0,
-            ..TraceOptions::default()
-        },
-    ] {
+    let bad_options = changed::each_changed(
+        TraceOptions::default(),
+        &[
+            |o| o.threads = 0,
+            |o| o.threads = 4,
+            |o| o.ops = 7,
+            |o| o.runs = 0,
+        ],
+    );
+    for bad in bad_options {
         assert!(matches!(trace(&bad), Err(TraceError::Options(_))));
     }
 }

@@ -5,6 +5,9 @@
 
 #![allow(dead_code)]
 
+#[path = "depth.rs"]
+mod depth;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -83,11 +86,7 @@ pub fn ack(out: &mut impl Write, i: u64) -> bool {
 
 /// The kill count: `PERDURE_KILLS`, else 200 (2,000 with `PERDURE_DEPTH=deep`).
 pub fn kills() -> u64 {
-    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-    std::env::var("PERDURE_KILLS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep { 2000 } else { 200 })
+    depth::count("PERDURE_KILLS", 200, 2000)
 }
 
 /// The seed: `PERDURE_KILL_SEED`, else a fixed default.

@@ -183,11 +183,7 @@ fn run<B: Backend + Default>(args: &Args) -> Result<(), Box<dyn std::error::Erro
         ptm.threads(),
         opened.as_secs_f64() * 1e3,
         audit.total,
-        if audit.consistent {
-            "consistent"
-        } else {
-            "INCONSISTENT"
-        },
+        verdict(audit.consistent),
     );
     if !audit.consistent {
         return Err(
@@ -268,14 +264,19 @@ fn run<B: Backend + Default>(args: &Args) -> Result<(), Box<dyn std::error::Erro
          {pfence:.2} pfence, {psync:.2} psync; {} committed in all; audit {}",
         transfers as f64 / elapsed.max(1e-9),
         audit.total,
-        if audit.consistent {
-            "consistent"
-        } else {
-            "INCONSISTENT"
-        },
+        verdict(audit.consistent),
     );
     if !audit.consistent {
         return Err("the bank is inconsistent after the run".into());
     }
     Ok(())
+}
+
+/// How an audit's result reads in the summary lines.
+fn verdict(consistent: bool) -> &'static str {
+    if consistent {
+        "consistent"
+    } else {
+        "INCONSISTENT"
+    }
 }

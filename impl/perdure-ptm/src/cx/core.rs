@@ -194,15 +194,8 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             freed: get(&self.queue.freed),
             ..CxStats::default()
         };
-        for t in self.stats.iter() {
-            s.commits += get(&t.commits);
-            s.copies += get(&t.copies);
-            s.applied += get(&t.applied);
-            s.helped += get(&t.helped);
-            s.reads_direct += get(&t.reads_direct);
-            s.reads_published += get(&t.reads_published);
-            s.cas_retries += get(&t.cas_retries);
-        }
+        crate::sum_counters!(s += self.stats;
+            commits, copies, applied, helped, reads_direct, reads_published, cas_retries);
         s
     }
 

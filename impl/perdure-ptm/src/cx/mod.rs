@@ -226,6 +226,25 @@ macro_rules! accessors {
 }
 pub(crate) use accessors;
 
+/// The part of [`crate::front::Front`] [`CxPtm`] and [`CxPuc`] share (both
+/// wrap a `cx`): the PTM's id, its thread ids and the counters it reports.
+macro_rules! front_ids {
+    () => {
+        fn event_counts(&self) -> Vec<(&'static str, u64)> {
+            self.stats().events()
+        }
+
+        fn uid(&self) -> u64 {
+            self.cx.uid
+        }
+
+        fn tid_pool(&self) -> &$crate::front::TidPoolRef {
+            &self.cx.tids
+        }
+    };
+}
+pub(crate) use front_ids;
+
 pub(crate) mod core;
 pub mod ptm;
 pub mod puc;
@@ -244,7 +263,7 @@ pub use zerocopy;
 
 use crate::error::PtmError;
 pub(crate) use crate::layout::Geometry;
-use crate::sti;
+use crate::layout::{self, PoolConfig};
 
 /// The configuration of CX-PTM and CX-PUC: the thread count (persistent: it
 /// fixes the number of replicas) and the sizes of the volatile structures.
@@ -295,38 +314,6 @@ impl Config {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<(), PtmError> {
-        let bad = |what: String| Err(PtmError::Config(what));
-        if self.threads == 0 || self.threads > sti::MAX_THREADS - 1 {
-            return bad(format!(
-                "threads is {}, must be in 1..={} (8-bit thread ids; the replicas are 2 x threads)",
-                self.threads,
-                sti::MAX_THREADS - 1
-            ));
-        }
-        let ranges = [
-            ("replay_window", self.replay_window, 1usize, 1 << 30),
-            (
-                "dirty_lines_per_replica",
-                self.dirty_lines_per_replica,
-                1,
-                1 << 28,
-            ),
-            (
-                "undo_entries_per_thread",
-                self.undo_entries_per_thread,
-                0,
-                1 << 28,
-            ),
-        ];
-        for (name, v, lo, hi) in ranges {
-            if v < lo || v > hi {
-                return bad(format!("{name} is {v}, must be in {lo}..={hi}"));
-            }
-        }
-        Ok(())
-    }
-
     /// The nodes alive at once, at most, beyond those of transactions in
     /// flight: `N·(replay_window + scan threshold) + 7N` (see
     /// `cx/queue.rs`).
@@ -345,6 +332,31 @@ impl Config {
         let nodes = (self.max_retained_nodes() + 2 * n) * (96 + 16);
         let threads = n * (16 * self.undo_entries_per_thread as u64 + 512);
         combs + nodes + threads
+    }
+}
+
+impl PoolConfig for Config {
+    fn threads_mut(&mut self) -> &mut usize {
+        &mut self.threads
+    }
+
+    fn validate(&self) -> Result<(), PtmError> {
+        layout::validate_threads(self.threads, "2 x threads")?;
+        layout::validate_ranges(&[
+            ("replay_window", self.replay_window, 1usize, 1 << 30),
+            (
+                "dirty_lines_per_replica",
+                self.dirty_lines_per_replica,
+                1,
+                1 << 28,
+            ),
+            (
+                "undo_entries_per_thread",
+                self.undo_entries_per_thread,
+                0,
+                1 << 28,
+            ),
+        ])
     }
 }
 

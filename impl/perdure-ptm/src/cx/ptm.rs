@@ -24,13 +24,13 @@
 use super::core::{Comb, Cx, Flavor};
 use super::Config;
 use crate::error::PtmError;
-use crate::front::{self, Front, Sealed, TidPoolRef};
+use crate::front::{self, Front, Sealed};
 use crate::layout::{self, Kind};
 use crate::redo::state::DirtyLines;
 use crate::redo::ReadTx;
 use crate::registry::Kind as TxKind;
-use crate::replica::{self, word};
-use crate::tx::{PWord, Transaction, TxRead};
+use crate::replica::word;
+use crate::tx::PWord;
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Backend, Pool};
 use std::cell::RefCell;
@@ -89,6 +89,20 @@ impl<B: Backend> Drop for Session<'_, B> {
 pub(crate) struct Writer {
     dirty: RefCell<DirtyLines>,
     undo: RefCell<UndoLog>,
+}
+
+impl Writer {
+    /// Records the old value of a store in the undo log (the new value is
+    /// not needed: a panicking closure's stores are rolled back, never
+    /// replayed), or marks the log overflowed when it is full.
+    fn log(&self, off: u64, old: u64, _new: u64) {
+        let mut u = self.undo.borrow_mut();
+        if u.entries.len() < u.cap {
+            u.entries.push((off, old));
+        } else {
+            u.overflow = true;
+        }
+    }
 }
 
 impl UndoLog {
@@ -206,12 +220,7 @@ pub struct Tx<'t, B: Backend> {
     w: &'t Writer,
 }
 
-/// The read-only view of the same replica (what a nested `read_tx` gets).
-impl<'t, B: Backend> AsRef<ReadTx<'t, B>> for Tx<'t, B> {
-    fn as_ref(&self) -> &ReadTx<'t, B> {
-        &self.read
-    }
-}
+crate::redo::update_tx_in_place!(Tx);
 
 impl<B: Backend> Tx<'_, B> {
     fn roll_back(&self) {
@@ -222,44 +231,6 @@ impl<B: Backend> Tx<'_, B> {
         for &(off, old) in u.entries.iter().rev() {
             word(self.read.pool, self.read.base + off).store(old, Ordering::Relaxed);
         }
-    }
-}
-
-impl<B: Backend> TxRead for Tx<'_, B> {
-    #[inline]
-    fn region_len(&self) -> u64 {
-        self.read.len
-    }
-
-    #[inline]
-    fn try_load(&self, off: u64) -> Result<u64, PtmError> {
-        self.read.try_load(off)
-    }
-}
-
-impl<B: Backend> Transaction for Tx<'_, B> {
-    fn try_store(&self, off: u64, val: u64) -> Result<(), PtmError> {
-        let old = self.read.try_load(off)?;
-        let at = self.read.base + off;
-        {
-            let mut u = self.w.undo.borrow_mut();
-            if u.entries.len() < u.cap {
-                u.entries.push((off, old));
-            } else {
-                u.overflow = true;
-            }
-        }
-        word(self.read.pool, at).store(val, Ordering::Relaxed);
-        self.w.dirty.borrow_mut().add(at);
-        Ok(())
-    }
-
-    fn alloc(&self, size: u64) -> Result<u64, PtmError> {
-        replica::tx_alloc(self, size)
-    }
-
-    fn free(&self, off: u64) -> Result<(), PtmError> {
-        replica::tx_free(self, off)
     }
 }
 
@@ -283,8 +254,7 @@ impl<B: Backend> CxPtm<B> {
     /// replicas splitting the pool) and opens it. Crash-atomic like
     /// [`crate::RedoPtm::create`]: the header is written last.
     pub fn create(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
-        config.validate()?;
-        layout::create(&pool, &KIND, config.threads, 0, |_, _, _| Ok(()))?;
+        layout::create_empty(&pool, &KIND, config.threads, config)?;
         CxPtm::open(pool, config)
     }
 
@@ -293,12 +263,7 @@ impl<B: Backend> CxPtm<B> {
     /// count comes from the pool; the rest of `config` sizes the volatile
     /// structures.
     pub fn open(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
-        let (g, cur) = layout::open(&pool, &KIND, 0)?;
-        let config = Config {
-            threads: g.threads,
-            ..config.clone()
-        };
-        config.validate()?;
+        let (g, cur, config) = layout::open_with_config(&pool, &KIND, 0, config)?;
         Ok(CxPtm {
             cx: Cx::build(pool, config, &g, cur),
         })
@@ -306,11 +271,12 @@ impl<B: Backend> CxPtm<B> {
 
     /// Opens the CX-PTM in `pool`, creating one if the pool holds none.
     pub fn open_or_create(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
-        if layout::is_formatted(&pool, &KIND)? {
-            CxPtm::open(pool, config)
-        } else {
-            CxPtm::create(pool, config)
-        }
+        layout::open_or_create(
+            pool,
+            &KIND,
+            |pool| CxPtm::open(pool, config),
+            |pool| CxPtm::create(pool, config),
+        )
     }
 
     super::accessors!();
@@ -330,17 +296,7 @@ impl<B: Backend> Front for CxPtm<B> {
     type Tx<'t> = Tx<'t, B>;
     type ReadTx<'t> = ReadTx<'t, B>;
 
-    fn event_counts(&self) -> Vec<(&'static str, u64)> {
-        self.stats().events()
-    }
-
-    fn uid(&self) -> u64 {
-        self.cx.uid
-    }
-
-    fn tid_pool(&self) -> &TidPoolRef {
-        &self.cx.tids
-    }
+    super::front_ids!();
 
     fn update_with<R, F>(&self, tid: usize, f: F) -> R
     where

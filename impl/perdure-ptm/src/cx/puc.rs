@@ -61,8 +61,8 @@
 use super::core::{Comb, Cx, Flavor};
 use super::Config;
 use crate::error::PtmError;
-use crate::front::{self, Front, Handle, Sealed, TidPoolRef};
-use crate::layout::{self, Kind};
+use crate::front::{self, Front, Handle, Sealed};
+use crate::layout::{self, Kind, PoolConfig};
 use crate::registry::Kind as TxKind;
 use crate::replica::{word, ALLOC_BASE};
 use crate::tx::{PWord, Transaction, TxRead, ROOTS};
@@ -664,12 +664,7 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
     /// The object's type must have the size and alignment it was created
     /// with.
     pub fn open(pool: Pool<B>, config: &Config) -> Result<CxPuc<B, T>, PtmError> {
-        let (g, cur) = layout::open(&pool, &KIND, fingerprint::<T>())?;
-        let config = Config {
-            threads: g.threads,
-            ..config.clone()
-        };
-        config.validate()?;
+        let (g, cur, config) = layout::open_with_config(&pool, &KIND, fingerprint::<T>(), config)?;
         Ok(CxPuc {
             cx: Cx::build(pool, config, &g, cur),
             _t: PhantomData,
@@ -683,11 +678,12 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
         config: &Config,
         init: T,
     ) -> Result<CxPuc<B, T>, PtmError> {
-        if layout::is_formatted(&pool, &KIND)? {
-            CxPuc::open(pool, config)
-        } else {
-            CxPuc::create(pool, config, init)
-        }
+        layout::open_or_create(
+            pool,
+            &KIND,
+            |pool| CxPuc::open(pool, config),
+            |pool| CxPuc::create(pool, config, init),
+        )
     }
 
     super::accessors!();
@@ -842,17 +838,7 @@ impl<B: Backend, T: Plain> Front for CxPuc<B, T> {
     type Tx<'t> = PucTx<'t>;
     type ReadTx<'t> = PucRead<'t>;
 
-    fn event_counts(&self) -> Vec<(&'static str, u64)> {
-        self.stats().events()
-    }
-
-    fn uid(&self) -> u64 {
-        self.cx.uid
-    }
-
-    fn tid_pool(&self) -> &TidPoolRef {
-        &self.cx.tids
-    }
+    super::front_ids!();
 
     fn update_with<R, F>(&self, tid: usize, f: F) -> R
     where

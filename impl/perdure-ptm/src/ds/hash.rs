@@ -26,8 +26,8 @@
 //! block count; `len` is the number of nodes.
 
 use super::{
-    alloc, check_root, check_value, free, free_chain, header, ld, mix, open_root, read, st,
-    step_bound, update, DsError, Fault, Violation,
+    alloc, check_value, create_root, free, free_chain, header, header_or_create, ld, mix,
+    open_root, read, st, step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -77,25 +77,22 @@ fn create_table<T: Transaction>(
     shape: Shape,
     buckets: u64,
 ) -> Result<u64, Fault> {
-    match header(tx, root, shape.magic) {
-        Err(Fault::NotCreated) => {
-            let arr = zeroed_array(tx, buckets)?;
-            let h = match alloc(tx, 32) {
-                Ok(h) => h,
-                Err(f) => {
-                    free(tx, arr)?;
-                    return Err(f);
-                }
-            };
-            st(tx, h, shape.magic)?;
-            st(tx, h + BUCKETS, arr)?;
-            st(tx, h + COUNT, buckets)?;
-            st(tx, h + LEN, 0)?;
-            st(tx, crate::tx::root_offset(root), h)?;
-            Ok(h)
-        }
-        r => r,
-    }
+    header_or_create(tx, root, shape.magic, || {
+        let arr = zeroed_array(tx, buckets)?;
+        let h = match alloc(tx, 32) {
+            Ok(h) => h,
+            Err(f) => {
+                free(tx, arr)?;
+                return Err(f);
+            }
+        };
+        st(tx, h, shape.magic)?;
+        st(tx, h + BUCKETS, arr)?;
+        st(tx, h + COUNT, buckets)?;
+        st(tx, h + LEN, 0)?;
+        st(tx, crate::tx::root_offset(root), h)?;
+        Ok(h)
+    })
 }
 
 fn zeroed_array<T: Transaction>(tx: &T, words: u64) -> Result<u64, Fault> {
@@ -269,68 +266,61 @@ impl<T: Transaction> Table<'_, T> {
     }
 }
 
+/// `create` and `create_with` of the handle `$ty` of a table of shape
+/// `$shape` (the `$what` in the docs), whose errors name `$kind`.
+macro_rules! table_handle {
+    ($ty:ident, $what:literal, $kind:expr, $shape:expr) => {
+        impl $ty {
+            #[doc = concat!("The ", $what, " in root slot `root`, created empty with")]
+            /// [`DEFAULT_BUCKETS`] buckets if the slot is 0.
+            pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
+                $ty::create_with(ptm, root, DEFAULT_BUCKETS)
+            }
+
+            #[doc = concat!("The ", $what, " in root slot `root`, created empty with `buckets`")]
+            /// buckets (a power of two) if the slot is 0.
+            pub fn create_with<P: Ptm>(ptm: &P, root: usize, buckets: u64) -> Result<$ty, DsError> {
+                validate_buckets($kind, buckets)?;
+                create_root(ptm, root, $kind, move |tx| {
+                    create_table(tx, root, $shape, buckets)
+                })?;
+                Ok($ty { root })
+            }
+        }
+    };
+}
+
+/// Frees every node of the table of shape `shape` in root slot `root`, its
+/// bucket array and its header, and clears the slot.
+fn destroy_table_in<T: Transaction>(tx: &T, root: usize, shape: Shape) -> Result<(), Fault> {
+    Table::open(tx, root, shape)?.destroy(root)
+}
+
+fn destroy_set_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
+    destroy_table_in(tx, root, SET)
+}
+
+fn destroy_map_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
+    destroy_table_in(tx, root, MAP)
+}
+
 /// A resizable hash set of `u64` keys in a root slot. See the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashSet {
     root: usize,
 }
 
+table_handle!(HashSet, "set", SET_KIND, SET);
+handle_basics!(HashSet, SET_KIND, SET_MAGIC, check_set_in, destroy_set_in);
+set_membership!(
+    HashSet,
+    SET_KIND,
+    set_insert_in,
+    set_remove_in,
+    set_contains_in
+);
+
 impl HashSet {
-    /// The set in root slot `root`, created empty with
-    /// [`DEFAULT_BUCKETS`] buckets if the slot is 0.
-    pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<HashSet, DsError> {
-        HashSet::create_with(ptm, root, DEFAULT_BUCKETS)
-    }
-
-    /// The set in root slot `root`, created empty with `buckets` buckets
-    /// (a power of two) if the slot is 0.
-    pub fn create_with<P: Ptm>(ptm: &P, root: usize, buckets: u64) -> Result<HashSet, DsError> {
-        check_root(root)?;
-        validate_buckets(SET_KIND, buckets)?;
-        update(ptm, root, SET_KIND, move |tx| {
-            create_set_in(tx, root, buckets).map(|_| 0)
-        })?;
-        Ok(HashSet { root })
-    }
-
-    /// The set already in root slot `root`.
-    pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<HashSet, DsError> {
-        open_root(ptm, root, SET_KIND, SET_MAGIC)?;
-        Ok(HashSet { root })
-    }
-
-    /// Its root slot.
-    pub fn root(&self) -> usize {
-        self.root
-    }
-
-    /// Adds `key`; whether it was absent.
-    pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        update(ptm, root, SET_KIND, move |tx| {
-            set_insert_in(tx, root, key).map(u64::from)
-        })
-        .map(|b| b != 0)
-    }
-
-    /// Removes `key`; whether it was present.
-    pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        update(ptm, root, SET_KIND, move |tx| {
-            set_remove_in(tx, root, key).map(u64::from)
-        })
-        .map(|b| b != 0)
-    }
-
-    /// Whether `key` is in the set (a read-only transaction).
-    pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-        let root = self.root;
-        read(ptm, root, SET_KIND, move |tx| {
-            set_contains_in(tx, root, key).map(u64::from)
-        })
-        .map(|b| b != 0)
-    }
-
     /// The stored count and the bucket count.
     pub fn len_and_buckets<P: Ptm>(&self, ptm: &P) -> Result<(u64, u64), DsError> {
         let root = self.root;
@@ -340,23 +330,6 @@ impl HashSet {
             })
         };
         Ok((field(LEN)?, field(COUNT)?))
-    }
-
-    /// Walks every bucket in one read-only transaction and checks the
-    /// invariant; returns the size.
-    pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        read(ptm, root, SET_KIND, move |tx| check_set_in(tx, root))
-    }
-
-    /// Frees every node, the bucket array and the header, and clears the
-    /// root slot.
-    pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-        let root = self.root;
-        update(ptm, root, SET_KIND, move |tx| {
-            Table::open(tx, root, SET)?.destroy(root).map(|()| 0)
-        })
-        .map(drop)
     }
 }
 
@@ -393,35 +366,10 @@ pub struct HashMap {
     root: usize,
 }
 
+table_handle!(HashMap, "map", MAP_KIND, MAP);
+handle_basics!(HashMap, MAP_KIND, MAP_MAGIC, check_map_in, destroy_map_in);
+
 impl HashMap {
-    /// The map in root slot `root`, created empty with [`DEFAULT_BUCKETS`]
-    /// buckets if the slot is 0.
-    pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<HashMap, DsError> {
-        HashMap::create_with(ptm, root, DEFAULT_BUCKETS)
-    }
-
-    /// The map in root slot `root`, created empty with `buckets` buckets
-    /// (a power of two) if the slot is 0.
-    pub fn create_with<P: Ptm>(ptm: &P, root: usize, buckets: u64) -> Result<HashMap, DsError> {
-        check_root(root)?;
-        validate_buckets(MAP_KIND, buckets)?;
-        update(ptm, root, MAP_KIND, move |tx| {
-            create_map_in(tx, root, buckets).map(|_| 0)
-        })?;
-        Ok(HashMap { root })
-    }
-
-    /// The map already in root slot `root`.
-    pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<HashMap, DsError> {
-        open_root(ptm, root, MAP_KIND, MAP_MAGIC)?;
-        Ok(HashMap { root })
-    }
-
-    /// Its root slot.
-    pub fn root(&self) -> usize {
-        self.root
-    }
-
     /// Maps `key` to `value`; the value it replaced, if any.
     pub fn insert<P: Ptm>(&self, ptm: &P, key: u64, value: u64) -> Result<Option<u64>, DsError> {
         check_value(value)?;
@@ -441,23 +389,6 @@ impl HashMap {
     pub fn get<P: Ptm>(&self, ptm: &P, key: u64) -> Result<Option<u64>, DsError> {
         let root = self.root;
         read(ptm, root, MAP_KIND, move |tx| map_get_in(tx, root, key))
-    }
-
-    /// Walks every bucket in one read-only transaction and checks the
-    /// invariant; returns the size.
-    pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        read(ptm, root, MAP_KIND, move |tx| check_map_in(tx, root))
-    }
-
-    /// Frees every node, the bucket array and the header, and clears the
-    /// root slot.
-    pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-        let root = self.root;
-        update(ptm, root, MAP_KIND, move |tx| {
-            Table::open(tx, root, MAP)?.destroy(root).map(|()| 0)
-        })
-        .map(drop)
     }
 }
 

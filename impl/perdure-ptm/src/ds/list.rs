@@ -14,7 +14,7 @@
 //! nodes.
 
 use super::{
-    alloc, check_root, create_header, free, free_chain, header, ld, open_root, read, st,
+    alloc, create_header, create_root, destroy_chain, free, header, ld, open_root, read, st,
     step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
@@ -117,8 +117,5 @@ pub fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
 /// Frees every node and the header; clears the root slot.
 pub fn destroy_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
     check_in(tx, root)?;
-    let h = header(tx, root, MAGIC)?;
-    free_chain(tx, ld(tx, h + FIRST)?, NEXT)?;
-    free(tx, h)?;
-    st(tx, crate::tx::root_offset(root), 0)
+    destroy_chain(tx, root, MAGIC, FIRST, NEXT)
 }

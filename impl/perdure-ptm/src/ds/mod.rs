@@ -57,6 +57,76 @@
 //! allocates before it stores anything, so running out of region space
 //! ([`DsError::OutOfSpace`]) leaves the structure unchanged.
 
+/// The methods every structure handle in a root slot has: `open`, `root`,
+/// `check` (one read-only transaction of `$check`) and `destroy` (one update
+/// transaction of `$destroy`), for the structure `$kind` with header magic
+/// `$magic`.
+macro_rules! handle_basics {
+    ($ty:ident, $kind:expr, $magic:expr, $check:path, $destroy:path) => {
+        impl $ty {
+            /// The structure already in root slot `root`.
+            pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
+                open_root(ptm, root, $kind, $magic)?;
+                Ok($ty { root })
+            }
+
+            /// Its root slot.
+            pub fn root(&self) -> usize {
+                self.root
+            }
+
+            /// Walks the structure in one read-only transaction and checks
+            /// its invariant (see the module docs); returns its size.
+            pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
+                let root = self.root;
+                read(ptm, root, $kind, move |tx| $check(tx, root))
+            }
+
+            /// Frees every node and the header, and clears the root slot.
+            pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
+                let root = self.root;
+                update(ptm, root, $kind, move |tx| $destroy(tx, root).map(|()| 0)).map(drop)
+            }
+        }
+    };
+}
+
+/// The membership methods of a set handle (sorted sets and the hash set):
+/// `insert`, `remove` (update transactions of `$insert`, `$remove`) and
+/// `contains` (a read-only transaction of `$contains`).
+macro_rules! set_membership {
+    ($ty:ident, $kind:expr, $insert:path, $remove:path, $contains:path) => {
+        impl $ty {
+            /// Adds `key`; whether it was absent.
+            pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                update(ptm, root, $kind, move |tx| {
+                    $insert(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+
+            /// Removes `key`; whether it was present.
+            pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                update(ptm, root, $kind, move |tx| {
+                    $remove(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+
+            /// Whether `key` is in the set (a read-only transaction).
+            pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
+                let root = self.root;
+                read(ptm, root, $kind, move |tx| {
+                    $contains(tx, root, key).map(u64::from)
+                })
+                .map(|b| b != 0)
+            }
+        }
+    };
+}
+
 /// The handle of a sorted set in a root slot ([`ListSet`], [`RbTreeSet`]):
 /// each method runs one transaction of the invoking module's `create_in`,
 /// `insert_in`, `remove_in`, `contains_in`, `check_in` or `destroy_in`
@@ -67,47 +137,8 @@ macro_rules! set_handle {
         impl $ty {
             /// The set in root slot `root`, created empty if the slot is 0.
             pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
-                check_root(root)?;
-                update(ptm, root, KIND, move |tx| create_in(tx, root).map(|_| 0))?;
+                create_root(ptm, root, KIND, move |tx| create_in(tx, root))?;
                 Ok($ty { root })
-            }
-
-            /// The set already in root slot `root`.
-            pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<$ty, DsError> {
-                open_root(ptm, root, KIND, MAGIC)?;
-                Ok($ty { root })
-            }
-
-            /// Its root slot.
-            pub fn root(&self) -> usize {
-                self.root
-            }
-
-            /// Adds `key`; whether it was absent.
-            pub fn insert<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-                let root = self.root;
-                update(ptm, root, KIND, move |tx| {
-                    insert_in(tx, root, key).map(u64::from)
-                })
-                .map(|b| b != 0)
-            }
-
-            /// Removes `key`; whether it was present.
-            pub fn remove<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-                let root = self.root;
-                update(ptm, root, KIND, move |tx| {
-                    remove_in(tx, root, key).map(u64::from)
-                })
-                .map(|b| b != 0)
-            }
-
-            /// Whether `key` is in the set (a read-only transaction).
-            pub fn contains<P: Ptm>(&self, ptm: &P, key: u64) -> Result<bool, DsError> {
-                let root = self.root;
-                read(ptm, root, KIND, move |tx| {
-                    contains_in(tx, root, key).map(u64::from)
-                })
-                .map(|b| b != 0)
             }
 
             /// The stored count.
@@ -117,20 +148,9 @@ macro_rules! set_handle {
                     ld(tx, header(tx, root, MAGIC)? + LEN)
                 })
             }
-
-            /// Walks the set in one read-only transaction and checks its
-            /// invariant (see the module docs); returns its size.
-            pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-                let root = self.root;
-                read(ptm, root, KIND, move |tx| check_in(tx, root))
-            }
-
-            /// Frees every node and the header, and clears the root slot.
-            pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-                let root = self.root;
-                update(ptm, root, KIND, move |tx| destroy_in(tx, root).map(|()| 0)).map(drop)
-            }
         }
+        handle_basics!($ty, KIND, MAGIC, check_in, destroy_in);
+        set_membership!($ty, KIND, insert_in, remove_in, contains_in);
     };
 }
 
@@ -454,6 +474,18 @@ impl Outcome for Option<u64> {
     }
 }
 
+/// Checks root slot `root`, then runs `create` (creating the structure
+/// `kind` if the slot is 0) as one update transaction of `ptm`.
+fn create_root<P, F>(ptm: &P, root: usize, kind: &'static str, create: F) -> Result<(), DsError>
+where
+    P: Ptm,
+    F: for<'t> Fn(&P::Tx<'t>) -> Result<u64, Fault> + Send + Sync + 'static,
+{
+    check_root(root)?;
+    update(ptm, root, kind, move |tx| create(tx).map(|_| 0))?;
+    Ok(())
+}
+
 /// Runs `f` as one update transaction of `ptm` and returns its value; a
 /// fault becomes the [`DsError`] naming root slot `root` and `kind`.
 fn update<T, P, F>(ptm: &P, root: usize, kind: &'static str, f: F) -> Result<T, DsError>
@@ -521,6 +553,20 @@ fn header<T: TxRead>(tx: &T, root: usize, magic: u64) -> Result<u64, Fault> {
     Ok(h)
 }
 
+/// The header of the structure with magic `magic` in root slot `root`, or,
+/// if the slot is 0, the one `make` creates (and links into the slot).
+fn header_or_create<T: TxRead>(
+    tx: &T,
+    root: usize,
+    magic: u64,
+    make: impl FnOnce() -> Result<u64, Fault>,
+) -> Result<u64, Fault> {
+    match header(tx, root, magic) {
+        Err(Fault::NotCreated) => make(),
+        r => r,
+    }
+}
+
 /// Creates the header (`words` words, the first the magic, the rest 0) of
 /// a structure in root slot `root`, or finds the one already there.
 /// Returns the header's offset.
@@ -530,22 +576,36 @@ fn create_header<T: Transaction>(
     magic: u64,
     words: u64,
 ) -> Result<u64, Fault> {
-    match header(tx, root, magic) {
-        Err(Fault::NotCreated) => {
-            let h = alloc(tx, 8 * words)?;
-            st(tx, h, magic)?;
-            for w in 1..words {
-                st(tx, h + 8 * w, 0)?;
-            }
-            st(tx, crate::tx::root_offset(root), h)?;
-            Ok(h)
+    header_or_create(tx, root, magic, || {
+        let h = alloc(tx, 8 * words)?;
+        st(tx, h, magic)?;
+        for w in 1..words {
+            st(tx, h + 8 * w, 0)?;
         }
-        r => r,
-    }
+        st(tx, crate::tx::root_offset(root), h)?;
+        Ok(h)
+    })
 }
 
 /// Frees the chain of nodes starting at `node`, linked by the word `next`
 /// bytes into each.
+/// Frees the chain of nodes linked through word `next` that starts at
+/// word `first` of the header in root slot `root` (magic `magic`), then the
+/// header, and clears the slot (a list's or a queue's `destroy_in`, after
+/// its check).
+fn destroy_chain<T: Transaction>(
+    tx: &T,
+    root: usize,
+    magic: u64,
+    first: u64,
+    next: u64,
+) -> Result<(), Fault> {
+    let h = header(tx, root, magic)?;
+    free_chain(tx, ld(tx, h + first)?, next)?;
+    free(tx, h)?;
+    st(tx, crate::tx::root_offset(root), 0)
+}
+
 fn free_chain<T: Transaction>(tx: &T, mut node: u64, next: u64) -> Result<(), Fault> {
     let bound = step_bound(tx);
     for _ in 0..bound {

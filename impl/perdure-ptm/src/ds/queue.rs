@@ -12,8 +12,8 @@
 //! `tail == 0` iff `len == 0`.
 
 use super::{
-    alloc, check_root, check_value, create_header, free, free_chain, header, ld, open_root, read,
-    st, step_bound, update, DsError, Fault, Violation,
+    alloc, check_value, create_header, create_root, destroy_chain, free, header, ld, open_root,
+    read, st, step_bound, update, DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};
 
@@ -35,20 +35,8 @@ pub struct Queue {
 impl Queue {
     /// The queue in root slot `root`, created empty if the slot is 0.
     pub fn create<P: Ptm>(ptm: &P, root: usize) -> Result<Queue, DsError> {
-        check_root(root)?;
-        update(ptm, root, KIND, move |tx| create_in(tx, root).map(|_| 0))?;
+        create_root(ptm, root, KIND, move |tx| create_in(tx, root))?;
         Ok(Queue { root })
-    }
-
-    /// The queue already in root slot `root`.
-    pub fn open<P: Ptm>(ptm: &P, root: usize) -> Result<Queue, DsError> {
-        open_root(ptm, root, KIND, MAGIC)?;
-        Ok(Queue { root })
-    }
-
-    /// Its root slot.
-    pub fn root(&self) -> usize {
-        self.root
     }
 
     /// Appends `value` (at most [`super::MAX_VALUE`]).
@@ -77,20 +65,9 @@ impl Queue {
     pub fn is_empty<P: Ptm>(&self, ptm: &P) -> Result<bool, DsError> {
         Ok(self.len(ptm)? == 0)
     }
-
-    /// Walks the queue in one read-only transaction and checks its
-    /// invariant; returns its length.
-    pub fn check<P: Ptm>(&self, ptm: &P) -> Result<u64, DsError> {
-        let root = self.root;
-        read(ptm, root, KIND, move |tx| check_in(tx, root))
-    }
-
-    /// Frees every node and the header, and clears the root slot.
-    pub fn destroy<P: Ptm>(self, ptm: &P) -> Result<(), DsError> {
-        let root = self.root;
-        update(ptm, root, KIND, move |tx| destroy_in(tx, root).map(|()| 0)).map(drop)
-    }
 }
+
+handle_basics!(Queue, KIND, MAGIC, check_in, destroy_in);
 
 /// Creates an empty queue in root slot `root` if the slot is 0; returns
 /// the header's offset.
@@ -168,8 +145,5 @@ pub fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
 /// Frees every node and the header; clears the root slot.
 pub fn destroy_in<T: Transaction>(tx: &T, root: usize) -> Result<(), Fault> {
     check_in(tx, root)?;
-    let h = header(tx, root, MAGIC)?;
-    free_chain(tx, ld(tx, h + HEAD)?, NEXT)?;
-    free(tx, h)?;
-    st(tx, crate::tx::root_offset(root), 0)
+    destroy_chain(tx, root, MAGIC, HEAD, NEXT)
 }

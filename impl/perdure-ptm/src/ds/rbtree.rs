@@ -24,7 +24,7 @@
 //! node count is `len`.
 
 use super::{
-    alloc, check_root, create_header, free, header, ld, open_root, read, st, step_bound, update,
+    alloc, create_header, create_root, free, header, ld, open_root, read, st, step_bound, update,
     DsError, Fault, Violation,
 };
 use crate::tx::{Ptm, Transaction, TxRead};

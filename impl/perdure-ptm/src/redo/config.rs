@@ -6,6 +6,7 @@
 use super::state::DirtyLines;
 use super::wordset::WordSet;
 use crate::error::PtmError;
+use crate::layout::{self, PoolConfig};
 use crate::sti;
 
 /// Which member of the Redo-PTM family a [`RedoPtm`](crate::RedoPtm) runs (seed §5).
@@ -127,39 +128,6 @@ impl Config {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<(), PtmError> {
-        let bad = |what: String| Err(PtmError::Config(what));
-        if self.threads == 0 || self.threads > sti::MAX_THREADS - 1 {
-            return bad(format!(
-                "threads is {}, must be in 1..={} (8-bit thread ids; the replicas are threads + 1)",
-                self.threads,
-                sti::MAX_THREADS - 1
-            ));
-        }
-        if self.states_per_thread < 2 || self.states_per_thread > sti::MAX_IDX {
-            return bad(format!(
-                "states_per_thread is {}, must be in 2..={} (12-bit state indices; a thread needs one state besides the one it last committed)",
-                self.states_per_thread,
-                sti::MAX_IDX
-            ));
-        }
-        if self.log_entries_per_thread == 0 || self.log_entries_per_thread > 1 << 28 {
-            return bad(format!(
-                "log_entries_per_thread is {}, must be in 1..={}",
-                self.log_entries_per_thread,
-                1u64 << 28
-            ));
-        }
-        if self.dirty_lines_per_replica == 0 || self.dirty_lines_per_replica > 1 << 28 {
-            return bad(format!(
-                "dirty_lines_per_replica is {}, must be in 1..={}",
-                self.dirty_lines_per_replica,
-                1u64 << 28
-            ));
-        }
-        Ok(())
-    }
-
     pub(crate) fn ring_len(&self) -> usize {
         (self.threads * self.states_per_thread).next_power_of_two()
     }
@@ -185,6 +153,37 @@ impl Config {
             0
         };
         arenas + states + ring + combs + per_thread + sets
+    }
+}
+
+impl PoolConfig for Config {
+    fn threads_mut(&mut self) -> &mut usize {
+        &mut self.threads
+    }
+
+    fn validate(&self) -> Result<(), PtmError> {
+        layout::validate_threads(self.threads, "threads + 1")?;
+        if self.states_per_thread < 2 || self.states_per_thread > sti::MAX_IDX {
+            return Err(PtmError::Config(format!(
+                "states_per_thread is {}, must be in 2..={} (12-bit state indices; a thread needs one state besides the one it last committed)",
+                self.states_per_thread,
+                sti::MAX_IDX
+            )));
+        }
+        layout::validate_ranges(&[
+            (
+                "log_entries_per_thread",
+                self.log_entries_per_thread,
+                1,
+                1 << 28,
+            ),
+            (
+                "dirty_lines_per_replica",
+                self.dirty_lines_per_replica,
+                1,
+                1 << 28,
+            ),
+        ])
     }
 }
 

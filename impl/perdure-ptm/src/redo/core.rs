@@ -250,19 +250,9 @@ impl<B: Backend> RedoPtm<B> {
     /// The counters of all threads, summed.
     pub fn stats(&self) -> RedoStats {
         let mut s = RedoStats::default();
-        let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-        for t in self.stats.iter() {
-            s.commits += get(&t.commits);
-            s.rollbacks += get(&t.rollbacks);
-            s.replays += get(&t.replays);
-            s.copies += get(&t.copies);
-            s.helped += get(&t.helped);
-            s.reads_direct += get(&t.reads_direct);
-            s.reads_published += get(&t.reads_published);
-            s.log_entries += get(&t.log_entries);
-            s.backoffs += get(&t.backoffs);
-            s.timed_fallbacks += get(&t.timed_fallbacks);
-        }
+        crate::sum_counters!(s += self.stats;
+            commits, rollbacks, replays, copies, helped, reads_direct, reads_published,
+            log_entries, backoffs, timed_fallbacks);
         s
     }
 

@@ -60,5 +60,6 @@ pub use self::config::{Config, RedoStats, Variant};
 pub use self::core::RedoPtm;
 pub use self::front::Handle;
 pub use self::open::{MAGIC, VERSION};
+pub(crate) use self::tx::update_tx_in_place;
 pub use self::tx::{ReadTx, Tx};
 pub use self::variant::{RedoOptPtm, RedoTimedPtm};

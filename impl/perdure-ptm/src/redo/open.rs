@@ -28,8 +28,7 @@ impl<B: Backend> RedoPtm<B> {
     /// so a crash during `create` leaves a pool [`RedoPtm::open`] reports as
     /// not formatted.
     pub fn create(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
-        config.validate()?;
-        layout::create(&pool, &KIND, config.threads, 0, |_, _, _| Ok(()))?;
+        layout::create_empty(&pool, &KIND, config.threads, config)?;
         RedoPtm::open(pool, config)
     }
 
@@ -37,21 +36,17 @@ impl<B: Backend> RedoPtm<B> {
     /// The thread count comes from the pool; the rest of `config` sizes the
     /// volatile structures.
     pub fn open(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
-        let (g, cur) = layout::open(&pool, &KIND, 0)?;
-        let config = Config {
-            threads: g.threads,
-            ..config.clone()
-        };
-        config.validate()?;
+        let (g, cur, config) = layout::open_with_config(&pool, &KIND, 0, config)?;
         Ok(RedoPtm::build(pool, config, &g, cur))
     }
 
     /// Opens the Redo-PTM in `pool`, creating one if the pool holds none.
     pub fn open_or_create(pool: Pool<B>, config: &Config) -> Result<RedoPtm<B>, PtmError> {
-        if layout::is_formatted(&pool, &KIND)? {
-            RedoPtm::open(pool, config)
-        } else {
-            RedoPtm::create(pool, config)
-        }
+        layout::open_or_create(
+            pool,
+            &KIND,
+            |pool| RedoPtm::open(pool, config),
+            |pool| RedoPtm::create(pool, config),
+        )
     }
 }

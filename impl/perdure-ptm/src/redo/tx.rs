@@ -12,11 +12,61 @@
 use super::state::{DirtyLines, LogArena};
 use super::wordset::WordSet;
 use crate::error::PtmError;
-use crate::replica::{self, word};
-use crate::tx::{Transaction, TxRead};
+use crate::replica::word;
+use crate::tx::TxRead;
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Backend, Pool};
 use std::cell::{Cell, RefCell};
+
+/// An update transaction `$tx` on the replica of its `read` field, which
+/// the running thread holds exclusively (Redo-PTM's [`Tx`] and CX-PTM's):
+/// `as_ref` is that view (what a `read_tx` nested in the transaction gets);
+/// loads read the replica (it already holds the transaction's own stores);
+/// a store goes in place, after its writer `w` logged the old and new value
+/// (`w.log`: Redo-PTM's redo/undo log, CX-PTM's undo log) and with its line
+/// marked dirty (`w.dirty`) for the write-back before the `cur_comb` CAS.
+macro_rules! update_tx_in_place {
+    ($tx:ident) => {
+        impl<'t, B: Backend> AsRef<$crate::redo::ReadTx<'t, B>> for $tx<'t, B> {
+            fn as_ref(&self) -> &$crate::redo::ReadTx<'t, B> {
+                &self.read
+            }
+        }
+
+        impl<B: Backend> $crate::tx::TxRead for $tx<'_, B> {
+            #[inline]
+            fn region_len(&self) -> u64 {
+                self.read.len
+            }
+
+            #[inline]
+            fn try_load(&self, off: u64) -> Result<u64, $crate::error::PtmError> {
+                $crate::tx::TxRead::try_load(&self.read, off)
+            }
+        }
+
+        impl<B: Backend> $crate::tx::Transaction for $tx<'_, B> {
+            fn try_store(&self, off: u64, val: u64) -> Result<(), $crate::error::PtmError> {
+                let old = $crate::tx::TxRead::try_load(&self.read, off)?;
+                let at = self.read.base + off;
+                self.w.log(off, old, val);
+                $crate::replica::word(self.read.pool, at)
+                    .store(val, perdure_pm::sync::atomic::Ordering::Relaxed);
+                self.w.dirty.borrow_mut().add(at);
+                Ok(())
+            }
+
+            fn alloc(&self, size: u64) -> Result<u64, $crate::error::PtmError> {
+                $crate::replica::tx_alloc(self, size)
+            }
+
+            fn free(&self, off: u64) -> Result<(), $crate::error::PtmError> {
+                $crate::replica::tx_free(self, off)
+            }
+        }
+    };
+}
+pub(crate) use update_tx_in_place;
 
 /// Read access to one replica: what a `read_tx` closure gets.
 pub struct ReadTx<'t, B: Backend> {
@@ -184,43 +234,4 @@ pub struct Tx<'t, B: Backend> {
     pub(crate) w: &'t Writer<'t>,
 }
 
-/// The read-only view of the same replica (what a `read_tx` nested in this
-/// transaction gets).
-impl<'t, B: Backend> AsRef<ReadTx<'t, B>> for Tx<'t, B> {
-    fn as_ref(&self) -> &ReadTx<'t, B> {
-        &self.read
-    }
-}
-
-impl<B: Backend> TxRead for Tx<'_, B> {
-    #[inline]
-    fn region_len(&self) -> u64 {
-        self.read.len
-    }
-
-    #[inline]
-    fn try_load(&self, off: u64) -> Result<u64, PtmError> {
-        self.read.try_load(off)
-    }
-}
-
-impl<B: Backend> Transaction for Tx<'_, B> {
-    fn try_store(&self, off: u64, val: u64) -> Result<(), PtmError> {
-        self.read.check(off)?;
-        let at = self.read.base + off;
-        let w = word(self.read.pool, at);
-        let old = w.load(Ordering::Relaxed);
-        self.w.log(off, old, val);
-        w.store(val, Ordering::Relaxed);
-        self.w.dirty.borrow_mut().add(at);
-        Ok(())
-    }
-
-    fn alloc(&self, size: u64) -> Result<u64, PtmError> {
-        replica::tx_alloc(self, size)
-    }
-
-    fn free(&self, off: u64) -> Result<(), PtmError> {
-        replica::tx_free(self, off)
-    }
-}
+update_tx_in_place!(Tx);

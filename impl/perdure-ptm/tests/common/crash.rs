@@ -136,6 +136,28 @@ pub fn run_one_thread<P: Ptm, E: std::fmt::Display>(
     report(name, recover_all(&points, open, check_one_thread));
 }
 
+/// [`run_one_thread`] on the PTM a construction's own `create` makes with
+/// `config`, every crash image reopened by its `open` with `config`.
+pub fn run_one_thread_with<C, P: Ptm, E: std::fmt::Display + std::fmt::Debug>(
+    options: perdure_pm::SimOptions,
+    pool_size: u64,
+    config: &C,
+    create: impl FnOnce(Pool<Sim>, &C) -> Result<P, E>,
+    pool_of: fn(&P) -> &Pool<Sim>,
+    open: impl Fn(Pool<Sim>, &C) -> Result<P, E>,
+    name: &str,
+) {
+    let make = |pool| create(pool, config).unwrap();
+    run_one_thread(
+        options,
+        pool_size,
+        make,
+        pool_of,
+        |pool| open(pool, config),
+        name,
+    );
+}
+
 /// Prints the PERDURE-CHECK row of a crash test.
 pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
     println!(

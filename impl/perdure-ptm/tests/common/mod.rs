@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod changed;
 pub mod crash;
 pub mod ptms;
 pub mod runner;
@@ -155,4 +156,21 @@ pub fn single_thread_counts<P: perdure_ptm::Ptm>(
         assert!(v > 0);
     }
     (each, thread_counts() - start)
+}
+
+/// Checks that `create` refuses each configuration of `bad` with a typed
+/// [`perdure_ptm::PtmError::Config`] (no panic) on a fresh pool of `size`
+/// bytes.
+pub fn assert_refused<C: std::fmt::Debug, P>(
+    bad: Vec<C>,
+    size: u64,
+    create: impl Fn(Pool<perdure_pm::NoFlush>, &C) -> Result<P, perdure_ptm::PtmError>,
+) {
+    for bad in bad {
+        let pool = Pool::volatile("cfg", size, perdure_pm::NoFlush).unwrap();
+        assert!(
+            matches!(create(pool, &bad), Err(perdure_ptm::PtmError::Config(_))),
+            "{bad:?}"
+        );
+    }
 }

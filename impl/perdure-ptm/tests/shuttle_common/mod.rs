@@ -6,20 +6,66 @@
 
 #![allow(dead_code)]
 
-use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::sim::VolatileFill;
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{Pool, Sim};
 use perdure_ptm::Front;
 use perdure_ptm::{Ptm, Transaction, TxRead};
 
+#[path = "../../../perdure-pm/tests/support/depth.rs"]
+mod depth;
+
+#[path = "../common/crash.rs"]
+mod crash;
+
 /// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 1,000 (20,000 with
 /// `PERDURE_DEPTH=deep`).
 pub fn iterations() -> usize {
-    let deep = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep");
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep { 20_000 } else { 1000 })
+    depth::count("PERDURE_SHUTTLE_ITERS", 1000, 20_000)
+}
+
+/// How a test samples shuttle schedules (seeded, see
+/// `perdure_pm::sync::seeded`).
+#[derive(Clone, Copy, Debug)]
+pub enum Schedules {
+    /// Shuttle's random scheduler.
+    Random,
+    /// PCT of depth 3.
+    Pct,
+}
+
+/// `#[test]`s `$random` and `$pct`: `$rows(how, tag)` on random schedules
+/// (tag `random`), then on PCT ones (tag `pct`).
+macro_rules! random_and_pct_tests {
+    ($random:ident, $pct:ident, $rows:expr) => {
+        #[test]
+        fn $random() {
+            $rows(Schedules::Random, "random");
+        }
+
+        #[test]
+        fn $pct() {
+            $rows(Schedules::Pct, "pct");
+        }
+    };
+}
+pub(crate) use random_and_pct_tests;
+
+/// Runs `f` on `n` schedules sampled as `how`; returns what was explored,
+/// for a row: `N random schedules (seed S)` or `N PCT schedules (depth 3,
+/// seed S)`.
+pub fn explore<F: Fn() + Send + Sync + 'static>(how: Schedules, n: usize, f: F) -> String {
+    let seed = perdure_pm::sync::seeded::seed();
+    match how {
+        Schedules::Random => {
+            perdure_pm::sync::seeded::check_random(f, n);
+            format!("{n} random schedules (seed {seed})")
+        }
+        Schedules::Pct => {
+            perdure_pm::sync::seeded::check_pct(f, n, 3);
+            format!("{n} PCT schedules (depth 3, seed {seed})")
+        }
+    }
 }
 
 /// Prints the PERDURE-CHECK row `shuttle:ptm/<name>`.
@@ -106,12 +152,6 @@ pub fn sim_pool(layout: &str, size: u64) -> Pool<Sim> {
     pool
 }
 
-struct Point {
-    cp: CrashPoint,
-    started: [u64; 2],
-    completed: [u64; 2],
-}
-
 /// Crash images checked per crash point (all if there are fewer).
 const IMAGES: u64 = 32;
 
@@ -140,43 +180,30 @@ pub fn crash<P: Ptm + Front + 'static, E: std::fmt::Display>(
     sim_of: fn(&P) -> &Sim,
     open: impl Fn(Pool<Sim>) -> Result<P, E>,
 ) {
-    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    use std::sync::atomic::Ordering::SeqCst;
     let p = Arc::new(p);
     let sim = sim_of(&p);
     setup(&*p, 3);
     // Progress per thread, read by the crash hook (outside shuttle's view).
-    let progress: std::sync::Arc<[[AtomicU64; 2]; 2]> = std::sync::Arc::new(Default::default());
-    let points = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    {
-        let (points, progress) = (points.clone(), progress.clone());
-        sim.set_crash_hook(move |_, view| {
-            let completed = [progress[0][1].load(SeqCst), progress[1][1].load(SeqCst)];
-            let started = [progress[0][0].load(SeqCst), progress[1][0].load(SeqCst)];
-            points.lock().unwrap().push(Point {
-                cp: view.capture(),
-                started,
-                completed,
-            });
-        });
-    }
-    let ts: Vec<_> = (0..2usize)
-        .map(|t| {
-            let (p, progress) = (p.clone(), progress.clone());
-            thread::spawn(move || {
-                let h = p.handle().unwrap();
-                for _ in 0..2 {
-                    progress[t][0].fetch_add(1, SeqCst);
-                    h.update_tx(move |tx| bump_slot(tx, t as u64));
-                    progress[t][1].fetch_add(1, SeqCst);
-                }
+    let progress = crash::Progress::new(2);
+    let points = crash::capture(sim, &progress, || {
+        let ts: Vec<_> = (0..2usize)
+            .map(|t| {
+                let (p, progress) = (p.clone(), progress.clone());
+                thread::spawn(move || {
+                    let h = p.handle().unwrap();
+                    for _ in 0..2 {
+                        progress.started[t].fetch_add(1, SeqCst);
+                        h.update_tx(move |tx| bump_slot(tx, t as u64));
+                        progress.completed[t].fetch_add(1, SeqCst);
+                    }
+                })
             })
-        })
-        .collect();
-    for h in ts {
-        h.join().unwrap();
-    }
-    sim.clear_crash_hook();
-    let points = std::mem::take(&mut *points.lock().unwrap());
+            .collect();
+        for h in ts {
+            h.join().unwrap();
+        }
+    });
     for (k, pt) in points.iter().enumerate() {
         let (_, images) = pt.cp.images(IMAGES, k as u64);
         for (j, img) in images.enumerate() {
@@ -191,13 +218,7 @@ pub fn crash<P: Ptm + Front + 'static, E: std::fmt::Display>(
                 pt.cp.event
             );
             for (t, &s) in slots.iter().enumerate() {
-                assert!(
-                    pt.completed[t] <= s && s <= pt.started[t],
-                    "event {}: thread {t} recovered {s} updates, completed {} started {}",
-                    pt.cp.event,
-                    pt.completed[t],
-                    pt.started[t]
-                );
+                pt.assert_recovered(t, s);
             }
             if j == 0 && (k % 32 == 0 || k + 1 == points.len()) {
                 let pool = Pool::volatile_from_words(&words, Sim::default()).unwrap();
