@@ -294,6 +294,9 @@ fn check(m: Mutant) -> (&'static str, fn() -> Result<String, String>) {
             "three committed CASes, a full crash (every Px86 image), a LOAD helping an old annotated word, a CAS of its parity",
             cas_after_stale_annotation,
         ),
+        // Only Memento's mutants reach here (`Mutant::of("memento")`); one
+        // added to the catalogue without a check here fails the test.
+        _ => ("no check", || Err(String::new())),
     }
 }
 
@@ -302,7 +305,7 @@ fn every_mutant_is_caught_by_its_check() {
     let _guard = mutant::lock();
     quiet_thread_crashes();
     let mut missed = Vec::new();
-    for m in Mutant::ALL {
+    for m in Mutant::of("memento") {
         let (what, run) = check(m);
         let trial = MutantTrial::run(mutant::set, m, run, run);
         let explored = format!(

@@ -88,7 +88,7 @@
 //! `PERDURE_DEBUG` for a dump of the reachable nodes' replicas) replays the
 //! one printed schedule.
 //!
-//! ## Mutants (feature `mutants`; `Mutant::SETS` of `src/mutant.rs`)
+//! ## Mutants (feature `mutants`; `mutant::SETS` of `src/mutant.rs`)
 //!
 //! Each must be caught: the test switches it on and expects a violation
 //! within its schedule budget.
@@ -99,14 +99,14 @@
 //! | `SkipRemoveNoMark` | skip-list remove unlinks without marking | linearizability, `skiplist/Bitset/none` (a remove whose unlink raced another update: its key is still there, or a concurrent insert is lost); earlier seeds showed the audit's reachable-but-freed node (an upper-level unlink failed and the node stayed linked there) |
 //! | `BstCleanupNoTag` | BST cleanup swings the ancestor without tagging the sibling edge | a typed `Corrupt` error, `bst/Markable/none`: an insert under the unlinked parent broke the removed segment that the cleanup then retires; earlier seeds showed linearizability (a remove that returned true, its key still present) |
 //! | `BstInsertNoHelp` | BST insert does not help a pending delete | the step bound: after `crash-cut-remove` nobody else finishes the delete and insert(2) spins (lock-freedom) |
-//! | `Line44Once` (of `Mutant::MIRROR`: Finding M2 put back) | a Mirror CAS's DRAM half lost to a late redundant recovery mark | linearizability after the crash (a thread's own successful remove or insert not seen by its next operation): `skiplist/Hybrid/crash-zero` (budget 3,000 schedules) and `bst/Markable/crash-zero`, then `crash-garbage` (budget 2,000) |
+//! | `Line44Once` (of `mutant::MIRROR`: Finding M2 put back) | a Mirror CAS's DRAM half lost to a late redundant recovery mark | linearizability after the crash (a thread's own successful remove or insert not seen by its next operation): `skiplist/Hybrid/crash-zero` (budget 3,000 schedules) and `bst/Markable/crash-zero`, then `crash-garbage` (budget 2,000) |
 //!
 //! Which check fires first depends on the seeded schedules (any change to
 //! the code's scheduling points shifts them); each test asserts only that
 //! some failure is found within its budget.
 //!
 //! `BstFlaggedLeafPresent` (Natarajan and Mittal's search, which ignores
-//! the flag; `Mutant::EQUIVALENT`) shows no violation without a crash, nor
+//! the flag; `mutant::EQUIVALENT`) shows no violation without a crash, nor
 //! after `crash-cut-remove` when the cut-off remove may take effect after
 //! the crash (Izraelevitz et al.'s durable linearizability); it is caught
 //! when the cut-off remove must take effect before the crash or never.

@@ -7,9 +7,10 @@
 //! crate's own cargo feature is on (the `#[cfg]` in a macro's expansion is
 //! evaluated in the crate that expands it):
 //!
-//! * [`declare_mutants!`](crate::declare_mutants) (in the crate's `mutant`
-//!   module, feature `mutants`) declares the mutants of the seed's steps
-//!   and the process-global switch ([`MutantSwitch`]) that turns one on;
+//! * [`mutants`] is the catalogue of every construction's mutants of the
+//!   seed's steps, with the process-global switch ([`MutantSwitch`]) that
+//!   turns one on; each construction's `mutant` module (feature `mutants`)
+//!   re-exports it;
 //! * [`mutant!(Name)`](crate::mutant) at a seed step asks whether mutant
 //!   `Name` is on (a constant `false` without the feature);
 //! * [`trace_step!`](crate::trace_step) at a protocol step reports it to
@@ -27,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 // --- Mutants -----------------------------------------------------------------------
 
-/// The process-global switch of one crate's mutants: at most one is on.
+/// The process-global switch of the mutants: at most one is on.
 ///
 /// Tests that switch mutants hold [`MutantSwitch::lock`] while one is on
 /// (and while they check the unmutated code), so that they run one at a
@@ -73,36 +74,44 @@ impl Default for MutantSwitch {
     }
 }
 
-/// Declares a crate's mutants: `pub enum Mutant` (one variant per line,
-/// with its number and its short name, `mutant:<crate>/<name>` in
-/// reports), `Mutant::ALL` (every variant, in order), `Mutant::name`, and
-/// the switch's functions `set`, `active` and `lock` (see
-/// [`MutantSwitch`]).
-///
-/// ```ignore
-/// perdure_pm::declare_mutants! {
-///     /// Algorithm 3 L26: the dirty lines are written back after the CAS.
-///     RedoFlushAfterCas = 2 => "redo-flush-after-cas",
-/// }
-/// ```
-#[macro_export]
+/// Declares the mutant catalogue ([`mutants`]): `pub enum Mutant` (one
+/// variant per entry, with its number and its short name), grouped by
+/// construction; `Mutant::ALL` (every variant, in order), `Mutant::name`,
+/// `Mutant::construction`, and the switch's functions `set`, `active` and
+/// `lock` (see [`MutantSwitch`]).
 macro_rules! declare_mutants {
-    ($( $(#[$doc:meta])* $name:ident = $code:literal => $label:literal ),+ $(,)?) => {
+    ($( $(#[$cdoc:meta])* $construction:ident {
+        $( $(#[$doc:meta])* $name:ident = $code:literal => $label:literal ),+ $(,)?
+    } )+) => {
         /// One mutation of a seed step.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(u8)]
         pub enum Mutant {
-            $( $(#[$doc])* $name = $code, )+
+            $($( $(#[$doc])* $name = $code, )+)+
         }
 
         impl Mutant {
             /// Every mutant, in declaration order.
-            pub const ALL: [Mutant; [$($label),+].len()] = [$(Mutant::$name),+];
+            pub const ALL: [Mutant; [$($($label),+),+].len()] = [$($(Mutant::$name),+),+];
 
-            /// Short name (`mutant:<crate>/<name>` in reports).
+            /// Short name (`mutant:<construction>/<name>` in reports).
             pub fn name(self) -> &'static str {
                 match self {
-                    $( Mutant::$name => $label, )+
+                    $($( Mutant::$name => $label, )+)+
+                }
+            }
+
+            /// The mutants of `construction` (`"memento"`, `"ptm"`,
+            /// `"relax"`), in declaration order.
+            pub fn of(construction: &str) -> impl Iterator<Item = Mutant> + '_ {
+                Mutant::ALL.into_iter().filter(move |m| m.construction() == construction)
+            }
+
+            /// The construction crate whose step it mutates (`"memento"`,
+            /// `"ptm"`, `"relax"`).
+            pub fn construction(self) -> &'static str {
+                match self {
+                    $($( Mutant::$name => stringify!($construction), )+)+
                 }
             }
         }
@@ -127,6 +136,8 @@ macro_rules! declare_mutants {
         }
     };
 }
+
+pub mod mutants;
 
 /// `mutant!(Name)`: whether the expanding crate's mutant `Name` is switched
 /// on (its `crate::mutant::active`); a constant `false` unless that crate
