@@ -61,7 +61,7 @@ pub mod stats;
 pub mod sync;
 
 pub use backend::{Backend, BackendKind, FlushInstruction, Msync, NoFlush, Pmem, CACHE_LINE};
-pub use error::PoolError;
+pub use error::{PmError, PoolError};
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
 pub use pool::{MapMode, PmDword, PmLoc, PmWord, Pool};
