@@ -41,8 +41,6 @@
 use crate::sync::Mutex;
 use perdure_pm::epoch::Epochs;
 
-/// Epochs are stored shifted left by one; bit 0 says "pinned".
-
 /// A thread's reclamation state, owned by the one [`Participant`] that has
 /// claimed the thread id (so the per-operation calls take no lock: a locked
 /// instruction on x86 also waits for every pending `clwb`, so a mutex per

@@ -83,8 +83,8 @@ use crate::ebr::{Collector, Participant};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::ts::{Clock, ClockKind};
 use crate::word::{CasTs, MAX_THREADS};
-use perdure_pm::heap::{Heap, HeapError, HeapThread};
-use perdure_pm::{meta, Backend, PmWord, Pool, PoolError};
+use perdure_pm::heap::{Heap, HeapThread};
+use perdure_pm::{meta, Backend, PmError, PmWord, Pool};
 use std::marker::PhantomData;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"PDMMNTO1");
@@ -134,23 +134,10 @@ pub(crate) fn check_placement(threads: usize, base: u64) -> Result<(), MementoEr
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MementoError {
-    /// The pool refused an access or a range.
+    /// The pool, the heap, or a header: no runtime (or baseline queue) at
+    /// that offset, damaged metadata, the heap out of memory ([`PmError`]).
     #[error(transparent)]
-    Pool(#[from] PoolError),
-    /// The heap failed (out of memory, bad range, corrupt metadata).
-    #[error(transparent)]
-    Heap(#[from] HeapError),
-    /// No Memento runtime (or baseline queue) at this base offset.
-    #[error("{0}; create one first")]
-    NotFormatted(#[from] meta::NotFormatted),
-    /// The runtime's persistent layout is damaged.
-    #[error("the Memento runtime at offset {base:#x} is corrupt: {reason}")]
-    Corrupt {
-        /// The base offset.
-        base: u64,
-        /// What is wrong.
-        reason: String,
-    },
+    Pm(#[from] PmError),
     /// The pool was created for a different root memento.
     #[error("the pool's root mementos are {found} bytes, this program's are {expected}: wrong program for this pool")]
     LayoutMismatch {
@@ -180,6 +167,8 @@ pub enum MementoError {
         tid: usize,
     },
 }
+
+perdure_pm::pm_error_conversions!(MementoError::Pm);
 
 /// How to create a runtime.
 #[derive(Clone, Debug)]
@@ -273,10 +262,8 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
     /// [`Runtime::open`] with a chosen timestamp source.
     pub fn open_with(pool: &'p Pool<B>, base: u64, clock: ClockKind) -> Result<Self, MementoError> {
         pool.check_range(base, LINE, 4096)?;
-        let corrupt = |reason: &str| MementoError::Corrupt {
-            base,
-            reason: reason.into(),
-        };
+        let corrupt =
+            |reason: &str| MementoError::from(PmError::corrupt("Memento runtime", base, reason));
         let words = match meta::read(pool, base, MAGIC)? {
             meta::Verdict::Valid(words) => words,
             meta::Verdict::NoMagic(found) => {

@@ -5,34 +5,17 @@
 //! configuration — is an error value with a message saying what is wrong,
 //! never a panic.
 
-use perdure_pm::meta::NotFormatted;
-use perdure_pm::region::RegionError;
-use perdure_pm::PoolError;
+use perdure_pm::PmError;
 
 /// Errors of the persistent transactional memories.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PtmError {
-    /// The pool refused an access or an operation.
+    /// The pool, its allocator, or the PTM's header: a pool without a PTM,
+    /// damaged metadata, an allocation refused inside a transaction
+    /// ([`PmError`]: `NotFormatted`, `Corrupt`, `Region`, `Pool`).
     #[error(transparent)]
-    Pool(#[from] PoolError),
-
-    /// The allocator refused an allocation or a free inside a transaction.
-    #[error(transparent)]
-    Alloc(#[from] RegionError),
-
-    /// No PTM of this kind has been created in the pool.
-    #[error("{0}; create one first")]
-    NotFormatted(#[from] NotFormatted),
-
-    /// The PTM's persistent metadata is damaged.
-    #[error("the {kind} in this pool is corrupt: {reason}")]
-    Corrupt {
-        /// The construction.
-        kind: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
+    Pm(#[from] PmError),
 
     /// The pool was written by an incompatible version of the construction.
     #[error(
@@ -113,3 +96,5 @@ pub enum PtmError {
         count: usize,
     },
 }
+
+perdure_pm::pm_error_conversions!(PtmError::Pm);

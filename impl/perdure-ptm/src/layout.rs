@@ -217,10 +217,8 @@ pub(crate) fn open<B: Backend>(
     flavour_word: u64,
 ) -> Result<(Geometry, u64), PtmError> {
     let header = pool.data_offset();
-    let corrupt = |reason: String| PtmError::Corrupt {
-        kind: kind.name,
-        reason,
-    };
+    let corrupt =
+        |reason: String| PtmError::from(perdure_pm::PmError::corrupt(kind.name, header, reason));
     let w = match meta::read(pool, header, kind.magic)? {
         meta::Verdict::Valid(w) => w,
         meta::Verdict::NoMagic(found) => {

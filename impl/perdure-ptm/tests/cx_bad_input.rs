@@ -8,7 +8,7 @@
 mod common;
 
 use perdure_pm::meta::NotFormatted;
-use perdure_pm::{NoFlush, Pool};
+use perdure_pm::{NoFlush, PmError, Pool};
 use perdure_ptm::cx::{ptm::MAGIC, Config};
 use perdure_ptm::{CxPtm, CxPuc, PtmError, Transaction};
 
@@ -30,16 +30,16 @@ fn another_constructions_pool_is_not_formatted() {
     let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
     assert!(matches!(
         CxPuc::<_, u64>::open(pool, &Config::small()),
-        Err(PtmError::NotFormatted(NotFormatted {
+        Err(PtmError::Pm(PmError::NotFormatted(NotFormatted {
             what: "CX-PUC",
             found: MAGIC,
             ..
-        }))
+        })))
     ));
     let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
     assert!(matches!(
         perdure_ptm::RedoPtm::open(pool, &perdure_ptm::redo::Config::small()),
-        Err(PtmError::NotFormatted(_))
+        Err(PtmError::Pm(PmError::NotFormatted(_)))
     ));
 }
 
@@ -51,11 +51,11 @@ fn a_puc_object_of_another_layout() {
     let open = |words: &[u64]| Pool::volatile_from_words(words, NoFlush).unwrap();
     assert!(matches!(
         CxPuc::<_, [u64; 3]>::open(open(&words), &Config::small()),
-        Err(PtmError::Corrupt { kind: "CX-PUC", .. })
+        Err(PtmError::Pm(PmError::Corrupt { what: "CX-PUC", .. }))
     ));
     assert!(matches!(
         CxPuc::<_, u128>::open(open(&words), &Config::small()),
-        Err(PtmError::Corrupt { .. })
+        Err(PtmError::Pm(PmError::Corrupt { .. }))
     ));
     let q = CxPuc::<_, [u64; 2]>::open(open(&words), &Config::small()).unwrap();
     assert_eq!(q.read(|r| r.obj()[0] * 10 + r.obj()[1]).unwrap(), 34);

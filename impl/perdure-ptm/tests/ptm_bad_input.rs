@@ -13,7 +13,7 @@
 mod common;
 
 use common::ptms::{ptm_suite, Construction};
-use perdure_pm::{meta, NoFlush, Pool};
+use perdure_pm::{meta, NoFlush, PmError, Pool};
 use perdure_ptm::{Ptm, PtmError, Transaction, TxRead};
 use std::sync::atomic::Ordering;
 
@@ -39,7 +39,7 @@ fn reopen<C: Construction>(words: &[u64]) -> Result<C::P<NoFlush>, PtmError> {
 }
 
 fn corrupt<C: Construction>(r: Result<C::P<NoFlush>, PtmError>) -> bool {
-    matches!(r, Err(PtmError::Corrupt { kind, .. }) if kind == C::KIND)
+    matches!(r, Err(PtmError::Pm(PmError::Corrupt { what, .. })) if what == C::KIND)
 }
 
 /// The header's first word (its magic), in words.
@@ -70,7 +70,10 @@ fn a_pool_without_a_ptm<C: Construction>() {
     let pool = Pool::volatile("empty", SIZE, NoFlush).unwrap();
     assert!(matches!(
         C::open(pool),
-        Err(PtmError::NotFormatted(meta::NotFormatted { found: 0, .. }))
+        Err(PtmError::Pm(PmError::NotFormatted(meta::NotFormatted {
+            found: 0,
+            ..
+        })))
     ));
 }
 
@@ -89,7 +92,10 @@ fn a_damaged_header<C: Construction>() {
     }
     let mut w = words.clone();
     w[base] ^= 1;
-    assert!(matches!(reopen::<C>(&w), Err(PtmError::NotFormatted(_))));
+    assert!(matches!(
+        reopen::<C>(&w),
+        Err(PtmError::Pm(PmError::NotFormatted(_)))
+    ));
 }
 
 fn headers_that_do_not_fit<C: Construction>() {

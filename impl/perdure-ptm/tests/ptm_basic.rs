@@ -11,7 +11,7 @@
 mod common;
 
 use common::ptms::{increment, ptm_suite, Construction};
-use perdure_pm::{Msync, NoFlush, Pool};
+use perdure_pm::{Msync, NoFlush, PmError, Pool};
 use perdure_ptm::Front;
 use perdure_ptm::{PPtr, PVar, Ptm, PtmError, Transaction, TxRead};
 use std::sync::Arc;
@@ -74,8 +74,8 @@ fn an_array_allocation_and_free<C: Construction>() {
         .update_tx(|tx| {
             let a = tx.free(12345).is_err() as u64;
             let b = tx.free(0).is_err() as u64;
-            let c = matches!(tx.alloc(u64::MAX), Err(PtmError::Alloc(_))) as u64;
-            let d = matches!(tx.alloc(1 << 40), Err(PtmError::Alloc(_))) as u64;
+            let c = matches!(tx.alloc(u64::MAX), Err(PtmError::Pm(PmError::Region(_)))) as u64;
+            let d = matches!(tx.alloc(1 << 40), Err(PtmError::Pm(PmError::Region(_)))) as u64;
             a + b + c + d
         })
         .unwrap();

@@ -2,31 +2,17 @@
 //! space, a corrupt header, a pointer out of the pool) is an error value with
 //! a message, never a panic.
 
-use perdure_pm::heap::HeapError;
-use perdure_pm::meta::NotFormatted;
-use perdure_pm::PoolError;
+use perdure_pm::PmError;
 
 /// Errors of the Mirror/RELAX space and the structures on it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RelaxError {
-    /// A pool error (an offset out of range, a misaligned field, ...).
+    /// The pool, the heap, or the space's header: no RELAX space at that
+    /// offset, damaged metadata, an offset out of the pool, the heap out
+    /// of memory ([`PmError`]).
     #[error(transparent)]
-    Pool(#[from] PoolError),
-    /// A heap error (out of memory, no free thread slot, ...).
-    #[error(transparent)]
-    Heap(#[from] HeapError),
-    /// No RELAX space at that offset.
-    #[error("{0}; create one with `Space::create`")]
-    NotFormatted(#[from] NotFormatted),
-    /// The space's header or a structure's metadata is inconsistent.
-    #[error("the RELAX space at {base:#x} is corrupt: {reason}")]
-    Corrupt {
-        /// The space's base.
-        base: u64,
-        /// What is wrong.
-        reason: String,
-    },
+    Pm(#[from] PmError),
     /// A configuration the seed does not support, or an argument out of
     /// range.
     #[error("invalid RELAX configuration: {0}")]
@@ -59,4 +45,13 @@ pub enum RelaxError {
     /// Every thread slot of the space is taken.
     #[error("all {0} thread slots of the space are in use; drop a Handle or create the space with more threads")]
     NoFreeThread(usize),
+}
+
+perdure_pm::pm_error_conversions!(RelaxError::Pm);
+
+impl RelaxError {
+    /// The RELAX space at `base` (or a structure in it) is damaged.
+    pub(crate) fn corrupt(base: u64, reason: impl Into<String>) -> RelaxError {
+        RelaxError::Pm(PmError::corrupt("RELAX space", base, reason))
+    }
 }

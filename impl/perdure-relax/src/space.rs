@@ -272,7 +272,7 @@ impl<'p, B: Backend> Space<'p, B> {
             )));
         }
         pool.check_range(base, 64, 64)?;
-        let corrupt = |reason: String| RelaxError::Corrupt { base, reason };
+        let corrupt = |reason: String| RelaxError::corrupt(base, reason);
         let words = match meta::read(pool, base, RELAX_MAGIC)? {
             meta::Verdict::Valid(w) => w,
             meta::Verdict::NoMagic(found) => {

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use perdure_pm::meta::NotFormatted;
-use perdure_pm::{NoFlush, Pool};
+use perdure_pm::{NoFlush, PmError, Pool};
 use perdure_relax::ds::{HarrisList, HashTable};
 use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use std::sync::atomic::Ordering;
@@ -35,7 +35,10 @@ fn opening_an_unformatted_range_is_not_formatted() {
     let p = pool();
     let e = Space::open(&p, base(&p), OpenOptions::new(Tracking::Bitset)).unwrap_err();
     assert!(
-        matches!(e, RelaxError::NotFormatted(NotFormatted { found: 0, .. })),
+        matches!(
+            e,
+            RelaxError::Pm(PmError::NotFormatted(NotFormatted { found: 0, .. }))
+        ),
         "{e}"
     );
 }
@@ -46,7 +49,7 @@ fn a_corrupt_header_is_reported() {
     // Flip the root count (word 2): the checksum no longer matches.
     p.word(b + 16).unwrap().store(1000, Ordering::Relaxed);
     let e = reopen_err(&p, b, OpenOptions::new(Tracking::Bitset));
-    assert!(matches!(e, RelaxError::Corrupt { .. }), "{e}");
+    assert!(matches!(e, RelaxError::Pm(PmError::Corrupt { .. })), "{e}");
     assert!(e.to_string().contains("checksum"), "{e}");
 }
 
@@ -79,7 +82,7 @@ fn bad_configurations_are_refused() {
     };
     let e = Space::create(&p, b, &huge, OpenOptions::new(Tracking::Bitset)).unwrap_err();
     assert!(
-        matches!(e, RelaxError::Pool(_)),
+        matches!(e, RelaxError::Pm(PmError::Pool(_))),
         "heap beyond the pool: {e}"
     );
 }
@@ -144,7 +147,10 @@ fn pointers_and_fields_outside_the_pool_are_errors() {
             let mut h = sp.handle()?;
             l.keys(&mut h)
         });
-        assert!(matches!(r, Err(RelaxError::Pool(_))), "{t:?}: {r:?}");
+        assert!(
+            matches!(r, Err(RelaxError::Pm(PmError::Pool(_)))),
+            "{t:?}: {r:?}"
+        );
     }
 }
 
@@ -162,5 +168,5 @@ fn a_bucket_array_with_a_bad_count_is_corrupt() {
     p.reincarnate();
     let sp = Space::open(&p, b, OpenOptions::new(Tracking::Markable)).unwrap();
     let e = HashTable::open(&sp, 0).unwrap_err();
-    assert!(matches!(e, RelaxError::Corrupt { .. }), "{e}");
+    assert!(matches!(e, RelaxError::Pm(PmError::Corrupt { .. })), "{e}");
 }

@@ -185,7 +185,9 @@ impl<'p, B: Backend> Arena<'p, B> {
         what: &'static str,
     ) -> Result<Self, MementoError> {
         pool.check_range(base, LINE, 4096)?;
-        let corrupt = |reason: String| MementoError::Corrupt { base, reason };
+        let corrupt = |reason: String| {
+            MementoError::from(perdure_pm::PmError::corrupt("baseline queue", base, reason))
+        };
         let words = match meta::read(pool, base, magic)? {
             meta::Verdict::Valid(words) => words,
             meta::Verdict::NoMagic(found) => {

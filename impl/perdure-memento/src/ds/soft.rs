@@ -983,7 +983,7 @@ mod tests {
     use crate::runtime::{Completed, Config, Runtime};
     use crate::ts::ClockKind;
     use perdure_pm::sim::VolatileFill;
-    use perdure_pm::Sim;
+    use perdure_pm::{PmError, Sim};
     use std::collections::BTreeMap;
     use std::sync::Mutex as StdMutex;
 
@@ -1165,7 +1165,7 @@ mod tests {
             .store(pool.size() + 64, Ordering::SeqCst);
         assert!(matches!(
             SoftTable::attach(&pool, t.offset()),
-            Err(MementoError::CorruptStructure(_)) | Err(MementoError::Pool(_))
+            Err(MementoError::CorruptStructure(_)) | Err(MementoError::Pm(PmError::Pool(_)))
         ));
         // A cycle is reported too.
         pool.word(t.head_off(0))

@@ -44,7 +44,7 @@ pub struct PlainNode {
 
 fn fault(e: PtmError) -> Fault {
     match e {
-        PtmError::Alloc(_) => Fault::OutOfSpace,
+        PtmError::Pm(perdure_pm::PmError::Region(_)) => Fault::OutOfSpace,
         _ => Fault::Invariant(Violation::BadPointer),
     }
 }

@@ -6,7 +6,7 @@
 //! root, creating and opening a counted node (the hash table's buckets, the
 //! array's cells), the scan of one level of a list (Harris's list, level 0
 //! of the skip list), and the bound that turns a walk round a cycle of a
-//! corrupt pool into [`RelaxError::Corrupt`]. The algorithm steps of each
+//! corrupt pool into a corrupt-space error. The algorithm steps of each
 //! structure (its `find` or `seek`, its CASes, its helping) stay in its own
 //! module, with their citations.
 
@@ -190,7 +190,7 @@ impl WalkBound {
         }
     }
 
-    /// Counts a step; [`RelaxError::Corrupt`] with `reason()` past the
+    /// Counts a step; a corrupt-space error with `reason()` past the
     /// bound.
     pub(super) fn step<B: Backend>(
         &mut self,
@@ -216,12 +216,9 @@ fn check_count(n: usize, what: &str, entries: &str) -> Result<(), RelaxError> {
     Ok(())
 }
 
-/// [`RelaxError::Corrupt`] for the space `sp`.
+/// a corrupt-space error for the space `sp`.
 pub(super) fn corrupt<B: Backend>(sp: &Space<'_, B>, reason: String) -> RelaxError {
-    RelaxError::Corrupt {
-        base: sp.base(),
-        reason,
-    }
+    RelaxError::corrupt(sp.base(), reason)
 }
 
 /// The keys of the nodes along one level of a list, from the node after

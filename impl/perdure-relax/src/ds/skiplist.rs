@@ -103,10 +103,10 @@ node_type! {
 
 fn check_height<B: Backend>(space: &Space<'_, B>, node: u64, h: u64) -> Result<(), RelaxError> {
     if h == 0 || h > MAX_HEIGHT as u64 {
-        return Err(RelaxError::Corrupt {
-            base: space.base(),
-            reason: format!("skip-list node at {node:#x} claims height {h}"),
-        });
+        return Err(RelaxError::corrupt(
+            space.base(),
+            format!("skip-list node at {node:#x} claims height {h}"),
+        ));
     }
     Ok(())
 }
@@ -460,13 +460,13 @@ impl SkipList {
         let head = root_node(space, root)?;
         let n = SkipNode::field_count(space, head)?;
         if n != 2 + MAX_HEIGHT {
-            return Err(RelaxError::Corrupt {
-                base: space.base(),
-                reason: format!(
+            return Err(RelaxError::corrupt(
+                space.base(),
+                format!(
                     "the skip-list head at {head:#x} has {} levels, not {MAX_HEIGHT}",
                     n - 2
                 ),
-            });
+            ));
         }
         space.pool().check_range(head, 16 * n as u64, 16)?;
         space.recover_root::<SkipNode>(head)?;

@@ -32,10 +32,10 @@ pub fn counted_field_count<B: Backend>(
 ) -> Result<usize, RelaxError> {
     let n = space.pool().word(node)?.load(Ordering::Acquire);
     if n == 0 || n > MAX_COUNTED as u64 {
-        return Err(RelaxError::Corrupt {
-            base: space.base(),
-            reason: format!("{what} at {node:#x} claims {n} entries"),
-        });
+        return Err(RelaxError::corrupt(
+            space.base(),
+            format!("{what} at {node:#x} claims {n} entries"),
+        ));
     }
     Ok(n as usize + 1)
 }
