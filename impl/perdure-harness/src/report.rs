@@ -142,11 +142,11 @@ impl MutantTrial {
         print_row(name, status, explored, None, self.started);
     }
 
-    /// Prints the row `{family}/{mutant}` (`pass` if caught, else `fail`)
-    /// and the counterexample of the mutant, if it failed; adds a line to
+    /// Prints the row `row` (`pass` if caught, else `fail`) and the
+    /// counterexample of mutant `mutant`, if it failed; adds a line to
     /// `missed` if it was not caught.
-    pub fn report(&self, family: &str, mutant: &str, explored: &str, missed: &mut Vec<String>) {
-        self.print_row(&format!("{family}/{mutant}"), self.status(), explored);
+    pub fn report(&self, row: &str, mutant: &str, explored: &str, missed: &mut Vec<String>) {
+        self.print_row(row, self.status(), explored);
         if let Err(why) = &self.mutated {
             println!("counterexample for {mutant}:\n{why}");
         }

@@ -313,7 +313,12 @@ fn every_mutant_is_caught_by_its_check() {
             MutantTrial::first_line(&trial.baseline),
             MutantTrial::first_line(&trial.mutated)
         );
-        trial.report("mutant:memento", m.name(), &explored, &mut missed);
+        trial.report(
+            &format!("mutant:memento/{}", m.name()),
+            m.name(),
+            &explored,
+            &mut missed,
+        );
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
 }

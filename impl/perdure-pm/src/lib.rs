@@ -53,6 +53,7 @@ pub mod heap;
 pub mod hooks;
 mod layout;
 pub mod meta;
+mod pm_error;
 pub mod pool;
 pub mod px86;
 pub mod region;
@@ -61,7 +62,8 @@ pub mod stats;
 pub mod sync;
 
 pub use backend::{Backend, BackendKind, FlushInstruction, Msync, NoFlush, Pmem, CACHE_LINE};
-pub use error::{PmError, PoolError};
+pub use error::PoolError;
+pub use pm_error::PmError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
 pub use pool::{MapMode, PmDword, PmLoc, PmWord, Pool};

@@ -100,7 +100,12 @@ fn every_mutant_is_caught_by_the_explorer() {
             },
             MutantTrial::first_line(&trial.mutated)
         );
-        trial.report("mutant:ptm", m.name(), &explored, &mut missed);
+        trial.report(
+            &format!("mutant:ptm/{}", m.name()),
+            m.name(),
+            &explored,
+            &mut missed,
+        );
     }
     assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
 }
