@@ -67,9 +67,6 @@ declare_mutants! {
         /// designates it (the whole used range, after the CAS, before
         /// `pwb(cur_comb)`), instead of before.
         CxFlushAfterCas = 15 => "cx-flush-after-cas",
-        /// CX-PTM / CX-PUC: the superseded replica is released before
-        /// `pwb(cur_comb)` + `psync`.
-        CxReleaseBeforeSync = 16 => "cx-release-before-sync",
         /// CX-PTM / CX-PUC: no `pfence` between the replica's write-backs and
         /// the `cur_comb` CAS.
         CxNoFenceBeforeCas = 17 => "cx-no-fence-before-cas",

@@ -418,9 +418,6 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                 .compare_exchange(cur, next, SeqCst, SeqCst)
                 .is_ok()
             {
-                if mutant!(CxReleaseBeforeSync) {
-                    lc.lock.downgrade_unlock();
-                }
                 if mutant!(CxFlushAfterCas) {
                     self.pool.pwb(c.replica, self.used_len(c.replica));
                 }
@@ -433,9 +430,9 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                 self.note_durable(my_t);
                 // The superseded replica is released only now that the new
                 // `cur_comb` is durable (as Redo-PTM; see the module docs).
-                if !mutant!(CxReleaseBeforeSync) {
-                    lc.lock.downgrade_unlock();
-                }
+                // Releasing it before the psync is equivalent here, as long as
+                // the shared hold below lasts (`MUTANTS.md`, "Removed").
+                lc.lock.downgrade_unlock();
                 // SAFETY: our CAS moved the designated head from `lh` to
                 // `my`; we hold `lc` shared (so `lh` lives) and `my` is
                 // protected.
