@@ -35,6 +35,9 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
                    TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
     layers:workspace tools/check_layers.py crate layering (normal dependencies) and no import circle in any src/
+    manifest:rows  tools/expected-rows.tsv  last: every row the manifest lists is in the report (unless a
+                   FILTER narrowed the run), explores at least its minimum, and skips only where the
+                   manifest allows it; no row is unlisted (rules in tools/manifest.py)
     docs:paths     tools/check_docs.py   every repository path and check/row name the Markdown files
                    cite exists or is produced by the tree (its self-test first); rules in its docstring
 
@@ -83,7 +86,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs", "layers"}
+KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs", "layers",
+         "manifest"}
 STATUSES = {"pass", "fail", "skip"}
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -695,6 +699,7 @@ TRACES = ROOT / "traces"
 PERDURE_BIN = IMPL / "target" / "release" / "perdure"
 _PERDURE_BUILT = False
 TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))", re.M)
+REJECTED_STEP_RE = re.compile(r"^trace-check: REJECTED at step (\d+) of (\d+): (.*)$", re.M)
 
 
 def run_trace_case(c: Check) -> list[Row]:
@@ -716,17 +721,58 @@ def run_trace_case(c: Check) -> list[Row]:
                     f"{gen.stderr.strip()[:200]}")]
     out_trace.write_text(gen.stdout)
     steps = sum(1 for l in gen.stdout.splitlines() if l.strip())
+    # A trace that shows nothing, or a crash case without its crash, would pass for the wrong
+    # reason: accepted by any spec, or accepted without the recovery it is about.
+    shape = trace_shape_problem(gen.stdout, case)
+    if shape:
+        return [Row(c.name, c.kind, "fail", f"{steps}-line implementation trace", 0.0, shape)]
     r = run(["bash", str(ROOT / "tools" / "trace-check.sh"), str(spec), str(out_trace),
              "--expect", case["expect"]], log)
     m = TRACE_RESULT_RE.search(r.output)
     verdict = "no verdict" if not m else ("accepted" if m.group(1) == "ACCEPTED"
                                           else f"rejected at step {m.group(2)}")
+    where = " ".join(x for x in (f"step {case['at_step']}" if "at_step" in case else "",
+                                 f"a {case['at_action']} step" if "at_action" in case else "") if x)
+    expected = case["expect"] + (f" at {where}" if where else "")
     row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail",
-              f"{steps}-step implementation trace {verdict} (expected: {case['expect']})",
+              f"{steps}-step implementation trace {verdict} (expected: {expected})",
               r.seconds, case.get("why", ""), rel(r.log))
+    if r.rc == 0 and where:
+        rejected = REJECTED_STEP_RE.search(r.output)
+        try:
+            action = json.loads(rejected.group(3)).get("action") if rejected else None
+        except ValueError:
+            action = None
+        if not rejected or ("at_step" in case and rejected.group(1) != str(case["at_step"])) \
+                or ("at_action" in case and action != case["at_action"]):
+            got = f"step {rejected.group(1)} ({action})" if rejected else "no step"
+            row.status = "fail"
+            row.detail = (f"rejected at {got}, not at {where} where the tampering shows: the spec "
+                          f"rejects it for another reason. {case.get('why', '')}")
     if r.timed_out:
         row.status, row.detail = "fail", timeout_detail(r)
     return [row]
+
+
+def trace_shape_problem(trace: str, case: dict) -> str:
+    """Why a generated trace cannot serve its case, or "": it must hold at least one protocol step,
+    and a crash case (`--crash...` among its arguments) at least one crash."""
+    events = []
+    for line in trace.splitlines():
+        if line.strip():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                return f"the trace has a line that is not JSON: {line[:80]}"
+    # A protocol step names its action (`type: step`, or RELAX's bare `action` records).
+    if not any("action" in e and e.get("type", "step") == "step" for e in events):
+        return "the trace holds no protocol step: an empty trace proves nothing"
+    if any(a.startswith("--crash") for a in case.get("perdure", [])):
+        crashed = any(e.get("type") == "crash" or str(e.get("action", "")).startswith("Crash")
+                      for e in events)
+        if not crashed:
+            return "a crash case whose trace holds no crash"
+    return ""
 
 
 def trace_checks() -> list[Check]:
@@ -824,6 +870,24 @@ def tail(text: str, n: int = TAIL_LINES) -> str:
     return "\n".join(text.rstrip("\n").splitlines()[-n:])
 
 
+def manifest_row(rows: list[Row], complete: bool) -> Row:
+    """The `manifest:rows` row: the report against tools/expected-rows.tsv (tools/manifest.py)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import manifest
+    t = time.monotonic()
+    row = Row("manifest:rows", "manifest")
+    try:
+        manifest.self_test()
+        entries = manifest.parse(manifest.PATH.read_text())
+    except (OSError, manifest.ManifestError, AssertionError) as e:
+        row.detail = f"{type(e).__name__}: {e}"
+        return row
+    row.status, row.explored, row.detail = manifest.check([r.as_json() for r in rows], entries, complete,
+                                                          allow_unlisted=DEPTH == "deep")
+    row.seconds = time.monotonic() - t
+    return row
+
+
 def print_table(rows: list[Row]) -> None:
     def secs(r: Row) -> str:
         return "-" if r.seconds is None else f"{r.seconds:.1f}"
@@ -851,6 +915,7 @@ def main(argv: list[str]) -> int:
     if list_only:
         for c in checks:
             print(f"{c.name}  ({c.kind})")
+        print("manifest:rows  (manifest)")   # added after the checks: the report against the manifest
         return 0
 
     print(f"verify: DEPTH={DEPTH}, {len(checks)} checks, logs in {rel(LOGS)}/")
@@ -880,6 +945,11 @@ def main(argv: list[str]) -> int:
             if seen[x.name] > 1:   # the same name reported twice (e.g. by two runs): keep both
                 x.name = f"{x.name} #{seen[x.name]}"
             rows.append(x)
+
+    if not list_only and rows:
+        m = manifest_row(rows, complete=not filters)
+        print(f"[manifest] {m.name} ... {m.status}" + (f": {m.detail}" if m.status != "pass" else ""))
+        rows.append(m)
 
     print()
     if rows:
