@@ -698,8 +698,8 @@ def run_coq(c: Check) -> list[Row]:
 TRACES = ROOT / "traces"
 PERDURE_BIN = IMPL / "target" / "release" / "perdure"
 _PERDURE_BUILT = False
-TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))", re.M)
-REJECTED_STEP_RE = re.compile(r"^trace-check: REJECTED at step (\d+) of (\d+): (.*)$", re.M)
+# The verdict line; a rejection also names its step number and the step (a JSON line).
+TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))(?:: (.*))?$", re.M)
 
 
 def run_trace_case(c: Check) -> list[Row]:
@@ -738,14 +738,14 @@ def run_trace_case(c: Check) -> list[Row]:
               f"{steps}-step implementation trace {verdict} (expected: {expected})",
               r.seconds, case.get("why", ""), rel(r.log))
     if r.rc == 0 and where:
-        rejected = REJECTED_STEP_RE.search(r.output)
+        rejected = m if m and m.group(2) else None
         try:
-            action = json.loads(rejected.group(3)).get("action") if rejected else None
+            action = json.loads(rejected.group(4) or "{}").get("action") if rejected else None
         except ValueError:
             action = None
-        if not rejected or ("at_step" in case and rejected.group(1) != str(case["at_step"])) \
+        if not rejected or ("at_step" in case and rejected.group(2) != str(case["at_step"])) \
                 or ("at_action" in case and action != case["at_action"]):
-            got = f"step {rejected.group(1)} ({action})" if rejected else "no step"
+            got = f"step {rejected.group(2)} ({action})" if rejected else "no step"
             row.status = "fail"
             row.detail = (f"rejected at {got}, not at {where} where the tampering shows: the spec "
                           f"rejects it for another reason. {case.get('why', '')}")
