@@ -185,8 +185,8 @@ Crash-explore a scenario on the simulated Px86 backend.
 Prints what was explored (executions, operations, crash points, images
 checked of those Px86 allows) and, for a violation, the seed, schedule, crash
 point and image, the reason, and the path of the failing history (ndjson,
-readable by `perdure check-history`). The same seed and at least as many
-schedules reproduce it.";
+readable by `perdure check-history`) and of its HTML page beside it (same
+name, .html). The same seed and at least as many schedules reproduce it.";
 
 /// What volatile memory holds after a crash.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -320,6 +320,12 @@ pub fn explore(a: ExploreArgs, extra: Vec<Arc<dyn Scenario>>) -> ExitCode {
                 p.display()
             ),
             None => println!("  failing history:\n{}", v.history),
+        }
+        if let Some(p) = &v.html_path {
+            println!(
+                "  drawn: {} (lanes, the crash point, what the image kept and lost)",
+                p.display()
+            );
         }
         println!(
             "  reproduce: perdure explore {name} --seed {} --schedules {}",
