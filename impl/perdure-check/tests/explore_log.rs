@@ -60,6 +60,23 @@ fn the_log_without_its_record_fence_is_caught_and_reproducible() {
     let path = v.history_path.as_ref().expect("history written");
     let written = std::fs::read_to_string(path).unwrap();
     assert_eq!(written, v.history);
+    // The page beside it marks the crash point and what the image lost: the
+    // bug is a record lost while the commit word covering it persisted.
+    let page = v.html_path.as_ref().expect("page written");
+    assert_eq!(page, &path.with_extension("html"));
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(html.contains(&format!(
+        "crash point: after persistence event {}",
+        v.crash_event
+    )));
+    assert!(html.contains("<g class=\"crash crash-point\""));
+    assert!(html.contains("data-verdict=\"fail\""));
+    assert!(
+        v.image_lines.iter().any(|l| l.kept < l.writes.len()),
+        "{:?}",
+        v.image_lines
+    );
+    assert!(html.contains("lost: [0x"), "the lost writes are listed");
     // The counterexample is a real one: the standalone checker rejects it.
     assert!(perdure_check::explore::check_history(&written).is_err());
     // Same seed, same schedules: the same counterexample.

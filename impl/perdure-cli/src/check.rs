@@ -5,7 +5,9 @@
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use perdure_check::explore::{self, CrashPoints, ExploreConfig, Scenario, SchedulerKind};
-use perdure_check::history::{check_and_report, CheckOptions, ObjectKind, ParseOptions};
+use perdure_check::history::{
+    check_and_report, check_report_html, write_page, CheckOptions, ObjectKind, ParseOptions,
+};
 use perdure_check::litmus::{check_paths, render, summarize, Limits, RenderOptions};
 use perdure_pm::sim::VolatileFill;
 use std::io::Read;
@@ -90,7 +92,9 @@ OUTPUT:
         durably linearizable          exit 0
         not durably linearizable: ... exit 1
         malformed: line N: ...        exit 2 (also: wrong usage, unreadable file)
-        undecided: ...                exit 3 (the search limit was reached)";
+        undecided: ...                exit 3 (the search limit was reached)
+    With --html OUT, the page is written for every verdict but malformed; an OUT
+    that cannot be written exits 2 after the report (the message says why).";
 
 /// `perdure check-history FILE|- [OPTIONS]`.
 #[derive(Debug, Args)]
@@ -113,6 +117,11 @@ pub struct CheckHistoryArgs {
     /// Print only the verdict line.
     #[arg(short, long)]
     quiet: bool,
+    /// Also write the history and its verdict as a self-contained HTML page to OUT: one lane
+    /// per thread, crash lines, the minimal failing prefix highlighted. An OUT that cannot be
+    /// written exits 2 after the report.
+    #[arg(long, value_name = "OUT")]
+    html: Option<PathBuf>,
 }
 
 /// The text of `file`, or of standard input for `-`.
@@ -148,15 +157,26 @@ pub fn check_history(a: CheckHistoryArgs) -> ExitCode {
     let check = CheckOptions {
         max_states: (a.max_states > 0).then_some(a.max_states),
     };
-    let code = check_and_report(
-        &text,
-        name,
-        &parse,
-        &check,
-        a.quiet,
-        &mut std::io::stdout().lock(),
-    );
-    ExitCode::from(code)
+    let mut out = std::io::stdout().lock();
+    let Some(path) = a.html else {
+        let code = check_and_report(&text, name, &parse, &check, a.quiet, &mut out);
+        return ExitCode::from(code);
+    };
+    let (code, page) = check_report_html(&text, name, &parse, &check, a.quiet, &mut out);
+    let Some(page) = page else {
+        eprintln!(
+            "perdure check-history: no HTML page written to {}: the history is malformed",
+            path.display()
+        );
+        return ExitCode::from(code);
+    };
+    match write_page(&path, &page) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("perdure check-history: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 const EXPLORE_ABOUT: &str = "\
@@ -165,8 +185,8 @@ Crash-explore a scenario on the simulated Px86 backend.
 Prints what was explored (executions, operations, crash points, images
 checked of those Px86 allows) and, for a violation, the seed, schedule, crash
 point and image, the reason, and the path of the failing history (ndjson,
-readable by `perdure check-history`). The same seed and at least as many
-schedules reproduce it.";
+readable by `perdure check-history`) and of its HTML page beside it (same
+name, .html). The same seed and at least as many schedules reproduce it.";
 
 /// What volatile memory holds after a crash.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -300,6 +320,12 @@ pub fn explore(a: ExploreArgs, extra: Vec<Arc<dyn Scenario>>) -> ExitCode {
                 p.display()
             ),
             None => println!("  failing history:\n{}", v.history),
+        }
+        if let Some(p) = &v.html_path {
+            println!(
+                "  drawn: {} (lanes, the crash point, what the image kept and lost)",
+                p.display()
+            );
         }
         println!(
             "  reproduce: perdure explore {name} --seed {} --schedules {}",

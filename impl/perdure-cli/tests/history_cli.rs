@@ -127,6 +127,69 @@ fn verdicts_and_exit_statuses() {
 }
 
 #[test]
+fn html_writes_the_page_for_either_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("lost.html");
+    let (code, out, err) = cli(&["-", "--html", page.to_str().unwrap()], LOST);
+    // The report and exit status are unchanged.
+    assert_eq!(code, 1, "{err}");
+    assert!(last_line(&out)
+        .starts_with("not durably linearizable: the minimal failing prefix ends at line 6"));
+    assert!(err.is_empty(), "{err}");
+    let html = std::fs::read_to_string(&page).expect("page written");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        html.contains("<title>&lt;stdin&gt; — perdure check-history</title>"),
+        "title escaped"
+    );
+    assert!(html.contains("data-verdict=\"fail\""));
+    assert!(html.contains("data-prefix-end=\"6\""));
+    assert!(html.contains("<g class=\"crash\" data-line=\"4\""));
+    assert!(html.contains("<g class=\"op returned culprit\" data-id=\"2\""));
+    assert!(!html.contains("<script"));
+
+    let ok = data_dir().join("history_md_example.pass.ndjson");
+    let (code, _, err) = cli(
+        &[ok.to_str().unwrap(), "-q", "--html", page.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&page).expect("page replaced");
+    assert!(html.contains("data-verdict=\"pass\""));
+    assert!(html.contains("class=\"recover\""), "the recover is marked");
+}
+
+#[test]
+fn html_to_an_unwritable_path_exits_2_after_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no-such-dir").join("page.html");
+    let (code, out, err) = cli(&["-", "--html", bad.to_str().unwrap()], LOST);
+    assert_eq!(code, 2);
+    // Nothing else is lost: the whole report is printed.
+    assert!(out.contains("minimal failing prefix: lines 1-6"), "{out}");
+    assert!(
+        last_line(&out).starts_with("not durably linearizable"),
+        "{out}"
+    );
+    assert!(
+        err.starts_with("perdure check-history: cannot write the HTML page ")
+            && err.contains("page.html"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+    // A malformed history draws no page, says so, and keeps exit 2.
+    let page = dir.path().join("m.html");
+    let (code, out, err) = cli(
+        &["-", "--html", page.to_str().unwrap()],
+        "{\"type\":\"crash\"}\n",
+    );
+    assert_eq!(code, 2);
+    assert!(last_line(&out).starts_with("malformed: line 1"), "{out}");
+    assert!(err.contains("no HTML page written"), "{err}");
+    assert!(!page.exists());
+}
+
+#[test]
 fn quiet_prints_only_the_verdict() {
     let (code, out, _) = cli(&["-", "--quiet"], LOST);
     assert_eq!(code, 1);

@@ -539,6 +539,27 @@ pub struct CrashPoint {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ImageChoice(pub Vec<usize>);
 
+/// What one crash image kept of one line whose persisted content the crash
+/// point did not determine ([`CrashPoint::image_lines`]): the line's writes
+/// since it was last settled, of which the image kept a prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageLine {
+    /// Pool offset of the line.
+    pub offset: u64,
+    /// The writes to the line not yet settled, oldest first: each one or two
+    /// (pool offset, value) words.
+    pub writes: Vec<Vec<(u64, u64)>>,
+    /// How many of them were guaranteed persisted (flushed and fenced): every
+    /// image keeps at least these.
+    pub guaranteed: usize,
+    /// How many of them this image kept (a prefix, at least `guaranteed`);
+    /// the rest were lost.
+    pub kept: usize,
+    /// A split 16-byte write just past the kept prefix of which one half
+    /// persisted alone: 0 for its first word, 1 for its second.
+    pub torn_half: Option<usize>,
+}
+
 impl CrashPoint {
     /// How many crash images Px86 allows here (saturating).
     pub fn total_images(&self) -> u128 {
@@ -558,6 +579,38 @@ impl CrashPoint {
         let ranges = self.lines.iter().map(|l| 0..=l.options.len() - 1).collect();
         let it = CrashImages::new(ranges, limit, seed);
         (it.coverage(), it.map(ImageChoice))
+    }
+
+    /// Which writes image `choice` kept and lost, per line it chose for
+    /// (the unsettled lines, in pool order).
+    pub fn image_lines(&self, choice: &ImageChoice) -> Vec<ImageLine> {
+        self.lines
+            .iter()
+            .zip(&choice.0)
+            .map(|(line, &opt)| {
+                let (kept, torn) = line.options[opt];
+                ImageLine {
+                    offset: line.off,
+                    writes: line
+                        .writes
+                        .iter()
+                        .map(|w| {
+                            w.words[..w.n as usize]
+                                .iter()
+                                .map(|&(idx, val)| (line.off + 8 * idx as u64, val))
+                                .collect()
+                        })
+                        .collect(),
+                    guaranteed: line.options.first().map_or(0, |o| o.0),
+                    kept,
+                    torn_half: match torn {
+                        Torn::No => None,
+                        Torn::FirstOnly => Some(0),
+                        Torn::SecondOnly => Some(1),
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The pool words of image `choice`, with volatile regions filled per

@@ -29,7 +29,9 @@
 //! Everything is derived from one seed, so a violation is reproduced by
 //! running again with the same seed and at least as many schedules; the
 //! violation names the schedule, the crash point (the persistence event it
-//! follows) and the image, and its history is written as ndjson.
+//! follows) and the image, and its history is written as ndjson, with an
+//! HTML page of it beside ([`crate::history::render_html`]: the crash point
+//! marked, and which writes of each unsettled line the image kept or lost).
 //!
 //! With [`ExploreConfig::recovery_crashes`] set, each image whose recovery
 //! passed is crashed again *during* that recovery: the recovery's own
@@ -46,7 +48,7 @@
 pub mod scenarios;
 
 use perdure_pm::px86::Coverage;
-use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::sim::{CrashPoint, ImageLine, VolatileFill};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -269,6 +271,13 @@ pub struct Violation {
     pub history: String,
     /// Where it was written, if it was.
     pub history_path: Option<PathBuf>,
+    /// What the crash image kept and lost of each line the crash point left
+    /// undetermined (empty: every line was settled, or no crash happened).
+    /// For a second crash during recovery, the first crash's image.
+    pub image_lines: Vec<ImageLine>,
+    /// Where the HTML page of the history ([`crate::history::render_html`])
+    /// was written, beside the history, if it was.
+    pub html_path: Option<PathBuf>,
 }
 
 /// What an exploration did.
@@ -511,7 +520,8 @@ fn run_schedules(cfg: &ExploreConfig, body: impl Fn() + Send + Sync + 'static) {
     }
 }
 
-/// Writes each violation's history into `dir` and records where.
+/// Writes each violation's history into `dir`, and its HTML page beside it
+/// (same stem, `.html`), and records where.
 fn write_histories(report: &mut ExploreReport, dir: &Path, name: &str) {
     for v in &mut report.violations {
         let _ = std::fs::create_dir_all(dir);
@@ -520,9 +530,105 @@ fn write_histories(report: &mut ExploreReport, dir: &Path, name: &str) {
             name, v.seed, v.schedule, v.crash_event, v.image
         ));
         if std::fs::write(&path, &v.history).is_ok() {
-            v.history_path = Some(path);
+            v.history_path = Some(path.clone());
+        }
+        let html = path.with_extension("html");
+        let title = html
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        if let Some(page) = violation_page(v, &title) {
+            if crate::history::write_page(&html, &page).is_ok() {
+                v.html_path = Some(html);
+            }
         }
     }
+}
+
+/// The HTML page of a violation's history, with its crash point and what
+/// the image kept and lost; `None` when there is no history to draw (the
+/// run failed before any crash).
+fn violation_page(v: &Violation, title: &str) -> Option<String> {
+    use crate::history::{check_history, parse_history, CheckOptions, HtmlPage, ParseOptions};
+    let history = parse_history(&v.history, &ParseOptions::default()).ok()?;
+    let verdict = check_history(&history, &CheckOptions::default()).verdict;
+    let crash_line = history.crash_lines().first().copied();
+    let mut point = vec![
+        format!("the explorer's finding: {}", v.reason),
+        format!(
+            "seed {}, schedule {} (0-based), crash after persistence event {}, image {} of that crash point",
+            v.seed, v.schedule, v.crash_event, v.image
+        ),
+    ];
+    if let Some(line) = crash_line {
+        point.push(format!("the crash is line {line} of the history"));
+    }
+    if v.reason.contains("second crash during recovery") {
+        point.push(
+            "a second crash interrupted the recovery: the image below is the first crash's; the second crash's image is not shown".into(),
+        );
+    }
+    let mut image = Vec::new();
+    if v.image_lines.is_empty() {
+        image.push("every line written was settled (flushed and fenced) at this crash point: the image is memory as written, nothing could be lost".into());
+    }
+    for l in &v.image_lines {
+        image.push(describe_image_line(l));
+    }
+    image.push(
+        "values are raw 64-bit words at pool offsets; which object field a word holds is not shown"
+            .into(),
+    );
+    let page = HtmlPage {
+        title: title.to_string(),
+        crash_point: crash_line.map(|l| {
+            (
+                l,
+                format!("crash point: after persistence event {}", v.crash_event),
+            )
+        }),
+        sections: vec![
+            ("Crash point".into(), point),
+            (
+                "What the crash image kept and lost (lines not settled at the crash)".into(),
+                image,
+            ),
+        ],
+    };
+    Some(crate::history::render_html(&history, &verdict, &page))
+}
+
+/// `line 0x1040: 3 writes not settled (1 guaranteed persisted): kept 2, lost
+/// 1; kept [0x1040]=5 ...; lost [0x1048]=9`.
+fn describe_image_line(l: &ImageLine) -> String {
+    let words = |ws: &[Vec<(u64, u64)>]| {
+        ws.iter()
+            .flatten()
+            .map(|(off, val)| format!("[{off:#x}]={val:#x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let kept = &l.writes[..l.kept.min(l.writes.len())];
+    let lost = &l.writes[l.kept.min(l.writes.len())..];
+    let torn = match (l.torn_half, lost.first()) {
+        (Some(half), Some(w)) => match w.get(half) {
+            Some((off, val)) => format!(
+                "; torn: of the first lost 16-byte write, only [{off:#x}]={val:#x} persisted"
+            ),
+            None => String::new(),
+        },
+        _ => String::new(),
+    };
+    format!(
+        "line {:#x}: {} write{} not settled ({} guaranteed persisted): kept {}, lost {}{torn}; kept: {}; lost: {}",
+        l.offset,
+        l.writes.len(),
+        if l.writes.len() == 1 { "" } else { "s" },
+        l.guaranteed,
+        kept.len(),
+        lost.len(),
+        if kept.is_empty() { "none".to_string() } else { words(kept) },
+        if lost.is_empty() { "none".to_string() } else { words(lost) },
+    )
 }
 
 /// A crash point with the history prefix at that moment.
@@ -674,6 +780,8 @@ fn run_schedule(
                 reason,
                 history: String::new(),
                 history_path: None,
+                image_lines: Vec::new(),
+                html_path: None,
             });
             return out;
         }
@@ -779,6 +887,8 @@ fn check_points(
                     reason,
                     history,
                     history_path: None,
+                    image_lines: cp.image_lines(&image),
+                    html_path: None,
                 });
                 if out.violations.len() >= cfg.max_violations {
                     return;

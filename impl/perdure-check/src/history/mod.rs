@@ -33,6 +33,10 @@
 //! * [`check_and_report`]: what `perdure check-history FILE|- [--model M]
 //!   [--ignore-type T]... [--max-states N] [--quiet]` prints, verdict on the
 //!   last line, and its exit status 0 / 1 / 2 (malformed) / 3 (undecided);
+//! * [`render_html`]: the history and its verdict as one self-contained HTML
+//!   page (lanes per thread, bars per operation, crash lines, the minimal
+//!   failing prefix highlighted), written by `check-history --html OUT` and
+//!   beside every failing history the crash explorer writes;
 //! * [`generate`]: seeded durably-linearizable histories for tests and
 //!   benchmarks.
 //!
@@ -162,6 +166,7 @@
 
 mod check;
 pub mod generate;
+mod html;
 mod model;
 mod parse;
 mod reduce;
@@ -170,11 +175,12 @@ mod search;
 mod value;
 
 pub use check::{check_history, CheckOptions, CheckReport, CheckStats, Verdict, Violation};
+pub use html::{render_html, write_page, HtmlPage, PageWriteError};
 pub use parse::{
     parse_events, parse_history, Call, Event, EventKind, History, InitialState, MalformedHistory,
     MalformedReason, ObjectKind, Operation, Outcome, ParseOptions,
 };
-pub use report::check_and_report;
+pub use report::{check_and_report, check_report_html};
 pub use search::SearchCounters;
 
 /// Parses `text` and checks it: [`parse_history`] then [`check_history`].

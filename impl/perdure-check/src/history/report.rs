@@ -1,6 +1,7 @@
 //! What `perdure check-history` prints: the checker's report for people.
 
 use super::check::{check_history, CheckOptions, Verdict};
+use super::html::{render_html, HtmlPage};
 use super::parse::{parse_history, History, Outcome, ParseOptions};
 use std::io::Write;
 use std::time::Instant;
@@ -19,12 +20,38 @@ pub fn check_and_report(
     quiet: bool,
     out: &mut dyn Write,
 ) -> u8 {
+    report(text, name, parse, check, quiet, out, false).0
+}
+
+/// [`check_and_report`], and also the page [`render_html`] draws of the
+/// history and its verdict (titled `name`); no page for a malformed
+/// history.
+pub fn check_report_html(
+    text: &str,
+    name: &str,
+    parse: &ParseOptions,
+    check: &CheckOptions,
+    quiet: bool,
+    out: &mut dyn Write,
+) -> (u8, Option<String>) {
+    report(text, name, parse, check, quiet, out, true)
+}
+
+fn report(
+    text: &str,
+    name: &str,
+    parse: &ParseOptions,
+    check: &CheckOptions,
+    quiet: bool,
+    out: &mut dyn Write,
+    html: bool,
+) -> (u8, Option<String>) {
     let started = Instant::now();
     let history = match parse_history(text, parse) {
         Ok(h) => h,
         Err(e) => {
             let _ = writeln!(out, "malformed: {e}");
-            return 2;
+            return (2, None);
         }
     };
     let report = check_history(&history, check);
@@ -75,7 +102,14 @@ pub fn check_and_report(
             );
         }
     }
-    report.verdict.exit_status()
+    let page = html.then(|| {
+        let page = HtmlPage {
+            title: name.to_string(),
+            ..HtmlPage::default()
+        };
+        render_html(&history, &report.verdict, &page)
+    });
+    (report.verdict.exit_status(), page)
 }
 
 /// `61 events (lines 1-61), a queue, 30 operations (...), 2 crashes`.
