@@ -1,14 +1,23 @@
 //! The line-granular persistence rules of Px86, implemented once.
 //!
-//! This module is the single home of the rules that decide what a crash may
-//! leave in persistent memory (`PX86.md`, "Operational reading"): for every
-//! 64-byte cache line, the sequence of stores that became visible to it, and
-//! a *mark*, the length of the prefix of that sequence guaranteed persisted.
-//! A crash keeps, for each line independently, the result of some prefix of
-//! its sequence at least as long as its mark. Both the Px86 litmus engine
-//! (`perdure-check`, full TSO store buffers) and the simulated PM backend
-//! (`Sim`, sequentially consistent interleavings) are built on it; what they
-//! add is *when* stores become visible and *when* flushes take effect.
+//! This module is the single home of the rules of `PX86.md` ("Operational
+//! reading"): for every 64-byte cache line, the sequence of stores that
+//! became visible to it, and a *mark*, the length of the prefix of that
+//! sequence guaranteed persisted (a crash keeps, for each line
+//! independently, the result of some prefix of its sequence at least as long
+//! as its mark); and for every thread, its FIFO store buffer and its pending
+//! write-backs, with the rules that say what may leave the buffer or take
+//! effect when. Both the Px86 litmus engine (`perdure-check`, which explores
+//! every choice) and the simulated PM backend (`Sim`, which runs the real
+//! code and lets a seeded scheduler choose) are built on it; what they add
+//! is *which* enabled step happens next.
+//!
+//! * [`ThreadBuffer`] — one thread's store buffer ([`Buffered`] entries:
+//!   stores, `clflush`es, `sfence`s) and pending [`Pending`] write-backs and
+//!   non-temporal stores, with the rules: [`ThreadBuffer::forward`] (a load
+//!   reads its own newest buffered store), [`ThreadBuffer::head_may_leave`],
+//!   [`ThreadBuffer::may_take_effect`], [`ThreadBuffer::is_drained`] (an
+//!   `mfence` or locked RMW may execute).
 //!
 //! * [`LineHistory`] — one line's visible stores and mark. A flush that takes
 //!   effect calls [`LineHistory::flush_takes_effect`] (raises the mark to the
@@ -24,6 +33,7 @@
 //! is never split by this module — a caller that wants a 16-byte store to
 //! persist as two independent halves records two writes).
 
+use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 
 /// One cache line's persistence state: the writes that became visible to it,
@@ -237,6 +247,233 @@ impl Iterator for CrashImages {
                 )
             }
         }
+    }
+}
+
+/// An entry of a thread's FIFO store buffer. `seq` is the instruction's
+/// place in the thread's program order (any increasing numbering).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buffered<L, V> {
+    /// `store x v`: "enters the thread's store buffer and later becomes
+    /// visible, in FIFO order".
+    Store {
+        /// Program-order index.
+        seq: u32,
+        /// The location.
+        loc: L,
+        /// The value.
+        val: V,
+    },
+    /// `clflush x`: "ordered like a store (FIFO with the thread's stores)".
+    Clflush {
+        /// Program-order index.
+        seq: u32,
+        /// The line flushed.
+        line: L,
+    },
+    /// `sfence`: it enters the FIFO, so no younger store leaves the buffer
+    /// before it, and leaves only once the thread's older pending
+    /// write-backs and non-temporal stores have taken effect.
+    Sfence {
+        /// Program-order index.
+        seq: u32,
+    },
+}
+
+impl<L, V> Buffered<L, V> {
+    /// The entry's program-order index.
+    pub fn seq(&self) -> u32 {
+        match self {
+            Buffered::Store { seq, .. }
+            | Buffered::Clflush { seq, .. }
+            | Buffered::Sfence { seq } => *seq,
+        }
+    }
+}
+
+/// An executed `clflushopt`/`clwb` or `ntstore` that has not taken effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pending<L, V> {
+    /// `clflushopt x` / `clwb x` (same semantics here).
+    Flush {
+        /// Program-order index.
+        seq: u32,
+        /// The line written back.
+        line: L,
+    },
+    /// `ntstore x v`: "becomes visible and persisted together".
+    Nt {
+        /// Program-order index.
+        seq: u32,
+        /// The location.
+        loc: L,
+        /// The value.
+        val: V,
+    },
+}
+
+impl<L, V> Pending<L, V> {
+    /// The entry's program-order index.
+    pub fn seq(&self) -> u32 {
+        match self {
+            Pending::Flush { seq, .. } | Pending::Nt { seq, .. } => *seq,
+        }
+    }
+}
+
+/// One thread's TSO state under Px86: its FIFO store buffer and its pending
+/// write-backs and non-temporal stores, in program order. The rules of
+/// `PX86.md` that concern one thread are its methods; `line_of` maps a
+/// location to its cache line.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadBuffer<L, V> {
+    buffer: VecDeque<Buffered<L, V>>,
+    pending: Vec<Pending<L, V>>,
+}
+
+impl<L, V> Default for ThreadBuffer<L, V> {
+    fn default() -> Self {
+        ThreadBuffer {
+            buffer: VecDeque::new(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<L: Copy + PartialEq, V: Copy> ThreadBuffer<L, V> {
+    /// An empty buffer, nothing pending.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store, `clflush` or `sfence` enters the buffer.
+    pub fn push(&mut self, entry: Buffered<L, V>) {
+        self.buffer.push_back(entry);
+    }
+
+    /// A `clflushopt`/`clwb` or `ntstore` executes: pending until it takes
+    /// effect.
+    pub fn push_pending(&mut self, p: Pending<L, V>) {
+        self.pending.push(p);
+    }
+
+    /// The buffer, oldest first.
+    pub fn buffered(&self) -> impl Iterator<Item = &Buffered<L, V>> {
+        self.buffer.iter()
+    }
+
+    /// The pending write-backs and non-temporal stores, in program order.
+    pub fn pending(&self) -> &[Pending<L, V>] {
+        &self.pending
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// "`mfence` and locked RMWs (`cas`, `xchg`, `faa`) also drain the store
+    /// buffer", and pending write-backs and ntstores complete "no later than
+    /// the thread's next `sfence`, `mfence` or locked RMW": an `mfence` or
+    /// locked RMW may execute (and completes at once) only when this holds.
+    pub fn is_drained(&self) -> bool {
+        self.buffer.is_empty() && self.pending.is_empty()
+    }
+
+    /// "`load r x` reads the newest own buffered store to `x`, else visible
+    /// memory": the newest own store to `loc` still buffered, or pending as
+    /// an `ntstore` (a thread always reads its own latest write), if any.
+    pub fn forward(&self, loc: L) -> Option<V> {
+        let buffered = self.buffer.iter().filter_map(|e| match *e {
+            Buffered::Store { seq, loc: l, val } if l == loc => Some((seq, val)),
+            _ => None,
+        });
+        let nt = self.pending.iter().filter_map(|p| match *p {
+            Pending::Nt { seq, loc: l, val } if l == loc => Some((seq, val)),
+            _ => None,
+        });
+        buffered
+            .chain(nt)
+            .max_by_key(|&(seq, _)| seq)
+            .map(|(_, v)| v)
+    }
+
+    /// The head of the buffer, if it may leave now:
+    /// * a store — unless an older pending write-back of its line has not
+    ///   taken effect ("Younger stores (to other lines) may become visible
+    ///   before it takes effect": a younger store to the flushed line may
+    ///   not), or an older `ntstore` to its location (coherence);
+    /// * a `clflush` — always (it takes effect when it leaves);
+    /// * an `sfence` — once every older pending entry has taken effect.
+    pub fn head_may_leave(&self, line_of: impl Fn(L) -> L) -> Option<Buffered<L, V>> {
+        let head = *self.buffer.front()?;
+        let held = match head {
+            Buffered::Store { seq, loc, .. } => {
+                let line = line_of(loc);
+                self.pending.iter().any(|p| match *p {
+                    Pending::Flush { seq: s, line: l } => s < seq && l == line,
+                    Pending::Nt { seq: s, loc: l, .. } => s < seq && l == loc,
+                })
+            }
+            Buffered::Clflush { .. } => false,
+            Buffered::Sfence { seq } => self.pending.iter().any(|p| p.seq() < seq),
+        };
+        (!held).then_some(head)
+    }
+
+    /// Removes the head of the buffer (after [`ThreadBuffer::head_may_leave`]
+    /// allowed it; the caller applies its effect).
+    pub fn pop_head(&mut self) -> Option<Buffered<L, V>> {
+        self.buffer.pop_front()
+    }
+
+    /// Whether pending entry `i` may take effect now:
+    /// * "`clflushopt x` and `clwb x` take effect at some point after all
+    ///   older stores of the thread to `line(x)`, all older loads and RMWs of
+    ///   the thread, and all older fences have taken effect". Loads and RMWs
+    ///   take effect when they execute, in program order, and an `mfence`
+    ///   completes when it executes, so what can still hold it is an older
+    ///   `sfence` in the buffer, an older buffered store to the line, or an
+    ///   older pending `ntstore` to the line.
+    /// * An `ntstore` "becomes visible and persisted together, at some point
+    ///   before the thread's next fence or locked RMW completes; it is not
+    ///   ordered with younger stores before that", nor with older stores to
+    ///   other locations; older stores and ntstores to its location go
+    ///   first (coherence), and an older `sfence` must complete first.
+    pub fn may_take_effect(&self, i: usize, line_of: impl Fn(L) -> L) -> bool {
+        let Some(&p) = self.pending.get(i) else {
+            return false;
+        };
+        let seq = p.seq();
+        let older_sfence = self
+            .buffer
+            .iter()
+            .any(|e| matches!(*e, Buffered::Sfence { seq: s } if s < seq));
+        if older_sfence {
+            return false;
+        }
+        match p {
+            Pending::Flush { line, .. } => {
+                !(self.buffer.iter().any(|e| {
+                    matches!(*e, Buffered::Store { seq: s, loc, .. } if s < seq && line_of(loc) == line)
+                }) || self.pending.iter().any(|q| {
+                    matches!(*q, Pending::Nt { seq: s, loc, .. } if s < seq && line_of(loc) == line)
+                }))
+            }
+            Pending::Nt { loc, .. } => {
+                !(self.buffer.iter().any(
+                    |e| matches!(*e, Buffered::Store { seq: s, loc: l, .. } if s < seq && l == loc),
+                ) || self.pending.iter().any(
+                    |q| matches!(*q, Pending::Nt { seq: s, loc: l, .. } if s < seq && l == loc),
+                ))
+            }
+        }
+    }
+
+    /// Removes pending entry `i` (after [`ThreadBuffer::may_take_effect`]
+    /// allowed it; the caller applies its effect).
+    pub fn take_pending(&mut self, i: usize) -> Pending<L, V> {
+        self.pending.remove(i)
     }
 }
 

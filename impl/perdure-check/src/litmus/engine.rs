@@ -16,8 +16,8 @@
 //! test's expectations name.
 
 use super::syntax::{Instr, Key, Polarity, Test, Value};
-use perdure_pm::px86::{CrashImages, LineHistory};
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use perdure_pm::px86::{self, CrashImages, LineHistory, ThreadBuffer};
+use std::collections::{BTreeMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 /// A store in a line's sequence: (slot of the location in its line, value).
@@ -65,39 +65,10 @@ impl Line {
     }
 }
 
-/// An entry of a thread's FIFO store buffer. `seq` is the instruction's
-/// index in the thread's program (its place in program order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Buffered {
-    Store { seq: u32, loc: u32, val: Value },
-    Clflush { seq: u32, line: u32 },
-    Sfence { seq: u32 },
-}
-
-impl Buffered {
-    fn seq(self) -> u32 {
-        match self {
-            Buffered::Store { seq, .. }
-            | Buffered::Clflush { seq, .. }
-            | Buffered::Sfence { seq } => seq,
-        }
-    }
-}
-
-/// An executed `clflushopt`/`clwb` or `ntstore` that has not taken effect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Pending {
-    Flush { seq: u32, line: u32 },
-    Nt { seq: u32, loc: u32, val: Value },
-}
-
-impl Pending {
-    fn seq(self) -> u32 {
-        match self {
-            Pending::Flush { seq, .. } | Pending::Nt { seq, .. } => seq,
-        }
-    }
-}
+/// A thread's buffered entry and pending entry, over the test's locations
+/// (and lines) and values; the rules are [`ThreadBuffer`]'s.
+type Buffered = px86::Buffered<u32, Value>;
+type Pending = px86::Pending<u32, Value>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct ThreadState {
@@ -105,9 +76,8 @@ struct ThreadState {
     pc: u32,
     /// `None`: not written yet.
     regs: Vec<Option<Value>>,
-    buffer: VecDeque<Buffered>,
-    /// In program order.
-    pending: Vec<Pending>,
+    /// The store buffer and the pending write-backs and ntstores.
+    tb: ThreadBuffer<u32, Value>,
 }
 
 /// One state of the operational model.
@@ -221,8 +191,7 @@ impl<'t> Model<'t> {
                 .map(|t| ThreadState {
                     pc: 0,
                     regs: vec![None; t.registers.len()],
-                    buffer: VecDeque::new(),
-                    pending: vec![],
+                    tb: ThreadBuffer::new(),
                 })
                 .collect(),
             lines: self
@@ -256,19 +225,10 @@ impl<'t> Model<'t> {
     /// store (a thread always reads its own latest write; see the module
     /// docs, "Resolved ambiguities").
     fn load_value(&self, m: &Machine, t: usize, loc: u32) -> Value {
-        let ts = &m.threads[t];
-        let buffered = ts.buffer.iter().filter_map(|e| match *e {
-            Buffered::Store { seq, loc: l, val } if l == loc => Some((seq, val)),
-            _ => None,
-        });
-        let nt = ts.pending.iter().filter_map(|p| match *p {
-            Pending::Nt { seq, loc: l, val } if l == loc => Some((seq, val)),
-            _ => None,
-        });
-        buffered
-            .chain(nt)
-            .max_by_key(|&(seq, _)| seq)
-            .map_or_else(|| self.visible(m, loc), |(_, v)| v)
+        m.threads[t]
+            .tb
+            .forward(loc)
+            .unwrap_or_else(|| self.visible(m, loc))
     }
 
     /// Every step enabled in `m`, with the state it leads to.
@@ -294,7 +254,7 @@ impl<'t> Model<'t> {
         // completes", an ntstore "before the thread's next fence or locked
         // RMW completes": an mfence or RMW executes (and completes, at once)
         // only when the buffer is empty and nothing is pending.
-        let drained = ts.buffer.is_empty() && ts.pending.is_empty();
+        let drained = ts.tb.is_drained();
         let locked = matches!(
             instr,
             Instr::Mfence | Instr::Cas { .. } | Instr::Xchg { .. } | Instr::Faa { .. }
@@ -327,14 +287,14 @@ impl<'t> Model<'t> {
         let seq = nt.pc;
         match instr {
             // "`store x v` enters the thread's store buffer".
-            Instr::Store { loc, val } => nt.buffer.push_back(Buffered::Store {
+            Instr::Store { loc, val } => nt.tb.push(Buffered::Store {
                 seq,
                 loc: sat_u32(loc),
                 val,
             }),
             // "`clflush x` is ordered like a store (FIFO with the
             // thread's stores)".
-            Instr::Clflush { loc } => nt.buffer.push_back(Buffered::Clflush {
+            Instr::Clflush { loc } => nt.tb.push(Buffered::Clflush {
                 seq,
                 line: self.line_of(sat_u32(loc)),
             }),
@@ -345,17 +305,17 @@ impl<'t> Model<'t> {
             // before it; it leaves (completes) only when the older
             // pending flushes and ntstores have taken effect (`drain`).
             // Younger loads do not wait for it.
-            Instr::Sfence => nt.buffer.push_back(Buffered::Sfence { seq }),
+            Instr::Sfence => nt.tb.push(Buffered::Sfence { seq }),
             // "`clflushopt x` and `clwb x` (same semantics here)": both
             // become pending; `take_effect` says when they may act.
-            Instr::Clflushopt { loc } | Instr::Clwb { loc } => nt.pending.push(Pending::Flush {
+            Instr::Clflushopt { loc } | Instr::Clwb { loc } => nt.tb.push_pending(Pending::Flush {
                 seq,
                 line: self.line_of(sat_u32(loc)),
             }),
             // "`ntstore x v` (non-temporal) becomes visible and
             // persisted together, at some point before the thread's next
             // fence or locked RMW completes": pending until then.
-            Instr::Ntstore { loc, val } => nt.pending.push(Pending::Nt {
+            Instr::Ntstore { loc, val } => nt.tb.push_pending(Pending::Nt {
                 seq,
                 loc: sat_u32(loc),
                 val,
@@ -416,33 +376,18 @@ impl<'t> Model<'t> {
         }
     }
 
-    /// The head of thread `t`'s store buffer leaves it, if it may.
+    /// The head of thread `t`'s store buffer leaves it, if it may
+    /// ([`ThreadBuffer::head_may_leave`]).
     fn drain(&self, m: &Machine, t: usize, out: &mut Vec<(Step, Machine)>) {
-        let ts = &m.threads[t];
-        let Some(&head) = ts.buffer.front() else {
+        let Some(head) = m.threads[t].tb.head_may_leave(|l| self.line_of(l)) else {
             return;
         };
         let mut n = m.clone();
-        n.threads[t].buffer.pop_front();
+        n.threads[t].tb.pop_head();
         match head {
             // "[a store] later becomes visible, in FIFO order (TSO). When it
             // becomes visible it is appended to the sequence of `line(x)`."
-            Buffered::Store { seq, loc, val } => {
-                let line = self.line_of(loc);
-                let held = ts.pending.iter().any(|p| match *p {
-                    // "Younger stores (to other lines) may become visible
-                    // before [a clflushopt/clwb] takes effect": a younger
-                    // store to the flushed line may not.
-                    Pending::Flush { seq: s, line: l } => s < seq && l == line,
-                    // Per-location coherence: a store does not overtake the
-                    // thread's older ntstore to the same location.
-                    Pending::Nt { seq: s, loc: l, .. } => s < seq && l == loc,
-                });
-                if held {
-                    return;
-                }
-                self.make_visible(&mut n, loc, val);
-            }
+            Buffered::Store { loc, val, .. } => self.make_visible(&mut n, loc, val),
             // "When [clflush x] takes effect, the mark of `line(x)` is
             // raised to the current length of its sequence."
             Buffered::Clflush { line, .. } => {
@@ -450,14 +395,9 @@ impl<'t> Model<'t> {
                 l.history.flush_takes_effect();
                 l.compact();
             }
-            // The sfence completes once the thread's older
-            // clflushopt/clwb/ntstores have taken effect; until then it
-            // holds every younger entry of the FIFO.
-            Buffered::Sfence { seq } => {
-                if ts.pending.iter().any(|p| p.seq() < seq) {
-                    return;
-                }
-            }
+            // The sfence completes: the thread's older write-backs and
+            // ntstores have taken effect.
+            Buffered::Sfence { .. } => {}
         }
         out.push((
             Step::Drain {
@@ -469,21 +409,15 @@ impl<'t> Model<'t> {
     }
 
     /// A pending clflushopt/clwb/ntstore of thread `t` takes effect, for
-    /// each one that may.
+    /// each one that may ([`ThreadBuffer::may_take_effect`]).
     fn take_effect(&self, m: &Machine, t: usize, out: &mut Vec<(Step, Machine)>) {
         let ts = &m.threads[t];
-        for (i, &p) in ts.pending.iter().enumerate() {
-            let seq = p.seq();
-            // An older sfence still in the buffer has not completed.
-            let older_sfence = ts
-                .buffer
-                .iter()
-                .any(|e| matches!(*e, Buffered::Sfence { seq: s } if s < seq));
-            if older_sfence || self.held_by_older_store(ts, p) {
+        for i in 0..ts.tb.pending().len() {
+            if !ts.tb.may_take_effect(i, |l| self.line_of(l)) {
                 continue;
             }
             let mut n = m.clone();
-            n.threads[t].pending.remove(i);
+            let p = n.threads[t].tb.take_pending(i);
             let l = match p {
                 // "When it takes effect, it raises the mark of `line(x)` as
                 // `clflush` does."
@@ -503,48 +437,10 @@ impl<'t> Model<'t> {
             out.push((
                 Step::TakeEffect {
                     thread: t,
-                    pc: seq as usize,
+                    pc: p.seq() as usize,
                 },
                 n,
             ));
-        }
-    }
-
-    /// Whether pending `p` of thread state `ts` must wait for an older store
-    /// of the thread before it may take effect.
-    fn held_by_older_store(&self, ts: &ThreadState, p: Pending) -> bool {
-        let seq = p.seq();
-        match p {
-            // "`clflushopt x` and `clwb x` take effect at some point after
-            // all older stores of the thread to `line(x)`, all older loads
-            // and RMWs of the thread, and all older fences have taken
-            // effect". Loads and RMWs take effect when they execute, which is
-            // in program order, so they are done; an mfence completes when it
-            // executes; an older sfence is checked by `take_effect`; older
-            // stores to the line (plain ones in the buffer, non-temporal ones
-            // pending) are checked here.
-            Pending::Flush { line, .. } => {
-                ts.buffer.iter().any(|e| {
-                    matches!(*e, Buffered::Store { seq: s, loc, .. }
-                        if s < seq && self.line_of(loc) == line)
-                }) || ts.pending.iter().any(|q| {
-                    matches!(*q, Pending::Nt { seq: s, loc, .. }
-                        if s < seq && self.line_of(loc) == line)
-                })
-            }
-            // "`ntstore x v` becomes visible and persisted together, at some
-            // point before the thread's next fence or locked RMW completes;
-            // it is not ordered with younger stores before that." Nor,
-            // PX86.md stating no lower bound but its execution, with older
-            // stores to other locations; older stores and ntstores to the
-            // same location go first (coherence).
-            Pending::Nt { loc, .. } => {
-                ts.buffer.iter().any(
-                    |e| matches!(*e, Buffered::Store { seq: s, loc: l, .. } if s < seq && l == loc),
-                ) || ts.pending.iter().any(
-                    |q| matches!(*q, Pending::Nt { seq: s, loc: l, .. } if s < seq && l == loc),
-                )
-            }
         }
     }
 }
