@@ -9,7 +9,7 @@ use perdure_check::history::{
     check_and_report, check_report_html, write_page, CheckOptions, ObjectKind, ParseOptions,
 };
 use perdure_check::litmus::{check_paths, render, summarize, Limits, RenderOptions};
-use perdure_pm::sim::VolatileFill;
+use perdure_pm::sim::{SimModel, VolatileFill};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -229,6 +229,10 @@ pub struct ExploreArgs {
     /// [default: 0, no crash during recovery].
     #[arg(long, value_name = "R")]
     recovery_crashes: Option<usize>,
+    /// The memory model: px86 (TSO store buffers and Px86 persistence) or sc (sequentially
+    /// consistent interleavings, Px86 persistence).
+    #[arg(long, value_name = "MODEL", value_enum, default_value_t = Model::Px86)]
+    model: Model,
     /// What volatile memory holds after a crash.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = Volatile::Zero)]
     volatile: Volatile,
@@ -241,6 +245,15 @@ pub struct ExploreArgs {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+}
+
+/// `--model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Model {
+    /// Px86 in full: TSO store buffers, Px86 persistence.
+    Px86,
+    /// Sequentially consistent interleavings, Px86 persistence.
+    Sc,
 }
 
 fn scheduler(v: &str) -> Result<SchedulerKind, String> {
@@ -295,11 +308,16 @@ pub fn explore(a: ExploreArgs, extra: Vec<Arc<dyn Scenario>>) -> ExitCode {
         max_violations: a.max_violations.unwrap_or(d.max_violations).max(1),
         progress_every: if a.quiet { 0 } else { 5 },
         recovery_crashes: a.recovery_crashes.unwrap_or(d.recovery_crashes),
+        model: match a.model {
+            Model::Px86 => SimModel::Px86,
+            Model::Sc => SimModel::Sc,
+        },
         ..d
     };
     println!(
-        "explore {name}: {} — seed {}, {} schedules ({:?}), images per point {}",
+        "explore {name}: {} — model {}, seed {}, {} schedules ({:?}), images per point {}",
         scenario.description(),
+        cfg.model.name(),
         cfg.seed,
         cfg.schedules,
         cfg.scheduler,

@@ -33,7 +33,8 @@ pub fn print_row(name: &str, status: &str, explored: &str, detail: Option<&str>,
 /// reached and explored, images checked of those Px86 allows.
 pub fn explored(r: &ExploreReport) -> String {
     format!(
-        "{} schedules, {} operations, {} crash points reached, {} explored ({} with sampled images), {} images checked of {} Px86 allows there",
+        "{}: {} schedules, {} operations, {} crash points reached, {} explored ({} with sampled images), {} images checked of {} Px86 allows there",
+        r.model.name(),
         r.executions,
         r.operations,
         r.crash_points_seen,

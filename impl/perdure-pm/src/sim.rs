@@ -15,18 +15,44 @@
 //!
 //! ## The model
 //!
-//! Threads run under sequentially consistent interleavings (each access is
-//! atomic and immediately visible; there are no store buffers), with Px86's
-//! line-granular persistence on top:
+//! Two models, chosen by [`SimOptions::model`]:
 //!
-//! * a write becomes visible to its line at once (appended to the line's
-//!   sequence);
-//! * a `pwb` of a line is *pending* until its thread's next `pfence` or
-//!   `psync`; then it has certainly taken effect, and the line's mark rises
-//!   to the sequence length at the time of the `pwb` (Px86 lets a `clwb`
-//!   take effect as early as its issue; the earliest effect constrains
-//!   crashes least, so this yields exactly the allowed images);
-//! * a non-temporal store is visible and persisted together;
+//! * [`SimModel::Px86`]: the full Px86 of `PX86.md`, with the per-thread
+//!   rules of [`crate::px86::ThreadBuffer`] (shared with the litmus engine).
+//!   A plain store (any ordering but `SeqCst`) enters its thread's FIFO
+//!   store buffer; the thread's own loads forward from it; buffered stores
+//!   become visible to their line (and to other threads) in order, when the
+//!   simulator *drains* them. Drains happen at scheduling points: before
+//!   every recorded access of any thread, each thread's buffer head leaves
+//!   with a probability ([`SimOptions::drain_percent`]) drawn from a seeded
+//!   generator ([`SimOptions::drain_seed`]) — the explorer varies both per
+//!   schedule. Locked RMWs (CAS, 16-byte CAS, swap, fetch-add) and `SeqCst`
+//!   stores (an `xchg` on x86-64) drain the thread's buffer first. A `pwb`
+//!   is pending until the thread's older stores to its line have left the
+//!   buffer and its older `pfence`s completed ([`ThreadBuffer::may_take_effect`](crate::px86::ThreadBuffer::may_take_effect));
+//!   from then on it counts as taken effect at that moment (the earliest
+//!   effect constrains crashes least), and it is *certain* once the thread's
+//!   next `pfence` completes. A `pfence` is an `sfence`: it enters the
+//!   buffer, no younger store leaves before it, and it completes when it
+//!   leaves; the thread does not wait for it. A `psync` is an `sfence` the
+//!   thread waits for (its whole buffer drains): the durability point of
+//!   Izraelevitz et al.'s model, which the constructions use before they
+//!   report an operation durable. A crash loses every buffered store.
+//!   [`Sim::drain_thread`] drains the calling thread's buffer: the explorer
+//!   calls it when an operation returns (a caller observes a response only
+//!   through a locked instruction or a system call, which drain the buffer).
+//!   Only pool memory is buffered; what is not in the pool (volatile
+//!   structures, `std::sync::atomic::fence`) is outside the simulator.
+//! * [`SimModel::Sc`]: sequentially consistent interleavings (each access
+//!   is atomic and immediately visible; no store buffers), with Px86's
+//!   line-granular persistence on top: a `pwb` of a line is pending until
+//!   its thread's next `pfence` or `psync`, and then certain, from the
+//!   sequence length at the time of the `pwb`.
+//!
+//! In both models:
+//!
+//! * a non-temporal store is visible and persisted together (under Px86 at
+//!   the earliest moment the rules allow);
 //! * with [`SimOptions::rmw_completes_flushes`], a locked read-modify-write
 //!   (successful or not) also completes the thread's pending write-backs, as
 //!   Px86 says of `lock`-prefixed instructions. It is off by default: the
@@ -39,11 +65,20 @@
 //! two independent 8-byte halves: a crash may keep either half of the last
 //! kept write without the other.
 //!
-//! Where this differs from the full Px86 of the litmus engine: there are no
-//! store buffers, so behaviours that need a store to be visible to its own
-//! thread but not yet to others (TSO store→load reordering) do not occur.
-//! Persistence behaviours do: every crash image that an SC interleaving plus
-//! Px86's persistence rules allow is produced.
+//! Threads are told apart by the facade's thread id, or by
+//! [`SimOptions::thread_id`]: the explorer runs its threads as shuttle tasks
+//! on one OS thread and passes shuttle's task id (the facade's thread id,
+//! `std`'s in a `std` build, is the same for all of them).
+//!
+//! Under Px86 the simulator's own copy of the pool's words is the visible
+//! memory: every access is served from it (and from the thread's buffer)
+//! under the simulator's lock, and each write becomes visible there. In a
+//! `std` build the pool's real words are written through at the same
+//! moment; in a `--cfg perdure_shuttle` build they are not (a shuttle
+//! atomic is a scheduling point and may not run under the lock), and
+//! nothing reads them past the simulator. In a `--cfg perdure_loom` build
+//! the simulator runs `Sc` whatever the options say (loom explores its own
+//! memory model; [`Sim::model`] tells).
 //!
 //! ## Crash points and images
 //!
@@ -60,14 +95,48 @@
 //! it, which resets its state.
 
 use crate::backend::{Backend, BackendKind};
-use crate::px86::{Coverage, CrashImages, LineHistory};
+use crate::px86::{Buffered, Coverage, CrashImages, LineHistory, Pending, ThreadBuffer};
 use crate::sync::atomic::{AtomicU64, Ordering};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 const LINE: u64 = 64;
 
+fn line_of(off: u64) -> u64 {
+    off & !(LINE - 1)
+}
+
+/// The memory model the simulator runs the code under (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SimModel {
+    /// Sequentially consistent interleavings, Px86 persistence.
+    #[default]
+    Sc,
+    /// Px86 in full: TSO store buffers and Px86 persistence.
+    Px86,
+}
+
+impl SimModel {
+    /// `"sc"` or `"px86"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimModel::Sc => "sc",
+            SimModel::Px86 => "px86",
+        }
+    }
+
+    /// The model named `s` (`"sc"` or `"px86"`).
+    pub fn parse(s: &str) -> Option<SimModel> {
+        match s {
+            "sc" => Some(SimModel::Sc),
+            "px86" => Some(SimModel::Px86),
+            _ => None,
+        }
+    }
+}
+
 /// Options of the simulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(unpredictable_function_pointer_comparisons)] // equal options, same thread-id function
 pub struct SimOptions {
     /// Whether a 16-byte CAS persists atomically (default) or as two
     /// independent 8-byte halves.
@@ -75,6 +144,18 @@ pub struct SimOptions {
     /// Whether a locked RMW (even a failed CAS) completes the thread's
     /// pending write-backs (Px86; default off, see the module docs).
     pub rmw_completes_flushes: bool,
+    /// The memory model (default [`SimModel::Sc`]; the explorer's default is
+    /// Px86).
+    pub model: SimModel,
+    /// Under Px86, the seed of the choices of when buffered stores drain.
+    pub drain_seed: u64,
+    /// Under Px86, the chance (in percent) that a thread's buffer head
+    /// leaves at a scheduling point.
+    pub drain_percent: u8,
+    /// How threads are told apart: `None`, by the facade's thread id; else
+    /// by what this returns. The explorer runs its threads as shuttle tasks
+    /// on one OS thread and passes shuttle's task id (module docs).
+    pub thread_id: Option<fn() -> usize>,
 }
 
 impl Default for SimOptions {
@@ -82,6 +163,10 @@ impl Default for SimOptions {
         SimOptions {
             dword_persists_atomically: true,
             rmw_completes_flushes: false,
+            model: SimModel::Sc,
+            drain_seed: 1,
+            drain_percent: 50,
+            thread_id: None,
         }
     }
 }
@@ -167,7 +252,7 @@ fn trace_event(st: &mut State, op: SimOp, off: u64, val: u64) {
     if st.trace.is_none() {
         return;
     }
-    let me = crate::sync::thread::current().id();
+    let me = st.me;
     let thread = match st.threads.iter().position(|t| *t == me) {
         Some(i) => i,
         None => {
@@ -219,7 +304,39 @@ impl Line {
     }
 }
 
-type ThreadKey = crate::sync::thread::ThreadId;
+/// A thread, as the simulator tells threads apart (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum ThreadKey {
+    /// Not yet known (no access made since the state was created).
+    Unknown,
+    /// The facade's thread id.
+    Facade(crate::sync::thread::ThreadId),
+    /// What the thread hook returned.
+    Hooked(usize),
+}
+
+impl Default for ThreadKey {
+    fn default() -> Self {
+        ThreadKey::Unknown
+    }
+}
+
+/// One thread's Px86 state: its store buffer and pending entries (the
+/// rules are [`ThreadBuffer`]'s), its next program-order index, and its
+/// write-backs that have taken effect but are not yet certain (line offset
+/// and the absolute sequence length they cover).
+#[derive(Debug, Default)]
+struct TsoThread {
+    tb: ThreadBuffer<u64, u64>,
+    next_seq: u32,
+}
+
+impl TsoThread {
+    fn seq(&mut self) -> u32 {
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.next_seq
+    }
+}
 
 /// A hook called after every persistence event with its index.
 type CrashHook = Box<dyn FnMut(u64, &SimView<'_>) + Send>;
@@ -232,7 +349,18 @@ struct State {
     threads: Vec<ThreadKey>,
     memory: Vec<u64>,
     lines: BTreeMap<u64, Line>,
+    /// Per thread, its write-backs that have taken effect (at the earliest)
+    /// but are not yet certain: line offset and absolute sequence length.
     pending: Vec<(ThreadKey, Vec<(u64, usize)>)>,
+    /// Per thread, its Px86 store buffer (Px86 model only).
+    tso: Vec<(ThreadKey, TsoThread)>,
+    /// The word each buffered store goes to, by pool offset (the address
+    /// of an `AtomicU64` of the attached pool's memory).
+    word_at: HashMap<u64, usize>,
+    /// The generator of drain choices.
+    rng: u64,
+    /// The thread of the access in progress.
+    me: ThreadKey,
     counts: SimCounts,
     volatile: Vec<(u64, u64)>,
 }
@@ -285,11 +413,29 @@ impl SimView<'_> {
 impl Sim {
     /// A simulator with `options`.
     pub fn new(options: SimOptions) -> Sim {
+        let mut options = options;
+        if cfg!(perdure_loom) {
+            // Loom explores its own memory model (module docs).
+            options.model = SimModel::Sc;
+        }
         Sim {
             options,
-            state: std::sync::Mutex::new(State::default()),
+            state: std::sync::Mutex::new(State::fresh(&options)),
             hook: std::sync::Mutex::new(None),
             yield_hook: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The model this simulator runs (module docs: a model-checker build
+    /// runs `Sc`).
+    pub fn model(&self) -> SimModel {
+        self.options.model
+    }
+
+    fn thread_key(&self) -> ThreadKey {
+        match self.options.thread_id {
+            Some(h) => ThreadKey::Hooked(h()),
+            None => ThreadKey::Facade(crate::sync::thread::current().id()),
         }
     }
 
@@ -315,8 +461,12 @@ impl Sim {
         self.options
     }
 
+    /// The state, locked, with [`State::me`] the calling thread.
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let me = self.thread_key();
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.me = me;
+        st
     }
 
     /// Calls `hook` after every persistence event (inside the simulator's
@@ -365,43 +515,62 @@ impl Sim {
     }
 
     /// Runs `op` and records its effect with `record`, atomically with
-    /// respect to other recorded accesses. With OS threads the lock is held
-    /// across both; under loom/shuttle the atomic `op` is a scheduling point
-    /// and must run outside the lock (nothing preempts between it and the
-    /// recording, which touches no model-checked primitive).
+    /// respect to other recorded accesses, after the scheduling point's
+    /// drains (Px86). With OS threads the lock is held across both; under
+    /// loom/shuttle the atomic `op` is a scheduling point and must run
+    /// outside the lock (nothing preempts between it and the recording,
+    /// which touches no model-checked primitive; the model is then `Sc`).
+    /// `locked`: the access is a locked instruction (or an `xchg`), which
+    /// under Px86 drains the thread's buffer first.
     #[inline]
-    fn access<R>(&self, op: impl FnOnce() -> R, record: impl FnOnce(&mut State, &R) -> bool) -> R {
+    fn access<R>(
+        &self,
+        locked: bool,
+        op: impl FnOnce() -> R,
+        record: impl FnOnce(&mut State, &R) -> bool,
+    ) -> R {
         self.yield_point();
         #[cfg(not(any(perdure_loom, perdure_shuttle)))]
-        let (r, event) = {
+        let r = {
             let mut st = self.state();
+            self.scheduling_point(&mut st);
+            if locked {
+                self.drain_own(&mut st);
+            }
             let r = op();
-            let event = record(&mut st, &r);
-            drop(st);
-            (r, event)
+            if record(&mut st, &r) {
+                self.fire_locked(&st);
+            }
+            r
         };
         #[cfg(any(perdure_loom, perdure_shuttle))]
-        let (r, event) = {
+        let r = {
+            let _ = locked;
             let r = op();
-            let event = record(&mut self.state(), &r);
-            (r, event)
+            let mut st = self.state();
+            if record(&mut st, &r) {
+                self.fire_locked(&st);
+            }
+            r
         };
-        if event {
-            self.fire_hook();
-        }
         r
     }
 
-    fn fire_hook(&self) {
+    fn px86(&self) -> bool {
+        self.options.model == SimModel::Px86
+    }
+
+    /// Calls the crash hook, if any, with the state `st` (locked by the
+    /// caller: the lock order is state, then hook).
+    fn fire_locked(&self, st: &State) {
         let mut hook = self.hook.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = hook.as_mut() {
-            let st = self.state();
-            h(st.counts.events, &SimView { state: &st });
+            h(st.counts.events, &SimView { state: st });
         }
     }
 
     fn pending_of(st: &mut State) -> &mut Vec<(u64, usize)> {
-        let me = crate::sync::thread::current().id();
+        let me = st.me;
         let i = match st.pending.iter().position(|(t, _)| *t == me) {
             Some(i) => i,
             None => {
@@ -416,9 +585,26 @@ impl Sim {
     /// `op` performs it and returns the old value, `new_of(old)` is the value
     /// it wrote. Counted, traced and recorded as one write; it completes the
     /// thread's pending write-backs when the model says a locked RMW does.
-    fn rmw(&self, off: u64, op: impl FnOnce() -> u64, new_of: impl Fn(u64) -> u64) -> u64 {
+    fn rmw(
+        &self,
+        word: &AtomicU64,
+        off: u64,
+        op: impl FnOnce() -> u64,
+        new_of: impl Fn(u64) -> u64,
+    ) -> u64 {
+        if self.px86() {
+            let mut st = self.px86_begin(true);
+            Sim::note_word(&mut st, off, word);
+            let old = Sim::visible(&st, off);
+            let new = new_of(old);
+            st.counts.rmw += 1;
+            trace_event(&mut st, SimOp::Rmw, off, new);
+            self.px86_locked_write(&mut st, &[(off, new)], false);
+            self.fire_locked(&st);
+            return old;
+        }
         let completes = self.options.rmw_completes_flushes;
-        self.access(op, |st, old| {
+        self.access(true, op, |st, old| {
             let new = new_of(*old);
             st.counts.rmw += 1;
             trace_event(st, SimOp::Rmw, off, new);
@@ -430,7 +616,7 @@ impl Sim {
         })
     }
 
-    /// The calling thread's pending write-backs have taken effect.
+    /// The calling thread's write-backs that have taken effect are certain.
     fn complete_flushes(st: &mut State) {
         let pending = std::mem::take(Self::pending_of(st));
         for (line_off, abs_len) in pending {
@@ -441,6 +627,274 @@ impl Sim {
                     line.settle();
                 }
             }
+        }
+    }
+
+    // ---- Px86: store buffers -------------------------------------------
+
+    /// The index of `who`'s Px86 state in `st.tso`, created if new.
+    fn tso_index(st: &mut State, who: ThreadKey) -> usize {
+        match st.tso.iter().position(|(t, _)| *t == who) {
+            Some(i) => i,
+            None => {
+                st.tso.push((who, TsoThread::default()));
+                st.tso.len() - 1
+            }
+        }
+    }
+
+    /// The index of the calling thread's Px86 state.
+    fn my_index(st: &mut State) -> usize {
+        let me = st.me;
+        Self::tso_index(st, me)
+    }
+
+    /// A scheduling point under Px86: each thread's buffer head leaves with
+    /// probability `drain_percent`, repeatedly; every leaving is an event
+    /// (a crash point).
+    fn scheduling_point(&self, st: &mut State) {
+        if !self.px86() || st.tso.iter().all(|(_, t)| t.tb.is_empty()) {
+            return;
+        }
+        let percent = u64::from(self.options.drain_percent.min(100));
+        for i in 0..st.tso.len() {
+            loop {
+                if st.tso[i].1.tb.is_empty() {
+                    break;
+                }
+                let roll = xorshift(&mut st.rng) % 100;
+                if roll >= percent || !self.drain_one(st, i) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Drains the calling thread's whole buffer (in order, each leaving an
+    /// event).
+    fn drain_own(&self, st: &mut State) {
+        if !self.px86() {
+            return;
+        }
+        let i = Sim::my_index(st);
+        while !st.tso[i].1.tb.is_empty() {
+            if !self.drain_one(st, i) {
+                // The rules always let the head of a swept buffer leave;
+                // not leaving would be a bug in this module.
+                debug_assert!(false, "a swept buffer's head must be able to leave");
+                break;
+            }
+        }
+    }
+
+    /// The head of thread `i`'s buffer leaves, if the rules let it: a store
+    /// becomes visible (written to its word and appended to its line), a
+    /// `pfence`/`psync` completes the thread's write-backs that took
+    /// effect. Then the thread's pending entries that may take effect do.
+    fn drain_one(&self, st: &mut State, i: usize) -> bool {
+        let Some(head) = st.tso[i].1.tb.head_may_leave(line_of) else {
+            return false;
+        };
+        st.tso[i].1.tb.pop_head();
+        let who = st.tso[i].0;
+        let me = std::mem::replace(&mut st.me, who);
+        match head {
+            Buffered::Store { loc, val, .. } => {
+                let old = self.write_word(st, loc, val);
+                record_write(st, &[(loc, val)], &[old], false, false);
+            }
+            Buffered::Clflush { line, .. } => {
+                if let Some(l) = st.lines.get_mut(&line) {
+                    l.hist.flush_takes_effect();
+                    if l.hist.is_settled() {
+                        l.settle();
+                    }
+                }
+                st.counts.events += 1;
+            }
+            Buffered::Sfence { .. } => {
+                Sim::complete_flushes(st);
+                st.counts.events += 1;
+            }
+        }
+        self.sweep(st, i);
+        st.me = me;
+        self.fire_locked(st);
+        true
+    }
+
+    /// The visible value of the word at `off` (Px86: the simulator's memory).
+    fn visible(st: &State, off: u64) -> u64 {
+        st.memory.get((off / 8) as usize).copied().unwrap_or(0)
+    }
+
+    /// Under Px86, `val` becomes visible at the word at `off` (written
+    /// through to the pool's real word in a `std` build); returns the
+    /// previous visible value. The caller records the write.
+    fn write_word(&self, st: &mut State, off: u64, val: u64) -> u64 {
+        let old = Self::visible(st, off);
+        #[cfg(not(any(perdure_loom, perdure_shuttle)))]
+        if let Some(&addr) = st.word_at.get(&off) {
+            // SAFETY: `word_at` holds addresses of `AtomicU64`s of the
+            // memory of the pool this simulator is attached to, recorded by
+            // its accessors; that pool owns this simulator, so the memory is
+            // mapped whenever one of the simulator's methods runs, and
+            // `attach` clears the map when a pool takes the simulator.
+            unsafe { &*(addr as *const AtomicU64) }.store(val, Ordering::Release);
+        }
+        old
+    }
+
+    /// Remembers where the word at `off` lives (for [`Sim::write_word`]).
+    fn note_word(st: &mut State, off: u64, word: &AtomicU64) {
+        st.word_at.insert(off, std::ptr::from_ref(word) as usize);
+    }
+
+    /// Under Px86, the start of an access by the calling thread: the
+    /// scheduling point, then (for a locked instruction) its buffer drains.
+    fn px86_begin(&self, locked: bool) -> std::sync::MutexGuard<'_, State> {
+        self.yield_point();
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        if locked {
+            self.drain_own(&mut st);
+        }
+        st
+    }
+
+    /// Under Px86, a locked write of `words` (one or two, one line) that
+    /// became visible at once, with its recording and the crash hook.
+    fn px86_locked_write(&self, st: &mut State, words: &[(u64, u64)], split: bool) {
+        let old: Vec<u64> = words
+            .iter()
+            .map(|&(off, val)| self.write_word(st, off, val))
+            .collect();
+        record_write(st, words, &old, split, false);
+        if self.options.rmw_completes_flushes {
+            Sim::complete_flushes(st);
+        }
+    }
+
+    /// Thread `i`'s pending entries that the rules let take effect do so, at
+    /// the earliest: a write-back counts as taken effect now (certain at the
+    /// thread's next completed `pfence`), a non-temporal store becomes
+    /// visible and persisted.
+    fn sweep(&self, st: &mut State, i: usize) {
+        let who = st.tso[i].0;
+        let me = std::mem::replace(&mut st.me, who);
+        let mut k = 0;
+        while k < st.tso[i].1.tb.pending().len() {
+            if !st.tso[i].1.tb.may_take_effect(k, line_of) {
+                k += 1;
+                continue;
+            }
+            match st.tso[i].1.tb.take_pending(k) {
+                Pending::Flush { line, .. } => {
+                    if let Some(l) = st.lines.get(&line) {
+                        if !l.hist.is_settled() {
+                            let abs = l.folded + l.hist.len();
+                            Sim::pending_of(st).push((line, abs));
+                        }
+                    }
+                }
+                Pending::Nt { loc, val, .. } => {
+                    let old = self.write_word(st, loc, val);
+                    record_write(st, &[(loc, val)], &[old], false, true);
+                }
+            }
+        }
+        st.me = me;
+    }
+
+    /// The calling thread's buffer, under Px86, with a fresh program-order
+    /// index for its next entry.
+    fn own(st: &mut State) -> (&mut TsoThread, u32) {
+        let i = Sim::my_index(st);
+        let t = &mut st.tso[i].1;
+        let seq = t.seq();
+        (t, seq)
+    }
+
+    /// Drains the calling thread's store buffer (Px86; nothing under Sc):
+    /// the explorer calls it when an operation returns, the point at which
+    /// a caller could observe the response (module docs).
+    pub fn drain_thread(&self) {
+        if !self.px86() {
+            return;
+        }
+        let mut st = self.state();
+        self.drain_own(&mut st);
+    }
+
+    /// Drains every thread's store buffer (Px86; nothing under Sc).
+    pub fn drain_all(&self) {
+        if !self.px86() {
+            return;
+        }
+        let mut st = self.state();
+        for i in 0..st.tso.len() {
+            while self.drain_one(&mut st, i) {}
+        }
+    }
+
+    /// An `mfence` of the calling thread (not a [`Backend`] operation: code
+    /// reaches `mfence` through `std`, outside the simulator; the litmus
+    /// cross-check uses it): under Px86 the buffer drains and the thread's
+    /// write-backs complete; under Sc the write-backs complete.
+    pub fn mfence(&self) {
+        self.yield_point();
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        self.drain_own(&mut st);
+        if self.px86() {
+            let i = Sim::my_index(&mut st);
+            // Pending entries all took effect with the drain's sweeps.
+            debug_assert!(st.tso[i].1.tb.is_drained());
+        }
+        Sim::complete_flushes(&mut st);
+        st.counts.events += 1;
+        self.fire_locked(&st);
+    }
+
+    /// A `clflush` of the line of `off` by the calling thread (not a
+    /// [`Backend`] operation; the litmus cross-check uses it): ordered like
+    /// a store under Px86, immediate under Sc. Either way, when it takes
+    /// effect the line's mark rises to its current length.
+    pub fn clflush(&self, off: u64) {
+        self.yield_point();
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        if self.px86() {
+            let (t, seq) = Self::own(&mut st);
+            t.tb.push(Buffered::Clflush {
+                seq,
+                line: line_of(off),
+            });
+        } else {
+            if let Some(l) = st.lines.get_mut(&line_of(off)) {
+                l.hist.flush_takes_effect();
+                if l.hist.is_settled() {
+                    l.settle();
+                }
+            }
+            st.counts.events += 1;
+            self.fire_locked(&st);
+        }
+    }
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+impl State {
+    fn fresh(options: &SimOptions) -> State {
+        State {
+            rng: options.drain_seed | 1,
+            ..State::default()
         }
     }
 }
@@ -678,40 +1132,65 @@ unsafe impl Backend for Sim {
 
     fn raw_pfence(&self) {
         self.yield_point();
-        let event = {
-            let mut st = self.state();
-            st.counts.pfence += 1;
-            trace_event(&mut st, SimOp::Pfence, 0, 0);
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        st.counts.pfence += 1;
+        trace_event(&mut st, SimOp::Pfence, 0, 0);
+        if self.px86() {
+            // An sfence: into the buffer; it completes when it leaves.
+            let (t, seq) = Sim::own(&mut st);
+            t.tb.push(Buffered::Sfence { seq });
+            let i = Sim::my_index(&mut st);
+            self.sweep(&mut st, i);
+        } else {
             Sim::complete_flushes(&mut st);
             st.counts.events += 1;
-            true
-        };
-        if event {
-            self.fire_hook();
+            self.fire_locked(&st);
         }
     }
 
     fn raw_psync(&self) {
         self.yield_point();
-        {
-            let mut st = self.state();
-            st.counts.psync += 1;
-            trace_event(&mut st, SimOp::Psync, 0, 0);
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        st.counts.psync += 1;
+        trace_event(&mut st, SimOp::Psync, 0, 0);
+        if self.px86() {
+            // An sfence the thread waits for: its whole buffer drains.
+            let (t, seq) = Sim::own(&mut st);
+            t.tb.push(Buffered::Sfence { seq });
+            self.drain_own(&mut st);
+        } else {
             Sim::complete_flushes(&mut st);
             st.counts.events += 1;
+            self.fire_locked(&st);
         }
-        self.fire_hook();
     }
 
     fn attach(&self, pool_size: u64, initial: &mut dyn FnMut() -> Vec<u64>) {
         let mut st = self.state();
-        *st = State::default();
+        *st = State::fresh(&self.options);
         st.memory = initial();
         st.memory.resize((pool_size / 8) as usize, 0);
     }
 
     fn load(&self, word: &AtomicU64, off: u64, order: Ordering) -> u64 {
+        if self.px86() {
+            // "`load r x` reads the newest own buffered store to `x`, else
+            // visible memory."
+            let mut st = self.px86_begin(false);
+            let i = Sim::my_index(&mut st);
+            let v = st.tso[i]
+                .1
+                .tb
+                .forward(off)
+                .unwrap_or_else(|| Sim::visible(&st, off));
+            st.counts.loads += 1;
+            trace_event(&mut st, SimOp::Load, off, v);
+            return v;
+        }
         self.access(
+            false,
             || word.load(order),
             |st, v| {
                 st.counts.loads += 1;
@@ -722,12 +1201,30 @@ unsafe impl Backend for Sim {
     }
 
     fn store(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) {
+        if self.px86() {
+            // A `SeqCst` store is an `xchg` on x86-64: locked, visible at
+            // once; any other is a plain `mov`: into the store buffer.
+            let locked = order == Ordering::SeqCst;
+            let mut st = self.px86_begin(locked);
+            st.counts.stores += 1;
+            trace_event(&mut st, SimOp::Store, off, val);
+            Sim::note_word(&mut st, off, word);
+            if locked {
+                self.px86_locked_write(&mut st, &[(off, val)], false);
+                self.fire_locked(&st);
+            } else {
+                let (t, seq) = Sim::own(&mut st);
+                t.tb.push(Buffered::Store { seq, loc: off, val });
+            }
+            return;
+        }
         // A swap, so that the previous value is known atomically.
         let order = match order {
             Ordering::Relaxed => Ordering::Relaxed,
             _ => Ordering::AcqRel,
         };
         self.access(
+            false,
             || word.swap(val, order),
             |st, old| {
                 st.counts.stores += 1;
@@ -747,8 +1244,31 @@ unsafe impl Backend for Sim {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u64, u64> {
+        if self.px86() {
+            let mut st = self.px86_begin(true);
+            Sim::note_word(&mut st, off, word);
+            st.counts.cas += 1;
+            let found = Sim::visible(&st, off);
+            let r = if found == current {
+                trace_event(&mut st, SimOp::Cas, off, new);
+                self.px86_locked_write(&mut st, &[(off, new)], false);
+                Ok(found)
+            } else {
+                trace_event(&mut st, SimOp::CasFailed, off, found);
+                // A failed CAS is still a locked instruction.
+                if self.options.rmw_completes_flushes {
+                    Sim::complete_flushes(&mut st);
+                }
+                Err(found)
+            };
+            if r.is_ok() {
+                self.fire_locked(&st);
+            }
+            return r;
+        }
         let completes = self.options.rmw_completes_flushes;
         self.access(
+            true,
             || word.compare_exchange(current, new, success, failure),
             |st, r| {
                 st.counts.cas += 1;
@@ -771,11 +1291,12 @@ unsafe impl Backend for Sim {
     }
 
     fn swap(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
-        self.rmw(off, || word.swap(val, order), |_| val)
+        self.rmw(word, off, || word.swap(val, order), |_| val)
     }
 
     fn fetch_add(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) -> u64 {
         self.rmw(
+            word,
             off,
             || word.fetch_add(val, order),
             |old| old.wrapping_add(val),
@@ -783,7 +1304,25 @@ unsafe impl Backend for Sim {
     }
 
     fn ntstore(&self, word: &AtomicU64, off: u64, val: u64) {
+        if self.px86() {
+            // Pending; it takes effect (visible and persisted) at the
+            // earliest moment the rules allow.
+            let mut st = self.px86_begin(false);
+            st.counts.ntstores += 1;
+            trace_event(&mut st, SimOp::NtStore, off, val);
+            Sim::note_word(&mut st, off, word);
+            let (t, seq) = Sim::own(&mut st);
+            t.tb.push_pending(Pending::Nt { seq, loc: off, val });
+            let before = st.counts.events;
+            let i = Sim::my_index(&mut st);
+            self.sweep(&mut st, i);
+            if st.counts.events != before {
+                self.fire_locked(&st);
+            }
+            return;
+        }
         self.access(
+            false,
             || word.swap(val, Ordering::AcqRel),
             |st, old| {
                 st.counts.ntstores += 1;
@@ -802,8 +1341,33 @@ unsafe impl Backend for Sim {
         new: u128,
     ) -> Result<u128, u128> {
         let split = !self.options.dword_persists_atomically;
+        if self.px86() {
+            let mut st = self.px86_begin(true);
+            Sim::note_word(&mut st, off, &words[0]);
+            Sim::note_word(&mut st, off + 8, &words[1]);
+            st.counts.dword_cas += 1;
+            let found =
+                u128::from(Sim::visible(&st, off)) | u128::from(Sim::visible(&st, off + 8)) << 64;
+            if found != current {
+                if self.options.rmw_completes_flushes {
+                    Sim::complete_flushes(&mut st);
+                }
+                return Err(found);
+            }
+            if current != new {
+                trace_event(&mut st, SimOp::DwordCas, off, new as u64);
+                trace_event(&mut st, SimOp::DwordCas, off + 8, (new >> 64) as u64);
+                let pair = [(off, new as u64), (off + 8, (new >> 64) as u64)];
+                self.px86_locked_write(&mut st, &pair, split);
+                self.fire_locked(&st);
+            } else if self.options.rmw_completes_flushes {
+                Sim::complete_flushes(&mut st);
+            }
+            return Ok(found);
+        }
         let completes = self.options.rmw_completes_flushes;
         self.access(
+            true,
             || crate::dword::compare_exchange_16(words, current, new),
             |st, r| {
                 st.counts.dword_cas += 1;
@@ -829,23 +1393,32 @@ unsafe impl Backend for Sim {
 
     fn record_pwb(&self, off: u64, len: u64) {
         self.yield_point();
-        {
-            let mut st = self.state();
-            let first = off & !(LINE - 1);
-            let mut line_off = first;
-            while line_off < off + len {
-                st.counts.pwb += 1;
-                trace_event(&mut st, SimOp::Pwb, line_off, 0);
-                if let Some(line) = st.lines.get(&line_off) {
-                    if !line.hist.is_settled() {
-                        let abs = line.folded + line.hist.len();
-                        Sim::pending_of(&mut st).push((line_off, abs));
-                    }
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        let first = line_of(off);
+        let mut line_off = first;
+        while line_off < off + len {
+            st.counts.pwb += 1;
+            trace_event(&mut st, SimOp::Pwb, line_off, 0);
+            if self.px86() {
+                let (t, seq) = Sim::own(&mut st);
+                t.tb.push_pending(Pending::Flush {
+                    seq,
+                    line: line_off,
+                });
+            } else if let Some(line) = st.lines.get(&line_off) {
+                if !line.hist.is_settled() {
+                    let abs = line.folded + line.hist.len();
+                    Sim::pending_of(&mut st).push((line_off, abs));
                 }
-                line_off += LINE;
             }
-            st.counts.events += 1;
+            line_off += LINE;
         }
-        self.fire_hook();
+        if self.px86() {
+            let i = Sim::my_index(&mut st);
+            self.sweep(&mut st, i);
+        }
+        st.counts.events += 1;
+        self.fire_locked(&st);
     }
 }

@@ -48,7 +48,7 @@
 pub mod scenarios;
 
 use perdure_pm::px86::Coverage;
-use perdure_pm::sim::{CrashPoint, ImageLine, VolatileFill};
+use perdure_pm::sim::{CrashPoint, ImageLine, SimModel, SimOptions, VolatileFill};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -231,6 +231,10 @@ pub struct ExploreConfig {
     /// set). Scenarios built with `--cfg perdure_shuttle`, where every
     /// atomic is a step, need more.
     pub max_steps: usize,
+    /// The memory model the code runs under: Px86 with TSO store buffers
+    /// (the default), or sequentially consistent interleavings. The
+    /// scenario's own [`perdure_pm::SimOptions`] give the rest.
+    pub model: SimModel,
 }
 
 /// Images checked per crash point inside a recovery.
@@ -250,6 +254,7 @@ impl Default for ExploreConfig {
             progress_every: 0,
             recovery_crashes: 0,
             max_steps: 1_000_000,
+            model: SimModel::Px86,
         }
     }
 }
@@ -303,13 +308,16 @@ pub struct ExploreReport {
     pub recovery_images_checked: u64,
     /// Violations found.
     pub violations: Vec<Violation>,
+    /// The memory model the code ran under ([`perdure_pm::Sim::model`]).
+    pub model: SimModel,
 }
 
 impl ExploreReport {
     /// One line for humans.
     pub fn summary(&self) -> String {
         format!(
-            "{} executions, {} operations, {} crash points ({} explored), {} images checked of {} allowed{}, {} violations",
+            "{}: {} executions, {} operations, {} crash points ({} explored), {} images checked of {} allowed{}, {} violations",
+            self.model.name(),
             self.executions,
             self.operations,
             self.crash_points_seen,
@@ -485,10 +493,35 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
     };
     run_schedules(cfg, body);
     let mut report = std::mem::take(&mut lock(&shared).report);
+    report.model = Sim::new(sim_options(&scenario, cfg, 0)).model();
     if let Some(dir) = &cfg.out_dir {
         write_histories(&mut report, dir, scenario.name());
     }
     report
+}
+
+/// The simulator options of one pool of the exploration: the scenario's,
+/// with the configured model, the thread ids of shuttle's tasks, and (under
+/// Px86) drain choices seeded by `salt` — the schedule, or the image — at a
+/// rate that varies with it (10%, 50% or 90% per scheduling point), so that
+/// short and long-lived store buffers both occur.
+fn sim_options(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig, salt: u64) -> SimOptions {
+    const RATES: [u8; 3] = [50, 10, 90];
+    let mut seed = cfg.seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xd7a1;
+    let rate = RATES[(xorshift(&mut seed) % 3) as usize];
+    SimOptions {
+        model: cfg.model,
+        drain_seed: xorshift(&mut seed),
+        drain_percent: rate,
+        thread_id: Some(shuttle_task_id),
+        ..scenario.sim_options()
+    }
+}
+
+/// The id of the running shuttle task (the explorer's threads are shuttle
+/// tasks sharing one OS thread).
+fn shuttle_task_id() -> usize {
+    usize::from(shuttle::thread::current().id())
 }
 
 /// Runs `body` once per schedule under the configured shuttle scheduler.
@@ -717,6 +750,9 @@ fn run_threads(
     role: &str,
 ) -> Result<(), String> {
     let errors: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    // Spawning and joining synchronise (a system call, locked
+    // instructions): under Px86 every store buffer drains at both.
+    scenario.sim(pool, session).drain_all();
     let handles: Vec<_> = workload
         .into_iter()
         .enumerate()
@@ -726,7 +762,12 @@ fn run_threads(
             shuttle::thread::spawn(move || {
                 for call in calls {
                     let applied = recorder.call(thread, &call, || {
-                        apply(&*scenario, At::new(&pool, &session, thread), &call)
+                        let r = apply(&*scenario, At::new(&pool, &session, thread), &call);
+                        // The caller observes the response only through a
+                        // locked instruction or a system call: the
+                        // thread's store buffer drains first (Px86).
+                        scenario.sim(&pool, &session).drain_thread();
+                        r
                     });
                     if let Err(e) = applied {
                         lock(&errors).push(e);
@@ -741,6 +782,7 @@ fn run_threads(
     for h in handles {
         panicked |= h.join().is_err();
     }
+    scenario.sim(pool, session).drain_all();
     if panicked {
         return Err(format!("a {role} thread panicked"));
     }
@@ -808,7 +850,7 @@ fn run_workload(
     let pool = Pool::volatile(
         scenario.name(),
         scenario.pool_size(),
-        Sim::new(scenario.sim_options()),
+        Sim::new(sim_options(scenario, cfg, schedule as u64)),
     )
     .map(Arc::new)
     .map_err(|e| format!("cannot create the pool: {e}"))?;
@@ -911,7 +953,8 @@ fn check_crash_image(
     out: &mut ScheduleOutcome,
 ) -> Result<(), (String, String)> {
     let capture = cfg.recovery_crashes > 0;
-    let (verdict, inner) = check_image(scenario, words, prefix, next_id, capture);
+    let options = sim_options(scenario, cfg, seed);
+    let (verdict, inner) = check_image(scenario, options, words, prefix, next_id, capture);
     verdict?;
     if capture {
         crash_recovery(scenario, cfg, inner, prefix, next_id, seed, out)
@@ -941,8 +984,9 @@ fn crash_recovery(
         for image in images {
             out.recovery_images_checked += 1;
             let words = rcp.materialize(&image, cfg.volatile_fill);
+            let options = sim_options(scenario, cfg, seed ^ rcp.event);
             if let (Err((reason, history)), _) =
-                check_image(scenario, &words, prefix, next_id, false)
+                check_image(scenario, options, &words, prefix, next_id, false)
             {
                 return Err((
                     format!(
@@ -966,12 +1010,13 @@ type ImageVerdict = (Result<(), (String, String)>, Vec<CrashPoint>);
 /// recovery (for [`crash_recovery`]).
 fn check_image(
     scenario: &Arc<dyn Scenario>,
+    options: SimOptions,
     words: &[u64],
     prefix: &[HEvent],
     next_id: u64,
     capture: bool,
 ) -> ImageVerdict {
-    let pool = match Pool::volatile_from_words(words, Sim::new(scenario.sim_options())) {
+    let pool = match Pool::volatile_from_words(words, Sim::new(options)) {
         Ok(pool) => Arc::new(pool),
         Err(e) => {
             return (

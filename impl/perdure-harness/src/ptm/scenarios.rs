@@ -744,11 +744,14 @@ impl<C: Construction, O: Object + Clone> Scenario for PtmScenario<C, O> {
         let ptm = if after_crash {
             // The crash image, in a pool the PTM owns; opening it is the
             // whole recovery (null recovery).
-            let own = Pool::volatile_from_words(&pool.snapshot_words(), Sim::new(sim_options()))
-                .map_err(|e| e.to_string())?;
+            let own = Pool::volatile_from_words(
+                &pool.snapshot_words(),
+                Sim::new(pool.backend().options()),
+            )
+            .map_err(|e| e.to_string())?;
             Arc::new(self.construction.open(own).map_err(ptm_err)?)
         } else {
-            let own = Pool::volatile(self.name, POOL, Sim::new(sim_options()))
+            let own = Pool::volatile(self.name, POOL, Sim::new(pool.backend().options()))
                 .map_err(|e| e.to_string())?;
             let ptm = Arc::new(self.construction.create(own).map_err(ptm_err)?);
             let (p, o) = (ptm.clone(), self.object.clone());
