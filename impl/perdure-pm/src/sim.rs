@@ -32,7 +32,9 @@
 //!   buffer and its older `pfence`s completed ([`ThreadBuffer::may_take_effect`](crate::px86::ThreadBuffer::may_take_effect));
 //!   from then on it counts as taken effect at that moment (the earliest
 //!   effect constrains crashes least), and it is *certain* once the thread's
-//!   next `pfence` completes. A `pfence` is an `sfence`: it enters the
+//!   next `pfence` completes, or once a younger store of the thread to its
+//!   line becomes visible (which Px86 lets happen only after the write-back
+//!   took effect). A `pfence` is an `sfence`: it enters the
 //!   buffer, no younger store leaves before it, and it completes when it
 //!   leaves; the thread does not wait for it. A `psync` is an `sfence` the
 //!   thread waits for (its whole buffer drains): the durability point of
@@ -618,7 +620,15 @@ impl Sim {
 
     /// The calling thread's write-backs that have taken effect are certain.
     fn complete_flushes(st: &mut State) {
-        let pending = std::mem::take(Self::pending_of(st));
+        Self::complete_flushes_where(st, |_| true);
+    }
+
+    /// The calling thread's write-backs of the lines `which` selects that
+    /// have taken effect are certain.
+    fn complete_flushes_where(st: &mut State, which: impl Fn(u64) -> bool) {
+        let mine = Self::pending_of(st);
+        let (pending, keep): (Vec<_>, Vec<_>) = mine.drain(..).partition(|&(l, _)| which(l));
+        *mine = keep;
         for (line_off, abs_len) in pending {
             if let Some(line) = st.lines.get_mut(&line_off) {
                 line.hist
@@ -700,6 +710,11 @@ impl Sim {
         let me = std::mem::replace(&mut st.me, who);
         match head {
             Buffered::Store { loc, val, .. } => {
+                // "Younger stores (to other lines) may become visible before
+                // [a clwb] takes effect": a younger store to its line may
+                // not, so the thread's write-backs of this line that have
+                // taken effect are certain before this store is visible.
+                Sim::complete_flushes_where(st, |l| l == line_of(loc));
                 let old = self.write_word(st, loc, val);
                 record_write(st, &[(loc, val)], &[old], false, false);
             }
@@ -1229,6 +1244,9 @@ unsafe impl Backend for Sim {
             |st, old| {
                 st.counts.stores += 1;
                 trace_event(st, SimOp::Store, off, val);
+                // A store to a line the thread wrote back is visible only
+                // after the write-back took effect (see Px86 above).
+                Sim::complete_flushes_where(st, |l| l == line_of(off));
                 record_write(st, &[(off, val)], &[*old], false, false);
                 true
             },
