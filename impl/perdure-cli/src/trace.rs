@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use perdure_check::trace::log::{self, DropFirst, LogRun};
 use perdure_check::trace::{Named, TraceOptions};
 use perdure_harness::{memento, ptm, relax};
+use perdure_pm::hooks::mutants::{self, Mutant};
 use std::fmt::Display;
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -34,6 +35,9 @@ committer's return before its pwb(cur_comb) + psync; cas-before-flush drops
 the replica write-backs before the first commit that has any; lost-store
 drops the last value-changing store to the replica the first such commit
 designates.
+--mutant NAME runs the code with a mutant of perdure_pm::hooks::mutants
+switched on (a ptm one, e.g. redo-no-fence-before-cas): its pwb, pfence and
+psync steps are the simulator's events, so a skipped one is not in the trace.
 Check a trace with tools/trace-check.sh traces/ptm/<dir>/<Spec>Trace.tla
 (redo/RedoPTMTrace.tla for the Redo family, cx/CXPTMTrace.tla for CX).";
 
@@ -47,7 +51,8 @@ Px86 backend, each under the seed's schedule, with --crash a full crash at a
 seeded persistence event and recovery; prints the ndjson trace
 (traces/SCHEMA.md) for traces/memento/DetectableCASTrace.tla or
 InsDelQueueTrace.tla. --tamper alters the trace so that validation must
-reject it.";
+reject it. --mutant NAME runs the code with a memento mutant of
+perdure_pm::hooks::mutants switched on (e.g. cas-no-flush-loc-L33).";
 
 const RELAX_ABOUT: &str = "\
 Record protocol-level traces of one Mirror/RELAX field.
@@ -60,7 +65,11 @@ traces/relax/RelaxTrace.tla. --crash: a full crash at a seeded persistence
 event, a seeded Px86 image, garbage DRAM near the NVMM pair, and K more
 calls per worker, each worker recovering the field lazily. --eager: Mirror's
 eager recovery instead (Tracking::Eager: the field is copied to DRAM when the
-space is reopened), for traces/relax/mirror/MirrorTrace.tla.";
+space is reopened), for traces/relax/mirror/MirrorTrace.tla. The write-back
++ fence steps (L21, L42, R43) come from the simulator's pwb and pfence events;
+--mutant NAME runs the code with a relax mutant of perdure_pm::hooks::mutants
+switched on (e.g. mirror-no-flush-before-dram-L41), so a skipped one leaves
+no step.";
 
 const LOG_ABOUT: &str = "\
 Record a protocol-level trace of the tutorial log.
@@ -127,9 +136,39 @@ pub struct RunArgs {
     /// Take a full crash at a seeded persistence event in every run, then recover.
     #[arg(long)]
     crash: bool,
+    /// Run the implementation with this mutant of perdure_pm::hooks::mutants
+    /// switched on (one of the subcommand's construction).
+    #[arg(long, value_name = "NAME",
+          value_parser = PossibleValuesParser::new(Mutant::ALL.map(Mutant::name))
+              .map(|s| Mutant::ALL.into_iter().find(|m| m.name() == s).expect("listed")))]
+    mutant: Option<Mutant>,
 }
 
 impl RunArgs {
+    /// Runs `produce` with `--mutant` switched on (the switch is
+    /// process-global: held under its lock, off again afterwards); a mutant
+    /// of another construction than `construction` is a usage error.
+    fn with_mutant<R>(&self, cmd: &str, construction: &str, produce: impl FnOnce() -> R) -> R {
+        let Some(m) = self.mutant else {
+            return produce();
+        };
+        if m.construction() != construction {
+            let names: Vec<_> = Mutant::of(construction).map(Mutant::name).collect();
+            let msg = format!(
+                "--mutant {} is a mutant of {}, not of `perdure trace {cmd}` ({construction}: {})",
+                m.name(),
+                m.construction(),
+                names.join(", ")
+            );
+            crate::usage_error(&["trace", cmd], msg)
+        }
+        let _switch = mutants::lock();
+        mutants::set(Some(m));
+        let r = produce();
+        mutants::set(None);
+        r
+    }
+
     /// The options of `perdure trace CMD`, a producer of at most
     /// `max_threads` threads (more is a usage error).
     fn options<C, T>(
@@ -256,7 +295,10 @@ pub fn run(cmd: TraceCommand) -> ExitCode {
         let opts = a
             .run
             .options(c.name(), c, a.tamper, ptm::trace::MAX_THREADS);
-        print_trace(ptm::trace::trace(&opts))
+        print_trace(
+            a.run
+                .with_mutant(c.name(), "ptm", || ptm::trace::trace(&opts)),
+        )
     };
     match cmd {
         TraceCommand::Log(a) => trace_log(a),
@@ -274,9 +316,11 @@ pub fn run(cmd: TraceCommand) -> ExitCode {
                 relax::trace::Recovery::Lazy
             };
             let max = relax::trace::MAX_THREADS;
-            print_trace(relax::trace::trace(
-                &a.run.options("relax", recovery, a.tamper, max),
-            ))
+            let opts = a.run.options("relax", recovery, a.tamper, max);
+            print_trace(
+                a.run
+                    .with_mutant("relax", "relax", || relax::trace::trace(&opts)),
+            )
         }
     }
 }
@@ -285,7 +329,10 @@ fn memento_trace<O: MementoObject>(cmd: &str, a: MementoArgs<O>) -> ExitCode {
     let opts = a
         .run
         .options(cmd, O::OBJECT, a.tamper, memento::trace::MAX_THREADS);
-    print_trace(memento::trace::trace(&opts))
+    print_trace(
+        a.run
+            .with_mutant(cmd, "memento", || memento::trace::trace(&opts)),
+    )
 }
 
 /// Prints a produced trace (exit 0) or the producer's error (exit 1).

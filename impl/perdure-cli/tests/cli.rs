@@ -256,3 +256,30 @@ fn every_trace_option_is_taken() {
     assert_eq!(t.matches("\"Begin\"").count(), 2, "{t}");
     assert!(t.contains("\"Crash\""), "{t}");
 }
+
+#[test]
+fn trace_mutant_runs_the_mutated_code() {
+    let args = [
+        "trace", "cx-ptm", "--seed", "1", "--runs", "1", "--ops", "2",
+    ];
+    let fences = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .matches("\"Fence\"")
+            .count()
+    };
+    let clean = perdure(&args);
+    assert!(clean.status.success(), "{}", text(&clean));
+    let mut m = args.to_vec();
+    m.extend(["--mutant", "cx-no-fence-before-cas"]);
+    let mutated = perdure(&m);
+    assert!(mutated.status.success(), "{}", text(&mutated));
+    assert!(fences(&mutated) < fences(&clean));
+    // A mutant of another construction, or no mutant at all: usage errors.
+    for bad in ["mirror-no-flush-before-dram-L41", "no-such-mutant"] {
+        let mut b = args.to_vec();
+        b.extend(["--mutant", bad]);
+        let o = perdure(&b);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(!text(&o).contains("panicked"));
+    }
+}

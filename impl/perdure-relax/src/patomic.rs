@@ -412,7 +412,6 @@ impl<B: Backend> Space<'_, B> {
             if ps == self.next_seq(vs) && ps != vs {
                 self.pool.pwb(off, 16);
                 self.pool.pfence();
-                trace_ev!(off, "L21");
                 let _helped = self.dram.dwcas(off, (vv, vs), (pv, ps));
                 trace_ev!(off, "L24", ok = _helped);
                 continue;
@@ -439,9 +438,9 @@ impl<B: Backend> Space<'_, B> {
                 self.pool.pwb(off, 16);
                 self.pool.pfence();
             }
-            // Reported even by the mutant that skips it: the trace then
-            // claims the spec's step, and its replay must catch the lie.
-            trace_ev!(off, "L42");
+            // No hook here: the trace producer derives L41–L42 (and L20–L21,
+            // R1's write-back and fence) from the simulator's own pwb and
+            // pfence events, so a mutant that skips them leaves no step.
             match res {
                 // L44.
                 Ok(_) => {
@@ -554,8 +553,6 @@ impl<B: Backend> Space<'_, B> {
             self.pool.pwb(off, 16);
             self.pool.pfence();
         }
-        // Reported even by the mutant that skips it (as L42 above).
-        trace_ev!(off, "R43");
         Ok(Attempt::Copy(d, (vnv, snv)))
     }
 
@@ -662,7 +659,6 @@ impl<B: Backend> Space<'_, B> {
                     Attempt::Equal => continue,
                     Attempt::Retry => false,
                     Attempt::Copy(d, (vnv, snv)) => {
-                        trace_ev!(f, "R43");
                         let v = if pointer {
                             self.marked::<N::Child>(vnv)?
                         } else {

@@ -123,6 +123,22 @@ fn bad_options_are_errors() {
 }
 
 #[test]
+fn write_back_and_fence_steps_come_from_the_simulator() {
+    let _g = mutant::lock();
+    let count = |t: &str, a: &str| steps(t).iter().filter(|v| action(v) == a).count();
+    let o = opts(1, 5, 2, false);
+    let clean = trace(&o).unwrap();
+    assert!(count(&clean, "L42") > 0 && count(&clean, "Fence") == 0);
+    // L41–L42 skipped: the trace must not claim the L42 step.
+    mutant::set(Some(Mutant::NoFlushBeforeDram));
+    let skipped = trace(&o);
+    mutant::set(None);
+    let skipped = skipped.unwrap();
+    assert_eq!(count(&skipped, "L42"), 0);
+    assert!(count(&skipped, "L43") > 0);
+}
+
+#[test]
 fn mutant_traces_for_replay_by_hand() {
     let _g = mutant::lock();
     let Ok(dir) = std::env::var("PERDURE_TRACE_OUT") else {

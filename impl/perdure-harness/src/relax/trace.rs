@@ -16,9 +16,21 @@
 //! | `Invoke{recover}` | `track_field`, when tracking decides | `RInvoke(t, c)` with first step `R1` iff `recover` |
 //! | `S0{val}` / `LD{val}` | `store`'s first load / `load` | `S0` / `LD` |
 //! | `L5{v,s}` / `L9{v,s}` | `mirror_cas` after `read_nvmm` / the DRAM read | `L5atomic` / `L9atomic` (and its branch) |
-//! | `L21`, `L24{ok}` | the helping case, after the fence / the DRAM DWCAS | `L21`, `L24` |
-//! | `L40{ok}`, `L42`, `L43{ok}` | NVMM DWCAS; after L41–L42's fence; the DRAM DWCAS (or the retry) | `L40`, `L42`, `L43` |
-//! | `R1{v,s}`, `R2{v,s}`, `R22{same}`, `R41{ok}`, `R43`, `R5{ok}` | `recover_attempt`, `recover_field` | the same names |
+//! | `L24{ok}` | the helping case's DRAM DWCAS | `L24` |
+//! | `L40{ok}`, `L43{ok}` | NVMM DWCAS; the DRAM DWCAS (or the retry) | `L40`, `L43` |
+//! | `R1{v,s}`, `R2{v,s}`, `R22{same}`, `R41{ok}`, `R5{ok}` | `recover_attempt`, `recover_field` | the same names |
+//!
+//! The persistence steps are not hooks: `L21` (L20–L21's write-back and
+//! fence of a helper), `L42` (L41–L42's) and `R43` (fix R1's, before line
+//! 5 of Algorithm 6.2) come from the simulator's own events. The Sim's
+//! crash hook, called on the worker right after each of its persistence
+//! events, puts a marker among the reported steps; after the phase the
+//! markers are resolved against [`Sim::take_trace`]: a `pfence`/`psync` of
+//! a worker that wrote back the field's line since its previous fence is
+//! the step its last reported step leads to (`L40` → `L42`, `L9` → `L21`,
+//! `R22`/`R41` → `R43`; anything else → `Fence`, which no spec action
+//! takes). A mutant that skips the write-back or the fence thus leaves no
+//! step, and the spec rejects the step that needed it.
 //!
 //! The producer adds `Begin{v,s}` (a fresh field), `Ret{val}` (the
 //! operation returned: 1/0 for a CAS, 0 for a store, the value for a load)
@@ -62,7 +74,7 @@
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
-use perdure_pm::sim::{CrashPoint, VolatileFill};
+use perdure_pm::sim::{CrashPoint, SimEvent, SimOp, SimView, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_relax::ds::ListNode;
 use perdure_relax::{Config, OpenOptions, PAtomic, RelaxError, Space, Tracking};
@@ -158,6 +170,82 @@ fn push(thread: Option<u64>, action: &str, fields: &[(&str, Value)]) {
     }
     if let Some(r) = rec().as_mut() {
         r.events.push(step(thread, action, fields));
+    }
+}
+
+/// The part of a crash hook that records where the calling worker's
+/// persistence events fall among the reported steps: a `@sim` marker with
+/// the range of Sim events since the previous call (`last`), resolved by
+/// [`derive_persistence`] once the phase's Sim trace is taken.
+fn mark_sim_events(last: &mut usize, view: &SimView<'_>) {
+    let (from, to) = (*last, view.trace_len());
+    *last = to;
+    if CUT.load(Ordering::SeqCst) {
+        return;
+    }
+    let Some(t) = ME.with(Cell::get) else {
+        return;
+    };
+    if let Some(r) = rec().as_mut() {
+        r.events
+            .push(json!({"action": SIM_MARK, "thread": t, "from": from, "to": to}));
+    }
+}
+
+const SIM_MARK: &str = "@sim";
+const LINE: u64 = 64;
+
+/// Replaces the `@sim` markers of `steps` by the persistence steps the Sim
+/// events they cover make (see the module docs): a fence of a worker that
+/// wrote back `field`'s line since its previous fence.
+fn derive_persistence(steps: Vec<Value>, sim: &[SimEvent], field: u64) -> Vec<Value> {
+    use std::collections::{HashMap, HashSet};
+    let mut last: HashMap<u64, String> = HashMap::new();
+    let mut written_back: HashSet<u64> = HashSet::new();
+    let mut out = Vec::with_capacity(steps.len());
+    for v in steps {
+        let t = v.get("thread").and_then(Value::as_u64);
+        if action(&v) == "Crash" {
+            last.clear();
+            written_back.clear();
+        }
+        if action(&v) != SIM_MARK {
+            if let Some(t) = t {
+                last.insert(t, action(&v).to_string());
+            }
+            out.push(v);
+            continue;
+        }
+        let Some(t) = t else { continue };
+        let idx = |k: &str| v[k].as_u64().unwrap_or(0) as usize;
+        for e in sim.get(idx("from")..idx("to")).unwrap_or(&[]) {
+            match e.op {
+                SimOp::Pwb if e.off == field & !(LINE - 1) => {
+                    written_back.insert(t);
+                }
+                SimOp::Pfence | SimOp::Psync if written_back.remove(&t) => {
+                    let after = last.get(&t).map_or("", String::as_str);
+                    out.push(match after {
+                        "L40" => step(Some(t), "L42", &[]),
+                        "L9" => step(Some(t), "L21", &[]),
+                        "R22" | "R41" => step(Some(t), "R43", &[]),
+                        _ => step(Some(t), "Fence", &[("after", json!(after))]),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Resolves the markers of the steps recorded so far against `sim`'s
+/// events since [`Sim::start_trace`] (the markers of one phase).
+fn resolve_phase(sim: &Sim, field: u64) {
+    let events = sim.take_trace();
+    if let Some(r) = rec().as_mut() {
+        let steps = std::mem::take(&mut r.events);
+        r.events = derive_persistence(steps, &events, field);
     }
 }
 
@@ -370,7 +458,9 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
     let point: std::sync::Arc<Mutex<Option<CrashPoint>>> = Default::default();
     {
         let (events, point) = (events.clone(), point.clone());
+        let mut last = 0;
         pool.backend().set_crash_hook(move |_, view| {
+            mark_sim_events(&mut last, view);
             let n = events.fetch_add(1, Ordering::SeqCst) + 1;
             if Some(n) == crash_at {
                 *point.lock().unwrap_or_else(|e| e.into_inner()) = Some(view.capture());
@@ -379,9 +469,11 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
         });
     }
     pool.backend().set_yield_hook(yield_hook);
+    pool.backend().start_trace();
     let phase1 = workers(&space, f, o, seed, 1);
     pool.backend().clear_crash_hook();
     CUT.store(true, Ordering::SeqCst);
+    resolve_phase(pool.backend(), off);
     phase1?;
     let total = events.load(Ordering::SeqCst);
     let captured = point.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -419,8 +511,15 @@ fn run(o: &TraceOptions, seed: u64, crash_at: Option<u64>) -> Result<(Vec<Value>
             &[("img", json!([v, s])), ("dram", json!([gv, gs]))],
         );
         pool2.backend().set_yield_hook(yield_hook);
+        let mut last = 0;
+        pool2
+            .backend()
+            .set_crash_hook(move |_, view| mark_sim_events(&mut last, view));
+        pool2.backend().start_trace();
         let phase2 = workers(&space2, f, o, seed, 2);
+        pool2.backend().clear_crash_hook();
         CUT.store(true, Ordering::SeqCst);
+        resolve_phase(pool2.backend(), off);
         phase2?;
     }
     hooks::set_recorder(None);
