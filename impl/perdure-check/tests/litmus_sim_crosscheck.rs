@@ -42,7 +42,7 @@ fn suite_dir() -> PathBuf {
 }
 
 fn thread_id() -> usize {
-    usize::from(shuttle::thread::current().id())
+    shuttle::current::try_get_current_task().map_or(usize::MAX, usize::from)
 }
 
 /// Where location `l` lives: line `line_of[l]` of its own 64 bytes, at its

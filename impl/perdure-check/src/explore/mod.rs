@@ -519,9 +519,11 @@ fn sim_options(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig, salt: u64) -> 
 }
 
 /// The id of the running shuttle task (the explorer's threads are shuttle
-/// tasks sharing one OS thread).
+/// tasks sharing one OS thread). While shuttle tears a task down (a
+/// thread-local's destructor touching the pool) it may not say; such
+/// accesses count as one thread of their own.
 fn shuttle_task_id() -> usize {
-    usize::from(shuttle::thread::current().id())
+    shuttle::current::try_get_current_task().map_or(usize::MAX, usize::from)
 }
 
 /// Runs `body` once per schedule under the configured shuttle scheduler.
