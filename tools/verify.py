@@ -888,6 +888,30 @@ def manifest_row(rows: list[Row], complete: bool) -> Row:
     return row
 
 
+# Which crate's code an explorer or mutant row crashes, by the row's name (the footer's sums).
+CRATE_OF_ROW = [
+    (("explore:ptm", "mutant:ptm/"), "perdure-ptm"),
+    (("explore:relax", "mutant:relax/"), "perdure-relax"),
+    (("explore:cas", "explore:checkpoint", "explore:combq", "explore:elim", "explore:msq", "explore:soft",
+      "explore:treiber", "mutant:memento/"), "perdure-memento"),
+    (("explore:log", "explore:pm"), "perdure-pm"),
+]
+
+
+def crash_images_per_crate(rows: list[Row]) -> dict[str, int]:
+    """Crash images recovered and checked, summed per crate over the rows that report them
+    ("N images checked" in `explored`, every occurrence: a row that crashes recoveries again
+    reports those too)."""
+    sums: dict[str, int] = {}
+    for r in rows:
+        crate = next((c for prefixes, c in CRATE_OF_ROW if r.name.startswith(prefixes)), None)
+        if crate is None:
+            continue
+        n = sum(int(x.replace(",", "")) for x in re.findall(r"([\d,]+) images checked", r.explored))
+        sums[crate] = sums.get(crate, 0) + n
+    return sums
+
+
 def print_table(rows: list[Row]) -> None:
     def secs(r: Row) -> str:
         return "-" if r.seconds is None else f"{r.seconds:.1f}"
@@ -957,7 +981,11 @@ def main(argv: list[str]) -> int:
     else:
         print("verify: no checks found in this tree (no impl/Cargo.toml, specs/**/*.cfg or proofs/_CoqProject)")
     OUT.mkdir(parents=True, exist_ok=True)
-    report = {"depth": DEPTH, "checks": [r.as_json() for r in rows]}
+    images = crash_images_per_crate(rows)
+    if images:
+        print("\ncrash images checked per crate (explore:* and mutant:* rows): "
+              + ", ".join(f"{c} {n:,}" for c, n in sorted(images.items())))
+    report = {"depth": DEPTH, "checks": [r.as_json() for r in rows], "crash_images": images}
     (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
     n = {s: sum(r.status == s for r in rows) for s in STATUSES}
     print(f"\nreport: {rel(OUT / 'verify.json')}")
