@@ -38,7 +38,7 @@
 
 mod explore_common;
 
-use explore_common::{run, Depth};
+use explore_common::{config, explore_named, explored, run, Depth};
 
 /// One `#[test]` per scenario name, each explored at `depth`.
 macro_rules! rows {
@@ -94,4 +94,46 @@ rows! {
     cx_ptm_map_6ops => "cx-ptm-map-6ops",
     cx_puc_queue_6ops => "cx-puc-queue-6ops",
     cx_puc_map_6ops => "cx-puc-map-6ops",
+}
+
+/// Depth: PCT schedules (bug depth 3) beside the random ones, every crash
+/// point, up to 64 images each, the queue on each construction (its
+/// transactions leave the most lines unsettled). Rows
+/// `explore:ptm/depth-pct-<scenario>`; `PERDURE_DEPTH=deep` runs 10× the
+/// schedules; `PERDURE_PTM_DEPTH_SCHEDULES` sets the base count.
+#[test]
+fn depth_pct() {
+    const SCENARIOS: [&str; 5] = [
+        "redo-queue",
+        "redo-opt-queue",
+        "redo-timed-wide-queue",
+        "cx-ptm-queue",
+        "cx-puc-queue",
+    ];
+    let base = std::env::var("PERDURE_PTM_DEPTH_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let cfg = perdure_check::explore::ExploreConfig {
+        scheduler: perdure_check::explore::SchedulerKind::Pct { depth: 3 },
+        images: 64,
+        seed: 31,
+        ..config(Depth::Every { schedules: base })
+    };
+    for name in SCENARIOS {
+        let t = std::time::Instant::now();
+        let report = explore_named(name, &cfg);
+        let row = format!("explore:ptm/depth-pct-{name}");
+        let detail = "PCT schedules (depth 3), every crash point, up to 64 Px86 images each, null recovery, the recovered PTM read whole and updated, durable linearizability checked";
+        if let Some(why) = perdure_harness::report::explore_row(
+            &row,
+            name,
+            &report,
+            &explored(&report),
+            Some(detail),
+            t,
+        ) {
+            panic!("{why}");
+        }
+    }
 }

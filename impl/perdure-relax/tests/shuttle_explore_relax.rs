@@ -176,3 +176,48 @@ fn mutant_no_recovery_mark_is_caught() {
         },
     );
 }
+
+/// Depth: PCT schedules (bug depth 3) beside the random ones, every crash
+/// point, up to 64 images each, on one scenario per structure and tracking
+/// variant family (list, hash, skiplist, BST and array; the Mirror,
+/// markable, bitset and hybrid trackers among them). Rows
+/// `explore:relax/depth-pct-<scenario>`; `PERDURE_DEPTH=deep` runs 10× the
+/// schedules.
+#[test]
+fn depth_pct() {
+    const SCENARIOS: [&str; 5] = [
+        "relax-list-markable-zero",
+        "relax-hash-bitset-garbage",
+        "relax-skiplist-hybrid-zero",
+        "relax-bst-eager-zero",
+        "relax-array-pseudobitset-zero",
+    ];
+    let cfg = ExploreConfig {
+        seed: 29,
+        scheduler: SchedulerKind::Pct { depth: 3 },
+        images: 64,
+        ..every(depth_schedules())
+    };
+    let failures: Vec<String> = SCENARIOS
+        .iter()
+        .filter_map(|&name| {
+            let _g = mutant::lock();
+            mutant::set(None);
+            let t = std::time::Instant::now();
+            let report = explore_named(name, &cfg);
+            let row = format!("explore:relax/depth-pct-{name}");
+            let detail = "PCT schedules (depth 3), every crash point, up to 64 Px86 images each, recovered lazily by 3 threads, durable linearizability checked";
+            explore_row(&row, name, &report, &explored(&report), Some(detail), t)
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Schedules per scenario of [`depth_pct`] (before [`factor`]): enough that
+/// the crate's rows together check at least 250,000 crash images in CI.
+fn depth_schedules() -> usize {
+    std::env::var("PERDURE_RELAX_DEPTH_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
