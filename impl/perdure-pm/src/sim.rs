@@ -307,20 +307,15 @@ impl Line {
 }
 
 /// A thread, as the simulator tells threads apart (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 enum ThreadKey {
     /// Not yet known (no access made since the state was created).
+    #[default]
     Unknown,
     /// The facade's thread id.
     Facade(crate::sync::thread::ThreadId),
     /// What the thread hook returned.
     Hooked(usize),
-}
-
-impl Default for ThreadKey {
-    fn default() -> Self {
-        ThreadKey::Unknown
-    }
 }
 
 /// One thread's Px86 state: its store buffer and pending entries (the
