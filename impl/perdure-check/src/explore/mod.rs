@@ -518,6 +518,17 @@ fn sim_options(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig, salt: u64) -> 
     }
 }
 
+/// What varies the program between schedules (the workload drawn, the
+/// drain choices): the schedule's number — except under DFS, which
+/// enumerates the interleavings of one program and needs every execution
+/// to run the same one.
+fn program_salt(cfg: &ExploreConfig, schedule: usize) -> u64 {
+    match cfg.scheduler {
+        SchedulerKind::Dfs => 0,
+        _ => schedule as u64,
+    }
+}
+
 /// The id of the running shuttle task (the explorer's threads are shuttle
 /// tasks sharing one OS thread). While shuttle tears a task down (a
 /// thread-local's destructor touching the pool) it may not say; such
@@ -852,7 +863,7 @@ fn run_workload(
     let pool = Pool::volatile(
         scenario.name(),
         scenario.pool_size(),
-        Sim::new(sim_options(scenario, cfg, schedule as u64)),
+        Sim::new(sim_options(scenario, cfg, program_salt(cfg, schedule))),
     )
     .map(Arc::new)
     .map_err(|e| format!("cannot create the pool: {e}"))?;
@@ -873,7 +884,7 @@ fn run_workload(
         });
     }
     sim.set_yield_hook(shuttle::thread::yield_now);
-    let workload = scenario.workload(cfg.seed ^ (schedule as u64).wrapping_mul(0x9E37_79B9));
+    let workload = scenario.workload(cfg.seed ^ program_salt(cfg, schedule).wrapping_mul(0x9E37_79B9));
     let apply: Apply = |scenario, at, call| scenario.apply(at, call);
     let ran = run_threads(
         scenario, &pool, &session, workload, &recorder, apply, "workload",
