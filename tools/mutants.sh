@@ -21,8 +21,12 @@
 #   MUTANTS_BASELINE=auto|run|skip   auto (default): test the unmutated tree once per source
 #                         state and crate (recorded in .cache/mutants/baseline.json), skip it
 #                         in later shards
+#   MUTANTS_PACKAGE=crate only the mutants of one crate (cargo-mutants --package), e.g.
+#                         perdure-relax; use it with its own MUTANTS_OUT
 #   MUTANTS_RE=regex      only the mutants whose name matches (cargo-mutants --re), e.g. one
-#                         function, to try a mutant by hand; use it with its own MUTANTS_OUT
+#                         function, to try a mutant by hand. cargo-mutants 27.1 applies neither
+#                         this nor exclude_re to its "delete field" mutants (6, all in
+#                         perdure-ptm): give MUTANTS_PACKAGE too
 #   MUTANTS_OUT=dir       where the shards and the summary go (default out/mutants)
 #
 # cargo-mutants is installed on first use into .cache/cargo-mutants (cargo install --locked,
@@ -42,6 +46,7 @@ CM="$CM_ROOT/bin/cargo-mutants"
 OUT=${MUTANTS_OUT:-$PERDURE_OUT/mutants}
 case $OUT in /*) ;; *) OUT="$PERDURE_ROOT/$OUT" ;; esac
 RE=${MUTANTS_RE:-}
+PACKAGE=${MUTANTS_PACKAGE:-}
 SHARDS=${MUTANTS_SHARDS:-200}
 TIMEOUT=${MUTANTS_TIMEOUT:-900}
 BUILD_TIMEOUT=${MUTANTS_BUILD_TIMEOUT:-1800}
@@ -92,7 +97,8 @@ mkdir -p "$MUTANTS_TARGET_DIR" "$OUT"
 # crates and files, so a few shards already say something about each crate.
 cm() {
   local re=()
-  [ -z "$RE" ] || re=(--re "$RE")
+  [ -z "$RE" ] || re+=(--re "$RE")
+  [ -z "$PACKAGE" ] || re+=(--package "$PACKAGE")
   (cd impl && nice -n 15 "$CM" mutants --no-shuffle "${re[@]}" "$@")
 }
 
@@ -120,7 +126,7 @@ fi
 
 # --- one shard ------------------------------------------------------------------------------------
 # The source state a result belongs to: impl/ (mutants.toml included) and the test command.
-# A shard's results also depend on the MUTANTS_RE filter (a shard of a filtered list is another
+# A shard's results also depend on the MUTANTS_RE/MUTANTS_PACKAGE filters (a shard of a filtered list is another
 # set of mutants); the baseline does not (it is the unmutated tree), so it is shared by all runs.
 source_id() {
   local t
@@ -132,7 +138,7 @@ source_id() {
 }
 SOURCE=$(source_id)
 TREE=$SOURCE
-[ -z "$RE" ] || TREE="$TREE-re-$(printf '%s' "$RE" | sha1sum | cut -c1-12)"
+[ -z "$RE$PACKAGE" ] || TREE="$TREE-only-$(printf '%s\n%s' "$RE" "$PACKAGE" | sha1sum | cut -c1-12)"
 BASELINE_JSON="$PERDURE_CACHE/mutants/baseline.json"
 
 shard_complete() { # k n -> 0 if out/mutants/shard-k-of-n holds a finished run of this tree
