@@ -150,6 +150,20 @@ def merge(out_dir: Path, shards_wanted: int | None) -> dict:
     }
 
 
+def ranges(shards: list[str]) -> str:
+    """["3/200", "4/200", "5/200", "9/200"] -> "3–5, 9 (of 200)": the missing list stays short."""
+    if not shards:
+        return ""
+    n = shards[0].split("/")[1]
+    ks = sorted(int(x.split("/")[0]) for x in shards)
+    out, start = [], ks[0]
+    for a, b in zip(ks, ks[1:] + [None]):
+        if b != a + 1:
+            out.append(str(start) if start == a else f"{start}–{a}")
+            start = b
+    return f"{', '.join(out)} (of {n})"
+
+
 def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
@@ -185,7 +199,7 @@ def markdown(s: dict) -> str:
         lines += ["", "## Incomplete shards (run them again)", ""]
         lines += [f"- {x['shard']}: {x['why']}" for x in s["incomplete"]]
     if s["missing"]:
-        lines += ["", f"## Missing shards ({len(s['missing'])})", "", ", ".join(s["missing"])]
+        lines += ["", f"## Missing shards ({len(s['missing'])})", "", ranges(s["missing"])]
     return "\n".join(lines) + "\n"
 
 
@@ -262,7 +276,8 @@ def self_test() -> int:
             (len(s["timeouts"]) == 1 and s["timeouts"][0]["package"] == "perdure-ptm", f"timeouts {s['timeouts']}"),
             (s["crates"]["perdure-pm"]["seconds_per_mutant"] == 11.5, "seconds per mutant"),
             ((root / "summary.md").read_text().count("| perdure-") == 2, "summary.md rows"),
-            ("3/4" in (root / "summary.md").read_text(), "summary.md names the missing shard"),
+            ("\n3 (of 4)\n" in (root / "summary.md").read_text(), "summary.md names the missing shard"),
+            (ranges(["0/9", "1/9", "2/9", "5/9", "7/9", "8/9"]) == "0–2, 5, 7–8 (of 9)", "missing ranges"),
         ]
         # Another source state: merged, but said.
         _write_fixture_shard(root, 3, 4, [], planned=0, finished=True, tree="t2")
