@@ -44,11 +44,21 @@ def read_shard(d: Path) -> dict:
     k, n = (int(x) for x in SHARD_DIR.match(d.name).groups())
     shard = {"k": k, "n": n, "dir": d.name, "complete": False, "tree": None, "outcomes": [],
              "planned": None, "problem": None}
+    meta = {}
     try:
-        shard["tree"] = json.loads((d / "shard.json").read_text()).get("tree")
+        meta = json.loads((d / "shard.json").read_text())
+        shard["tree"] = meta.get("tree")
     except (OSError, ValueError):
         pass
     out = d / "mutants.out"
+    try:
+        shard["planned"] = len(json.loads((out / "mutants.json").read_text()))
+    except (OSError, ValueError):
+        pass
+    if shard["planned"] == 0 and meta.get("exit") in (0, 2, 3):
+        # No mutant fell in this shard (a filtered list): cargo-mutants writes no outcomes.json.
+        shard["complete"] = True
+        return shard
     try:
         lab = json.loads((out / "outcomes.json").read_text())
     except OSError:
@@ -57,10 +67,6 @@ def read_shard(d: Path) -> dict:
     except ValueError as e:
         shard["problem"] = f"outcomes.json is not JSON ({e})"
         return shard
-    try:
-        shard["planned"] = len(json.loads((out / "mutants.json").read_text()))
-    except (OSError, ValueError):
-        pass
     for o in lab.get("outcomes", []):
         scen = o.get("scenario")
         if not isinstance(scen, dict) or "Mutant" not in scen:
@@ -228,7 +234,13 @@ def _write_fixture_shard(root: Path, k: int, n: int, outcomes: list, planned: in
                          tree: str = "t1") -> None:
     d = root / f"shard-{k}-of-{n}"
     (d / "mutants.out").mkdir(parents=True)
-    (d / "shard.json").write_text(json.dumps({"k": k, "n": n, "tree": tree}))
+    meta = {"k": k, "n": n, "tree": tree}
+    if finished:
+        meta["exit"] = 2
+    (d / "shard.json").write_text(json.dumps(meta))
+    (d / "mutants.out" / "mutants.json").write_text(json.dumps([{}] * planned))
+    if planned == 0:  # as cargo-mutants 27.1 leaves a shard with no mutants: no outcomes.json
+        return
     base = {"scenario": "Baseline", "summary": "Success", "log_path": "log/baseline.log",
             "diff_path": None, "phase_results": [
                 {"phase": "Build", "duration": 10.0, "process_status": "Success", "argv": []},
@@ -237,7 +249,6 @@ def _write_fixture_shard(root: Path, k: int, n: int, outcomes: list, planned: in
            "timeout": 0, "unviable": 0, "success": 0, "start_time": "2026-01-01T00:00:00Z",
            "end_time": "2026-01-01T01:00:00Z" if finished else None, "cargo_mutants_version": "27.1.0"}
     (d / "mutants.out" / "outcomes.json").write_text(json.dumps(lab))
-    (d / "mutants.out" / "mutants.json").write_text(json.dumps([{}] * planned))
 
 
 def self_test() -> int:
@@ -279,11 +290,11 @@ def self_test() -> int:
             ("\n3 (of 4)\n" in (root / "summary.md").read_text(), "summary.md names the missing shard"),
             (ranges(["0/9", "1/9", "2/9", "5/9", "7/9", "8/9"]) == "0–2, 5, 7–8 (of 9)", "missing ranges"),
         ]
-        # Another source state: merged, but said.
+        # A shard with no mutants, of another source state: complete, merged, but the mix is said.
         _write_fixture_shard(root, 3, 4, [], planned=0, finished=True, tree="t2")
         s2 = write(root, 4)
-        checks += [(s2["missing"] == [] and any("source states" in x for x in s2["notes"]),
-                    f"mixed trees {s2['notes']}")]
+        checks += [(s2["missing"] == [] and "3/4" in s2["complete"], f"empty shard {s2['complete']}"),
+                   (any("source states" in x for x in s2["notes"]), f"mixed trees {s2['notes']}")]
         # No shards at all: a summary that says so, not a crash.
         empty = root / "empty"
         empty.mkdir()
