@@ -5,6 +5,7 @@
 #   make verify DEPTH=deep    the same with the *_deep.cfg models and unbounded loom
 #   make test             what CI runs (.ci/run): setup + the same checks as verify
 #   make bench            setup, then the Rust benchmarks; output under out/bench/
+#   make mutants [SHARD=k/n] [LIST=1]   cargo-mutants on the constructions (docs/MUTANTS.md)
 #   make clean            remove out/, impl/target/ and Coq build products (keeps .cache/)
 #   make distclean        clean, and remove .cache/ (downloaded TLC, setup stamps)
 
@@ -18,7 +19,7 @@ export DEPTH
 
 PYTHON ?= python3
 
-.PHONY: help setup verify test bench clean distclean
+.PHONY: help setup verify test bench mutants clean distclean
 
 help:
 	@echo "perdure make targets:"
@@ -28,6 +29,9 @@ help:
 	@echo "             (DEPTH=deep: *_deep.cfg models, unbounded loom)"
 	@echo "  test       what CI runs (.ci/run): setup + the same checks as verify"
 	@echo "  bench      setup, then 'cargo bench --workspace' in impl/; output in out/bench/"
+	@echo "  mutants    cargo-mutants on the protocol modules of pm, memento, ptm, relax, tested by"
+	@echo "             their explorer/loom/shuttle checks -> out/mutants/summary.md (docs/MUTANTS.md)"
+	@echo "             SHARD=k/n: one shard (0 <= k < n); none: every shard, resuming; LIST=1: counts"
 	@echo "  clean      remove out/, impl/target/ and Coq build products"
 	@echo "  distclean  clean, and remove .cache/ (downloaded TLC jar, setup stamps)"
 	@echo "  help       this list"
@@ -54,6 +58,11 @@ bench: setup
 	  cargo bench --workspace 2>&1 | tee "$$log"; \
 	  cargo bench -p perdure-ptm --features breakdown --bench ptm_breakdown 2>&1 | tee -a "$$log"; \
 	  echo "bench: output saved in $${log#$(CURDIR)/}"
+
+# Mutation testing (issue 15 §2). Not part of verify/test: a full run takes days on two cores.
+# tools/mutants.sh installs cargo-mutants into .cache/ on first use; results in out/mutants/.
+mutants:
+	@bash tools/mutants.sh $(if $(LIST),--list) $(SHARD)
 
 clean:
 	rm -rf out impl/target

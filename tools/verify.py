@@ -38,6 +38,8 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     manifest:rows  tools/expected-rows.tsv  last: every row the manifest lists is in the report (unless a
                    FILTER narrowed the run), explores at least its minimum, and skips only where the
                    manifest allows it; no row is unlisted (rules in tools/manifest.py)
+    mutants:merge-self-test tools/mutants_merge.py  the merge of `make mutants`' shards, on fixture shards
+                   in cargo-mutants' output format (`make mutants` itself is not part of verify)
     docs:paths     tools/check_docs.py   every repository path and check/row name the Markdown files
                    cite exists or is produced by the tree (its self-test first); rules in its docstring
 
@@ -86,7 +88,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs", "layers",
+KINDS = {"tlc", "coq", "cargo", "litmus", "explore", "trace", "loom", "genmc", "bench", "docs", "layers", "mutants",
          "manifest"}
 STATUSES = {"pass", "fail", "skip"}
 
@@ -855,6 +857,28 @@ def layers_checks() -> list[Check]:
     return [Check("layers:workspace", "layers", run_layers)]
 
 
+MUTANTS_MERGE = ROOT / "tools" / "mutants_merge.py"
+MUTANTS_SELF_TEST_RE = re.compile(r"^mutants_merge self-test: (\d+ checks passed, \d+ failed)", re.M)
+
+
+def run_mutants_merge_self_test(c: Check) -> list[Row]:
+    r = run([sys.executable, str(MUTANTS_MERGE), "--self-test"], log_path(c.name))
+    m = MUTANTS_SELF_TEST_RE.search(r.output)
+    row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail", m.group(1) if m else "", r.seconds,
+              "", rel(r.log))
+    if r.timed_out:
+        row.detail = timeout_detail(r)
+    elif r.rc == 0:
+        row.detail = "fixture shards (complete, interrupted, missing, mixed source states) merged as expected"
+    else:
+        row.detail = tail(r.output, 3).replace("\n", " | ") + " (run: python3 tools/mutants_merge.py --self-test)"
+    return [row]
+
+
+def mutants_checks() -> list[Check]:
+    return [Check("mutants:merge-self-test", "mutants", run_mutants_merge_self_test)] if MUTANTS_MERGE.is_file() else []
+
+
 def coq_checks() -> list[Check]:
     if not (PROOFS / "_CoqProject").is_file():
         return []
@@ -933,7 +957,8 @@ def main(argv: list[str]) -> int:
         return 2
     list_only = "--list" in argv
     filters = [a for a in argv if not a.startswith("--")]
-    checks = cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks() + layers_checks()
+    checks = (cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks() + layers_checks()
+              + mutants_checks())
     if filters:
         checks = [c for c in checks if any(f in c.name for f in filters)]
     if list_only:
