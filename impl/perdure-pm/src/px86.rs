@@ -498,6 +498,113 @@ mod tests {
         assert_eq!(l.persistable(), 0..=0);
     }
 
+    /// Locations 0..8 share line 0, 8..16 line 8.
+    fn line(l: u32) -> u32 {
+        l & !7
+    }
+
+    #[test]
+    fn a_load_forwards_the_newest_own_store() {
+        let mut t: ThreadBuffer<u32, i64> = ThreadBuffer::new();
+        assert_eq!(t.forward(1), None);
+        t.push(Buffered::Store {
+            seq: 1,
+            loc: 1,
+            val: 5,
+        });
+        t.push(Buffered::Store {
+            seq: 2,
+            loc: 1,
+            val: 6,
+        });
+        t.push(Buffered::Store {
+            seq: 3,
+            loc: 2,
+            val: 7,
+        });
+        assert_eq!(t.forward(1), Some(6));
+        t.push_pending(Pending::Nt {
+            seq: 4,
+            loc: 1,
+            val: 8,
+        });
+        assert_eq!(
+            t.forward(1),
+            Some(8),
+            "a pending ntstore is the thread's latest write"
+        );
+        assert!(!t.is_drained());
+    }
+
+    #[test]
+    fn a_write_back_waits_for_older_stores_to_its_line_and_holds_younger_ones() {
+        let mut t: ThreadBuffer<u32, i64> = ThreadBuffer::new();
+        t.push(Buffered::Store {
+            seq: 1,
+            loc: 1,
+            val: 1,
+        });
+        t.push_pending(Pending::Flush { seq: 2, line: 0 });
+        t.push(Buffered::Store {
+            seq: 3,
+            loc: 9,
+            val: 1,
+        });
+        t.push(Buffered::Store {
+            seq: 4,
+            loc: 2,
+            val: 1,
+        });
+        assert!(
+            !t.may_take_effect(0, line),
+            "the older store to its line is buffered"
+        );
+        assert!(t.head_may_leave(line).is_some());
+        t.pop_head();
+        assert!(t.may_take_effect(0, line));
+        // The store to another line may leave before the write-back acts;
+        // the younger store to the flushed line may not.
+        assert!(matches!(
+            t.head_may_leave(line),
+            Some(Buffered::Store { loc: 9, .. })
+        ));
+        t.pop_head();
+        assert!(t.head_may_leave(line).is_none());
+        t.take_pending(0);
+        assert!(t.head_may_leave(line).is_some());
+    }
+
+    #[test]
+    fn an_sfence_holds_younger_stores_until_older_write_backs_act() {
+        let mut t: ThreadBuffer<u32, i64> = ThreadBuffer::new();
+        t.push_pending(Pending::Flush { seq: 1, line: 0 });
+        t.push(Buffered::Sfence { seq: 2 });
+        t.push(Buffered::Store {
+            seq: 3,
+            loc: 9,
+            val: 1,
+        });
+        t.push_pending(Pending::Flush { seq: 4, line: 8 });
+        assert!(
+            t.head_may_leave(line).is_none(),
+            "the sfence waits for the older clwb"
+        );
+        assert!(
+            !t.may_take_effect(1, line),
+            "a clwb younger than a buffered sfence waits"
+        );
+        t.take_pending(0);
+        assert!(matches!(
+            t.head_may_leave(line),
+            Some(Buffered::Sfence { .. })
+        ));
+        t.pop_head();
+        t.pop_head();
+        assert!(t.may_take_effect(0, line));
+        t.take_pending(0);
+        assert!(t.is_drained());
+    }
+
     #[test]
     fn exhaustive_enumeration_is_the_product() {
         let images: Vec<_> = CrashImages::new(vec![0..=1, 2..=2, 0..=2], 100, 7).collect();

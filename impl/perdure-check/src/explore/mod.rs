@@ -884,7 +884,8 @@ fn run_workload(
         });
     }
     sim.set_yield_hook(shuttle::thread::yield_now);
-    let workload = scenario.workload(cfg.seed ^ program_salt(cfg, schedule).wrapping_mul(0x9E37_79B9));
+    let workload =
+        scenario.workload(cfg.seed ^ program_salt(cfg, schedule).wrapping_mul(0x9E37_79B9));
     let apply: Apply = |scenario, at, call| scenario.apply(at, call);
     let ran = run_threads(
         scenario, &pool, &session, workload, &recorder, apply, "workload",
