@@ -12,7 +12,9 @@
 //! Where `Sim` is not exact, by design: a non-temporal store takes effect at
 //! the earliest moment the rules allow (the engine also delays it), so tests
 //! with `ntstore` may reach fewer outcomes; they are checked for soundness
-//! only and counted apart. Row `litmus:sim-crosscheck`.
+//! only and counted apart. Every test also runs under [`SimModel::Sc`], whose
+//! outcomes must be the engine's too (a subset: no store buffers). Row
+//! `litmus:sim-crosscheck`.
 //!
 //! Instruction mapping: `store` → a `Release` store (a plain `mov`), `load` →
 //! an `Acquire` load, `clwb`/`clflushopt` → `Pool::pwb`, `sfence` →
@@ -65,7 +67,11 @@ fn outcome(test: &Test, keys: &[Key], base: u64, words: &[u64], regs: &Regs) -> 
 
 /// Every outcome `Sim` reaches on `test` over `keys`, with the number of
 /// schedules and crash images explored.
-fn sim_outcomes(test: &Arc<Test>, keys: &Arc<Vec<Key>>) -> (BTreeSet<Outcome>, u64, u64) {
+fn sim_outcomes(
+    test: &Arc<Test>,
+    keys: &Arc<Vec<Key>>,
+    model: SimModel,
+) -> (BTreeSet<Outcome>, u64, u64) {
     let found: Arc<Mutex<BTreeSet<Outcome>>> = Arc::default();
     let counts: Arc<Mutex<(u64, u64)>> = Arc::default();
     for (percent, seed) in POLICIES {
@@ -87,7 +93,7 @@ fn sim_outcomes(test: &Arc<Test>, keys: &Arc<Vec<Key>>) -> (BTreeSet<Outcome>, u
                 *c
             };
             let options = SimOptions {
-                model: SimModel::Px86,
+                model,
                 rmw_completes_flushes: true,
                 drain_percent: percent,
                 drain_seed: seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -239,6 +245,7 @@ fn sim_reaches_exactly_the_engines_outcomes() {
         .collect();
     files.sort();
     let (mut equal, mut subset, mut schedules, mut images, mut outcomes) = (0, 0, 0u64, 0u64, 0);
+    let mut sc_subset = 0;
     let mut problems = vec![];
     for f in &files {
         let test = match parse_file(f) {
@@ -251,7 +258,20 @@ fn sim_reaches_exactly_the_engines_outcomes() {
         let report = run(&test);
         let engine: BTreeSet<Outcome> = report.outcomes.iter().cloned().collect();
         let keys = Arc::new(report.keys.clone());
-        let (sim, s, i) = sim_outcomes(&test, &keys);
+        let (sim, s, i) = sim_outcomes(&test, &keys, SimModel::Px86);
+        // The sequentially consistent model has fewer behaviours, never
+        // other ones: its outcomes are the engine's too.
+        let (sc, s_sc, i_sc) = sim_outcomes(&test, &keys, SimModel::Sc);
+        schedules += s_sc;
+        images += i_sc;
+        let sc_extra: Vec<_> = sc.difference(&engine).collect();
+        if !sc_extra.is_empty() {
+            problems.push(format!(
+                "{}: Sim under sc reaches outcomes the engine does not over {:?}: {sc_extra:?}",
+                test.name, report.keys
+            ));
+        }
+        sc_subset += usize::from(sc.len() < engine.len());
         schedules += s;
         images += i;
         outcomes += sim.len();
@@ -280,7 +300,7 @@ fn sim_reaches_exactly_the_engines_outcomes() {
     }
     let status = if problems.is_empty() { "pass" } else { "fail" };
     let explored = format!(
-        "{} tests: {equal} with the engine's outcomes exactly, {subset} (ntstore) a subset; {outcomes} outcomes, {schedules} schedules, {images} crash images on Sim",
+        "{} tests: under px86 {equal} with the engine's outcomes exactly, {subset} (ntstore) a subset; under sc none outside, {sc_subset} a strict subset; {outcomes} px86 outcomes, {schedules} schedules, {images} crash images on Sim",
         files.len()
     );
     let detail = if problems.is_empty() {
