@@ -230,9 +230,9 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "R")]
     recovery_crashes: Option<usize>,
     /// The memory model: px86 (TSO store buffers and Px86 persistence) or sc (sequentially
-    /// consistent interleavings, Px86 persistence).
-    #[arg(long, value_name = "MODEL", value_enum, default_value_t = Model::Px86)]
-    model: Model,
+    /// consistent interleavings, Px86 persistence) [default: px86].
+    #[arg(long, value_name = "MODEL", value_parser = model)]
+    model: Option<SimModel>,
     /// What volatile memory holds after a crash.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = Volatile::Zero)]
     volatile: Volatile,
@@ -248,12 +248,8 @@ pub struct ExploreArgs {
 }
 
 /// `--model`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Model {
-    /// Px86 in full: TSO store buffers, Px86 persistence.
-    Px86,
-    /// Sequentially consistent interleavings, Px86 persistence.
-    Sc,
+fn model(v: &str) -> Result<SimModel, String> {
+    SimModel::parse(v).ok_or_else(|| format!("unknown model {v:?} (px86, sc)"))
 }
 
 fn scheduler(v: &str) -> Result<SchedulerKind, String> {
@@ -308,10 +304,7 @@ pub fn explore(a: ExploreArgs, extra: Vec<Arc<dyn Scenario>>) -> ExitCode {
         max_violations: a.max_violations.unwrap_or(d.max_violations).max(1),
         progress_every: if a.quiet { 0 } else { 5 },
         recovery_crashes: a.recovery_crashes.unwrap_or(d.recovery_crashes),
-        model: match a.model {
-            Model::Px86 => SimModel::Px86,
-            Model::Sc => SimModel::Sc,
-        },
+        model: a.model.unwrap_or(d.model),
         ..d
     };
     println!(
