@@ -192,7 +192,8 @@ impl CrashImages {
     }
 }
 
-fn xorshift(s: &mut u64) -> u64 {
+/// The xorshift64 step the simulator's seeded choices draw from.
+pub(crate) fn xorshift(s: &mut u64) -> u64 {
     *s ^= *s << 13;
     *s ^= *s >> 7;
     *s ^= *s << 17;

@@ -97,9 +97,9 @@
 //! it, which resets its state.
 
 use crate::backend::{Backend, BackendKind};
-use crate::px86::{Buffered, Coverage, CrashImages, LineHistory, Pending, ThreadBuffer};
+use crate::px86::{xorshift, Buffered, Coverage, CrashImages, LineHistory, Pending, ThreadBuffer};
 use crate::sync::atomic::{AtomicU64, Ordering};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 const LINE: u64 = 64;
 
@@ -123,6 +123,17 @@ impl SimModel {
         match self {
             SimModel::Sc => "sc",
             SimModel::Px86 => "px86",
+        }
+    }
+
+    /// The model a simulator asked for this one runs in this build: `Sc`
+    /// in a `--cfg perdure_loom` build (loom explores its own memory
+    /// model; module docs), else this one.
+    pub fn in_this_build(self) -> SimModel {
+        if cfg!(perdure_loom) {
+            SimModel::Sc
+        } else {
+            self
         }
     }
 
@@ -351,9 +362,10 @@ struct State {
     pending: Vec<(ThreadKey, Vec<(u64, usize)>)>,
     /// Per thread, its Px86 store buffer (Px86 model only).
     tso: Vec<(ThreadKey, TsoThread)>,
-    /// The word each buffered store goes to, by pool offset (the address
-    /// of an `AtomicU64` of the attached pool's memory).
-    word_at: HashMap<u64, usize>,
+    /// The address of pool offset 0 in the attached pool's memory (0: not
+    /// seen yet), learnt from the words the accessors are handed: where a
+    /// buffered store's word is when it drains.
+    mem_base: usize,
     /// The generator of drain choices.
     rng: u64,
     /// The thread of the access in progress.
@@ -410,11 +422,10 @@ impl SimView<'_> {
 impl Sim {
     /// A simulator with `options`.
     pub fn new(options: SimOptions) -> Sim {
-        let mut options = options;
-        if cfg!(perdure_loom) {
-            // Loom explores its own memory model (module docs).
-            options.model = SimModel::Sc;
-        }
+        let options = SimOptions {
+            model: options.model.in_this_build(),
+            ..options
+        };
         Sim {
             options,
             state: std::sync::Mutex::new(State::fresh(&options)),
@@ -511,29 +522,19 @@ impl Sim {
         capture(&self.state())
     }
 
-    /// Runs `op` and records its effect with `record`, atomically with
-    /// respect to other recorded accesses, after the scheduling point's
-    /// drains (Px86). With OS threads the lock is held across both; under
-    /// loom/shuttle the atomic `op` is a scheduling point and must run
-    /// outside the lock (nothing preempts between it and the recording,
-    /// which touches no model-checked primitive; the model is then `Sc`).
-    /// `locked`: the access is a locked instruction (or an `xchg`), which
-    /// under Px86 drains the thread's buffer first.
+    /// Under Sc, runs `op` on the pool's word and records its effect with
+    /// `record`, atomically with respect to other recorded accesses (Px86
+    /// serves accesses from the simulator's memory instead, `px86_begin`).
+    /// With OS threads the lock is held across both; under loom/shuttle the
+    /// atomic `op` is a scheduling point and must run outside the lock
+    /// (nothing preempts between it and the recording, which touches no
+    /// model-checked primitive).
     #[inline]
-    fn access<R>(
-        &self,
-        locked: bool,
-        op: impl FnOnce() -> R,
-        record: impl FnOnce(&mut State, &R) -> bool,
-    ) -> R {
+    fn access<R>(&self, op: impl FnOnce() -> R, record: impl FnOnce(&mut State, &R) -> bool) -> R {
         self.yield_point();
         #[cfg(not(any(perdure_loom, perdure_shuttle)))]
         let r = {
             let mut st = self.state();
-            self.scheduling_point(&mut st);
-            if locked {
-                self.drain_own(&mut st);
-            }
             let r = op();
             if record(&mut st, &r) {
                 self.fire_locked(&st);
@@ -542,7 +543,6 @@ impl Sim {
         };
         #[cfg(any(perdure_loom, perdure_shuttle))]
         let r = {
-            let _ = locked;
             let r = op();
             let mut st = self.state();
             if record(&mut st, &r) {
@@ -601,7 +601,7 @@ impl Sim {
             return old;
         }
         let completes = self.options.rmw_completes_flushes;
-        self.access(true, op, |st, old| {
+        self.access(op, |st, old| {
             let new = new_of(*old);
             st.counts.rmw += 1;
             trace_event(st, SimOp::Rmw, off, new);
@@ -714,12 +714,7 @@ impl Sim {
                 record_write(st, &[(loc, val)], &[old], false, false);
             }
             Buffered::Clflush { line, .. } => {
-                if let Some(l) = st.lines.get_mut(&line) {
-                    l.hist.flush_takes_effect();
-                    if l.hist.is_settled() {
-                        l.settle();
-                    }
-                }
+                Sim::flush_line_now(st, line);
                 st.counts.events += 1;
             }
             Buffered::Sfence { .. } => {
@@ -733,6 +728,35 @@ impl Sim {
         true
     }
 
+    /// A flush of `line` takes effect now: its mark rises to its length.
+    fn flush_line_now(st: &mut State, line: u64) {
+        if let Some(l) = st.lines.get_mut(&line) {
+            l.hist.flush_takes_effect();
+            if l.hist.is_settled() {
+                l.settle();
+            }
+        }
+    }
+
+    /// A write-back of `line` by the calling thread takes effect now: until
+    /// it is certain, it covers the line's writes so far.
+    fn write_back_takes_effect(st: &mut State, line: u64) {
+        if let Some(l) = st.lines.get(&line) {
+            if !l.hist.is_settled() {
+                let abs = l.folded + l.hist.len();
+                Sim::pending_of(st).push((line, abs));
+            }
+        }
+    }
+
+    /// A locked instruction completed: it completes the thread's
+    /// write-backs when the model says so.
+    fn locked_completes(&self, st: &mut State) {
+        if self.options.rmw_completes_flushes {
+            Sim::complete_flushes(st);
+        }
+    }
+
     /// The visible value of the word at `off` (Px86: the simulator's memory).
     fn visible(st: &State, off: u64) -> u64 {
         st.memory.get((off / 8) as usize).copied().unwrap_or(0)
@@ -744,20 +768,29 @@ impl Sim {
     fn write_word(&self, st: &mut State, off: u64, val: u64) -> u64 {
         let old = Self::visible(st, off);
         #[cfg(not(any(perdure_loom, perdure_shuttle)))]
-        if let Some(&addr) = st.word_at.get(&off) {
-            // SAFETY: `word_at` holds addresses of `AtomicU64`s of the
-            // memory of the pool this simulator is attached to, recorded by
-            // its accessors; that pool owns this simulator, so the memory is
-            // mapped whenever one of the simulator's methods runs, and
-            // `attach` clears the map when a pool takes the simulator.
-            unsafe { &*(addr as *const AtomicU64) }.store(val, Ordering::Release);
+        if st.mem_base != 0 {
+            // SAFETY: `mem_base` is the address of offset 0 of the mapping
+            // of the pool this simulator is attached to (a `std` build maps
+            // the pool contiguously, and `note_word` learnt the base from a
+            // word of it); `off` is a word offset inside the pool, so this
+            // is one of its aligned `AtomicU64`s. That pool owns this
+            // simulator, so the mapping lives while its methods run, and
+            // `attach` forgets the base when a pool takes the simulator.
+            unsafe { &*((st.mem_base + off as usize) as *const AtomicU64) }
+                .store(val, Ordering::Release);
         }
         old
     }
 
-    /// Remembers where the word at `off` lives (for [`Sim::write_word`]).
+    /// Learns where the pool's memory is from `word`, the word at `off`
+    /// (for [`Sim::write_word`]).
     fn note_word(st: &mut State, off: u64, word: &AtomicU64) {
-        st.word_at.insert(off, std::ptr::from_ref(word) as usize);
+        let base = (std::ptr::from_ref(word) as usize).wrapping_sub(off as usize);
+        debug_assert!(
+            st.mem_base == 0 || st.mem_base == base,
+            "one contiguous pool"
+        );
+        st.mem_base = base;
     }
 
     /// Under Px86, the start of an access by the calling thread: the
@@ -780,9 +813,7 @@ impl Sim {
             .map(|&(off, val)| self.write_word(st, off, val))
             .collect();
         record_write(st, words, &old, split, false);
-        if self.options.rmw_completes_flushes {
-            Sim::complete_flushes(st);
-        }
+        self.locked_completes(st);
     }
 
     /// Thread `i`'s pending entries that the rules let take effect do so, at
@@ -799,14 +830,7 @@ impl Sim {
                 continue;
             }
             match st.tso[i].1.tb.take_pending(k) {
-                Pending::Flush { line, .. } => {
-                    if let Some(l) = st.lines.get(&line) {
-                        if !l.hist.is_settled() {
-                            let abs = l.folded + l.hist.len();
-                            Sim::pending_of(st).push((line, abs));
-                        }
-                    }
-                }
+                Pending::Flush { line, .. } => Sim::write_back_takes_effect(st, line),
                 Pending::Nt { loc, val, .. } => {
                     let old = self.write_word(st, loc, val);
                     record_write(st, &[(loc, val)], &[old], false, true);
@@ -814,6 +838,12 @@ impl Sim {
             }
         }
         st.me = me;
+    }
+
+    /// [`Sim::sweep`] of the calling thread.
+    fn sweep_own(&self, st: &mut State) {
+        let i = Sim::my_index(st);
+        self.sweep(st, i);
     }
 
     /// The calling thread's buffer, under Px86, with a fresh program-order
@@ -881,23 +911,11 @@ impl Sim {
                 line: line_of(off),
             });
         } else {
-            if let Some(l) = st.lines.get_mut(&line_of(off)) {
-                l.hist.flush_takes_effect();
-                if l.hist.is_settled() {
-                    l.settle();
-                }
-            }
+            Sim::flush_line_now(&mut st, line_of(off));
             st.counts.events += 1;
             self.fire_locked(&st);
         }
     }
-}
-
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
 }
 
 impl State {
@@ -1112,14 +1130,7 @@ impl CrashPoint {
         for &(off, len) in &self.volatile {
             for i in (off / 8)..((off + len).div_ceil(8)) {
                 if let Some(slot) = words.get_mut(i as usize) {
-                    *slot = if rng == 0 {
-                        0
-                    } else {
-                        rng ^= rng << 13;
-                        rng ^= rng >> 7;
-                        rng ^= rng << 17;
-                        rng
-                    };
+                    *slot = if rng == 0 { 0 } else { xorshift(&mut rng) };
                 }
             }
         }
@@ -1150,8 +1161,7 @@ unsafe impl Backend for Sim {
             // An sfence: into the buffer; it completes when it leaves.
             let (t, seq) = Sim::own(&mut st);
             t.tb.push(Buffered::Sfence { seq });
-            let i = Sim::my_index(&mut st);
-            self.sweep(&mut st, i);
+            self.sweep_own(&mut st);
         } else {
             Sim::complete_flushes(&mut st);
             st.counts.events += 1;
@@ -1200,7 +1210,6 @@ unsafe impl Backend for Sim {
             return v;
         }
         self.access(
-            false,
             || word.load(order),
             |st, v| {
                 st.counts.loads += 1;
@@ -1234,7 +1243,6 @@ unsafe impl Backend for Sim {
             _ => Ordering::AcqRel,
         };
         self.access(
-            false,
             || word.swap(val, order),
             |st, old| {
                 st.counts.stores += 1;
@@ -1269,9 +1277,7 @@ unsafe impl Backend for Sim {
             } else {
                 trace_event(&mut st, SimOp::CasFailed, off, found);
                 // A failed CAS is still a locked instruction.
-                if self.options.rmw_completes_flushes {
-                    Sim::complete_flushes(&mut st);
-                }
+                self.locked_completes(&mut st);
                 Err(found)
             };
             if r.is_ok() {
@@ -1281,7 +1287,6 @@ unsafe impl Backend for Sim {
         }
         let completes = self.options.rmw_completes_flushes;
         self.access(
-            true,
             || word.compare_exchange(current, new, success, failure),
             |st, r| {
                 st.counts.cas += 1;
@@ -1327,15 +1332,13 @@ unsafe impl Backend for Sim {
             let (t, seq) = Sim::own(&mut st);
             t.tb.push_pending(Pending::Nt { seq, loc: off, val });
             let before = st.counts.events;
-            let i = Sim::my_index(&mut st);
-            self.sweep(&mut st, i);
+            self.sweep_own(&mut st);
             if st.counts.events != before {
                 self.fire_locked(&st);
             }
             return;
         }
         self.access(
-            false,
             || word.swap(val, Ordering::AcqRel),
             |st, old| {
                 st.counts.ntstores += 1;
@@ -1357,14 +1360,11 @@ unsafe impl Backend for Sim {
         if self.px86() {
             let mut st = self.px86_begin(true);
             Sim::note_word(&mut st, off, &words[0]);
-            Sim::note_word(&mut st, off + 8, &words[1]);
             st.counts.dword_cas += 1;
             let found =
                 u128::from(Sim::visible(&st, off)) | u128::from(Sim::visible(&st, off + 8)) << 64;
             if found != current {
-                if self.options.rmw_completes_flushes {
-                    Sim::complete_flushes(&mut st);
-                }
+                self.locked_completes(&mut st);
                 return Err(found);
             }
             if current != new {
@@ -1373,14 +1373,13 @@ unsafe impl Backend for Sim {
                 let pair = [(off, new as u64), (off + 8, (new >> 64) as u64)];
                 self.px86_locked_write(&mut st, &pair, split);
                 self.fire_locked(&st);
-            } else if self.options.rmw_completes_flushes {
-                Sim::complete_flushes(&mut st);
+            } else {
+                self.locked_completes(&mut st);
             }
             return Ok(found);
         }
         let completes = self.options.rmw_completes_flushes;
         self.access(
-            true,
             || crate::dword::compare_exchange_16(words, current, new),
             |st, r| {
                 st.counts.dword_cas += 1;
@@ -1419,17 +1418,13 @@ unsafe impl Backend for Sim {
                     seq,
                     line: line_off,
                 });
-            } else if let Some(line) = st.lines.get(&line_off) {
-                if !line.hist.is_settled() {
-                    let abs = line.folded + line.hist.len();
-                    Sim::pending_of(&mut st).push((line_off, abs));
-                }
+            } else {
+                Sim::write_back_takes_effect(&mut st, line_off);
             }
             line_off += LINE;
         }
         if self.px86() {
-            let i = Sim::my_index(&mut st);
-            self.sweep(&mut st, i);
+            self.sweep_own(&mut st);
         }
         st.counts.events += 1;
         self.fire_locked(&st);

@@ -493,7 +493,7 @@ pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreRepor
     };
     run_schedules(cfg, body);
     let mut report = std::mem::take(&mut lock(&shared).report);
-    report.model = Sim::new(sim_options(&scenario, cfg, 0)).model();
+    report.model = cfg.model.in_this_build();
     if let Some(dir) = &cfg.out_dir {
         write_histories(&mut report, dir, scenario.name());
     }
