@@ -968,6 +968,12 @@ def main(argv: list[str]) -> int:
         return 0
 
     print(f"verify: DEPTH={DEPTH}, {len(checks)} checks, logs in {rel(LOGS)}/")
+    # The crash-site ledgers of this run (impl/perdure-pm/src/site.rs, tools/crash_sites.py):
+    # every check process inherits the variable and appends its own file.
+    sites_dir = OUT / "sites"
+    shutil.rmtree(sites_dir, ignore_errors=True)
+    sites_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["PERDURE_SITES_OUT"] = str(sites_dir)
     rows: list[Row] = []
     seen: dict[str, int] = {}
     for i, c in enumerate(checks, 1):
@@ -1010,7 +1016,16 @@ def main(argv: list[str]) -> int:
     if images:
         print("\ncrash images checked per crate (explore:* and mutant:* rows): "
               + ", ".join(f"{c} {n:,}" for c, n in sorted(images.items())))
-    report = {"depth": DEPTH, "checks": [r.as_json() for r in rows], "crash_images": images}
+    sites = None
+    if rows:
+        import crash_sites
+        cov = crash_sites.coverage(str(sites_dir))
+        (OUT / "crash-sites.md").write_text(crash_sites.markdown(cov, str(sites_dir)))
+        sites = {c: {k: v for k, v in d.items() if k != "rows"} for c, d in cov.items()}
+        print(crash_sites.footer(cov) + ("" if not filters else " (only the checks this run selected)")
+              + f"; list: {rel(OUT / 'crash-sites.md')}")
+    report = {"depth": DEPTH, "checks": [r.as_json() for r in rows], "crash_images": images,
+              "crash_sites": sites}
     (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
     n = {s: sum(r.status == s for r in rows) for s in STATUSES}
     print(f"\nreport: {rel(OUT / 'verify.json')}")

@@ -9,7 +9,7 @@
 //! written and with the mutant switched on, and passes when only the
 //! mutant fails it ([`MutantTrial`]).
 
-use perdure_check::explore::ExploreReport;
+use perdure_check::explore::{CreationReport, ExploreReport};
 use serde_json::json;
 use std::time::Instant;
 
@@ -27,6 +27,26 @@ pub fn print_row(name: &str, status: &str, explored: &str, detail: Option<&str>,
         row["detail"] = json!(detail);
     }
     println!("PERDURE-CHECK {row}");
+}
+
+/// The row of a creation-crash check
+/// ([`perdure_check::explore::explore_creation`]): passes when images were
+/// checked and none broke the check; otherwise `Some` with why (the first
+/// violation and its history).
+pub fn creation_row(row: &str, r: &CreationReport, started: Instant) -> Option<String> {
+    let ok = r.violations.is_empty() && r.images_checked > 0;
+    print_row(
+        row,
+        if ok { "pass" } else { "fail" },
+        &r.summary(),
+        Some("a crash point after every persistence event of the object's creation; each image recovers as the empty object or refuses with an error"),
+        started,
+    );
+    match r.violations.first() {
+        Some((why, history)) => Some(format!("{row}: {why}\n{history}")),
+        None if r.images_checked == 0 => Some(format!("{row}: no crash point during the creation")),
+        None => None,
+    }
 }
 
 /// What a report explored, in words: schedules, operations, crash points

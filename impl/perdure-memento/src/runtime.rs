@@ -671,6 +671,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// a store to a location other threads read may need. For a word no
     /// other thread reads yet, [`Handle::store_private`] is cheaper.
     #[inline]
+    #[track_caller]
     pub fn store(&mut self, off: u64, v: u64) {
         self.pay_fence();
         self.rt.w(off).store(v, Ordering::SeqCst);
@@ -693,6 +694,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// treats every store as plain, so what it checked did not depend on
     /// `xchg`'s fence).
     #[inline]
+    #[track_caller]
     pub fn store_private(&mut self, off: u64, v: u64) {
         self.pay_fence();
         self.rt.w(off).store(v, Ordering::Release);
@@ -702,6 +704,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// A persistent word's compare-and-swap (a crash point); `Err` holds the
     /// current value.
     #[inline]
+    #[track_caller]
     pub fn cas(&mut self, off: u64, current: u64, new: u64) -> Result<u64, u64> {
         if self.fence_due {
             if self.rt.rmw_fences {
@@ -721,6 +724,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// `pwb` of the lines of `[off, off + len)` (a crash point).
     #[inline]
+    #[track_caller]
     pub fn pwb(&mut self, off: u64, len: u64) {
         self.rt.pool.pwb(off, len);
         self.tick();
@@ -728,6 +732,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// `pfence` (a crash point).
     #[inline]
+    #[track_caller]
     pub fn pfence(&mut self) {
         self.rt.pool.pfence();
         self.fence_due = false;
@@ -736,6 +741,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// Pays the `pfence` [`Handle::defer_fence`] owes, if any.
     #[inline]
+    #[track_caller]
     fn pay_fence(&mut self) {
         if self.fence_due {
             self.pfence();
@@ -758,6 +764,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
 
     /// `flush` of the seed (`clflush`: write back and wait) = pwb + pfence.
     #[inline]
+    #[track_caller]
     pub fn flush(&mut self, off: u64, len: u64) {
         self.pwb(off, len);
         self.pfence();
@@ -768,6 +775,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// completes the thread's pending write-backs before its own write): a
     /// `pfence` unless the backend's RMWs do that.
     #[inline]
+    #[track_caller]
     pub(crate) fn fence_unless_rmw_fences(&mut self) {
         if !self.rt.rmw_fences {
             self.pfence();
@@ -777,6 +785,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     /// Allocates a zeroed block of `size` bytes. Publish it only after a
     /// fence (the allocator's contract); checkpoint it so a recovering
     /// operation reuses the same block.
+    #[track_caller]
     pub fn alloc(&mut self, size: u64) -> Result<u64, MementoError> {
         self.pay_fence();
         let off = self.heap.alloc(size)?;

@@ -33,4 +33,16 @@ explore_tests! {
     cas_register_2_threads_survives_crashes_during_recovery => common::run_recovery_crashes("cas-register-2", 24);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     combq_mmt_3_threads_survives_every_crash_point => common::run("combq-mmt-3t", 2, "");
+    cas_register_2_threads_dfs => common::run_dfs("cas-register-2", 8);
+    msq_mmt_cas_dfs => common::run_dfs("msq-mmt-cas", 4);
+    treiber_mmt_dfs => common::run_dfs("treiber-mmt", 4);
+    msq_mmt_cas_create_crash => common::run_creation("msq-mmt-cas");
+    msq_mmt_indel_create_crash => common::run_creation("msq-mmt-indel");
+    msq_mmt_vol_create_crash => common::run_creation("msq-mmt-vol");
+    treiber_mmt_create_crash => common::run_creation("treiber-mmt");
+    elim_stack_mmt_create_crash => common::run_creation("elim-stack-mmt");
+    combq_mmt_create_crash => common::run_creation("combq-mmt");
+    soft_mmt_create_crash => common::run_creation("soft-mmt");
+    cas_register_2_create_crash => common::run_creation("cas-register-2");
+    checkpoint_1line_create_crash => common::run_creation("checkpoint-1line");
 }

@@ -165,6 +165,14 @@ pub unsafe trait Backend: std::fmt::Debug + Send + Sync + 'static {
         self.raw_psync();
     }
 
+    /// Told the call site of the persistence primitive about to reach this
+    /// backend (a `#[track_caller]` location, [`crate::site`]). Ignored
+    /// by default; [`crate::Sim`] attributes its events to it.
+    #[inline]
+    fn note_site(&self, site: &'static std::panic::Location<'static>) {
+        let _ = site;
+    }
+
     // --- Access hooks -------------------------------------------------------
     //
     // Every access to a pool word goes through these (via `crate::PmWord`),

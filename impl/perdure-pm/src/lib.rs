@@ -58,6 +58,7 @@ pub mod pool;
 pub mod px86;
 pub mod region;
 pub mod sim;
+pub mod site;
 pub mod stats;
 pub mod sync;
 

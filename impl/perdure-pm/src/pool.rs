@@ -563,11 +563,13 @@ impl<B: Backend> Pool<B> {
     /// `pwb` of every cache line overlapping `[off, off + len)`. The range is
     /// clamped to the pool: a flush can only concern pool memory.
     #[inline]
+    #[track_caller]
     pub fn pwb(&self, off: u64, len: u64) {
         let size = self.header.pool_size;
         if off >= size || len == 0 {
             return;
         }
+        self.backend.note_site(std::panic::Location::caller());
         let len = len.min(size - off);
         // SAFETY: the range was clamped to the live mapping.
         unsafe {
@@ -594,7 +596,9 @@ impl<B: Backend> Pool<B> {
 
     /// `pfence` on this thread.
     #[inline]
+    #[track_caller]
     pub fn pfence(&self) {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.pfence();
     }
 
@@ -607,13 +611,17 @@ impl<B: Backend> Pool<B> {
 
     /// `psync` on this thread.
     #[inline]
+    #[track_caller]
     pub fn psync(&self) {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.psync();
     }
 
     /// `psync`, then report any `msync` failure seen in this process (the
     /// [`crate::Msync`] backend cannot report them through `psync` itself).
+    #[track_caller]
     pub fn psync_checked(&self) -> Result<(), std::io::Error> {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.psync();
         match crate::backend::Msync::last_error() {
             Some(e) if self.backend.kind() == crate::BackendKind::Msync => Err(e),
@@ -715,12 +723,15 @@ impl<B: Backend> PmWord<'_, B> {
 
     /// Atomic store (not flushed: follow with [`Pool::pwb`]).
     #[inline]
+    #[track_caller]
     pub fn store(&self, val: u64, order: Ordering) {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.store(self.cell, self.off, val, order)
     }
 
     /// Compare-and-swap.
     #[inline]
+    #[track_caller]
     pub fn compare_exchange(
         &self,
         current: u64,
@@ -728,6 +739,7 @@ impl<B: Backend> PmWord<'_, B> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u64, u64> {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend
             .compare_exchange(self.cell, self.off, current, new, success, failure)
     }
@@ -735,6 +747,7 @@ impl<B: Backend> PmWord<'_, B> {
     /// Compare-and-swap that may fail spuriously (here it never does; kept
     /// for call sites written against `AtomicU64`).
     #[inline]
+    #[track_caller]
     pub fn compare_exchange_weak(
         &self,
         current: u64,
@@ -747,20 +760,26 @@ impl<B: Backend> PmWord<'_, B> {
 
     /// Atomic swap.
     #[inline]
+    #[track_caller]
     pub fn swap(&self, val: u64, order: Ordering) -> u64 {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.swap(self.cell, self.off, val, order)
     }
 
     /// Atomic add; returns the previous value.
     #[inline]
+    #[track_caller]
     pub fn fetch_add(&self, val: u64, order: Ordering) -> u64 {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.fetch_add(self.cell, self.off, val, order)
     }
 
     /// Non-temporal store: visible and persisted together (ordered with the
     /// thread's later stores only by its next `pfence`).
     #[inline]
+    #[track_caller]
     pub fn ntstore(&self, val: u64) {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend.ntstore(self.cell, self.off, val)
     }
 }
@@ -768,7 +787,9 @@ impl<B: Backend> PmWord<'_, B> {
 impl<B: Backend> PmDword<'_, B> {
     /// 16-byte compare-and-swap.
     #[inline]
+    #[track_caller]
     pub fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128> {
+        self.backend.note_site(std::panic::Location::caller());
         self.backend
             .compare_exchange_16(self.cell, self.off, current, new)
     }
@@ -776,6 +797,7 @@ impl<B: Backend> PmDword<'_, B> {
     /// An atomic 16-byte load (a compare-and-swap that writes back what it
     /// finds, as x86 offers no plain 16-byte atomic load).
     #[inline]
+    #[track_caller]
     pub fn load(&self) -> u128 {
         match self.compare_exchange(0, 0) {
             Ok(v) | Err(v) => v,

@@ -98,6 +98,7 @@
 
 use crate::backend::{Backend, BackendKind};
 use crate::px86::{xorshift, Buffered, Coverage, CrashImages, LineHistory, Pending, ThreadBuffer};
+use crate::site::{self, Site};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use std::collections::BTreeMap;
 
@@ -336,10 +337,20 @@ enum ThreadKey {
 #[derive(Debug, Default)]
 struct TsoThread {
     tb: ThreadBuffer<u64, u64>,
+    /// The site of each entry of `tb`'s FIFO, in the same order
+    /// ([`crate::site`]): the event an entry causes when it leaves is
+    /// attributed to the call that buffered it.
+    sites: std::collections::VecDeque<Option<Site>>,
     next_seq: u32,
 }
 
 impl TsoThread {
+    /// Buffers `entry`, made by the call at `site`.
+    fn push(&mut self, entry: Buffered<u64, u64>, site: Option<Site>) {
+        self.tb.push(entry);
+        self.sites.push_back(site);
+    }
+
     fn seq(&mut self) -> u32 {
         self.next_seq = self.next_seq.wrapping_add(1);
         self.next_seq
@@ -370,6 +381,8 @@ struct State {
     rng: u64,
     /// The thread of the access in progress.
     me: ThreadKey,
+    /// The site of the last persistence event ([`crate::site`]).
+    site: Option<Site>,
     counts: SimCounts,
     volatile: Vec<(u64, u64)>,
 }
@@ -589,6 +602,8 @@ impl Sim {
         op: impl FnOnce() -> u64,
         new_of: impl Fn(u64) -> u64,
     ) -> u64 {
+        let at = site::take();
+        site::reached(at);
         if self.px86() {
             let mut st = self.px86_begin(true);
             Sim::note_word(&mut st, off, word);
@@ -597,6 +612,7 @@ impl Sim {
             st.counts.rmw += 1;
             trace_event(&mut st, SimOp::Rmw, off, new);
             self.px86_locked_write(&mut st, &[(off, new)], false);
+            st.site = at;
             self.fire_locked(&st);
             return old;
         }
@@ -609,6 +625,7 @@ impl Sim {
             if completes {
                 Sim::complete_flushes(st);
             }
+            st.site = at;
             true
         })
     }
@@ -701,6 +718,7 @@ impl Sim {
             return false;
         };
         st.tso[i].1.tb.pop_head();
+        st.site = st.tso[i].1.sites.pop_front().flatten();
         let who = st.tso[i].0;
         let me = std::mem::replace(&mut st.me, who);
         match head {
@@ -767,6 +785,9 @@ impl Sim {
     /// previous visible value. The caller records the write.
     fn write_word(&self, st: &mut State, off: u64, val: u64) -> u64 {
         let old = Self::visible(st, off);
+        // Only the `std` build writes the real word (module docs).
+        #[cfg(any(perdure_loom, perdure_shuttle))]
+        let _ = val;
         #[cfg(not(any(perdure_loom, perdure_shuttle)))]
         if st.mem_base != 0 {
             // SAFETY: `mem_base` is the address of offset 0 of the mapping
@@ -892,6 +913,7 @@ impl Sim {
             debug_assert!(st.tso[i].1.tb.is_drained());
         }
         Sim::complete_flushes(&mut st);
+        st.site = None;
         st.counts.events += 1;
         self.fire_locked(&st);
     }
@@ -906,12 +928,16 @@ impl Sim {
         self.scheduling_point(&mut st);
         if self.px86() {
             let (t, seq) = Self::own(&mut st);
-            t.tb.push(Buffered::Clflush {
-                seq,
-                line: line_of(off),
-            });
+            t.push(
+                Buffered::Clflush {
+                    seq,
+                    line: line_of(off),
+                },
+                None,
+            );
         } else {
             Sim::flush_line_now(&mut st, line_of(off));
+            st.site = None;
             st.counts.events += 1;
             self.fire_locked(&st);
         }
@@ -985,6 +1011,7 @@ fn capture(st: &State) -> CrashPoint {
         .collect();
     CrashPoint {
         event: st.counts.events,
+        site: st.site,
         memory: st.memory.clone(),
         lines,
         volatile: st.volatile.clone(),
@@ -1012,6 +1039,9 @@ struct LineSnap {
 pub struct CrashPoint {
     /// The persistence event this point follows.
     pub event: u64,
+    /// The call that caused that event ([`crate::site`]), if it came
+    /// through a `#[track_caller]` primitive.
+    pub site: Option<Site>,
     memory: Vec<u64>,
     lines: Vec<LineSnap>,
     volatile: Vec<(u64, u64)>,
@@ -1098,6 +1128,7 @@ impl CrashPoint {
     /// The pool words of image `choice`, with volatile regions filled per
     /// `fill`.
     pub fn materialize(&self, choice: &ImageChoice, fill: VolatileFill) -> Vec<u64> {
+        site::crashed(self.site);
         let mut words = self.memory.clone();
         for (line, &opt) in self.lines.iter().zip(&choice.0) {
             let (keep, torn) = line.options[opt];
@@ -1149,9 +1180,15 @@ unsafe impl Backend for Sim {
         self.options.rmw_completes_flushes
     }
 
+    fn note_site(&self, site: &'static std::panic::Location<'static>) {
+        site::note(site);
+    }
+
     unsafe fn raw_pwb(&self, _addr: *const u8) {}
 
     fn raw_pfence(&self) {
+        let at = site::take();
+        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);
@@ -1160,16 +1197,19 @@ unsafe impl Backend for Sim {
         if self.px86() {
             // An sfence: into the buffer; it completes when it leaves.
             let (t, seq) = Sim::own(&mut st);
-            t.tb.push(Buffered::Sfence { seq });
+            t.push(Buffered::Sfence { seq }, at);
             self.sweep_own(&mut st);
         } else {
             Sim::complete_flushes(&mut st);
+            st.site = at;
             st.counts.events += 1;
             self.fire_locked(&st);
         }
     }
 
     fn raw_psync(&self) {
+        let at = site::take();
+        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);
@@ -1178,10 +1218,11 @@ unsafe impl Backend for Sim {
         if self.px86() {
             // An sfence the thread waits for: its whole buffer drains.
             let (t, seq) = Sim::own(&mut st);
-            t.tb.push(Buffered::Sfence { seq });
+            t.push(Buffered::Sfence { seq }, at);
             self.drain_own(&mut st);
         } else {
             Sim::complete_flushes(&mut st);
+            st.site = at;
             st.counts.events += 1;
             self.fire_locked(&st);
         }
@@ -1220,6 +1261,8 @@ unsafe impl Backend for Sim {
     }
 
     fn store(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) {
+        let at = site::take();
+        site::reached(at);
         if self.px86() {
             // A `SeqCst` store is an `xchg` on x86-64: locked, visible at
             // once; any other is a plain `mov`: into the store buffer.
@@ -1230,10 +1273,11 @@ unsafe impl Backend for Sim {
             Sim::note_word(&mut st, off, word);
             if locked {
                 self.px86_locked_write(&mut st, &[(off, val)], false);
+                st.site = at;
                 self.fire_locked(&st);
             } else {
                 let (t, seq) = Sim::own(&mut st);
-                t.tb.push(Buffered::Store { seq, loc: off, val });
+                t.push(Buffered::Store { seq, loc: off, val }, at);
             }
             return;
         }
@@ -1251,6 +1295,7 @@ unsafe impl Backend for Sim {
                 // after the write-back took effect (see Px86 above).
                 Sim::complete_flushes_where(st, |l| l == line_of(off));
                 record_write(st, &[(off, val)], &[*old], false, false);
+                st.site = at;
                 true
             },
         );
@@ -1265,6 +1310,8 @@ unsafe impl Backend for Sim {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u64, u64> {
+        let at = site::take();
+        site::reached(at);
         if self.px86() {
             let mut st = self.px86_begin(true);
             Sim::note_word(&mut st, off, word);
@@ -1281,6 +1328,7 @@ unsafe impl Backend for Sim {
                 Err(found)
             };
             if r.is_ok() {
+                st.site = at;
                 self.fire_locked(&st);
             }
             return r;
@@ -1299,6 +1347,7 @@ unsafe impl Backend for Sim {
                 let wrote = r.is_ok();
                 if wrote {
                     record_write(st, &[(off, new)], &[current], false, false);
+                    st.site = at;
                 }
                 if completes {
                     Sim::complete_flushes(st);
@@ -1322,6 +1371,8 @@ unsafe impl Backend for Sim {
     }
 
     fn ntstore(&self, word: &AtomicU64, off: u64, val: u64) {
+        let at = site::take();
+        site::reached(at);
         if self.px86() {
             // Pending; it takes effect (visible and persisted) at the
             // earliest moment the rules allow.
@@ -1334,6 +1385,10 @@ unsafe impl Backend for Sim {
             let before = st.counts.events;
             self.sweep_own(&mut st);
             if st.counts.events != before {
+                // Swept now, it is this call's event; swept later (behind
+                // older stores of its line), the event is attributed to the
+                // entry whose leaving let it take effect.
+                st.site = at;
                 self.fire_locked(&st);
             }
             return;
@@ -1344,6 +1399,7 @@ unsafe impl Backend for Sim {
                 st.counts.ntstores += 1;
                 trace_event(st, SimOp::NtStore, off, val);
                 record_write(st, &[(off, val)], &[*old], false, true);
+                st.site = at;
                 true
             },
         );
@@ -1356,6 +1412,8 @@ unsafe impl Backend for Sim {
         current: u128,
         new: u128,
     ) -> Result<u128, u128> {
+        let at = site::take();
+        site::reached(at);
         let split = !self.options.dword_persists_atomically;
         if self.px86() {
             let mut st = self.px86_begin(true);
@@ -1372,6 +1430,7 @@ unsafe impl Backend for Sim {
                 trace_event(&mut st, SimOp::DwordCas, off + 8, (new >> 64) as u64);
                 let pair = [(off, new as u64), (off + 8, (new >> 64) as u64)];
                 self.px86_locked_write(&mut st, &pair, split);
+                st.site = at;
                 self.fire_locked(&st);
             } else {
                 self.locked_completes(&mut st);
@@ -1394,6 +1453,7 @@ unsafe impl Backend for Sim {
                         split,
                         false,
                     );
+                    st.site = at;
                 }
                 if completes {
                     Sim::complete_flushes(st);
@@ -1404,6 +1464,8 @@ unsafe impl Backend for Sim {
     }
 
     fn record_pwb(&self, off: u64, len: u64) {
+        let at = site::take();
+        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);
@@ -1426,6 +1488,7 @@ unsafe impl Backend for Sim {
         if self.px86() {
             self.sweep_own(&mut st);
         }
+        st.site = at;
         st.counts.events += 1;
         self.fire_locked(&st);
     }

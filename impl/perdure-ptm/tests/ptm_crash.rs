@@ -19,8 +19,10 @@
 //! PERDURE-CHECK row `explore:ptm/<construction>-sim-crash-1t`, `-1t-x86`,
 //! `-2t`. What only one construction has (CX's copying window and CX-PUC's
 //! typed interface, Redo's tiny logs and RedoOpt's non-temporal copies) is
-//! in `cx_crash.rs` and `redo_crash.rs`. Not covered: crashes inside
-//! `create`, thread crashes.
+//! in `cx_crash.rs` and `redo_crash.rs`. Crashes inside `create`:
+//! `explore:ptm/<construction>-sim-crash-create` (every image opens as an
+//! empty PTM that commits, or is refused with an error). Not covered:
+//! thread crashes.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -65,7 +67,23 @@ fn two_thread_full_crashes<C: Construction>() {
     crash::report(&format!("{}-sim-crash-2t", C::TAG), explored);
 }
 
-ptm_suite!(one_thread_full_crashes, two_thread_full_crashes);
+/// Crashes inside `create` (see [`crash::run_creation`]).
+fn create_crashes<C: Construction>() {
+    crash::run_creation(
+        SimOptions::default(),
+        POOL,
+        |pool| C::create(pool, 2).unwrap(),
+        C::pool::<Sim>,
+        C::open,
+        &format!("{}-sim-crash-create", C::TAG),
+    );
+}
+
+ptm_suite!(
+    one_thread_full_crashes,
+    two_thread_full_crashes,
+    create_crashes
+);
 ptm_suite!(@mod x86_cx_ptm, Cx, one_thread_full_crashes_x86_cas);
 ptm_suite!(@mod x86_redo, Redo, one_thread_full_crashes_x86_cas);
 ptm_suite!(@mod x86_timed, Timed, one_thread_full_crashes_x86_cas);

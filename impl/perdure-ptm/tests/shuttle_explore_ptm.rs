@@ -120,11 +120,54 @@ fn depth_pct() {
         seed: 31,
         ..config(Depth::Every { schedules: base })
     };
-    for name in SCENARIOS {
+    depth_rows(
+        "depth-pct",
+        &SCENARIOS,
+        &cfg,
+        "PCT schedules (depth 3), every crash point, up to 64 Px86 images each, null recovery, the recovered PTM read whole and updated, durable linearizability checked",
+    );
+}
+
+/// Depth: exhaustive schedules, bounded — shuttle's DFS over the first
+/// schedules of the counter and the queue on Redo-PTM and CX-PUC (the
+/// schedules DFS enumerates first differ in their last choices, which
+/// random and PCT sampling rarely revisit), every crash point, up to 16
+/// images each. Rows `explore:ptm/depth-dfs-<scenario>`; `PERDURE_DEPTH=deep`
+/// runs 10× the schedules.
+#[test]
+fn depth_dfs() {
+    const SCENARIOS: [&str; 4] = [
+        "redo-counter",
+        "redo-queue",
+        "cx-puc-counter",
+        "cx-ptm-queue",
+    ];
+    let cfg = perdure_check::explore::ExploreConfig {
+        scheduler: perdure_check::explore::SchedulerKind::Dfs,
+        images: 16,
+        seed: 37,
+        ..config(Depth::Every { schedules: 3 })
+    };
+    depth_rows(
+        "depth-dfs",
+        &SCENARIOS,
+        &cfg,
+        "DFS schedules (shuttle's, bounded), every crash point, up to 16 Px86 images each, null recovery, durable linearizability checked",
+    );
+}
+
+/// Explores each of `scenarios` with `cfg`, one row
+/// `explore:ptm/{kind}-<scenario>` each; panics at the first violation.
+fn depth_rows(
+    kind: &str,
+    scenarios: &[&str],
+    cfg: &perdure_check::explore::ExploreConfig,
+    detail: &str,
+) {
+    for name in scenarios {
         let t = std::time::Instant::now();
-        let report = explore_named(name, &cfg);
-        let row = format!("explore:ptm/depth-pct-{name}");
-        let detail = "PCT schedules (depth 3), every crash point, up to 64 Px86 images each, null recovery, the recovered PTM read whole and updated, durable linearizability checked";
+        let report = explore_named(name, cfg);
+        let row = format!("explore:ptm/{kind}-{name}");
         if let Some(why) = perdure_harness::report::explore_row(
             &row,
             name,

@@ -366,11 +366,13 @@ impl<'a, 'p, B: Backend> ThreadCtx<'a, 'p, B> {
     }
 
     #[inline]
+    #[track_caller]
     pub(crate) fn store(&self, off: u64, v: u64) {
         pm_word(self.arena.pool, off).store(v, Ordering::Release)
     }
 
     #[inline]
+    #[track_caller]
     pub(crate) fn cas(&self, off: u64, current: u64, new: u64) -> Result<u64, u64> {
         pm_word(self.arena.pool, off).compare_exchange(
             current,
@@ -381,17 +383,20 @@ impl<'a, 'p, B: Backend> ThreadCtx<'a, 'p, B> {
     }
 
     #[inline]
+    #[track_caller]
     pub(crate) fn pwb(&self, off: u64, len: u64) {
         self.arena.pool.pwb(off, len);
     }
 
     #[inline]
+    #[track_caller]
     pub(crate) fn pfence(&self) {
         self.arena.pool.pfence();
     }
 
     /// `BARRIER(x)`: write back and wait.
     #[inline]
+    #[track_caller]
     pub(crate) fn barrier(&self, off: u64, len: u64) {
         self.arena.pool.pwb(off, len);
         self.arena.pool.pfence();

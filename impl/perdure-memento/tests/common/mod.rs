@@ -52,6 +52,50 @@ pub fn run_recovery_crashes(name: &str, points: usize) {
     );
 }
 
+/// Exhaustive schedules, bounded: shuttle's DFS over the first `schedules`
+/// schedules (×10 with `PERDURE_DEPTH=deep`) of scenario `name`, in the
+/// order DFS enumerates them (the last choices varied first), every crash
+/// point, up to 16 images each; reported as `explore:{name}@dfs`. Beside
+/// the random and PCT rows, it reaches the schedules that differ from one
+/// another in one late choice, which random sampling rarely does twice.
+#[allow(dead_code)] // not every test binary uses it
+pub fn run_dfs(name: &str, schedules: usize) {
+    run_with(
+        name,
+        "@dfs",
+        ExploreConfig {
+            seed: 13,
+            schedules: schedules * depth_factor(),
+            scheduler: SchedulerKind::Dfs,
+            crash_points: CrashPoints::All,
+            images: 16,
+            ..ExploreConfig::default()
+        },
+    );
+}
+
+/// Crashes while scenario `name`'s object is created
+/// ([`perdure_check::explore::explore_creation`]): every crash point of the
+/// creation, up to 4 images each (40 with `PERDURE_DEPTH=deep`); reported
+/// as `explore:{name}@create-crash`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn run_creation(name: &str) {
+    let scenario = scenarios::all()
+        .into_iter()
+        .find(|s| s.name() == name)
+        .expect("scenario exists");
+    let cfg = ExploreConfig {
+        seed: 17,
+        images: 4 * depth_factor() as u64,
+        ..ExploreConfig::default()
+    };
+    let t = std::time::Instant::now();
+    let r = perdure_check::explore::explore_creation(scenario, &cfg);
+    if let Some(why) = report::creation_row(&format!("explore:{name}@create-crash"), &r, t) {
+        panic!("{why}");
+    }
+}
+
 fn run_with(name: &str, suffix: &str, cfg: ExploreConfig) {
     let scenario = scenarios::all()
         .into_iter()

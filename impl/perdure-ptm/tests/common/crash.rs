@@ -158,6 +158,66 @@ pub fn run_one_thread_with<C, P: Ptm, E: std::fmt::Display + std::fmt::Debug>(
     );
 }
 
+/// Crashes inside `create`: a crash point after every persistence event of
+/// the PTM's creation on a fresh `Sim` pool with `options`; every checked
+/// image is reopened with `open`, which either refuses with an error (the
+/// creation had not completed) or gives a PTM whose roots are all zero and
+/// that commits an update. Prints PERDURE-CHECK row `explore:ptm/{name}`.
+pub fn run_creation<P: Ptm, E: std::fmt::Display>(
+    options: perdure_pm::SimOptions,
+    pool_size: u64,
+    create: impl FnOnce(Pool<Sim>) -> P,
+    pool_of: fn(&P) -> &Pool<Sim>,
+    open: impl Fn(Pool<Sim>) -> Result<P, E>,
+    name: &str,
+) {
+    let pool = Pool::volatile("ptm-create", pool_size, Sim::new(options)).unwrap();
+    let points = Arc::new(Mutex::new(Vec::new()));
+    {
+        let points = points.clone();
+        pool.backend()
+            .set_crash_hook(move |_, view| points.lock().unwrap().push(view.capture()));
+    }
+    let p = create(pool);
+    pool_of(&p).backend().clear_crash_hook();
+    drop(p);
+    let points: Vec<CrashPoint> = std::mem::take(&mut *points.lock().unwrap());
+    let (mut images, mut recovered, mut refused) = (0u64, 0u64, 0u64);
+    for (i, cp) in points.iter().enumerate() {
+        let (_, it) = cp.images(image_limit(), 0xc7ea7e ^ i as u64);
+        for img in it {
+            images += 1;
+            let words = cp.materialize(&img, VolatileFill::Zeroed);
+            let pool = Pool::volatile_from_words(&words, Sim::default()).expect("a pool image");
+            let Ok(p) = open(pool) else {
+                refused += 1;
+                continue;
+            };
+            let roots: Vec<u64> = (0..3)
+                .map(|r| p.read_tx(move |tx| tx.root(r)).unwrap())
+                .collect();
+            assert!(
+                roots.iter().all(|&r| r == 0),
+                "{name}: crash point {i} (event {}): a PTM opened after a crash inside create holds roots {roots:?}",
+                cp.event
+            );
+            p.update_tx(|tx| tx.set_root(1, 7)).unwrap();
+            assert_eq!(
+                p.read_tx(|tx| tx.root(1)).unwrap(),
+                7,
+                "{name}: event {}",
+                cp.event
+            );
+            recovered += 1;
+        }
+    }
+    assert!(images > 0, "{name}: no crash point inside create");
+    println!(
+        "PERDURE-CHECK {{\"name\":\"explore:ptm/{name}\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{} crash points inside create, {images} images checked: {recovered} opened as an empty PTM that commits, {refused} refused with an error\",\"detail\":\"a crash inside create leaves no PTM or an empty one, never a partial one\"}}",
+        points.len()
+    );
+}
+
 /// Prints the PERDURE-CHECK row of a crash test.
 pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
     println!(
