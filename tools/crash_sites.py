@@ -163,7 +163,7 @@ def scan(crate):
                         kind = name
                     elif name in wrap and "Ordering" not in text[m.end() :]:
                         kind = name + " (wrapper)"
-                elif name in wrap and not FN.search(text[: m.start()] + "("):
+                elif name in wrap and not re.search(r"\bfn\s*$", text[: m.start()]):
                     kind = name + " (wrapper)"
                 if kind:
                     sites["%s:%d" % (path, i + 1)] = {"col": col, "call": kind, "line": text.strip()}

@@ -425,6 +425,11 @@ impl SimView<'_> {
         self.state.counts
     }
 
+    /// The call that caused the event this hook runs for ([`crate::site`]).
+    pub fn site(&self) -> Option<Site> {
+        self.state.site
+    }
+
     /// Events recorded so far if tracing is on (a prefix length of the
     /// trace [`Sim::take_trace`] will return).
     pub fn trace_len(&self) -> usize {
