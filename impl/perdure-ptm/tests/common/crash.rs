@@ -225,13 +225,36 @@ pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
     );
 }
 
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which is expected to panic, with the panic hook silent on
+/// this thread; returns whether it did (`Err`).
+fn quiet_panics<R>(f: impl FnOnce() -> R) -> Result<R, ()> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                prev(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    r.map_err(drop)
+}
+
 /// Transactions of the one-thread workload.
 pub const ONE_THREAD_K: u64 = 5;
 
 /// One thread, transactions `i = 1..=K`: `a = b = i` in two words on
 /// different lines, root 1 = i, and a node `i` pushed on the list at root 2
-/// (an allocation per transaction). Returns the crash points of `sim`, the
-/// PTM's backend.
+/// (an allocation per transaction); after each odd `i`, a transaction that
+/// stores `1000 + i` into `a` and root 1 and then panics (rolled back).
+/// Returns the crash points of `sim`, the PTM's backend.
 pub fn one_thread<P: Ptm>(p: &P, sim: &Sim) -> Vec<Point> {
     p.update_tx(|tx| {
         let rec = tx.alloc_zeroed(128).unwrap();
@@ -254,6 +277,20 @@ pub fn one_thread<P: Ptm>(p: &P, sim: &Sim) -> Vec<Point> {
             })
             .unwrap();
             progress.completed[0].fetch_add(1, SeqCst);
+            if i % 2 == 1 {
+                // A transaction whose closure panics after storing: its
+                // stores are rolled back (the undo paths), and no crash
+                // image may show them.
+                let r = quiet_panics(|| {
+                    p.update_tx(move |tx| -> () {
+                        let rec = tx.root(0);
+                        tx.store(rec, 1000 + i);
+                        tx.set_root(1, 1000 + i);
+                        std::panic::resume_unwind(Box::new("rolled back on purpose"))
+                    })
+                });
+                assert!(r.is_err(), "a panicking transaction committed");
+            }
         }
     });
     assert!(
