@@ -245,9 +245,11 @@ def footer(cov):
     parts = []
     for crate, v in cov.items():
         pct = 100.0 * v["crashed_after"] / v["sites"] if v["sites"] else 100.0
+        unexplained = v["sites"] - v["crashed_after"] - v["listed_with_reason"]
         parts.append(
-            "%s %d/%d (%.0f%%; %d reached, never crashed after; %d never reached)"
-            % (crate, v["crashed_after"], v["sites"], pct, v["reached_only"], v["never_reached"])
+            "%s %d/%d (%.0f%%; of the rest %d reached but never crashed after, %d never reached; %d listed with a reason, %d not)"
+            % (crate, v["crashed_after"], v["sites"], pct, v["reached_only"], v["never_reached"],
+               v["listed_with_reason"], unexplained)
         )
     return "crash sites crashed right after: " + ", ".join(parts)
 
