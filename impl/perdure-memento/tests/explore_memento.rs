@@ -31,6 +31,8 @@ explore_tests! {
     msq_mmt_cas_survives_crashes_during_recovery => common::run_recovery_crashes("msq-mmt-cas", 24);
     treiber_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("treiber-mmt", 24);
     cas_register_2_threads_survives_crashes_during_recovery => common::run_recovery_crashes("cas-register-2", 24);
+    combq_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("combq-mmt", 24);
+    elim_stack_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("elim-stack-mmt", 24);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     combq_mmt_3_threads_survives_every_crash_point => common::run("combq-mmt-3t", 2, "");
     cas_register_2_threads_dfs => common::run_dfs("cas-register-2", 8);
