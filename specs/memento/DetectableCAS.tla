@@ -875,6 +875,20 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* The finer spec: the finer steps in place of the coarse thread steps, and
+\* E3r wherever a thread is in recovery mode (a superset of the runs in which
+\* Runtime::open finishes a clear); DetectableCAS_Fine.cfg checks the
+\* invariants and the refinement on it.
+FineNext ==
+    \/ /\ \/ \E t \in Threads : (FineThreadStep(t) \/ (th[t].rec /\ E3r(t))) /\ UNCHANGED orph
+          \/ \E t \in Threads : ThreadCrash(t)
+          \/ \E ln \in orph : OrphanFlush(ln)
+       /\ CommitGhost
+       /\ FailGhost
+    \/ Crash /\ FailGhost
+
+FineSpec == Init /\ [][FineNext]_vars
+
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
