@@ -8,7 +8,9 @@
 (* the code's step is the seed line's, its finer actions (DetectableCAS,   *)
 (* "Finer steps") where the code splits a line into several Sim events --  *)
 (* or a stuttering step, and after every step DetectableCAS's invariants   *)
-(* TypeOK, ExactlyOnce, HelpInvariant and OneUndurableFirstCas hold.       *)
+(* TypeOK, ExactlyOnce, HelpInvariant and OneUndurableFirstCas hold and   *)
+(* the step is one of DetectableCasAbstract (the refinement mapping of     *)
+(* DetectableCAS's AbstractSpec), or leaves the abstract register alone.  *)
 (*                                                                         *)
 (* The variables are DetectableCAS's (the INSTANCE substitutes them by     *)
 (* name) plus k (the next trace step), tsm (the timestamps: see below) and *)
@@ -92,6 +94,12 @@ Pc(t) == th[t].pc
 \* DetectableCAS's invariants, checked after every step.
 Inv == DC!TypeOK /\ DC!ExactlyOnce /\ DC!HelpInvariant /\ DC!OneUndurableFirstCas
 
+\* DetectableCAS's refinement mapping: every step (but a Begin) is a step of
+\* the atomic detectable register DetectableCasAbstract, or leaves it alone.
+\* (Evaluated as a condition on the step, once every variable has its next
+\* value: as an action, TLC would branch on ANext's disjunctions.)
+AbsStep == IF [DC!Abs!ANext]_(DC!Abs!avars) THEN TRUE ELSE FALSE
+
 \* A thread step of DetectableCAS's Next (with the ghosts every step shares).
 Step(A) == A /\ UNCHANGED orph /\ DC!CommitGhost /\ DC!FailGhost
 Stutter == UNCHANGED dvars
@@ -120,6 +128,7 @@ SilentStep ==
                   [] OTHER -> DC!E0(t) \/ DC!E1(t) \/ DC!E2(t) \/ DC!E3r(t))
         /\ quiet' = IF th'[t].pc \in Clearing THEN quiet ELSE quiet \ {t}
         /\ UNCHANGED <<k, tsm>>
+        /\ AbsStep
 
 -----------------------------------------------------------------------------
 (* The events.                                                             *)
@@ -308,6 +317,7 @@ ReplayStep ==
     /\ k <= Len(Trace)
     /\ \A t \in Threads : ~Silent(t)
     /\ Replay(Trace[k])
+    /\ Trace[k].action # "Begin" => AbsStep
     /\ k' = k + 1
 
 TraceInit == Start /\ k = 1
