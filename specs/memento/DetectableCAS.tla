@@ -740,13 +740,24 @@ E3r(t) ==
     /\ SetTh(t, Restart(pm', t, TRUE))
     /\ UNCHANGED <<own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
 
+\* An sfence of the thread's pending flushopts before a locked RMW, where the
+\* backend's RMWs do not complete write-backs (the implementation's
+\* fence_unless_rmw_fences): they take effect here, before the RMW that
+\* drains them in the actions above (FlushoptTiming: PX86.md lets a
+\* flushopt take effect any time before the fence that orders it).
+Sfence(t) ==
+    /\ pfo[t] # {}
+    /\ pm' = Persist(pm, pfo[t])
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ UNCHANGED <<own, local, clock, th, args, crashes, tcrashes, ninv, rep, gh>>
+
 \* The finer next-state relation: each coarse action replaced by its group.
 FineThreadStep(t) ==
     \/ E0s(t) \/ E1s(t) \/ E1w(t) \/ E1f(t) \/ E2s(t) \/ E2w(t) \/ E2f(t)
     \/ E3s(t) \/ E3w(t) \/ E3f(t) \/ EF(t)
     \/ L6(t) \/ L12(t) \/ L23(t) \/ L26(t) \/ L29r(t) \/ L30s(t) \/ L30w(t) \/ L30f(t)
     \/ L33w(t) \/ L33f(t) \/ L34r(t) \/ L35s(t) \/ L35w(t) \/ L36(t) \/ L38(t)
-    \/ H4(t) \/ H5(t) \/ H10(t) \/ H11(t) \/ H13(t) \/ H18(t)
+    \/ H4(t) \/ H5(t) \/ H10(t) \/ H11(t) \/ H13(t) \/ H18(t) \/ Sfence(t)
 
 -----------------------------------------------------------------------------
 (* Persistence and crashes.                                                *)

@@ -32,8 +32,9 @@
 (*                   of loc, H13's of HELP, L20's of mmt) or if it is the  *)
 (*                   write-back of loc after L38 (perdure's, not the       *)
 (*                   seed's: the spec has no such step)                    *)
-(*   Fence           L33f, L30f, E1f, E2f, E3f; else a stuttering step if  *)
-(*                   the thread has no flushopt pending                    *)
+(*   Fence           L33f, L30f, E1f, E2f, E3f; else Sfence (the fence    *)
+(*                   before a locked RMW in the runs with Sim's default    *)
+(*                   RMWs), or a stuttering step if nothing is pending     *)
 (*   OwnFloor, Status   E0s, E1s / E3s                                     *)
 (*   Return          stuttering: the spec's CAS reported exactly that      *)
 (*                   result and its root operation is over                 *)
@@ -267,7 +268,7 @@ Fence(t) ==
          [] Pc(t) = "E1f" -> Step(DC!E1f(t))
          [] Pc(t) = "E2f" -> Step(DC!E2f(t))
          [] Pc(t) = "E3f" -> Step(DC!E3f(t))
-         [] OTHER -> pfo[t] = {} /\ Stutter
+         [] OTHER -> IF pfo[t] = {} THEN Stutter ELSE Step(DC!Sfence(t))
     /\ UNCHANGED tsm
 
 \* A full crash: DetectableCAS's Crash, keeping in every line the word of the

@@ -23,9 +23,10 @@
 //! **Detectable CAS** (`traces/memento/DetectableCASTrace.tla`, which
 //! replays a trace through `INSTANCE DetectableCAS`). One location,
 //! `threads` threads, each running `ops` root operations of one detectable
-//! CAS each, with x86's locked RMWs completing the thread's write-backs
-//! (`SimOptions::rmw_completes_flushes`, as the spec's CASPLAIN does) and
-//! the seed's CASMEMENTOCLEAR between root operations
+//! CAS each; the runs alternate between x86's locked RMWs completing the
+//! thread's write-backs (`SimOptions::rmw_completes_flushes`, as the spec's
+//! CASPLAIN does) and Sim's default (the code fences before each locked RMW
+//! it relies on), with the seed's CASMEMENTOCLEAR between root operations
 //! (`ClearMode::Zero`, the spec's E0–E3). Every Sim event of a protocol
 //! word or line is one step: loads of the location (`LoadLoc`) and of HELP
 //! (`LoadHelp`), CASes on them (`FirstCas`/`SecondCas`/`HelpClean`/`CasFail`,
@@ -125,18 +126,24 @@ fn open_queue(
     Ok((rt, q))
 }
 
-/// The simulator of `object`'s runs: the CAS's with x86's locked RMWs
-/// completing the thread's write-backs (as `DetectableCAS.tla` models every
-/// CASPLAIN), the queue's with Sim's default.
-fn sim(object: Object) -> Sim {
+/// The simulator of a run: with x86's locked RMWs completing the thread's
+/// write-backs (as `DetectableCAS.tla` models every CASPLAIN), or Sim's
+/// default (the code then fences before each locked RMW it relies on).
+fn sim(rmw_fences: bool) -> Sim {
     Sim::new(SimOptions {
-        rmw_completes_flushes: object == Object::Cas,
+        rmw_completes_flushes: rmw_fences,
         ..SimOptions::default()
     })
 }
 
-fn new_pool(size: u64, object: Object) -> Result<Pool<Sim>, TraceError> {
-    Ok(Pool::volatile("trace-memento", size, sim(object))?)
+/// Whether the CAS run `run` uses x86's locked RMWs: the runs alternate,
+/// the first (and every even one) does.
+fn cas_rmw_fences(run: u64) -> bool {
+    run % 2 == 0
+}
+
+fn new_pool(size: u64, rmw_fences: bool) -> Result<Pool<Sim>, TraceError> {
+    Ok(Pool::volatile("trace-memento", size, sim(rmw_fences))?)
 }
 
 /// A marker store by thread `tid` through its handle.
@@ -548,7 +555,13 @@ impl CasMap {
     }
 }
 
-fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), TraceError> {
+fn cas_run(
+    seed: u64,
+    run: u64,
+    opts: &TraceOptions,
+    out: &mut Vec<Value>,
+) -> Result<(), TraceError> {
+    let rmw_fences = cas_rmw_fences(run);
     let threads = opts.threads;
     let ops = opts.ops;
     let size = pool_size::<CasMmt>(threads);
@@ -573,7 +586,7 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     };
     // The crash point: drawn among the events of the same run without one.
     let crash_at = if opts.crash {
-        let pool = new_pool(size, Object::Cas)?;
+        let pool = new_pool(size, rmw_fences)?;
         setup(&pool)?;
         let rt = open_runtime::<CasMmt>(&pool, patience, clear)?;
         let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, t))?;
@@ -581,7 +594,7 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     } else {
         None
     };
-    let pool = new_pool(size, Object::Cas)?;
+    let pool = new_pool(size, rmw_fences)?;
     setup(&pool)?;
     let rt = open_runtime::<CasMmt>(&pool, patience, clear)?;
     // The status line precedes the root memento in a thread's slot.
@@ -605,7 +618,7 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     };
     out.push(
         json!({"type":"step","action":"Begin","seed":seed,"threads":threads,
-                    "crash":opts.crash,"patience":patience}),
+                    "crash":opts.crash,"patience":patience,"rmw_fences":rmw_fences}),
     );
     let (part, image, _) = record(&pool, threads, seed, crash_at, seed ^ 0x1a6e, |t| {
         work(&rt, t)
@@ -643,7 +656,7 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     }
     m.tids = Threads::default();
     m.helping = vec![None; threads + 1];
-    let after = Pool::volatile_from_words(&words, sim(Object::Cas))?;
+    let after = Pool::volatile_from_words(&words, sim(rmw_fences))?;
     after.reincarnate();
     // Runtime::open_with finishes interrupted clearings (untraced: before any
     // thread runs; the trace spec does them as silent steps).
@@ -767,7 +780,7 @@ fn queue_run(
         });
     };
     let crash_at = if opts.crash {
-        let pool = new_pool(size, Object::Queue)?;
+        let pool = new_pool(size, false)?;
         setup(&pool)?;
         let (rt, q) = open_queue(&pool, patience)?;
         let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, &q, t))?;
@@ -775,7 +788,7 @@ fn queue_run(
     } else {
         None
     };
-    let pool = new_pool(size, Object::Queue)?;
+    let pool = new_pool(size, false)?;
     setup(&pool)?;
     let (rt, q) = open_queue(&pool, patience)?;
     let mut m = QueueMap {
@@ -802,7 +815,7 @@ fn queue_run(
     };
     {
         out.push(json!({"type":"crash"}));
-        let after = Pool::volatile_from_words(&words, sim(Object::Queue))?;
+        let after = Pool::volatile_from_words(&words, sim(false))?;
         after.reincarnate();
         let (rt, q) = open_queue(&after, patience)?;
         m.tids = Threads::default();
@@ -861,7 +874,7 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
     for r in 0..opts.runs {
         let seed = opts.seed.wrapping_add(r);
         match opts.object {
-            Object::Cas => cas_run(seed, opts, &mut out)?,
+            Object::Cas => cas_run(seed, r, opts, &mut out)?,
             Object::Queue => queue_run(seed, r, opts, &mut out)?,
         }
     }
