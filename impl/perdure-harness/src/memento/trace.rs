@@ -898,6 +898,10 @@ pub enum Tamper {
     DropFirstCas,
     /// Turn the first `Err` result into `OK`.
     FlipErr,
+    /// In the first crash image whose location holds a value written by a
+    /// CAS, put the initial word back: a lost write, though the location's
+    /// line was persisted past it.
+    LostWrite,
     /// Make a second successful dequeue return the value of the first one.
     DequeueTwice,
 }
@@ -906,19 +910,25 @@ impl Tamper {
     /// The modes that apply to `object`'s traces.
     pub fn of(object: Object) -> &'static [Tamper] {
         match object {
-            Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr],
+            Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::LostWrite],
             Object::Queue => &[Tamper::DequeueTwice],
         }
     }
 }
 
 impl Named for Tamper {
-    const ALL: &'static [Self] = &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::DequeueTwice];
+    const ALL: &'static [Self] = &[
+        Tamper::DropFirstCas,
+        Tamper::FlipErr,
+        Tamper::LostWrite,
+        Tamper::DequeueTwice,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Tamper::DropFirstCas => "drop-first-cas",
             Tamper::FlipErr => "flip-err",
+            Tamper::LostWrite => "lost-write",
             Tamper::DequeueTwice => "dequeue-twice",
         }
     }
@@ -941,6 +951,12 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
                 .iter_mut()
                 .find(|v| v["action"] == "Return" && v["res"] == "Err")?;
             v["res"] = json!("OK");
+        }
+        Tamper::LostWrite => {
+            let v = lines.iter_mut().find(|v| {
+                v["action"] == "Crash" && v["loc"]["val"].as_u64().is_some_and(|x| x != 0)
+            })?;
+            v["loc"] = json!({"par": 0, "tid": 0, "val": 0});
         }
         Tamper::DequeueTwice => {
             let deqs: Vec<u64> = lines
