@@ -586,6 +586,180 @@ H18(t) ==
     /\ UNCHANGED <<own, local, clock, args, crashes, tcrashes, ninv, gh>>
 
 -----------------------------------------------------------------------------
+(* Finer steps.  The implementation's persistence steps are finer than     *)
+(* some actions above: a clflush is a pwb and a pfence, L34's rdtscp and   *)
+(* L35's store and flushopt are three steps, and so are the stores, the    *)
+(* write-back and the fence of each step of the clear.  Each group below   *)
+(* implements the coarse action it names: run back to back, its steps      *)
+(* make the coarse step's change (the only difference is when a thread's   *)
+(* own pending flushopt takes effect, which PX86.md allows at any time up  *)
+(* to the fence).  They are not in Next: the model checks the coarse       *)
+(* spec; traces/memento/DetectableCASTrace.tla replays the code's steps    *)
+(* with these (one Sim event each).  FloorLine and RootLine are one line   *)
+(* in the code (the status line): E0s-E1f persist them together.          *)
+
+\* L33 (clflush loc) as clflushopt loc ...
+L33w(t) ==
+    /\ th[t].pc = "L33"
+    /\ pfo' = IF FlushLoc THEN [pfo EXCEPT ![t] = @ \cup {LocLine(Op(t).loc)}] ELSE pfo
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "L33f"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* ... and sfence (the flush takes effect).  Also each later sfence of the
+\* split actions below (Fence(t, next): the pending flushopts take effect,
+\* pc moves on to next).
+Fence(t, next) ==
+    /\ pm' = Persist(pm, pfo[t])
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = next])
+    /\ UNCHANGED <<own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+L33f(t) == th[t].pc = "L33f" /\ Fence(t, "L34")
+
+\* L34: ts_succ := encodeTs(~p_own, rdtscp); lfence (the ghost as in L34).
+L34r(t) ==
+    /\ th[t].pc = "L34"
+    /\ LET ts == TsWord(Flip(th[t].pown), FALSE, clock + 1)
+           last == {m \in 1 .. Len(gh[t]) : gh[t][m].op = I(t)}
+       IN /\ clock' = clock + 1
+          /\ SetTh(t, [th[t] EXCEPT !.ts = ts, !.pc = "L35"])
+          /\ gh' = IF last = {} THEN gh
+                   ELSE LET m == CHOOSE x \in last : \A y \in last : y <= x
+                        IN [gh EXCEPT ![t][m].ts = clock + 1]
+    /\ UNCHANGED <<pm, pfo, own, local, args, crashes, tcrashes, ninv, rep>>
+
+\* L35: STOREPLAIN(mmt, ts_succ) ...
+L35s(t) ==
+    /\ th[t].pc = "L35"
+    /\ pm' = StoreTo(pm, MmtLine(t, th[t].k), th[t].ts, NoTag)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "L35w"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* ... flushopt mmt.
+L35w(t) ==
+    /\ th[t].pc = "L35w"
+    /\ pfo' = IF FlushoptMmt THEN [pfo EXCEPT ![t] = @ \cup {MmtLine(t, th[t].k)}] ELSE pfo
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "L36"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* L29-L31 as four steps: ts_fail := encodeTs(Fail, rdtscp) (FailTs =
+\* "rdtscp"; "zero": no read) ...
+L29r(t) ==
+    /\ th[t].pc = "L30"
+    /\ LET tsv == IF FailTs = "zero" THEN 0 ELSE clock + 1 IN
+       /\ clock' = IF FailTs = "zero" THEN clock ELSE clock + 1
+       /\ SetTh(t, [th[t] EXCEPT !.ts = TsWord(Even, TRUE, tsv), !.pc = "L30s"])
+    /\ UNCHANGED <<pm, pfo, own, local, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* ... STOREPLAIN(mmt, ts_fail) ...
+L30s(t) ==
+    /\ th[t].pc = "L30s"
+    /\ pm' = StoreTo(pm, MmtLine(t, th[t].k), th[t].ts, NoTag)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "L30w"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* ... flush mmt (clflushopt, then sfence) ...
+L30w(t) ==
+    /\ th[t].pc = "L30w"
+    /\ pfo' = [pfo EXCEPT ![t] = @ \cup {MmtLine(t, th[t].k)}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "L30f"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* ... and STOREPLAIN(LOCAL[tid], ts_fail); return Err.
+L30f(t) ==
+    /\ th[t].pc = "L30f"
+    /\ pm' = Persist(pm, pfo[t])
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ local' = [local EXCEPT ![t] = th[t].ts.ts]
+    /\ Finish(t, "Err")
+    /\ UNCHANGED <<own, clock, args, crashes, tcrashes, ninv, gh>>
+
+\* E0 and E1 (OwnInit = "floor") as: store own_floor, store the root word
+\* with the clearing flag, one flushopt of both, sfence.
+E0s(t) ==
+    /\ th[t].pc = "E0"
+    /\ pm' = StoreTo(pm, FloorLine(t), own[t], NoTag)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E0b"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E1s(t) ==
+    /\ th[t].pc = "E0b"
+    /\ pm' = StoreTo(pm, RootLine(t), RootWord(th[t].r, TRUE), NoTag)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E1w"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E1w(t) ==
+    /\ th[t].pc = "E1w"
+    /\ pfo' = [pfo EXCEPT ![t] = @ \cup {FloorLine(t), RootLine(t)}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E1f"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E1f(t) == th[t].pc = "E1f" /\ Fence(t, "E2")
+
+\* E2 and E3 as: the memento clears, their flushopt, sfence; the root word
+\* of the next root operation, its flushopt, sfence.
+E2s(t) ==
+    /\ th[t].pc = "E2"
+    /\ LET ms == {MmtLine(t, k) : k \in 1 .. OpsPerRoot}
+           RECURSIVE ClearAll(_, _)
+           ClearAll(m, S) == IF S = {} THEN m
+                             ELSE LET ln == CHOOSE x \in S : TRUE
+                                  IN ClearAll(StoreTo(m, ln, ZeroTs, NoTag), S \ {ln})
+       IN pm' = ClearAll(pm, ms)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E2w"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E2w(t) ==
+    /\ th[t].pc = "E2w"
+    /\ pfo' = [pfo EXCEPT ![t] = @ \cup {MmtLine(t, k) : k \in 1 .. OpsPerRoot}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E2f"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E2f(t) == th[t].pc = "E2f" /\ Fence(t, "E3")
+E3s(t) ==
+    /\ th[t].pc = "E3"
+    /\ pm' = StoreTo(pm, RootLine(t), RootWord(th[t].r + 1, FALSE), NoTag)
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E3w"])
+    /\ UNCHANGED <<pfo, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E3w(t) ==
+    /\ th[t].pc = "E3w"
+    /\ pfo' = [pfo EXCEPT ![t] = @ \cup {RootLine(t)}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "E3f"])
+    /\ UNCHANGED <<pm, own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+E3f(t) ==
+    /\ th[t].pc = "E3f"
+    /\ pm' = Persist(pm, pfo[t])
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ SetTh(t, Restart(pm', t, FALSE))
+    /\ UNCHANGED <<own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* E3 as Runtime::open finishes a clear a full crash cut (§6.3): as E3, but
+\* the next root operation runs in recovery mode, as every thread's first
+\* root operation after a crash does in the implementation.  Not a finer
+\* E3: the model's E3 runs it normally (TLC checks recovery mode only for a
+\* root operation a crash cut); traces/README.md, "Open".
+E3r(t) ==
+    /\ th[t].pc = "E3"
+    /\ pm' = Persist(StoreTo(Persist(pm, pfo[t]), RootLine(t), RootWord(th[t].r + 1, FALSE), NoTag),
+                     {RootLine(t)})
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ SetTh(t, Restart(pm', t, TRUE))
+    /\ UNCHANGED <<own, local, clock, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* An sfence of the thread's pending flushopts before a locked RMW, where the
+\* backend's RMWs do not complete write-backs (the implementation's
+\* fence_unless_rmw_fences): they take effect here, before the RMW that
+\* drains them in the actions above (FlushoptTiming: PX86.md lets a
+\* flushopt take effect any time before the fence that orders it).
+Sfence(t) ==
+    /\ pfo[t] # {}
+    /\ pm' = Persist(pm, pfo[t])
+    /\ pfo' = [pfo EXCEPT ![t] = {}]
+    /\ UNCHANGED <<own, local, clock, th, args, crashes, tcrashes, ninv, rep, gh>>
+
+\* The finer next-state relation: each coarse action replaced by its group.
+FineThreadStep(t) ==
+    \/ E0s(t) \/ E1s(t) \/ E1w(t) \/ E1f(t) \/ E2s(t) \/ E2w(t) \/ E2f(t)
+    \/ E3s(t) \/ E3w(t) \/ E3f(t) \/ EF(t)
+    \/ L6(t) \/ L12(t) \/ L23(t) \/ L26(t) \/ L29r(t) \/ L30s(t) \/ L30w(t) \/ L30f(t)
+    \/ L33w(t) \/ L33f(t) \/ L34r(t) \/ L35s(t) \/ L35w(t) \/ L36(t) \/ L38(t)
+    \/ H4(t) \/ H5(t) \/ H10(t) \/ H11(t) \/ H13(t) \/ H18(t) \/ Sfence(t)
+
+-----------------------------------------------------------------------------
 (* Persistence and crashes.                                                *)
 
 \* An orphaned flushopt (of a crashed thread) takes effect.
@@ -693,6 +867,10 @@ CommitGhost ==
     ncom' = [t \in Threads |-> [i \in OpIdx |->
                IF Tag(t, i) \in gone THEN Min2(ncom[t][i] + 1) ELSE ncom[t][i]]]
 
+\* The pcs only the finer steps reach.
+FinePcs == {"L33f", "L35", "L35w", "L30s", "L30w", "L30f", "E0b", "E1w", "E1f", "E2w", "E2f",
+            "E3w", "E3f"}
+
 ThreadStep(t) ==
     \/ E0(t) \/ E1(t) \/ E2(t) \/ E3(t) \/ EF(t)
     \/ L6(t) \/ L12(t) \/ L23(t) \/ L26(t) \/ L30(t) \/ L33(t) \/ L34(t) \/ L36(t) \/ L38(t)
@@ -708,6 +886,20 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* The finer spec: the finer steps in place of the coarse thread steps, and
+\* E3r wherever a thread is in recovery mode (a superset of the runs in which
+\* Runtime::open finishes a clear); DetectableCAS_Fine.cfg checks the
+\* invariants and the refinement on it.
+FineNext ==
+    \/ /\ \/ \E t \in Threads : (FineThreadStep(t) \/ (th[t].rec /\ E3r(t))) /\ UNCHANGED orph
+          \/ \E t \in Threads : ThreadCrash(t)
+          \/ \E ln \in orph : OrphanFlush(ln)
+       /\ CommitGhost
+       /\ FailGhost
+    \/ Crash /\ FailGhost
+
+FineSpec == Init /\ [][FineNext]_vars
+
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
@@ -720,6 +912,7 @@ TypeOK ==
          /\ local[t] \in Nat
          /\ th[t].pc \in {"Done", "E0", "E1", "E2", "E3", "EF", "L6", "L12", "L23", "L26", "L30",
                           "L33", "L34", "L36", "L38", "H4", "H5", "H10", "H11", "H13", "H18"}
+                          \cup FinePcs
          /\ th[t].rec \in BOOLEAN
          /\ ninv[t] \in 0 .. NOps
          /\ \A i \in OpIdx : /\ rep[t][i] \subseteq {"OK", "Err"}

@@ -20,13 +20,20 @@
 //! name the simulator's thread numbers (Memento thread ids are not in
 //! [`SimEvent`]). Nothing in the library is instrumented.
 //!
-//! **Detectable CAS** (`traces/memento/DetectableCASTrace.tla`). One
-//! location, `threads` threads, each running `ops` root operations of one
-//! detectable CAS each. The events on the location word, each thread's CAS
-//! memento word and HELP line are mapped to steps named after the seed's
-//! lines (Algorithm 1 L26, L30/L34, L38; Algorithm 2 L13, L17), plus `Pwb`,
-//! `Fence` (the thread's pending write-backs of those lines complete),
-//! `Invoke`/`Return` from the markers and `Crash` with the image's words.
+//! **Detectable CAS** (`traces/memento/DetectableCASTrace.tla`, which
+//! replays a trace through `INSTANCE DetectableCAS`). One location,
+//! `threads` threads, each running `ops` root operations of one detectable
+//! CAS each; the runs alternate between x86's locked RMWs completing the
+//! thread's write-backs (`SimOptions::rmw_completes_flushes`, as the spec's
+//! CASPLAIN does) and Sim's default (the code fences before each locked RMW
+//! it relies on), with the seed's CASMEMENTOCLEAR between root operations
+//! (`ClearMode::Zero`, the spec's E0–E3). Every Sim event of a protocol
+//! word or line is one step: loads of the location (`LoadLoc`) and of HELP
+//! (`LoadHelp`), CASes on them (`FirstCas`/`SecondCas`/`HelpClean`/`CasFail`,
+//! `HelpCas`/`HelpCasFail`), the memento's stores (`Checkpoint`), the
+//! status line's (`OwnFloor`, `Status`), every `Pwb` of those lines and
+//! every `Fence` of a Memento thread, `Invoke`/`Return` from the markers
+//! and `Crash` with the image's words.
 //!
 //! **Queue** (`traces/memento/InsDelQueueTrace.tla`). MSQ-mmt-indel, each
 //! thread enqueueing and dequeueing; the trace is the operations' history
@@ -95,13 +102,15 @@ fn pool_size<M: perdure_memento::Memento>(threads: usize) -> u64 {
     perdure_memento::__align_up(extra::<M>(threads) + LINE * (threads as u64 + 1), 4096)
 }
 
-/// The runtime on `pool` as the traced runs use it.
+/// The runtime on `pool` as the traced runs use it, clearing mementos the
+/// `clear` way.
 fn open_runtime<M: perdure_memento::Memento>(
     pool: &Pool<Sim>,
     patience: u64,
+    clear: ClearMode,
 ) -> Result<Runtime<'_, Sim, M>, TraceError> {
     let mut rt = Runtime::<Sim, M>::open_with(pool, BASE, ClockKind::Counter)?;
-    rt.set_clear_mode(ClearMode::Floor);
+    rt.set_clear_mode(clear);
     rt.set_patience(patience);
     Ok(rt)
 }
@@ -111,18 +120,30 @@ fn open_queue(
     pool: &Pool<Sim>,
     patience: u64,
 ) -> Result<(Runtime<'_, Sim, QueueMmt>, Msq), TraceError> {
-    let rt = open_runtime::<QueueMmt>(pool, patience)?;
+    let rt = open_runtime::<QueueMmt>(pool, patience, ClearMode::Floor)?;
     let q = Msq::at(MsqKind::Indel, rt.object_root());
     q.recover(pool)?;
     Ok((rt, q))
 }
 
-fn new_pool(size: u64) -> Result<Pool<Sim>, TraceError> {
-    Ok(Pool::volatile(
-        "trace-memento",
-        size,
-        Sim::new(SimOptions::default()),
-    )?)
+/// The simulator of a run: with x86's locked RMWs completing the thread's
+/// write-backs (as `DetectableCAS.tla` models every CASPLAIN), or Sim's
+/// default (the code then fences before each locked RMW it relies on).
+fn sim(rmw_fences: bool) -> Sim {
+    Sim::new(SimOptions {
+        rmw_completes_flushes: rmw_fences,
+        ..SimOptions::default()
+    })
+}
+
+/// Whether the CAS run `run` uses x86's locked RMWs: the runs alternate,
+/// the first (and every even one) does.
+fn cas_rmw_fences(run: u64) -> bool {
+    run % 2 == 0
+}
+
+fn new_pool(size: u64, rmw_fences: bool) -> Result<Pool<Sim>, TraceError> {
+    Ok(Pool::volatile("trace-memento", size, sim(rmw_fences))?)
 }
 
 /// A marker store by thread `tid` through its handle.
@@ -291,14 +312,27 @@ fn step(action: &str, thread: usize, mut fields: Value) -> Value {
     fields
 }
 
-/// Maps the CAS run's events to steps; `loc` and `help` hold the words as
-/// the mapping last saw them.
+/// The words of a thread's status line the mapping reads (`runtime.rs`):
+/// `status` = (next operation, clearing) and `own_floor`.
+const ST_STATUS: u64 = 0;
+const ST_OWN_FLOOR: u64 = 32;
+
+fn status_json(w: u64) -> Value {
+    json!({"next": w >> 1, "clr": w & 1 == 1})
+}
+
+/// Maps the CAS run's events to steps, one step per Sim event of a
+/// protocol word or line (`DetectableCASTrace.tla` matches each to one
+/// action of `DetectableCAS.tla`); `loc` and `help` hold the words as the
+/// mapping last saw them.
 struct CasMap {
     seed: u64,
     threads: usize,
     loc_off: u64,
     markers: u64,
+    /// Per thread: its CAS memento word (the root memento) and status line.
     mmt: Vec<u64>,
+    status: Vec<u64>,
     help_line: Vec<u64>,
     loc: u64,
     help: Vec<[u64; 2]>,
@@ -306,24 +340,66 @@ struct CasMap {
     result: Vec<u64>,
     /// Per thread, the operation it is in (invoked, not returned).
     open: Vec<Option<u64>>,
-    /// Per thread, the lines with write-backs not yet fenced.
-    pending: Vec<bool>,
     /// Per thread, the (owner, parity) of its last HELP CAS, until its next
     /// CAS on the location.
     helping: Vec<Option<(usize, usize)>>,
 }
 
+/// Which protocol word or line an event touches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Loc,
+    /// Thread u's memento word (`word`) or another word of its line.
+    Mmt {
+        u: usize,
+        word: bool,
+    },
+    /// HELP\[par\]\[u\] (one line for both parities).
+    Help {
+        u: usize,
+        par: usize,
+    },
+    /// A word of thread u's status line, at this offset in the line.
+    Status {
+        u: usize,
+        at: u64,
+    },
+}
+
+impl Target {
+    fn line(self) -> (&'static str, usize) {
+        match self {
+            Target::Loc => ("loc", 0),
+            Target::Mmt { u, .. } => ("mmt", u),
+            Target::Help { u, .. } => ("help", u),
+            Target::Status { u, .. } => ("status", u),
+        }
+    }
+}
+
 impl CasMap {
-    fn line_of(&self, off: u64) -> Option<(&'static str, usize)> {
+    fn target(&self, off: u64) -> Option<Target> {
         let l = off / LINE * LINE;
         if l == self.loc_off {
-            return Some(("loc", 0));
+            return Some(Target::Loc);
         }
         if let Some(t) = self.mmt.iter().position(|&m| m / LINE * LINE == l) {
-            return Some(("mmt", t + 1));
+            return Some(Target::Mmt {
+                u: t + 1,
+                word: off == self.mmt[t],
+            });
         }
         if let Some(u) = self.help_line.iter().position(|&h| h == l) {
-            return Some(("help", u + 1));
+            return Some(Target::Help {
+                u: u + 1,
+                par: ((off % LINE) / 8) as usize,
+            });
+        }
+        if let Some(u) = self.status.iter().position(|&h| h == l) {
+            return Some(Target::Status {
+                u: u + 1,
+                at: off % LINE,
+            });
         }
         None
     }
@@ -332,124 +408,168 @@ impl CasMap {
         TraceError::unmapped(self.seed, reason)
     }
 
+    /// A marker store: `Invoke` or `Return` (or the result word, kept).
+    fn marker(&mut self, e: &SimEvent, tid: usize, word: u64, out: &mut Vec<Value>) {
+        if word == 8 {
+            self.result[tid] = e.val;
+            return;
+        }
+        let (kind, i) = (e.val & 3, e.val >> 2);
+        if kind == MK_INVOKE {
+            let (old, new) = cas_args(self.seed, tid, i, self.threads);
+            self.open[tid] = Some(i);
+            out.push(step(
+                "Invoke",
+                tid,
+                json!({"op": i, "old": old, "new": new}),
+            ));
+        } else if kind == MK_RETURN {
+            self.open[tid] = None;
+            let res = if self.result[tid] == 1 { "OK" } else { "Err" };
+            out.push(step("Return", tid, json!({"op": i, "res": res})));
+        }
+    }
+
+    /// A CAS on the location: which of the seed's CASes it is, by the words.
+    fn loc_cas(&mut self, t: usize, e: &SimEvent) -> Value {
+        let (o, n) = (CasWord::decode(self.loc), CasWord::decode(e.val));
+        // A clean by a thread right after its HELP CAS is LOADHELP's L17,
+        // even on its own word (left over from before a crash).
+        let helped = self.helping[t].take() == Some((o.tid, o.parity as usize));
+        let s = match (o.tid, n.tid) {
+            (0, nt) if nt != 0 => step(
+                "FirstCas",
+                t,
+                json!({"par": n.parity as u8, "old": o.value, "new": n.value}),
+            ),
+            (ot, 0) if ot == t && !helped => step(
+                "SecondCas",
+                t,
+                json!({"par": o.parity as u8, "val": o.value}),
+            ),
+            (ot, 0) if ot != 0 => step(
+                "HelpClean",
+                t,
+                json!({"owner": ot, "par": o.parity as u8, "val": o.value}),
+            ),
+            _ => step("Unknown", t, json!({"from": self.loc, "to": e.val})),
+        };
+        self.loc = e.val;
+        s
+    }
+
     fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {
         for e in events {
             if let Some((tid, word)) = self.tids.learn(e, self.markers, self.threads) {
-                if word == 8 {
-                    self.result[tid] = e.val;
-                    continue;
-                }
-                let (kind, i) = (e.val & 3, e.val >> 2);
-                if kind == MK_INVOKE {
-                    let (old, new) = cas_args(self.seed, tid, i, self.threads);
-                    self.open[tid] = Some(i);
-                    out.push(step(
-                        "Invoke",
-                        tid,
-                        json!({"op": i, "old": old, "new": new}),
-                    ));
-                } else if kind == MK_RETURN {
-                    self.open[tid] = None;
-                    let res = if self.result[tid] == 1 { "OK" } else { "Err" };
-                    out.push(step("Return", tid, json!({"op": i, "res": res})));
+                self.marker(e, tid, word, out);
+                continue;
+            }
+            if matches!(e.op, SimOp::Pfence | SimOp::Psync) {
+                // Every fence of a Memento thread: the spec drains the thread's
+                // pending write-backs there (or it has none: a stuttering step).
+                if let Some(&t) = self.tids.of.get(&e.thread) {
+                    out.push(step("Fence", t, json!({})));
                 }
                 continue;
             }
-            let Some(line) = self.line_of(e.off) else {
+            let Some(target) = self.target(e.off) else {
                 continue;
             };
+            if let (SimOp::Load, Target::Status { .. }) = (e.op, target) {
+                continue; // the next operation's index, read before its marker
+            }
             let Some(&t) = self.tids.of.get(&e.thread) else {
                 return Err(self.err(format!("{e:?} by a thread without a marker")));
             };
-            match (e.op, line) {
-                (SimOp::Pwb, (kind, of)) => {
-                    self.pending[t] = true;
-                    out.push(step("Pwb", t, json!({"line": kind, "of": of})));
+            let s = match (e.op, target) {
+                (SimOp::Pwb, _) => {
+                    let (line, of) = target.line();
+                    Some(step("Pwb", t, json!({"line": line, "of": of})))
                 }
-                (SimOp::Pfence | SimOp::Psync, _) => {}
-                (SimOp::Cas, ("loc", _)) => {
-                    let (o, n) = (CasWord::decode(self.loc), CasWord::decode(e.val));
-                    // A clean by a thread right after its HELP CAS is LOADHELP's
-                    // L17, even on its own word (left over from before a crash).
-                    let helped = self.helping[t].take() == Some((o.tid, o.parity as usize));
-                    let s = match (o.tid, n.tid) {
-                        (0, nt) if nt != 0 => step(
-                            "FirstCas",
-                            t,
-                            json!({"par": n.parity as u8, "old": o.value, "new": n.value}),
-                        ),
-                        (ot, 0) if ot == t && !helped => step(
-                            "SecondCas",
-                            t,
-                            json!({"par": o.parity as u8, "val": o.value}),
-                        ),
-                        (ot, 0) if ot != 0 => step(
-                            "HelpClean",
-                            t,
-                            json!({"owner": ot, "par": o.parity as u8, "val": o.value}),
-                        ),
-                        _ => step("Unknown", t, json!({"from": self.loc, "to": e.val})),
-                    };
-                    self.loc = e.val;
-                    out.push(s);
+                (SimOp::Load, Target::Loc) => {
+                    Some(step("LoadLoc", t, json!({"word": loc_json(e.val)})))
                 }
-                (SimOp::Store, ("mmt", owner)) if owner == t => {
+                (SimOp::Cas, Target::Loc) => Some(self.loc_cas(t, e)),
+                (SimOp::CasFailed, Target::Loc) => {
+                    self.helping[t] = None;
+                    Some(step("CasFail", t, json!({"found": loc_json(e.val)})))
+                }
+                (SimOp::Store, Target::Mmt { u, word: true }) if u == t => {
                     let m = CasTs::decode(e.val);
-                    out.push(step(
+                    Some(step(
                         "Checkpoint",
                         t,
                         json!({"par": m.parity as u8, "fail": m.fail, "ts": m.ts}),
-                    ));
+                    ))
                 }
-                (SimOp::Cas, ("help", owner)) => {
-                    let p = ((e.off % LINE) / 8) as usize;
-                    let from = self.help[owner][p];
-                    self.help[owner][p] = e.val;
-                    self.helping[t] = Some((owner, p));
-                    out.push(step(
+                // The other words of the root memento's line (zeroed with it).
+                (SimOp::Store, Target::Mmt { u, word: false }) if u == t => None,
+                (SimOp::Load, Target::Mmt { .. }) => None,
+                (SimOp::Load, Target::Help { u, par }) => Some(step(
+                    "LoadHelp",
+                    t,
+                    json!({"owner": u, "par": par, "ts": e.val}),
+                )),
+                (SimOp::Cas, Target::Help { u, par }) => {
+                    let from = self.help[u][par];
+                    self.help[u][par] = e.val;
+                    self.helping[t] = Some((u, par));
+                    Some(step(
                         "HelpCas",
                         t,
-                        json!({"owner": owner, "par": p, "from": from, "to": e.val}),
-                    ));
+                        json!({"owner": u, "par": par, "from": from, "to": e.val}),
+                    ))
                 }
-                (SimOp::Load | SimOp::CasFailed, _) => {}
-                (op, (kind, of)) => {
-                    out.push(step(
+                (SimOp::CasFailed, Target::Help { u, par }) => {
+                    self.help[u][par] = e.val;
+                    Some(step(
+                        "HelpCasFail",
+                        t,
+                        json!({"owner": u, "par": par, "found": e.val}),
+                    ))
+                }
+                (
+                    SimOp::Store,
+                    Target::Status {
+                        u,
+                        at: ST_OWN_FLOOR,
+                    },
+                ) if u == t => Some(step("OwnFloor", t, ts_json(e.val))),
+                (SimOp::Store, Target::Status { u, at: ST_STATUS }) if u == t => {
+                    Some(step("Status", t, status_json(e.val)))
+                }
+                // The status line's other words (result, floors).
+                (SimOp::Store, Target::Status { u, .. }) if u == t => None,
+                (op, _) => {
+                    let (line, of) = target.line();
+                    Some(step(
                         "Unknown",
                         t,
-                        json!({"op": format!("{op:?}"), "line": kind, "of": of}),
-                    ));
+                        json!({"op": format!("{op:?}"), "line": line, "of": of}),
+                    ))
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// Fences complete only the protocol lines' write-backs the mapping
-    /// saw; one `Fence` step per fence that has some.
-    fn map_all(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {
-        for (k, e) in events.iter().enumerate() {
-            if matches!(e.op, SimOp::Pfence | SimOp::Psync) {
-                if let Some(&t) = self.tids.of.get(&e.thread) {
-                    if self.pending[t] {
-                        self.pending[t] = false;
-                        out.push(step("Fence", t, json!({})));
-                    }
-                }
-                continue;
-            }
-            self.map(&events[k..k + 1], out)?;
+            };
+            out.extend(s);
         }
         Ok(())
     }
 }
 
-fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), TraceError> {
+fn cas_run(
+    seed: u64,
+    run: u64,
+    opts: &TraceOptions,
+    out: &mut Vec<Value>,
+) -> Result<(), TraceError> {
+    let rmw_fences = cas_rmw_fences(run);
     let threads = opts.threads;
     let ops = opts.ops;
     let size = pool_size::<CasMmt>(threads);
     let ex = extra::<CasMmt>(threads);
     let patience = 1 + mix(seed ^ 0xbeef) % 24;
+    // The seed's CASMEMENTOCLEAR between root operations (§6.3), as
+    // DetectableCAS's E0-E3 model it; ClearMode::Floor is not traced.
+    let clear = ClearMode::Zero;
     let setup = |pool: &Pool<Sim>| -> Result<(), TraceError> {
         let rt = Runtime::<Sim, CasMmt>::create(pool, BASE, &config(threads))?;
         DetectableCasAtomic::at(ex).init(pool, 0);
@@ -466,23 +586,26 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
     };
     // The crash point: drawn among the events of the same run without one.
     let crash_at = if opts.crash {
-        let pool = new_pool(size)?;
+        let pool = new_pool(size, rmw_fences)?;
         setup(&pool)?;
-        let rt = open_runtime::<CasMmt>(&pool, patience)?;
+        let rt = open_runtime::<CasMmt>(&pool, patience, clear)?;
         let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, t))?;
         Some(1 + mix(seed ^ 0xc4a5) % total.max(1))
     } else {
         None
     };
-    let pool = new_pool(size)?;
+    let pool = new_pool(size, rmw_fences)?;
     setup(&pool)?;
-    let rt = open_runtime::<CasMmt>(&pool, patience)?;
+    let rt = open_runtime::<CasMmt>(&pool, patience, clear)?;
+    // The status line precedes the root memento in a thread's slot.
+    let mmt: Vec<u64> = (1..=threads).map(|t| rt.root_memento_offset(t)).collect();
     let mut m = CasMap {
         seed,
         threads,
         loc_off: ex,
         markers: ex,
-        mmt: (1..=threads).map(|t| rt.root_memento_offset(t)).collect(),
+        status: mmt.iter().map(|&o| o / LINE * LINE - LINE).collect(),
+        mmt,
         help_line: (1..=threads)
             .map(|t| rt.help_off(false, t) / LINE * LINE)
             .collect(),
@@ -491,17 +614,16 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
         tids: Threads::default(),
         result: vec![0; threads + 1],
         open: vec![None; threads + 1],
-        pending: vec![false; threads + 1],
         helping: vec![None; threads + 1],
     };
     out.push(
         json!({"type":"step","action":"Begin","seed":seed,"threads":threads,
-                    "crash":opts.crash,"patience":patience}),
+                    "crash":opts.crash,"patience":patience,"rmw_fences":rmw_fences}),
     );
     let (part, image, _) = record(&pool, threads, seed, crash_at, seed ^ 0x1a6e, |t| {
         work(&rt, t)
     })?;
-    m.map_all(&part.events, out)?;
+    m.map(&part.events, out)?;
     drop(rt);
     let Some(words) = image else {
         return Ok(());
@@ -514,20 +636,31 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
         .iter()
         .map(|&l| json!([word(l), word(l + 8)]))
         .collect();
+    let floors: Vec<Value> = m
+        .status
+        .iter()
+        .map(|&l| ts_json(word(l + ST_OWN_FLOOR)))
+        .collect();
+    let status: Vec<Value> = m
+        .status
+        .iter()
+        .map(|&l| status_json(word(l + ST_STATUS)))
+        .collect();
     out.push(
         json!({"type":"step","action":"Crash","loc":loc_json(word(ex)),
-                    "mmt":mmts,"help":helps}),
+                    "mmt":mmts,"help":helps,"own_floor":floors,"status":status}),
     );
     m.loc = word(ex);
     for (u, &l) in m.help_line.iter().enumerate() {
         m.help[u + 1] = [word(l), word(l + 8)];
     }
     m.tids = Threads::default();
-    m.pending = vec![false; threads + 1];
     m.helping = vec![None; threads + 1];
-    let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
+    let after = Pool::volatile_from_words(&words, sim(rmw_fences))?;
     after.reincarnate();
-    let rt = open_runtime::<CasMmt>(&after, patience)?;
+    // Runtime::open_with finishes interrupted clearings (untraced: before any
+    // thread runs; the trace spec does them as silent steps).
+    let rt = open_runtime::<CasMmt>(&after, patience, clear)?;
     // Operations cut off whose commit persisted: their stored result.
     for tid in 1..=threads {
         if let Some(i) = m.open[tid].take() {
@@ -542,7 +675,7 @@ fn cas_run(seed: u64, opts: &TraceOptions, out: &mut Vec<Value>) -> Result<(), T
         }
     }
     let (part, _, _) = record(&after, threads, seed ^ 0x5eed, None, 0, |t| work(&rt, t))?;
-    m.map_all(&part.events, out)
+    m.map(&part.events, out)
 }
 
 // ---------------------------------------------------------------------------
@@ -647,7 +780,7 @@ fn queue_run(
         });
     };
     let crash_at = if opts.crash {
-        let pool = new_pool(size)?;
+        let pool = new_pool(size, false)?;
         setup(&pool)?;
         let (rt, q) = open_queue(&pool, patience)?;
         let (_, _, total) = record(&pool, threads, seed, None, 0, |t| work(&rt, &q, t))?;
@@ -655,7 +788,7 @@ fn queue_run(
     } else {
         None
     };
-    let pool = new_pool(size)?;
+    let pool = new_pool(size, false)?;
     setup(&pool)?;
     let (rt, q) = open_queue(&pool, patience)?;
     let mut m = QueueMap {
@@ -682,7 +815,7 @@ fn queue_run(
     };
     {
         out.push(json!({"type":"crash"}));
-        let after = Pool::volatile_from_words(&words, Sim::new(SimOptions::default()))?;
+        let after = Pool::volatile_from_words(&words, sim(false))?;
         after.reincarnate();
         let (rt, q) = open_queue(&after, patience)?;
         m.tids = Threads::default();
@@ -741,7 +874,7 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
     for r in 0..opts.runs {
         let seed = opts.seed.wrapping_add(r);
         match opts.object {
-            Object::Cas => cas_run(seed, opts, &mut out)?,
+            Object::Cas => cas_run(seed, r, opts, &mut out)?,
             Object::Queue => queue_run(seed, r, opts, &mut out)?,
         }
     }
@@ -765,6 +898,10 @@ pub enum Tamper {
     DropFirstCas,
     /// Turn the first `Err` result into `OK`.
     FlipErr,
+    /// In the first crash image whose location holds a value written by a
+    /// CAS, put the initial word back: a lost write, though the location's
+    /// line was persisted past it.
+    LostWrite,
     /// Make a second successful dequeue return the value of the first one.
     DequeueTwice,
 }
@@ -773,19 +910,25 @@ impl Tamper {
     /// The modes that apply to `object`'s traces.
     pub fn of(object: Object) -> &'static [Tamper] {
         match object {
-            Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr],
+            Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::LostWrite],
             Object::Queue => &[Tamper::DequeueTwice],
         }
     }
 }
 
 impl Named for Tamper {
-    const ALL: &'static [Self] = &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::DequeueTwice];
+    const ALL: &'static [Self] = &[
+        Tamper::DropFirstCas,
+        Tamper::FlipErr,
+        Tamper::LostWrite,
+        Tamper::DequeueTwice,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Tamper::DropFirstCas => "drop-first-cas",
             Tamper::FlipErr => "flip-err",
+            Tamper::LostWrite => "lost-write",
             Tamper::DequeueTwice => "dequeue-twice",
         }
     }
@@ -808,6 +951,12 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
                 .iter_mut()
                 .find(|v| v["action"] == "Return" && v["res"] == "Err")?;
             v["res"] = json!("OK");
+        }
+        Tamper::LostWrite => {
+            let v = lines.iter_mut().find(|v| {
+                v["action"] == "Crash" && v["loc"]["val"].as_u64().is_some_and(|x| x != 0)
+            })?;
+            v["loc"] = json!({"par": 0, "tid": 0, "val": 0});
         }
         Tamper::DequeueTwice => {
             let deqs: Vec<u64> = lines
