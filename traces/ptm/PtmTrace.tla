@@ -66,19 +66,42 @@ NoCV == [seq |-> 0, idx |-> 0]
 CV(c) == [seq |-> c.seq, idx |-> c.idx]
 NoNode == -1
 
-\* Transactions per thread in one run (the trace numbers them 0, 1, ...
-\* per thread; the specs 1 .. NOps): read off the trace's Invoke steps.
-InvokeIs == {Trace[j].i : j \in {x \in DOMAIN Trace : Trace[x].action = "Invoke"}}
-TraceNOps == IF InvokeIs = {} THEN 1 ELSE 1 + (CHOOSE m \in InvokeIs : \A x \in InvokeIs : x <= m)
+\* The trace's transactions, as PtmBase's Workload "trace" (TraceWork).
+\* A trace batches runs (a Begin step starts each) and numbers each
+\* thread's transactions 0, 1, ... per run; the specs number them 1 .. NOps
+\* per thread.  Transaction i of thread t in run r is the specs' transaction
+\* (r - 1) * RunOps + i + 1 of t, RunOps the most any thread runs in a run.
+\* (Each reads Trace once, through a LET: TLC evaluates the constant
+\* definitions before it caches Trace, so each Trace[x] there would build
+\* the whole trace again.)
+TraceShape ==
+    LET T == Trace
+        inv == {x \in DOMAIN T : T[x].action = "Invoke"}
+        begins == {x \in DOMAIN T : T[x].action = "Begin"}
+        is == {T[j].i : j \in inv}
+        rops == IF is = {} THEN 1 ELSE 1 + (CHOOSE m \in is : \A x \in is : x <= m)
+    IN [runOps |-> rops, runs |-> Max(Cardinality(begins), 1),
+        invokes |-> {[t |-> T[j].thread, r |-> Cardinality({x \in begins : x <= j}), i |-> T[j].i,
+                      tx |-> Tx(T[j].op, T[j].a)] : j \in inv}]
+RunOps == TraceShape.runOps
+TraceNOps == TraceShape.runs * RunOps
+GI(r, i) == (r - 1) * RunOps + i + 1
+TraceWorkDef ==
+    LET shape == TraceShape IN
+    [t \in 1 .. MaxThreads |-> [g \in 1 .. shape.runs * shape.runOps |->
+        LET vs == {v \in shape.invokes : v.t = t /\ (v.r - 1) * shape.runOps + v.i + 1 = g} IN
+        IF vs = {} THEN Tx("get", 1) ELSE (CHOOSE v \in vs : TRUE).tx]]
 
 VARIABLES
     mem,    \* PtmBase's persistent memory (lines of curComb and of every replica word)
     nc,     \* Combined instances of the run (N+1 for Redo-PTM, 2N for CX-PTM)
     owner,  \* [0..nc-1 -> TThreads]: the thread holding the Combined exclusively (0: none)
     hd,     \* [0..nc-1 -> seq or NoNode]: the seq (CX: ticket) each replica was installed at
-    cur,    \* [Workers -> [busy, i, lo]]: the thread's transaction, the durable seq at its invocation
-    opOf,   \* <<t, i>> -> the transaction (PtmBase's Tx(op, a))
+    run,    \* the run (Begin steps so far)
+    cur,    \* [Workers -> [busy, i, lo]]: the thread's transaction (the trace's number), the
+            \*   durable seq at its invocation
     reqs,   \* Redo: [Workers -> Seq]: request number n of t is t's transaction reqs[t][n]
+            \*   (the specs' numbers, as are all <<t, i>> below)
     batch,  \* Redo: [TThreads -> Seq(<<t, i>>)]: what t's current simulation applied
     tick,   \* CX: ticket -> <<t, i>>
     \* The specs' own ghosts, in RedoPTM.tla's shapes (CXPTM's qs is sig, by ticket):
@@ -91,7 +114,7 @@ VARIABLES
     retk,   \* CXPTM's retk: the seqs whose state a transaction returned
     k       \* the next trace step
 
-vars == <<mem, nc, owner, hd, cur, opOf, reqs, batch, tick, sig, ncom, oseq, ret, exp, bad, retk, k>>
+vars == <<mem, nc, owner, hd, run, cur, reqs, batch, tick, sig, ncom, oseq, ret, exp, bad, retk, k>>
 Ghosts == <<sig, ncom, oseq, ret, exp, bad, retk>>
 
 -----------------------------------------------------------------------------
@@ -142,15 +165,6 @@ Safe ==
     ELSE /\ X!CurCombConsistent /\ X!DurableImageConsistent /\ R!ExactlyOnce
          /\ X!CompletedDurable /\ X!ResultsCorrect
 
-\* The object after the transactions ops (a sequence of <<t, i>>), in order,
-\* and their results.
-RECURSIVE Fold(_, _), FoldR(_, _)
-Fold(x, ops) == IF ops = << >> THEN x
-                ELSE Fold(ApplyStores(x, StoresOf(opOf[Head(ops)], x)), Tail(ops))
-FoldR(x, ops) == IF ops = << >> THEN << >>
-                 ELSE <<ResultOf(opOf[Head(ops)], x)>>
-                      \o FoldR(ApplyStores(x, StoresOf(opOf[Head(ops)], x)), Tail(ops))
-
 \* Replicas a crash could recover to, or that readers use now.
 Designated == {cv.idx : cv \in CcImages(mem)}
 
@@ -163,8 +177,8 @@ FreshMem(cv, img) ==
 Idle == [busy |-> FALSE, i |-> -1, lo |-> 0]
 Empty == [x \in {} |-> 0]
 PerOp(v) == [t \in Workers |-> [i \in 1 .. TraceNOps |-> v]]
-\* The trace's transaction i of t is the specs' transaction i + 1.
-G(o) == o[2] + 1
+\* The specs' number of thread t's transaction i (the trace's) in this run.
+G(t, i) == GI(run, i)
 HeadsAt(cv, n) == [c \in 0 .. n - 1 |-> IF c = cv.idx THEN cv.seq ELSE NoNode]
 
 \* The next run starts: the image of the created pool (RedoPTM's / CXPTM's
@@ -177,32 +191,33 @@ Begin(s) ==
     /\ owner' = [c \in 0 .. Len(s.img) - 1 |-> 0]
     /\ hd' = HeadsAt(cv, Len(s.img))
     /\ cur' = [t \in Workers |-> Idle]
-    /\ opOf' = Empty /\ tick' = Empty
+    /\ run' = run + 1 /\ tick' = Empty
     /\ reqs' = [t \in Workers |-> << >>]
     /\ batch' = [t \in TThreads |-> << >>]
     /\ sig' = [q \in Seqs |-> ObjInit]
     /\ ncom' = PerOp(0) /\ oseq' = PerOp(0) /\ ret' = PerOp(FALSE) /\ exp' = PerOp(0)
     /\ bad' = {} /\ retk' = {}
 
+\* Thread t invokes its transaction i: the one PtmBase's WorkOf gives.
 Invoke(t, i, o, a) ==
-    /\ t \in Workers /\ ~cur[t].busy /\ i > cur[t].i /\ i + 1 \in 1 .. TraceNOps
+    /\ t \in Workers /\ ~cur[t].busy /\ i > cur[t].i /\ G(t, i) \in 1 .. TraceNOps
+    /\ WorkOf(t, G(t, i)) = Tx(o, a)
     /\ cur' = [cur EXCEPT ![t] = [busy |-> TRUE, i |-> i, lo |-> DurSeq]]
-    /\ opOf' = (<<t, i>> :> Tx(o, a)) @@ opOf
-    /\ UNCHANGED <<mem, nc, owner, hd, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, Ghosts>>
 
 \* Redo-PTM Algorithm 3 {1} (L2-L3, and Algorithm 2 L4-L5): the thread's
 \* request number n (numbers run 1, 2, ... per thread since the pool was
 \* opened) is its current transaction.
 Announce(t, n) ==
     /\ Flavor = "redo" /\ cur[t].busy /\ n = Len(reqs[t]) + 1
-    /\ reqs' = [reqs EXCEPT ![t] = Append(@, cur[t].i)]
-    /\ UNCHANGED <<mem, nc, owner, hd, cur, opOf, batch, tick, Ghosts>>
+    /\ reqs' = [reqs EXCEPT ![t] = Append(@, G(t, cur[t].i))]
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, batch, tick, Ghosts>>
 
 \* CX-PTM §4 step 1: the thread's node got ticket n (a fresh one).
 Enqueue(t, n) ==
     /\ Flavor = "cx" /\ cur[t].busy /\ n \notin DOMAIN tick /\ n > CcVis.seq
-    /\ tick' = (n :> <<t, cur[t].i>>) @@ tick
-    /\ UNCHANGED <<mem, nc, owner, hd, cur, opOf, reqs, batch, Ghosts>>
+    /\ tick' = (n :> <<t, G(t, cur[t].i)>>) @@ tick
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, batch, Ghosts>>
 
 \* Algorithm 3 L18 / §4 step 2: exclusiveTryLock got Combined c: nobody
 \* holds it, and no crash image designates it (Redo-PTM's F2: the replica a
@@ -210,31 +225,31 @@ Enqueue(t, n) ==
 Lock(t, c) ==
     /\ c \in Combs /\ owner[c] = 0 /\ c \notin Designated
     /\ owner' = [owner EXCEPT ![c] = t]
-    /\ UNCHANGED <<mem, nc, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, Ghosts>>
 
 Unlock(t, c) ==
     /\ c \in Combs /\ owner[c] = t
     /\ owner' = [owner EXCEPT ![c] = 0]
-    /\ UNCHANGED <<mem, nc, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, Ghosts>>
 
 \* Algorithm 3 L20: the simulation of the announced requests starts on the
 \* held replica.
 Simulate(t, c) ==
     /\ Flavor = "redo" /\ c \in Combs /\ owner[c] = t
     /\ batch' = [batch EXCEPT ![t] = << >>]
-    /\ UNCHANGED <<mem, nc, owner, hd, cur, opOf, reqs, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, Ghosts>>
 
 \* Algorithm 3 L23-L24: request number n of thread u ran on t's replica.
 Apply(t, u, n) ==
     /\ Flavor = "redo" /\ u \in Workers /\ n \in 1 .. Len(reqs[u])
     /\ batch' = [batch EXCEPT ![t] = Append(@, <<u, reqs[u][n]>>)]
-    /\ UNCHANGED <<mem, nc, owner, hd, cur, opOf, reqs, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, Ghosts>>
 
 \* A store to word w of replica c: only by its holder.
 Store(t, c, w, v) ==
     /\ c \in Combs /\ w \in Words /\ owner[c] = t
     /\ mem' = StoreR(mem, c, w, v)
-    /\ UNCHANGED <<nc, owner, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
 
 \* RedoOpt-PTM's copy (seed §5, "Additional optimizations": non-temporal
 \* stores): a store to word w of replica c, by its holder, that reaches
@@ -245,21 +260,21 @@ Store(t, c, w, v) ==
 NtStore(t, c, w, v) ==
     /\ c \in Combs /\ w \in Words /\ owner[c] = t
     /\ mem' = PwbR(StoreR(mem, c, w, v), t, c, {w})
-    /\ UNCHANGED <<nc, owner, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
 
 PwbRep(t, c, w) ==
     /\ c \in Combs /\ w \in Words
     /\ mem' = PwbR(mem, t, c, {w})
-    /\ UNCHANGED <<nc, owner, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
 
 PwbCur(t) ==
     /\ mem' = PwbC(mem, t)
-    /\ UNCHANGED <<nc, owner, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
 
 \* pfence or psync (PtmBase: the thread's pending pwbs take effect).
 FenceStep(t) ==
     /\ mem' = Fence(mem, t)
-    /\ UNCHANGED <<nc, owner, hd, cur, opOf, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
 
 \* How many times o occurs in the sequence ops.
 Occ(o, ops) == Cardinality({q \in DOMAIN ops : ops[q] = o})
@@ -267,8 +282,9 @@ Occ(o, ops) == Cardinality({q \in DOMAIN ops : ops[q] = o})
 \* Algorithm 3 L30 / §4 step 6: a successful CAS of curComb to cv by t.  It
 \* commits Redo-PTM: the requests t's simulation applied, in that order
 \* (the seq advances by one); CX-PTM: the nodes after the old head up to the
-\* new one, in ticket order.  The ghosts are updated as RedoPTM's U30 does
-\* (sig, ncom, oseq, exp; CXPTM's qs is sig) and the invariants then judge
+\* new one, in ticket order.  The ghosts are updated as RedoPTM's U30 does,
+\* with its FoldOps/FoldRes over PtmBase's WorkOf (sig, ncom, oseq, exp;
+\* CXPTM's qs is sig, the same fold in ticket order) and the invariants judge
 \* the step: the replica must hold exactly the state they give
 \* (CurCombConsistent), no transaction may be committed twice
 \* (ExactlyOnce), and no crash image may pair the new curComb with a
@@ -280,10 +296,10 @@ CasCC(t, c) ==
         old == CcVis
         ops == IF Flavor = "redo" THEN batch[t]
                ELSE [q \in 1 .. (cv.seq - old.seq) |-> tick[old.seq + q]]
-        after == Fold(sig[old.seq], ops)
-        rs == FoldR(sig[old.seq], ops)
-        in(u, i) == <<u, i - 1>> \in Range(ops)
-        at(u, i) == CHOOSE q \in DOMAIN ops : ops[q] = <<u, i - 1>>
+        after == R!FoldOps(sig[old.seq], ops)
+        rs == R!FoldRes(sig[old.seq], ops)
+        in(u, i) == <<u, i>> \in Range(ops)
+        at(u, i) == CHOOSE q \in DOMAIN ops : ops[q] = <<u, i>>
     IN
     /\ cv.idx \in Combs /\ owner[cv.idx] = t /\ cv.idx # old.idx /\ cv.seq \in Seqs
     /\ Flavor = "redo" => cv.seq = old.seq + 1
@@ -292,12 +308,12 @@ CasCC(t, c) ==
     /\ hd' = [hd EXCEPT ![cv.idx] = cv.seq]
     /\ sig' = [sig EXCEPT ![cv.seq] = after]
     /\ ncom' = [u \in Workers |-> [i \in 1 .. TraceNOps |->
-                  Min2(ncom[u][i] + Occ(<<u, i - 1>>, ops))]]
+                  Min2(ncom[u][i] + Occ(<<u, i>>, ops))]]
     /\ oseq' = [u \in Workers |-> [i \in 1 .. TraceNOps |-> IF in(u, i) THEN cv.seq ELSE oseq[u][i]]]
     /\ exp' = [u \in Workers |-> [i \in 1 .. TraceNOps |-> IF in(u, i) THEN rs[at(u, i)] ELSE exp[u][i]]]
     /\ owner' = [owner EXCEPT ![cv.idx] = 0]
     /\ batch' = [batch EXCEPT ![t] = << >>]
-    /\ UNCHANGED <<nc, cur, opOf, reqs, tick, ret, bad, retk>>
+    /\ UNCHANGED <<nc, run, cur, reqs, tick, ret, bad, retk>>
 
 \* The transaction returns res (RedoPTM's Return, CXPTM's XR/B2): an update,
 \* or a published read, with the result its commit computed; a read on a
@@ -306,10 +322,10 @@ CasCC(t, c) ==
 \* else goes to bad (ResultsCorrect); a result whose state is not durable
 \* fails CompletedDurable.
 Return(t, i, res) ==
-    LET o == <<t, i>>
-        j == i + 1
+    LET j == G(t, i)
+        o == WorkOf(t, j)
         committed == ncom[t][j] >= 1 /\ res = exp[t][j]
-        readAt(s) == IsRead(opOf[o]) /\ sig[s][opOf[o].a] = res
+        readAt(s) == IsRead(o) /\ sig[s][o.a] = res
         window == cur[t].lo .. CcVis.seq
     IN
     /\ t \in Workers /\ cur[t].busy /\ cur[t].i = i
@@ -326,7 +342,7 @@ Return(t, i, res) ==
        \/ /\ ~committed /\ \A s \in window : ~readAt(s)
           /\ bad' = bad \cup {<<t, j>>}
           /\ UNCHANGED <<oseq, retk>>
-    /\ UNCHANGED <<mem, nc, owner, hd, opOf, reqs, batch, tick, sig, ncom, exp>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, sig, ncom, exp>>
 
 \* A full-system crash with the image the simulator chose (RedoPTM's and
 \* CXPTM's Crash): curComb is one of CcImages, the replica it designates
@@ -348,7 +364,7 @@ Crash(c, img) ==
     /\ reqs' = [t \in Workers |-> << >>]
     /\ batch' = [t \in TThreads |-> << >>]
     /\ tick' = Empty
-    /\ UNCHANGED <<nc, opOf, Ghosts>>
+    /\ UNCHANGED <<nc, run, Ghosts>>
 
 Replay(s) ==
     CASE s.action = "Begin"    -> Begin(s)
@@ -372,7 +388,7 @@ Replay(s) ==
 TraceInit ==
     /\ mem = FreshMem(NoCV, <<[w \in Words |-> 0]>>) /\ nc = 1 /\ owner = [c \in {0} |-> 0]
     /\ hd = [c \in {0} |-> 0]
-    /\ cur = [t \in Workers |-> Idle] /\ opOf = Empty
+    /\ cur = [t \in Workers |-> Idle] /\ run = 0
     /\ reqs = [t \in Workers |-> << >>] /\ batch = [t \in TThreads |-> << >>] /\ tick = Empty
     /\ sig = [q \in Seqs |-> ObjInit]
     /\ ncom = PerOp(0) /\ oseq = PerOp(0) /\ ret = PerOp(FALSE) /\ exp = PerOp(0)
