@@ -430,8 +430,9 @@ U20(t) ==
 \* L26-L29: flushDeferredPWBs() (FlushBeforeCas; the mutant flushes after
 \* the CAS instead, U30F); pwb(curComb) (L27); _c.head <- _tkt (L28, the
 \* log size published just before, as the published code does);
-\* _c.rwLock.downgrade() (L29).
-U26(t) ==
+\* _c.rwLock.downgrade() (L29).  Then the CAS (U30), or, with a CAS that is
+\* no fence (SpecSimCas below), the pfence before it (U29).
+U26Then(t, nxt) ==
     /\ th[t].pc = "U26"
     /\ LET c == th[t].c
            m0 == IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
@@ -440,8 +441,9 @@ U26(t) ==
           /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
           /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
           /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.dp = IF FlushBeforeCas THEN {} ELSE @,
-                                    !.pc = "U30"])
+                                    !.pc = nxt])
     /\ UNCHANGED <<ring, lidx, ann, req, crashes, hist, Ghosts>>
+U26(t) == U26Then(t, "U30")
 
 \* The ghost object state after the transaction's requests, in its order,
 \* and their results.
@@ -459,11 +461,13 @@ AfterCas == IF PersistBeforeRelease THEN "U32" ELSE "U31"
 \* L30: curComb.cas(_curC, {_tkt.seq, tid, _idx}), a locked RMW: the
 \* pending pwbs (the replica's lines, curComb) take effect first (this is
 \* the pfence the published code omits for that reason).  Success commits
-\* the requests the simulation applied (ghosts); failure: L38.
-U30(t) ==
+\* the requests the simulation applied (ghosts); failure: L38.  With
+\* fenced = FALSE the CAS is no fence (SpecSimCas below): what was pending
+\* stays pending.
+U30With(t, fenced) ==
     /\ th[t].pc = "U30"
-    /\ LET m1 == Fence(mem, t)
-           r1 == AfterRMW(th[t])
+    /\ LET m1 == IF fenced THEN Fence(mem, t) ELSE mem
+           r1 == IF fenced THEN AfterRMW(th[t]) ELSE th[t]
            tk == th[t].tkt
            ops == Range(th[t].gops)
        IN IF Vis(m1.cc) = th[t].curC
@@ -484,6 +488,8 @@ U30(t) ==
                /\ SetTh(t, [r1 EXCEPT !.pc = "U38"])
                /\ UNCHANGED <<sig, ncom, oseq, exp>>
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, ret, bad>>
+
+U30(t) == U30With(t, TRUE)
 
 \* Mutant FlushBeforeCas = FALSE: L26's flushDeferredPWBs() runs here,
 \* after the CAS made the replica curComb.
@@ -705,10 +711,44 @@ Next == (\E t \in Threads : Step(t)) \/ Crash
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
+(* A CAS that is no fence.  The model above treats every locked RMW as a   *)
+(* fence (x86: a locked instruction completes the thread's write-backs);   *)
+(* the Sim backend's default does not, and perdure issues an explicit      *)
+(* pfence before the curComb CAS (redo/update.rs, fence_before_cas).       *)
+(* SpecSimCas refines L30 into that pfence (U29) and a CAS that is no      *)
+(* fence (U30With(t, FALSE)): the coarse U30 is the two with no step of    *)
+(* another thread between them, and U29 only completes t's own pending     *)
+(* pwbs, which no other thread's step reads or adds to before t's CAS (it  *)
+(* moves right past them), so SpecSimCas has the behaviours of Spec up to  *)
+(* that reordering and must keep its invariants (RedoPTM_SimCas.cfg checks *)
+(* them).  The other locked RMWs the model uses as fences (L17's and L35's *)
+(* ring CAS, each after its pwb(curComb)) keep their merged fence: perdure *)
+(* issues pwb(cur_comb) and psync there, the same memory step.             *)
+(* SpecSimCasNoFence drops U29: the mutant perdure's redo-no-fence-before-  *)
+(* cas is (mutants/RedoSimNoFenceBeforeCas.cfg).                           *)
+
+\* The pfence before the CAS: t's pending pwbs take effect.
+U29(t) ==
+    /\ th[t].pc = "U29"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterRMW(th[t]) EXCEPT !.pc = "U30"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+StepSim(t, fence) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1(t) \/ M1(t) \/ M2(t) \/ M3(t)
+    \/ U20(t) \/ U26Then(t, IF fence THEN "U29" ELSE "U30") \/ U29(t) \/ U30With(t, FALSE)
+    \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+SpecSimCas == Init /\ [][(\E t \in Threads : StepSim(t, TRUE)) \/ Crash]_vars
+SpecSimCasNoFence == Init /\ [][(\E t \in Threads : StepSim(t, FALSE)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
