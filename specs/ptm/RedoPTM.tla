@@ -454,6 +454,28 @@ FoldRes(x, ops) == IF ops = << >> THEN << >>
                    ELSE LET o == WorkOf(Head(ops)[1], Head(ops)[2]) IN
                         <<ResultOf(o, x)>> \o FoldRes(ApplyStores(x, StoresOf(o, x)), Tail(ops))
 
+\* What a successful curComb CAS to cv does, on memory m (after its fence,
+\* if it is one): curComb takes cv; the requests gops (a sequence of
+\* <<thread, transaction>>, in the order the simulation ran them), applied
+\* to the state of seq s0 (cv.seq - 1 here), are committed with cv.seq: the
+\* state after them, each one's count (a request
+\* gops holds twice counts twice; the simulation visits each thread once,
+\* the trace-validation spec replays the code's own list), its seq, its
+\* result.  U30 and traces/ptm/PtmTrace.tla's CasCC both take this step.
+Commit(m, cv, s0, gops) ==
+    LET ops == Range(gops)
+        rs == FoldRes(sig[s0], gops)
+    IN /\ mem' = StoreCC(m, cv)
+       /\ sig' = [sig EXCEPT ![cv.seq] = FoldOps(sig[s0], gops)]
+       /\ ncom' = [u \in Threads |-> [i \in 1 .. NOps |->
+                     Min2(ncom[u][i] + Cardinality({q \in DOMAIN gops : gops[q] = <<u, i>>}))]]
+       /\ oseq' = [u \in Threads |-> [i \in 1 .. NOps |->
+                     IF <<u, i>> \in ops THEN cv.seq ELSE oseq[u][i]]]
+       /\ exp' = [u \in Threads |-> [i \in 1 .. NOps |->
+                    IF <<u, i>> \in ops
+                    THEN rs[CHOOSE q \in DOMAIN gops : gops[q] = <<u, i>>]
+                    ELSE exp[u][i]]]
+
 \* Where a successful CAS goes next: the mutant's late flush, then L32
 \* (F2: persist first) or L31 (the seed: release first).
 AfterCas == IF PersistBeforeRelease THEN "U32" ELSE "U31"
@@ -469,19 +491,8 @@ U30With(t, fenced) ==
     /\ LET m1 == IF fenced THEN Fence(mem, t) ELSE mem
            r1 == IF fenced THEN AfterRMW(th[t]) ELSE th[t]
            tk == th[t].tkt
-           ops == Range(th[t].gops)
        IN IF Vis(m1.cc) = th[t].curC
-          THEN /\ mem' = StoreCC(m1, CV(tk.seq, th[t].c))
-               /\ sig' = [sig EXCEPT ![tk.seq] = FoldOps(sig[tk.seq - 1], th[t].gops)]
-               /\ ncom' = [u \in Threads |-> [i \in 1 .. NOps |->
-                             IF <<u, i>> \in ops THEN Min2(ncom[u][i] + 1) ELSE ncom[u][i]]]
-               /\ oseq' = [u \in Threads |-> [i \in 1 .. NOps |->
-                             IF <<u, i>> \in ops THEN tk.seq ELSE oseq[u][i]]]
-               /\ LET rs == FoldRes(sig[tk.seq - 1], th[t].gops) IN
-                  exp' = [u \in Threads |-> [i \in 1 .. NOps |->
-                            IF <<u, i>> \in ops
-                            THEN rs[CHOOSE q \in DOMAIN th[t].gops : th[t].gops[q] = <<u, i>>]
-                            ELSE exp[u][i]]]
+          THEN /\ Commit(m1, CV(tk.seq, th[t].c), tk.seq - 1, th[t].gops)
                /\ SetTh(t, [r1 EXCEPT !.gops = << >>, !.curC = CV(0, 0), !.tail = Tk0,
                                       !.pc = IF ~FlushBeforeCas THEN "U30F" ELSE AfterCas])
           ELSE /\ mem' = m1

@@ -46,9 +46,10 @@
 (*                          of a committed state no older than the durable *)
 (*                          one at its invocation.                         *)
 (* The ghosts those read (sig, ncom, oseq, ret, exp, bad; CXPTM's qs and   *)
-(* retk) are kept in the specs' shapes and updated as the specs' U30/XR    *)
-(* do.  Kept at the trace level (the specs have no step of that grain):    *)
-(* the lock discipline (only the holder stores to a replica; no thread     *)
+(* retk) are kept in the specs' shapes; a CAS takes RedoPTM's own Commit  *)
+(* step (its U30's), a Return updates them as RedoPTM's Return does.  Kept *)
+(* at the trace level (the specs have no step of that grain): the lock     *)
+(* discipline (only the holder stores to a replica; no thread              *)
 (* locks a replica a crash could recover to, F2).                          *)
 (* A Crash step must name an image PtmBase allows; the state restarts     *)
 (* from it (null recovery: no recovery writes, checked by the producer).  *)
@@ -104,6 +105,8 @@ VARIABLES
             \*   (the specs' numbers, as are all <<t, i>> below)
     batch,  \* Redo: [TThreads -> Seq(<<t, i>>)]: what t's current simulation applied
     tick,   \* CX: ticket -> <<t, i>>
+    cs,     \* the seqs committed (by a CAS, or the run's or the crash image's): the states a
+            \*   read on a replica may have seen (sig holds a state for every seq)
     \* The specs' own ghosts, in RedoPTM.tla's shapes (CXPTM's qs is sig, by ticket):
     sig,    \* [0..MaxSeq -> object state]: the state committed with each seq
     ncom,   \* [Workers -> [1..NOps -> 0..2]]: times the transaction was committed
@@ -114,7 +117,7 @@ VARIABLES
     retk,   \* CXPTM's retk: the seqs whose state a transaction returned
     k       \* the next trace step
 
-vars == <<mem, nc, owner, hd, run, cur, reqs, batch, tick, sig, ncom, oseq, ret, exp, bad, retk, k>>
+vars == <<mem, nc, owner, hd, run, cur, reqs, batch, tick, cs, sig, ncom, oseq, ret, exp, bad, retk, k>>
 Ghosts == <<sig, ncom, oseq, ret, exp, bad, retk>>
 
 -----------------------------------------------------------------------------
@@ -191,7 +194,7 @@ Begin(s) ==
     /\ owner' = [c \in 0 .. Len(s.img) - 1 |-> 0]
     /\ hd' = HeadsAt(cv, Len(s.img))
     /\ cur' = [t \in Workers |-> Idle]
-    /\ run' = run + 1 /\ tick' = Empty
+    /\ run' = run + 1 /\ tick' = Empty /\ cs' = {cv.seq}
     /\ reqs' = [t \in Workers |-> << >>]
     /\ batch' = [t \in TThreads |-> << >>]
     /\ sig' = [q \in Seqs |-> ObjInit]
@@ -203,7 +206,7 @@ Invoke(t, i, o, a) ==
     /\ t \in Workers /\ ~cur[t].busy /\ i > cur[t].i /\ G(t, i) \in 1 .. TraceNOps
     /\ WorkOf(t, G(t, i)) = Tx(o, a)
     /\ cur' = [cur EXCEPT ![t] = [busy |-> TRUE, i |-> i, lo |-> DurSeq]]
-    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, cs, Ghosts>>
 
 \* Redo-PTM Algorithm 3 {1} (L2-L3, and Algorithm 2 L4-L5): the thread's
 \* request number n (numbers run 1, 2, ... per thread since the pool was
@@ -211,13 +214,13 @@ Invoke(t, i, o, a) ==
 Announce(t, n) ==
     /\ Flavor = "redo" /\ cur[t].busy /\ n = Len(reqs[t]) + 1
     /\ reqs' = [reqs EXCEPT ![t] = Append(@, G(t, cur[t].i))]
-    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, batch, tick, cs, Ghosts>>
 
 \* CX-PTM §4 step 1: the thread's node got ticket n (a fresh one).
 Enqueue(t, n) ==
     /\ Flavor = "cx" /\ cur[t].busy /\ n \notin DOMAIN tick /\ n > CcVis.seq
     /\ tick' = (n :> <<t, G(t, cur[t].i)>>) @@ tick
-    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, batch, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, batch, cs, Ghosts>>
 
 \* Algorithm 3 L18 / §4 step 2: exclusiveTryLock got Combined c: nobody
 \* holds it, and no crash image designates it (Redo-PTM's F2: the replica a
@@ -225,31 +228,31 @@ Enqueue(t, n) ==
 Lock(t, c) ==
     /\ c \in Combs /\ owner[c] = 0 /\ c \notin Designated
     /\ owner' = [owner EXCEPT ![c] = t]
-    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 Unlock(t, c) ==
     /\ c \in Combs /\ owner[c] = t
     /\ owner' = [owner EXCEPT ![c] = 0]
-    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 \* Algorithm 3 L20: the simulation of the announced requests starts on the
 \* held replica.
 Simulate(t, c) ==
     /\ Flavor = "redo" /\ c \in Combs /\ owner[c] = t
     /\ batch' = [batch EXCEPT ![t] = << >>]
-    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, cs, Ghosts>>
 
 \* Algorithm 3 L23-L24: request number n of thread u ran on t's replica.
 Apply(t, u, n) ==
     /\ Flavor = "redo" /\ u \in Workers /\ n \in 1 .. Len(reqs[u])
     /\ batch' = [batch EXCEPT ![t] = Append(@, <<u, reqs[u][n]>>)]
-    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, Ghosts>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, tick, cs, Ghosts>>
 
 \* A store to word w of replica c: only by its holder.
 Store(t, c, w, v) ==
     /\ c \in Combs /\ w \in Words /\ owner[c] = t
     /\ mem' = StoreR(mem, c, w, v)
-    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 \* RedoOpt-PTM's copy (seed §5, "Additional optimizations": non-temporal
 \* stores): a store to word w of replica c, by its holder, that reaches
@@ -260,57 +263,47 @@ Store(t, c, w, v) ==
 NtStore(t, c, w, v) ==
     /\ c \in Combs /\ w \in Words /\ owner[c] = t
     /\ mem' = PwbR(StoreR(mem, c, w, v), t, c, {w})
-    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 PwbRep(t, c, w) ==
     /\ c \in Combs /\ w \in Words
     /\ mem' = PwbR(mem, t, c, {w})
-    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 PwbCur(t) ==
     /\ mem' = PwbC(mem, t)
-    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 \* pfence or psync (PtmBase: the thread's pending pwbs take effect).
 FenceStep(t) ==
     /\ mem' = Fence(mem, t)
-    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, Ghosts>>
-
-\* How many times o occurs in the sequence ops.
-Occ(o, ops) == Cardinality({q \in DOMAIN ops : ops[q] = o})
+    /\ UNCHANGED <<nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
 \* Algorithm 3 L30 / §4 step 6: a successful CAS of curComb to cv by t.  It
 \* commits Redo-PTM: the requests t's simulation applied, in that order
 \* (the seq advances by one); CX-PTM: the nodes after the old head up to the
-\* new one, in ticket order.  The ghosts are updated as RedoPTM's U30 does,
-\* with its FoldOps/FoldRes over PtmBase's WorkOf (sig, ncom, oseq, exp;
-\* CXPTM's qs is sig, the same fold in ticket order) and the invariants judge
-\* the step: the replica must hold exactly the state they give
-\* (CurCombConsistent), no transaction may be committed twice
-\* (ExactlyOnce), and no crash image may pair the new curComb with a
-\* replica line that is not durable (DurableImageConsistent).  t must hold
-\* the replica it designates.  Sim's CAS does not complete write-backs (its
-\* default; x86 would): the pfence before it is a step of its own.
+\* new one, in ticket order.  The memory and the ghosts take RedoPTM's own
+\* Commit step, the one its U30 takes (for CX the same fold over the tickets
+\* in order: CXPTM's qs is sig), on the memory as it is: Sim's CAS does not
+\* complete write-backs (its default; x86 would), so, as in RedoPTM's
+\* SpecSimCas, the pfence before it is a step of its own (U29, a Fence
+\* step).  Then the invariants judge the step: the replica must hold
+\* exactly the state they give (CurCombConsistent), no transaction may be
+\* committed twice (ExactlyOnce), and no crash image may pair the new
+\* curComb with a replica line that is not durable (DurableImageConsistent).
+\* t must hold the replica it designates.
 CasCC(t, c) ==
     LET cv == CV(c)
         old == CcVis
         ops == IF Flavor = "redo" THEN batch[t]
                ELSE [q \in 1 .. (cv.seq - old.seq) |-> tick[old.seq + q]]
-        after == R!FoldOps(sig[old.seq], ops)
-        rs == R!FoldRes(sig[old.seq], ops)
-        in(u, i) == <<u, i>> \in Range(ops)
-        at(u, i) == CHOOSE q \in DOMAIN ops : ops[q] = <<u, i>>
     IN
     /\ cv.idx \in Combs /\ owner[cv.idx] = t /\ cv.idx # old.idx /\ cv.seq \in Seqs
     /\ Flavor = "redo" => cv.seq = old.seq + 1
     /\ Flavor = "cx" => cv.seq > old.seq /\ \A q \in old.seq + 1 .. cv.seq : q \in DOMAIN tick
-    /\ mem' = StoreCC(mem, cv)
+    /\ R!Commit(mem, cv, old.seq, ops)
+    /\ cs' = cs \cup {cv.seq}
     /\ hd' = [hd EXCEPT ![cv.idx] = cv.seq]
-    /\ sig' = [sig EXCEPT ![cv.seq] = after]
-    /\ ncom' = [u \in Workers |-> [i \in 1 .. TraceNOps |->
-                  Min2(ncom[u][i] + Occ(<<u, i>>, ops))]]
-    /\ oseq' = [u \in Workers |-> [i \in 1 .. TraceNOps |-> IF in(u, i) THEN cv.seq ELSE oseq[u][i]]]
-    /\ exp' = [u \in Workers |-> [i \in 1 .. TraceNOps |-> IF in(u, i) THEN rs[at(u, i)] ELSE exp[u][i]]]
     /\ owner' = [owner EXCEPT ![cv.idx] = 0]
     /\ batch' = [batch EXCEPT ![t] = << >>]
     /\ UNCHANGED <<nc, run, cur, reqs, tick, ret, bad, retk>>
@@ -326,7 +319,7 @@ Return(t, i, res) ==
         o == WorkOf(t, j)
         committed == ncom[t][j] >= 1 /\ res = exp[t][j]
         readAt(s) == IsRead(o) /\ sig[s][o.a] = res
-        window == cur[t].lo .. CcVis.seq
+        window == {q \in cs : cur[t].lo <= q /\ q <= CcVis.seq}
     IN
     /\ t \in Workers /\ cur[t].busy /\ cur[t].i = i
     /\ cur' = [cur EXCEPT ![t].busy = FALSE]
@@ -342,7 +335,7 @@ Return(t, i, res) ==
        \/ /\ ~committed /\ \A s \in window : ~readAt(s)
           /\ bad' = bad \cup {<<t, j>>}
           /\ UNCHANGED <<oseq, retk>>
-    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, sig, ncom, exp>>
+    /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, cs, sig, ncom, exp>>
 
 \* A full-system crash with the image the simulator chose (RedoPTM's and
 \* CXPTM's Crash): curComb is one of CcImages, the replica it designates
@@ -364,6 +357,7 @@ Crash(c, img) ==
     /\ reqs' = [t \in Workers |-> << >>]
     /\ batch' = [t \in TThreads |-> << >>]
     /\ tick' = Empty
+    /\ cs' = {q \in cs : q <= cv.seq}
     /\ UNCHANGED <<nc, run, Ghosts>>
 
 Replay(s) ==
@@ -390,6 +384,7 @@ TraceInit ==
     /\ hd = [c \in {0} |-> 0]
     /\ cur = [t \in Workers |-> Idle] /\ run = 0
     /\ reqs = [t \in Workers |-> << >>] /\ batch = [t \in TThreads |-> << >>] /\ tick = Empty
+    /\ cs = {0}
     /\ sig = [q \in Seqs |-> ObjInit]
     /\ ncom = PerOp(0) /\ oseq = PerOp(0) /\ ret = PerOp(FALSE) /\ exp = PerOp(0)
     /\ bad = {} /\ retk = {}
