@@ -203,15 +203,19 @@ AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
 \* The transaction returns v.  os > 0: a read that ran on the replica of
 \* seq os - 1 (its result must be that state's); else its result must be the
 \* one its commit computed (and it must have been committed).
-Return(t, v, os) ==
-    LET i == th[t].i
-        want == IF os > 0 THEN sig[os - 1][Op(t).a] ELSE exp[t][i]
+\* Returned is the ghosts' part (traces/ptm/PtmTrace.tla's Return takes it
+\* too).
+Returned(t, i, v, os) ==
+    LET want == IF os > 0 THEN sig[os - 1][WorkOf(t, i).a] ELSE exp[t][i]
         ok == v = want /\ (os > 0 \/ ncom[t][i] = 1)
-    IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
-       /\ ret' = [ret EXCEPT ![t][i] = TRUE]
+    IN /\ ret' = [ret EXCEPT ![t][i] = TRUE]
        /\ oseq' = IF os = 0 THEN oseq ELSE [oseq EXCEPT ![t][i] = os - 1]
        /\ bad' = IF ok THEN bad ELSE bad \cup {<<t, i>>}
-       /\ th' = [th EXCEPT ![t] = Idle(i)]
+Return(t, v, os) ==
+    LET i == th[t].i IN
+    /\ hist' = Append(hist, EvReturn(Id(t, i), v))
+    /\ Returned(t, i, v, os)
+    /\ th' = [th EXCEPT ![t] = Idle(i)]
 
 \* Publish transaction i of thread t (Algorithm 3 L2-L3, Algorithm 2 L4-L5):
 \* reqs[tid] <- the function, then announce[tid] flips (F3: takes the

@@ -47,7 +47,7 @@
 (*                          one at its invocation.                         *)
 (* The ghosts those read (sig, ncom, oseq, ret, exp, bad; CXPTM's qs and   *)
 (* retk) are kept in the specs' shapes; a CAS takes RedoPTM's own Commit  *)
-(* step (its U30's), a Return updates them as RedoPTM's Return does.  Kept *)
+(* step (its U30's), a Return its Returned (its Return's ghost part).  Kept *)
 (* at the trace level (the specs have no step of that grain): the lock     *)
 (* discipline (only the holder stores to a replica; no thread              *)
 (* locks a replica a crash could recover to, F2).                          *)
@@ -308,33 +308,26 @@ CasCC(t, c) ==
     /\ batch' = [batch EXCEPT ![t] = << >>]
     /\ UNCHANGED <<nc, run, cur, reqs, tick, ret, bad, retk>>
 
-\* The transaction returns res (RedoPTM's Return, CXPTM's XR/B2): an update,
-\* or a published read, with the result its commit computed; a read on a
-\* replica with the value of a committed state no older than the durable
-\* one at its invocation (the seq it reflects is then its oseq).  Anything
-\* else goes to bad (ResultsCorrect); a result whose state is not durable
-\* fails CompletedDurable.
+\* The transaction returns res: RedoPTM's own Returned step (its Return's
+\* ghost part), as an update or published read does (os = 0: the result
+\* its commit computed, and it must have been committed) or, for a read, as
+\* a read on a replica does (os = s + 1: the value of the state of a seq s
+\* committed no earlier than the durable one at its invocation; the seq
+\* then is its oseq).  A step that leaves the result in bad fails
+\* ResultsCorrect, one whose state is not durable CompletedDurable (TLC
+\* tries every s).  CXPTM's retk records the seq the result reflects.
 Return(t, i, res) ==
     LET j == G(t, i)
-        o == WorkOf(t, j)
-        committed == ncom[t][j] >= 1 /\ res = exp[t][j]
-        readAt(s) == IsRead(o) /\ sig[s][o.a] = res
         window == {q \in cs : cur[t].lo <= q /\ q <= CcVis.seq}
     IN
     /\ t \in Workers /\ cur[t].busy /\ cur[t].i = i
     /\ cur' = [cur EXCEPT ![t].busy = FALSE]
-    /\ ret' = [ret EXCEPT ![t][j] = TRUE]
-    /\ \/ /\ committed
+    /\ \/ /\ R!Returned(t, j, res, 0)
           /\ retk' = retk \cup {oseq[t][j]}
-          /\ UNCHANGED <<oseq, bad>>
        \/ \E s \in window :
-             /\ readAt(s)
-             /\ oseq' = [oseq EXCEPT ![t][j] = s]
+             /\ IsRead(WorkOf(t, j))
+             /\ R!Returned(t, j, res, s + 1)
              /\ retk' = retk \cup {s}
-             /\ UNCHANGED bad
-       \/ /\ ~committed /\ \A s \in window : ~readAt(s)
-          /\ bad' = bad \cup {<<t, j>>}
-          /\ UNCHANGED <<oseq, retk>>
     /\ UNCHANGED <<mem, nc, run, owner, hd, reqs, batch, tick, cs, sig, ncom, exp>>
 
 \* A full-system crash with the image the simulator chose (RedoPTM's and
