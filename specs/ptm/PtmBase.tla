@@ -32,7 +32,9 @@ EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS
     W,          \* words of the object
-    Workload    \* see WorkOf
+    Workload,   \* see WorkOf
+    TraceWork   \* Workload "trace": [thread -> [i -> Tx]], a recorded run's transactions
+                \* (traces/ptm/PtmTrace.tla); unused by the other workloads (set it to 0)
 
 Words == 1 .. W
 
@@ -46,9 +48,12 @@ Min2(x) == IF x > 2 THEN 2 ELSE x
 Tx(o, a) == [op |-> o, a |-> a]
 WordFor(t, i) == ((t + i) % W) + 1
 
-\* Transaction i of thread t.
+\* Transaction i of thread t.  "trace": the transactions an implementation
+\* trace ran (its seeded mix), which the trace-validation spec instancing
+\* RedoPTM/CXPTM passes in as TraceWork.
 WorkOf(t, i) ==
-    CASE Workload = "inc"    -> Tx("inc", WordFor(t, i))
+    CASE Workload = "trace"  -> TraceWork[t][i]
+      [] Workload = "inc"    -> Tx("inc", WordFor(t, i))
       [] Workload = "incget" -> IF i % 2 = 1 THEN Tx("inc", WordFor(t, i)) ELSE Tx("get", WordFor(t, i))
       [] Workload = "getinc" -> IF i % 2 = 1 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
       [] Workload = "mix"    -> IF (t + i) % 2 = 0 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))

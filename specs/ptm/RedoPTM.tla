@@ -203,15 +203,19 @@ AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
 \* The transaction returns v.  os > 0: a read that ran on the replica of
 \* seq os - 1 (its result must be that state's); else its result must be the
 \* one its commit computed (and it must have been committed).
-Return(t, v, os) ==
-    LET i == th[t].i
-        want == IF os > 0 THEN sig[os - 1][Op(t).a] ELSE exp[t][i]
+\* Returned is the ghosts' part (traces/ptm/PtmTrace.tla's Return takes it
+\* too).
+Returned(t, i, v, os) ==
+    LET want == IF os > 0 THEN sig[os - 1][WorkOf(t, i).a] ELSE exp[t][i]
         ok == v = want /\ (os > 0 \/ ncom[t][i] = 1)
-    IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
-       /\ ret' = [ret EXCEPT ![t][i] = TRUE]
+    IN /\ ret' = [ret EXCEPT ![t][i] = TRUE]
        /\ oseq' = IF os = 0 THEN oseq ELSE [oseq EXCEPT ![t][i] = os - 1]
        /\ bad' = IF ok THEN bad ELSE bad \cup {<<t, i>>}
-       /\ th' = [th EXCEPT ![t] = Idle(i)]
+Return(t, v, os) ==
+    LET i == th[t].i IN
+    /\ hist' = Append(hist, EvReturn(Id(t, i), v))
+    /\ Returned(t, i, v, os)
+    /\ th' = [th EXCEPT ![t] = Idle(i)]
 
 \* Publish transaction i of thread t (Algorithm 3 L2-L3, Algorithm 2 L4-L5):
 \* reqs[tid] <- the function, then announce[tid] flips (F3: takes the
@@ -430,8 +434,9 @@ U20(t) ==
 \* L26-L29: flushDeferredPWBs() (FlushBeforeCas; the mutant flushes after
 \* the CAS instead, U30F); pwb(curComb) (L27); _c.head <- _tkt (L28, the
 \* log size published just before, as the published code does);
-\* _c.rwLock.downgrade() (L29).
-U26(t) ==
+\* _c.rwLock.downgrade() (L29).  Then the CAS (U30), or, with a CAS that is
+\* no fence (SpecSimCas below), the pfence before it (U29).
+U26Then(t, nxt) ==
     /\ th[t].pc = "U26"
     /\ LET c == th[t].c
            m0 == IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
@@ -440,8 +445,9 @@ U26(t) ==
           /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
           /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
           /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.dp = IF FlushBeforeCas THEN {} ELSE @,
-                                    !.pc = "U30"])
+                                    !.pc = nxt])
     /\ UNCHANGED <<ring, lidx, ann, req, crashes, hist, Ghosts>>
+U26(t) == U26Then(t, "U30")
 
 \* The ghost object state after the transaction's requests, in its order,
 \* and their results.
@@ -452,6 +458,28 @@ FoldRes(x, ops) == IF ops = << >> THEN << >>
                    ELSE LET o == WorkOf(Head(ops)[1], Head(ops)[2]) IN
                         <<ResultOf(o, x)>> \o FoldRes(ApplyStores(x, StoresOf(o, x)), Tail(ops))
 
+\* What a successful curComb CAS to cv does, on memory m (after its fence,
+\* if it is one): curComb takes cv; the requests gops (a sequence of
+\* <<thread, transaction>>, in the order the simulation ran them), applied
+\* to the state of seq s0 (cv.seq - 1 here), are committed with cv.seq: the
+\* state after them, each one's count (a request
+\* gops holds twice counts twice; the simulation visits each thread once,
+\* the trace-validation spec replays the code's own list), its seq, its
+\* result.  U30 and traces/ptm/PtmTrace.tla's CasCC both take this step.
+Commit(m, cv, s0, gops) ==
+    LET ops == Range(gops)
+        rs == FoldRes(sig[s0], gops)
+    IN /\ mem' = StoreCC(m, cv)
+       /\ sig' = [sig EXCEPT ![cv.seq] = FoldOps(sig[s0], gops)]
+       /\ ncom' = [u \in Threads |-> [i \in 1 .. NOps |->
+                     Min2(ncom[u][i] + Cardinality({q \in DOMAIN gops : gops[q] = <<u, i>>}))]]
+       /\ oseq' = [u \in Threads |-> [i \in 1 .. NOps |->
+                     IF <<u, i>> \in ops THEN cv.seq ELSE oseq[u][i]]]
+       /\ exp' = [u \in Threads |-> [i \in 1 .. NOps |->
+                    IF <<u, i>> \in ops
+                    THEN rs[CHOOSE q \in DOMAIN gops : gops[q] = <<u, i>>]
+                    ELSE exp[u][i]]]
+
 \* Where a successful CAS goes next: the mutant's late flush, then L32
 \* (F2: persist first) or L31 (the seed: release first).
 AfterCas == IF PersistBeforeRelease THEN "U32" ELSE "U31"
@@ -459,31 +487,24 @@ AfterCas == IF PersistBeforeRelease THEN "U32" ELSE "U31"
 \* L30: curComb.cas(_curC, {_tkt.seq, tid, _idx}), a locked RMW: the
 \* pending pwbs (the replica's lines, curComb) take effect first (this is
 \* the pfence the published code omits for that reason).  Success commits
-\* the requests the simulation applied (ghosts); failure: L38.
-U30(t) ==
+\* the requests the simulation applied (ghosts); failure: L38.  With
+\* fenced = FALSE the CAS is no fence (SpecSimCas below): what was pending
+\* stays pending.
+U30With(t, fenced) ==
     /\ th[t].pc = "U30"
-    /\ LET m1 == Fence(mem, t)
-           r1 == AfterRMW(th[t])
+    /\ LET m1 == IF fenced THEN Fence(mem, t) ELSE mem
+           r1 == IF fenced THEN AfterRMW(th[t]) ELSE th[t]
            tk == th[t].tkt
-           ops == Range(th[t].gops)
        IN IF Vis(m1.cc) = th[t].curC
-          THEN /\ mem' = StoreCC(m1, CV(tk.seq, th[t].c))
-               /\ sig' = [sig EXCEPT ![tk.seq] = FoldOps(sig[tk.seq - 1], th[t].gops)]
-               /\ ncom' = [u \in Threads |-> [i \in 1 .. NOps |->
-                             IF <<u, i>> \in ops THEN Min2(ncom[u][i] + 1) ELSE ncom[u][i]]]
-               /\ oseq' = [u \in Threads |-> [i \in 1 .. NOps |->
-                             IF <<u, i>> \in ops THEN tk.seq ELSE oseq[u][i]]]
-               /\ LET rs == FoldRes(sig[tk.seq - 1], th[t].gops) IN
-                  exp' = [u \in Threads |-> [i \in 1 .. NOps |->
-                            IF <<u, i>> \in ops
-                            THEN rs[CHOOSE q \in DOMAIN th[t].gops : th[t].gops[q] = <<u, i>>]
-                            ELSE exp[u][i]]]
+          THEN /\ Commit(m1, CV(tk.seq, th[t].c), tk.seq - 1, th[t].gops)
                /\ SetTh(t, [r1 EXCEPT !.gops = << >>, !.curC = CV(0, 0), !.tail = Tk0,
                                       !.pc = IF ~FlushBeforeCas THEN "U30F" ELSE AfterCas])
           ELSE /\ mem' = m1
                /\ SetTh(t, [r1 EXCEPT !.pc = "U38"])
                /\ UNCHANGED <<sig, ncom, oseq, exp>>
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, ret, bad>>
+
+U30(t) == U30With(t, TRUE)
 
 \* Mutant FlushBeforeCas = FALSE: L26's flushDeferredPWBs() runs here,
 \* after the CAS made the replica curComb.
@@ -705,10 +726,44 @@ Next == (\E t \in Threads : Step(t)) \/ Crash
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
+(* A CAS that is no fence.  The model above treats every locked RMW as a   *)
+(* fence (x86: a locked instruction completes the thread's write-backs);   *)
+(* the Sim backend's default does not, and perdure issues an explicit      *)
+(* pfence before the curComb CAS (redo/update.rs, fence_before_cas).       *)
+(* SpecSimCas refines L30 into that pfence (U29) and a CAS that is no      *)
+(* fence (U30With(t, FALSE)): the coarse U30 is the two with no step of    *)
+(* another thread between them, and U29 only completes t's own pending     *)
+(* pwbs, which no other thread's step reads or adds to before t's CAS (it  *)
+(* moves right past them), so SpecSimCas has the behaviours of Spec up to  *)
+(* that reordering and must keep its invariants (RedoPTM_SimCas.cfg checks *)
+(* them).  The other locked RMWs the model uses as fences (L17's and L35's *)
+(* ring CAS, each after its pwb(curComb)) keep their merged fence: perdure *)
+(* issues pwb(cur_comb) and psync there, the same memory step.             *)
+(* SpecSimCasNoFence drops U29: the mutant perdure's redo-no-fence-before-  *)
+(* cas is (mutants/RedoSimNoFenceBeforeCas.cfg).                           *)
+
+\* The pfence before the CAS: t's pending pwbs take effect.
+U29(t) ==
+    /\ th[t].pc = "U29"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterRMW(th[t]) EXCEPT !.pc = "U30"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+StepSim(t, fence) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1(t) \/ M1(t) \/ M2(t) \/ M3(t)
+    \/ U20(t) \/ U26Then(t, IF fence THEN "U29" ELSE "U30") \/ U29(t) \/ U30With(t, FALSE)
+    \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+SpecSimCas == Init /\ [][(\E t \in Threads : StepSim(t, TRUE)) \/ Crash]_vars
+SpecSimCasNoFence == Init /\ [][(\E t \in Threads : StepSim(t, FALSE)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 

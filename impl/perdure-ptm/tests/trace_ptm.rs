@@ -8,8 +8,9 @@
 //! is invoked once per (thread, index) and, without a crash, returns once,
 //! after its invocation; commits (`CasCC`) and the hooks' steps are present;
 //! a crash run has one `Crash` and continues with fresh indices; the tamper
-//! modes change the trace where they say; bad options are errors. And what
-//! sets the variants apart: RedoTimed-PTM's runs with a window that never
+//! modes change the trace where they say (CX has no `Apply` to double); bad
+//! options are errors. And what sets the variants apart: RedoTimed-PTM's
+//! runs with a window that never
 //! closes lock only `combs[0]`/`combs[1]`; RedoOpt-PTM copies with
 //! non-temporal stores; CX-PUC writes back both object words before every
 //! commit.
@@ -191,7 +192,7 @@ fn cx_puc_traces_write_back_both_words_before_every_commit() {
 }
 
 #[test]
-fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
+fn every_tamper_mode_changes_the_trace_where_it_says() {
     for c in [
         Construction::Redo,
         Construction::RedoTimed,
@@ -222,6 +223,31 @@ fn tampering_moves_a_return_or_drops_write_backs_or_a_store() {
         let stores = |s: &[Value]| count(s, "Store") + count(s, "NtStore");
         assert_eq!(stores(&lost) + 1, stores(&clean));
         assert_eq!(lost.len() + 1, clean.len());
+        let wrong = steps(&TraceOptions {
+            tamper: Some(Tamper::WrongResult),
+            ..opts(c, false)
+        });
+        assert_eq!(wrong.len(), clean.len());
+        let changed: Vec<usize> = (0..clean.len()).filter(|&k| wrong[k] != clean[k]).collect();
+        assert_eq!(changed.len(), 1);
+        let r = changed[0];
+        assert_eq!(wrong[r]["action"], "Return");
+        assert_eq!(
+            wrong[r]["res"].as_u64(),
+            clean[r]["res"].as_u64().map(|v| v.wrapping_add(1))
+        );
+        let doubled = TraceOptions {
+            tamper: Some(Tamper::DoubleApply),
+            ..opts(c, false)
+        };
+        if matches!(c, Construction::Cx | Construction::CxPuc) {
+            // CX has no Apply step: nothing to double is an error.
+            assert!(trace(&doubled).is_err());
+        } else {
+            let twice = steps(&doubled);
+            assert_eq!(count(&twice, "Apply"), count(&clean, "Apply") + 1);
+            assert_eq!(twice.len(), clean.len() + 1);
+        }
     }
 }
 

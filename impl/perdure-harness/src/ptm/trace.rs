@@ -253,6 +253,12 @@ pub enum Tamper {
     /// replica it designates deleted: the replica misses an effect of what
     /// the CAS commits.
     LostStore,
+    /// The first committing thread's next `Return` reports its result plus
+    /// one: a result its place in the commit order does not give.
+    WrongResult,
+    /// The first `Apply` step (Redo {7}) doubled: the batch the next CAS
+    /// commits holds one request twice.
+    DoubleApply,
 }
 
 impl Named for Tamper {
@@ -260,6 +266,8 @@ impl Named for Tamper {
         Tamper::ReturnBeforePsync,
         Tamper::CasBeforeFlush,
         Tamper::LostStore,
+        Tamper::WrongResult,
+        Tamper::DoubleApply,
     ];
 
     fn name(self) -> &'static str {
@@ -267,6 +275,8 @@ impl Named for Tamper {
             Tamper::ReturnBeforePsync => "return-before-psync",
             Tamper::CasBeforeFlush => "cas-before-flush",
             Tamper::LostStore => "lost-store",
+            Tamper::WrongResult => "wrong-result",
+            Tamper::DoubleApply => "double-apply",
         }
     }
 }
@@ -831,19 +841,39 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
     let cas: Vec<usize> = (0..steps.len())
         .filter(|&k| steps[k]["action"] == "CasCC")
         .collect();
+    // The first committing thread's next `Return` after its CAS.
+    let first_return = |steps: &[Value]| -> Option<(usize, usize)> {
+        let &c = cas.first()?;
+        let t = &steps[c]["thread"];
+        let r = (c + 1..steps.len())
+            .find(|&k| steps[k]["action"] == "Return" && &steps[k]["thread"] == t)?;
+        Some((c, r))
+    };
     match tamper {
         Tamper::ReturnBeforePsync => {
-            let Some(&c) = cas.first() else {
-                return false;
-            };
-            let t = steps[c]["thread"].clone();
-            let Some(r) = (c + 1..steps.len())
-                .find(|&k| steps[k]["action"] == "Return" && steps[k]["thread"] == t)
-            else {
+            let Some((c, r)) = first_return(steps) else {
                 return false;
             };
             let ret = steps.remove(r);
             steps.insert(c + 1, ret);
+            true
+        }
+        Tamper::WrongResult => {
+            let Some((_, r)) = first_return(steps) else {
+                return false;
+            };
+            let Some(res) = steps[r]["res"].as_u64() else {
+                return false;
+            };
+            steps[r]["res"] = json!(res.wrapping_add(1));
+            true
+        }
+        Tamper::DoubleApply => {
+            let Some(a) = steps.iter().position(|s| s["action"] == "Apply") else {
+                return false;
+            };
+            let twice = steps[a].clone();
+            steps.insert(a + 1, twice);
             true
         }
         Tamper::CasBeforeFlush => {
