@@ -917,7 +917,7 @@ CRATE_OF_ROW = [
     (("explore:ptm", "mutant:ptm/"), "perdure-ptm"),
     (("explore:relax", "mutant:relax/"), "perdure-relax"),
     (("explore:cas", "explore:checkpoint", "explore:combq", "explore:elim", "explore:msq", "explore:soft",
-      "explore:treiber", "mutant:memento/"), "perdure-memento"),
+      "explore:treiber", "explore:baseline-", "mutant:memento/"), "perdure-memento"),
     (("explore:log", "explore:pm"), "perdure-pm"),
 ]
 
