@@ -11,8 +11,8 @@
 //! and recovered again. After every recovery the queue must hold
 //! consecutive values whose front and back agree with the operations that
 //! had completed (the one in flight may or may not have taken effect).
-//! Prints the rows `explore:baseline-durableq-recovery-crash` and (ignored
-//! until its finding is fixed, docs/FINDINGS.md) `explore:baseline-logq-recovery-crash`.
+//! Prints the rows `explore:baseline-durableq-recovery-crash` and
+//! `explore:baseline-logq-recovery-crash`.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -225,12 +225,9 @@ fn durableq_survives_crashes_in_and_during_recovery() {
     run::<Durable>();
 }
 
-/// Open finding (docs/FINDINGS.md): a crash inside LogQ's recovery of an
-/// in-flight dequeue, then a second recovery, loses a second value
-/// (`[3, 4, 5, 6]` after 6 enqueues and no completed dequeue). Run it with
-/// `cargo test --release --test baseline_recovery_crash -- --ignored`.
+/// It found that LogQ's recovery moved the head past claimed nodes before
+/// their log entries' results were durable (docs/FINDINGS.md).
 #[test]
-#[ignore = "open finding: LogQ's recovery is not idempotent under a second crash (docs/FINDINGS.md)"]
 fn logq_survives_crashes_in_and_during_recovery() {
     run::<Log>();
 }

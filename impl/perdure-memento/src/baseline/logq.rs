@@ -201,6 +201,13 @@ impl<'p, B: Backend> LogQueue<'p, B> {
             t.pwb(entry, BLOCK);
             h += 1;
         }
+        // The entries' results are durable before the head moves past their
+        // nodes: a crash after the head's move and a second recovery would
+        // otherwise find neither the claim (the node is behind the head) nor
+        // the result (entry NODE still 0), and dequeue again.
+        if h > 0 {
+            t.pfence();
+        }
         t.store(a.head(), nodes[h]);
         t.barrier(a.head(), 8);
         let mut unlinked: Vec<u64> = nodes[..h].to_vec();
