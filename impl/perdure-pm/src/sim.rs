@@ -608,7 +608,6 @@ impl Sim {
         new_of: impl Fn(u64) -> u64,
     ) -> u64 {
         let at = site::take();
-        site::reached(at);
         if self.px86() {
             let mut st = self.px86_begin(true);
             Sim::note_word(&mut st, off, word);
@@ -1193,7 +1192,6 @@ unsafe impl Backend for Sim {
 
     fn raw_pfence(&self) {
         let at = site::take();
-        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);
@@ -1214,7 +1212,6 @@ unsafe impl Backend for Sim {
 
     fn raw_psync(&self) {
         let at = site::take();
-        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);
@@ -1267,7 +1264,6 @@ unsafe impl Backend for Sim {
 
     fn store(&self, word: &AtomicU64, off: u64, val: u64, order: Ordering) {
         let at = site::take();
-        site::reached(at);
         if self.px86() {
             // A `SeqCst` store is an `xchg` on x86-64: locked, visible at
             // once; any other is a plain `mov`: into the store buffer.
@@ -1316,7 +1312,6 @@ unsafe impl Backend for Sim {
         failure: Ordering,
     ) -> Result<u64, u64> {
         let at = site::take();
-        site::reached(at);
         if self.px86() {
             let mut st = self.px86_begin(true);
             Sim::note_word(&mut st, off, word);
@@ -1377,7 +1372,6 @@ unsafe impl Backend for Sim {
 
     fn ntstore(&self, word: &AtomicU64, off: u64, val: u64) {
         let at = site::take();
-        site::reached(at);
         if self.px86() {
             // Pending; it takes effect (visible and persisted) at the
             // earliest moment the rules allow.
@@ -1418,7 +1412,6 @@ unsafe impl Backend for Sim {
         new: u128,
     ) -> Result<u128, u128> {
         let at = site::take();
-        site::reached(at);
         let split = !self.options.dword_persists_atomically;
         if self.px86() {
             let mut st = self.px86_begin(true);
@@ -1470,7 +1463,6 @@ unsafe impl Backend for Sim {
 
     fn record_pwb(&self, off: u64, len: u64) {
         let at = site::take();
-        site::reached(at);
         self.yield_point();
         let mut st = self.state();
         self.scheduling_point(&mut st);

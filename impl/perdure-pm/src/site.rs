@@ -52,10 +52,13 @@ pub(crate) fn note(site: Site) {
 }
 
 /// Takes the site noted for the access starting now (none if the access
-/// was not made through a `#[track_caller]` primitive).
+/// was not made through a `#[track_caller]` primitive), and records it as
+/// reached.
 #[inline]
 pub(crate) fn take() -> Option<Site> {
-    NOTED.with(|n| n.take())
+    let site = NOTED.with(|n| n.take());
+    reached(site);
+    site
 }
 
 /// `file:line:col`, as the ledger and the report write a site.
@@ -110,7 +113,7 @@ fn record(crashed: bool, site: Option<Site>) {
 
 /// An access was made from `site`.
 #[inline]
-pub(crate) fn reached(site: Option<Site>) {
+fn reached(site: Option<Site>) {
     record(false, site);
 }
 
