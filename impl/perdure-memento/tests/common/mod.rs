@@ -80,10 +80,7 @@ pub fn run_dfs(name: &str, schedules: usize) {
 /// as `explore:{name}@create-crash`.
 #[allow(dead_code)] // not every test binary uses it
 pub fn run_creation(name: &str) {
-    let scenario = scenarios::all()
-        .into_iter()
-        .find(|s| s.name() == name)
-        .expect("scenario exists");
+    let scenario = scenario(name);
     let cfg = ExploreConfig {
         seed: 17,
         images: 4 * depth_factor() as u64,
@@ -96,11 +93,16 @@ pub fn run_creation(name: &str) {
     }
 }
 
-fn run_with(name: &str, suffix: &str, cfg: ExploreConfig) {
-    let scenario = scenarios::all()
+/// The Memento scenario named `name`.
+fn scenario(name: &str) -> std::sync::Arc<dyn perdure_check::explore::Scenario> {
+    scenarios::all()
         .into_iter()
         .find(|s| s.name() == name)
-        .expect("scenario exists");
+        .expect("scenario exists")
+}
+
+fn run_with(name: &str, suffix: &str, cfg: ExploreConfig) {
+    let scenario = scenario(name);
     let t = std::time::Instant::now();
     let report = explore(scenario, &cfg);
     let explored = format!(
