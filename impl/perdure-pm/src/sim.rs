@@ -43,8 +43,12 @@
 //!   [`Sim::drain_thread`] drains the calling thread's buffer: the explorer
 //!   calls it when an operation returns (a caller observes a response only
 //!   through a locked instruction or a system call, which drain the buffer).
-//!   Only pool memory is buffered; what is not in the pool (volatile
-//!   structures, `std::sync::atomic::fence`) is outside the simulator.
+//!   In the `std` build only pool memory is buffered; what is not in the
+//!   pool (volatile structures, `std::sync::atomic::fence`) is outside the
+//!   simulator. In the `--cfg perdure_shuttle` build the facade's DRAM
+//!   atomics, fences and mutexes join the model while a simulator is
+//!   installed with [`crate::sync::with_dram_tso`]: a DRAM store enters the
+//!   same FIFO buffer as the thread's pool stores (`sync/tso.rs`).
 //! * [`SimModel::Sc`]: sequentially consistent interleavings (each access
 //!   is atomic and immediately visible; no store buffers), with Px86's
 //!   line-granular persistence on top: a `pwb` of a line is pending until
@@ -103,6 +107,14 @@ use crate::sync::atomic::{AtomicU64, Ordering};
 use std::collections::BTreeMap;
 
 const LINE: u64 = 64;
+
+/// The top bit of a buffered DRAM store's location ([`Sim::dram_loc`]).
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+const DRAM_TAG: u64 = 1 << 63;
+
+/// A DRAM atomic's value cell (the shuttle build's facade atomics,
+/// `sync/tso.rs`): what a buffered DRAM store writes when it drains.
+type DramCell = std::sync::Arc<std::sync::atomic::AtomicU64>;
 
 fn line_of(off: u64) -> u64 {
     off & !(LINE - 1)
@@ -341,6 +353,10 @@ struct TsoThread {
     /// ([`crate::site`]): the event an entry causes when it leaves is
     /// attributed to the call that buffered it.
     sites: std::collections::VecDeque<Option<Site>>,
+    /// For each entry of `tb`'s FIFO, in the same order, the DRAM atomic's
+    /// cell a buffered DRAM store goes to (`None`: a pool entry). See
+    /// [`Sim::dram_store`].
+    dram: std::collections::VecDeque<Option<DramCell>>,
     next_seq: u32,
 }
 
@@ -349,6 +365,15 @@ impl TsoThread {
     fn push(&mut self, entry: Buffered<u64, u64>, site: Option<Site>) {
         self.tb.push(entry);
         self.sites.push_back(site);
+        self.dram.push_back(None);
+    }
+
+    /// Buffers a store to the DRAM atomic whose cell is `cell`.
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    fn push_dram(&mut self, entry: Buffered<u64, u64>, cell: DramCell) {
+        self.tb.push(entry);
+        self.sites.push_back(None);
+        self.dram.push_back(Some(cell));
     }
 
     fn seq(&mut self) -> u32 {
@@ -722,9 +747,19 @@ impl Sim {
             return false;
         };
         st.tso[i].1.tb.pop_head();
-        st.site = st.tso[i].1.sites.pop_front().flatten();
+        let site = st.tso[i].1.sites.pop_front().flatten();
         let who = st.tso[i].0;
         let me = std::mem::replace(&mut st.me, who);
+        if let Some(cell) = st.tso[i].1.dram.pop_front().flatten() {
+            // A DRAM store becomes visible: not a persistence event.
+            if let Buffered::Store { val, .. } = head {
+                cell.store(val, Ordering::SeqCst);
+            }
+            self.sweep(st, i);
+            st.me = me;
+            return true;
+        }
+        st.site = site;
         match head {
             Buffered::Store { loc, val, .. } => {
                 // "Younger stores (to other lines) may become visible before
@@ -878,6 +913,89 @@ impl Sim {
         let t = &mut st.tso[i].1;
         let seq = t.seq();
         (t, seq)
+    }
+
+    // ---- Px86: DRAM atomics (`sync/tso.rs`, shuttle build) --------------
+
+    /// The location a DRAM atomic's buffered stores carry: its cell's
+    /// address with the top bit set, which no pool offset has (so no pool
+    /// load forwards from it and no `pwb` of a pool line waits for it). The
+    /// cell is kept alive by the entries naming it, so the address is not
+    /// reused while any is buffered.
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    fn dram_loc(cell: &DramCell) -> u64 {
+        DRAM_TAG | (std::sync::Arc::as_ptr(cell) as u64)
+    }
+
+    /// A load of a DRAM atomic by the calling thread: a scheduling point,
+    /// then its newest own buffered store to it, else memory (Px86; under
+    /// Sc, memory).
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    pub(crate) fn dram_load(&self, cell: &DramCell) -> u64 {
+        if !self.px86() {
+            return cell.load(Ordering::SeqCst);
+        }
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        let i = Sim::my_index(&mut st);
+        st.tso[i]
+            .1
+            .tb
+            .forward(Self::dram_loc(cell))
+            .unwrap_or_else(|| cell.load(Ordering::SeqCst))
+    }
+
+    /// A store of `val` to a DRAM atomic by the calling thread: into its
+    /// store buffer, behind its pool stores (Px86), unless `locked` (a
+    /// `SeqCst` store, an `xchg`: the buffer drains and the store is visible
+    /// at once). Under Sc, visible at once.
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    pub(crate) fn dram_store(&self, cell: &DramCell, val: u64, locked: bool) {
+        if !self.px86() {
+            cell.store(val, Ordering::SeqCst);
+            return;
+        }
+        if locked {
+            self.dram_locked(|| cell.store(val, Ordering::SeqCst));
+            return;
+        }
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        let loc = Self::dram_loc(cell);
+        let (t, seq) = Self::own(&mut st);
+        t.push_dram(Buffered::Store { seq, loc, val }, cell.clone());
+    }
+
+    /// A locked instruction `op` on DRAM by the calling thread: a
+    /// scheduling point, then its buffer drains, `op` runs, and the thread's
+    /// write-backs complete if the model says a locked RMW completes them.
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    pub(crate) fn dram_locked<R>(&self, op: impl FnOnce() -> R) -> R {
+        if !self.px86() {
+            return op();
+        }
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        self.drain_own(&mut st);
+        let r = op();
+        self.locked_completes(&mut st);
+        r
+    }
+
+    /// A `fence(SeqCst)` (an `mfence`) of the calling thread under Px86: its
+    /// buffer drains and its write-backs that took effect are certain. Not
+    /// an event of its own: it only narrows what a crash may keep after the
+    /// events before it. Nothing under Sc (as in the `std` build, where the
+    /// simulator does not see `std`'s fences).
+    #[cfg(all(perdure_shuttle, not(perdure_loom)))]
+    pub(crate) fn dram_fence(&self) {
+        if !self.px86() {
+            return;
+        }
+        let mut st = self.state();
+        self.scheduling_point(&mut st);
+        self.drain_own(&mut st);
+        Sim::complete_flushes(&mut st);
     }
 
     /// Drains the calling thread's store buffer (Px86; nothing under Sc):

@@ -48,19 +48,63 @@ mod imp {
 }
 
 #[cfg(all(perdure_shuttle, not(perdure_loom)))]
-mod imp {
-    pub use shuttle::sync::atomic;
-    pub use shuttle::sync::{Arc, Mutex, MutexGuard};
-    pub use shuttle::thread;
+mod tso;
 
-    /// A hint that the caller is spinning; yields to shuttle's scheduler.
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+mod imp {
+    /// Atomics that follow x86-TSO through an installed Px86 simulator
+    /// ([`super::with_dram_tso`]); sequentially consistent otherwise.
+    pub mod atomic {
+        pub use super::super::tso::{
+            compiler_fence, fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+            Ordering,
+        };
+    }
+    pub use super::tso::{Mutex, MutexGuard};
+    pub use shuttle::sync::Arc;
+
+    /// Shuttle's threads; [`thread::spawn`] drains store buffers as a
+    /// thread starts and ends (module docs of `sync/tso.rs`).
+    pub mod thread {
+        pub use super::super::tso::spawn;
+        pub use shuttle::thread::*;
+    }
+
+    /// A hint that the caller is spinning; drains the caller's store buffer
+    /// if a Px86 simulator is installed ([`super::with_dram_tso`]), then
+    /// yields to shuttle's scheduler. The drain makes every spinning
+    /// thread's stores visible eventually whatever the drain rate, so a
+    /// spin-wait never stalls on a store that stays buffered only because
+    /// the simulator never chose to drain it (TSO drains every buffer in
+    /// finite time); it is stronger than x86's `pause`, never weaker.
     #[inline]
     pub fn spin_loop() {
+        super::tso::drain_own();
         shuttle::thread::yield_now();
     }
 }
 
 pub use imp::*;
+
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+pub use tso::{dram_tso_installed, with_dram_tso};
+
+/// Runs `f` with `sim` as the model of the facade's DRAM atomics and
+/// mutexes: under `--cfg perdure_shuttle`, a Px86 `sim` gives them store
+/// buffers shared with the pool's (`sync/tso.rs`); in other builds the
+/// facade's atomics are `std`'s or loom's and this just runs `f`.
+#[cfg(not(all(perdure_shuttle, not(perdure_loom))))]
+pub fn with_dram_tso<R>(sim: &crate::Sim, f: impl FnOnce() -> R) -> R {
+    let _ = sim;
+    f()
+}
+
+/// Whether [`with_dram_tso`] installed a simulator on this thread (never,
+/// outside the shuttle build).
+#[cfg(not(all(perdure_shuttle, not(perdure_loom))))]
+pub fn dram_tso_installed() -> bool {
+    false
+}
 
 /// Which implementation of the facade this build uses: `"std"`, `"loom"` or
 /// `"shuttle"`. Reports and tests print it so a reader knows what ran.

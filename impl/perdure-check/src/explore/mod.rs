@@ -40,10 +40,11 @@
 //! scratch and checked against the same prefix (what the interrupted
 //! recovery did is never reported to anyone, so the history is unchanged).
 //!
-//! What it does not cover: a third crash (during the second recovery), TSO
-//! store buffers (the `Sim` model is sequentially consistent; the litmus
-//! engine covers TSO), and interleavings that differ only in accesses to
-//! memory outside the pool.
+//! What it does not cover: a third crash (during the second recovery); in
+//! the `std` build, store buffers for memory outside the pool and
+//! interleavings that differ only in accesses to it (the `--cfg
+//! perdure_shuttle` build schedules and buffers the facade's DRAM atomics
+//! too: `perdure_pm::sync::with_dram_tso`).
 
 pub mod scenarios;
 
@@ -235,6 +236,12 @@ pub struct ExploreConfig {
     /// (the default), or sequentially consistent interleavings. The
     /// scenario's own [`perdure_pm::SimOptions`] give the rest.
     pub model: SimModel,
+    /// Under Px86, the chance (percent) that a store buffer's head drains at
+    /// a scheduling point; `None`: 10%, 50% or 90%, varied per schedule.
+    /// A low rate keeps stores buffered across long stretches of other
+    /// threads' steps (the TSO-only mutants need that); any rate above 0
+    /// drains every buffer eventually, as TSO requires.
+    pub drain_percent: Option<u8>,
 }
 
 /// Images checked per crash point inside a recovery.
@@ -255,6 +262,7 @@ impl Default for ExploreConfig {
             recovery_crashes: 0,
             max_steps: 1_000_000,
             model: SimModel::Px86,
+            drain_percent: None,
         }
     }
 }
@@ -629,8 +637,9 @@ fn creation_schedule(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig) -> Creat
 /// The simulator options of one pool of the exploration: the scenario's,
 /// with the configured model, the thread ids of shuttle's tasks, and (under
 /// Px86) drain choices seeded by `salt` — the schedule, or the image — at a
-/// rate that varies with it (10%, 50% or 90% per scheduling point), so that
-/// short and long-lived store buffers both occur.
+/// rate that varies with it (10%, 50% or 90% per scheduling point, unless
+/// [`ExploreConfig::drain_percent`] fixes it), so that short and long-lived
+/// store buffers both occur.
 fn sim_options(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig, salt: u64) -> SimOptions {
     const RATES: [u8; 3] = [50, 10, 90];
     let mut seed = cfg.seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xd7a1;
@@ -638,7 +647,7 @@ fn sim_options(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig, salt: u64) -> 
     SimOptions {
         model: cfg.model,
         drain_seed: xorshift(&mut seed),
-        drain_percent: rate,
+        drain_percent: cfg.drain_percent.unwrap_or(rate),
         thread_id: Some(shuttle_task_id),
         ..scenario.sim_options()
     }
@@ -1013,9 +1022,13 @@ fn run_workload(
     let workload =
         scenario.workload(cfg.seed ^ program_salt(cfg, schedule).wrapping_mul(0x9E37_79B9));
     let apply: Apply = |scenario, at, call| scenario.apply(at, call);
-    let ran = run_threads(
-        scenario, &pool, &session, workload, &recorder, apply, "workload",
-    );
+    // In the shuttle build, the facade's DRAM atomics get store buffers too
+    // (`perdure_pm::sync::with_dram_tso`).
+    let ran = perdure_pm::sync::with_dram_tso(sim, || {
+        run_threads(
+            scenario, &pool, &session, workload, &recorder, apply, "workload",
+        )
+    });
     sim.clear_crash_hook();
     ran.map_err(|e| format!("an operation failed before any crash: {e}"))?;
     // The end of the run is a crash point too.

@@ -88,6 +88,14 @@ declare_mutants! {
         /// back `used / 8` bytes of the replica — the used part's length taken
         /// in words for bytes — instead of the whole used part.
         RedoOptFullFlushShort = 20 => "redo-opt-full-flush-short",
+        /// Redo-PTM, Algorithm 3 L4 (`announce[tid] = seq`): the
+        /// announcement is a `Release` store (a plain `mov` on x86) instead
+        /// of `SeqCst` (an `xchg`). Correct under sequential consistency;
+        /// under TSO the announcement can wait in the store buffer while the
+        /// thread reads `cur_comb` ({2}) and two commits that never saw it
+        /// go by, so the thread takes its update as applied, or waits for
+        /// it forever: the TSO-only mutant of the PTMs.
+        RedoAnnounceRelease = 35 => "redo-announce-store-release",
     }
     /// Mirror and RELAX (seed 002), and the RELAX structures.
     relax {

@@ -28,7 +28,12 @@ impl<B: Backend> RedoPtm<B> {
         if !old.is_null() {
             slot.retired.push(Retired(old));
         }
-        self.announce[tid].store(seq, Ordering::SeqCst);
+        let order = if mutant!(RedoAnnounceRelease) {
+            Ordering::Release
+        } else {
+            Ordering::SeqCst
+        };
+        self.announce[tid].store(seq, order);
         crate::trace_ev!(&self.pool, Announce(tid, seq));
         self.reclaim(slot);
         seq
