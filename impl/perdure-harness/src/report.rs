@@ -225,6 +225,20 @@ impl TsoMutantTrial {
         }
     }
 
+    /// [`TsoMutantTrial::run`], then the row `row` of mutant `name`
+    /// ([`TsoMutantTrial::report`]); panics if the mutant was not caught.
+    pub fn check<M: Copy>(
+        set: impl Fn(Option<M>),
+        m: M,
+        row: &str,
+        name: &str,
+        check: impl Fn(perdure_pm::sim::SimModel) -> Result<String, String>,
+    ) {
+        let mut missed = Vec::new();
+        TsoMutantTrial::run(set, m, check).report(row, name, &mut missed);
+        assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
+    }
+
     /// As written passes under Px86, the mutant passes under Sc and fails
     /// under Px86.
     pub fn caught(&self) -> bool {
@@ -269,4 +283,77 @@ pub fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
             .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
             .unwrap_or_else(|| "a panic without a message".into())
     })
+}
+
+/// One forced window of a TSO-only mutant's check (shuttle build): `body`
+/// runs once per schedule of `schedules` seeded random ones, with at most
+/// `max_steps` steps each, and returns its verdict; the first failing
+/// schedule's verdict is kept. A panic — shuttle's step budget exceeded, a
+/// livelock — becomes `Err` with what `on_panic` makes of its first line.
+/// `what` says what was held where, for the `Ok` line.
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+pub fn held_window(
+    model: perdure_pm::sim::SimModel,
+    what: &str,
+    schedules: usize,
+    max_steps: usize,
+    on_panic: impl FnOnce(&str) -> String,
+    body: impl Fn() -> Result<String, String> + Send + Sync + 'static,
+) -> Result<String, String> {
+    use std::sync::{Arc, Mutex};
+    let out: Arc<Mutex<Option<Result<String, String>>>> = Arc::default();
+    let o = out.clone();
+    let run = move || {
+        let verdict = body();
+        let mut g = o.lock().unwrap_or_else(|e| e.into_inner());
+        if !matches!(*g, Some(Err(_))) {
+            *g = Some(verdict);
+        }
+    };
+    let mut cfg = shuttle::Config::new();
+    cfg.max_steps = shuttle::MaxSteps::FailAfter(max_steps);
+    let ran = catch_panic(|| {
+        shuttle::Runner::new(
+            shuttle::scheduler::RandomScheduler::new_from_seed(
+                perdure_pm::sync::seeded::seed(),
+                schedules,
+            ),
+            cfg,
+        )
+        .run(run)
+    });
+    let tag = model.name();
+    match ran {
+        Err(why) => Err(format!(
+            "{tag}: {}",
+            on_panic(why.lines().next().unwrap_or_default())
+        )),
+        Ok(_) => out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_else(|| Err("no schedule ran".into()))
+            .map(|s| format!("{tag}: {schedules} random schedules, {what}: {s}"))
+            .map_err(|e| format!("{tag}: {e}")),
+    }
+}
+
+/// The simulator of a [`held_window`] run: `model`, no random drains (a
+/// buffer drains at its thread's locked instructions, `SeqCst` stores,
+/// fences, `psync`s, spin-loop hints and end — late, but always
+/// eventually, as TSO requires), threads told apart by shuttle task.
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+pub fn held_sim(model: perdure_pm::sim::SimModel) -> perdure_pm::Sim {
+    perdure_pm::Sim::new(perdure_pm::sim::SimOptions {
+        model,
+        drain_percent: 0,
+        thread_id: Some(shuttle_task),
+        ..perdure_pm::sim::SimOptions::default()
+    })
+}
+
+/// The running shuttle task's id (`usize::MAX` outside a task).
+#[cfg(all(perdure_shuttle, not(perdure_loom)))]
+pub fn shuttle_task() -> usize {
+    shuttle::current::try_get_current_task().map_or(usize::MAX, usize::from)
 }

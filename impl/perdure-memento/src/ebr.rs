@@ -162,7 +162,11 @@ impl Collector {
         }
         // The pin is visible (fenced) before this thread reads any shared
         // pointer: `Epochs::pin`.
-        self.epochs.pin(tid);
+        if mutant!(EbrPinNoFence) {
+            self.epochs.pin_unfenced(tid);
+        } else {
+            self.epochs.pin(tid);
+        }
         false
     }
 

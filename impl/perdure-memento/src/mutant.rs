@@ -13,3 +13,8 @@
 //! state) the code behaves exactly as without the feature.
 
 pub use perdure_pm::hooks::mutants::{active, lock, set, Mutant};
+
+/// The TSO-only mutants: correct under sequential consistency, so only a
+/// check with store buffers catches them — the shuttle build's
+/// `tests/shuttle_tso_mutants_memento.rs`, not `tests/mutants_memento.rs`.
+pub const TSO: [Mutant; 1] = [Mutant::EbrPinNoFence];

@@ -305,7 +305,8 @@ fn every_mutant_is_caught_by_its_check() {
     let _guard = mutant::lock();
     quiet_thread_crashes();
     let mut missed = Vec::new();
-    for m in Mutant::of("memento") {
+    // The TSO-only mutants have their check in the shuttle build.
+    for m in Mutant::of("memento").filter(|m| !mutant::TSO.contains(m)) {
         let (what, run) = check(m);
         let trial = MutantTrial::run(mutant::set, m, run, run);
         let explored = format!(

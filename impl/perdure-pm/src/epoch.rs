@@ -62,6 +62,26 @@ impl Epochs {
         }
     }
 
+    /// [`Epochs::pin`] as the TSO-only mutants of Memento's and RELAX's
+    /// reclamation have it: the pin is a plain (`Release`) store and no
+    /// fence follows it. Under sequential consistency that is still a pin;
+    /// under x86-TSO the pin can wait in the store buffer while the caller
+    /// reads the epoch and shared pointers, so a concurrent
+    /// [`Epochs::try_advance`] misses it and a block the caller holds is
+    /// freed under it. Not for use outside the mutants
+    /// (`hooks::mutants`).
+    #[doc(hidden)]
+    pub fn pin_unfenced(&self, slot: usize) -> u64 {
+        let pin = &self.pins[slot];
+        loop {
+            let e = self.global.load(Ordering::SeqCst);
+            pin.store((e << 1) | PINNED, Ordering::Release);
+            if self.global.load(Ordering::SeqCst) == e {
+                return e;
+            }
+        }
+    }
+
     /// Ends `slot`'s critical section.
     pub fn unpin(&self, slot: usize) {
         self.pins[slot].store(0, Ordering::SeqCst);

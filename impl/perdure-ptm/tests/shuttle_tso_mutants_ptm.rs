@@ -35,10 +35,10 @@
 
 #![cfg(perdure_shuttle)]
 
-use perdure_harness::report::{catch_panic, TsoMutantTrial};
-use perdure_pm::sim::{SimModel, SimOptions};
+use perdure_harness::report::{held_sim, held_window, shuttle_task, TsoMutantTrial};
+use perdure_pm::sim::SimModel;
 use perdure_pm::sync::{thread, Arc};
-use perdure_pm::{Pool, Sim};
+use perdure_pm::Pool;
 use perdure_ptm::mutant::{self, Mutant};
 use perdure_ptm::redo::{Config, RedoPtm, Variant};
 use perdure_ptm::{Transaction, TxRead};
@@ -56,14 +56,10 @@ static RESUME: AtomicBool = AtomicBool::new(false);
 /// update touches the pool), so A is held right after it.
 const HOLD_BEFORE_ACCESS: usize = 2;
 
-fn task() -> usize {
-    shuttle::current::try_get_current_task().map_or(usize::MAX, usize::from)
-}
-
 /// The simulator's yield hook (before every persistent-memory access):
 /// holds A before its [`HOLD_BEFORE_ACCESS`]th access until B is done.
 fn gate() {
-    if task() != HELD.load(SeqCst) {
+    if shuttle_task() != HELD.load(SeqCst) {
         return;
     }
     if ACCESSES.fetch_add(1, SeqCst) + 1 == HOLD_BEFORE_ACCESS {
@@ -86,115 +82,87 @@ fn config() -> Config {
     }
 }
 
-/// One run of the window under `model`: `Ok` with the final counter and
-/// B's helps, `Err` with what went wrong (shuttle's step budget exceeded:
-/// A never returned).
+/// The window under `model`, over 3 random schedules: `Ok` with the final
+/// counter and B's helps, `Err` with what went wrong (shuttle's step budget
+/// exceeded: A never returned).
 fn window(model: SimModel) -> Result<String, String> {
-    let out: Arc<std::sync::Mutex<Option<Result<String, String>>>> = Arc::default();
-    let o = out.clone();
-    let body = move || {
-        HELD.store(usize::MAX, SeqCst);
-        ACCESSES.store(0, SeqCst);
-        PAUSED.store(false, SeqCst);
-        RESUME.store(false, SeqCst);
-        let sim = Sim::new(SimOptions {
-            model,
-            // No random drains: a buffer drains at its thread's locked
-            // instructions, `SeqCst` stores, fences, `psync`s, spin-loop
-            // hints and end — late, but always eventually.
-            drain_percent: 0,
-            thread_id: Some(task),
-            ..SimOptions::default()
-        });
-        let pool = Pool::volatile("tso-redo", 64 << 10, sim).expect("pool");
-        let p = Arc::new(RedoPtm::create(pool, &config()).expect("create"));
-        p.handle().unwrap().update_tx(|tx| {
-            let c = tx.alloc_zeroed(8).unwrap();
-            tx.set_root(0, c);
-        });
-        assert!(p.pool().backend().set_yield_hook(gate));
-        let r = perdure_pm::sync::with_dram_tso(p.pool().backend(), || {
-            let a = {
-                let p = p.clone();
-                thread::spawn(move || {
-                    let h = p.handle().unwrap();
-                    HELD.store(task(), SeqCst);
+    let r = held_window(
+        model,
+        "A held after its cur_comb read",
+        3,
+        300_000,
+        |why| {
+            if RESUME.load(SeqCst) {
+                format!("B committed its two updates and A's update never returned ({why})")
+            } else {
+                format!("the run failed before B was done ({why})")
+            }
+        },
+        move || one_run(model),
+    );
+    HELD.store(usize::MAX, SeqCst);
+    r
+}
+
+fn one_run(model: SimModel) -> Result<String, String> {
+    HELD.store(usize::MAX, SeqCst);
+    ACCESSES.store(0, SeqCst);
+    PAUSED.store(false, SeqCst);
+    RESUME.store(false, SeqCst);
+    let sim = held_sim(model);
+    let pool = Pool::volatile("tso-redo", 64 << 10, sim).expect("pool");
+    let p = Arc::new(RedoPtm::create(pool, &config()).expect("create"));
+    p.handle().unwrap().update_tx(|tx| {
+        let c = tx.alloc_zeroed(8).unwrap();
+        tx.set_root(0, c);
+    });
+    assert!(p.pool().backend().set_yield_hook(gate));
+    let r = perdure_pm::sync::with_dram_tso(p.pool().backend(), || {
+        let a = {
+            let p = p.clone();
+            thread::spawn(move || {
+                let h = p.handle().unwrap();
+                HELD.store(shuttle_task(), SeqCst);
+                h.update_tx(|tx| {
+                    let c = tx.root(0);
+                    tx.store(c, tx.load(c) + 1);
+                });
+            })
+        };
+        let b = {
+            let p = p.clone();
+            thread::spawn(move || {
+                let h = p.handle().unwrap();
+                while !PAUSED.load(SeqCst) {
+                    shuttle::thread::yield_now();
+                }
+                for _ in 0..2 {
                     h.update_tx(|tx| {
                         let c = tx.root(0);
-                        tx.store(c, tx.load(c) + 1);
+                        tx.store(c, tx.load(c) + 2);
                     });
-                })
-            };
-            let b = {
-                let p = p.clone();
-                thread::spawn(move || {
-                    let h = p.handle().unwrap();
-                    while !PAUSED.load(SeqCst) {
-                        shuttle::thread::yield_now();
-                    }
-                    for _ in 0..2 {
-                        h.update_tx(|tx| {
-                            let c = tx.root(0);
-                            tx.store(c, tx.load(c) + 2);
-                        });
-                    }
-                    RESUME.store(true, SeqCst);
-                })
-            };
-            b.join().unwrap();
-            a.join().unwrap();
-            p.handle().unwrap().read_tx(|tx| tx.load(tx.root(0)))
-        });
-        let helped = p.stats().helped;
-        let verdict = if r == 5 && helped >= 1 {
-            Ok(format!(
-                "counter {r}, {helped} help(s): B's commit applied A's announced update"
-            ))
-        } else {
-            Err(format!("counter {r} (expected 5), {helped} help(s) (expected at least 1): the window was not reached as intended"))
+                }
+                RESUME.store(true, SeqCst);
+            })
         };
-        *o.lock().unwrap() = Some(verdict);
-    };
-    let mut cfg = shuttle::Config::new();
-    cfg.max_steps = shuttle::MaxSteps::FailAfter(300_000);
-    let ran = catch_panic(|| {
-        shuttle::Runner::new(
-            shuttle::scheduler::RandomScheduler::new_from_seed(perdure_pm::sync::seeded::seed(), 3),
-            cfg,
-        )
-        .run(body)
+        b.join().unwrap();
+        a.join().unwrap();
+        p.handle().unwrap().read_tx(|tx| tx.load(tx.root(0)))
     });
-    HELD.store(usize::MAX, SeqCst);
-    let tag = model.name();
-    match ran {
-        Err(why) if RESUME.load(SeqCst) => Err(format!(
-            "{tag}: B committed its two updates and A's update never returned ({})",
-            why.lines().next().unwrap_or_default()
-        )),
-        Err(why) => Err(format!(
-            "{tag}: the run failed before B was done ({})",
-            why.lines().next().unwrap_or_default()
-        )),
-        Ok(_) => out
-            .lock()
-            .unwrap()
-            .take()
-            .unwrap_or_else(|| Err("no run".into()))
-            .map(|s| format!("{tag}: 3 random schedules with A held after its cur_comb read: {s}"))
-            .map_err(|e| format!("{tag}: {e}")),
+    let helped = p.stats().helped;
+    if r == 5 && helped >= 1 {
+        Ok(format!(
+            "counter {r}, {helped} help(s): B's commit applied A's announced update"
+        ))
+    } else {
+        Err(format!("counter {r} (expected 5), {helped} help(s) (expected at least 1): the window was not reached as intended"))
     }
 }
 
 #[test]
 fn the_tso_only_mutant_is_caught_under_px86_and_passes_under_sc() {
     let _guard = mutant::lock();
-    let mut missed = Vec::new();
     let m = Mutant::RedoAnnounceRelease;
-    let trial = TsoMutantTrial::run(mutant::set, m, window);
-    trial.report(
-        &format!("mutant:ptm/{}@tso", m.name()),
-        m.name(),
-        &mut missed,
-    );
-    assert!(missed.is_empty(), "not caught:\n{}", missed.join("\n"));
+    let row = format!("mutant:ptm/{}@tso", m.name());
+    TsoMutantTrial::check(mutant::set, m, &row, m.name(), window);
 }

@@ -8,7 +8,8 @@
 //! [`MIRROR`] are the mutants of Mirror and RELAX themselves
 //! (`tests/mutants_relax.rs`); [`SETS`] break a step of the skip
 //! list or the BST (`tests/shuttle_sets.rs`); [`EQUIVALENT`] change
-//! the code without changing what the checks can see. The algorithm asks
+//! the code without changing what the checks can see; [`TSO`] are wrong
+//! under x86-TSO only (`tests/shuttle_tso_mutants_relax.rs`). The algorithm asks
 //! `mutant!(Name)` at that step (a constant `false` without the feature)
 //! whether to take the mutated path. The switch is process-global: tests that
 //! use it hold [`lock`]. With no mutant switched on the code behaves exactly
@@ -53,6 +54,9 @@ pub const SETS: [Mutant; 4] = [
 /// claim of the docs; `tests/shuttle_sets.rs` runs them and expects no
 /// violation).
 pub const EQUIVALENT: [Mutant; 1] = [Mutant::BstFlaggedLeafPresent];
+/// The TSO-only mutants: correct under sequential consistency, caught only
+/// with store buffers (`tests/shuttle_tso_mutants_relax.rs`, shuttle build).
+pub const TSO: [Mutant; 1] = [Mutant::SpacePinNoFence];
 
 /// A place between two steps where a test may pause a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -518,7 +518,11 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     /// are not freed before it ends.
     pub fn critical<T>(&mut self, op: impl FnOnce(&mut Self) -> T) -> T {
         let sp = self.space;
-        sp.epochs.pin(self.slot);
+        if mutant!(SpacePinNoFence) {
+            sp.epochs.pin_unfenced(self.slot);
+        } else {
+            sp.epochs.pin(self.slot);
+        }
         let r = op(self);
         sp.epochs.unpin(self.slot);
         self.unpins += 1;

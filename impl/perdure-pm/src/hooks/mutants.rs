@@ -32,6 +32,13 @@ declare_mutants! {
         /// back after the second plain CAS (perdure writes it back, fenced
         /// before the thread's next write).
         NoFlushLocL38 = 6 => "cas-no-flush-loc-L38",
+        /// §6.2, PM-safe reclamation: a thread's pin of the epoch is a plain
+        /// store with no fence after it (`Epochs::pin_unfenced`). Correct
+        /// under sequential consistency; under TSO the pin waits in the
+        /// store buffer while the thread reads shared pointers, the epoch
+        /// advances twice past it, and a block the thread holds is freed:
+        /// the TSO-only mutant of Memento.
+        EbrPinNoFence = 36 => "ebr-pin-plain-store-no-fence",
     }
     /// CX-PTM, CX-PUC, Redo-PTM and its variants (seed 000).
     ptm {
@@ -154,5 +161,11 @@ declare_mutants! {
         /// does not look at the flag. Not a bug (see the module docs of
         /// `src/ds/bst.rs`): a set of histories no check here can tell apart.
         BstFlaggedLeafPresent = 34 => "bst-flagged-leaf-present",
+        /// §6.5, the space's reclamation: a critical section's pin of the
+        /// epoch is a plain store with no fence after it
+        /// (`Epochs::pin_unfenced`). Correct under sequential consistency;
+        /// under TSO a node read in the section can be freed before it ends:
+        /// the TSO-only mutant of RELAX.
+        SpacePinNoFence = 37 => "space-pin-plain-store-no-fence",
     }
 }
