@@ -41,7 +41,7 @@
 #define ACQ memory_order_acquire
 #define REL memory_order_release
 
-void __VERIFIER_assume(int);
+#include <genmc.h> /* __VERIFIER_assume */
 
 atomic_ulong words[2];          /* words[0] = value (lower address), words[1] = sequence */
 pthread_mutex_t cas16_lock = PTHREAD_MUTEX_INITIALIZER;
