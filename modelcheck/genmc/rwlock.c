@@ -21,7 +21,9 @@
  *   - the data are two plain (non-atomic) words a writer sets to the same value: a reader sees
  *     them equal, and GenMC reports any race on them, i.e. any writer access not ordered by
  *     happens-before with another thread's access (the lock must synchronise, not only exclude);
- *   - a lock whose every user has left ends NOLOCK or HLOCK, with every slot NOT_READING.
+ *   - a lock whose every user has left ends NOLOCK or HLOCK, with every slot NOT_READING;
+ *   - no spurious failure (the "strong" of strong trylock, as far as the client can tell): a
+ *     reader fails only if a writer took the lock, both writers fail only if a reader took it.
  *
  * Mutants (rows genmc:rwlock-mutant-*, each must be reported as a violation):
  *   MUTANT_NO_RESCAN        exclusive_try_lock skips its second scan of the read indicator after
@@ -30,10 +32,13 @@
  *   MUTANT_ARRIVAL_RELEASE  a reader's arrival is a Release store instead of a SeqCst swap: the
  *                           store-buffering shape of the Dekker handshake (the writer's scan
  *                           misses the arrival, the reader's look misses the HLOCK) comes back.
+ *   MUTANT_CANCEL_FAILS     a reader that cancels a writer's HLOCK leaves and fails instead of
+ *                           holding: a failure no writer caused (the strong-try assertions).
  *
  * genmc-row: rwlock
  * genmc-row: rwlock-mutant-no-rescan -DMUTANT_NO_RESCAN violates=rc11,imm,tso
  * genmc-row: rwlock-mutant-arrival-release -DMUTANT_ARRIVAL_RELEASE violates=rc11,imm,tso
+ * genmc-row: rwlock-mutant-cancel-fails -DMUTANT_CANCEL_FAILS violates=rc11,imm,tso
  */
 #include <assert.h>
 #include <pthread.h>
@@ -81,8 +86,13 @@ bool shared_try_lock(int tid)
 	if (state_of(ws) == HLOCK) {
 		uint64_t expect = ws;
 		/* rust: shared_try_lock compare_exchange SeqCst SeqCst */
-		if (atomic_compare_exchange_strong_explicit(&wstate, &expect, pack(seq_of(ws), NOLOCK), SC, SC))
+		if (atomic_compare_exchange_strong_explicit(&wstate, &expect, pack(seq_of(ws), NOLOCK), SC, SC)) {
+#ifdef MUTANT_CANCEL_FAILS
+			atomic_store_explicit(&readers[tid], NOT_READING, REL);
+			return false;
+#endif
 			return true;
+		}
 		ws = expect;
 	}
 	if (state_of(ws) != WLOCK)
@@ -166,6 +176,7 @@ void downgrade_unlock(void)
 #define WRITER 0x100UL          /* one writer inside; the low bits count readers */
 atomic_ulong occupancy;
 int data_a, data_b;             /* plain words: GenMC reports races on them */
+bool writer_got, downgrader_got, reader_got[READERS];   /* each written by its thread, read after join */
 
 static void writer_enter(void)
 {
@@ -191,7 +202,7 @@ static void read_data(void)
 
 void *writer(void *arg)
 {
-	if (exclusive_try_lock()) {
+	if ((writer_got = exclusive_try_lock())) {
 		writer_enter();
 		data_a = 1;
 		data_b = 1;
@@ -203,7 +214,7 @@ void *writer(void *arg)
 
 void *downgrader(void *arg)
 {
-	if (exclusive_try_lock()) {
+	if ((downgrader_got = exclusive_try_lock())) {
 		writer_enter();
 		data_a = 2;
 		data_b = 2;
@@ -220,7 +231,7 @@ void *downgrader(void *arg)
 void *reader(void *arg)
 {
 	int tid = (int)(intptr_t)arg;
-	if (shared_try_lock(tid)) {
+	if ((reader_got[tid] = shared_try_lock(tid))) {
 		reader_enter();
 		read_data();
 		reader_leave();
@@ -246,5 +257,14 @@ int main(void)
 	for (int i = 0; i < READERS; i++)
 		assert(atomic_load_explicit(&readers[i], SC) == NOT_READING && "a slot still reads");
 	assert(atomic_load_explicit(&occupancy, RLX) == 0);
+	/* Strong tries: a reader fails only because a writer held the lock; both writers fail only
+	 * because a reader was inside (it cancelled an HLOCK or was in the indicator), since without
+	 * readers the last writer to renew HLOCK takes the lock. */
+	bool some_reader = false;
+	for (int i = 0; i < READERS; i++) {
+		assert((reader_got[i] || writer_got || downgrader_got) && "a reader failed spuriously");
+		some_reader |= reader_got[i];
+	}
+	assert((writer_got || downgrader_got || some_reader) && "both writers failed spuriously");
 	return 0;
 }
