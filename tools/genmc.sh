@@ -19,7 +19,7 @@
 #   2. autoreconf --install, then configure --with-llvm=/usr/lib/llvm-16 --prefix=$PREFIX. GenMC 0.11
 #      asks for C++23 and Debian's autoconf-archive test for it fails with g++ 12 although the build
 #      works, so the cached answer ax_cv_cxx_compile_cxx23__std_cpp23=yes is passed to configure;
-#   3. make -j$JOBS (about 8 minutes on 2 cores) and make install.
+#   3. make -j$JOBS (about 10 minutes on 2 cores) and make install.
 set -euo pipefail
 
 : "${GENMC_SRC:?set GENMC_SRC to a GenMC source checkout (https://github.com/MPI-SWS/genmc, tag v0.11.0)}"
