@@ -36,6 +36,7 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
     genmc:<row>/<mm> modelcheck/genmc/*.c  GenMC under --rc11, --imm, --tso (see "GenMC models" at
                    its runner); skipped with the reason when genmc is not on PATH (tools/genmc.sh)
+    genmc:orderings tools/genmc-orderings.py  the models' `rust:` orderings against the Rust functions
     layers:workspace tools/check_layers.py crate layering (normal dependencies) and no import circle in any src/
     manifest:rows  tools/expected-rows.tsv  last: every row the manifest lists is in the report (unless a
                    FILTER narrowed the run), explores at least its minimum, and skips only where the
@@ -954,9 +955,32 @@ def run_genmc(c: Check) -> list[Row]:
     return [row]
 
 
+GENMC_ORDERINGS = ROOT / "tools" / "genmc-orderings.py"
+GENMC_ORDERINGS_RE = re.compile(r"^genmc-orderings: (\d+ models, \d+ functions, \d+ operations checked), (\d+) disagreements",
+                                re.M)
+
+
+def run_genmc_orderings(c: Check) -> list[Row]:
+    r = run([sys.executable, str(GENMC_ORDERINGS), "--with-self-test"], log_path(c.name))
+    m = GENMC_ORDERINGS_RE.search(r.output)
+    row = Row(c.name, c.kind, "pass" if r.rc == 0 and m else "fail", m.group(1) if m else "", r.seconds,
+              "", rel(r.log))
+    if r.timed_out:
+        row.detail = timeout_detail(r)
+    elif row.status == "pass":
+        row.detail = "every rust: comment of the models matches the Rust function's orderings; self-test passed"
+    else:
+        lines = [l for l in r.output.splitlines() if l.startswith(tuple(p.name for p in GENMC_DIR.glob("*.c")))]
+        row.detail = ("; ".join(lines[:2]) or tail(r.output, 3).replace("\n", " | ")) + \
+            " (run: python3 tools/genmc-orderings.py)"
+    return [row]
+
+
 def genmc_checks() -> list[Check]:
     if not GENMC_DIR.is_dir():
         return []
+    # The orderings of the models against the Rust code: no GenMC needed, never skipped.
+    orderings = [Check("genmc:orderings", "genmc", run_genmc_orderings)] if GENMC_ORDERINGS.is_file() else []
     checks = []
     for model in sorted(GENMC_DIR.glob("*.c")):
         for name, flags, violates in genmc_rows_of(model):
@@ -966,8 +990,8 @@ def genmc_checks() -> list[Check]:
                                      "violates_in": sorted(violates)}))
     if shutil.which("genmc") is None:
         why = "genmc not on PATH: build and install it with tools/genmc.sh (modelcheck/genmc/README.md)"
-        return [skip_check(c.name, "genmc", why) for c in checks]
-    return checks
+        return orderings + [skip_check(c.name, "genmc", why) for c in checks]
+    return orderings + checks
 
 
 # ------------------------------------------------------------------------------------------

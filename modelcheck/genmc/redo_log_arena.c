@@ -30,6 +30,10 @@
  *   MUTANT_LOG_LEN_RELAXED    the log published with a Relaxed store: the replayer may read the
  *                             slot's words from before E1 (RC11, IMM).
  *
+ * Orderings (tools/genmc-orderings.py): attempt_update only in its publication of log_len, replay
+ * only in its read of log_len (its loads of the ring and the ticket are not modelled).
+ * genmc-partial: attempt_update replay
+ *
  * genmc-row: redo-log-arena
  * genmc-row: redo-log-arena-mutant-no-acquire-fence -DMUTANT_NO_ACQUIRE_FENCE violates=rc11,imm
  * genmc-row: redo-log-arena-mutant-position-after-entry -DMUTANT_POSITION_AFTER_ENTRY violates=rc11,imm,tso
@@ -65,13 +69,22 @@ void arena_write(uint64_t pos, uint64_t off, uint64_t old, uint64_t new)
 	atomic_thread_fence(REL);                      /* rust: write fence Release */
 #endif
 	atomic_ulong *s = entries[pos % CAP];
-	atomic_store_explicit(&s[0], off, RLX); /* rust: write store Relaxed */
-	atomic_store_explicit(&s[1], old, RLX); /* rust: write store Relaxed */
-	atomic_store_explicit(&s[2], new, RLX); /* rust: write store Relaxed */
+	uint64_t entry[3] = {off, old, new};
+	for (int w = 0; w < 3; w++)
+		atomic_store_explicit(&s[w], entry[w], RLX); /* rust: write store Relaxed */
 #ifdef MUTANT_POSITION_AFTER_ENTRY
 	atomic_store_explicit(&written, pos + 1, RLX);
 	atomic_thread_fence(REL);
 #endif
+}
+
+/* state.rs: LogArena::read */
+void arena_read(uint64_t pos, uint64_t out[3])
+{
+	atomic_ulong *s = entries[pos % CAP];
+	out[0] = atomic_load_explicit(&s[0], RLX); /* rust: read load Relaxed */
+	out[1] = atomic_load_explicit(&s[1], RLX); /* rust: read load Relaxed */
+	out[2] = atomic_load_explicit(&s[2], RLX); /* rust: read load Relaxed */
 }
 
 /* state.rs: LogArena::still_holds */
@@ -109,8 +122,7 @@ void *replayer(void *arg)
 		return NULL; /* not published yet */
 	uint64_t got[LOG_LEN][3];
 	for (uint64_t p = 0; p < len; p++)
-		for (int w = 0; w < 3; w++)
-			got[p][w] = atomic_load_explicit(&entries[p % CAP][w], RLX); /* rust: read load Relaxed */
+		arena_read(p, got[p]);
 	if (!still_holds(0, len))
 		return NULL; /* lapped: replay fails, the replica is copied */
 	for (uint64_t p = 0; p < len; p++)

@@ -28,6 +28,9 @@
  *   MUTANT_TICKET_AFTER_COPY  copy_from stores the ticket after the copied words: the ticket no
  *                             longer announces the reuse, violated under every model.
  *
+ * Orderings (tools/genmc-orderings.py): attempt_update is transcribed only in its validation.
+ * genmc-partial: attempt_update
+ *
  * genmc-row: redo-state-copy
  * genmc-row: redo-state-copy-mutant-no-acquire-fence -DMUTANT_NO_ACQUIRE_FENCE violates=rc11,imm
  * genmc-row: redo-state-copy-mutant-ticket-after-copy -DMUTANT_TICKET_AFTER_COPY violates=rc11,imm,tso
@@ -54,6 +57,7 @@ struct state {
 	atomic_ulong ticket;
 	atomic_ulong applied[THREADS];
 	atomic_ulong results[THREADS];
+	atomic_ulong log_start, log_len;   /* written by copy_from, not read by the validation */
 };
 
 struct state tail_st;   /* the State cur_comb's head designates: ticket T1, (1, 10) */
@@ -80,7 +84,8 @@ void copy_from(struct state *self, uint64_t ticket, struct state *from)
 	atomic_store_explicit(&self->ticket, ticket, SC);
 	atomic_thread_fence(REL);
 #endif
-	/* log_start, log_len: Relaxed stores the validation does not read (not modelled) */
+	atomic_store_explicit(&self->log_start, 0, RLX); /* rust: copy_from store Relaxed */
+	atomic_store_explicit(&self->log_len, 0, RLX);   /* rust: copy_from store Relaxed */
 }
 
 void *owner(void *arg)

@@ -33,6 +33,10 @@
  *                            instead of helping DRAM catch up or waiting; its DRAM CAS then starts
  *                            from a stale pair and DRAM can be left behind NVMM.
  *
+ * Orderings (tools/genmc-orderings.py): read_nvmm's three loads and read_pair's three are one load
+ * each here (their retry loops make them one untorn read of a pair written by 16-byte CASes).
+ * genmc-partial: read_nvmm read_pair
+ *
  * genmc-row: relax-mirror-cas
  * genmc-row: relax-mirror-cas-mutant-no-dram-catch-up -DMUTANT_NO_DRAM_CATCH_UP violates=rc11,imm,tso
  */
@@ -70,7 +74,7 @@ static uint64_t dram_val(void) { return val_of(atomic_load_explicit(&dram, ACQ))
 static bool cas16(atomic_ulong *w, uint64_t cur, uint64_t new, uint64_t *seen)
 {
 	uint64_t expect = cur;
-	bool ok = atomic_compare_exchange_strong_explicit(w, &expect, new, SC, SC); /* rust: cas16 SeqCst */
+	bool ok = atomic_compare_exchange_strong_explicit(w, &expect, new, SC, SC); /* compare_exchange_16: lock cmpxchg16b, SeqCst */
 	*seen = expect;
 	return ok;
 }
