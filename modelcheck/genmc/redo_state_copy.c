@@ -28,6 +28,9 @@
  *   MUTANT_TICKET_AFTER_COPY  copy_from stores the ticket after the copied words: the ticket no
  *                             longer announces the reuse, violated under every model.
  *
+ * Ordering mutants (tools/genmc-weaken.py): copy_from's ticket store SeqCst -> Release survives:
+ * stronger than the seqlock needs, the fence(Release) after it orders the copied words after it.
+ *
  * Orderings (tools/genmc-orderings.py): attempt_update is transcribed only in its validation.
  * genmc-partial: attempt_update
  *

@@ -35,6 +35,9 @@
  *                            instead of helping DRAM catch up or waiting; its DRAM CAS then starts
  *                            from a stale pair and DRAM can be left behind NVMM.
  *
+ * Ordering mutants (tools/genmc-weaken.py): read_nvmm SeqCst -> Acquire and read_pair Acquire ->
+ * Relaxed survive: every decision they feed is validated by a SeqCst 16-byte CAS of that replica.
+ *
  * Orderings (tools/genmc-orderings.py): read_nvmm's three loads and read_pair's three are one load
  * each here (their retry loops make them one untorn read of a pair written by 16-byte CASes).
  * genmc-partial: read_nvmm read_pair

@@ -27,6 +27,9 @@
  * an expected pass). On x86_64 the real `lock cmpxchg16b` is one event to 8-byte loads and the
  * finding does not apply. The CAS-load variant (rows genmc:relax-read-pair-cas-load/*) passes.
  *
+ * Ordering mutants (tools/genmc-weaken.py, on the CAS_LOAD row): none caught: the emulated CAS's
+ * Acquire/Release are covered by its lock, and read_nvmm's loads do not run in that row.
+ *
  * genmc-row: relax-read-nvmm-torn violates=rc11,imm,tso
  * genmc-row: relax-read-pair-cas-load -DCAS_LOAD
  */

@@ -35,6 +35,14 @@
  *   MUTANT_CANCEL_FAILS     a reader that cancels a writer's HLOCK leaves and fails instead of
  *                           holding: a failure no writer caused (the strong-try assertions).
  *
+ * Ordering mutants (tools/genmc-weaken.py): 3 of 26 caught one at a time (the reader's arrival
+ * swap, its look at the writer word, shared_unlock's Release). The writer's side is doubly
+ * sequentially consistent (SeqCst CAS and scan loads, and a SeqCst fence between them), so each
+ * single weakening survives; weakening both the fence and the scan loads is caught. The unlocks'
+ * SeqCst protect the confirmation (1 -> 2) of a reader that arrived during WLOCK, which the
+ * strong-try specification does not require (a writer held the lock during that reader's call):
+ * no assertion here can catch their weakening.
+ *
  * genmc-row: rwlock
  * genmc-row: rwlock-mutant-no-rescan -DMUTANT_NO_RESCAN violates=rc11,imm,tso
  * genmc-row: rwlock-mutant-arrival-release -DMUTANT_ARRIVAL_RELEASE violates=rc11,imm,tso
