@@ -10,7 +10,8 @@
  *     under one global lock, Acquire loads of both words, then Release stores of the value word
  *     (words[0]) and then of the sequence word (words[1]);
  *   impl/perdure-relax/src/dram.rs, `DramReplica::read_pair`'s non-x86 path (-DCAS_LOAD): the pair
- *     read as a 16-byte CAS-load, cas16(words, 0, 0), under the same lock.
+ *     read as a 16-byte CAS-load, cas16(words, 0, 0), under the same lock;
+ *   patomic.rs, `Space::recover_attempt` L4.1 (-DSEQ_BUMP, below).
  *
  * Client (2 threads): the field holds (value, seq) = (0, 0);
  *   writer  mirror_cas's L37-L40 step: cas16 (0, 0) -> (1, 1);
@@ -30,7 +31,19 @@
  * Ordering mutants (tools/genmc-weaken.py, on the CAS_LOAD row): none caught: the emulated CAS's
  * Acquire/Release are covered by its lock, and read_nvmm's loads do not run in that row.
  *
+ * Second finding of the same kind (-DSEQ_BUMP, rows genmc:relax-seq-bump-lost/*): `recover_attempt`
+ * (patomic.rs, Algorithm 6.2 L4.1) bumps NVMM's sequence with an 8-byte CAS of the sequence word
+ * while mirror_cas may be in the emulated 16-byte CAS of the same pair. The emulation loads both
+ * words, compares, then stores both: the bump can land between its load and its stores, both
+ * CASes succeed, and the emulation's store overwrites the bump (a lost update), under every model.
+ * This shows the primitives do not compose; whether RELAX's protocol lets a recoverer's L4.1
+ * overlap a mirror_cas's NVMM CAS on the same field (L4.1 needs DRAM's sequence ahead of NVMM's,
+ * mirror_cas needs them equal) is not established by this model. Expected violation until the
+ * emulation or its users are fixed; on x86_64 cmpxchg16b is atomic against the 8-byte CAS.
+ *
  * genmc-row: relax-read-nvmm-torn violates=rc11,imm,tso
+ * genmc-row: relax-seq-bump-lost -DSEQ_BUMP violates=rc11,imm,tso
+ * genmc-partial: recover_attempt
  * genmc-row: relax-read-pair-cas-load -DCAS_LOAD
  */
 #include <assert.h>
@@ -81,11 +94,24 @@ void read_nvmm(uint64_t *v, uint64_t *s)
 /* dram.rs: DramReplica::read_pair, the non-x86 path: a 16-byte CAS-load */
 void read_pair_cas_load(uint64_t *v, uint64_t *s) { cas16(0, 0, 0, 0, v, s); }
 
+bool cas_ok, bump_ok;
+
 void *writer(void *arg)
 {
 	uint64_t sv, ss;
-	bool ok = cas16(0, 0, 1, 1, &sv, &ss);
-	assert(ok);
+	cas_ok = cas16(0, 0, 1, 1, &sv, &ss);
+#ifndef SEQ_BUMP
+	assert(cas_ok);
+#endif
+	return NULL;
+}
+
+/* patomic.rs: recover_attempt L4.1, the 8-byte CAS of NVMM's sequence word (here 0 -> 5) */
+void *bumper(void *arg)
+{
+	uint64_t expect = 0;
+	/* rust: recover_attempt compare_exchange SeqCst SeqCst */
+	bump_ok = atomic_compare_exchange_strong_explicit(&words[1], &expect, 5, SC, SC);
 	return NULL;
 }
 
@@ -105,8 +131,19 @@ int main(void)
 {
 	pthread_t w, r;
 	pthread_create(&w, NULL, writer, NULL);
+#ifdef SEQ_BUMP
+	pthread_create(&r, NULL, bumper, NULL);
+#else
 	pthread_create(&r, NULL, reader, NULL);
+#endif
 	pthread_join(w, NULL);
 	pthread_join(r, NULL);
+#ifdef SEQ_BUMP
+	/* Both expect sequence 0 and change it: one of them must fail, and the field shows the one
+	 * that succeeded. */
+	uint64_t v = atomic_load_explicit(&words[0], SC), s = atomic_load_explicit(&words[1], SC);
+	assert(!(cas_ok && bump_ok) && "the 16-byte CAS and the sequence bump both succeeded");
+	assert((!cas_ok || (v == 1 && s == 1)) && (!bump_ok || (v == 0 && s == 5)));
+#endif
 	return 0;
 }
