@@ -10,13 +10,15 @@
 //! event of the recovery, of which every second is taken (2 images each)
 //! and recovered again. After every recovery the queue must hold
 //! consecutive values whose front and back agree with the operations that
-//! had completed (the one in flight may or may not have taken effect).
+//! had completed (the one in flight may or may not have taken effect), and
+//! DurableQ's per-thread returned-value record must name the last dequeue
+//! that took effect (or say the one in flight is pending).
 //! Prints the rows `explore:baseline-durableq-recovery-crash` and
 //! `explore:baseline-logq-recovery-crash`.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig};
+use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Returned};
 use perdure_memento::MementoError;
 use perdure_pm::sim::{CrashPoint, SimModel, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -48,6 +50,13 @@ trait Baseline {
     const NAME: &'static str;
     fn workload(pool: &Pool<Sim>, done: &dyn Fn(Done));
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
+    /// After a recovery of the queue whose contents are `c` (`taken`
+    /// dequeues took effect), what the thread's own record says of its last
+    /// dequeue, checked: `Err` if it disagrees. Nothing to check by default.
+    fn own_record(pool: &Pool<Sim>, taken: u64, in_flight_deq: bool) -> Result<(), String> {
+        let _ = (pool, taken, in_flight_deq);
+        Ok(())
+    }
 }
 
 /// Progress the workload reports.
@@ -78,6 +87,29 @@ impl Baseline for Durable {
     }
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
         DurableQueue::open(pool, BASE)?.contents()
+    }
+    /// DurableQ's `returnedValues[1]` block (read after `recovered`, on the
+    /// recovered pool): the value of the last dequeue that took effect
+    /// (values are 1, 2, ... in order, so the `taken`th), or `Pending` when
+    /// the dequeue in flight had allocated its block and not taken effect,
+    /// or `NoDequeue` before the first.
+    fn own_record(pool: &Pool<Sim>, taken: u64, in_flight_deq: bool) -> Result<(), String> {
+        let q = DurableQueue::open(pool, BASE).map_err(|e| format!("reopen: {e}"))?;
+        let r = q.returned(1).map_err(|e| format!("returned(1): {e}"))?;
+        let ok = match r {
+            Returned::Value(v) => v == taken,
+            Returned::Pending => in_flight_deq,
+            Returned::NoDequeue => taken == 0,
+            Returned::Empty => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "returned(1) is {r:?} with {taken} dequeues taken effect{}",
+                if in_flight_deq { ", one in flight" } else { "" }
+            ))
+        }
     }
 }
 
@@ -124,6 +156,18 @@ fn agrees(c: &[u64], enq_done: u64, deq_done: u64) -> Result<(), String> {
             "{c:?} after {enq_done} enqueues and {deq_done} dequeues completed"
         )),
     }
+}
+
+/// Dequeues that took effect, from recovered contents `c` (the values
+/// are 1, 2, ... in order; the workload never empties the queue after its
+/// first enqueue).
+fn taken(c: &[u64]) -> u64 {
+    c.first().map_or(0, |&lo| lo - 1)
+}
+
+/// Whether a dequeue was in flight at `p` (every enqueue done).
+fn in_flight_deq(p: &Point) -> bool {
+    p.enq_done == ENQ && p.deq_done < DEQ
 }
 
 fn capture_into(pool: &Pool<Sim>, stride: u64, sink: Arc<Mutex<Vec<CrashPoint>>>) {
@@ -175,7 +219,9 @@ fn run<Q: Baseline>() {
             pool2.backend().clear_crash_hook();
             match first {
                 Ok(c) => {
-                    if let Err(why) = agrees(&c, p.enq_done, p.deq_done) {
+                    if let Err(why) = agrees(&c, p.enq_done, p.deq_done)
+                        .and_then(|()| Q::own_record(&pool2, taken(&c), in_flight_deq(p)))
+                    {
                         failures.push(format!("event {}: recovery: {why}", p.cp.event));
                     }
                 }
@@ -190,7 +236,9 @@ fn run<Q: Baseline>() {
                     pool3.reincarnate();
                     match Q::recovered(&pool3) {
                         Ok(c) => {
-                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done) {
+                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done).and_then(|()| {
+                                Q::own_record(&pool3, taken(&c), in_flight_deq(p))
+                            }) {
                                 failures.push(format!(
                                     "event {}, recovery event {}: second recovery: {why}",
                                     p.cp.event, icp.event
@@ -208,7 +256,7 @@ fn run<Q: Baseline>() {
     }
     let status = if failures.is_empty() { "pass" } else { "fail" };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say\"}}",
+        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (DurableQ: and the thread's returned-value record agrees)\"}}",
         Q::NAME,
         points.len()
     );
