@@ -4,11 +4,12 @@
 //! recovery itself is crashed too, and the second recovery must give the
 //! same queue.
 //!
-//! One thread enqueues 1..=6, then dequeues three, on the Px86 simulator.
-//! Every third crash point of the run is taken, up to 2 images each; each
-//! image is recovered (`open`) with a crash point after every persistence
-//! event of the recovery, of which every second is taken (2 images each)
-//! and recovered again. After every recovery the queue must hold
+//! One thread creates the queue, enqueues 1..=6, then dequeues three, on
+//! the Px86 simulator. Every crash point of the run is taken, up to 2 images
+//! each. An image of a point inside the creation must open as the empty
+//! queue or be refused; any other is recovered (`open`) with a crash point
+//! after every persistence event of the recovery (2 images each) and
+//! recovered again. After every recovery the queue must hold
 //! consecutive values whose front and back agree with the operations that
 //! had completed (the one in flight may or may not have taken effect), and
 //! DurableQ's per-thread returned-value record must name the last dequeue
@@ -133,9 +134,11 @@ impl Baseline for Log {
     }
 }
 
-/// A crash point with the operations completed by then.
+/// A crash point with the operations completed by then (`creating`: inside
+/// the queue's creation).
 struct Point {
     cp: CrashPoint,
+    creating: bool,
     enq_done: u64,
     deq_done: u64,
 }
@@ -182,20 +185,19 @@ fn run<Q: Baseline>() {
     let size = BASE + perdure_memento::baseline::required_bytes(&cfg()) + (64 << 10);
     let pool = Pool::volatile("baseline-crash", size, Sim::new(options())).unwrap();
     let (enq, deq) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-    // Crashes during creation are explore:*@create-crash's business.
+    // A crash during creation must recover as the empty queue or be refused.
     let created = Arc::new(AtomicU64::new(0));
     let points: Arc<Mutex<Vec<Point>>> = Arc::default();
     {
         let (points, enq, deq, created) =
             (points.clone(), enq.clone(), deq.clone(), created.clone());
-        pool.backend().set_crash_hook(move |event, view| {
-            if event % 3 == 0 && created.load(SeqCst) == 1 {
-                points.lock().unwrap().push(Point {
-                    cp: view.capture(),
-                    enq_done: enq.load(SeqCst),
-                    deq_done: deq.load(SeqCst),
-                });
-            }
+        pool.backend().set_crash_hook(move |_, view| {
+            points.lock().unwrap().push(Point {
+                cp: view.capture(),
+                creating: created.load(SeqCst) == 0,
+                enq_done: enq.load(SeqCst),
+                deq_done: deq.load(SeqCst),
+            });
         });
     }
     Q::workload(&pool, &|d| match d {
@@ -206,7 +208,26 @@ fn run<Q: Baseline>() {
     pool.backend().clear_crash_hook();
     let points = std::mem::take(&mut *points.lock().unwrap());
     let (mut images, mut inner_images, mut failures) = (0u64, 0u64, Vec::new());
-    for p in &points {
+    let (mut creating, mut refused) = (0u64, 0u64);
+    for p in points.iter().filter(|p| p.creating) {
+        creating += 1;
+        let (_, it) = p.cp.images(2, p.cp.event);
+        for img in it {
+            images += 1;
+            let words = p.cp.materialize(&img, VolatileFill::Zeroed);
+            let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
+            pool2.reincarnate();
+            match Q::recovered(&pool2) {
+                Ok(c) if c.is_empty() => {}
+                Ok(c) => failures.push(format!(
+                    "event {} (creation): recovered {c:?}, not the empty queue",
+                    p.cp.event
+                )),
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    for p in points.iter().filter(|p| !p.creating) {
         let (_, it) = p.cp.images(2, p.cp.event);
         for img in it {
             images += 1;
@@ -214,7 +235,7 @@ fn run<Q: Baseline>() {
             let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
             pool2.reincarnate();
             let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::default();
-            capture_into(&pool2, 2, inner.clone());
+            capture_into(&pool2, 1, inner.clone());
             let first = Q::recovered(&pool2);
             pool2.backend().clear_crash_hook();
             match first {
@@ -256,7 +277,7 @@ fn run<Q: Baseline>() {
     }
     let status = if failures.is_empty() { "pass" } else { "fail" };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (DurableQ: and the thread's returned-value record agrees)\"}}",
+        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points ({creating} during creation: {refused} images refused, the rest the empty queue), {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (DurableQ: and the thread's returned-value record agrees)\"}}",
         Q::NAME,
         points.len()
     );
