@@ -13,13 +13,15 @@
 //! consecutive values whose front and back agree with the operations that
 //! had completed (the one in flight may or may not have taken effect), and
 //! DurableQ's per-thread returned-value record must name the last dequeue
-//! that took effect (or say the one in flight is pending).
+//! that took effect (or say the one in flight is pending), and LogQ's
+//! recovery must report the thread's last operation that took effect, with
+//! its number and result.
 //! Prints the rows `explore:baseline-durableq-recovery-crash` and
 //! `explore:baseline-logq-recovery-crash`.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Returned};
+use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Recovered, Returned};
 use perdure_memento::MementoError;
 use perdure_pm::sim::{CrashPoint, SimModel, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -131,6 +133,38 @@ impl Baseline for Log {
     }
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
         LogQueue::open(pool, BASE)?.contents()
+    }
+    /// LogQ's detectability: recovery reports thread 1's last operation
+    /// (finished by it if it was in flight) with its number and result, and
+    /// that is the last operation the recovered contents show took effect:
+    /// dequeue number `ENQ + taken` of `taken`, else the enqueue of the last
+    /// value, else none.
+    fn own_record(pool: &Pool<Sim>, taken: u64, _in_flight_deq: bool) -> Result<(), String> {
+        let q = LogQueue::open(pool, BASE).map_err(|e| format!("reopen: {e}"))?;
+        let hi = q
+            .contents()
+            .map_err(|e| format!("contents: {e}"))?
+            .last()
+            .copied();
+        let expected = if taken > 0 {
+            Some(Recovered::Dequeued {
+                op_num: ENQ + taken,
+                value: Some(taken),
+            })
+        } else {
+            hi.map(|v| Recovered::Enqueued {
+                op_num: v,
+                value: v,
+            })
+        };
+        let got = q.recovered(1);
+        if got == expected {
+            Ok(())
+        } else {
+            Err(format!(
+                "recovered(1) is {got:?}, the contents say the last operation was {expected:?}"
+            ))
+        }
     }
 }
 
@@ -257,9 +291,9 @@ fn run<Q: Baseline>() {
                     pool3.reincarnate();
                     match Q::recovered(&pool3) {
                         Ok(c) => {
-                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done).and_then(|()| {
-                                Q::own_record(&pool3, taken(&c), in_flight_deq(p))
-                            }) {
+                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done)
+                                .and_then(|()| Q::own_record(&pool3, taken(&c), in_flight_deq(p)))
+                            {
                                 failures.push(format!(
                                     "event {}, recovery event {}: second recovery: {why}",
                                     p.cp.event, icp.event
@@ -277,7 +311,7 @@ fn run<Q: Baseline>() {
     }
     let status = if failures.is_empty() { "pass" } else { "fail" };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points ({creating} during creation: {refused} images refused, the rest the empty queue), {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (DurableQ: and the thread's returned-value record agrees)\"}}",
+        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points ({creating} during creation: {refused} images refused, the rest the empty queue), {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (and DurableQ's returned-value record, LogQ's recovered operation agree)\"}}",
         Q::NAME,
         points.len()
     );
