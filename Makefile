@@ -6,6 +6,7 @@
 #   make test             what CI runs (.ci/run): setup + the same checks as verify
 #   make bench            setup, then the Rust benchmarks; output under out/bench/
 #   make mutants [SHARD=k/n] [LIST=1]   cargo-mutants on the constructions (docs/MUTANTS.md)
+#   make genmc            the GenMC models of modelcheck/genmc/ (needs genmc: tools/genmc.sh)
 #   make clean            remove out/, impl/target/ and Coq build products (keeps .cache/)
 #   make distclean        clean, and remove .cache/ (downloaded TLC, setup stamps)
 
@@ -19,7 +20,7 @@ export DEPTH
 
 PYTHON ?= python3
 
-.PHONY: help setup verify test bench mutants clean distclean
+.PHONY: help setup verify test bench mutants genmc clean distclean
 
 help:
 	@echo "perdure make targets:"
@@ -32,6 +33,8 @@ help:
 	@echo "  mutants    cargo-mutants on the protocol modules of pm, memento, ptm, relax, tested by"
 	@echo "             their explorer/loom/shuttle checks -> out/mutants/summary.md (docs/MUTANTS.md)"
 	@echo "             SHARD=k/n: one shard (0 <= k < n); none: every shard, resuming; LIST=1: counts"
+	@echo "  genmc      the GenMC C11 models of modelcheck/genmc/ under RC11, IMM and TSO (the genmc:*"
+	@echo "             rows of verify; needs genmc on PATH: GENMC_SRC=<checkout> tools/genmc.sh)"
 	@echo "  clean      remove out/, impl/target/ and Coq build products"
 	@echo "  distclean  clean, and remove .cache/ (downloaded TLC jar, setup stamps)"
 	@echo "  help       this list"
@@ -63,6 +66,13 @@ bench: setup
 # tools/mutants.sh installs cargo-mutants into .cache/ on first use; results in out/mutants/.
 mutants:
 	@bash tools/mutants.sh $(if $(LIST),--list) $(SHARD)
+
+# The GenMC rows alone (verify runs them too, or reports them skipped where genmc is missing).
+# Not part of setup: GenMC is built from source by tools/genmc.sh (modelcheck/genmc/README.md).
+genmc:
+	@command -v genmc >/dev/null || { echo "genmc: not on PATH; build it with GENMC_SRC=<GenMC checkout> tools/genmc.sh" \
+	  "(modelcheck/genmc/README.md)" >&2; exit 1; }
+	@$(PYTHON) tools/verify.py genmc:
 
 clean:
 	rm -rf out impl/target

@@ -34,6 +34,8 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     tlc-mutant:<path> specs/**/mutants/<path>.cfg  a deliberately broken model: passes only if
                    TLC reports the violation named by its "\\* ... EXPECTED: ... Name violated" line
     coq:proofs     proofs/_CoqProject    `make -C proofs`, then the Admitted/axiom scan below
+    genmc:<row>/<mm> modelcheck/genmc/*.c  GenMC under --rc11, --imm, --tso (see "GenMC models" at
+                   its runner); skipped with the reason when genmc is not on PATH (tools/genmc.sh)
     layers:workspace tools/check_layers.py crate layering (normal dependencies) and no import circle in any src/
     manifest:rows  tools/expected-rows.tsv  last: every row the manifest lists is in the report (unless a
                    FILTER narrowed the run), explores at least its minimum, and skips only where the
@@ -904,6 +906,87 @@ def coq_checks() -> list[Check]:
     return [Check("coq:proofs", "coq", run_coq)]
 
 
+# --- GenMC ----------------------------------------------------------------------------------
+# C11 models of the concurrency cores (modelcheck/genmc/*.c, see its README), each run under
+# GenMC's RC11, IMM and TSO models: rows genmc:<row>/<rc11|imm|tso>. A model's header names its
+# rows with `genmc-row: <row> [-DFLAG...] [violates=<mm>,...]` lines (none: one row named after the
+# file); the flags go to clang (mutants are macros of the model, not copies). A row passes when
+# GenMC verifies the model under that memory model, or, for a memory model in `violates=`, only
+# when GenMC reports a safety violation or a race (an expected failure: a mutant, a known
+# finding). Under DEPTH=deep the models are compiled with -DDEEP (their larger bounds).
+
+GENMC_DIR = ROOT / "modelcheck" / "genmc"
+GENMC_MODELS = ("rc11", "imm", "tso")
+GENMC_ROW_RE = re.compile(r"^\s*\*?\s*genmc-row:\s*(\S+)(.*)$", re.M)
+GENMC_EXPLORED_RE = re.compile(r"Number of complete executions explored: (\d+)")
+GENMC_BLOCKED_RE = re.compile(r"Number of blocked executions seen: (\d+)")
+GENMC_VIOLATIONS = ("Safety violation", "Non-atomic race", "Unordered writes")
+
+
+def genmc_rows_of(model: Path) -> list[tuple[str, list[str], set[str]]]:
+    """(row, clang flags, memory models where a violation is expected) for each genmc-row line."""
+    rows = []
+    for name, rest in GENMC_ROW_RE.findall(model.read_text(errors="replace")):
+        flags, violates = [], set()
+        for tok in rest.split():
+            if tok.startswith("violates="):
+                violates = {m for m in tok[len("violates="):].split(",") if m}
+            else:
+                flags.append(tok)
+        rows.append((name, flags, violates))
+    return rows or [(model.stem.replace("_", "-"), [], set())]
+
+
+def run_genmc(c: Check) -> list[Row]:
+    model, mm, flags, expect_violation = c.args["model"], c.args["mm"], c.args["flags"], c.args["violates"]
+    flags = flags + (["-DDEEP"] if DEPTH == "deep" else [])
+    r = run(["genmc", f"--{mm}", "-disable-mm-detector", "-disable-estimation", "--", *flags, str(model)],
+            log_path(c.name))
+    row = Row(c.name, c.kind, "fail", "", r.seconds, "", rel(r.log))
+    used = f"[{rel(model)}{' ' + ' '.join(flags) if flags else ''}, --{mm}]"
+    if r.timed_out:
+        row.detail = f"{timeout_detail(r)} {used}"
+        return [row]
+    explored, blocked = GENMC_EXPLORED_RE.search(r.output), GENMC_BLOCKED_RE.search(r.output)
+    if explored:
+        row.explored = (f"{int(explored.group(1)):,} executions explored, "
+                        f"{int(blocked.group(1)) if blocked else 0:,} blocked")
+    verified = r.rc == 0 and "No errors were detected" in r.output
+    found = next((v for v in GENMC_VIOLATIONS if v in r.output), None) if not verified else None
+    lines = [l.strip() for l in r.output.splitlines()]
+    first_error = next((l for l in lines if l.startswith("Assertion violation")),
+                       next((l for l in lines if l.startswith("Error") or " error: " in l), ""))
+    if expect_violation:
+        row.status = "pass" if found else "fail"
+        row.detail = (f"expected violation reported: {found}: {first_error} {used}" if found else
+                      f"expected a violation under {mm}, GenMC "
+                      f"{'verified the model' if verified else f'exited {r.rc} without one'} {used}")
+    else:
+        row.status = "pass" if verified else "fail"
+        elsewhere = c.args.get("violates_in") or []
+        ok = (f"no errors, as expected: its violation is expected only under {', '.join(elsewhere)} {used}"
+              if elsewhere else f"no errors {used}")
+        row.detail = (ok if verified else
+                      f"{first_error or tail(r.output, 3).replace(chr(10), ' | ')} {used}")
+    return [row]
+
+
+def genmc_checks() -> list[Check]:
+    if not GENMC_DIR.is_dir():
+        return []
+    checks = []
+    for model in sorted(GENMC_DIR.glob("*.c")):
+        for name, flags, violates in genmc_rows_of(model):
+            for mm in GENMC_MODELS:
+                checks.append(Check(f"genmc:{name}/{mm}", "genmc", run_genmc,
+                                    {"model": model, "mm": mm, "flags": flags, "violates": mm in violates,
+                                     "violates_in": sorted(violates)}))
+    if shutil.which("genmc") is None:
+        why = "genmc not on PATH: build and install it with tools/genmc.sh (modelcheck/genmc/README.md)"
+        return [skip_check(c.name, "genmc", why) for c in checks]
+    return checks
+
+
 # ------------------------------------------------------------------------------------------
 # Report
 
@@ -975,7 +1058,7 @@ def main(argv: list[str]) -> int:
     list_only = "--list" in argv
     filters = [a for a in argv if not a.startswith("--")]
     checks = (cargo_checks() + tlc_checks() + trace_checks() + coq_checks() + docs_checks() + layers_checks()
-              + mutants_checks())
+              + mutants_checks() + genmc_checks())
     if filters:
         checks = [c for c in checks if any(f in c.name for f in filters)]
     if list_only:
