@@ -9,7 +9,13 @@
 #   3. reports ACCEPTED (TLC replayed every step: the spec's NotAccepted
 #      invariant was violated) or REJECTED at step k (no behaviour takes step
 #      k), printing that step and the spec's state just before it (from TLC's
-#      state dump).
+#      state dump). With --expect reject, the run also checks the spec's
+#      Diagnosis invariant, which prints, for every state that cannot take
+#      its next step, why (the spec's `Why`: "no <action> step" when the event
+#      is no protocol step there, else the spec's checked conditions that
+#      every matching step breaks); the REASON line gives, for the rejected
+#      step, the conditions every matching stuck state breaks (or the
+#      "no ... step" when no state matches).
 # Exit status: without --expect, 0 accepted / 1 rejected; with --expect, 0 if
 # the outcome is the expected one, else 1. 2 on usage or tool errors.
 set -euo pipefail
@@ -33,8 +39,12 @@ fi
 
 mkdir -p "$root/out"
 tmp=$(mktemp -d "$root/out/trace-check.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_TRACE_TMP:-}" ] || rm -rf "$tmp"' EXIT
 cp "$spec" "$cfg" "$tmp/"
+if [ "$expect" = reject ]; then
+  # Why a rejected trace is rejected: the spec's Diagnosis (see above).
+  printf '\nINVARIANT Diagnosis\n' >> "$tmp/$(basename "$cfg")"
+fi
 "$perdure" trace-to-tla "$trace" --module TraceData --out "$tmp" >/dev/null || die "trace-to-tla failed on $trace"
 steps=$(grep -c '[^[:space:]]' "$trace" || true)
 name=$(basename "$spec")
@@ -70,6 +80,23 @@ for l in best_state.splitlines()[1:]:
         joined[-1] += " " + l.strip()
 for l in sorted(joined):
     print("   ", l)
+# The Diagnosis lines of that step: <<"trace-stuck", k, {"reason", ...}>> (TLC may
+# spread one over several lines).
+import os
+log = os.path.join(os.path.dirname(dump), "tlc.log")
+reasons = []
+if os.path.exists(log):
+    for m in re.finditer(r'<<\s*"trace-stuck",\s*(\d+),\s*\{(.*?)\}\s*>>', open(log).read(), re.S):
+        if int(m.group(1)) == best:
+            reasons.append(frozenset(re.findall(r'"([^"]*)"', m.group(2))))
+if reasons:
+    matched = [r for r in reasons if not any(x.startswith("no ") and x.endswith(" step") for x in r)]
+    if matched:
+        common = frozenset.intersection(*matched)
+        why = sorted(common) if common else sorted(frozenset.union(*matched))
+    else:
+        why = sorted(frozenset.union(*reasons))
+    print(f"trace-check: REASON: {', '.join(why)} ({len(reasons)} stuck states)")
 PY
 else
   echo "trace-check: TLC failed without a verdict: $summary" >&2

@@ -704,6 +704,8 @@ TRACES = ROOT / "traces"
 PERDURE_BIN = IMPL / "target" / "release" / "perdure"
 _PERDURE_BUILT = False
 # The verdict line; a rejection also names its step number and the step (a JSON line).
+# Why it was rejected (tools/trace-check.sh's REASON line): the conditions named by the spec's Why.
+TRACE_REASON_RE = re.compile(r"^trace-check: REASON: (.*?) \(\d+ stuck states?\)$", re.M)
 TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))(?:: (.*))?$", re.M)
 
 
@@ -754,6 +756,21 @@ def run_trace_case(c: Check) -> list[Row]:
             row.status = "fail"
             row.detail = (f"rejected at {got}, not at {where} where the tampering shows: the spec "
                           f"rejects it for another reason. {case.get('why', '')}")
+    if r.rc == 0 and case["expect"] == "reject":
+        # The violated condition: a rejection for another reason is no evidence for this one.
+        m_reason = TRACE_REASON_RE.search(r.output)
+        reasons = [x.strip() for x in m_reason.group(1).split(",")] if m_reason else []
+        if "reason" not in case:
+            row.status = "fail"
+            row.detail = (f"a case expected to be rejected must name the violated condition "
+                          f"(\"reason\" in its checks.json; TLC's: {', '.join(reasons) or 'none'})")
+        elif case["reason"] not in reasons:
+            row.status = "fail"
+            row.detail = (f"rejected because of {', '.join(reasons) or 'no reason TLC could name'}, "
+                          f"not {case['reason']}: the spec rejects it for another reason. "
+                          f"{case.get('why', '')}")
+        else:
+            row.explored += f", reason {case['reason']}"
     if r.timed_out:
         row.status, row.detail = "fail", timeout_detail(r)
     return [row]

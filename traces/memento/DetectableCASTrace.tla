@@ -94,7 +94,11 @@ Vis(ln) == DC!Vis(pm, ln)
 Pc(t) == th[t].pc
 
 \* DetectableCAS's invariants, checked after every step.
-Inv == DC!TypeOK /\ DC!ExactlyOnce /\ DC!HelpInvariant /\ DC!OneUndurableFirstCas
+Conditions ==
+    [TypeOK |-> DC!TypeOK, ExactlyOnce |-> DC!ExactlyOnce,
+     HelpInvariant |-> DC!HelpInvariant, OneUndurableFirstCas |-> DC!OneUndurableFirstCas]
+
+Inv == \A n \in DOMAIN Conditions : Conditions[n]
 
 \* DetectableCAS's refinement mapping: every step (but a Begin) is a step of
 \* the atomic detectable register DetectableCasAbstract, or leaves it alone.
@@ -315,16 +319,29 @@ Replay(s) ==
       [] OTHER                    -> FALSE
 
 \* The next event, once no thread has a silent step left.
-ReplayStep ==
+ReplayEvent ==
     /\ k <= Len(Trace)
     /\ \A t \in Threads : ~Silent(t)
     /\ Replay(Trace[k])
-    /\ Trace[k].action # "Begin" => AbsStep
     /\ k' = k + 1
+
+\* ... and a step of DetectableCasAbstract.
+ReplayStep == ReplayEvent /\ (Trace[k].action # "Begin" => AbsStep)
 
 TraceInit == Start /\ k = 1
 
 TraceNext == (ReplayStep \/ SilentStep) /\ Inv'
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the checked conditions every matching step breaks.
+\* tools/trace-check.sh adds Diagnosis as an invariant to the run of a case
+\* expected to be rejected and reads the lines of the step it was rejected at.
+Why == IF ~ENABLED (ReplayEvent \/ SilentStep) THEN {"no " \o Trace[k].action \o " step"}
+       ELSE {n \in DOMAIN Conditions :
+               ~ENABLED ((ReplayStep \/ SilentStep) /\ Conditions'[n])}
+            \cup (IF ENABLED ReplayEvent /\ ~ENABLED ReplayStep
+                  THEN {"DetectableCasAbstract"} ELSE {})
+Diagnosis == (k <= Len(Trace) /\ ~ENABLED TraceNext) => PrintT(<<"trace-stuck", k, Why>>)
 
 TraceSpec == TraceInit /\ [][TraceNext]_vars
 

@@ -161,12 +161,20 @@ DurSeq == mem.cc.p.seq      \* RedoPTM's DurableSeq (CXPTM's DurableTk)
 \* Redo-PTM: RedoPTM.tla's five; CX-PTM: CXPTM.tla's four, and RedoPTM's
 \* ExactlyOnce on the commit order (CXPTM has it by construction: a node is
 \* enqueued once; the trace checks that the code commits each once).
-Safe ==
+Conditions ==
     IF Flavor = "redo"
-    THEN /\ R!CurCombConsistent /\ R!DurableImageConsistent /\ R!ExactlyOnce
-         /\ R!CompletedDurable /\ R!ResultsCorrect
-    ELSE /\ X!CurCombConsistent /\ X!DurableImageConsistent /\ R!ExactlyOnce
-         /\ X!CompletedDurable /\ X!ResultsCorrect
+    THEN [CurCombConsistent |-> R!CurCombConsistent,
+          DurableImageConsistent |-> R!DurableImageConsistent,
+          ExactlyOnce |-> R!ExactlyOnce,
+          CompletedDurable |-> R!CompletedDurable,
+          ResultsCorrect |-> R!ResultsCorrect]
+    ELSE [CurCombConsistent |-> X!CurCombConsistent,
+          DurableImageConsistent |-> X!DurableImageConsistent,
+          ExactlyOnce |-> R!ExactlyOnce,
+          CompletedDurable |-> X!CompletedDurable,
+          ResultsCorrect |-> X!ResultsCorrect]
+
+Safe == \A n \in DOMAIN Conditions : Conditions[n]
 
 \* Replicas a crash could recover to, or that readers use now.
 Designated == {cv.idx : cv \in CcImages(mem)}
@@ -383,12 +391,22 @@ TraceInit ==
     /\ bad = {} /\ retk = {}
     /\ k = 1
 
-\* Every step is a step of the protocol after which its invariants hold.
-ReplayStep ==
+\* The next event as a step of the protocol (before its invariants).
+Matched ==
     /\ k <= Len(Trace)
     /\ Replay(Trace[k])
-    /\ Safe'
     /\ k' = k + 1
+
+\* Every step is a step of the protocol after which its invariants hold.
+ReplayStep == Matched /\ Safe'
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the invariants every matching step breaks. tools/trace-check.sh
+\* adds Diagnosis as an invariant to the run of a case expected to be
+\* rejected and reads the lines of the step it was rejected at.
+Why == IF ~ENABLED Matched THEN {"no " \o Trace[k].action \o " step"}
+       ELSE {n \in DOMAIN Conditions : ~ENABLED (Matched /\ Conditions'[n])}
+Diagnosis == (k <= Len(Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck", k, Why>>)
 
 TraceSpec == TraceInit /\ [][ReplayStep]_vars
 

@@ -41,7 +41,7 @@
 (* spec's choice is the weakest), and R43's write-back and fence are one   *)
 (* spec step, recorded after the implementation's fence.                   *)
 (***************************************************************************)
-EXTENDS RelaxRecoverField, TraceData, Naturals, Sequences
+EXTENDS RelaxRecoverField, TraceData, Naturals, Sequences, TLC
 
 VARIABLE k   \* the next trace step to replay
 
@@ -117,14 +117,30 @@ Replay(s) ==
       [] OTHER -> FALSE
 
 \* The state invariants of RelaxRecoverField's CI model, after each step.
-Invariants == MirrorInvariants /\ AbsMatchesMemory /\ AccessAfterRecovery
+Conditions ==
+    [MirrorInvariants |-> MirrorInvariants, AbsMatchesMemory |-> AbsMatchesMemory,
+     AccessAfterRecovery |-> AccessAfterRecovery]
 
-ReplayStep ==
+Invariants == \A n \in DOMAIN Conditions : Conditions[n]
+
+\* The next event as a step of the protocol.
+ReplayEvent ==
     /\ k <= Len(Trace)
     /\ Replay(Trace[k])
-    /\ Trace[k].action # "Begin" => [M!Abs!ANext]_<<areg, aop, alast>>
-    /\ Invariants'
     /\ k' = k + 1
+
+\* ... a step of the abstract register, after which the invariants hold.
+Refines == Trace[k].action # "Begin" => [M!Abs!ANext]_<<areg, aop, alast>>
+ReplayStep == ReplayEvent /\ Refines /\ Invariants'
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the checked conditions every matching step breaks.
+\* tools/trace-check.sh adds Diagnosis as an invariant to the run of a case
+\* expected to be rejected and reads the lines of the step it was rejected at.
+Why == IF ~ENABLED ReplayEvent THEN {"no " \o Trace[k].action \o " step"}
+       ELSE IF ~ENABLED (ReplayEvent /\ Refines) THEN {"AbsStep"}
+       ELSE {n \in DOMAIN Conditions : ~ENABLED (ReplayEvent /\ Refines /\ Conditions'[n])}
+Diagnosis == (k <= Len(Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck", k, Why>>)
 
 TraceSpec == TraceInit /\ [][ReplayStep]_traceVars
 

@@ -12,7 +12,7 @@
 (* tools/trace-check.sh reports as "accepted". If TLC finds no violation,  *)
 (* the trace is rejected at the first step no behaviour could take.        *)
 (***************************************************************************)
-EXTENDS CommitLog, TraceData, Naturals, Sequences
+EXTENDS CommitLog, TraceData, Naturals, Sequences, TLC
 
 VARIABLE k   \* the next trace step to replay
 
@@ -36,6 +36,15 @@ ReplayStep ==
     /\ k' = k + 1
 
 TraceSpec == TraceInit /\ [][ReplayStep]_<<vars, k>>
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the checked conditions every matching step breaks.
+\* tools/trace-check.sh adds Diagnosis as an invariant to the run of a case
+\* expected to be rejected and reads the lines of the step it was rejected at.
+\* CommitLog checks its conditions in its actions' guards: a rejected step is
+\* one whose action is not enabled.
+Why == IF ENABLED ReplayStep THEN {} ELSE {"no " \o Trace[k].action \o " step"}
+Diagnosis == (k <= Len(Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck", k, Why>>)
 
 \* Violated exactly when the whole trace has been replayed.
 NotAccepted == k <= Len(Trace)

@@ -4,19 +4,24 @@
 //! recovery itself is crashed too, and the second recovery must give the
 //! same queue.
 //!
-//! One thread enqueues 1..=6, then dequeues three, on the Px86 simulator.
-//! Every third crash point of the run is taken, up to 2 images each; each
-//! image is recovered (`open`) with a crash point after every persistence
-//! event of the recovery, of which every second is taken (2 images each)
-//! and recovered again. After every recovery the queue must hold
+//! One thread creates the queue, enqueues 1..=6, then dequeues three, on
+//! the Px86 simulator. Every crash point of the run is taken, up to 2 images
+//! each. An image of a point inside the creation must open as the empty
+//! queue or be refused; any other is recovered (`open`) with a crash point
+//! after every persistence event of the recovery (2 images each) and
+//! recovered again. After every recovery the queue must hold
 //! consecutive values whose front and back agree with the operations that
-//! had completed (the one in flight may or may not have taken effect).
+//! had completed (the one in flight may or may not have taken effect), and
+//! DurableQ's per-thread returned-value record must name the last dequeue
+//! that took effect (or say the one in flight is pending), and LogQ's
+//! recovery must report the thread's last operation that took effect, with
+//! its number and result.
 //! Prints the rows `explore:baseline-durableq-recovery-crash` and
 //! `explore:baseline-logq-recovery-crash`.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
-use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig};
+use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Recovered, Returned};
 use perdure_memento::MementoError;
 use perdure_pm::sim::{CrashPoint, SimModel, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -48,6 +53,13 @@ trait Baseline {
     const NAME: &'static str;
     fn workload(pool: &Pool<Sim>, done: &dyn Fn(Done));
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError>;
+    /// After a recovery of the queue whose contents are `c` (`taken`
+    /// dequeues took effect), what the thread's own record says of its last
+    /// dequeue, checked: `Err` if it disagrees. Nothing to check by default.
+    fn own_record(pool: &Pool<Sim>, taken: u64, in_flight_deq: bool) -> Result<(), String> {
+        let _ = (pool, taken, in_flight_deq);
+        Ok(())
+    }
 }
 
 /// Progress the workload reports.
@@ -79,6 +91,29 @@ impl Baseline for Durable {
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
         DurableQueue::open(pool, BASE)?.contents()
     }
+    /// DurableQ's `returnedValues[1]` block (read after `recovered`, on the
+    /// recovered pool): the value of the last dequeue that took effect
+    /// (values are 1, 2, ... in order, so the `taken`th), or `Pending` when
+    /// the dequeue in flight had allocated its block and not taken effect,
+    /// or `NoDequeue` before the first.
+    fn own_record(pool: &Pool<Sim>, taken: u64, in_flight_deq: bool) -> Result<(), String> {
+        let q = DurableQueue::open(pool, BASE).map_err(|e| format!("reopen: {e}"))?;
+        let r = q.returned(1).map_err(|e| format!("returned(1): {e}"))?;
+        let ok = match r {
+            Returned::Value(v) => v == taken,
+            Returned::Pending => in_flight_deq,
+            Returned::NoDequeue => taken == 0,
+            Returned::Empty => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "returned(1) is {r:?} with {taken} dequeues taken effect{}",
+                if in_flight_deq { ", one in flight" } else { "" }
+            ))
+        }
+    }
 }
 
 impl Baseline for Log {
@@ -99,11 +134,45 @@ impl Baseline for Log {
     fn recovered(pool: &Pool<Sim>) -> Result<Vec<u64>, MementoError> {
         LogQueue::open(pool, BASE)?.contents()
     }
+    /// LogQ's detectability: recovery reports thread 1's last operation
+    /// (finished by it if it was in flight) with its number and result, and
+    /// that is the last operation the recovered contents show took effect:
+    /// dequeue number `ENQ + taken` of `taken`, else the enqueue of the last
+    /// value, else none.
+    fn own_record(pool: &Pool<Sim>, taken: u64, _in_flight_deq: bool) -> Result<(), String> {
+        let q = LogQueue::open(pool, BASE).map_err(|e| format!("reopen: {e}"))?;
+        let hi = q
+            .contents()
+            .map_err(|e| format!("contents: {e}"))?
+            .last()
+            .copied();
+        let expected = if taken > 0 {
+            Some(Recovered::Dequeued {
+                op_num: ENQ + taken,
+                value: Some(taken),
+            })
+        } else {
+            hi.map(|v| Recovered::Enqueued {
+                op_num: v,
+                value: v,
+            })
+        };
+        let got = q.recovered(1);
+        if got == expected {
+            Ok(())
+        } else {
+            Err(format!(
+                "recovered(1) is {got:?}, the contents say the last operation was {expected:?}"
+            ))
+        }
+    }
 }
 
-/// A crash point with the operations completed by then.
+/// A crash point with the operations completed by then (`creating`: inside
+/// the queue's creation).
 struct Point {
     cp: CrashPoint,
+    creating: bool,
     enq_done: u64,
     deq_done: u64,
 }
@@ -126,6 +195,18 @@ fn agrees(c: &[u64], enq_done: u64, deq_done: u64) -> Result<(), String> {
     }
 }
 
+/// Dequeues that took effect, from recovered contents `c` (the values
+/// are 1, 2, ... in order; the workload never empties the queue after its
+/// first enqueue).
+fn taken(c: &[u64]) -> u64 {
+    c.first().map_or(0, |&lo| lo - 1)
+}
+
+/// Whether a dequeue was in flight at `p` (every enqueue done).
+fn in_flight_deq(p: &Point) -> bool {
+    p.enq_done == ENQ && p.deq_done < DEQ
+}
+
 fn capture_into(pool: &Pool<Sim>, stride: u64, sink: Arc<Mutex<Vec<CrashPoint>>>) {
     pool.backend().set_crash_hook(move |event, view| {
         if event % stride == 0 {
@@ -138,20 +219,19 @@ fn run<Q: Baseline>() {
     let size = BASE + perdure_memento::baseline::required_bytes(&cfg()) + (64 << 10);
     let pool = Pool::volatile("baseline-crash", size, Sim::new(options())).unwrap();
     let (enq, deq) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-    // Crashes during creation are explore:*@create-crash's business.
+    // A crash during creation must recover as the empty queue or be refused.
     let created = Arc::new(AtomicU64::new(0));
     let points: Arc<Mutex<Vec<Point>>> = Arc::default();
     {
         let (points, enq, deq, created) =
             (points.clone(), enq.clone(), deq.clone(), created.clone());
-        pool.backend().set_crash_hook(move |event, view| {
-            if event % 3 == 0 && created.load(SeqCst) == 1 {
-                points.lock().unwrap().push(Point {
-                    cp: view.capture(),
-                    enq_done: enq.load(SeqCst),
-                    deq_done: deq.load(SeqCst),
-                });
-            }
+        pool.backend().set_crash_hook(move |_, view| {
+            points.lock().unwrap().push(Point {
+                cp: view.capture(),
+                creating: created.load(SeqCst) == 0,
+                enq_done: enq.load(SeqCst),
+                deq_done: deq.load(SeqCst),
+            });
         });
     }
     Q::workload(&pool, &|d| match d {
@@ -162,7 +242,26 @@ fn run<Q: Baseline>() {
     pool.backend().clear_crash_hook();
     let points = std::mem::take(&mut *points.lock().unwrap());
     let (mut images, mut inner_images, mut failures) = (0u64, 0u64, Vec::new());
-    for p in &points {
+    let (mut creating, mut refused) = (0u64, 0u64);
+    for p in points.iter().filter(|p| p.creating) {
+        creating += 1;
+        let (_, it) = p.cp.images(2, p.cp.event);
+        for img in it {
+            images += 1;
+            let words = p.cp.materialize(&img, VolatileFill::Zeroed);
+            let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
+            pool2.reincarnate();
+            match Q::recovered(&pool2) {
+                Ok(c) if c.is_empty() => {}
+                Ok(c) => failures.push(format!(
+                    "event {} (creation): recovered {c:?}, not the empty queue",
+                    p.cp.event
+                )),
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    for p in points.iter().filter(|p| !p.creating) {
         let (_, it) = p.cp.images(2, p.cp.event);
         for img in it {
             images += 1;
@@ -170,12 +269,14 @@ fn run<Q: Baseline>() {
             let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
             pool2.reincarnate();
             let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::default();
-            capture_into(&pool2, 2, inner.clone());
+            capture_into(&pool2, 1, inner.clone());
             let first = Q::recovered(&pool2);
             pool2.backend().clear_crash_hook();
             match first {
                 Ok(c) => {
-                    if let Err(why) = agrees(&c, p.enq_done, p.deq_done) {
+                    if let Err(why) = agrees(&c, p.enq_done, p.deq_done)
+                        .and_then(|()| Q::own_record(&pool2, taken(&c), in_flight_deq(p)))
+                    {
                         failures.push(format!("event {}: recovery: {why}", p.cp.event));
                     }
                 }
@@ -190,7 +291,9 @@ fn run<Q: Baseline>() {
                     pool3.reincarnate();
                     match Q::recovered(&pool3) {
                         Ok(c) => {
-                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done) {
+                            if let Err(why) = agrees(&c, p.enq_done, p.deq_done)
+                                .and_then(|()| Q::own_record(&pool3, taken(&c), in_flight_deq(p)))
+                            {
                                 failures.push(format!(
                                     "event {}, recovery event {}: second recovery: {why}",
                                     p.cp.event, icp.event
@@ -208,7 +311,7 @@ fn run<Q: Baseline>() {
     }
     let status = if failures.is_empty() { "pass" } else { "fail" };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say\"}}",
+        "PERDURE-CHECK {{\"name\":\"explore:baseline-{}-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points ({creating} during creation: {refused} images refused, the rest the empty queue), {images} images checked; a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1..=6 and dequeues 3; every recovery and second recovery gives the queue the completed operations say (and DurableQ's returned-value record, LogQ's recovered operation agree)\"}}",
         Q::NAME,
         points.len()
     );

@@ -250,6 +250,15 @@ pub unsafe trait Backend: std::fmt::Debug + Send + Sync + 'static {
         crate::dword::compare_exchange_16(words, current, new)
     }
 
+    /// Whether [`Backend::compare_exchange_16`] is one event for this
+    /// backend's 8-byte accesses to the same words too (a torn pair is then
+    /// impossible): the hardware instruction ([`crate::dword::is_native`]),
+    /// or a backend that serialises every access itself.
+    #[inline]
+    fn dword_cas_atomic_with_words(&self) -> bool {
+        crate::dword::is_native()
+    }
+
     /// Called once by every pool constructor, before any access, with the
     /// pool's size and a way to read its initial words (a recording backend
     /// keeps a copy; the others never call `initial`).

@@ -28,9 +28,25 @@ pub fn compare_exchange_16(words: &[AtomicU64; 2], current: u128, new: u128) -> 
     imp::cas16(words, current, new)
 }
 
+/// Whether [`compare_exchange_16`] is the hardware instruction here, and so
+/// one event for 8-byte loads and CASes of the same words too. The
+/// emulation (off x86_64, or without `cx16`, or under loom and shuttle) is
+/// atomic only with respect to other 16-byte operations: it stores the low
+/// word, then the high one, so an 8-byte reader can see the pair torn and
+/// an 8-byte CAS can slip between the two stores (found by the GenMC models
+/// `modelcheck/genmc/relax_read_nvmm*`). Code that mixes 8- and 16-byte
+/// accesses on one location must use 16-byte operations where this is false.
+pub fn is_native() -> bool {
+    imp::native()
+}
+
 #[cfg(all(target_arch = "x86_64", not(any(perdure_loom, perdure_shuttle))))]
 mod imp {
     use super::AtomicU64;
+
+    pub(super) fn native() -> bool {
+        has_cx16()
+    }
 
     fn has_cx16() -> bool {
         use std::sync::atomic::{AtomicU8, Ordering};
@@ -84,6 +100,10 @@ mod imp {
 #[cfg(not(all(target_arch = "x86_64", not(any(perdure_loom, perdure_shuttle)))))]
 mod imp {
     pub(super) use super::emulated::cas16;
+
+    pub(super) fn native() -> bool {
+        false
+    }
 }
 
 #[allow(dead_code)]

@@ -370,6 +370,13 @@ impl<B: Backend> Pool<B> {
         &self.backend
     }
 
+    /// Whether a 16-byte CAS of this pool is one event to 8-byte accesses of
+    /// the same words ([`Backend::dword_cas_atomic_with_words`]); where not,
+    /// read a pair with [`PmDword::load`], not two 8-byte loads.
+    pub fn dword_cas_atomic_with_words(&self) -> bool {
+        self.backend.dword_cas_atomic_with_words()
+    }
+
     /// How the pool is mapped.
     pub fn mode(&self) -> MapMode {
         self.mode

@@ -1522,6 +1522,15 @@ unsafe impl Backend for Sim {
         );
     }
 
+    /// Under Px86 every access is served from the simulator's memory under
+    /// its lock, and in a `std` build an Sc access holds the lock across the
+    /// word's operation: a 16-byte CAS is one event to 8-byte accesses. In a
+    /// loom or shuttle build an Sc access runs the (emulated) operation
+    /// outside the lock: not.
+    fn dword_cas_atomic_with_words(&self) -> bool {
+        self.px86() || !cfg!(any(perdure_loom, perdure_shuttle))
+    }
+
     fn compare_exchange_16(
         &self,
         words: &[AtomicU64; 2],

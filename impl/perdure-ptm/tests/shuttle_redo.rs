@@ -23,6 +23,9 @@
 //!   checked as null recovery reads them — the state `cur_comb` designates
 //!   is whole transactions, between what had completed and what had started
 //!   per thread — and some are reopened and updated.
+//! * `crash_rollback_opt_random`: the same on RedoOpt-PTM with, between each
+//!   thread's two updates, one whose closure stores and then panics: rolled
+//!   back (under concurrency), no crash image may show its stores.
 //! * `timed_window_replays_instead_of_copying`: RedoTimed with a window that
 //!   never closes, two writers: at most the first update copies a replica
 //!   (a regression test of step {6}'s stale-`tail` case, which made two
@@ -126,6 +129,17 @@ fn crash(v: Variant) {
     );
 }
 
+/// [`crash`] with a rolled-back update between each thread's two
+/// (`shuttle_common::crash_with_rollbacks`).
+fn crash_rollbacks(v: Variant) {
+    let pool = shuttle_common::sim_pool("shuttle-redo-crash-rollback", 32 << 10);
+    shuttle_common::crash_with_rollbacks(
+        RedoPtm::create(pool, &config(2, v)).unwrap(),
+        |p| p.pool().backend(),
+        |pool| RedoPtm::open(pool, &config(2, v)),
+    );
+}
+
 const CRASH: &str =
     "2 threads x 2 updates, a crash point after every persistence event, up to 32 Px86 images each";
 const CRASH_DETAIL: &str =
@@ -163,6 +177,17 @@ fn consensus_opt_random() {
         consensus,
         "3 writers x 3 updates + 1 reader",
         "no lost or doubled update, results to the right thread, reads see whole transactions, with store aggregation across combined closures; RedoTimed window empty (clock-free); no crashes injected",
+    );
+}
+
+#[test]
+fn crash_rollback_opt_random() {
+    opt_random_row(
+        "crash-rollback-random",
+        (iterations() / 4).max(20),
+        crash_rollbacks,
+        "2 threads x 2 updates with a panicking (rolled-back) update between them, a crash point after every persistence event, up to 32 Px86 images each",
+        &format!("{CRASH_DETAIL}; no image shows a rolled-back store; RedoTimed window empty (clock-free)"),
     );
 }
 

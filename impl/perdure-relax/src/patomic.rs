@@ -321,7 +321,18 @@ impl<B: Backend> Space<'_, B> {
 
     /// A consistent `(value, sequence)` of the NVMM replica: sequence,
     /// value, sequence again (Algorithm 4.1, L5–L7), retried until torn-free.
+    ///
+    /// Where the pool's 16-byte CAS is emulated (not one event to 8-byte
+    /// loads: `perdure_pm::dword::is_native`), three 8-byte loads can see a
+    /// CAS's new value with its old sequence between its two stores — a torn
+    /// pair the re-read of the sequence does not catch (GenMC,
+    /// `modelcheck/genmc/relax_read_nvmm.c`): there the pair is read with a
+    /// 16-byte CAS-load instead.
     fn read_nvmm(&self, off: u64) -> Result<(u64, u64), RelaxError> {
+        if !self.pool.dword_cas_atomic_with_words() {
+            let w = self.pool.dword(off)?.load();
+            return Ok((w as u64, (w >> 64) as u64));
+        }
         let val = self.pool.word(off)?;
         let seq = self.pool.word(off + 8)?;
         loop {
@@ -532,11 +543,24 @@ impl<B: Backend> Space<'_, B> {
         let (_, sd) = d;
         let window = self.tracking != Tracking::PseudoBitset && !mutant!(NoSeqWindow);
         if window && Self::in_window(sd, snv) {
-            // L4.1: move NVMM's sequence beyond the garbage one.
-            let seqw = self.pool.word(off + 8)?;
-            let bumped = seqw
-                .compare_exchange(snv, sd.wrapping_add(1), Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
+            // L4.1: move NVMM's sequence beyond the garbage one. Where the
+            // 16-byte CAS is emulated, an 8-byte CAS of the sequence can slip
+            // between a concurrent 16-byte CAS's two stores and be lost (the
+            // race of `read_nvmm`'s torn pair, on a write): there L4.1 is a
+            // 16-byte CAS of the pair read at line 1 (every write moves the
+            // sequence, so the pair is unchanged iff the sequence is).
+            let bumped = if self.pool.dword_cas_atomic_with_words() {
+                self.pool
+                    .word(off + 8)?
+                    .compare_exchange(snv, sd.wrapping_add(1), Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            } else {
+                let pair = |v: u64, s: u64| u128::from(v) | u128::from(s) << 64;
+                self.pool
+                    .dword(off)?
+                    .compare_exchange(pair(vnv, snv), pair(vnv, sd.wrapping_add(1)))
+                    .is_ok()
+            };
             trace_ev!(off, "R41", ok = bumped);
             if !bumped {
                 return Ok(Attempt::Retry); // goto 1

@@ -19,7 +19,7 @@
 (* A run whose history is not durably linearizable                        *)
 (* (e.g. a value dequeued twice) stops the replay: the trace is rejected. *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, Histories, SeqObjects
+EXTENDS Naturals, Sequences, Histories, SeqObjects, TLC
 
 TD == INSTANCE TraceData
 
@@ -64,6 +64,25 @@ ReplayStep ==
     /\ k' = k + 1
 
 TraceSpec == TraceInit /\ [][ReplayStep]_vars
+
+\* The run a step closes (a Begin closes the one before it; the last event
+\* closes the last run), and the history properties it breaks.
+Closing(s) == IF s.type = "step" THEN hist ELSE Append(hist, Event(s))
+Closes(s) == s.type = "step" \/ k = Len(TD!Trace)
+Broken(h) ==
+    (IF IQ(h)!HistoryDurablyLinearizable THEN {} ELSE {"HistoryDurablyLinearizable"})
+    \cup (IF IQ(h)!HistoryDetectable THEN {} ELSE {"HistoryDetectable"})
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the checked conditions every matching step breaks.
+\* tools/trace-check.sh adds Diagnosis as an invariant to the run of a case
+\* expected to be rejected and reads the lines of the step it was rejected at.
+Why == LET s == TD!Trace[k] IN
+       IF ~(s.type = "step" => s.action = "Begin")
+          \/ s.type \notin {"step", "invoke", "return", "recover", "crash"}
+       THEN {"no " \o s.type \o " step"}
+       ELSE IF Closes(s) THEN Broken(Closing(s)) ELSE {}
+Diagnosis == (k <= Len(TD!Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck", k, Why>>)
 
 \* Violated exactly when the whole trace has been replayed.
 NotAccepted == k <= Len(TD!Trace)

@@ -19,7 +19,7 @@
 (* lose), AbsIsDram (the refinement mapping) and PendingDistinct.  The    *)
 (* trace is accepted exactly when some behaviour consumes all of it.      *)
 (***************************************************************************)
-EXTENDS Mirror, TraceData, Naturals, Sequences
+EXTENDS Mirror, TraceData, Naturals, Sequences, TLC
 
 VARIABLE k   \* the next trace step to replay
 
@@ -73,17 +73,34 @@ Replay(s) ==
       [] s.action = "Ret" -> Ret(s.thread) /\ lc[s.thread].ret = s.val
       [] OTHER -> FALSE
 
-Invariants ==
-    SeqWindow /\ EqualSeqsEqualValues /\ DramDurable /\ AbsIsDram /\ PendingDistinct
+Conditions ==
+    [SeqWindow |-> SeqWindow, EqualSeqsEqualValues |-> EqualSeqsEqualValues,
+     DramDurable |-> DramDurable, AbsIsDram |-> AbsIsDram, PendingDistinct |-> PendingDistinct]
 
-ReplayStep ==
+Invariants == \A n \in DOMAIN Conditions : Conditions[n]
+
+\* The next event as a step of the protocol.
+ReplayEvent ==
     /\ k <= Len(Trace)
     /\ Replay(Trace[k])
+    /\ k' = k + 1
+
+\* ... a step of the abstract register, and NVMM moves only from DRAM's seq.
+Refines ==
     /\ Trace[k].action # "Begin" => [Abs!ANext]_<<areg, aop, alast>>
     /\ Trace[k].action \notin {"Begin", "Crash"} =>
           (Visible' # Visible => PSeq(Visible) = PSeq(dram))
-    /\ Invariants'
-    /\ k' = k + 1
+
+ReplayStep == ReplayEvent /\ Refines /\ Invariants'
+
+\* Why the trace cannot go on from this state: the event is no protocol step
+\* here, or the checked conditions every matching step breaks.
+\* tools/trace-check.sh adds Diagnosis as an invariant to the run of a case
+\* expected to be rejected and reads the lines of the step it was rejected at.
+Why == IF ~ENABLED ReplayEvent THEN {"no " \o Trace[k].action \o " step"}
+       ELSE IF ~ENABLED (ReplayEvent /\ Refines) THEN {"AbsStep"}
+       ELSE {n \in DOMAIN Conditions : ~ENABLED (ReplayEvent /\ Refines /\ Conditions'[n])}
+Diagnosis == (k <= Len(Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck", k, Why>>)
 
 TraceSpec == TraceInit /\ [][ReplayStep]_traceVars
 

@@ -226,24 +226,27 @@ pub fn report(name: &str, (points, images, exhaustive): (usize, u64, usize)) {
 }
 
 thread_local! {
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Calls of [`quiet_panics`] in progress on this OS thread (a count, not
+    /// a flag: shuttle runs its tasks on one OS thread, and one task's quiet
+    /// section may interleave with another's).
+    static QUIET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Runs `f`, which is expected to panic, with the panic hook silent on
-/// this thread; returns whether it did (`Err`).
-fn quiet_panics<R>(f: impl FnOnce() -> R) -> Result<R, ()> {
+/// this OS thread meanwhile; returns whether it did (`Err`).
+pub fn quiet_panics<R>(f: impl FnOnce() -> R) -> Result<R, ()> {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(|q| q.get()) {
+            if QUIET.with(|q| q.get()) == 0 {
                 prev(info);
             }
         }));
     });
-    QUIET.with(|q| q.set(true));
+    QUIET.with(|q| q.set(q.get() + 1));
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
+    QUIET.with(|q| q.set(q.get() - 1));
     r.map_err(drop)
 }
 
