@@ -19,14 +19,15 @@
  *
  * Invariant: the reader returns a pair the field held: (0, 0) or (1, 1).
  *
- * Expected result: read_nvmm VIOLATES it under every model, SC included: the reader loads seq 0,
- * the writer stores value 1, the reader loads value 1 and seq 0 again, before the writer's
- * sequence store -- the new value with the old sequence. The emulation is atomic only against
- * other 16-byte operations (dword.rs says so), and read_nvmm mixes 8-byte loads with it. The rows
- * genmc:relax-read-nvmm-torn/* pass only while GenMC reports that torn pair: they are the
- * finding's regression model until read_nvmm gets a path like read_pair's (then the row flips to
- * an expected pass). On x86_64 the real `lock cmpxchg16b` is one event to 8-byte loads and the
- * finding does not apply. The CAS-load variant (rows genmc:relax-read-pair-cas-load/*) passes.
+ * Expected result: the three 8-byte loads VIOLATE it under every model, SC included: the reader
+ * loads seq 0, the writer stores value 1, the reader loads value 1 and seq 0 again, before the
+ * writer's sequence store -- the new value with the old sequence. The emulation is atomic only
+ * against other 16-byte operations (dword.rs says so). This was read_nvmm's only path; it is now
+ * its path only where the 16-byte CAS is one event to 8-byte accesses (native cmpxchg16b, Sim:
+ * `Pool::dword_cas_atomic_with_words`), and elsewhere read_nvmm is a 16-byte CAS-load like
+ * read_pair's, which the rows genmc:relax-read-pair-cas-load/* verify. The rows
+ * genmc:relax-read-nvmm-torn/* stay as the regression model of why: they pass only while GenMC
+ * reports the torn pair.
  *
  * Ordering mutants (tools/genmc-weaken.py, on the CAS_LOAD row): none caught: the emulated CAS's
  * Acquire/Release are covered by its lock, and read_nvmm's loads do not run in that row.
@@ -36,13 +37,14 @@
  * while mirror_cas may be in the emulated 16-byte CAS of the same pair. The emulation loads both
  * words, compares, then stores both: the bump can land between its load and its stores, both
  * CASes succeed, and the emulation's store overwrites the bump (a lost update), under every model.
- * This shows the primitives do not compose; whether RELAX's protocol lets a recoverer's L4.1
- * overlap a mirror_cas's NVMM CAS on the same field (L4.1 needs DRAM's sequence ahead of NVMM's,
- * mirror_cas needs them equal) is not established by this model. Expected violation until the
- * emulation or its users are fixed; on x86_64 cmpxchg16b is atomic against the 8-byte CAS.
+ * recover_attempt now takes this 8-byte path only where the 16-byte CAS is atomic with 8-byte
+ * accesses; elsewhere L4.1 is a 16-byte CAS of the pair, which -DSEQ_BUMP -DBUMP_DWCAS (rows
+ * genmc:relax-seq-bump-dwcas/*) verifies. The model shows the primitives do not compose; whether
+ * RELAX's protocol let the two overlap on one field is not established by it.
  *
  * genmc-row: relax-read-nvmm-torn violates=rc11,imm,tso
  * genmc-row: relax-seq-bump-lost -DSEQ_BUMP violates=rc11,imm,tso
+ * genmc-row: relax-seq-bump-dwcas -DSEQ_BUMP -DBUMP_DWCAS
  * genmc-partial: recover_attempt
  * genmc-row: relax-read-pair-cas-load -DCAS_LOAD
  */
@@ -106,12 +108,18 @@ void *writer(void *arg)
 	return NULL;
 }
 
-/* patomic.rs: recover_attempt L4.1, the 8-byte CAS of NVMM's sequence word (here 0 -> 5) */
+/* patomic.rs: recover_attempt L4.1, NVMM's sequence 0 -> 5: the 8-byte CAS of the sequence word
+ * (the native path), or, with BUMP_DWCAS, the fix's 16-byte CAS of the pair read at line 2 */
 void *bumper(void *arg)
 {
+#ifdef BUMP_DWCAS
+	uint64_t sv, ss;
+	bump_ok = cas16(0, 0, 0, 5, &sv, &ss);
+#else
 	uint64_t expect = 0;
 	/* rust: recover_attempt compare_exchange SeqCst SeqCst */
 	bump_ok = atomic_compare_exchange_strong_explicit(&words[1], &expect, 5, SC, SC);
+#endif
 	return NULL;
 }
 
