@@ -29,8 +29,9 @@
  * genmc:relax-read-nvmm-torn/* stay as the regression model of why: they pass only while GenMC
  * reports the torn pair.
  *
- * Ordering mutants (tools/genmc-weaken.py, on the CAS_LOAD row): none caught: the emulated CAS's
- * Acquire/Release are covered by its lock, and read_nvmm's loads do not run in that row.
+ * Ordering mutants (tools/genmc-weaken.py, on the rows that verify): none caught: the emulated
+ * CAS's Acquire/Release are covered by its lock, and read_nvmm's loads and L4.1's 8-byte CAS do not
+ * run in those rows.
  *
  * Second finding of the same kind (-DSEQ_BUMP, rows genmc:relax-seq-bump-lost/*): `recover_attempt`
  * (patomic.rs, Algorithm 6.2 L4.1) bumps NVMM's sequence with an 8-byte CAS of the sequence word
