@@ -23,7 +23,10 @@
  *     happens-before with another thread's access (the lock must synchronise, not only exclude);
  *   - a lock whose every user has left ends NOLOCK or HLOCK, with every slot NOT_READING;
  *   - no spurious failure (the "strong" of strong trylock, as far as the client can tell): a
- *     reader fails only if a writer took the lock, both writers fail only if a reader took it.
+ *     reader fails only if a writer took the lock, both writers fail only if a reader took it;
+ *   - the confirmation: a reader whose look saw a writer's WLOCK does not fail once that writer's
+ *     departing scan is done (a ghost `scanned_seq`, SeqCst, not in the Rust code, records it):
+ *     what keeps a reader from failing because of a writer that is already gone.
  *
  * Mutants (rows genmc:rwlock-mutant-*, each must be reported as a violation):
  *   MUTANT_NO_RESCAN        exclusive_try_lock skips its second scan of the read indicator after
@@ -34,19 +37,24 @@
  *                           misses the arrival, the reader's look misses the HLOCK) comes back.
  *   MUTANT_CANCEL_FAILS     a reader that cancels a writer's HLOCK leaves and fails instead of
  *                           holding: a failure no writer caused (the strong-try assertions).
+ *   MUTANT_UNLOCK_WEAK_SCAN the departing writer's fence AcqRel and its confirming scan Acquire
+ *                           (its RLOCK swap stays SeqCst): the scan can miss a reader whose look
+ *                           saw WLOCK, which then fails after the writer confirmed the arrivals
+ *                           (RC11, IMM; under TSO the swap is a full fence and it passes).
  *
  * Ordering mutants (tools/genmc-weaken.py): 3 of 26 caught one at a time (the reader's arrival
  * swap, its look at the writer word, shared_unlock's Release). The writer's side is doubly
  * sequentially consistent (SeqCst CAS and scan loads, and a SeqCst fence between them), so each
  * single weakening survives; weakening both the fence and the scan loads is caught. The unlocks'
- * SeqCst protect the confirmation (1 -> 2) of a reader that arrived during WLOCK, which the
- * strong-try specification does not require (a writer held the lock during that reader's call):
- * no assertion here can catch their weakening.
+ * SeqCst protect the confirmation (1 -> 2) of a reader that arrived during WLOCK; each survives
+ * alone (the swap, fence and scan are SeqCst three times over), the fence and the scan weakened
+ * together are caught by the confirmation assertion (MUTANT_UNLOCK_WEAK_SCAN).
  *
  * genmc-row: rwlock
  * genmc-row: rwlock-mutant-no-rescan -DMUTANT_NO_RESCAN violates=rc11,imm,tso
  * genmc-row: rwlock-mutant-arrival-release -DMUTANT_ARRIVAL_RELEASE violates=rc11,imm,tso
  * genmc-row: rwlock-mutant-cancel-fails -DMUTANT_CANCEL_FAILS violates=rc11,imm,tso
+ * genmc-row: rwlock-mutant-unlock-weak-scan -DMUTANT_UNLOCK_WEAK_SCAN violates=rc11,imm
  */
 #include <assert.h>
 #include <pthread.h>
@@ -78,6 +86,9 @@ static inline uint64_t state_of(uint64_t w) { return w & 3; }
 
 atomic_ulong wstate;             /* pack(0, NOLOCK) */
 atomic_ulong readers[READERS];   /* NOT_READING */
+/* Ghost (not in the Rust code): the seq of the last writer whose departing abort_rollback has
+ * scanned the read indicator (writers hold WLOCK one after another, with increasing seqs). */
+atomic_ulong scanned_seq;
 
 /* ---- the lock (rwlock.rs) ---- */
 
@@ -105,7 +116,12 @@ bool shared_try_lock(int tid)
 	}
 	if (state_of(ws) != WLOCK)
 		return true;
-	return atomic_fetch_sub_explicit(&readers[tid], 1, SC) != READING; /* rust: shared_try_lock fetch_sub SeqCst */
+	/* If the writer whose WLOCK the look saw has finished its confirming scan before this
+	 * rollback, the scan saw this arrival (which came before that look): the reader must hold. */
+	bool gone = atomic_load_explicit(&scanned_seq, SC) >= seq_of(ws);
+	bool held = atomic_fetch_sub_explicit(&readers[tid], 1, SC) != READING; /* rust: shared_try_lock fetch_sub SeqCst */
+	assert((!gone || held) && "a reader failed because of a writer that had confirmed the arrivals");
+	return held;
 }
 
 void shared_unlock(int tid)
@@ -124,7 +140,11 @@ bool readers_empty(void)
 void abort_rollback(void)
 {
 	for (int i = 0; i < READERS; i++) {
+#ifdef MUTANT_UNLOCK_WEAK_SCAN
+		if (atomic_load_explicit(&readers[i], memory_order_acquire) == READING) {
+#else
 		if (atomic_load_explicit(&readers[i], SC) == READING) { /* rust: abort_rollback load SeqCst */
+#endif
 			uint64_t expect = READING;
 			/* rust: abort_rollback compare_exchange SeqCst SeqCst */
 			atomic_compare_exchange_strong_explicit(&readers[i], &expect, READING + 1, SC, SC);
@@ -159,8 +179,13 @@ void exclusive_unlock(void)
 {
 	uint64_t seq = seq_of(atomic_load_explicit(&wstate, SC)); /* rust: exclusive_unlock load SeqCst */
 	atomic_exchange_explicit(&wstate, pack(seq, RLOCK), SC);  /* rust: exclusive_unlock swap SeqCst */
+#ifdef MUTANT_UNLOCK_WEAK_SCAN
+	atomic_thread_fence(memory_order_acq_rel);
+#else
 	atomic_thread_fence(SC);                                  /* rust: exclusive_unlock fence SeqCst */
+#endif
 	abort_rollback();
+	atomic_store_explicit(&scanned_seq, seq, SC); /* ghost */
 	atomic_exchange_explicit(&wstate, pack(seq, NOLOCK), SC); /* rust: exclusive_unlock swap SeqCst */
 }
 
@@ -168,8 +193,13 @@ void downgrade(void)
 {
 	uint64_t seq = seq_of(atomic_load_explicit(&wstate, SC)); /* rust: downgrade load SeqCst */
 	atomic_exchange_explicit(&wstate, pack(seq, RLOCK), SC);  /* rust: downgrade swap SeqCst */
+#ifdef MUTANT_UNLOCK_WEAK_SCAN
+	atomic_thread_fence(memory_order_acq_rel);
+#else
 	atomic_thread_fence(SC);                                  /* rust: downgrade fence SeqCst */
+#endif
 	abort_rollback();
+	atomic_store_explicit(&scanned_seq, seq, SC); /* ghost */
 }
 
 void downgrade_unlock(void)
