@@ -983,10 +983,12 @@ impl Sim {
     }
 
     /// A `fence(SeqCst)` (an `mfence`) of the calling thread under Px86: its
-    /// buffer drains and its write-backs that took effect are certain. Not
-    /// an event of its own: it only narrows what a crash may keep after the
-    /// events before it. Nothing under Sc (as in the `std` build, where the
-    /// simulator does not see `std`'s fences).
+    /// buffer drains, and its write-backs complete when the model says a
+    /// locked instruction completes them ([`SimOptions::rmw_completes_flushes`],
+    /// x86's rule for `mfence` and locked RMWs alike; off by default, as
+    /// `Msync` gives neither any persistence power, so portable code needs
+    /// its `pfence`). Not an event of its own. Nothing under Sc (as in the
+    /// `std` build, where the simulator does not see `std`'s fences).
     #[cfg(all(perdure_shuttle, not(perdure_loom)))]
     pub(crate) fn dram_fence(&self) {
         if !self.px86() {
@@ -995,7 +997,7 @@ impl Sim {
         let mut st = self.state();
         self.scheduling_point(&mut st);
         self.drain_own(&mut st);
-        Sim::complete_flushes(&mut st);
+        self.locked_completes(&mut st);
     }
 
     /// Drains the calling thread's store buffer (Px86; nothing under Sc):

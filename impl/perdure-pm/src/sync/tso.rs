@@ -14,7 +14,10 @@
 //!   memory;
 //! * a `SeqCst` store (`xchg`), every read-modify-write (`lock`-prefixed)
 //!   and `fence(SeqCst)` (`mfence`) drain the thread's buffer first; an
-//!   `mfence` also completes the thread's pending write-backs;
+//!   `mfence`, like a locked RMW, also completes the thread's pending
+//!   write-backs when the simulator's model says so
+//!   (`SimOptions::rmw_completes_flushes`, x86's rule; off by default, as on
+//!   `Msync`, where only a `pfence` orders a write-back);
 //! * locking and unlocking a facade [`Mutex`] drain the buffer (a lock is
 //!   taken and released with locked instructions or a system call; draining
 //!   at the release too is stronger than x86, where the release is a plain
