@@ -23,7 +23,7 @@
 
 use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Recovered, Returned};
 use perdure_memento::MementoError;
-use perdure_pm::sim::{CrashPoint, SimModel, VolatileFill};
+use perdure_pm::sim::{CrashPoint, ImageChoice, SimModel, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -195,6 +195,15 @@ fn agrees(c: &[u64], enq_done: u64, deq_done: u64) -> Result<(), String> {
     }
 }
 
+/// A pool holding crash image `img` of `cp` (volatile memory zeroed), on a
+/// simulator with `options`, reincarnated for recovery.
+fn image_pool(cp: &CrashPoint, img: &ImageChoice, options: SimOptions) -> Pool<Sim> {
+    let words = cp.materialize(img, VolatileFill::Zeroed);
+    let pool = Pool::volatile_from_words(&words, Sim::new(options)).unwrap();
+    pool.reincarnate();
+    pool
+}
+
 /// Dequeues that took effect, from recovered contents `c` (the values
 /// are 1, 2, ... in order; the workload never empties the queue after its
 /// first enqueue).
@@ -248,9 +257,7 @@ fn run<Q: Baseline>() {
         let (_, it) = p.cp.images(2, p.cp.event);
         for img in it {
             images += 1;
-            let words = p.cp.materialize(&img, VolatileFill::Zeroed);
-            let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
-            pool2.reincarnate();
+            let pool2 = image_pool(&p.cp, &img, options());
             match Q::recovered(&pool2) {
                 Ok(c) if c.is_empty() => {}
                 Ok(c) => failures.push(format!(
@@ -265,9 +272,7 @@ fn run<Q: Baseline>() {
         let (_, it) = p.cp.images(2, p.cp.event);
         for img in it {
             images += 1;
-            let words = p.cp.materialize(&img, VolatileFill::Zeroed);
-            let pool2 = Pool::volatile_from_words(&words, Sim::new(options())).unwrap();
-            pool2.reincarnate();
+            let pool2 = image_pool(&p.cp, &img, options());
             let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::default();
             capture_into(&pool2, 1, inner.clone());
             let first = Q::recovered(&pool2);
@@ -286,9 +291,7 @@ fn run<Q: Baseline>() {
                 let (_, it) = icp.images(2, icp.event);
                 for img in it {
                     inner_images += 1;
-                    let words = icp.materialize(&img, VolatileFill::Zeroed);
-                    let pool3 = Pool::volatile_from_words(&words, Sim::default()).unwrap();
-                    pool3.reincarnate();
+                    let pool3 = image_pool(&icp, &img, SimOptions::default());
                     match Q::recovered(&pool3) {
                         Ok(c) => {
                             if let Err(why) = agrees(&c, p.enq_done, p.deq_done)
