@@ -132,13 +132,12 @@ impl Slot {
     fn rmw<R>(&self, op: impl FnOnce(&StdU64) -> R) -> R {
         switch();
         let c = self.cell();
-        let p = SIM.with(Cell::get);
-        if p.is_null() {
-            return op(c);
+        let mut op = Some(op);
+        let mut run = || (op.take().expect("a locked operation runs once"))(c);
+        match with_sim(|s| s.dram_locked(&mut run)) {
+            Some(r) => r,
+            None => run(),
         }
-        // SAFETY: as in `with_sim`: a non-null `SIM` points to the `Sim`
-        // borrowed by a `with_dram_tso` call still running on this thread.
-        unsafe { &*p }.dram_locked(|| op(c))
     }
 
     /// `f` applied to the value until the CAS succeeds: `Ok(old)`, or
