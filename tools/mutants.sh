@@ -28,6 +28,11 @@
 #                         this nor exclude_re to its "delete field" mutants (6, all in
 #                         perdure-ptm): give MUTANTS_PACKAGE too
 #   MUTANTS_OUT=dir       where the shards and the summary go (default out/mutants)
+#   MUTANTS_LEDGER=file   the committed record of complete shards (default docs/mutants/ledger.tsv;
+#                         none when MUTANTS_RE or MUTANTS_PACKAGE filter the list, unless set): a
+#                         shard it records for this source state counts as complete, and every
+#                         merge adds the complete shards of MUTANTS_OUT to it. Commit it: a full
+#                         run spans days and machines, out/ does not survive them
 #
 # cargo-mutants is installed on first use into .cache/cargo-mutants (cargo install --locked,
 # from crates.io); `make setup` and `make test` do not need it. Each cargo-mutants run works in
@@ -51,6 +56,14 @@ SHARDS=${MUTANTS_SHARDS:-200}
 TIMEOUT=${MUTANTS_TIMEOUT:-900}
 BUILD_TIMEOUT=${MUTANTS_BUILD_TIMEOUT:-1800}
 BASELINE=${MUTANTS_BASELINE:-auto}
+if [ -n "${MUTANTS_LEDGER:-}" ]; then
+  LEDGER=$MUTANTS_LEDGER
+elif [ -z "$RE$PACKAGE" ]; then
+  LEDGER=$PERDURE_ROOT/docs/mutants/ledger.tsv
+else
+  LEDGER=""
+fi
+case $LEDGER in /* | "") ;; *) LEDGER="$PERDURE_ROOT/$LEDGER" ;; esac
 
 die() {
   echo "mutants: ERROR: $*" >&2
@@ -137,15 +150,22 @@ source_id() {
   echo "$t-$(git hash-object tools/mutants_cargo.py | cut -c1-12)"
 }
 SOURCE=$(source_id)
+# Checks at another depth than the mutation tier (PERDURE_DEPTH=ci) are another experiment.
+[ "${PERDURE_DEPTH:-mutants}" = mutants ] || SOURCE="$SOURCE-depth-$PERDURE_DEPTH"
 TREE=$SOURCE
 [ -z "$RE$PACKAGE" ] || TREE="$TREE-only-$(printf '%s\n%s' "$RE" "$PACKAGE" | sha1sum | cut -c1-12)"
 BASELINE_JSON="$PERDURE_CACHE/mutants/baseline.json"
 
-shard_complete() { # k n -> 0 if out/mutants/shard-k-of-n holds a finished run of this tree
-  python3 - "$OUT/shard-$1-of-$2" "$TREE" <<'PY'
+shard_complete() { # k n -> 0 if out/mutants/shard-k-of-n or the ledger holds a finished run of this tree
+  python3 - "$OUT/shard-$1-of-$2" "$TREE" "$LEDGER" "$1/$2" <<'PY'
 import json, sys
 from pathlib import Path
-d, tree = Path(sys.argv[1]), sys.argv[2]
+d, tree, ledger, kn = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+if ledger and Path(ledger).is_file():
+    for line in Path(ledger).read_text().splitlines():
+        f = line.split("\t")
+        if not line.startswith("#") and len(f) == 6 and f[0] == tree and f[1] == kn:
+            sys.exit(0)
 try:
     meta = json.loads((d / "shard.json").read_text())
     planned = len(json.loads((d / "mutants.out" / "mutants.json").read_text()))
@@ -228,10 +248,12 @@ json.dump(meta, open(p, "w"))' "$dir/shard.json" "$rc"
 
 if [ -n "$shard" ]; then
   run_shard "${shard%/*}" "${shard#*/}"
-  python3 tools/mutants_merge.py --shards "${shard#*/}" --out "$OUT"
+  python3 tools/mutants_merge.py --shards "${shard#*/}" --out "$OUT" ${LEDGER:+--ledger "$LEDGER"}
 else
   for ((k = 0; k < SHARDS; k++)); do
     run_shard "$k" "$SHARDS"
+    # After every shard, so that an interrupted run has its finished shards in the ledger.
+    [ -z "$LEDGER" ] || python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT" --ledger "$LEDGER" >/dev/null
   done
-  python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT"
+  python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT" ${LEDGER:+--ledger "$LEDGER"}
 fi

@@ -24,12 +24,19 @@ Later stages are built in the test phase; a mutant that compiles in the plain bu
 under a cfg (code gated by perdure_loom/perdure_shuttle) would count as "caught" -- the examined
 modules have no such code today.
 
+The checks run in the mutation tier, PERDURE_DEPTH=mutants (docs/MUTANTS.md, "The test command"):
+the first schedules of each explorer, shuttle and crash test, loom at a preemption bound of 1, so
+that a mutant costs seconds, not minutes; and a mutant runs only the checks that can reach the
+file it mutates (SELECT: a structure's scenarios for a structure's file; everything for the
+shared modules).
+
 Every test file of the crate named explore_*, loom_*, shuttle_*, mutants_* must appear in
 STAGES (and every name in STAGES must exist): the script fails otherwise, so a new check cannot
 be silently left out of the mutation run.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import sys
@@ -40,21 +47,60 @@ from pathlib import Path
 # (docs/MUTANTS.md gives the measurements).
 STAGES: dict[str, list[tuple[str, list[str]]]] = {
     "perdure-pm": [
-        ("shuttle", ["shuttle_heap"]),
+        ("shuttle", ["shuttle_heap", "shuttle_dram_tso"]),
         ("loom", ["loom_log", "loom_heap"]),
     ],
     "perdure-memento": [
         ("plain", ["mutants_memento", "explore_memento", "explore_memento_tcrash",
                    "explore_memento_zero", "explore_memento_x86"]),
+        ("shuttle", ["shuttle_tso_mutants_memento"]),
     ],
     "perdure-ptm": [
         ("plain", ["mutants_ptm"]),
-        ("shuttle", ["shuttle_redo", "shuttle_cx", "shuttle_explore_ptm", "shuttle_mutants_ptm"]),
+        ("shuttle", ["shuttle_redo", "shuttle_cx", "shuttle_explore_ptm", "shuttle_mutants_ptm",
+                     "shuttle_tso_mutants_ptm"]),
         ("loom", ["loom_redo_consensus", "loom_rwlock", "loom_cx_queue"]),
     ],
     "perdure-relax": [
         ("plain", ["mutants_relax", "crash_sim", "sets_crash_sim"]),
-        ("shuttle", ["shuttle_relax", "shuttle_explore_relax", "shuttle_sets"]),
+        ("shuttle", ["shuttle_relax", "shuttle_explore_relax", "shuttle_sets",
+                     "shuttle_tso_mutants_relax"]),
+    ],
+}
+# Which of a crate's checks a mutant runs, by the file it mutates: (glob under the crate's folder,
+# {test binary: libtest name filters}). A binary a rule does not name is not run for that file;
+# [] runs it whole; with filters, only the tests whose names contain one of them. A file no
+# rule matches (the primitives every structure uses, the shared protocol modules) runs every
+# check. The rules only leave out checks that cannot reach the file: a structure's mutant is
+# checked by that structure's scenarios, CX's by the CX checks, Redo's by the Redo ones.
+MEMENTO_ALL = ["mutants_memento", "explore_memento", "explore_memento_tcrash", "explore_memento_zero",
+               "explore_memento_x86", "shuttle_tso_mutants_memento"]
+RELAX_SETS = {"sets_crash_sim": [], "shuttle_sets": [], "shuttle_explore_relax": [], "mutants_relax": []}
+RELAX_FIELDS = {"crash_sim": [], "shuttle_explore_relax": [], "mutants_relax": []}
+SELECT: dict[str, list[tuple[str, dict[str, list[str]]]]] = {
+    "perdure-memento": [
+        ("src/ds/soft.rs", {b: ["soft"] for b in MEMENTO_ALL}),
+        ("src/ds/combq.rs", {b: ["combq"] for b in MEMENTO_ALL}),
+        ("src/ds/msq.rs", {b: ["msq"] for b in MEMENTO_ALL}),
+        ("src/ds/treiber.rs", {b: ["treiber", "elim"] for b in MEMENTO_ALL}),
+        ("src/ds/elim.rs", {b: ["elim"] for b in MEMENTO_ALL}),
+        ("src/ds/exchanger.rs", {b: ["elim"] for b in MEMENTO_ALL}),
+    ],
+    "perdure-ptm": [
+        ("src/cx/queue.rs", {"mutants_ptm": [], "shuttle_cx": [], "shuttle_explore_ptm": ["cx_", "depth_"],
+                             "shuttle_mutants_ptm": [], "loom_cx_queue": []}),
+        ("src/cx/*.rs", {"mutants_ptm": [], "shuttle_cx": [], "shuttle_explore_ptm": ["cx_", "depth_"],
+                         "shuttle_mutants_ptm": []}),
+        ("src/redo/*.rs", {"mutants_ptm": [], "shuttle_redo": [], "shuttle_explore_ptm": ["redo_", "depth_"],
+                           "shuttle_mutants_ptm": [], "shuttle_tso_mutants_ptm": [],
+                           "loom_redo_consensus": []}),
+    ],
+    "perdure-relax": [
+        ("src/ds/skiplist.rs", RELAX_SETS),
+        ("src/ds/bst.rs", RELAX_SETS),
+        ("src/ds/list.rs", RELAX_FIELDS),
+        ("src/ds/hash.rs", RELAX_FIELDS),
+        ("src/ds/array.rs", RELAX_FIELDS),
     ],
 }
 CHECK_PREFIXES = ("explore_", "loom_", "shuttle_", "mutants_")
@@ -96,6 +142,34 @@ def check_table(workspace: Path, pkg: str) -> None:
                  f"listed but absent {missing}, present but not listed {unlisted}")
 
 
+def mutated_files(workspace: Path, pkg: str) -> list[str]:
+    """The files of pkg's src/ that differ from the source tree's: cargo-mutants runs this
+    script in its copy of impl/ with one file mutated (none in the baseline run)."""
+    original = Path(__file__).resolve().parent.parent / "impl" / pkg
+    copy = workspace / pkg
+    if original.resolve() == copy.resolve():
+        return []
+    changed = []
+    for f in sorted((copy / "src").rglob("*.rs")):
+        rel = f.relative_to(copy)
+        o = original / rel
+        if not o.is_file() or o.read_bytes() != f.read_bytes():
+            changed.append(rel.as_posix())
+    return changed
+
+
+def selection(workspace: Path, pkg: str) -> dict[str, list[str]] | None:
+    """The checks a mutant of pkg runs (SELECT), or None: all of them."""
+    changed = mutated_files(workspace, pkg)
+    if len(changed) != 1:
+        return None
+    for pattern, checks in SELECT.get(pkg, []):
+        if fnmatch.fnmatch(changed[0], pattern):
+            log(f"{changed[0]} is mutated: {', '.join(f'{b}{chr(32) + str(fs) if fs else chr(32)}'.strip() for b, fs in checks.items())}")
+            return checks
+    return None
+
+
 def cargo(args: list[str], stage: str, target_root: Path) -> int:
     env = dict(os.environ)
     env.pop("CARGO", None)
@@ -106,8 +180,12 @@ def cargo(args: list[str], stage: str, target_root: Path) -> int:
     env.pop("CARGO_ENCODED_RUSTFLAGS", None)
     env["CARGO_INCREMENTAL"] = "1"
     env["CARGO_PROFILE_RELEASE_DEBUG"] = "0"
+    # The mutation tier (docs/MUTANTS.md): the explorer, shuttle and crash tests run their
+    # first schedules only (PERDURE_DEPTH=mutants), loom a preemption bound of 1.
+    # PERDURE_DEPTH=ci in the environment runs the checks at make verify's depth instead.
+    env.setdefault("PERDURE_DEPTH", "mutants")
     if stage == "loom":
-        env.setdefault("LOOM_MAX_PREEMPTIONS", "3")
+        env.setdefault("LOOM_MAX_PREEMPTIONS", "1" if env["PERDURE_DEPTH"] == "mutants" else "3")
     cmd = [real_cargo(), "test", "--release", "--target-dir", str(target_root / stage)] + args
     log(f"[{stage}] {' '.join(cmd[1:])}")
     start = time.monotonic()
@@ -133,7 +211,14 @@ def main(argv: list[str]) -> int:
         check_table(workspace, pkg)
     for pkg in pkgs:
         stages = STAGES[pkg][:1] if no_run else STAGES[pkg]
+        chosen = None if no_run else selection(workspace, pkg)
         for stage, tests in stages:
+            filters: dict[str, list[str]] = {}
+            if chosen is not None:
+                tests = [t for t in tests if t in chosen]
+                filters = chosen
+                if not tests:
+                    continue
             sel = ["-p", pkg] + [a for t in tests for a in ("--test", t)]
             # Build the whole stage at once (parallel), then run its binaries in order.
             rc = cargo(sel + ["--no-run"], stage, target_root)
@@ -144,7 +229,8 @@ def main(argv: list[str]) -> int:
             if rc != 0:
                 return rc
             for t in tests:
-                rc = cargo(["-p", pkg, "--test", t, "--", "--nocapture"], stage, target_root)
+                rc = cargo(["-p", pkg, "--test", t, "--", "--nocapture"] + filters.get(t, []),
+                           stage, target_root)
                 if rc != 0:
                     return rc
     return 0

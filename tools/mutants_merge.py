@@ -17,6 +17,14 @@ out/mutants/summary.json and out/mutants/summary.md:
     and which are missing, for the shard count N (--shards; default: the n the shard folders
     use, when they agree).
 
+With --ledger FILE (tools/mutants.sh passes docs/mutants/ledger.tsv, or $MUTANTS_LEDGER) the merge
+also reads the complete shards recorded in that ledger -- one tab-separated line per mutant outcome:
+source state, shard k/n, crate, outcome, seconds, mutant name; a shard with no mutants is one line
+with crate "-" and outcome "empty" -- and writes every complete shard back into it. The ledger is
+committed, so a run spread over several machines (a full run takes days on 2 cores) keeps what
+each one finished; out/ is not. A shard folder present and complete takes precedence over the
+ledger's lines for the same shard and source state.
+
 A shard counts only when complete (cargo-mutants finished and every mutant of the shard has an
 outcome). Shards of different source states (shard.json "tree") are merged but the summary says
 so: their mutants are not the same set. Python 3.11, standard library only.
@@ -92,9 +100,62 @@ def read_shard(d: Path) -> dict:
     return shard
 
 
-def merge(out_dir: Path, shards_wanted: int | None) -> dict:
+LEDGER_HEADER = ("# make mutants ledger (tools/mutants_merge.py): every complete shard, one line per mutant\n"
+                 "# tree\tshard\tcrate\toutcome\tseconds\tmutant\n")
+
+
+def read_ledger(path: Path | None) -> list[dict]:
+    """The complete shards a ledger records, as read_shard's dicts (a missing file: none)."""
+    if path is None or not path.is_file():
+        return []
+    shards: dict[tuple[str, int, int], dict] = {}
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = line.split("\t")
+        m = re.fullmatch(r"(\d+)/(\d+)", f[1]) if len(f) == 6 else None
+        if m is None or (f[3] not in COUNTS and f[3] != "empty"):
+            raise SystemExit(f"mutants_merge: {path}:{i}: not a ledger line "
+                             f"(tree, k/n, crate, outcome, seconds, mutant; tab-separated): {line!r}")
+        k, n = int(m.group(1)), int(m.group(2))
+        sh = shards.setdefault((f[0], k, n), {
+            "k": k, "n": n, "dir": f"ledger:{k}/{n}", "complete": True, "tree": f[0],
+            "outcomes": [], "planned": 0, "problem": None})
+        if f[3] == "empty":
+            continue
+        fm = re.match(r"^([^:]+):(\d+):", f[5])
+        sh["outcomes"].append({"package": f[2], "name": f[5], "kind": f[3],
+                               "file": fm.group(1) if fm else None,
+                               "line": int(fm.group(2)) if fm else None,
+                               "seconds": float(f[4])})
+        sh["planned"] += 1
+    return list(shards.values())
+
+
+def write_ledger(path: Path, shards: list[dict]) -> None:
+    """Every complete shard into the ledger, sorted, one line per outcome."""
+    lines = []
+    for s in sorted(shards, key=lambda s: (s["tree"] or "", s["n"], s["k"])):
+        tree = s["tree"] or "unknown"
+        if not s["outcomes"]:
+            lines.append(f"{tree}\t{s['k']}/{s['n']}\t-\tempty\t0\t-")
+        for o in sorted(s["outcomes"], key=lambda o: o["name"]):
+            lines.append(f"{tree}\t{s['k']}/{s['n']}\t{o['package']}\t{o['kind']}\t{o['seconds']}\t{o['name']}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LEDGER_HEADER + "".join(x + "\n" for x in lines))
+
+
+def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None) -> dict:
     found = [read_shard(d) for d in sorted(out_dir.iterdir())
              if d.is_dir() and SHARD_DIR.match(d.name)] if out_dir.is_dir() else []
+    # The ledger's shards, where no complete folder of the same shard and tree is present.
+    have = {(s["tree"], s["k"], s["n"]) for s in found if s["complete"]}
+    recorded = [s for s in read_ledger(ledger) if (s["tree"], s["k"], s["n"]) not in have]
+    if ledger is not None:
+        write_ledger(ledger, recorded + [s for s in found if s["complete"]])
+    # A folder that is incomplete does not hide the ledger's complete record of that shard.
+    done_in_ledger = {(s["k"], s["n"]) for s in recorded}
+    found = [s for s in found if s["complete"] or (s["k"], s["n"]) not in done_in_ledger] + recorded
     ns = sorted({s["n"] for s in found})
     n = shards_wanted if shards_wanted is not None else (ns[0] if len(ns) == 1 else None)
     notes = []
@@ -209,8 +270,8 @@ def markdown(s: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out_dir: Path, shards: int | None) -> dict:
-    summary = merge(out_dir, shards)
+def write(out_dir: Path, shards: int | None, ledger: Path | None = None) -> dict:
+    summary = merge(out_dir, shards, ledger)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out_dir / "summary.md").write_text(markdown(summary))
@@ -295,6 +356,22 @@ def self_test() -> int:
         s2 = write(root, 4)
         checks += [(s2["missing"] == [] and "3/4" in s2["complete"], f"empty shard {s2['complete']}"),
                    (any("source states" in x for x in s2["notes"]), f"mixed trees {s2['notes']}")]
+        # The ledger: written from the complete shards, and read back in place of the folders.
+        ledger = root / "ledger.tsv"
+        write(root, 4, ledger)
+        moved = root / "elsewhere"
+        moved.mkdir()
+        s4 = write(moved, 4, ledger)
+        checks += [(s4["complete"] == s2["complete"] and s4["crates"] == s2["crates"]
+                    and s4["missed"] == s2["missed"], f"ledger round trip {s4['complete']} {s4['crates']}"),
+                   (ledger.read_text().count("\tempty\t") == 1, "ledger records the empty shard")]
+        bad = root / "bad.tsv"
+        bad.write_text("t1\t0/4\tperdure-pm\tcaught\n")
+        try:
+            read_ledger(bad)
+            checks.append((False, "a malformed ledger line was accepted"))
+        except SystemExit as e:
+            checks.append(("bad.tsv:1" in str(e), f"malformed ledger message {e}"))
         # No shards at all: a summary that says so, not a crash.
         empty = root / "empty"
         empty.mkdir()
@@ -311,11 +388,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shards", type=int, help="the shard count N to merge (default: the one present)")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "mutants")
+    ap.add_argument("--ledger", type=Path, help="read and update this ledger of complete shards")
     ap.add_argument("--self-test", action="store_true", help="run the merge on fixture shards")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
-    s = write(a.out, a.shards)
+    s = write(a.out, a.shards, a.ledger)
     t = s["total"]
     print(f"mutants: {len(s['complete'])}/{s['shards']} shards complete, "
           f"{len(s['incomplete'])} incomplete, {len(s['missing'])} missing; "

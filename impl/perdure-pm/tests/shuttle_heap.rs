@@ -20,11 +20,14 @@ use perdure_pm::{NoFlush, Pool};
 
 const SIZE: u64 = 64 << 10;
 
+/// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 5,000 (200 in the
+/// mutation tier, `PERDURE_DEPTH=mutants`: docs/MUTANTS.md).
 fn iterations() -> usize {
+    let tier = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "mutants");
     std::env::var("PERDURE_SHUTTLE_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5000)
+        .unwrap_or(if tier { 200 } else { 5000 })
 }
 
 fn workload() {

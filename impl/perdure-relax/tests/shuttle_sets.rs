@@ -159,6 +159,17 @@ fn iterations(default: usize) -> usize {
     shuttle_iterations(default, 10 * default)
 }
 
+/// Schedules of a test that must *find* a violation (a mutant switched on,
+/// a weaker variant): the full count in the mutation tier too, where
+/// [`iterations`] takes a tenth (a search for a failure needs its budget).
+fn search_iterations(default: usize) -> usize {
+    if common::mutants() {
+        default
+    } else {
+        iterations(default)
+    }
+}
+
 /// How a schedule starts (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Start {
@@ -768,7 +779,7 @@ fn mutant_bst_insert_without_helping_is_caught() {
 #[test]
 fn flagged_leaf_present_is_equivalent_except_for_cut_off_removes() {
     let mut secs = 0.0;
-    let n = iterations(60);
+    let n = search_iterations(60);
     let mut found = vec![];
     let zero = Start::CrashCutRemove(DramInit::Zeroed);
     let garbage = Start::CrashCutRemove(DramInit::Garbage { seed: 0 });
@@ -824,7 +835,7 @@ fn mutant_line44_once_is_caught() {
             Tracking::Hybrid,
             Start::Crash(DramInit::Zeroed),
         ),
-        iterations(1500),
+        search_iterations(1500),
     );
 }
 
@@ -920,7 +931,7 @@ fn bitset_race_loses_bits_but_never_invents_one() {
 /// finds it within the first few hundred).
 #[test]
 fn mutant_line44_once_is_caught_on_the_bst() {
-    let n = iterations(500);
+    let n = search_iterations(500);
     let mut secs = 0.0;
     let found = [DramInit::Zeroed, DramInit::Garbage { seed: 0 }]
         .into_iter()

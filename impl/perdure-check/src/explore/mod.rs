@@ -477,6 +477,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Runs the exploration.
 pub fn explore(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> ExploreReport {
+    let cfg = &tier_budget(cfg);
     let shared = Arc::new(Mutex::new(Shared {
         report: ExploreReport::default(),
         schedule: 0,
@@ -554,6 +555,7 @@ impl CreationReport {
 /// whose object lives in a pool of its own (the PTMs) has no crash points
 /// here.
 pub fn explore_creation(scenario: Arc<dyn Scenario>, cfg: &ExploreConfig) -> CreationReport {
+    let cfg = &tier_budget(cfg);
     let shared = Arc::new(Mutex::new(CreationReport::default()));
     let body = {
         let (shared, cfg, scenario) = (shared.clone(), cfg.clone(), scenario.clone());
@@ -589,8 +591,16 @@ fn creation_schedule(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig) -> Creat
     let captured: Arc<Mutex<Vec<CrashPoint>>> = Arc::new(Mutex::new(Vec::new()));
     {
         let captured = captured.clone();
-        pool.backend()
-            .set_crash_hook(move |_, view| lock(&captured).push(view.capture()));
+        // The creation's thousand-odd events (formatting the pool): in the
+        // mutation tier every eighth is captured, the capture being the cost.
+        let stride = if mutation_tier() { 8 } else { 1 };
+        let mut seen = 0u64;
+        pool.backend().set_crash_hook(move |_, view| {
+            seen += 1;
+            if seen % stride == 0 {
+                lock(&captured).push(view.capture());
+            }
+        });
     }
     let created = scenario
         .setup(&pool)
@@ -670,6 +680,33 @@ fn program_salt(cfg: &ExploreConfig, schedule: usize) -> u64 {
 /// accesses count as one thread of their own.
 fn shuttle_task_id() -> usize {
     shuttle::current::try_get_current_task().map_or(usize::MAX, usize::from)
+}
+
+/// Whether this is the mutation tier, `PERDURE_DEPTH=mutants` (see [`tier_budget`]).
+fn mutation_tier() -> bool {
+    std::env::var("PERDURE_DEPTH").as_deref() == Ok("mutants")
+}
+
+/// The budget of a run in the mutation tier: with `PERDURE_DEPTH=mutants`
+/// (set by `tools/mutants_cargo.py`, the test command of `make mutants`,
+/// docs/MUTANTS.md) a quarter of the schedules (at least one), a quarter of
+/// a sample of crash points (at least one), at most 2 images per crash point
+/// and at most 2 crashes inside a recovery (creation crashes: every eighth
+/// crash point); the seed is kept, so the tier's
+/// schedules are the first ones of the full run. The point of the tier is
+/// cost per mutant: a mutant that breaks an algorithm is nearly always
+/// caught by its first schedules. Any other depth: `cfg` as given.
+fn tier_budget(cfg: &ExploreConfig) -> ExploreConfig {
+    let mut cfg = cfg.clone();
+    if mutation_tier() {
+        cfg.schedules = cfg.schedules.div_ceil(4).max(1);
+        if let CrashPoints::Sample(n) = cfg.crash_points {
+            cfg.crash_points = CrashPoints::Sample(n.div_ceil(4).max(1));
+        }
+        cfg.images = cfg.images.min(2);
+        cfg.recovery_crashes = cfg.recovery_crashes.min(2);
+    }
+    cfg
 }
 
 /// Runs `body` once per schedule under the configured shuttle scheduler.

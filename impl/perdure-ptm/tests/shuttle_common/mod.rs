@@ -19,9 +19,10 @@ mod depth;
 mod crash;
 
 /// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 1,000 (20,000 with
-/// `PERDURE_DEPTH=deep`).
+/// `PERDURE_DEPTH=deep`, 25 with `PERDURE_DEPTH=mutants`).
 pub fn iterations() -> usize {
-    depth::count("PERDURE_SHUTTLE_ITERS", 1000, 20_000)
+    let normal = if depth::mutants() { 25 } else { 1000 };
+    depth::count("PERDURE_SHUTTLE_ITERS", normal, 20_000)
 }
 
 /// How a test samples shuttle schedules (seeded, see

@@ -265,14 +265,28 @@ pub fn deep() -> bool {
     std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "deep")
 }
 
+/// Whether the run is the mutation tier: `PERDURE_DEPTH=mutants` (the test
+/// command of `make mutants`, docs/MUTANTS.md): a twentieth of the shuttle schedules,
+/// one image per crash point of the crash tests.
+pub fn mutants() -> bool {
+    std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "mutants")
+}
+
 /// Schedules per model-checker configuration and scheduler:
 /// `PERDURE_SHUTTLE_ITERS`, else `default`, or `deep_runs` in a [`deep`]
-/// run.
+/// run, or a twentieth of `default` (at least 2) in the [`mutants`] tier.
 pub fn shuttle_iterations(default: usize, deep_runs: usize) -> usize {
+    let normal = if mutants() {
+        (default / 20).max(2)
+    } else if deep() {
+        deep_runs
+    } else {
+        default
+    };
     std::env::var("PERDURE_SHUTTLE_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(if deep() { deep_runs } else { default })
+        .unwrap_or(normal)
 }
 
 /// The draws of a splitmix64 generator seeded with `seed`, without end:

@@ -43,10 +43,13 @@ pub fn stride(ci: u64) -> u64 {
     }
 }
 
-/// Images per crash point: `ci` normally, 8 when deep.
+/// Images per crash point: `ci` normally, 8 when deep, 1 in the mutation
+/// tier ([`mutants`]: the crash points stay, so do the tests' minimums).
 pub fn images_per_point(ci: u64) -> u64 {
     if deep() {
         8
+    } else if mutants() {
+        1
     } else {
         ci
     }
