@@ -95,7 +95,8 @@ CurComb == Vis(mem.cc)
 DurableTk == mem.cc.p.tk
 
 Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
-            li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {}]
+            li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {},
+            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle"]
 
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
@@ -450,10 +451,105 @@ Next == (\E t \in Threads : Step(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
+(* Per-word stores and per-line pwbs.  X4 stores a node's mutation, X6 the *)
+(* copy of a replica, in one step each, and X6 and X7 issue the pwbs of    *)
+(* several lines in one; the code makes one memory event of each word it  *)
+(* stores and of each line it writes back (the Sim backend's Store and Pwb *)
+(* events).  SpecFine refines those actions into that grain: the coarse    *)
+(* action's first step does everything but the stores and pwbs and leaves *)
+(* them in the thread's registers (pw: <<word, value>> pairs still to      *)
+(* store into newComb, in order; pl: the words of newComb whose lines are  *)
+(* still to be written back; wnx: the pc after the stores, "PW" when pwbs  *)
+(* follow; pnx: the pc after the pwbs); WS(t) stores the next word, PW(t)  *)
+(* writes back the next line (the lowest word first).  newComb is held     *)
+(* exclusively (X4, X6) or downgraded (X7) meanwhile, so no other thread   *)
+(* stores to it, and a pending pwb only matters at t's own next fence,     *)
+(* after the loop: the coarse action is these steps with other threads'    *)
+(* steps interleaved.  X6 reads its source at its first step, as X6 does.  *)
+(* CXPTM_Fine.cfg checks SpecFine with the invariants and the refinement   *)
+(* of Spec (CXPTMFine.tla: the pending stores and pwbs taken as done).     *)
+(* The fine steps leave the step and fence counters alone.  Not refined:  *)
+(* XE's pwbs (it releases newComb in the same step) and the mutant's Y3.  *)
+
+WS(t) ==
+    /\ th[t].pc = "WS"
+    /\ LET wv == Head(th[t].pw) IN
+       mem' = StoreR(mem, th[t].c, wv[1], wv[2])
+    /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
+                               THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
+                               ELSE [@ EXCEPT !.pw = Tail(@)]]
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+PW(t) ==
+    /\ th[t].pc = "PW"
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
+       /\ mem' = PwbR(mem, t, th[t].c, {w})
+       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
+                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].pnx, !.pnx = "Idle"]
+                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Registers r, then the stores ws, the pwbs of lines ls, then pc nxt.
+Then(r, ws, ls, nxt) ==
+    LET afterS == IF ls = {} THEN nxt ELSE "PW"
+        r1 == [r EXCEPT !.pw = ws, !.pl = ls, !.wnx = IF ws = << >> THEN "Idle" ELSE afterS,
+                        !.pnx = IF ls = {} THEN "Idle" ELSE nxt]
+    IN [r1 EXCEPT !.pc = IF ws # << >> THEN "WS" ELSE afterS]
+
+X4Fine(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED q
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, IF th[t].copied THEN [th[t] EXCEPT !.pc = "XE"]
+                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
+               /\ UNCHANGED q
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == Content(mem, c)
+                   ws == StoresOf(o, x)
+               IN /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, Then([th[t] EXCEPT !.mn = k, !.dp = @ \cup {ws[e][1] : e \in DOMAIN ws}],
+                                   ws, {}, "X4"))
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+X6Fine(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci
+           src == Content(mem, lc)
+       IN /\ head' = [head EXCEPT ![th[t].c] = head[lc]]
+          /\ lk' = Unshare(lk, lc, t)
+          /\ SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.pend = TRUE, !.lci = 0],
+                           [w \in Words |-> <<w, src[w]>>], Words, "X4"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7Fine(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
+                                      !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
+                        << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y1"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepFine(t) ==
+    \/ Invoke(t)
+    \/ X2(t) \/ X4Fine(t) \/ G1(t) \/ G2(t) \/ X6Fine(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7Fine(t)
+    \/ WS(t) \/ PW(t)
+    \/ Y1(t) \/ Y2(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
+    \/ B1(t) \/ B2(t) \/ B3(t)
+
+NextFine == (\E t \in Threads : StepFine(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash
+SpecFine == Init /\ [][NextFine]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3"}
+        "YE", "B1", "B2", "B3", "WS", "PW"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]

@@ -160,7 +160,8 @@ DurableSeq == mem.cc.p.seq
 Idle(i) ==
     [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
      c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
-     pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {}]
+     pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {},
+     pw |-> << >>, pl |-> {}, wnx |-> "Idle"]
 
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
@@ -756,14 +757,155 @@ StepSim(t, fence) ==
     \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38(t) \/ U40(t) \/ U46(t)
     \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
 
-SpecSimCas == Init /\ [][(\E t \in Threads : StepSim(t, TRUE)) \/ Crash]_vars
+NextSimCas == (\E t \in Threads : StepSim(t, TRUE)) \/ Crash
+SpecSimCas == Init /\ [][NextSimCas]_vars
 SpecSimCasNoFence == Init /\ [][(\E t \in Threads : StepSim(t, FALSE)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
+(* Per-word stores and per-line pwbs.  The actions above store a whole     *)
+(* batch of words in one step (U20's simulation, an applyRedologs entry    *)
+(* R1, the copy M2, the undo U38) and issue the pwbs of several lines in  *)
+(* one (U26's flushDeferredPWBs, M3's flush of the copy); the code makes  *)
+(* one memory event of each word it stores and of each line it writes     *)
+(* back (the Sim backend's Store and Pwb events).  SpecFine refines those *)
+(* actions of SpecSimCas into that grain: the coarse action's first step   *)
+(* does everything but the stores (or pwbs) and leaves them, in order, in *)
+(* the thread's registers (pw: <<word, value>> pairs still to store into   *)
+(* _c; pl: the words of _c whose lines are still to be written back; wnx:  *)
+(* the pc after them); WS(t) stores the next word, PW(t) writes back the  *)
+(* next line (the lowest word first), one memory event per step, and the  *)
+(* last one goes on at wnx.  No other thread writes _c meanwhile (it holds *)
+(* _c exclusively, or, after U26, downgraded), and a pending pwb only      *)
+(* matters at t's next fence, which comes after the loop, so the coarse    *)
+(* action is the sequence of these steps with other threads' steps         *)
+(* interleaved.  RedoPTM_Fine.cfg checks SpecFine with the invariants and  *)
+(* the refinement of SpecSimCas (RedoPTMFine.tla: the pending stores and   *)
+(* pwbs taken as done).  The fine steps leave the step and fence counters  *)
+(* alone (a loop of them is the one coarse step the counters count).       *)
+(* Not refined: U40's pwbs of _c's deferred lines (F4), which its psync   *)
+(* follows in the same step.                                               *)
+
+\* Go on with the stores ws into _c, then at pc nxt (r: the registers after
+\* the coarse action's other effects).
+Stores(r, ws, nxt) == IF ws = << >> THEN [r EXCEPT !.pc = nxt]
+                      ELSE [r EXCEPT !.pw = ws, !.wnx = nxt, !.pc = "WS"]
+Pwbs(r, ws, nxt) == IF ws = {} THEN [r EXCEPT !.pc = nxt]
+                    ELSE [r EXCEPT !.pl = ws, !.wnx = nxt, !.pc = "PW"]
+
+\* One store of the batch: the next word of _c.
+WS(t) ==
+    /\ th[t].pc = "WS"
+    /\ LET wv == Head(th[t].pw) IN
+       mem' = StoreR(mem, th[t].c, wv[1], wv[2])
+    /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
+                               THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
+                               ELSE [@ EXCEPT !.pw = Tail(@)]]
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* One pwb of the batch: the line of the lowest word left.
+PW(t) ==
+    /\ th[t].pc = "PW"
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
+       /\ mem' = PwbR(mem, t, th[t].c, {w})
+       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
+                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].wnx, !.wnx = "Idle"]
+                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* R1 with the entry's stores one per step.
+R1Fine(t) ==
+    /\ th[t].pc = "R1"
+    /\ LET k == th[t].k
+           c == th[t].c
+       IN IF k > th[t].tail.seq
+          THEN /\ head' = [head EXCEPT ![c] = th[t].tail]
+               /\ SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U20"])
+          ELSE LET rt == ring[k % RSIZE]
+                   st == StateOf(rt)
+                   lg == SubSeq(st.log, 1, st.lsz)
+                   ws == [e \in 1 .. Len(lg) |-> <<lg[e].a, lg[e].new>>]
+               IN IF ValidityCheck /\ (rt.seq # k \/ (rt.tid # 0 /\ st.tkt # rt))
+                  THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.att = 0, !.pc = "M1"]) /\ UNCHANGED head
+                  ELSE /\ SetTh(t, Stores([th[t] EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)},
+                                                        !.k = k + 1], ws, "R1"))
+                       /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* M2 with the copy's stores one per step (the source read at M2, as in M2).
+M2Fine(t) ==
+    /\ th[t].pc = "M2"
+    /\ IF ~Open(StateOf(th[t].hd), t, ann[t])
+       THEN SetTh(t, [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+       ELSE LET src == Content(mem, th[t].ccv.idx) IN
+            SetTh(t, Stores(th[t], [w \in Words |-> <<w, src[w]>>], "M3"))
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* M3 with the copy's pwbs one line per step.
+M3Fine(t) ==
+    /\ th[t].pc = "M3"
+    /\ IF CurComb = th[t].ccv
+       THEN /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0)],
+                             Words, "U20"))
+       ELSE /\ SetTh(t, IF th[t].att = 0
+                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
+                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U20 with the simulation's stores one per step.
+U20Fine(t) ==
+    /\ th[t].pc = "U20"
+    /\ LET j == lidx[t]
+           sim == Simulate(ThreadSeq, Content(mem, th[t].c), sts[t][j],
+                           [stores |-> << >>, gops |-> << >>, dp |-> {}])
+       IN /\ sts' = [sts EXCEPT ![t][j] = sim.st]
+          /\ SetTh(t, Stores([th[t] EXCEPT !.dp = @ \cup sim.acc.dp, !.gops = sim.acc.gops],
+                             sim.acc.stores, "U26"))
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U26 (L26-L29) with flushDeferredPWBs one line per step, then U29 (the
+\* mutant FlushBeforeCas = FALSE keeps them for U30F, as U26 does).
+U26Fine(t) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c IN
+       /\ mem' = PwbC(mem, t)
+       /\ head' = [head EXCEPT ![c] = th[t].tkt]
+       /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, IF FlushBeforeCas
+                   THEN Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29")
+                   ELSE [th[t] EXCEPT !.pend = TRUE, !.pc = "U29"])
+    /\ UNCHANGED <<ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U38 with the undo's stores one per step (with F4, which keeps _c: the
+\* undo's target stays held).
+U38Fine(t) ==
+    /\ th[t].pc = "U38"
+    /\ UndoFlush
+    /\ LET c == th[t].c
+           lg == NewSt(t).log
+           undo == [e \in 1 .. Len(lg) |-> <<lg[Len(lg) + 1 - e].a, lg[Len(lg) + 1 - e].old>>]
+           nx == [NextIter(th[t]) EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)}]
+       IN /\ head' = [head EXCEPT ![c] = th[t].tail]
+          /\ SetTh(t, Stores(nx, IF UndoOnFail THEN undo ELSE << >>, nx.pc))
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+StepFine(t) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3Fine(t)
+    \/ U20Fine(t) \/ U26Fine(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30With(t, FALSE)
+    \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38Fine(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+NextFine == (\E t \in Threads : StepFine(t)) \/ Crash
+SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U29", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "WS", "PW", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
