@@ -546,10 +546,107 @@ NextFine == (\E t \in Threads : StepFine(t)) \/ (\E k \in retired : Dispose(k)) 
 SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
+(* perdure's orders (impl/perdure-ptm/src/cx/core.rs), where they are not  *)
+(* the published code's.  SpecPerdure is SpecFine with three of them:      *)
+(*   * getCombined takes the shared lock of curComb's Combined without    *)
+(*     pwb(curComb) before it, and the lock is no fence (G1P);             *)
+(*   * the copy's lines are not written back at the copy but with the rest *)
+(*     at step 5's flush (X6P: they join the deferred pwbs, dp);           *)
+(*   * an explicit pfence after that flush (Y0), then the CAS loop with a  *)
+(*     shared lock and a CAS that are no fences (Y1P, Y2P: Sim's default,  *)
+(*     a locked RMW does not complete write-backs).                        *)
+(* RedoPTM's switch-free F2 order is already CXPTM's (Y3's psync before    *)
+(* Y4's release).  CXPTM_Perdure.cfg checks it with the invariants.  Not   *)
+(* modelled here: the replay window (a replica more than replay_window     *)
+(* nodes behind is copied), the watermark `durable` that lets ensure_durable*)
+(* skip its psync, a read's own path.                                      *)
+
+G1P(t) ==
+    /\ th[t].pc = "G1"
+    /\ LET lc == CurComb.idx IN
+       IF lk[lc].ex = 0
+       THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.pc = "G2"])
+       ELSE /\ SetTh(t, IF th[t].gi + 1 < N THEN [th[t] EXCEPT !.gi = @ + 1, !.pc = "G1"]
+                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "XE"])
+            /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+X6P(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci
+           src == Content(mem, lc)
+       IN /\ head' = [head EXCEPT ![th[t].c] = head[lc]]
+          /\ lk' = Unshare(lk, lc, t)
+          /\ SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Words, !.lci = 0],
+                           [w \in Words |-> <<w, src[w]>>], {}, "X4"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7P(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
+                                      !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
+                        << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y0"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* The pfence before the CAS loop (fence_before_cas).
+Y0(t) ==
+    /\ th[t].pc = "Y0"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterRMW(th[t]) EXCEPT !.pc = "Y1"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+Y1P(t) ==
+    /\ th[t].pc = "Y1"
+    /\ LET lc == CurComb.idx IN
+       IF lk[lc].ex = 0
+       THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.pc = "Y2"])
+       ELSE /\ SetTh(t, IF th[t].li + 1 < N THEN [th[t] EXCEPT !.li = @ + 1]
+                        ELSE [th[t] EXCEPT !.li = 0, !.pc = "YE"])
+            /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+Y2P(t) ==
+    /\ th[t].pc = "Y2"
+    /\ LET lc == th[t].lci
+           lh == head[lc]
+           nxt == IF th[t].li + 1 < N THEN [th[t] EXCEPT !.li = @ + 1, !.lci = 0, !.pc = "Y1"]
+                  ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"]
+       IN CASE lh = NoNode ->
+                 /\ lk' = Unshare(lk, lc, t) /\ SetTh(t, nxt) /\ UNCHANGED mem
+            [] lh >= th[t].my ->
+                 /\ lk' = Unshare(lk, lc, t)
+                 /\ SetTh(t, IF lc # CurComb.idx THEN nxt
+                             ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"])
+                 /\ UNCHANGED mem
+            [] OTHER ->
+                 IF CurComb.idx = lc
+                 THEN /\ mem' = StoreCC(mem, CV(th[t].c, th[t].my))
+                      /\ SetTh(t, [th[t] EXCEPT !.lh = lh, !.pc = "Y3"])
+                      /\ UNCHANGED lk
+                 ELSE /\ lk' = Unshare(lk, lc, t)
+                      /\ SetTh(t, nxt)
+                      /\ UNCHANGED mem
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepPerdure(t) ==
+    \/ Invoke(t)
+    \/ X2(t) \/ X4Fine(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
+    \/ WS(t) \/ PW(t) \/ Y0(t)
+    \/ Y1P(t) \/ Y2P(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
+    \/ B1(t) \/ B2(t) \/ B3(t)
+
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3", "WS", "PW"}
+        "YE", "B1", "B2", "B3", "WS", "PW", "Y0"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]

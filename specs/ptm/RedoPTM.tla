@@ -902,10 +902,96 @@ NextFine == (\E t \in Threads : StepFine(t)) \/ Crash
 SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
+(* perdure's orders (impl/perdure-ptm/src/redo/update.rs), where they are  *)
+(* not the seed's.  SpecPerdure is SpecFine with three of them:            *)
+(*   * the copy's lines are not written back at M3 but with the rest at    *)
+(*     the L26 flush (M3P: they join the deferred pwbs, dp);               *)
+(*   * no L27 pwb(curComb) before the CAS (U26P);                          *)
+(*   * after a successful CAS: pwb(cur_comb) (UP1), psync (UP2), the       *)
+(*     superseded replica's release (U31P), then the ring: its slot takes  *)
+(*     the ticket if it holds an older one (U32P; read and CAS in one      *)
+(*     step, a CAS on DRAM, no fence), then L36 (the seed with F2: the     *)
+(*     ring CAS, a locked RMW, is the fence that persists curComb, and it  *)
+(*     is skipped when a helper appended the ticket first).                *)
+(* RedoPTM_Perdure.cfg checks it with the invariants.  Not modelled here:  *)
+(* perdure's other departures (the helper's ring CAS without pwb, the exits*)
+(* of its step {2}, the skipped CAS when curComb moved during the          *)
+(* simulation, dirty lines kept per replica across holders: see            *)
+(* traces/README.md, "Open").                                               *)
+
+M3P(t) ==
+    /\ th[t].pc = "M3"
+    /\ IF CurComb = th[t].ccv
+       THEN /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
+            /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Words, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0),
+                                      !.pc = "U20"])
+       ELSE /\ SetTh(t, IF th[t].att = 0
+                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
+                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U26P(t) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].tkt]
+       /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29"))
+    /\ UNCHANGED <<mem, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+U30P(t) ==
+    /\ th[t].pc = "U30"
+    /\ LET tk == th[t].tkt IN
+       IF CurComb = th[t].curC
+       THEN /\ Commit(mem, CV(tk.seq, th[t].c), tk.seq - 1, th[t].gops)
+            /\ SetTh(t, [th[t] EXCEPT !.gops = << >>, !.curC = CV(0, 0), !.tail = Tk0, !.pc = "UP1"])
+       ELSE /\ SetTh(t, [th[t] EXCEPT !.pc = "U38"])
+            /\ UNCHANGED <<mem, sig, ncom, oseq, exp>>
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, ret, bad>>
+
+\* (ReturnPersist = FALSE, the mutant perdure's redo-no-sync-after-cas is:
+\* neither step.)
+UP1(t) ==
+    /\ th[t].pc = "UP1"
+    /\ mem' = IF ReturnPersist THEN PwbC(mem, t) ELSE mem
+    /\ SetTh(t, IF ReturnPersist THEN [th[t] EXCEPT !.pend = TRUE, !.pc = "UP2"]
+                ELSE [th[t] EXCEPT !.pc = "U31P"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+UP2(t) ==
+    /\ th[t].pc = "UP2"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "U31P"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U31P(t) ==
+    /\ th[t].pc = "U31P"
+    /\ lk' = [lk EXCEPT ![th[t].comb].dg = FALSE]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "U32P"])
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U32P(t) ==
+    /\ th[t].pc = "U32P"
+    /\ LET sl == th[t].tkt.seq % RSIZE IN
+       ring' = IF ring[sl].seq < th[t].tkt.seq THEN [ring EXCEPT ![sl] = th[t].tkt] ELSE ring
+    /\ Finish36(t)
+    /\ UNCHANGED <<mem, head, lk, sts, ann, req, crashes, sig, ncom, exp>>
+
+StepPerdure(t) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
+    \/ U20Fine(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
+    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U29", "WS", "PW", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
