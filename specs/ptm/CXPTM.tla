@@ -96,7 +96,7 @@ DurableTk == mem.cc.p.tk
 
 Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
             li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {},
-            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle"]
+            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle", rv |-> 0, rh |-> 0]
 
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
@@ -555,11 +555,17 @@ SpecFine == Init /\ [][NextFine]_vars
 (*   * an explicit pfence after that flush (Y0), then the CAS loop with a  *)
 (*     shared lock and a CAS that are no fences (Y1P, Y2P: Sim's default,  *)
 (*     a locked RMW does not complete write-backs).                        *)
+(*   * a read (read_designated) takes the shared lock with no pwb before  *)
+(*     it and no fence (B1P), runs on the replica and unlocks (B2P), then  *)
+(*     makes curComb durable (ensure_durable: pwb + psync, B4) and returns *)
+(*     (B5); a published read that leaves the loop makes curComb durable   *)
+(*     the same way before it returns its node's result (B3P).            *)
 (* RedoPTM's switch-free F2 order is already CXPTM's (Y3's psync before    *)
-(* Y4's release).  CXPTM_Perdure.cfg checks it with the invariants.  Not   *)
+(* Y4's release).  CXPTM_Perdure.cfg and CXPTM_PerdureHistory.cfg check it *)
+(* with the invariants (the second with reads and the history).  Not       *)
 (* modelled here: the replay window (a replica more than replay_window     *)
-(* nodes behind is copied), the watermark `durable` that lets ensure_durable*)
-(* skip its psync, a read's own path.                                      *)
+(* nodes behind is copied), the watermark `durable` that lets              *)
+(* ensure_durable skip its psync.                                          *)
 
 G1P(t) ==
     /\ th[t].pc = "G1"
@@ -633,12 +639,53 @@ Y2P(t) ==
                       /\ UNCHANGED mem
     /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
 
+B1P(t) ==
+    /\ th[t].pc = "B1"
+    /\ LET lc == CurComb.idx
+           enq == th[t].ri = MaxReadTries
+           r0 == [th[t] EXCEPT !.my = IF enq THEN Len(q) + 1 ELSE @]
+       IN /\ IF enq THEN Enqueue(t, th[t].i) ELSE UNCHANGED <<q, qs>>
+          /\ IF lk[lc].ex = 0
+             THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.pc = "B2"])
+             ELSE /\ SetTh(t, NextTry(r0))
+                  /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, retired, disposed, crashes, hist, retk, bad>>
+
+B2P(t) ==
+    /\ th[t].pc = "B2"
+    /\ LET lc == th[t].lci IN
+       /\ lk' = Unshare(lk, lc, t)
+       /\ IF lc = CurComb.idx
+          THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B4"])
+          ELSE SetTh(t, NextTry(th[t]))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* ensure_durable after the read: pwb(curComb); psync.
+B4(t) ==
+    /\ th[t].pc = "B4"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "B5"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+B5(t) ==
+    /\ th[t].pc = "B5"
+    /\ Return(t, th[t].rv, th[t].rh, TRUE)
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, qs>>
+
+\* collect after the published read's loop: pwb(curComb); psync; then XR.
+B3P(t) ==
+    /\ th[t].pc = "B3"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "XR"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
 StepPerdure(t) ==
     \/ Invoke(t)
     \/ X2(t) \/ X4Fine(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
     \/ WS(t) \/ PW(t) \/ Y0(t)
     \/ Y1P(t) \/ Y2P(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
-    \/ B1(t) \/ B2(t) \/ B3(t)
+    \/ B1P(t) \/ B2P(t) \/ B3P(t) \/ B4(t) \/ B5(t)
 
 SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash]_vars
 
@@ -646,7 +693,7 @@ SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retir
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3", "WS", "PW", "Y0"}
+        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B4", "B5"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]

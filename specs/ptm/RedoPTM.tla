@@ -161,7 +161,7 @@ Idle(i) ==
     [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
      c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
      pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {},
-     pw |-> << >>, pl |-> {}, wnx |-> "Idle"]
+     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0]
 
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
@@ -902,8 +902,8 @@ NextFine == (\E t \in Threads : StepFine(t)) \/ Crash
 SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
-(* perdure's orders (impl/perdure-ptm/src/redo/update.rs), where they are  *)
-(* not the seed's.  SpecPerdure is SpecFine with three of them:            *)
+(* perdure's orders (impl/perdure-ptm/src/redo/update.rs, read.rs), where  *)
+(* they are not the seed's.  SpecPerdure is SpecFine with these:           *)
 (*   * the copy's lines are not written back at M3 but with the rest at    *)
 (*     the L26 flush (M3P: they join the deferred pwbs, dp);               *)
 (*   * no L27 pwb(curComb) before the CAS (U26P);                          *)
@@ -912,12 +912,20 @@ SpecFine == Init /\ [][NextFine]_vars
 (*     the ticket if it holds an older one (U32P; read and CAS in one      *)
 (*     step, a CAS on DRAM, no fence), then L36 (the seed with F2: the     *)
 (*     ring CAS, a locked RMW, is the fence that persists curComb, and it  *)
-(*     is skipped when a helper appended the ticket first).                *)
-(* RedoPTM_Perdure.cfg checks it with the invariants.  Not modelled here:  *)
-(* perdure's other departures (the helper's ring CAS without pwb, the exits*)
-(* of its step {2}, the skipped CAS when curComb moved during the          *)
-(* simulation, dirty lines kept per replica across holders: see            *)
-(* traces/README.md, "Open").                                               *)
+(*     is skipped when a helper appended the ticket first);                *)
+(*   * curComb re-read before L26: moved, no CAS, roll back at once (U26P); *)
+(*   * step {2}'s exits: two transitions since the announcement (U7 reads *)
+(*     curComb once after it), or the State copied at U8 has the request  *)
+(*     applied: make it durable and return (U13P);                         *)
+(*   * the helper's ring CAS (L17) persists nothing: no pwb(curComb), no   *)
+(*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
+(*   * a direct read makes curComb durable after it whatever the ring says *)
+(*     (A12P, then A15: ensure_durable as pwb + psync).                    *)
+(* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
+(* invariants (the second with reads and the history).  Not modelled      *)
+(* here: perdure's other departures (the durability watermark that lets   *)
+(* ensure_durable skip its psync, dirty lines kept per replica across      *)
+(* holders, a published read's own loop: see traces/README.md, "Open").    *)
 
 M3P(t) ==
     /\ th[t].pc = "M3"
@@ -931,14 +939,73 @@ M3P(t) ==
             /\ UNCHANGED head
     /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
+\* perdure re-reads curComb here: moved, it skips the CAS and rolls back
+\* (L38) at once, its replica still held exclusively.
 U26P(t) ==
     /\ th[t].pc = "U26"
     /\ LET c == th[t].c IN
-       /\ head' = [head EXCEPT ![c] = th[t].tkt]
-       /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
-       /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29"))
+       IF CurComb # th[t].curC
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "U38"]) /\ UNCHANGED <<head, sts, lk>>
+       ELSE /\ head' = [head EXCEPT ![c] = th[t].tkt]
+            /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+            /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29"))
     /\ UNCHANGED <<mem, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* Invoke, an update going to U7 (perdure reads curComb once after the
+\* announcement: `init`).
+InvokeP(t) ==
+    /\ th[t].pc = "Idle" /\ th[t].i < NOps
+    /\ LET i == th[t].i + 1
+           o == WorkOf(t, i)
+       IN /\ hist' = Append(hist, EvInvoke(Id(t, i), t, o.op, ArgsOf(o)))
+          /\ IF IsRead(o)
+             THEN /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "A2", !.ns = 1]]
+                  /\ UNCHANGED <<req, ann>>
+             ELSE /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "U7", !.ns = 1]]
+                  /\ Publish(t, i)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, crashes, Ghosts>>
+
+U7(t) ==
+    /\ th[t].pc = "U7"
+    /\ SetTh(t, [th[t] EXCEPT !.init = CurComb.seq, !.pc = "U8"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U13 with perdure's exits of step {2}: two transitions since the
+\* announcement (every commit from the second on applied the request), or
+\* the State copied at U8 has the thread's request applied already: make
+\* the commit durable and return (U40, U46).
+U13P(t) ==
+    /\ th[t].pc = "U13"
+    /\ LET tl == th[t].tail
+           rt == ring[tl.seq % RSIZE]
+       IN SetTh(t, CASE th[t].curC # CurComb -> NextIter(th[t])
+                     [] th[t].curC.seq >= th[t].init + 2 -> [th[t] EXCEPT !.pc = "U40"]
+                     [] ~Open(NewSt(t), t, ann[t]) -> [th[t] EXCEPT !.pc = "U40"]
+                     [] rt = tl -> [th[t] EXCEPT !.pc = "U18"]
+                     [] rt.seq > tl.seq -> NextIter(th[t])
+                     [] OTHER -> [th[t] EXCEPT !.rt = rt, !.pc = "U17"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L17 as perdure's step {4}: the helper's ring CAS, with no pwb(curComb)
+\* before it and no fence (the ring is DRAM: perdure's committer persists
+\* curComb itself, UP1-UP2, and its reads do not trust the ring).
+U17P(t) ==
+    /\ th[t].pc = "U17"
+    /\ LET tl == th[t].tail
+           sl == tl.seq % RSIZE
+       IN /\ ring' = IF ring[sl] = th[t].rt THEN [ring EXCEPT ![sl] = tl] ELSE ring
+          /\ SetTh(t, [th[t] EXCEPT !.rt = Tk0, !.pc = "U18"])
+    /\ UNCHANGED <<mem, head, lk, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* A12 as perdure's direct read (try_read_direct): after the read, unlock
+\* and make curComb durable (ensure_durable: pwb + psync, A15) whatever the
+\* ring says, then return (A17).
+A12P(t) ==
+    /\ th[t].pc = "A12"
+    /\ lk' = [lk EXCEPT ![th[t].comb].sh = @ \ {t}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "A15"])
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
 U30P(t) ==
     /\ th[t].pc = "U30"
@@ -979,11 +1046,11 @@ U32P(t) ==
     /\ UNCHANGED <<mem, head, lk, sts, ann, req, crashes, sig, ncom, exp>>
 
 StepPerdure(t) ==
-    \/ Invoke(t)
-    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
+    \/ InvokeP(t) \/ U7(t)
+    \/ U8(t) \/ U13P(t) \/ U17P(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
     \/ U20Fine(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
     \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40(t) \/ U46(t)
-    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+    \/ A2(t) \/ A9(t) \/ A12P(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
 
 SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 
@@ -991,7 +1058,7 @@ SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U7", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
