@@ -561,11 +561,11 @@ SpecFine == Init /\ [][NextFine]_vars
 (*     (B5); a published read that leaves the loop makes curComb durable   *)
 (*     the same way before it returns its node's result (B3P).            *)
 (* RedoPTM's switch-free F2 order is already CXPTM's (Y3's psync before    *)
-(* Y4's release).  CXPTM_Perdure.cfg and CXPTM_PerdureHistory.cfg check it *)
-(* with the invariants (the second with reads and the history).  Not       *)
-(* modelled here: the replay window (a replica more than replay_window     *)
-(* nodes behind is copied), the watermark `durable` that lets              *)
-(* ensure_durable skip its psync.                                          *)
+(* Y4's release).  And the replay window, for any window: a thread that   *)
+(* has not copied yet may copy instead of applying the next node (X4W).    *)
+(* CXPTM_Perdure.cfg and CXPTM_PerdureHistory.cfg check it with the        *)
+(* invariants (the second with reads and the history).  Not modelled here: *)
+(* the watermark `durable` that lets ensure_durable skip its psync.        *)
 
 G1P(t) ==
     /\ th[t].pc = "G1"
@@ -680,9 +680,19 @@ B3P(t) ==
     /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "XR"])
     /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
+\* The replay window: perdure copies a replica that is more than
+\* replay_window nodes behind our node (before its first copy) instead of
+\* applying them.  Any window: whenever X4 would apply a node and no copy
+\* was made yet, the thread may copy (getCombined, G1) instead.
+X4W(t) ==
+    /\ th[t].pc = "X4"
+    /\ th[t].mn # th[t].my /\ th[t].mn # NoNode /\ th[t].mn \notin disposed /\ ~th[t].copied
+    /\ SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
 StepPerdure(t) ==
     \/ Invoke(t)
-    \/ X2(t) \/ X4Fine(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
+    \/ X2(t) \/ X4Fine(t) \/ X4W(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
     \/ WS(t) \/ PW(t) \/ Y0(t)
     \/ Y1P(t) \/ Y2P(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
     \/ B1P(t) \/ B2P(t) \/ B3P(t) \/ B4(t) \/ B5(t)
