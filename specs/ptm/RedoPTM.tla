@@ -920,12 +920,15 @@ SpecFine == Init /\ [][NextFine]_vars
 (*   * the helper's ring CAS (L17) persists nothing: no pwb(curComb), no   *)
 (*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
 (*   * a direct read makes curComb durable after it whatever the ring says *)
-(*     (A12P, then A15: ensure_durable as pwb + psync).                    *)
+(*     (A12P, then A15: ensure_durable as pwb + psync);                    *)
+(*   * the lines a holder leaves dirty stay with the replica and its next  *)
+(*     holder flushes them (U40P releases without their pwbs, U18P takes   *)
+(*     them: take_dirty / put_dirty).                                      *)
 (* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
 (* invariants (the second with reads and the history).  Not modelled      *)
 (* here: perdure's other departures (the durability watermark that lets   *)
-(* ensure_durable skip its psync, dirty lines kept per replica across      *)
-(* holders, a published read's own loop: see traces/README.md, "Open").    *)
+(* ensure_durable skip its psync, a published read's own loop: see         *)
+(* traces/README.md, "Open").                                               *)
 
 M3P(t) ==
     /\ th[t].pc = "M3"
@@ -1045,11 +1048,40 @@ U32P(t) ==
     /\ Finish36(t)
     /\ UNCHANGED <<mem, head, lk, sts, ann, req, crashes, sig, ncom, exp>>
 
+\* The lines a replica's holders left dirty stay with the replica (perdure's
+\* take_dirty / put_dirty): U40P releases _c with its deferred pwbs undone
+\* and leaves them on the Combined (a "dirty" field of its lock record);
+\* the next holder takes them at U18P into its own, flushed at its L26.
+Dirty(c) == IF "dirty" \in DOMAIN lk[c] THEN lk[c].dirty ELSE {}
+
+U18P(t) ==
+    /\ th[t].pc = "U18"
+    /\ IF th[t].c # -1
+       THEN SetTh(t, Redo19(th[t], head[th[t].c])) /\ UNCHANGED lk
+       ELSE LET free == {c \in Combs : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
+            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
+            ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y IN
+                 /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
+                 /\ SetTh(t, Redo19([th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c)], head[c]))
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L40-L45 as perdure's: release _c leaving its dirty lines on it (no pwb
+\* of them), then make curComb durable (collect's ensure_durable).
+U40P(t) ==
+    /\ th[t].pc = "U40"
+    /\ LET c == th[t].c IN
+       /\ lk' = IF c # -1 THEN [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE,
+                                                  dirty |-> th[t].dp]] ELSE lk
+       /\ mem' = IF ReturnPersist THEN Fence(PwbC(mem, t), t) ELSE mem
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t]
+                 EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.curC = CurComb, !.pc = "U46"])
+    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
 StepPerdure(t) ==
     \/ InvokeP(t) \/ U7(t)
-    \/ U8(t) \/ U13P(t) \/ U17P(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
+    \/ U8(t) \/ U13P(t) \/ U17P(t) \/ U18P(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
     \/ U20Fine(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
-    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40(t) \/ U46(t)
+    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40P(t) \/ U46(t)
     \/ A2(t) \/ A9(t) \/ A12P(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
 
 SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
