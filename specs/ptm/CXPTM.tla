@@ -95,7 +95,8 @@ CurComb == Vis(mem.cc)
 DurableTk == mem.cc.p.tk
 
 Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
-            li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {}]
+            li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {},
+            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle", rv |-> 0, rh |-> 0]
 
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
@@ -450,10 +451,259 @@ Next == (\E t \in Threads : Step(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
+(* Per-word stores and per-line pwbs.  X4 stores a node's mutation, X6 the *)
+(* copy of a replica, in one step each, and X6 and X7 issue the pwbs of    *)
+(* several lines in one; the code makes one memory event of each word it  *)
+(* stores and of each line it writes back (the Sim backend's Store and Pwb *)
+(* events).  SpecFine refines those actions into that grain: the coarse    *)
+(* action's first step does everything but the stores and pwbs and leaves *)
+(* them in the thread's registers (pw: <<word, value>> pairs still to      *)
+(* store into newComb, in order; pl: the words of newComb whose lines are  *)
+(* still to be written back; wnx: the pc after the stores, "PW" when pwbs  *)
+(* follow; pnx: the pc after the pwbs); WS(t) stores the next word, PW(t)  *)
+(* writes back the next line (the lowest word first).  newComb is held     *)
+(* exclusively (X4, X6) or downgraded (X7) meanwhile, so no other thread   *)
+(* stores to it, and a pending pwb only matters at t's own next fence,     *)
+(* after the loop: the coarse action is these steps with other threads'    *)
+(* steps interleaved.  X6 reads its source at its first step, as X6 does.  *)
+(* CXPTM_Fine.cfg checks SpecFine with the invariants and the refinement   *)
+(* of Spec (CXPTMFine.tla: the pending stores and pwbs taken as done).     *)
+(* The fine steps leave the step and fence counters alone.  Not refined:  *)
+(* XE's pwbs (it releases newComb in the same step) and the mutant's Y3.  *)
+
+WS(t) ==
+    /\ th[t].pc = "WS"
+    /\ LET wv == Head(th[t].pw) IN
+       mem' = StoreR(mem, th[t].c, wv[1], wv[2])
+    /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
+                               THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
+                               ELSE [@ EXCEPT !.pw = Tail(@)]]
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+PW(t) ==
+    /\ th[t].pc = "PW"
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
+       /\ mem' = PwbR(mem, t, th[t].c, {w})
+       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
+                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].pnx, !.pnx = "Idle"]
+                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Registers r, then the stores ws, the pwbs of lines ls, then pc nxt.
+Then(r, ws, ls, nxt) ==
+    LET afterS == IF ls = {} THEN nxt ELSE "PW"
+        r1 == [r EXCEPT !.pw = ws, !.pl = ls, !.wnx = IF ws = << >> THEN "Idle" ELSE afterS,
+                        !.pnx = IF ls = {} THEN "Idle" ELSE nxt]
+    IN [r1 EXCEPT !.pc = IF ws # << >> THEN "WS" ELSE afterS]
+
+X4Fine(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED q
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, IF th[t].copied THEN [th[t] EXCEPT !.pc = "XE"]
+                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
+               /\ UNCHANGED q
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == Content(mem, c)
+                   ws == StoresOf(o, x)
+               IN /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, Then([th[t] EXCEPT !.mn = k, !.dp = @ \cup {ws[e][1] : e \in DOMAIN ws}],
+                                   ws, {}, "X4"))
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+X6Fine(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci
+           src == Content(mem, lc)
+       IN /\ head' = [head EXCEPT ![th[t].c] = head[lc]]
+          /\ lk' = Unshare(lk, lc, t)
+          /\ SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.pend = TRUE, !.lci = 0],
+                           [w \in Words |-> <<w, src[w]>>], Words, "X4"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7Fine(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
+                                      !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
+                        << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y1"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepFine(t) ==
+    \/ Invoke(t)
+    \/ X2(t) \/ X4Fine(t) \/ G1(t) \/ G2(t) \/ X6Fine(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7Fine(t)
+    \/ WS(t) \/ PW(t)
+    \/ Y1(t) \/ Y2(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
+    \/ B1(t) \/ B2(t) \/ B3(t)
+
+NextFine == (\E t \in Threads : StepFine(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash
+SpecFine == Init /\ [][NextFine]_vars
+
+-----------------------------------------------------------------------------
+(* perdure's orders (impl/perdure-ptm/src/cx/core.rs), where they are not  *)
+(* the published code's.  SpecPerdure is SpecFine with three of them:      *)
+(*   * getCombined takes the shared lock of curComb's Combined without    *)
+(*     pwb(curComb) before it, and the lock is no fence (G1P);             *)
+(*   * the copy's lines are not written back at the copy but with the rest *)
+(*     at step 5's flush (X6P: they join the deferred pwbs, dp);           *)
+(*   * an explicit pfence after that flush (Y0), then the CAS loop with a  *)
+(*     shared lock and a CAS that are no fences (Y1P, Y2P: Sim's default,  *)
+(*     a locked RMW does not complete write-backs).                        *)
+(*   * a read (read_designated) takes the shared lock with no pwb before  *)
+(*     it and no fence (B1P), runs on the replica and unlocks (B2P), then  *)
+(*     makes curComb durable (ensure_durable: pwb + psync, B4) and returns *)
+(*     (B5); a published read that leaves the loop makes curComb durable   *)
+(*     the same way before it returns its node's result (B3P).            *)
+(* RedoPTM's switch-free F2 order is already CXPTM's (Y3's psync before    *)
+(* Y4's release).  And the replay window, for any window: a thread that   *)
+(* has not copied yet may copy instead of applying the next node (X4W).    *)
+(* CXPTM_Perdure.cfg and CXPTM_PerdureHistory.cfg check it with the        *)
+(* invariants (the second with reads and the history).  Not modelled here: *)
+(* the watermark `durable` that lets ensure_durable skip its psync.        *)
+
+G1P(t) ==
+    /\ th[t].pc = "G1"
+    /\ LET lc == CurComb.idx IN
+       IF lk[lc].ex = 0
+       THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.pc = "G2"])
+       ELSE /\ SetTh(t, IF th[t].gi + 1 < N THEN [th[t] EXCEPT !.gi = @ + 1, !.pc = "G1"]
+                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "XE"])
+            /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+X6P(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci
+           src == Content(mem, lc)
+       IN /\ head' = [head EXCEPT ![th[t].c] = head[lc]]
+          /\ lk' = Unshare(lk, lc, t)
+          /\ SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Words, !.lci = 0],
+                           [w \in Words |-> <<w, src[w]>>], {}, "X4"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7P(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
+                                      !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
+                        << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y0"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* The pfence before the CAS loop (fence_before_cas).
+Y0(t) ==
+    /\ th[t].pc = "Y0"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterRMW(th[t]) EXCEPT !.pc = "Y1"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+Y1P(t) ==
+    /\ th[t].pc = "Y1"
+    /\ LET lc == CurComb.idx IN
+       IF lk[lc].ex = 0
+       THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.pc = "Y2"])
+       ELSE /\ SetTh(t, IF th[t].li + 1 < N THEN [th[t] EXCEPT !.li = @ + 1]
+                        ELSE [th[t] EXCEPT !.li = 0, !.pc = "YE"])
+            /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+Y2P(t) ==
+    /\ th[t].pc = "Y2"
+    /\ LET lc == th[t].lci
+           lh == head[lc]
+           nxt == IF th[t].li + 1 < N THEN [th[t] EXCEPT !.li = @ + 1, !.lci = 0, !.pc = "Y1"]
+                  ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"]
+       IN CASE lh = NoNode ->
+                 /\ lk' = Unshare(lk, lc, t) /\ SetTh(t, nxt) /\ UNCHANGED mem
+            [] lh >= th[t].my ->
+                 /\ lk' = Unshare(lk, lc, t)
+                 /\ SetTh(t, IF lc # CurComb.idx THEN nxt
+                             ELSE [th[t] EXCEPT !.li = 0, !.lci = 0, !.pc = "YE"])
+                 /\ UNCHANGED mem
+            [] OTHER ->
+                 IF CurComb.idx = lc
+                 THEN /\ mem' = StoreCC(mem, CV(th[t].c, th[t].my))
+                      /\ SetTh(t, [th[t] EXCEPT !.lh = lh, !.pc = "Y3"])
+                      /\ UNCHANGED lk
+                 ELSE /\ lk' = Unshare(lk, lc, t)
+                      /\ SetTh(t, nxt)
+                      /\ UNCHANGED mem
+    /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
+
+B1P(t) ==
+    /\ th[t].pc = "B1"
+    /\ LET lc == CurComb.idx
+           enq == th[t].ri = MaxReadTries
+           r0 == [th[t] EXCEPT !.my = IF enq THEN Len(q) + 1 ELSE @]
+       IN /\ IF enq THEN Enqueue(t, th[t].i) ELSE UNCHANGED <<q, qs>>
+          /\ IF lk[lc].ex = 0
+             THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.pc = "B2"])
+             ELSE /\ SetTh(t, NextTry(r0))
+                  /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, retired, disposed, crashes, hist, retk, bad>>
+
+B2P(t) ==
+    /\ th[t].pc = "B2"
+    /\ LET lc == th[t].lci IN
+       /\ lk' = Unshare(lk, lc, t)
+       /\ IF lc = CurComb.idx
+          THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B4"])
+          ELSE SetTh(t, NextTry(th[t]))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* ensure_durable after the read: pwb(curComb); psync.
+B4(t) ==
+    /\ th[t].pc = "B4"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "B5"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+B5(t) ==
+    /\ th[t].pc = "B5"
+    /\ Return(t, th[t].rv, th[t].rh, TRUE)
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, qs>>
+
+\* collect after the published read's loop: pwb(curComb); psync; then XR.
+B3P(t) ==
+    /\ th[t].pc = "B3"
+    /\ mem' = Fence(PwbC(mem, t), t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "XR"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* The replay window: perdure copies a replica that is more than
+\* replay_window nodes behind our node (before its first copy) instead of
+\* applying them.  Any window: whenever X4 would apply a node and no copy
+\* was made yet, the thread may copy (getCombined, G1) instead.
+X4W(t) ==
+    /\ th[t].pc = "X4"
+    /\ th[t].mn # th[t].my /\ th[t].mn # NoNode /\ th[t].mn \notin disposed /\ ~th[t].copied
+    /\ SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepPerdure(t) ==
+    \/ Invoke(t)
+    \/ X2(t) \/ X4Fine(t) \/ X4W(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
+    \/ WS(t) \/ PW(t) \/ Y0(t)
+    \/ Y1P(t) \/ Y2P(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
+    \/ B1P(t) \/ B2P(t) \/ B3P(t) \/ B4(t) \/ B5(t)
+
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3"}
+        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B4", "B5"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]

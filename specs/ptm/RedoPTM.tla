@@ -160,7 +160,8 @@ DurableSeq == mem.cc.p.seq
 Idle(i) ==
     [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
      c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
-     pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {}]
+     pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {},
+     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0]
 
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
@@ -756,14 +757,340 @@ StepSim(t, fence) ==
     \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38(t) \/ U40(t) \/ U46(t)
     \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
 
-SpecSimCas == Init /\ [][(\E t \in Threads : StepSim(t, TRUE)) \/ Crash]_vars
+NextSimCas == (\E t \in Threads : StepSim(t, TRUE)) \/ Crash
+SpecSimCas == Init /\ [][NextSimCas]_vars
 SpecSimCasNoFence == Init /\ [][(\E t \in Threads : StepSim(t, FALSE)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
+(* Per-word stores and per-line pwbs.  The actions above store a whole     *)
+(* batch of words in one step (U20's simulation, an applyRedologs entry    *)
+(* R1, the copy M2, the undo U38) and issue the pwbs of several lines in  *)
+(* one (U26's flushDeferredPWBs, M3's flush of the copy); the code makes  *)
+(* one memory event of each word it stores and of each line it writes     *)
+(* back (the Sim backend's Store and Pwb events).  SpecFine refines those *)
+(* actions of SpecSimCas into that grain: the coarse action's first step   *)
+(* does everything but the stores (or pwbs) and leaves them, in order, in *)
+(* the thread's registers (pw: <<word, value>> pairs still to store into   *)
+(* _c; pl: the words of _c whose lines are still to be written back; wnx:  *)
+(* the pc after them); WS(t) stores the next word, PW(t) writes back the  *)
+(* next line (the lowest word first), one memory event per step, and the  *)
+(* last one goes on at wnx.  No other thread writes _c meanwhile (it holds *)
+(* _c exclusively, or, after U26, downgraded), and a pending pwb only      *)
+(* matters at t's next fence, which comes after the loop, so the coarse    *)
+(* action is the sequence of these steps with other threads' steps         *)
+(* interleaved.  RedoPTM_Fine.cfg checks SpecFine with the invariants and  *)
+(* the refinement of SpecSimCas (RedoPTMFine.tla: the pending stores and   *)
+(* pwbs taken as done).  The fine steps leave the step and fence counters  *)
+(* alone (a loop of them is the one coarse step the counters count).       *)
+(* Not refined: U40's pwbs of _c's deferred lines (F4), which its psync   *)
+(* follows in the same step.                                               *)
+
+\* Go on with the stores ws into _c, then at pc nxt (r: the registers after
+\* the coarse action's other effects).
+Stores(r, ws, nxt) == IF ws = << >> THEN [r EXCEPT !.pc = nxt]
+                      ELSE [r EXCEPT !.pw = ws, !.wnx = nxt, !.pc = "WS"]
+Pwbs(r, ws, nxt) == IF ws = {} THEN [r EXCEPT !.pc = nxt]
+                    ELSE [r EXCEPT !.pl = ws, !.wnx = nxt, !.pc = "PW"]
+
+\* One store of the batch: the next word of _c.
+WS(t) ==
+    /\ th[t].pc = "WS"
+    /\ LET wv == Head(th[t].pw) IN
+       mem' = StoreR(mem, th[t].c, wv[1], wv[2])
+    /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
+                               THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
+                               ELSE [@ EXCEPT !.pw = Tail(@)]]
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* One pwb of the batch: the line of the lowest word left.
+PW(t) ==
+    /\ th[t].pc = "PW"
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
+       /\ mem' = PwbR(mem, t, th[t].c, {w})
+       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
+                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].wnx, !.wnx = "Idle"]
+                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* R1 with the entry's stores one per step.
+R1Fine(t) ==
+    /\ th[t].pc = "R1"
+    /\ LET k == th[t].k
+           c == th[t].c
+       IN IF k > th[t].tail.seq
+          THEN /\ head' = [head EXCEPT ![c] = th[t].tail]
+               /\ SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U20"])
+          ELSE LET rt == ring[k % RSIZE]
+                   st == StateOf(rt)
+                   lg == SubSeq(st.log, 1, st.lsz)
+                   ws == [e \in 1 .. Len(lg) |-> <<lg[e].a, lg[e].new>>]
+               IN IF ValidityCheck /\ (rt.seq # k \/ (rt.tid # 0 /\ st.tkt # rt))
+                  THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.att = 0, !.pc = "M1"]) /\ UNCHANGED head
+                  ELSE /\ SetTh(t, Stores([th[t] EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)},
+                                                        !.k = k + 1], ws, "R1"))
+                       /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* M2 with the copy's stores one per step (the source read at M2, as in M2).
+M2Fine(t) ==
+    /\ th[t].pc = "M2"
+    /\ IF ~Open(StateOf(th[t].hd), t, ann[t])
+       THEN SetTh(t, [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+       ELSE LET src == Content(mem, th[t].ccv.idx) IN
+            SetTh(t, Stores(th[t], [w \in Words |-> <<w, src[w]>>], "M3"))
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* M3 with the copy's pwbs one line per step.
+M3Fine(t) ==
+    /\ th[t].pc = "M3"
+    /\ IF CurComb = th[t].ccv
+       THEN /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0)],
+                             Words, "U20"))
+       ELSE /\ SetTh(t, IF th[t].att = 0
+                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
+                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U20 with the simulation's stores one per step.
+U20Fine(t) ==
+    /\ th[t].pc = "U20"
+    /\ LET j == lidx[t]
+           sim == Simulate(ThreadSeq, Content(mem, th[t].c), sts[t][j],
+                           [stores |-> << >>, gops |-> << >>, dp |-> {}])
+       IN /\ sts' = [sts EXCEPT ![t][j] = sim.st]
+          /\ SetTh(t, Stores([th[t] EXCEPT !.dp = @ \cup sim.acc.dp, !.gops = sim.acc.gops],
+                             sim.acc.stores, "U26"))
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U26 (L26-L29) with flushDeferredPWBs one line per step, then U29 (the
+\* mutant FlushBeforeCas = FALSE keeps them for U30F, as U26 does).
+U26Fine(t) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c IN
+       /\ mem' = PwbC(mem, t)
+       /\ head' = [head EXCEPT ![c] = th[t].tkt]
+       /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, IF FlushBeforeCas
+                   THEN Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29")
+                   ELSE [th[t] EXCEPT !.pend = TRUE, !.pc = "U29"])
+    /\ UNCHANGED <<ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U38 with the undo's stores one per step (with F4, which keeps _c: the
+\* undo's target stays held).
+U38Fine(t) ==
+    /\ th[t].pc = "U38"
+    /\ UndoFlush
+    /\ LET c == th[t].c
+           lg == NewSt(t).log
+           undo == [e \in 1 .. Len(lg) |-> <<lg[Len(lg) + 1 - e].a, lg[Len(lg) + 1 - e].old>>]
+           nx == [NextIter(th[t]) EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)}]
+       IN /\ head' = [head EXCEPT ![c] = th[t].tail]
+          /\ SetTh(t, Stores(nx, IF UndoOnFail THEN undo ELSE << >>, nx.pc))
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+StepFine(t) ==
+    \/ Invoke(t)
+    \/ U8(t) \/ U13(t) \/ U17(t) \/ U18(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3Fine(t)
+    \/ U20Fine(t) \/ U26Fine(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30With(t, FALSE)
+    \/ U30F(t) \/ U31(t) \/ U32(t) \/ U34(t) \/ U36(t) \/ U38Fine(t) \/ U40(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+NextFine == (\E t \in Threads : StepFine(t)) \/ Crash
+SpecFine == Init /\ [][NextFine]_vars
+
+-----------------------------------------------------------------------------
+(* perdure's orders (impl/perdure-ptm/src/redo/update.rs, read.rs), where  *)
+(* they are not the seed's.  SpecPerdure is SpecFine with these:           *)
+(*   * the copy's lines are not written back at M3 but with the rest at    *)
+(*     the L26 flush (M3P: they join the deferred pwbs, dp);               *)
+(*   * no L27 pwb(curComb) before the CAS (U26P);                          *)
+(*   * after a successful CAS: pwb(cur_comb) (UP1), psync (UP2), the       *)
+(*     superseded replica's release (U31P), then the ring: its slot takes  *)
+(*     the ticket if it holds an older one (U32P; read and CAS in one      *)
+(*     step, a CAS on DRAM, no fence), then L36 (the seed with F2: the     *)
+(*     ring CAS, a locked RMW, is the fence that persists curComb, and it  *)
+(*     is skipped when a helper appended the ticket first);                *)
+(*   * curComb re-read before L26: moved, no CAS, roll back at once (U26P); *)
+(*   * step {2}'s exits: two transitions since the announcement (U7 reads *)
+(*     curComb once after it), or the State copied at U8 has the request  *)
+(*     applied: make it durable and return (U13P);                         *)
+(*   * the helper's ring CAS (L17) persists nothing: no pwb(curComb), no   *)
+(*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
+(*   * a direct read makes curComb durable after it whatever the ring says *)
+(*     (A12P, then A15: ensure_durable as pwb + psync);                    *)
+(*   * the lines a holder leaves dirty stay with the replica and its next  *)
+(*     holder flushes them (U40P releases without their pwbs, U18P takes   *)
+(*     them: take_dirty / put_dirty).                                      *)
+(* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
+(* invariants (the second with reads and the history).  Not modelled      *)
+(* here: perdure's other departures (the durability watermark that lets   *)
+(* ensure_durable skip its psync, a published read's own loop: see         *)
+(* traces/README.md, "Open").                                               *)
+
+M3P(t) ==
+    /\ th[t].pc = "M3"
+    /\ IF CurComb = th[t].ccv
+       THEN /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
+            /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Words, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0),
+                                      !.pc = "U20"])
+       ELSE /\ SetTh(t, IF th[t].att = 0
+                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
+                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
+            /\ UNCHANGED head
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* perdure re-reads curComb here: moved, it skips the CAS and rolls back
+\* (L38) at once, its replica still held exclusively.
+U26P(t) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c IN
+       IF CurComb # th[t].curC
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "U38"]) /\ UNCHANGED <<head, sts, lk>>
+       ELSE /\ head' = [head EXCEPT ![c] = th[t].tkt]
+            /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+            /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], th[t].dp, "U29"))
+    /\ UNCHANGED <<mem, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* Invoke, an update going to U7 (perdure reads curComb once after the
+\* announcement: `init`).
+InvokeP(t) ==
+    /\ th[t].pc = "Idle" /\ th[t].i < NOps
+    /\ LET i == th[t].i + 1
+           o == WorkOf(t, i)
+       IN /\ hist' = Append(hist, EvInvoke(Id(t, i), t, o.op, ArgsOf(o)))
+          /\ IF IsRead(o)
+             THEN /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "A2", !.ns = 1]]
+                  /\ UNCHANGED <<req, ann>>
+             ELSE /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = "U7", !.ns = 1]]
+                  /\ Publish(t, i)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, crashes, Ghosts>>
+
+U7(t) ==
+    /\ th[t].pc = "U7"
+    /\ SetTh(t, [th[t] EXCEPT !.init = CurComb.seq, !.pc = "U8"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* U13 with perdure's exits of step {2}: two transitions since the
+\* announcement (every commit from the second on applied the request), or
+\* the State copied at U8 has the thread's request applied already: make
+\* the commit durable and return (U40, U46).
+U13P(t) ==
+    /\ th[t].pc = "U13"
+    /\ LET tl == th[t].tail
+           rt == ring[tl.seq % RSIZE]
+       IN SetTh(t, CASE th[t].curC # CurComb -> NextIter(th[t])
+                     [] th[t].curC.seq >= th[t].init + 2 -> [th[t] EXCEPT !.pc = "U40"]
+                     [] ~Open(NewSt(t), t, ann[t]) -> [th[t] EXCEPT !.pc = "U40"]
+                     [] rt = tl -> [th[t] EXCEPT !.pc = "U18"]
+                     [] rt.seq > tl.seq -> NextIter(th[t])
+                     [] OTHER -> [th[t] EXCEPT !.rt = rt, !.pc = "U17"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L17 as perdure's step {4}: the helper's ring CAS, with no pwb(curComb)
+\* before it and no fence (the ring is DRAM: perdure's committer persists
+\* curComb itself, UP1-UP2, and its reads do not trust the ring).
+U17P(t) ==
+    /\ th[t].pc = "U17"
+    /\ LET tl == th[t].tail
+           sl == tl.seq % RSIZE
+       IN /\ ring' = IF ring[sl] = th[t].rt THEN [ring EXCEPT ![sl] = tl] ELSE ring
+          /\ SetTh(t, [th[t] EXCEPT !.rt = Tk0, !.pc = "U18"])
+    /\ UNCHANGED <<mem, head, lk, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* A12 as perdure's direct read (try_read_direct): after the read, unlock
+\* and make curComb durable (ensure_durable: pwb + psync, A15) whatever the
+\* ring says, then return (A17).
+A12P(t) ==
+    /\ th[t].pc = "A12"
+    /\ lk' = [lk EXCEPT ![th[t].comb].sh = @ \ {t}]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "A15"])
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U30P(t) ==
+    /\ th[t].pc = "U30"
+    /\ LET tk == th[t].tkt IN
+       IF CurComb = th[t].curC
+       THEN /\ Commit(mem, CV(tk.seq, th[t].c), tk.seq - 1, th[t].gops)
+            /\ SetTh(t, [th[t] EXCEPT !.gops = << >>, !.curC = CV(0, 0), !.tail = Tk0, !.pc = "UP1"])
+       ELSE /\ SetTh(t, [th[t] EXCEPT !.pc = "U38"])
+            /\ UNCHANGED <<mem, sig, ncom, oseq, exp>>
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, ret, bad>>
+
+\* (ReturnPersist = FALSE, the mutant perdure's redo-no-sync-after-cas is:
+\* neither step.)
+UP1(t) ==
+    /\ th[t].pc = "UP1"
+    /\ mem' = IF ReturnPersist THEN PwbC(mem, t) ELSE mem
+    /\ SetTh(t, IF ReturnPersist THEN [th[t] EXCEPT !.pend = TRUE, !.pc = "UP2"]
+                ELSE [th[t] EXCEPT !.pc = "U31P"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+UP2(t) ==
+    /\ th[t].pc = "UP2"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "U31P"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U31P(t) ==
+    /\ th[t].pc = "U31P"
+    /\ lk' = [lk EXCEPT ![th[t].comb].dg = FALSE]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "U32P"])
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U32P(t) ==
+    /\ th[t].pc = "U32P"
+    /\ LET sl == th[t].tkt.seq % RSIZE IN
+       ring' = IF ring[sl].seq < th[t].tkt.seq THEN [ring EXCEPT ![sl] = th[t].tkt] ELSE ring
+    /\ Finish36(t)
+    /\ UNCHANGED <<mem, head, lk, sts, ann, req, crashes, sig, ncom, exp>>
+
+\* The lines a replica's holders left dirty stay with the replica (perdure's
+\* take_dirty / put_dirty): U40P releases _c with its deferred pwbs undone
+\* and leaves them on the Combined (a "dirty" field of its lock record);
+\* the next holder takes them at U18P into its own, flushed at its L26.
+Dirty(c) == IF "dirty" \in DOMAIN lk[c] THEN lk[c].dirty ELSE {}
+
+U18P(t) ==
+    /\ th[t].pc = "U18"
+    /\ IF th[t].c # -1
+       THEN SetTh(t, Redo19(th[t], head[th[t].c])) /\ UNCHANGED lk
+       ELSE LET free == {c \in Combs : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
+            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
+            ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y IN
+                 /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
+                 /\ SetTh(t, Redo19([th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c)], head[c]))
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L40-L45 as perdure's: release _c leaving its dirty lines on it (no pwb
+\* of them), then make curComb durable (collect's ensure_durable).
+U40P(t) ==
+    /\ th[t].pc = "U40"
+    /\ LET c == th[t].c IN
+       /\ lk' = IF c # -1 THEN [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE,
+                                                  dirty |-> th[t].dp]] ELSE lk
+       /\ mem' = IF ReturnPersist THEN Fence(PwbC(mem, t), t) ELSE mem
+    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t]
+                 EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.curC = CurComb, !.pc = "U46"])
+    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+StepPerdure(t) ==
+    \/ InvokeP(t) \/ U7(t)
+    \/ U8(t) \/ U13P(t) \/ U17P(t) \/ U18P(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
+    \/ U20Fine(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
+    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40P(t) \/ U46(t)
+    \/ A2(t) \/ A9(t) \/ A12P(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
-        "U20", "U26", "U29", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
+        "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U7", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
