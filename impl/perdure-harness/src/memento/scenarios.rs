@@ -42,7 +42,9 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         }))));
     }
     v.push(Arc::new(OnRuntime(Detectable::two(StackStructure))));
-    v.push(Arc::new(OnRuntime(Detectable::two(ElimStackStructure))));
+    v.push(Arc::new(OnRuntime(Detectable::two(ElimStackStructure {
+        slots: 1,
+    }))));
     v.push(Arc::new(OnRuntime(Detectable::two(CombQueueStructure))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
         QueueStructure { kind: MsqKind::Vol },
@@ -57,10 +59,16 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         "Memento MSQ-mmt-cas (detectable CAS), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
-        ElimStackStructure,
+        ElimStackStructure { slots: 1 },
         3,
         "elim-stack-mmt-3t",
         "Memento elimination-backoff stack (Treiber + exchangers), 3 threads x 2 ops, detectability checked",
+    ))));
+    v.push(Arc::new(OnRuntime(Detectable::with_threads(
+        ElimStackStructure { slots: 3 },
+        3,
+        "elim-stack-mmt-3t-3x",
+        "Memento elimination-backoff stack with three exchangers (the hash of the φ-node picks one), 3 threads x 2 ops, detectability checked",
     ))));
     v.push(Arc::new(OnRuntime(Detectable::with_threads(
         CombQueueStructure,
@@ -775,9 +783,14 @@ impl Structure for CombQueueStructure {
     }
 }
 
-/// The elimination stack for the crash explorer (`elim-stack-mmt`).
+/// The elimination stack for the crash explorer (`elim-stack-mmt`), with
+/// `slots` exchangers.
 #[derive(Debug, Clone, Copy)]
-pub struct ElimStackStructure;
+pub struct ElimStackStructure {
+    /// Exchangers: 1 so that the explorer's threads meet; 3 so that the
+    /// choice among them (`ElimStack::exchanger`) is exercised.
+    slots: u64,
+}
 
 impl Structure for ElimStackStructure {
     type Mmt = ElimStackMmt;
@@ -800,8 +813,7 @@ impl Structure for ElimStackStructure {
     }
 
     fn create(&self, h: &mut Handle<'_, '_, Sim, ElimStackMmt>) -> Result<u64, MementoError> {
-        // One exchanger, so that the explorer's two threads meet.
-        ElimStack::create_with(h, 1).map(|s| s.offset())
+        ElimStack::create_with(h, self.slots).map(|s| s.offset())
     }
 
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<ElimStack, MementoError> {
