@@ -42,6 +42,13 @@
  *   MUTANT_SAME_PARITY      every CAS uses parity 1 (no alternation): HELP of the first CAS
  *                           passes for help of the second (every model).
  *
+ * Ordering mutants (tools/genmc-weaken.py, RC11): 0 of 5 caught. Every decision of the protocol
+ * is taken by a read-modify-write (the CASes on the word and on HELP, the clock's fetch_add),
+ * which reads the last value in modification order whatever its ordering, and a load only feeds
+ * a CAS that re-checks it; one step of weakening keeps release/acquire between them. With the
+ * real clock (rdtscp + lfence, no C11 operation) the order of a helper's timestamp after its
+ * load of the annotated word is the lfence's, which this model cannot weaken.
+ *
  * genmc-row: memento-cas
  * genmc-row: memento-cas-mutant-no-help-update -DMUTANT_NO_HELP_UPDATE violates=rc11,imm,tso
  * genmc-row: memento-cas-mutant-same-parity -DMUTANT_SAME_PARITY violates=rc11,imm,tso

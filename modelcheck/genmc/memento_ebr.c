@@ -28,6 +28,13 @@
  *   MUTANT_FREE_AFTER_ONE  a sealed bag is freed one epoch after its seal, not two: the reader
  *                          pinned in the seal's epoch uses the freed block (every model).
  *
+ * Ordering mutants (tools/genmc-weaken.py, RC11): 0 of 15 caught, by redundancy: `Epochs::pin`
+ * is SeqCst twice over (a SeqCst pin store and a SeqCst fence before the SeqCst re-load), as is
+ * `try_advance` (a SeqCst fence before SeqCst loads of the pins), and the shared pointer is read
+ * SeqCst (`Handle::load`): any one weakening leaves the store-load pair ordered. Taking both
+ * away, as `pin_unfenced` does (a Release pin store, no fence), is caught: the row
+ * memento-ebr-mutant-pin-no-fence.
+ *
  * genmc-row: memento-ebr
  * genmc-row: memento-ebr-mutant-pin-no-fence -DMUTANT_PIN_NO_FENCE violates=rc11,imm,tso
  * genmc-row: memento-ebr-mutant-free-after-one -DMUTANT_FREE_AFTER_ONE violates=rc11,imm,tso

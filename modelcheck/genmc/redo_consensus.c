@@ -16,26 +16,31 @@
  *   impl/perdure-ptm/src/redo/variant.rs: `copy_words` (the plain variant's loop).
  * Not modelled: persistence (`flush_dirty`, `fence_before_cas`, `pwb`/`psync`,
  * `ensure_durable`/`note_durable`, which only add write-backs and a watermark), statistics and
- * traces, the timed variant's `lock_combined` (this is `lock_any`), panicking closures, the
- * reclamation of requests (each thread announces once). The strong try reader-writer lock of
- * each `Combined` is abstracted to one SeqCst word (state and reader count, changed by
- * read-modify-writes): rwlock.c checks the lock itself. Offsets are in words; `sti::pack` keeps
- * its field order with narrower fields.
+ * traces, the timed variant's `lock_combined` (this is `lock_any`), panicking closures. The
+ * strong try reader-writer lock of each `Combined` is abstracted to one SeqCst word (state and
+ * reader count, changed by read-modify-writes): rwlock.c checks the lock itself. Offsets are in
+ * words; `sti::pack` keeps its field order with narrower fields. A freed request is a plain
+ * FREED store into its `job`; `execute` reads it.
  *
  * Client (N = 2 threads, 2 States per thread, a ring of 4, N + 1 = 3 replicas of 3 words, log
- * arenas of 4 entries): thread t runs apply_update of one closure that adds 1 to word 0 (the
- * counter) and to word 1 + t (its own count), and returns the counter's old value.
+ * arenas of 4 entries): thread t runs apply_update of closures that add 1 to word 0 (the
+ * counter) and to word 1 + t (its own count), and return the counter's old value. CI: one
+ * update per thread. DEEP: thread 0 runs two, so that its second reuses the initial tail State
+ * (the seqlock case of redo_state_copy.c, inside the whole protocol), replaces and reclaims its
+ * first request under the hazard pointers, and thread 1 may replay its logs.
  * Retry loops are cut after ROUNDS passes (an assume, a blocked execution).
  *
  * Invariants:
- *   - apply-once and results: the two results are 0 and 1; after the joins the replica
- *     `cur_comb` designates holds counter 2 and each thread's own count 1, its head is
- *     `cur_comb`'s sequence, and its State says both operations applied with those results;
+ *   - apply-once and results: the results are 0..TOTAL-1, each once, each thread's increasing;
+ *     after the joins the replica `cur_comb` designates holds counter TOTAL and each thread's own
+ *     count its number of updates, its head is `cur_comb`'s sequence, and its State records the
+ *     last sequence number and result of each thread;
  *   - `cur_comb` moves by one sequence at a time (each CAS from `cur` installs seq(cur) + 1), and
  *     a replica is designated only holding what its State says: at the CAS, the counter equals
- *     the number of operations the new State records as applied, and each thread's own count is
- *     its applied flag;
- *   - no race on a request's (plain) fields, written before its announcement and read by helpers.
+ *     the sum of the sequence numbers the new State records as applied, and each thread's own
+ *     count its applied sequence number;
+ *   - no race on a request's (plain) fields, written before its announcement and read by
+ *     helpers; no request used after `reclaim` freed it (DEEP).
  *
  * Mutants (rows genmc:redo-consensus-mutant-*, each must be reported as a violation):
  *   MUTANT_NO_APPLIED_CHECK   simulate runs every announced request, applied or not: an operation
@@ -43,8 +48,24 @@
  *   MUTANT_NO_UNDO            a lost CAS leaves the replica unrolled (the Rust mutant
  *                             RedoNoUndoOnFailedCas): a replica claims `tail`'s state while it
  *                             holds the lost attempt's writes (every model).
+ *   MUTANT_NO_VALIDATION_FENCE  attempt_update without the Acquire fence of its validation (the
+ *                             bug loom found): no row (the CI client never reuses a State); see
+ *                             the README for its DEEP run.
  *
- * Ordering mutants (tools/genmc-weaken.py): see the README's table; survivors below ("Survivors").
+ * Ordering mutants (tools/genmc-weaken.py, RC11, CI bound): 0 of 45 caught. The CI client is too
+ * small to need them, for reasons that hold of every survivor:
+ *   - no State is reused and no log arena lapped (one update per thread), so the seqlock
+ *     orderings (copy_from's ticket store and Release fence, attempt_update's and collect's
+ *     Acquire fences, the log arena's fences, replay's Acquire loads, log_len's Release store)
+ *     decide nothing here; redo_state_copy.c and redo_log_arena.c catch their weakenings in
+ *     isolation;
+ *   - the abstract lock orders every holder of a replica after the previous one (SeqCst
+ *     read-modify-writes on one word), which covers the replica words and `head`;
+ *   - `cur_comb`, the ring and the request words are read-modify-written or read for a value,
+ *     and a one-step weakening keeps release/acquire; the Dekker pair the module docs name
+ *     (the announcement store, then `cur_comb` load, against a committer's load of `cur_comb`,
+ *     then of the announcement) is for the "two transitions since the announcement" exit, which
+ *     this client never reaches.
  *
  * Orderings (tools/genmc-orderings.py): functions transcribed in part (their other branches are
  * the opt variant's, the merging log's, or statistics):
@@ -67,22 +88,13 @@
 #define REL memory_order_release
 #define RLX memory_order_relaxed
 
-#ifdef DEEP
-#define N 3
-#define RING 8     /* (N * S).next_power_of_two() */
-#else
 #define N 2
 #define RING 4     /* (N * S).next_power_of_two() */
-#endif
 #define S 2        /* states_per_thread */
 #define COMBS (N + 1)
 #define CAP 4      /* log_entries_per_thread */
 #define RLEN 3     /* replica words */
-#ifdef DEEP
-#define ROUNDS 6
-#else
 #define ROUNDS 4
-#endif
 
 #define INVALID UINT64_MAX
 #define LOG_OVERFLOW UINT64_MAX
@@ -136,7 +148,11 @@ static atomic_ulong ring[RING];
 static atomic_ulong announce[N];
 static _Atomic(struct request *) req[N];
 static _Atomic(struct request *) hp[N];
-static struct request requests[N];
+#define MAXOPS 2
+static struct request requests[N][MAXOPS];
+/* A thread's Slot: its retired requests (freed by reclaim when no hazard pointer names them). */
+static struct request *retired_req[N][MAXOPS];
+static int nretired[N];
 static int last_idx[N];
 
 /* ---- the abstract strong try reader-writer lock (rwlock.c checks the real one) ---- */
@@ -278,24 +294,45 @@ static void copy_words(int src, int dst)
 
 /* ---- update.rs ---- */
 
+#define FREED_JOB (-1)
+
+static void reclaim(int tid)
+{
+	int kept = 0;
+	for (int k = 0; k < nretired[tid]; k++) {
+		struct request *r = retired_req[tid][k];
+		bool named = false;
+		for (int i = 0; i < N && !named; i++)
+			named = atomic_load_explicit(&hp[i], SC) == r; /* rust: reclaim load SeqCst */
+		if (named) {
+			retired_req[tid][kept++] = r;
+			continue;
+		}
+		r->job = FREED_JOB;   /* drop(Box::from_raw(r)) */
+	}
+	nretired[tid] = kept;
+}
+
 static uint64_t publish(int tid)
 {
 	uint64_t seq = atomic_load_explicit(&announce[tid], RLX) + 1; /* rust: publish load Relaxed */
-	struct request *p = &requests[tid];   /* Box::new(Request { seq, job }) */
+	struct request *p = &requests[tid][seq - 1];   /* Box::new(Request { seq, job }) */
 	p->seq = seq;
 	p->job = 1;
 	struct request *old = atomic_exchange_explicit(&req[tid], p, SC); /* rust: publish swap SeqCst */
-	assert(old == NULL);   /* one request per thread: nothing to retire or reclaim */
+	if (old != NULL)
+		retired_req[tid][nretired[tid]++] = old;
 	/* The announcement: SeqCst (its Ordering is a variable, `mutant!(RedoAnnounceRelease)`'s
 	 * choice, which the orderings check cannot read). */
 	atomic_store_explicit(&announce[tid], seq, SC);
+	reclaim(tid);
 	return seq;
 }
 
 /* L23: the closure, on the replica at `base` */
 static uint64_t execute(struct request *r, int base, struct writer *w, int owner)
 {
-	assert(r->job == 1);
+	assert(r->job == 1 && "a request used after it was freed");
 	uint64_t c = try_load(base, 0);
 	try_store(w, base, 0, c + 1);
 	uint64_t mine = try_load(base, 1 + owner);
@@ -438,7 +475,9 @@ static enum outcome attempt_update(int tid, uint64_t my_seq, uint64_t init, int 
 		uint64_t tkt = pack(seq_add(seq_of(cur), 1), tid, new_idx);
 		/* {3} */
 		copy_from(new_st, tkt, tail_st, position(&arenas[tid]));
+#ifndef MUTANT_NO_VALIDATION_FENCE
 		atomic_thread_fence(ACQ); /* rust: attempt_update fence Acquire */
+#endif
 		if (atomic_load_explicit(&tail_st->ticket, RLX) != tail /* rust: attempt_update load Relaxed */
 		    || cur != atomic_load_explicit(&cur_comb, SC))      /* rust: attempt_update load SeqCst */
 			continue;
@@ -477,7 +516,7 @@ static enum outcome attempt_update(int tid, uint64_t my_seq, uint64_t init, int 
 			/* What this CAS installs: a replica holding what its State records. */
 			uint64_t count = 0;
 			for (int i = 0; i < N; i++) {
-				uint64_t a = atomic_load_explicit(&new_st->applied[i], RLX) ? 1 : 0;
+				uint64_t a = atomic_load_explicit(&new_st->applied[i], RLX);
 				count += a;
 				assert(atomic_load_explicit(&replica[held][1 + i], RLX) == a && "a replica that does not hold its State");
 			}
@@ -558,12 +597,20 @@ static uint64_t apply_update(int tid)
 
 /* ---- the client ---- */
 
-static uint64_t result[N];
+#ifdef DEEP
+static const int ops[N] = {2, 1};   /* thread 0's second update reuses the initial tail State */
+#define TOTAL 3
+#else
+static const int ops[N] = {1, 1};
+#define TOTAL 2
+#endif
+static uint64_t result[N][MAXOPS];
 
 static void *updater(void *arg)
 {
 	int t = (int)(intptr_t)arg;
-	result[t] = apply_update(t);
+	for (int k = 0; k < ops[t]; k++)
+		result[t][k] = apply_update(t);
 	return NULL;
 }
 
@@ -588,23 +635,27 @@ int main(void)
 		pthread_create(&th[t], NULL, updater, (void *)(intptr_t)t);
 	for (int t = 0; t < N; t++)
 		pthread_join(th[t], NULL);
-	bool got[N] = {false};
-	for (int t = 0; t < N; t++) {
-		assert(result[t] < N && !got[result[t]] && "results not 0..N-1: an operation applied twice or lost");
-		got[result[t]] = true;
-	}
+	/* Each operation applied once: the results are 0..TOTAL-1, each once, a thread's in order. */
+	bool got[TOTAL] = {false};
+	for (int t = 0; t < N; t++)
+		for (int k = 0; k < ops[t]; k++) {
+			uint64_t r = result[t][k];
+			assert(r < TOTAL && !got[r] && "results not 0..TOTAL-1: an operation applied twice or lost");
+			got[r] = true;
+			assert((k == 0 || result[t][k - 1] < r) && "a thread's operations out of order");
+		}
 	uint64_t cur = atomic_load_explicit(&cur_comb, RLX);
 	int d = (int)idx_of(cur);
-	assert(atomic_load_explicit(&replica[d][0], RLX) == N && "the designated replica's counter is not N");
+	assert(atomic_load_explicit(&replica[d][0], RLX) == TOTAL && "the designated replica's counter is not the number of operations");
 	for (int t = 0; t < N; t++)
-		assert(atomic_load_explicit(&replica[d][1 + t], RLX) == 1 && "an operation applied twice or lost");
+		assert(atomic_load_explicit(&replica[d][1 + t], RLX) == (uint64_t)ops[t] && "an operation applied twice or lost");
 	uint64_t head = atomic_load_explicit(&combs[d].head, RLX);
 	assert(seq_of(head) == seq_of(cur) && "the designated head is not cur_comb's");
 	struct state *st = state_of(head);
 	assert(st != NULL && atomic_load_explicit(&st->ticket, RLX) == head);
 	for (int t = 0; t < N; t++) {
-		assert(atomic_load_explicit(&st->applied[t], RLX) == 1);
-		assert(atomic_load_explicit(&st->results[t], RLX) == result[t]);
+		assert(atomic_load_explicit(&st->applied[t], RLX) == (uint64_t)ops[t]);
+		assert(atomic_load_explicit(&st->results[t], RLX) == result[t][ops[t] - 1]);
 	}
 	return 0;
 }
