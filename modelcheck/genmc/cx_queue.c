@@ -20,14 +20,14 @@
  * of its `job` here (`use_node`): a use of a freed node is then either a failed assertion or, when
  * the free is not ordered with it, a race GenMC reports.
  *
- * Client `cx-turn-queue` (N threads, N = 2; DEEP: 3): thread t enqueues one node (tid t, HP_MY
- * set around it, as `Cx::publish` does). Invariants, after the joins (as tests/loom_cx_queue.rs):
- * every node is linked exactly once, tickets are consecutive in list order (1..N after the
- * sentinel's 0), the tail is the last node, every announcement slot is empty; during the run:
- * a node is linked within N iterations of enqueue's loop (the turns), has its ticket when its
- * enqueue returns, and enqueues are FIFO in real time (thread 1
- * enqueues after thread 0's enqueue has returned, when a ghost flag says so, and then gets the
- * later ticket).
+ * Client `cx-turn-queue` (N = 2 threads, under DEEP too: 3 enqueuers did not finish in 20
+ * minutes): thread t enqueues one node (tid t, HP_MY set around it, as `Cx::publish` does).
+ * Invariants, after the joins (as tests/loom_cx_queue.rs): every node is linked exactly once,
+ * tickets are consecutive in list order (1..N after the sentinel's 0), the tail is the last
+ * node, every announcement slot is empty; during the run: a node is linked within N iterations
+ * of enqueue's loop (the turns), has its ticket when its enqueue returns, and enqueues are FIFO
+ * in real time (thread 1 enqueues after thread 0's enqueue has returned, when a ghost flag says
+ * so, and then gets the later ticket).
  *
  * Client `cx-hp-walk` (-DWALK; 2 threads, DEEP: 3): the queue holds a sentinel s0 and nodes
  * n1..n4 (tickets 0..4); the designated `Combined` D has head n4, the walker's `Combined` W head
@@ -96,7 +96,7 @@
 #define SC memory_order_seq_cst
 #define RLX memory_order_relaxed
 
-#ifdef DEEP
+#if defined(DEEP) && defined(WALK)
 #define N 3
 #define ROUNDS 12
 #else
