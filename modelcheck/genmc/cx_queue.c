@@ -46,7 +46,17 @@
  * joins and a last scan, the two nodes that are disposed of and unreferenced (n1, n2) are freed
  * and n3 (still linked) is not.
  *
+ * Client `cx-refcnt` (-DREFCNT; 2 threads): a node M, disposed of and in a scanner's retired
+ * list, is named by a walker's hazard pointer; the walker makes M its Combined's head
+ * (update_head), clears the hazard pointer and uses M; the scanner scans once (DEEP: twice).
+ * Invariant: M is never freed (the hazard pointer, then the reference, keep it), and no use of
+ * a freed node. This is the reference count of CX-PUC's and CX-PTM's heads deciding a free.
+ *
  * Mutants (rows genmc:cx-*-mutant-*, each must be reported as a violation):
+ *   MUTANT_SCAN_REFCNT_FIRST    scan reads the reference count before the hazard pointers (the
+ *                               code's order is the other): it reads 0 before the walker's
+ *                               update_head, then the cleared hazard pointer, and frees M
+ *                               (every model).
  *   MUTANT_TICKET_AFTER_TAIL    enqueue's step 3 advances the tail before storing the ticket: a
  *                               helper computes a ticket from INVALID (every model).
  *   MUTANT_NO_SELF_LINK_TEST    protect_next without its `next == m` test (the bug shuttle found):
@@ -55,7 +65,8 @@
  *   MUTANT_NO_VALIDATION        protect_next without the re-load of `m.next` after the hazard
  *                               pointer: the scan frees the successor under the walker (every model).
  *
- * Ordering mutants (tools/genmc-weaken.py, RC11, 34 one-step weakenings per row): `cx-hp-walk`
+ * Ordering mutants (tools/genmc-weaken.py, RC11, 34 one-step weakenings per row, 3 of them of a
+ * failure ordering, which GenMC does not model): `cx-hp-walk`
  * catches 4, the two store-load (Dekker) pairs of the hazard pointers: `protect`'s store and
  * `protect_next`'s validating load against `retire_range`'s self-linking store and `scan`'s
  * hazard-pointer load (each weakened: a race on a freed node). `cx-turn-queue` catches none. The
@@ -66,13 +77,13 @@
  *     weakened one step) keeps every such message, and the checked properties (each node once,
  *     consecutive tickets, FIFO in real time, linked within N iterations) hold; no weakening to
  *     Relaxed is tried (one step only);
- *   - update_head's three read-modify-writes and the refcnt load of `scan`: a read-modify-write
- *     reads the last value in modification order whatever its ordering, and the scan that reads
- *     a cleared hazard pointer synchronises with the clear that follows the increment; in these
- *     clients no head ever moves to a retired node, so the reference count never decides a free
- *     (n1 is freed only after the walker's update_head moved W off it, which the last scan, after
- *     the joins, sees);
- *   - `is_self_linked`, `ticket`, `clear`, retire_range's walk and successor loads: single
+ *   - update_head's three read-modify-writes, `clear` and the refcnt load of `scan`: a
+ *     read-modify-write reads the last value in modification order whatever its ordering, and
+ *     the hand-over from hazard pointer to reference (`cx-refcnt`, 0 of 34 caught) is message
+ *     passing, not a store-load pair: a scan that reads the cleared hazard pointer synchronises
+ *     with the clear, which comes after the increment, under release/acquire already; reading
+ *     the count first is wrong whatever the orderings (MUTANT_SCAN_REFCNT_FIRST);
+ *   - `is_self_linked`, `ticket`, retire_range's walk and successor loads: single
  *     locations read for a value, not ordered against another location's store;
  *   - in `cx-turn-queue` nothing is freed, so the hazard pointers decide nothing there.
  *
@@ -81,6 +92,8 @@
  *
  * genmc-row: cx-turn-queue
  * genmc-row: cx-turn-queue-mutant-ticket-after-tail -DMUTANT_TICKET_AFTER_TAIL violates=rc11,imm,tso
+ * genmc-row: cx-refcnt -DREFCNT
+ * genmc-row: cx-refcnt-mutant-scan-refcnt-first -DREFCNT -DMUTANT_SCAN_REFCNT_FIRST violates=rc11,imm,tso
  * genmc-row: cx-hp-walk -DWALK
  * genmc-row: cx-hp-walk-mutant-no-self-link-test -DWALK -DMUTANT_NO_SELF_LINK_TEST violates=rc11,imm,tso
  * genmc-row: cx-hp-walk-mutant-no-validation -DWALK -DMUTANT_NO_VALIDATION violates=rc11,imm,tso
@@ -293,11 +306,17 @@ static void scan(struct retirer *r)
 		struct node *p = r->retired[i];
 		use_node(p);
 		bool keep = !is_self_linked(p);
+#ifdef MUTANT_SCAN_REFCNT_FIRST
+		if (!keep)
+			keep = atomic_load_explicit(&p->refcnt, SC) != 0;
+#endif
 		for (int t = 0; t < N && !keep; t++)
 			for (int s = 0; s < HPS && !keep; s++)
 				keep = atomic_load_explicit(&hp[t][s], SC) == p; /* rust: scan load SeqCst */
+#ifndef MUTANT_SCAN_REFCNT_FIRST
 		if (!keep)
 			keep = atomic_load_explicit(&p->refcnt, SC) != 0; /* rust: scan load SeqCst */
+#endif
 		if (keep) {
 			r->retired[kept++] = p;
 			continue;
@@ -331,7 +350,57 @@ static void update_head(struct comb *self, struct node *new)
 
 /* ---- the clients ---- */
 
-#ifndef WALK
+#if defined(REFCNT)
+
+/* A node M, disposed of (self-linked) and in the scanner's retired list, that a walker has
+ * reached: its hazard pointer names M; the walker then makes M its Combined's head
+ * (update_head: M gains the head's reference), clears the hazard pointer and goes on using M
+ * (as the head of its replica). The reference must keep M alive from the moment the hazard
+ * pointer no longer does. DEEP: the scanner scans twice. */
+static struct comb w_comb;
+static struct retirer scanner_r;
+
+static void *scanner(void *arg)
+{
+	scan(&scanner_r);
+#ifdef DEEP
+	scan(&scanner_r);
+#endif
+	return NULL;
+}
+
+static void *holder(void *arg)
+{
+	const int tid = 1;
+	struct node *m = &nodes[2];
+	update_head(&w_comb, m);
+	clear(tid, HP_WALK0);
+	use_node(m);   /* the replica's head: kept by the reference */
+	return NULL;
+}
+
+int main(void)
+{
+	for (int i = 0; i < 3; i++) {
+		nodes[i].job = i;
+		atomic_init(&nodes[i].ticket, (uint64_t)i);
+	}
+	atomic_init(&nodes[1].next, &nodes[1]);   /* P, disposed of */
+	atomic_init(&nodes[2].next, &nodes[2]);   /* M, P's successor, disposed of since */
+	atomic_init(&w_comb.head, &nodes[0]);     /* the walker's Combined's old head */
+	atomic_init(&nodes[0].refcnt, 1);
+	atomic_init(&hp[1][HP_WALK0], &nodes[2]); /* the walker's validated step to M */
+	scanner_r.retired[scanner_r.nretired++] = &nodes[2];
+	pthread_t s, h;
+	pthread_create(&s, NULL, scanner, NULL);
+	pthread_create(&h, NULL, holder, NULL);
+	pthread_join(s, NULL);
+	pthread_join(h, NULL);
+	assert(nodes[2].job != FREED && "a node a Combined head names was freed");
+	return 0;
+}
+
+#elif !defined(WALK)
 
 #define NODE(i) (&nodes[i])   /* nodes[0] is the sentinel, nodes[1 + t] thread t's */
 static atomic_bool done0;         /* ghost: thread 0's enqueue has returned */
