@@ -24,8 +24,9 @@ When several functions of the cited files have the name, the one that matches is
 names them all). Exit 0 when every model agrees, 1 otherwise; the last line is
 `genmc-orderings: N models, F functions, O operations checked, E disagreements`.
 --self-test checks the extraction and the comparison on inline examples, and that the lock model
-stops agreeing with impl/perdure-ptm/src/rwlock.rs when one of its orderings is changed (in memory:
-the tree is not touched); --with-self-test runs it first, then the check. Python 3.11, standard library only.
+stops agreeing with impl/perdure-ptm/src/rwlock.rs, and the CX model with
+impl/perdure-ptm/src/cx/queue.rs, when one of its orderings is changed (in memory: the tree is not
+touched); --with-self-test runs it first, then the check. Python 3.11, standard library only.
 """
 from __future__ import annotations
 
@@ -219,6 +220,15 @@ def self_test() -> None:
         assert check_model(model)[2] == []
         problems = check_model(model, {rs: src.replace(arrival, "self.slot(tid).swap(READING, AcqRel);")})[2]
         assert len(problems) == 1 and "shared_try_lock" in problems[0], problems
+    # The same on the CX model: the hazard pointer's publication SeqCst -> Release in queue.rs.
+    model, rs = MODELS / "cx_queue.c", "impl/perdure-ptm/src/cx/queue.rs"
+    if model.is_file() and (ROOT / rs).is_file():
+        src = (ROOT / rs).read_text()
+        publish = "self.hp[tid].0[slot].store(p, SeqCst);"
+        assert src.count(publish) == 1, "queue.rs changed: update the self-test's example"
+        assert check_model(model)[2] == []
+        problems = check_model(model, {rs: src.replace(publish, "self.hp[tid].0[slot].store(p, Release);")})[2]
+        assert len(problems) == 1 and "protect" in problems[0], problems
     print("genmc-orderings: self-test passed")
 
 

@@ -68,7 +68,10 @@ def mutants(src: str):
                 if j == i:
                     new += line[c.start():]
                 out = lines[:j] + [new] + lines[j + 1:]
-                yield j + 1, f"L{j + 1} {c.group(1)} {m.group(1)}->{w}", "".join(out)
+                # GenMC v0.11 gives a failed compare-exchange its success ordering (README):
+                # a failure-ordering mutant is listed, and marked, but is no evidence either way.
+                tag = " (failure ordering)" if failure else ""
+                yield j + 1, f"L{j + 1} {c.group(1)} {m.group(1)}->{w}{tag}", "".join(out)
 
 
 def passing_rows(src: str, stem: str) -> list[tuple[str, list[str]]]:
