@@ -20,14 +20,14 @@ use perdure_pm::{NoFlush, Pool};
 
 const SIZE: u64 = 64 << 10;
 
+#[path = "support/depth.rs"]
+mod depth;
+
 /// Schedules per test: `PERDURE_SHUTTLE_ITERS`, else 5,000 (200 in the
 /// mutation tier, `PERDURE_DEPTH=mutants`: docs/MUTANTS.md).
 fn iterations() -> usize {
-    let tier = std::env::var("PERDURE_DEPTH").is_ok_and(|d| d == "mutants");
-    std::env::var("PERDURE_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if tier { 200 } else { 5000 })
+    let normal = if depth::mutants() { 200 } else { 5000 };
+    depth::count("PERDURE_SHUTTLE_ITERS", normal, 5000)
 }
 
 fn workload() {
