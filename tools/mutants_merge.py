@@ -25,6 +25,19 @@ committed, so a run spread over several machines (a full run takes days on 2 cor
 each one finished; out/ is not. A shard folder present and complete takes precedence over the
 ledger's lines for the same shard and source state.
 
+The triage of the missed mutants lives in each crate's MUTANTS.md (impl/<crate>/MUTANTS.md), one
+list item per mutant, its full name in backticks, then a dash and a verdict in bold:
+
+    - `perdure-ptm/src/rwlock.rs:89:33: replace - with /` — **killed** by `shuttle:...`: why
+    - `perdure-memento/src/cas.rs:107:9: replace CasMmt::clear with ()` — **equivalent**: why
+    - `...` — **gap**: what no check looks at yet
+
+`killed` means a check added after the campaign's commit catches the mutant (tried by hand on the
+later tree), `equivalent` that no execution can tell the mutant from the code, `gap` a known hole
+not yet closed. The summary tags every missed mutant with its verdict, counts the untriaged ones,
+and gives, beside the score, the score after triage: (caught + killed) / (caught + missed -
+equivalent).
+
 A shard counts only when complete (cargo-mutants finished and every mutant of the shard has an
 outcome). Shards of different source states (shard.json "tree") are merged but the summary says
 so: their mutants are not the same set. Python 3.11, standard library only.
@@ -145,7 +158,26 @@ def write_ledger(path: Path, shards: list[dict]) -> None:
     path.write_text(LEDGER_HEADER + "".join(x + "\n" for x in lines))
 
 
-def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None) -> dict:
+VERDICTS = ("killed", "equivalent", "gap")
+TRIAGE_LINE = re.compile(r"^[-*] `([^`]+)` [—-]+ \*\*(" + "|".join(VERDICTS) + r")\*\*(.*)$")
+
+
+def read_triage(impl: Path | None) -> dict[str, dict]:
+    """Every `- `mutant` — **verdict**...` line of impl/*/MUTANTS.md, by mutant name."""
+    out: dict[str, dict] = {}
+    if impl is None or not impl.is_dir():
+        return out
+    for md in sorted(impl.glob("*/MUTANTS.md")):
+        for i, line in enumerate(md.read_text().splitlines(), 1):
+            m = TRIAGE_LINE.match(line.strip())
+            if m:
+                out[m.group(1)] = {"verdict": m.group(2), "why": m.group(3).lstrip(" :"),
+                                   "where": f"{md.relative_to(impl.parent)}:{i}"}
+    return out
+
+
+def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None,
+          impl: Path | None = None) -> dict:
     found = [read_shard(d) for d in sorted(out_dir.iterdir())
              if d.is_dir() and SHARD_DIR.match(d.name)] if out_dir.is_dir() else []
     # The ledger's shards, where no complete folder of the same shard and tree is present.
@@ -200,6 +232,15 @@ def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None) 
         total.update(c)
     judged = total["caught"] + total["missed"]
     key = lambda o: (o["package"], o["file"] or "", o["line"] or 0, o["name"])
+    triage = read_triage(impl)
+    verdict = {o["name"]: triage.get(o["name"], {}).get("verdict", "untriaged") for o in missed}
+    for pkg, c in crates.items():
+        v = collections.Counter(verdict[o["name"]] for o in missed if o["package"] == pkg)
+        c.update({k: v[k] for k in VERDICTS + ("untriaged",)})
+        cj = c["caught"] + c["missed"] - v["equivalent"]
+        c["score_triaged"] = round((c["caught"] + v["killed"]) / cj, 4) if cj else None
+    tv = collections.Counter(verdict.values())
+    tjudged = total["caught"] + total["missed"] - tv["equivalent"]
     return {
         "shards": n,
         "complete": sorted(f"{s['k']}/{s['n']}" for s in complete),
@@ -211,8 +252,13 @@ def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None) 
         "total": {**{k: total[k] for k in COUNTS},
                   "score": round(total["caught"] / judged, 4) if judged else None,
                   "seconds_per_mutant": (round(sum(seconds.values()) / total["tested"], 1)
-                                         if total["tested"] else None)},
-        "missed": [{k: o[k] for k in ("package", "name", "seconds")} for o in sorted(missed, key=key)],
+                                         if total["tested"] else None),
+                  **{k: tv[k] for k in VERDICTS + ("untriaged",)},
+                  "score_triaged": (round((total["caught"] + tv["killed"]) / tjudged, 4)
+                                    if tjudged else None)},
+        "missed": [{**{k: o[k] for k in ("package", "name", "seconds")}, "verdict": verdict[o["name"]],
+                    "why": triage.get(o["name"], {}).get("why", "")}
+                   for o in sorted(missed, key=key)],
         "timeouts": [{k: o[k] for k in ("package", "name", "seconds")} for o in sorted(timeouts, key=key)],
     }
 
@@ -249,19 +295,27 @@ def markdown(s: dict) -> str:
                          "mutants, not a score of the whole crates.")
     lines += [f"Note: {x}" for x in s["notes"]]
     lines += ["", "Score = caught / (caught + missed); unviable (does not compile) and timeout "
-              "(the checks ran out of time) are not in it.", "",
-              "| crate | tested | caught | missed | score | unviable | timeout | s/mutant |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "(the checks ran out of time) are not in it. The missed mutants are triaged in the "
+              "crates' MUTANTS.md: *killed* by a check added after the campaign's commit, "
+              "*equivalent* (no execution tells them from the code), a known *gap*, or not yet "
+              "triaged; after triage = (caught + killed) / (caught + missed − equivalent).", "",
+              "| crate | tested | caught | missed | score | killed | equivalent | gap | untriaged "
+              "| after triage | unviable | timeout | s/mutant |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, c in list(s["crates"].items()) + [("total", s["total"])]:
         spm = "–" if c["seconds_per_mutant"] is None else f"{c['seconds_per_mutant']:.0f}"
         lines.append(f"| {name} | {c['tested']} | {c['caught']} | {c['missed']} | {pct(c['score'])} "
+                     f"| {c.get('killed', 0)} | {c.get('equivalent', 0)} | {c.get('gap', 0)} "
+                     f"| {c.get('untriaged', 0)} | {pct(c.get('score_triaged'))} "
                      f"| {c['unviable']} | {c['timeout']} | {spm} |")
     if s["total"]["failure"]:
         lines.append(f"\n{s['total']['failure']} mutants ended in an unclassified failure "
                      "(see their logs under shard-*/mutants.out/log/).")
-    for title, rows in (("Missed mutants", s["missed"]), ("Timeouts", s["timeouts"])):
-        lines += ["", f"## {title} ({len(rows)})", ""]
-        lines += [f"- `{r['name']}`" for r in rows] or ["None."]
+    lines += ["", f"## Missed mutants ({len(s['missed'])})", ""]
+    lines += [f"- `{r['name']}` — {r['verdict']}" + (f": {r['why']}" if r["why"] else "")
+              for r in s["missed"]] or ["None."]
+    lines += ["", f"## Timeouts ({len(s['timeouts'])})", ""]
+    lines += [f"- `{r['name']}`" for r in s["timeouts"]] or ["None."]
     if s["incomplete"]:
         lines += ["", "## Incomplete shards (run them again)", ""]
         lines += [f"- {x['shard']}: {x['why']}" for x in s["incomplete"]]
@@ -270,8 +324,9 @@ def markdown(s: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out_dir: Path, shards: int | None, ledger: Path | None = None) -> dict:
-    summary = merge(out_dir, shards, ledger)
+def write(out_dir: Path, shards: int | None, ledger: Path | None = None,
+          impl: Path | None = None) -> dict:
+    summary = merge(out_dir, shards, ledger, impl)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out_dir / "summary.md").write_text(markdown(summary))
@@ -377,6 +432,24 @@ def self_test() -> int:
         empty.mkdir()
         s3 = write(empty, 2)
         checks += [(s3["missing"] == ["0/2", "1/2"] and s3["total"]["tested"] == 0, f"empty {s3}")]
+        # Triage: a verdict read from a crate's MUTANTS.md tags the missed mutant and moves the
+        # score after triage; a mutant with no line is untriaged.
+        impl = root / "impl"
+        (impl / "perdure-pm").mkdir(parents=True)
+        (impl / "perdure-pm" / "MUTANTS.md").write_text(
+            "# x\n\n- `perdure-pm/src/heap.rs:20:9: replace g with ()` — **killed** by `shuttle:x`: y\n")
+        s5 = write(root, 4, None, impl)
+        pm = s5["crates"]["perdure-pm"]
+        checks += [(pm["killed"] == 1 and pm["untriaged"] == 0 and pm["score_triaged"] == 1.0,
+                    f"triage killed {pm}"),
+                   (s5["missed"][0]["verdict"] == "killed" and "shuttle:x" in s5["missed"][0]["why"],
+                    f"triage tag {s5['missed']}")]
+        (impl / "perdure-pm" / "MUTANTS.md").write_text(
+            "- `perdure-pm/src/heap.rs:20:9: replace g with ()` — **equivalent**: z\n")
+        pm = write(root, 4, None, impl)["crates"]["perdure-pm"]
+        checks += [(pm["equivalent"] == 1 and pm["score_triaged"] == 1.0, f"triage equivalent {pm}")]
+        pm = write(root, 4, None, None)["crates"]["perdure-pm"]
+        checks += [(pm["untriaged"] == 1 and pm["score_triaged"] == 0.5, f"untriaged {pm}")]
     failed = [why for ok, why in checks if not ok]
     for why in failed:
         print(f"mutants_merge self-test: FAIL: {why}", file=sys.stderr)
@@ -389,16 +462,19 @@ def main() -> int:
     ap.add_argument("--shards", type=int, help="the shard count N to merge (default: the one present)")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "mutants")
     ap.add_argument("--ledger", type=Path, help="read and update this ledger of complete shards")
+    ap.add_argument("--impl", type=Path, default=ROOT / "impl",
+                    help="where the crates' MUTANTS.md with the missed mutants' triage are")
     ap.add_argument("--self-test", action="store_true", help="run the merge on fixture shards")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
-    s = write(a.out, a.shards, a.ledger)
+    s = write(a.out, a.shards, a.ledger, a.impl)
     t = s["total"]
     print(f"mutants: {len(s['complete'])}/{s['shards']} shards complete, "
           f"{len(s['incomplete'])} incomplete, {len(s['missing'])} missing; "
           f"{t['tested']} mutants: {t['caught']} caught, {t['missed']} missed, "
-          f"{t['unviable']} unviable, {t['timeout']} timeout; score {pct(t['score'])} "
+          f"{t['unviable']} unviable, {t['timeout']} timeout; score {pct(t['score'])}, "
+          f"{t['untriaged']} missed untriaged, after triage {pct(t['score_triaged'])} "
           f"-> {a.out / 'summary.md'}")
     return 0
 

@@ -14,7 +14,8 @@
 //!   tries at least one succeeds;
 //! * nothing leaks: once everyone has unlocked, a writer takes the lock.
 //!
-//! Not covered: more than three threads, and the lock inside Redo-PTM (the
+//! Not covered: more than three threads (a writer that tries twice stands
+//! in for a third writer), and the lock inside Redo-PTM (the
 //! crash and concurrency tests of `redo_*.rs` exercise that).
 
 #![cfg(perdure_loom)]
@@ -28,7 +29,12 @@ mod loom_model;
 
 fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
     // LOOM_MAX_PREEMPTIONS unset: 3 normally, 4 for DEPTH=deep.
-    let bound = loom_model::Preemptions::Default { normal: 3, deep: 4 };
+    model_bounded(name, 4, f)
+}
+
+/// [`model`] with bound `deep` at DEPTH=deep (3 otherwise).
+fn model_bounded<F: Fn() + Sync + Send + 'static>(name: &str, deep: usize, f: F) {
+    let bound = loom_model::Preemptions::Default { normal: 3, deep };
     loom_model::check(
         &format!("loom:ptm/{name}"),
         bound,
@@ -172,6 +178,40 @@ fn two_writers_and_a_reader() {
     model("rwlock-two-writers-reader", || {
         let (lock, oks) = writers_and_a_reader_try(2);
         assert!(oks.iter().any(|&x| x), "all three tries failed");
+        assert_free(&lock);
+    });
+}
+
+/// A writer's attempt renewed twice behind its back: writer A announces
+/// `HLOCK(s)` and scans; writer B takes and releases the lock, then
+/// announces again just as the reader enters, and fails on the reader,
+/// leaving `HLOCK(s + 2)`. A's last CAS expects `HLOCK(s)`: only the
+/// sequence number tells the two attempts apart (a sequence kept to its
+/// low bit would let A in beside the reader). Needs three preemptions; 3
+/// at DEPTH=deep too (181k interleavings at 3).
+#[test]
+fn a_writer_renewed_twice_and_a_reader() {
+    model_bounded("rwlock-renewed-twice", 3, || {
+        let lock = Arc::new(StrongTryRwLock::new(3));
+        let inside = Arc::new(Inside::default());
+        let a = try_writer(lock.clone(), inside.clone());
+        let (l, i) = (lock.clone(), inside.clone());
+        let b = thread::spawn(move || {
+            let first = l.exclusive_try_lock();
+            if first {
+                i.writer(|| ());
+                l.exclusive_unlock();
+            }
+            let second = l.exclusive_try_lock();
+            if second {
+                i.writer(|| ());
+                l.exclusive_unlock();
+            }
+            first || second
+        });
+        let r = try_reader(lock.clone(), inside.clone(), 2, None);
+        let oks = [a.join().unwrap(), b.join().unwrap(), r.join().unwrap()];
+        assert!(oks.iter().any(|&x| x), "every try failed");
         assert_free(&lock);
     });
 }

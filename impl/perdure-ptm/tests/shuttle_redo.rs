@@ -57,9 +57,20 @@ fn config(threads: usize, v: Variant) -> Config {
     }
 }
 
+/// The consensus workload on variant `v`, then its counters: the commits
+/// the threads counted are the `cur_comb` CASes the replicas counted, and
+/// the committed states logged entries.
 fn consensus(v: Variant) {
     let pool = Pool::volatile("shuttle-redo", 32 << 10, NoFlush).unwrap();
-    shuttle_common::consensus(RedoPtm::create(pool, &config(4, v)).unwrap());
+    let p = shuttle_common::consensus(RedoPtm::create(pool, &config(4, v)).unwrap());
+    let (s, per_replica) = (p.stats(), p.replica_commits());
+    assert!(s.commits >= 1, "{v:?}: 9 updates, no commit counted: {s:?}");
+    assert_eq!(
+        per_replica.iter().sum::<u64>(),
+        s.commits,
+        "{v:?}: the replicas' commit counters {per_replica:?} disagree with the threads' {s:?}"
+    );
+    assert!(s.log_entries >= 1, "{v:?}: commits logged no entry: {s:?}");
 }
 
 /// RedoTimed with a window that never closes: two writers share
