@@ -721,7 +721,21 @@ impl RuntimeScenario for SoftSet {
 
     fn call(&self, at: Op<'_, SoftMmt, SoftTable>, call: &Call) -> Result<Value, String> {
         let op = Self::op(call)?;
-        let w = at.try_run(|h, m, _| at.obj().run(h, m, op))?;
+        let obj = at.obj();
+        let w = at.try_run(|h, m, _| {
+            let w = obj.run(h, m, op).map_err(|e| e.to_string())?;
+            if let (SoftOp::Delete(k), 1) = (op, w) {
+                // The node this delete claimed is off the chain once it
+                // returns (SOFT's Harris unlink, marked and flushed).
+                let [node, _] = m.remove.target.peek(h.pool()).0;
+                if obj.on_chain(h.pool(), k, node).map_err(|e| e.to_string())? {
+                    return Err(format!(
+                        "remove({k}) returned true with its node {node:#x} still on the chain"
+                    ));
+                }
+            }
+            Ok::<u64, String>(w)
+        })?;
         match (op, w) {
             (SoftOp::Lookup(k), w) => match decode_opt(w) {
                 None => Ok(json!(false)),

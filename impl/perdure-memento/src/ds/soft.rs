@@ -955,6 +955,31 @@ impl SoftTable {
         Ok(out)
     }
 
+    /// Whether PM node `node` is reachable on `key`'s chain, read without
+    /// helping (inspection: a delete that returned `true` has taken its
+    /// node off the chain, SOFT's Harris unlink). Fails on a corrupt or
+    /// cyclic chain.
+    pub fn on_chain<B: Backend>(
+        &self,
+        pool: &Pool<B>,
+        key: u64,
+        node: u64,
+    ) -> Result<bool, MementoError> {
+        let max_nodes = pool.size() / NODE;
+        let mut cur = peek(pool, self.head_off(self.bucket(key)));
+        for _ in 0..=max_nodes {
+            if cur == 0 {
+                return Ok(false);
+            }
+            if cur == node {
+                return Ok(true);
+            }
+            pool.check_range(cur, NODE, 64)?;
+            cur = peek(pool, cur + PNEXT) & !MARK;
+        }
+        Err(corrupt("a cycle in the persistent chains".into()))
+    }
+
     /// The DRAM copy: every `(key, value)` in state *inserted* or
     /// *intend-to-delete*, sorted by key. Takes `&mut self`: no operation
     /// may run meanwhile.
