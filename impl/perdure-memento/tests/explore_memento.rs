@@ -22,6 +22,7 @@ explore_tests! {
     soft_mmt_3_threads_survives_every_crash_point => common::run("soft-mmt-3t", 2, "");
     cas_register_2_threads_survives_every_crash_point => common::run("cas-register-2", 8, "");
     cas_register_3_threads_survives_every_crash_point => common::run("cas-register-3", 8, "");
+    cas_register_2_wide_survives_every_crash_point => common::run("cas-register-2-wide", 2, "");
     checkpoint_one_line_survives_every_crash_point => common::run("checkpoint-1line", 1, "");
     checkpoint_two_lines_survives_every_crash_point => common::run("checkpoint-2line", 1, "");
     msq_mmt_vol_3_threads_survives_every_crash_point => common::run("msq-mmt-vol-3t", 2, "");

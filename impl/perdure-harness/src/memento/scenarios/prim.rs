@@ -33,8 +33,18 @@ use std::sync::Arc;
 /// The primitive scenarios.
 pub fn all() -> Vec<Arc<dyn Scenario>> {
     vec![
-        Arc::new(OnRuntime(CasRegister { threads: 2 })),
-        Arc::new(OnRuntime(CasRegister { threads: 3 })),
+        Arc::new(OnRuntime(CasRegister {
+            threads: 2,
+            idle: 0,
+        })),
+        Arc::new(OnRuntime(CasRegister {
+            threads: 3,
+            idle: 0,
+        })),
+        Arc::new(OnRuntime(CasRegister {
+            threads: 2,
+            idle: WIDE_IDLE,
+        })),
         Arc::new(OnRuntime(CheckpointRegister::<2>)),
         Arc::new(OnRuntime(CheckpointRegister::<8>)),
     ]
@@ -47,12 +57,20 @@ fn num(call: &Call, i: usize) -> Result<u64, String> {
         .ok_or_else(|| format!("{}: argument {i} must be a number", call.op))
 }
 
+/// Idle thread slots of `cas-register-2-wide`: with them the runtime's
+/// root-memento slots (128 bytes each for a CAS memento) fill more than
+/// one page, so the heap's base is computed from a slot area of several
+/// pages, which `Runtime::open` checks against the header.
+const WIDE_IDLE: usize = 30;
+
 /// A detectable-CAS location as a `register` (initially 0) under
 /// `threads` threads.
 #[derive(Debug, Clone, Copy)]
 pub struct CasRegister {
     /// Threads.
     pub threads: usize,
+    /// Further thread slots of the runtime that run nothing.
+    pub idle: usize,
 }
 
 impl RuntimeScenario for CasRegister {
@@ -60,15 +78,17 @@ impl RuntimeScenario for CasRegister {
     type Obj = DetectableCasAtomic;
 
     fn name(&self) -> &'static str {
-        match self.threads {
-            2 => "cas-register-2",
+        match (self.threads, self.idle) {
+            (2, 0) => "cas-register-2",
+            (2, _) => "cas-register-2-wide",
             _ => "cas-register-3",
         }
     }
 
     fn description(&self) -> &'static str {
-        match self.threads {
-            2 => "Memento detectable CAS (Algorithms 1-2) as a register, 2 threads x 3 ops (cas, read, cas), detectability checked",
+        match (self.threads, self.idle) {
+            (2, 0) => "Memento detectable CAS (Algorithms 1-2) as a register, 2 threads x 3 ops (cas, read, cas), detectability checked",
+            (2, _) => "Memento detectable CAS (Algorithms 1-2) as a register, 2 threads x 3 ops (cas, read, cas) on a runtime of 33 thread slots (a slot area of two pages), detectability checked",
             _ => "Memento detectable CAS (Algorithms 1-2) as a register, 3 threads x 2 ops (cas, cas/read), detectability checked",
         }
     }
@@ -82,7 +102,7 @@ impl RuntimeScenario for CasRegister {
     /// would advance that thread's root slot, and a crash during recovery
     /// after it would leave the thread's cut-off call without its result.
     fn threads(&self) -> usize {
-        self.threads + 1
+        self.threads + 1 + self.idle
     }
 
     fn create(&self, h: &mut Handle<'_, '_, Sim, CasMmt>) -> Result<u64, MementoError> {
