@@ -6,8 +6,11 @@
 //! file is empty. `PERDURE_SHUTTLE_ITERS` sets the schedules per scheduler
 //! (default 5,000; 100,000 with `PERDURE_DEPTH=deep`).
 //!
-//! Each thread stamps the blocks it holds with its id and checks the stamp
-//! before freeing: a block handed to two threads at once fails the check.
+//! Each thread stamps every word of the blocks it holds (16 and 32 bytes,
+//! two size classes) with its id and the allocation's index, and checks the
+//! stamps before freeing: a block handed to two threads at once, or two
+//! held blocks that overlap (a set of one class handed out as another's),
+//! fail the check.
 //! The model geometry (4-block sets, one kept set) makes threads complete,
 //! donate and steal sets through the global stack within a few operations.
 
@@ -27,7 +30,35 @@ mod depth;
 /// mutation tier, `PERDURE_DEPTH=mutants`: docs/MUTANTS.md).
 fn iterations() -> usize {
     let normal = if depth::mutants() { 200 } else { 5000 };
-    depth::count("PERDURE_SHUTTLE_ITERS", normal, 5000)
+    depth::count("PERDURE_SHUTTLE_ITERS", normal, 100_000)
+}
+
+/// Block sizes the threads alternate between: two size classes, so that a
+/// set donated to or stolen from the wrong class's global stack hands out
+/// blocks of the wrong size, which overlap.
+const SIZES: [u64; 2] = [16, 32];
+
+/// Operations per thread: enough frees of each class (a third of the
+/// operations, and whenever more than 6 blocks are held) for a thread to
+/// complete two sets of a class and donate one.
+const OPS: u64 = 48;
+
+/// Fills every word of block `b` (`size` bytes) with `stamp`.
+fn stamp(pool: &Pool<NoFlush>, b: u64, size: u64, stamp: u64) {
+    for w in (0..size).step_by(8) {
+        pool.word(b + w).unwrap().store(stamp, Ordering::Relaxed);
+    }
+}
+
+/// Checks that every word of block `b` still holds `stamp`.
+fn check_stamp(pool: &Pool<NoFlush>, b: u64, size: u64, stamp: u64) {
+    for w in (0..size).step_by(8) {
+        let v = pool.word(b + w).unwrap().load(Ordering::Relaxed);
+        assert_eq!(
+            v, stamp,
+            "block {b:#x} ({size} bytes), word {w}: {v:#x}, not its holder's stamp {stamp:#x}: the block overlaps another one held"
+        );
+    }
 }
 
 fn workload() {
@@ -40,24 +71,24 @@ fn workload() {
             thread::spawn(move || {
                 let heap = Heap::open(&pool, base).unwrap();
                 let mut t = heap.register().unwrap();
-                let mut held = Vec::new();
-                for i in 0..24u64 {
+                // (block, size, stamp): the stamp names the thread and the
+                // allocation, so two blocks held at once never share one.
+                let mut held: Vec<(u64, u64, u64)> = Vec::new();
+                for i in 0..OPS {
                     if i % 3 == 2 || held.len() > 6 {
-                        let b: u64 = held.remove((i as usize) % held.len());
-                        assert_eq!(
-                            pool.word(b).unwrap().load(Ordering::Relaxed),
-                            id,
-                            "block {b:#x} was handed to another thread"
-                        );
+                        let (b, size, st) = held.remove((i as usize) % held.len());
+                        check_stamp(&pool, b, size, st);
                         t.free(b).unwrap();
                     } else {
-                        let b = t.alloc(16).unwrap();
-                        pool.word(b).unwrap().store(id, Ordering::Relaxed);
-                        held.push(b);
+                        let size = SIZES[(i / 3 % 2) as usize];
+                        let b = t.alloc(size).unwrap();
+                        let st = id << 32 | i;
+                        stamp(&pool, b, size, st);
+                        held.push((b, size, st));
                     }
                 }
-                for b in held {
-                    assert_eq!(pool.word(b).unwrap().load(Ordering::Relaxed), id);
+                for (b, size, st) in held {
+                    check_stamp(&pool, b, size, st);
                 }
             })
         })
@@ -72,7 +103,7 @@ fn random_schedules_never_share_a_block() {
     let n = iterations();
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_random(workload, n);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-random\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} random schedules (seed {seed}), 3 threads x {OPS} ops on 2 size classes\",\"detail\":\"no block held by two threads, no two held blocks overlap; no crashes injected\"}}");
 }
 
 #[test]
@@ -80,5 +111,5 @@ fn pct_schedules_never_share_a_block() {
     let n = iterations();
     let seed = perdure_pm::sync::seeded::seed();
     perdure_pm::sync::seeded::check_pct(workload, n, 3);
-    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 threads x 24 ops\",\"detail\":\"no block held by two threads; no crashes injected\"}}");
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 threads x {OPS} ops on 2 size classes\",\"detail\":\"no block held by two threads, no two held blocks overlap; no crashes injected\"}}");
 }
