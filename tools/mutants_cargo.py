@@ -7,7 +7,8 @@ passes every other cargo command (metadata, locate-project, ...) to the real car
 ($MUTANTS_REAL_CARGO) and replaces those two by the crate's explorer, loom and shuttle checks:
 
     stage    RUSTFLAGS                  test binaries (impl/<crate>/tests/<name>.rs)
-    plain    (none)                     explore_*, mutants_* (their unmutated halves), relax's crash_sim
+    plain    (none)                     explore_*, mutants_* (their unmutated halves), relax's crash_sim,
+                                        sets_crash_sim and lazy (recovery on first access, after a restart)
     shuttle  --cfg perdure_shuttle      shuttle_*
     loom     --cfg perdure_loom         loom_*  (LOOM_MAX_PREEMPTIONS=3, as `make verify` at DEPTH=ci)
 
@@ -63,7 +64,7 @@ STAGES: dict[str, list[tuple[str, list[str]]]] = {
         ("loom", ["loom_redo_consensus", "loom_rwlock", "loom_cx_queue"]),
     ],
     "perdure-relax": [
-        ("plain", ["mutants_relax", "crash_sim", "sets_crash_sim"]),
+        ("plain", ["mutants_relax", "lazy", "crash_sim", "sets_crash_sim"]),
         ("shuttle", ["shuttle_relax", "shuttle_explore_relax", "shuttle_sets",
                      "shuttle_tso_mutants_relax"]),
     ],
@@ -77,7 +78,7 @@ STAGES: dict[str, list[tuple[str, list[str]]]] = {
 MEMENTO_ALL = ["mutants_memento", "explore_memento", "explore_memento_tcrash", "explore_memento_zero",
                "explore_memento_x86", "shuttle_tso_mutants_memento"]
 RELAX_SETS = {"sets_crash_sim": [], "shuttle_sets": [], "shuttle_explore_relax": [], "mutants_relax": []}
-RELAX_FIELDS = {"crash_sim": [], "shuttle_explore_relax": [], "mutants_relax": []}
+RELAX_FIELDS = {"lazy": [], "crash_sim": [], "shuttle_explore_relax": [], "mutants_relax": []}
 SELECT: dict[str, list[tuple[str, dict[str, list[str]]]]] = {
     "perdure-memento": [
         ("src/ds/soft.rs", {b: ["soft"] for b in MEMENTO_ALL}),

@@ -30,13 +30,15 @@ list item per mutant, its full name in backticks, then a dash and a verdict in b
 
     - `perdure-ptm/src/rwlock.rs:89:33: replace - with /` — **killed** by `shuttle:...`: why
     - `perdure-memento/src/cas.rs:107:9: replace CasMmt::clear with ()` — **equivalent**: why
+    - `...` — **deeper**: which check catches it at make verify's depth
     - `...` — **gap**: what no check looks at yet
 
-`killed` means a check added after the campaign's commit catches the mutant (tried by hand on the
-later tree), `equivalent` that no execution can tell the mutant from the code, `gap` a known hole
-not yet closed. The summary tags every missed mutant with its verdict, counts the untriaged ones,
-and gives, beside the score, the score after triage: (caught + killed) / (caught + missed -
-equivalent).
+`killed` means a check added after the campaign's commit catches the mutant in the mutation tier
+(tried by hand on the later tree), `deeper` that the checks catch it at make verify's depth
+(PERDURE_DEPTH=ci) but not in the tier's first schedules, `equivalent` that no execution can tell
+the mutant from the code, `gap` a known hole not yet closed. The summary tags every missed mutant
+with its verdict, counts the untriaged ones, and gives, beside the score, the score after triage:
+(caught + killed + deeper) / (caught + missed - equivalent).
 
 A shard counts only when complete (cargo-mutants finished and every mutant of the shard has an
 outcome). Shards of different source states (shard.json "tree") are merged but the summary says
@@ -158,7 +160,7 @@ def write_ledger(path: Path, shards: list[dict]) -> None:
     path.write_text(LEDGER_HEADER + "".join(x + "\n" for x in lines))
 
 
-VERDICTS = ("killed", "equivalent", "gap")
+VERDICTS = ("killed", "deeper", "equivalent", "gap")
 TRIAGE_LINE = re.compile(r"^[-*] `([^`]+)` [—-]+ \*\*(" + "|".join(VERDICTS) + r")\*\*(.*)$")
 
 
@@ -238,7 +240,7 @@ def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None,
         v = collections.Counter(verdict[o["name"]] for o in missed if o["package"] == pkg)
         c.update({k: v[k] for k in VERDICTS + ("untriaged",)})
         cj = c["caught"] + c["missed"] - v["equivalent"]
-        c["score_triaged"] = round((c["caught"] + v["killed"]) / cj, 4) if cj else None
+        c["score_triaged"] = round((c["caught"] + v["killed"] + v["deeper"]) / cj, 4) if cj else None
     tv = collections.Counter(verdict.values())
     tjudged = total["caught"] + total["missed"] - tv["equivalent"]
     return {
@@ -254,7 +256,7 @@ def merge(out_dir: Path, shards_wanted: int | None, ledger: Path | None = None,
                   "seconds_per_mutant": (round(sum(seconds.values()) / total["tested"], 1)
                                          if total["tested"] else None),
                   **{k: tv[k] for k in VERDICTS + ("untriaged",)},
-                  "score_triaged": (round((total["caught"] + tv["killed"]) / tjudged, 4)
+                  "score_triaged": (round((total["caught"] + tv["killed"] + tv["deeper"]) / tjudged, 4)
                                     if tjudged else None)},
         "missed": [{**{k: o[k] for k in ("package", "name", "seconds")}, "verdict": verdict[o["name"]],
                     "why": triage.get(o["name"], {}).get("why", "")}
@@ -296,16 +298,18 @@ def markdown(s: dict) -> str:
     lines += [f"Note: {x}" for x in s["notes"]]
     lines += ["", "Score = caught / (caught + missed); unviable (does not compile) and timeout "
               "(the checks ran out of time) are not in it. The missed mutants are triaged in the "
-              "crates' MUTANTS.md: *killed* by a check added after the campaign's commit, "
-              "*equivalent* (no execution tells them from the code), a known *gap*, or not yet "
-              "triaged; after triage = (caught + killed) / (caught + missed − equivalent).", "",
-              "| crate | tested | caught | missed | score | killed | equivalent | gap | untriaged "
-              "| after triage | unviable | timeout | s/mutant |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "crates' MUTANTS.md: *killed* in the tier by a check added after the campaign's "
+              "commit, caught *deeper* (at make verify's depth), *equivalent* (no execution tells "
+              "them from the code), a known *gap*, or not yet triaged; after triage = (caught + "
+              "killed + deeper) / (caught + missed − equivalent).", "",
+              "| crate | tested | caught | missed | score | killed | deeper | equivalent | gap "
+              "| untriaged | after triage | unviable | timeout | s/mutant |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, c in list(s["crates"].items()) + [("total", s["total"])]:
         spm = "–" if c["seconds_per_mutant"] is None else f"{c['seconds_per_mutant']:.0f}"
         lines.append(f"| {name} | {c['tested']} | {c['caught']} | {c['missed']} | {pct(c['score'])} "
-                     f"| {c.get('killed', 0)} | {c.get('equivalent', 0)} | {c.get('gap', 0)} "
+                     f"| {c.get('killed', 0)} | {c.get('deeper', 0)} | {c.get('equivalent', 0)} "
+                     f"| {c.get('gap', 0)} "
                      f"| {c.get('untriaged', 0)} | {pct(c.get('score_triaged'))} "
                      f"| {c['unviable']} | {c['timeout']} | {spm} |")
     if s["total"]["failure"]:
