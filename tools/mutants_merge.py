@@ -316,7 +316,8 @@ def markdown(s: dict) -> str:
         lines.append(f"\n{s['total']['failure']} mutants ended in an unclassified failure "
                      "(see their logs under shard-*/mutants.out/log/).")
     lines += ["", f"## Missed mutants ({len(s['missed'])})", ""]
-    lines += [f"- `{r['name']}` — {r['verdict']}" + (f": {r['why']}" if r["why"] else "")
+    lines += [f"- `{r['name']}` — {r['verdict']}"
+              + ((" " if r["why"].startswith("by ") else ": ") + r["why"] if r["why"] else "")
               for r in s["missed"]] or ["None."]
     lines += ["", f"## Timeouts ({len(s['timeouts'])})", ""]
     lines += [f"- `{r['name']}`" for r in s["timeouts"]] or ["None."]
