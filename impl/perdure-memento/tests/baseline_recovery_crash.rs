@@ -337,3 +337,125 @@ fn durableq_survives_crashes_in_and_during_recovery() {
 fn logq_survives_crashes_in_and_during_recovery() {
     run::<Log>();
 }
+
+/// LogQ's recovery of a dequeue that meets the empty queue (its
+/// `finishRemove` with no node: the entry's status set to EMPTY): one
+/// thread enqueues 1 (operation 1), dequeues it (2), then dequeues from
+/// the empty queue (3), every crash point taken (up to 2 images each) and
+/// each image recovered twice (the second time after a crash at every
+/// event of the first recovery, up to 2 images each). After a recovery the
+/// queue holds `[1]` or nothing as the completed operations allow, and
+/// `recovered(1)` names the last operation that took effect with its
+/// result: the empty dequeue's `None` once it began, or the one before it.
+#[test]
+fn logq_dequeue_from_empty_survives_crashes_in_and_during_recovery() {
+    let size = BASE + perdure_memento::baseline::required_bytes(&cfg()) + (64 << 10);
+    let pool = Pool::volatile("baseline-crash", size, Sim::new(options())).unwrap();
+    // Operations completed when a point was captured (0: creating).
+    let done = Arc::new(AtomicU64::new(0));
+    let points: Arc<Mutex<Vec<(CrashPoint, u64)>>> = Arc::default();
+    {
+        let (points, done) = (points.clone(), done.clone());
+        pool.backend().set_crash_hook(move |_, view| {
+            points
+                .lock()
+                .unwrap()
+                .push((view.capture(), done.load(SeqCst)));
+        });
+    }
+    let q = LogQueue::create(&pool, BASE, &cfg()).unwrap();
+    done.store(1, SeqCst);
+    let mut h = q.handle(1).unwrap();
+    h.enqueue(1, 1).unwrap();
+    done.store(2, SeqCst);
+    assert_eq!(h.dequeue(2).unwrap(), Some(1));
+    done.store(3, SeqCst);
+    assert_eq!(h.dequeue(3).unwrap(), None);
+    done.store(4, SeqCst);
+    pool.backend().clear_crash_hook();
+    let points = std::mem::take(&mut *points.lock().unwrap());
+    let enq = Recovered::Enqueued {
+        op_num: 1,
+        value: 1,
+    };
+    let deq = Recovered::Dequeued {
+        op_num: 2,
+        value: Some(1),
+    };
+    let empty = Recovered::Dequeued {
+        op_num: 3,
+        value: None,
+    };
+    // What a recovery may give at a point captured with `d` done: (queue,
+    // recovered(1)) pairs.
+    let allowed = |d: u64| -> Vec<(Vec<u64>, Option<Recovered>)> {
+        match d {
+            1 => vec![(vec![], None), (vec![1], Some(enq))],
+            2 => vec![(vec![1], Some(enq)), (vec![], Some(deq))],
+            3 => vec![(vec![], Some(deq)), (vec![], Some(empty))],
+            _ => vec![(vec![], Some(empty))],
+        }
+    };
+    let check = |pool: &Pool<Sim>, d: u64| -> Result<(), String> {
+        let q = LogQueue::open(pool, BASE).map_err(|e| format!("recovery failed: {e}"))?;
+        let got = (
+            q.contents().map_err(|e| format!("contents: {e}"))?,
+            q.recovered(1),
+        );
+        if allowed(d).contains(&got) {
+            Ok(())
+        } else {
+            Err(format!(
+                "recovered {got:?} with {} operations completed",
+                d - 1
+            ))
+        }
+    };
+    let (mut images, mut inner_images, mut failures) = (0u64, 0u64, Vec::new());
+    let mut empty_finished = 0u64;
+    for (cp, d) in points.iter().filter(|(_, d)| *d > 0) {
+        let (_, it) = cp.images(2, cp.event);
+        for img in it {
+            images += 1;
+            let pool2 = image_pool(cp, &img, options());
+            let inner: Arc<Mutex<Vec<CrashPoint>>> = Arc::default();
+            capture_into(&pool2, 1, inner.clone());
+            let first = check(&pool2, *d);
+            pool2.backend().clear_crash_hook();
+            if let Err(why) = first {
+                failures.push(format!("event {}: {why}", cp.event));
+            } else if *d == 3
+                && LogQueue::open(&pool2, BASE).map(|q| q.recovered(1)).ok() == Some(Some(empty))
+            {
+                empty_finished += 1;
+            }
+            for icp in std::mem::take(&mut *inner.lock().unwrap()) {
+                let (_, it) = icp.images(2, icp.event);
+                for img in it {
+                    inner_images += 1;
+                    let pool3 = image_pool(&icp, &img, SimOptions::default());
+                    if let Err(why) = check(&pool3, *d) {
+                        failures.push(format!(
+                            "event {}, recovery event {}: second recovery: {why}",
+                            cp.event, icp.event
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let status = if failures.is_empty() { "pass" } else { "fail" };
+    println!(
+        "PERDURE-CHECK {{\"name\":\"explore:baseline-logq-empty-recovery-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked ({empty_finished} recovered with the empty dequeue in flight and reported it); a second crash inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; one thread enqueues 1, dequeues it, dequeues from the empty queue; every recovery and second recovery gives the queue and the recovered operation the completed operations allow\"}}",
+        points.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures[..failures.len().min(5)].join("\n")
+    );
+    assert!(
+        empty_finished > 0,
+        "no image had the empty dequeue in flight and recovered it"
+    );
+}
