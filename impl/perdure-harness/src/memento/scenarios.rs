@@ -687,8 +687,13 @@ impl RuntimeScenario for SoftSet {
         }
     }
 
+    /// The workload's threads and one more, whose root operations only
+    /// observe (as `CasRegister`'s): an observing lookup as a root
+    /// operation of a workload thread would advance that thread's root
+    /// slot, and a crash during recovery after it would leave the thread's
+    /// cut-off call without its result.
     fn threads(&self) -> usize {
-        self.threads
+        self.threads + 1
     }
 
     fn object(&self) -> &'static str {
@@ -754,7 +759,7 @@ impl RuntimeScenario for SoftSet {
         for k in [1u64, 2] {
             let call = Call::new("contains", vec![json!(k)]);
             let in_pm = pm.iter().any(|&(key, v)| key == k && v == Self::value(k));
-            let seen = self.call(Op::new(st, 0), &call)?;
+            let seen = self.call(Op::new(st, self.threads), &call)?;
             if seen != json!(in_pm) {
                 return Err(format!("contains({k}): DRAM says {seen}, PM says {in_pm}"));
             }

@@ -37,11 +37,20 @@ pub fn run(name: &str, schedules: usize, suffix: &str) {
 /// reported as `explore:{name}@recovery-crash`.
 #[allow(dead_code)] // not every test binary uses it
 pub fn run_recovery_crashes(name: &str, points: usize) {
+    run_recovery_crashes_seeded(name, points, 11)
+}
+
+/// [`run_recovery_crashes`] with the explorer's `seed` (which also draws
+/// the scenario's workload): for a scenario whose recovery does more when
+/// the workload has a given mix (SOFT's rebuild unlinks a deleted node only
+/// if there was a delete).
+#[allow(dead_code)] // not every test binary uses it
+pub fn run_recovery_crashes_seeded(name: &str, points: usize, seed: u64) {
     run_with(
         name,
         "@recovery-crash",
         ExploreConfig {
-            seed: 11,
+            seed,
             schedules: 1,
             scheduler: SchedulerKind::Random,
             crash_points: CrashPoints::Sample(points * depth_factor()),
