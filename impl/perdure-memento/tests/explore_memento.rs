@@ -13,6 +13,7 @@ mod explore_suite;
 
 explore_tests! {
     msq_mmt_indel_survives_every_crash_point => common::run("msq-mmt-indel", 4, "");
+    msq_mmt_indel_3_threads_impatient_survives_every_crash_point => common::run("msq-mmt-indel-3t-impatient", 8, "");
     msq_mmt_vol_survives_every_crash_point => common::run("msq-mmt-vol", 4, "");
     msq_mmt_cas_survives_every_crash_point => common::run("msq-mmt-cas", 4, "");
     treiber_mmt_survives_every_crash_point => common::run("treiber-mmt", 4, "");

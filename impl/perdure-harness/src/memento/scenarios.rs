@@ -82,6 +82,17 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
         "treiber-mmt-3t",
         "Memento Treiber stack (detectable CAS, version-tagged top), 3 threads x 2 ops, detectability checked",
     ))));
+    v.push(Arc::new(OnRuntime(
+        Detectable::with_threads(
+            QueueStructure {
+                kind: MsqKind::Indel,
+            },
+            3,
+            "msq-mmt-indel-3t-impatient",
+            "Memento MSQ-mmt-indel (insert/delete), 3 threads x 2 ops, PATIENCE 0 (a thread that meets a dequeue in progress helps it at once, Algorithm 3 L10-L12), detectability checked",
+        )
+        .impatient(0),
+    )));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 2 })));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 3 })));
     v.extend(prim::all());
@@ -149,6 +160,7 @@ struct State<M: Memento, S> {
 fn open_state<M: Memento + 'static, S>(
     pool: &Arc<Pool<Sim>>,
     after_crash: bool,
+    patience: Option<u64>,
     obj: impl FnOnce(&Runtime<'static, Sim, M>) -> Result<S, String>,
 ) -> Result<State<M, S>, String> {
     let keep = pool.clone();
@@ -164,6 +176,9 @@ fn open_state<M: Memento + 'static, S>(
     let mut rt = Runtime::<Sim, M>::open_with(pool_ref, BASE, ClockKind::Counter)
         .map_err(|e| e.to_string())?;
     rt.set_clear_mode(clear_mode());
+    if let Some(p) = patience {
+        rt.set_patience(p);
+    }
     let obj = obj(&rt)?;
     Ok(State {
         rt,
@@ -189,6 +204,12 @@ trait RuntimeScenario: Send + Sync + 'static {
     /// Threads of the runtime.
     fn threads(&self) -> usize {
         THREADS
+    }
+    /// PATIENCE of the runtime's helping loads, if not the counter clock's
+    /// default (`Some(0)`: help a transient word at once, so every helping
+    /// path runs whenever a thread meets another's operation in progress).
+    fn patience(&self) -> Option<u64> {
+        None
     }
     /// Creates the object with thread 1's handle; returns the offset to
     /// store as the object root.
@@ -301,7 +322,8 @@ impl<T: RuntimeScenario> Scenario for OnRuntime<T> {
     }
 
     fn open(&self, pool: &Arc<Pool<Sim>>, after_crash: bool) -> Result<Session, String> {
-        let st: State<T::Mmt, T::Obj> = open_state(pool, after_crash, |rt| self.0.attach(rt))?;
+        let st: State<T::Mmt, T::Obj> =
+            open_state(pool, after_crash, self.0.patience(), |rt| self.0.attach(rt))?;
         Ok(Arc::new(st))
     }
 
@@ -473,6 +495,7 @@ pub struct Detectable<S> {
     threads: usize,
     name: &'static str,
     description: &'static str,
+    patience: Option<u64>,
 }
 
 impl<S: Structure> Detectable<S> {
@@ -483,6 +506,7 @@ impl<S: Structure> Detectable<S> {
             name: structure.name(),
             description: structure.description(),
             structure,
+            patience: None,
         }
     }
 
@@ -498,6 +522,15 @@ impl<S: Structure> Detectable<S> {
             threads,
             name,
             description,
+            patience: None,
+        }
+    }
+
+    /// The same with PATIENCE `patience` (see [`RuntimeScenario::patience`]).
+    pub fn impatient(self, patience: u64) -> Detectable<S> {
+        Detectable {
+            patience: Some(patience),
+            ..self
         }
     }
 }
@@ -516,6 +549,10 @@ impl<S: Structure> RuntimeScenario for Detectable<S> {
 
     fn threads(&self) -> usize {
         self.threads
+    }
+
+    fn patience(&self) -> Option<u64> {
+        self.patience
     }
 
     fn object(&self) -> &'static str {
