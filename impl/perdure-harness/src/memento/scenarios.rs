@@ -122,6 +122,13 @@ fn thread_crash_mode() -> bool {
     std::env::var("PERDURE_THREAD_CRASH").as_deref() == Ok("1")
 }
 
+/// `PERDURE_THREAD_CRASH_AT=n`: every root operation crashes after its
+/// `n`th persistence event instead of a seeded one (a sweep over `n` reaches
+/// each window of an operation in turn).
+fn thread_crash_at() -> Option<u64> {
+    std::env::var("PERDURE_THREAD_CRASH_AT").ok()?.parse().ok()
+}
+
 static THREAD_CRASHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Thread crashes injected so far in this process (`PERDURE_THREAD_CRASH=1`).
@@ -375,9 +382,10 @@ fn try_run_call<M: Memento + 'static, S, E: std::fmt::Display>(
     let mut h = st.rt.handle(tid).map_err(|e| e.to_string())?;
     if index.is_none() && thread_crash_mode() {
         let k = st.rt.next_op(tid);
-        let n = ((tid as u64 * 0x9E37_79B9) ^ k.wrapping_mul(0x2545_F491))
-            .wrapping_mul(0xFF51_AFD7)
-            >> 59;
+        let n = thread_crash_at().unwrap_or(
+            ((tid as u64 * 0x9E37_79B9) ^ k.wrapping_mul(0x2545_F491)).wrapping_mul(0xFF51_AFD7)
+                >> 59,
+        );
         h.crash_after(Some(n));
         perdure_memento::quiet_thread_crashes();
     }
