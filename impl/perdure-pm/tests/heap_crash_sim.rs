@@ -18,6 +18,9 @@
 //! * allocating `PROBE` blocks never returns a published block, nor one
 //!   block twice.
 //!
+//! Each image's recovery is crashed in turn, after every persistence event
+//! of it (up to 2 images each), and recovered and checked again.
+//!
 //! Prints the row `explore:pm/heap-sim-crash`. Not covered: several threads
 //! at the crash (the TLA+ model `specs/alloc/Heap.tla` has them), crashes
 //! during `Heap::format`.
@@ -153,7 +156,7 @@ fn heap_survives_power_loss_at_every_site() {
     workload(&pool);
     pool.backend().clear_crash_hook();
     let points = std::mem::take(&mut *points.lock().unwrap());
-    let mut images = 0u64;
+    let (mut images, mut inner_points, mut inner_images) = (0u64, 0u64, 0u64);
     let mut failures = Vec::new();
     for cp in &points {
         let (_, it) = cp.images(IMAGES, cp.event);
@@ -163,11 +166,29 @@ fn heap_survives_power_loss_at_every_site() {
             if let Err(why) = check(&words) {
                 failures.push(format!("crash point after event {}: {why}", cp.event));
             }
+            // A second crash inside the recovery (Heap::open and the slot's
+            // recovery in `register`: its repairs, e.g. a pop of the slot's
+            // own stack cut between `alloc_state` and `sets_head`), every
+            // event, up to 2 images each, recovered and checked again.
+            for icp in recovery_points(&words, options) {
+                inner_points += 1;
+                let (_, it) = icp.images(2, icp.event);
+                for img in it {
+                    inner_images += 1;
+                    let inner = icp.materialize(&img, VolatileFill::Zeroed);
+                    if let Err(why) = check(&inner) {
+                        failures.push(format!(
+                            "crash point after event {}, recovery event {}: second recovery: {why}",
+                            cp.event, icp.event
+                        ));
+                    }
+                }
+            }
         }
     }
     let status = if failures.is_empty() { "pass" } else { "fail" };
     println!(
-        "PERDURE-CHECK {{\"name\":\"explore:pm/heap-sim-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked\",\"detail\":\"px86; {STEPS} allocations with a free every third and a burst of frees halfway, one thread; published blocks keep their stamps, {PROBE} allocations after recovery return none of them and no block twice\"}}",
+        "PERDURE-CHECK {{\"name\":\"explore:pm/heap-sim-crash\",\"kind\":\"explore\",\"status\":\"{status}\",\"explored\":\"{} crash points, {images} images checked; a second crash at {inner_points} points inside their recoveries, {inner_images} images checked\",\"detail\":\"px86; {STEPS} allocations with a free every third and a burst of frees halfway, one thread; published blocks keep their stamps, {PROBE} allocations after recovery return none of them and no block twice\"}}",
         points.len()
     );
     assert!(
@@ -175,5 +196,24 @@ fn heap_survives_power_loss_at_every_site() {
         "{}",
         failures[..failures.len().min(5)].join("\n")
     );
-    assert!(images > 0);
+    assert!(images > 0 && inner_images > 0);
+}
+
+/// The crash points of recovering `words` (`Heap::open`, `register`) on a
+/// simulator with `options`: one after every persistence event.
+fn recovery_points(words: &[u64], options: SimOptions) -> Vec<CrashPoint> {
+    let pool = Pool::volatile_from_words(words, Sim::new(options)).expect("image");
+    let points: Arc<Mutex<Vec<CrashPoint>>> = Arc::default();
+    {
+        let points = points.clone();
+        pool.backend()
+            .set_crash_hook(move |_, view| points.lock().unwrap().push(view.capture()));
+    }
+    // A recovery that fails is reported by `check` on the same image.
+    if let Ok(heap) = Heap::open(&pool, HEAP) {
+        let _ = heap.register();
+    }
+    pool.backend().clear_crash_hook();
+    let v = std::mem::take(&mut *points.lock().unwrap());
+    v
 }
