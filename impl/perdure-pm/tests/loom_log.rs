@@ -79,6 +79,19 @@ fn every_interleaving_and_crash_image_of_two_appenders() {
             h.join().unwrap();
         }
         pool.backend().clear_crash_hook();
+        // Both appends committed, each record once: the commit word ends at
+        // 2 (tickets commit in order; one that went past its turn, or back,
+        // leaves it elsewhere).
+        let log = CommitLog::attach(&pool, base, LOG).unwrap();
+        assert_eq!(
+            log.len(),
+            2,
+            "two appends returned, {} committed",
+            log.len()
+        );
+        let mut got: Vec<u64> = (0..2).map(|i| log.read(i).unwrap()[0]).collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 2], "the committed records");
         let mut pts = std::mem::take(&mut *points.lock().unwrap());
         pts.push(pool.backend().capture());
         let (p, i) = check_points(&pts, base);

@@ -113,3 +113,41 @@ fn pct_schedules_never_share_a_block() {
     perdure_pm::sync::seeded::check_pct(workload, n, 3);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-pct\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"{n} PCT schedules (depth 3, seed {seed}), 3 threads x {OPS} ops on 2 size classes\",\"detail\":\"no block held by two threads, no two held blocks overlap; no crashes injected\"}}");
 }
+
+/// Thread A allocates a chunk's worth of 16-byte blocks and frees them all,
+/// completing sets of which its slot keeps one and donates the rest to the
+/// global stack; thread B, afterwards, allocates as many blocks as A
+/// donated: it takes A's sets from the global stack, and carves no new
+/// chunk. A slot that kept its sets (no donation) would make B carve one.
+fn donation() {
+    let pool = Arc::new(Pool::volatile("shuttle", SIZE, NoFlush).unwrap());
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    // A stays registered, so that B gets a slot of its own (a slot A
+    // released would come with A's stack).
+    let mut a = heap.register().unwrap();
+    let blocks: Vec<u64> = (0..64).map(|_| a.alloc(16).unwrap()).collect();
+    for &b in &blocks {
+        a.free(b).unwrap();
+    }
+    let freed = blocks.len() as u64;
+    let used = heap.stats().chunks_used;
+    let mut b = heap.register().unwrap();
+    // A keeps at most two sets of 4 (the one it fills and the one it kept).
+    for _ in 0..freed - 8 {
+        b.alloc(16).unwrap();
+    }
+    let after = heap.stats().chunks_used;
+    assert_eq!(
+        after, used,
+        "the second slot carved {} new chunks for blocks the first had freed: its sets were not donated",
+        after - used
+    );
+    drop(a);
+}
+
+#[test]
+fn freed_sets_reach_other_slots() {
+    perdure_pm::sync::seeded::check_random(donation, 1);
+    println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-donation\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"1 schedule, 64 blocks freed by one slot, 56 allocated by another\",\"detail\":\"completed sets beyond the slot's kept one reach the global stack and are reused: no new chunk carved\"}}");
+}
