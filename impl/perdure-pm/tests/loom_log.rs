@@ -107,7 +107,7 @@ fn every_interleaving_and_crash_image_of_two_appenders() {
             "{}, {points} crash points, {images} images",
             explored.interleavings()
         ),
-        "crash invariant on every image: records below the commit word intact",
+        "crash invariant on every image: records below the commit word intact; at the end both appends committed, each record once",
         None,
     );
 }
