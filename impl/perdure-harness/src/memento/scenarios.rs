@@ -847,6 +847,9 @@ impl Structure for CombQueueStructure {
     }
 }
 
+/// What [`ElimStackStructure`]'s red zones hold.
+const RED_ZONE: u64 = 0x5245_445a_4f4e_4521;
+
 /// The elimination stack for the crash explorer (`elim-stack-mmt`), with
 /// `slots` exchangers.
 #[derive(Debug, Clone, Copy)]
@@ -876,11 +879,46 @@ impl Structure for ElimStackStructure {
         ("push", "pop")
     }
 
+    /// The stack's block between two red zones: blocks of its size
+    /// allocated just before and after it (the heap carves a class's blocks
+    /// in order, so they are its neighbours), filled with [`RED_ZONE`] and
+    /// persisted. `attach`, after every recovery, checks they are intact:
+    /// an exchanger laid out beyond the stack's own block writes into one.
     fn create(&self, h: &mut Handle<'_, '_, Sim, ElimStackMmt>) -> Result<u64, MementoError> {
-        ElimStack::create_with(h, self.slots).map(|s| s.offset())
+        let size = NODE * (1 + self.slots);
+        let before = h.alloc(size)?;
+        let s = ElimStack::create_with(h, self.slots)?;
+        let after = h.alloc(size)?;
+        if before + size != s.offset() || s.offset() + size != after {
+            return Err(MementoError::Config(format!(
+                "the red zones are not the stack's neighbours: {before:#x}, {:#x}, {after:#x}",
+                s.offset()
+            )));
+        }
+        for z in [before, after] {
+            for w in (0..size).step_by(8) {
+                h.store(z + w, RED_ZONE);
+            }
+            h.pwb(z, size);
+        }
+        h.pool().pfence();
+        Ok(s.offset())
     }
 
     fn attach(&self, pool: &Pool<Sim>, root: u64) -> Result<ElimStack, MementoError> {
-        ElimStack::at(pool, root)
+        let s = ElimStack::at(pool, root)?;
+        let size = NODE * (1 + self.slots);
+        for z in [root - size, root + size] {
+            for w in (0..size).step_by(8) {
+                let v = pool.word(z + w)?.load(std::sync::atomic::Ordering::Acquire);
+                if v != RED_ZONE {
+                    return Err(MementoError::CorruptStructure(format!(
+                        "the red zone at {:#x}, beside the stack's block at {root:#x}, holds {v:#x}: something wrote outside the block",
+                        z + w
+                    )));
+                }
+            }
+        }
+        Ok(s)
     }
 }
