@@ -534,7 +534,8 @@ impl<S: Structure> Detectable<S> {
         }
     }
 
-    /// The same with PATIENCE `patience` (see [`RuntimeScenario::patience`]).
+    /// The same with PATIENCE `patience` (0: a thread that meets another's
+    /// operation in progress helps it at once).
     pub fn impatient(self, patience: u64) -> Detectable<S> {
         Detectable {
             patience: Some(patience),
@@ -881,7 +882,7 @@ impl Structure for ElimStackStructure {
 
     /// The stack's block between two red zones: blocks of its size
     /// allocated just before and after it (the heap carves a class's blocks
-    /// in order, so they are its neighbours), filled with [`RED_ZONE`] and
+    /// in order, so they are its neighbours), filled with a pattern and
     /// persisted. `attach`, after every recovery, checks they are intact:
     /// an exchanger laid out beyond the stack's own block writes into one.
     fn create(&self, h: &mut Handle<'_, '_, Sim, ElimStackMmt>) -> Result<u64, MementoError> {
