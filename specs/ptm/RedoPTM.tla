@@ -161,7 +161,7 @@ Idle(i) ==
     [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
      c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
      pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {},
-     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0, ds |-> 0]
+     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0, ds |-> 0, rq |-> [n |-> 0, i |-> 0]]
 
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
@@ -1145,21 +1145,23 @@ U21C(t) ==
                    x == Content(mem, th[t].c)
                    ws == StoresOf(o, x)
                IN /\ sts' = [sts EXCEPT ![t][j].log = @ \o LogOf(x, ws)]
-                  /\ SetTh(t, Stores([th[t] EXCEPT !.res = ResultOf(o, x),
+                  /\ SetTh(t, Stores([th[t] EXCEPT !.res = ResultOf(o, x), !.rq = [n |-> a, i |-> req[u].i],
                                                    !.dp = @ \cup {ws[q][1] : q \in DOMAIN ws}],
                                      ws, "U23"))
     /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
 
 \* L24: the request's result and number recorded in _newSt; it joins the
-\* requests this attempt would commit (gops); next thread.
+\* requests this attempt would commit (gops); next thread.  The request is
+\* the one U21C read (rq): its thread may have published its next one since
+\* (it returned meanwhile: another thread committed this one).
 U23C(t) ==
     /\ th[t].pc = "U23"
     /\ LET u == th[t].k
            j == lidx[t]
        IN /\ sts' = [sts EXCEPT ![t][j].results[u] = th[t].res,
-                                ![t][j].applied[u] = IF RequestSeq THEN req[u].n ELSE Flip(@)]
-          /\ SetTh(t, [th[t] EXCEPT !.gops = Append(@, <<u, req[u].i>>), !.res = 0, !.k = u + 1,
-                                    !.pc = "U21"])
+                                ![t][j].applied[u] = IF RequestSeq THEN th[t].rq.n ELSE Flip(@)]
+          /\ SetTh(t, [th[t] EXCEPT !.gops = Append(@, <<u, th[t].rq.i>>), !.res = 0, !.k = u + 1,
+                                    !.rq = [n |-> 0, i |-> 0], !.pc = "U21"])
     /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
 
 U30P(t) ==
