@@ -918,9 +918,8 @@ SpecFine == Init /\ [][NextFine]_vars
 (*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
 (*   * {5}: any free replica but the designated one (lock_any tries them   *)
 (*     in order, and one busy at its try may be free by the end: the spec *)
-(*     lets the strong trylock give any free one) (U18C); no free one, or  *)
-(*     curComb moved (RedoTimed's backoff gives up then): give up; the     *)
-(*     dirty lines earlier holders left on the replica are    *)
+(*     lets the strong trylock give any free one) (U18C); no free one:     *)
+(*     give up; the dirty lines earlier holders left on the replica are    *)
 (*     taken with it (take_dirty / put_dirty) and flushed at its L26;      *)
 (*   * {6} bring_up_to_date (U19C): a replica at _tail is used as it is,  *)
 (*     one ahead of _tail gives up the iteration (kept), one behind is    *)
@@ -955,9 +954,8 @@ SpecFine == Init /\ [][NextFine]_vars
 (* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
 (* invariants (the second with reads and the history).  Not modelled      *)
 (* here: a published read's own loop (Algorithm 2's published read is the *)
-(* seed's, A2-A22), RedoOpt's aggregation and non-temporal stores          *)
-(* (traces/README.md, "Open").  RedoTimed's lock_combined is U18C's: a     *)
-(* choice among the free replicas, or a give-up once curComb moved.        *)
+(* seed's, A2-A22), RedoTimed's restricted choice and backoff, RedoOpt's  *)
+(* aggregation (traces/README.md, "Open").                                 *)
 
 \* The registers after curComb moved under an attempt, as the code's
 \* `continue`; the replica, if held, is kept.
