@@ -1071,17 +1071,13 @@ Release(t) ==
 
 \* {5}: a replica held from the previous iteration is kept; else the strong
 \* trylock gives any free replica but the designated one (none: give up).
-\* RedoTimed-PTM (lock_combined): while its window is open it tries only
-\* combs[0] and combs[1] (a choice among the free ones) and backs off, and
-\* gives the attempt up once curComb has moved from the one it read.
 U18C(t) ==
     /\ th[t].pc = "U18"
     /\ IF th[t].c # -1
        THEN SetTh(t, [th[t] EXCEPT !.pc = "U19"]) /\ UNCHANGED lk
        ELSE LET free == {c \in Combs \ {th[t].curC.idx} : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
-            \/ /\ free = {} \/ CurComb # th[t].curC
-               /\ SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
-            \/ \E c \in free :
+            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
+            ELSE \E c \in free :
                  /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
                  /\ SetTh(t, [th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c), !.pc = "U19"])
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
