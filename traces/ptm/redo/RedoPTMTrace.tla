@@ -48,6 +48,12 @@
 (* replica, collect, a read's lock and load, a failed CAS, a lock attempt  *)
 (* finding no replica free, a release or an ensure_durable with nothing to *)
 (* do.  At most MaxSilent of them per thread between two of its events.    *)
+(* Before an event only its thread takes silent steps, except before the   *)
+(* events that change what other threads' silent steps read (EarlyBefore: *)
+(* a CAS, a lock, an unlock, an invocation), where any thread may: the     *)
+(* code's curComb load, say, may come before another thread's CAS and its *)
+(* own next event after it.  A narrower search may reject a trace the spec *)
+(* allows, never accept one it does not.                                   *)
 (***************************************************************************)
 EXTENDS PtmTraceWork
 
