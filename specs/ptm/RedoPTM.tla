@@ -161,7 +161,7 @@ Idle(i) ==
     [pc |-> "Idle", i |-> i, iter |-> 0, curC |-> CV(0, 0), comb |-> 0, tail |-> Tk0, tkt |-> Tk0,
      c |-> -1, rt |-> Tk0, k |-> 0, att |-> 0, hd |-> Tk0, ccv |-> CV(0, 0), ri |-> 0, res |-> 0,
      pend |-> FALSE, nf |-> 0, ns |-> 0, gops |-> << >>, dp |-> {},
-     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0]
+     pw |-> << >>, pl |-> {}, wnx |-> "Idle", init |-> 0, ds |-> 0, rq |-> [n |-> 0, i |-> 0]]
 
 Op(t) == WorkOf(t, th[t].i)
 NewSt(t) == sts[t][lidx[t]]
@@ -902,48 +902,63 @@ NextFine == (\E t \in Threads : StepFine(t)) \/ Crash
 SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
-(* perdure's orders (impl/perdure-ptm/src/redo/update.rs, read.rs), where  *)
-(* they are not the seed's.  SpecPerdure is SpecFine with these:           *)
-(*   * the copy's lines are not written back at M3 but with the rest at    *)
-(*     the L26 flush (M3P: they join the deferred pwbs, dp);               *)
-(*   * no L27 pwb(curComb) before the CAS (U26P);                          *)
+(* perdure's steps (impl/perdure-ptm/src/redo/update.rs, read.rs,         *)
+(* core.rs), where they are not the seed's, at the grain of the code's     *)
+(* events: traces/ptm/redo/RedoPTMTrace.tla replays every event of the    *)
+(* implementation's traces as one of these actions.  SpecPerdure is        *)
+(* SpecFine with these:                                                    *)
+(*   * step {2} as the code orders it: curComb read, with the exit "two    *)
+(*     transitions since the announcement" (U7 reads curComb once after    *)
+(*     it) (U8C); the designated replica's head read apart, a head that    *)
+(*     is invalid or of another seq giving up the iteration (U9C); then    *)
+(*     the State copied at U9C has the request applied: make curComb      *)
+(*     durable, release the replica if held, return that State's result   *)
+(*     (U13C, UA, UR);                                                     *)
+(*   * the helper's ring CAS (L17) persists nothing: no pwb(curComb), no   *)
+(*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
+(*   * {5}: any free replica but the designated one (lock_any tries them   *)
+(*     in order, and one busy at its try may be free by the end: the spec *)
+(*     lets the strong trylock give any free one) (U18C); no free one:     *)
+(*     give up; the dirty lines earlier holders left on the replica are    *)
+(*     taken with it (take_dirty / put_dirty) and flushed at its L26;      *)
+(*   * {6} bring_up_to_date (U19C): a replica at _tail is used as it is,  *)
+(*     one ahead of _tail gives up the iteration (kept), one behind is    *)
+(*     replayed (R1, with the seed's validity checks), else copied: the   *)
+(*     copy takes the source's shared lock and checks curComb and its head *)
+(*     before it copies, not after (M1C), gives up the iteration if they  *)
+(*     moved, and the copy's lines join the deferred pwbs (M3C: the seed  *)
+(*     writes them back right after the copy);                            *)
+(*   * {7} the simulation one request at a time (U20C marks _c invalid,   *)
+(*     U21C runs the next open request, U23C records its result): the     *)
+(*     code re-reads curComb before each request and abandons the attempt *)
+(*     (rolls back, U38) when it moved;                                    *)
+(*   * curComb re-read before L26: moved, no CAS, roll back at once, no L27 *)
+(*     pwb(curComb) (U26P);                                                *)
 (*   * after a successful CAS: pwb(cur_comb) (UP1), psync (UP2), the       *)
 (*     superseded replica's release (U31P), then the ring: its slot takes  *)
 (*     the ticket if it holds an older one (U32P; read and CAS in one      *)
 (*     step, a CAS on DRAM, no fence), then L36 (the seed with F2: the     *)
 (*     ring CAS, a locked RMW, is the fence that persists curComb, and it  *)
 (*     is skipped when a helper appended the ticket first);                *)
-(*   * curComb re-read before L26: moved, no CAS, roll back at once (U26P); *)
-(*   * step {2}'s exits: two transitions since the announcement (U7 reads *)
-(*     curComb once after it), or the State copied at U8 has the request  *)
-(*     applied: make it durable and return (U13P);                         *)
-(*   * the helper's ring CAS (L17) persists nothing: no pwb(curComb), no   *)
-(*     fence (U17P; F1 is fixed by the committer's own psync, UP1-UP2);    *)
-(*   * a direct read makes curComb durable after it whatever the ring says *)
-(*     (A12P, then A15: ensure_durable as pwb + psync);                    *)
-(*   * the lines a holder leaves dirty stay with the replica and its next  *)
-(*     holder flushes them (U40P releases without their pwbs, U18P takes   *)
-(*     them: take_dirty / put_dirty).                                      *)
+(*   * giving up (L40-L50): release _c if held, leaving its dirty lines on *)
+(*     it (U40C), then collect: the result from the State curComb's head  *)
+(*     (or the ring) names, once durable (U43C, U46C); a State that does  *)
+(*     not show the request applied yet sends the thread back to a new    *)
+(*     pair of attempts (apply_update's loop; the seed has none);         *)
+(*   * ensure_durable(s) (ED1, ED2): pwb(cur_comb), psync -- or nothing   *)
+(*     when the durability watermark already shows seq s durable; the     *)
+(*     watermark is volatile and only raised to a seq a psync made         *)
+(*     durable, so the spec may skip whenever the persisted curComb is at *)
+(*     s or later (a superset of the code's skips); a direct read makes    *)
+(*     curComb durable this way after it, whatever the ring says (A12C).   *)
 (* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
 (* invariants (the second with reads and the history).  Not modelled      *)
-(* here: perdure's other departures (the durability watermark that lets   *)
-(* ensure_durable skip its psync, a published read's own loop: see         *)
-(* traces/README.md, "Open").                                               *)
+(* here: a published read's own loop (Algorithm 2's published read is the *)
+(* seed's, A2-A22), RedoTimed's restricted choice and backoff, RedoOpt's  *)
+(* aggregation (traces/README.md, "Open").                                 *)
 
-M3P(t) ==
-    /\ th[t].pc = "M3"
-    /\ IF CurComb = th[t].ccv
-       THEN /\ head' = [head EXCEPT ![th[t].c] = th[t].hd]
-            /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Words, !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0),
-                                      !.pc = "U20"])
-       ELSE /\ SetTh(t, IF th[t].att = 0
-                        THEN [th[t] EXCEPT !.att = 1, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "M1"]
-                        ELSE [th[t] EXCEPT !.att = 0, !.hd = Tk0, !.ccv = CV(0, 0), !.pc = "U40"])
-            /\ UNCHANGED head
-    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
-
-\* perdure re-reads curComb here: moved, it skips the CAS and rolls back
-\* (L38) at once, its replica still held exclusively.
+\* The registers after curComb moved under an attempt, as the code's
+\* `continue`; the replica, if held, is kept.
 U26P(t) ==
     /\ th[t].pc = "U26"
     /\ LET c == th[t].c IN
@@ -974,17 +989,60 @@ U7(t) ==
     /\ SetTh(t, [th[t] EXCEPT !.init = CurComb.seq, !.pc = "U8"])
     /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* U13 with perdure's exits of step {2}: two transitions since the
-\* announcement (every commit from the second on applied the request), or
-\* the State copied at U8 has the thread's request applied already: make
-\* the commit durable and return (U40, U46).
-U13P(t) ==
+\* ensure_durable(s), then pc nxt.  The continuation is kept in wnx (no
+\* store or pwb loop is in progress here).
+EnsureDurable(r, s, nxt) == [r EXCEPT !.ds = s, !.wnx = nxt, !.pc = "ED1"]
+
+\* The watermark shows s durable (the spec: the persisted curComb is at s or
+\* later; it may also sync then): nothing; else pwb(cur_comb).
+ED1(t) ==
+    /\ th[t].pc = "ED1"
+    /\ \/ /\ DurableSeq >= th[t].ds
+          /\ SetTh(t, [th[t] EXCEPT !.ds = 0, !.pc = th[t].wnx, !.wnx = "Idle"])
+          /\ UNCHANGED mem
+       \/ /\ mem' = PwbC(mem, t)
+          /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.pc = "ED2"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* psync.
+ED2(t) ==
+    /\ th[t].pc = "ED2"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.ds = 0, !.pc = th[t].wnx, !.wnx = "Idle"])
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* {2}: cur <- curComb; two transitions since the announcement: give up
+\* (the request is applied; collect its result).
+U8C(t) ==
+    /\ th[t].pc = "U8"
+    /\ LET cc == CurComb IN
+       SetTh(t, IF cc.seq >= th[t].init + 2 THEN [th[t] EXCEPT !.pc = "U40"]
+                ELSE [th[t] EXCEPT !.curC = cc, !.comb = cc.idx, !.pc = "U9"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* {2}-{3}: tail <- combs[cur.idx].head (a replica already reused: next
+\* iteration); _newSt takes the ticket and that State's applied[] and
+\* results[], an empty log (as U8).
+U9C(t) ==
+    /\ th[t].pc = "U9"
+    /\ LET tl == head[th[t].comb] IN
+       IF tl = Invalid \/ tl.seq # th[t].curC.seq
+       THEN SetTh(t, NextIter(th[t])) /\ UNCHANGED sts
+       ELSE LET src == StateOf(tl)
+                tkt == Tk(tl.seq + 1, t, lidx[t])
+            IN /\ sts' = [sts EXCEPT ![t][lidx[t]] = [tkt |-> tkt, applied |-> src.applied,
+                                                      results |-> src.results, log |-> << >>, lsz |-> 0]]
+               /\ SetTh(t, [th[t] EXCEPT !.tail = tl, !.tkt = tkt, !.pc = "U13"])
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The copy validated by curComb (L13); the copied State has the request
+\* applied: durable, then return its result (UA, UR); {4}: the ring (L14-L17).
+U13C(t) ==
     /\ th[t].pc = "U13"
     /\ LET tl == th[t].tail
            rt == ring[tl.seq % RSIZE]
        IN SetTh(t, CASE th[t].curC # CurComb -> NextIter(th[t])
-                     [] th[t].curC.seq >= th[t].init + 2 -> [th[t] EXCEPT !.pc = "U40"]
-                     [] ~Open(NewSt(t), t, ann[t]) -> [th[t] EXCEPT !.pc = "U40"]
+                     [] ~Open(NewSt(t), t, ann[t]) -> EnsureDurable(th[t], th[t].curC.seq, "UA")
                      [] rt = tl -> [th[t] EXCEPT !.pc = "U18"]
                      [] rt.seq > tl.seq -> NextIter(th[t])
                      [] OTHER -> [th[t] EXCEPT !.rt = rt, !.pc = "U17"])
@@ -1001,14 +1059,110 @@ U17P(t) ==
           /\ SetTh(t, [th[t] EXCEPT !.rt = Tk0, !.pc = "U18"])
     /\ UNCHANGED <<mem, head, lk, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* A12 as perdure's direct read (try_read_direct): after the read, unlock
-\* and make curComb durable (ensure_durable: pwb + psync, A15) whatever the
-\* ring says, then return (A17).
-A12P(t) ==
-    /\ th[t].pc = "A12"
-    /\ lk' = [lk EXCEPT ![th[t].comb].sh = @ \ {t}]
-    /\ SetTh(t, [th[t] EXCEPT !.pc = "A15"])
+\* The lines a replica's holders left dirty stay with the replica (perdure's
+\* take_dirty / put_dirty): a release leaves them on the Combined (a "dirty"
+\* field of its lock record); the next holder takes them into its own,
+\* flushed at its L26.
+Dirty(c) == IF "dirty" \in DOMAIN lk[c] THEN lk[c].dirty ELSE {}
+Release(t) ==
+    LET c == th[t].c IN
+    lk' = IF c # -1 THEN [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE,
+                                            dirty |-> th[t].dp]] ELSE lk
+
+\* {5}: a replica held from the previous iteration is kept; else the strong
+\* trylock gives any free replica but the designated one (none: give up).
+U18C(t) ==
+    /\ th[t].pc = "U18"
+    /\ IF th[t].c # -1
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "U19"]) /\ UNCHANGED lk
+       ELSE LET free == {c \in Combs \ {th[t].curC.idx} : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
+            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
+            ELSE \E c \in free :
+                 /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
+                 /\ SetTh(t, [th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c), !.pc = "U19"])
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* {6} bring_up_to_date: at _tail already: simulate; ahead of _tail (it was
+\* designated after this attempt read curComb, then released): give up the
+\* iteration, keeping it; else mark it invalid, replay the redo logs from
+\* its head (R1) if it is behind, else copy (M1C).
+U19C(t) ==
+    /\ th[t].pc = "U19"
+    /\ LET c == th[t].c
+           h == head[c]
+           tl == th[t].tail
+       IN IF h = tl THEN SetTh(t, [th[t] EXCEPT !.pc = "U20"]) /\ UNCHANGED head
+          ELSE IF h # Invalid /\ h.seq > tl.seq THEN SetTh(t, NextIter(th[t])) /\ UNCHANGED head
+          ELSE /\ head' = [head EXCEPT ![c] = Invalid]
+               /\ SetTh(t, IF h # Invalid /\ h.seq < tl.seq
+                           THEN [th[t] EXCEPT !.k = h.seq + 1, !.pc = "R1"]
+                           ELSE [th[t] EXCEPT !.att = 0, !.pc = "M1"])
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* copy_designated: the source (curComb's replica as this attempt read it)
+\* under a shared lock, curComb and its head checked first; then every word
+\* (the stores one per step, WS).  Checks failed: give up the iteration.
+M1C(t) ==
+    /\ th[t].pc = "M1"
+    /\ LET s == th[t].curC.idx IN
+       IF lk[s].ex = 0 /\ CurComb = th[t].curC /\ head[s] = th[t].tail
+       THEN /\ lk' = [lk EXCEPT ![s].sh = @ \cup {t}]
+            /\ SetTh(t, Stores(th[t], [w \in Words |-> <<w, Content(mem, s)[w]>>], "M3"))
+       ELSE /\ SetTh(t, NextIter(th[t])) /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The copy done: the source's shared lock released, _c.head <- _tail, the
+\* copied lines in the deferred pwbs.
+M3C(t) ==
+    /\ th[t].pc = "M3"
+    /\ lk' = [lk EXCEPT ![th[t].curC.idx].sh = @ \ {t}]
+    /\ head' = [head EXCEPT ![th[t].c] = th[t].tail]
+    /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Words, !.pc = "U20"])
+    /\ UNCHANGED <<mem, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* {7}: _c.head <- invalid; the simulation visits the threads in order (k).
+U20C(t) ==
+    /\ th[t].pc = "U20"
+    /\ head' = [head EXCEPT ![th[t].c] = Invalid]
+    /\ SetTh(t, [th[t] EXCEPT !.k = 1, !.pc = "U21"])
+    /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L21-L23 for thread k: its request open in _newSt: curComb re-read
+\* (moved: abandon, roll back), then the request runs on _c: its log
+\* entries, then its stores one per step (WS), its result kept for U23C.
+\* Past the last thread: L26.
+U21C(t) ==
+    /\ th[t].pc = "U21"
+    /\ LET u == th[t].k
+           j == lidx[t]
+       IN IF u > N THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U26"]) /\ UNCHANGED sts
+          ELSE LET a == IF RequestSeq THEN req[u].n ELSE ann[u] IN
+          IF ~Open(sts[t][j], u, a) \/ req[u].i = 0
+          THEN SetTh(t, [th[t] EXCEPT !.k = u + 1]) /\ UNCHANGED sts
+          ELSE IF CurComb # th[t].curC
+          THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U38"]) /\ UNCHANGED sts
+          ELSE LET o == WorkOf(u, req[u].i)
+                   x == Content(mem, th[t].c)
+                   ws == StoresOf(o, x)
+               IN /\ sts' = [sts EXCEPT ![t][j].log = @ \o LogOf(x, ws)]
+                  /\ SetTh(t, Stores([th[t] EXCEPT !.res = ResultOf(o, x), !.rq = [n |-> a, i |-> req[u].i],
+                                                   !.dp = @ \cup {ws[q][1] : q \in DOMAIN ws}],
+                                     ws, "U23"))
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* L24: the request's result and number recorded in _newSt; it joins the
+\* requests this attempt would commit (gops); next thread.  The request is
+\* the one U21C read (rq): its thread may have published its next one since
+\* (it returned meanwhile: another thread committed this one).
+U23C(t) ==
+    /\ th[t].pc = "U23"
+    /\ LET u == th[t].k
+           j == lidx[t]
+       IN /\ sts' = [sts EXCEPT ![t][j].results[u] = th[t].res,
+                                ![t][j].applied[u] = IF RequestSeq THEN th[t].rq.n ELSE Flip(@)]
+          /\ SetTh(t, [th[t] EXCEPT !.gops = Append(@, <<u, th[t].rq.i>>), !.res = 0, !.k = u + 1,
+                                    !.rq = [n |-> 0, i |-> 0], !.pc = "U21"])
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
 
 U30P(t) ==
     /\ th[t].pc = "U30"
@@ -1048,41 +1202,60 @@ U32P(t) ==
     /\ Finish36(t)
     /\ UNCHANGED <<mem, head, lk, sts, ann, req, crashes, sig, ncom, exp>>
 
-\* The lines a replica's holders left dirty stay with the replica (perdure's
-\* take_dirty / put_dirty): U40P releases _c with its deferred pwbs undone
-\* and leaves them on the Combined (a "dirty" field of its lock record);
-\* the next holder takes them at U18P into its own, flushed at its L26.
-Dirty(c) == IF "dirty" \in DOMAIN lk[c] THEN lk[c].dirty ELSE {}
-
-U18P(t) ==
-    /\ th[t].pc = "U18"
-    /\ IF th[t].c # -1
-       THEN SetTh(t, Redo19(th[t], head[th[t].c])) /\ UNCHANGED lk
-       ELSE LET free == {c \in Combs : lk[c].ex = 0 /\ lk[c].sh = {} /\ ~lk[c].dg} IN
-            IF free = {} THEN SetTh(t, [th[t] EXCEPT !.pc = "U40"]) /\ UNCHANGED lk
-            ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y IN
-                 /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
-                 /\ SetTh(t, Redo19([th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c)], head[c]))
+\* The Applied exit, after ensure_durable: L41, release _c if held (its
+\* dirty lines left on it); then return the copied State's result.
+UA(t) ==
+    /\ th[t].pc = "UA"
+    /\ Release(t)
+    /\ SetTh(t, [th[t] EXCEPT !.c = -1, !.dp = {}, !.pc = "UR"])
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* L40-L45 as perdure's: release _c leaving its dirty lines on it (no pwb
-\* of them), then make curComb durable (collect's ensure_durable).
-U40P(t) ==
+UR(t) ==
+    /\ th[t].pc = "UR"
+    /\ Return(t, NewSt(t).results[t], 0)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+\* Giving up (L40-L41): release _c if held, then collect.
+U40C(t) ==
     /\ th[t].pc = "U40"
-    /\ LET c == th[t].c IN
-       /\ lk' = IF c # -1 THEN [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> FALSE,
-                                                  dirty |-> th[t].dp]] ELSE lk
-       /\ mem' = IF ReturnPersist THEN Fence(PwbC(mem, t), t) ELSE mem
-    /\ SetTh(t, [IF ReturnPersist THEN AfterPsync(th[t]) ELSE th[t]
-                 EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.curC = CurComb, !.pc = "U46"])
-    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+    /\ Release(t)
+    /\ SetTh(t, [th[t] EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.pc = "U43"])
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* collect (L43-L50): curComb; the State its replica's head names, or the
+\* ring's if that head is of another seq; it shows the request applied:
+\* its result, once that seq is durable; else a new pair of attempts.
+U43C(t) ==
+    /\ th[t].pc = "U43"
+    /\ LET cc == CurComb
+           h == head[cc.idx]
+           tl == IF h = Invalid \/ h.seq # cc.seq THEN ring[cc.seq % RSIZE] ELSE h
+           st == StateOf(tl)
+       IN SetTh(t, IF tl.seq < cc.seq \/ Open(st, t, ann[t])
+                   THEN [Fresh8(th[t]) EXCEPT !.iter = 0, !.pc = "U8"]
+                   ELSE EnsureDurable([th[t] EXCEPT !.res = st.results[t]], tl.seq, "U46"))
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U46C(t) ==
+    /\ th[t].pc = "U46"
+    /\ Return(t, th[t].res, 0)
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, sig, ncom, exp>>
+
+\* A12 as perdure's direct read (try_read_direct): after the read, unlock
+\* and ensure_durable (then A17 returns).
+A12C(t) ==
+    /\ th[t].pc = "A12"
+    /\ lk' = [lk EXCEPT ![th[t].comb].sh = @ \ {t}]
+    /\ SetTh(t, EnsureDurable(th[t], th[t].curC.seq, "A17"))
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
 StepPerdure(t) ==
     \/ InvokeP(t) \/ U7(t)
-    \/ U8(t) \/ U13P(t) \/ U17P(t) \/ U18P(t) \/ R1Fine(t) \/ M1(t) \/ M2Fine(t) \/ M3P(t)
-    \/ U20Fine(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
-    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ U40P(t) \/ U46(t)
-    \/ A2(t) \/ A9(t) \/ A12P(t) \/ A15(t) \/ A17(t) \/ A19(t) \/ A22(t)
+    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U19C(t) \/ R1Fine(t) \/ M1C(t) \/ M3C(t)
+    \/ U20C(t) \/ U21C(t) \/ U23C(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
+    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ UA(t) \/ UR(t)
+    \/ U40C(t) \/ U43C(t) \/ U46C(t) \/ ED1(t) \/ ED2(t)
+    \/ A2(t) \/ A9(t) \/ A12C(t) \/ A17(t) \/ A19(t) \/ A22(t)
 
 SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 
@@ -1091,7 +1264,8 @@ SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
         "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U7", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
-        "A2", "A9", "A12", "A15", "A17", "A19", "A22"}
+        "A2", "A9", "A12", "A15", "A17", "A19", "A22",
+        "U9", "U19", "U21", "U23", "UA", "UR", "U43", "ED1", "ED2"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
 TypeOK ==

@@ -1,0 +1,34 @@
+---------------------------- MODULE PtmTraceWork ----------------------------
+(***************************************************************************)
+(* A PTM trace's transactions as PtmBase's Workload "trace" (TraceWork),   *)
+(* shared by the PTM trace specs (PtmTrace.tla, redo/RedoPTMTrace.tla).    *)
+(* A trace batches runs (a Begin step starts each) and numbers each       *)
+(* thread's transactions 0, 1, ... per run; the specs number them 1 ..     *)
+(* NOps per thread.  Transaction i of thread t in run r is the specs'     *)
+(* transaction (r - 1) * RunOps + i + 1 of t, RunOps the most any thread  *)
+(* runs in a run.  (Each operator reads Trace once, through a LET: TLC     *)
+(* evaluates the constant definitions before it caches Trace, so each     *)
+(* Trace[x] there would build the whole trace again.)                     *)
+(***************************************************************************)
+EXTENDS PtmBase, TLC, TraceData
+
+CONSTANT MaxThreads   \* thread ids 1..MaxThreads (0: a thread that is no worker)
+
+TraceShape ==
+    LET T == Trace
+        inv == {x \in DOMAIN T : T[x].action = "Invoke"}
+        begins == {x \in DOMAIN T : T[x].action = "Begin"}
+        is == {T[j].i : j \in inv}
+        rops == IF is = {} THEN 1 ELSE 1 + (CHOOSE m \in is : \A x \in is : x <= m)
+    IN [runOps |-> rops, runs |-> Max(Cardinality(begins), 1),
+        invokes |-> {[t |-> T[j].thread, r |-> Cardinality({x \in begins : x <= j}), i |-> T[j].i,
+                      tx |-> Tx(T[j].op, T[j].a)] : j \in inv}]
+RunOps == TraceShape.runOps
+TraceNOps == TraceShape.runs * RunOps
+GI(r, i) == (r - 1) * RunOps + i + 1
+TraceWorkDef ==
+    LET shape == TraceShape IN
+    [t \in 1 .. MaxThreads |-> [g \in 1 .. shape.runs * shape.runOps |->
+        LET vs == {v \in shape.invokes : v.t = t /\ (v.r - 1) * shape.runOps + v.i + 1 = g} IN
+        IF vs = {} THEN Tx("get", 1) ELSE (CHOOSE v \in vs : TRUE).tx]]
+=============================================================================
