@@ -93,7 +93,20 @@ fn every_interleaving_and_crash_image_of_two_appenders() {
         got.sort_unstable();
         assert_eq!(got, [1, 2], "the committed records");
         let mut pts = std::mem::take(&mut *points.lock().unwrap());
-        pts.push(pool.backend().capture());
+        let end = pool.backend().capture();
+        // Both appends returned: every image of the end state holds both
+        // (an append is durable when it returns).
+        let (_, it) = end.images(1 << 12, 1);
+        for img in it {
+            let words = end.materialize(&img, VolatileFill::Zeroed);
+            let pool = Pool::volatile_from_words(&words, Sim::default()).expect("image is a pool");
+            let n = CommitLog::open(&pool, base, LOG).expect("recovery").len();
+            assert_eq!(
+                n, 2,
+                "an image after both appends returned recovers {n} records"
+            );
+        }
+        pts.push(end);
         let (p, i) = check_points(&pts, base);
         let mut tot = t.lock().unwrap();
         tot.0 += p;
