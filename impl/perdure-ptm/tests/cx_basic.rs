@@ -9,27 +9,13 @@
 mod common;
 
 use perdure_pm::{Backend, NoFlush, Pool};
-use perdure_ptm::cx::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use perdure_ptm::cx::{Config, CxStats};
 use perdure_ptm::{CxPtm, CxPuc, Ptm, PtmError, TxRead};
 use std::sync::Arc;
 
-/// CX-PUC's object in these tests: a stack of [`Node`]s and its length.
-#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable)]
-#[zerocopy(crate = "perdure_ptm::cx::zerocopy")]
-#[repr(C)]
-struct Stack {
-    top: u64,
-    len: u64,
-}
-
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
-#[zerocopy(crate = "perdure_ptm::cx::zerocopy")]
-#[repr(C)]
-struct Node {
-    value: u64,
-    next: u64,
-}
+#[path = "common/puc_stack.rs"]
+mod puc_stack;
+use puc_stack::{Node, Stack};
 
 fn ptm(threads: usize) -> CxPtm<NoFlush> {
     common::cx(threads, 1 << 20, NoFlush)

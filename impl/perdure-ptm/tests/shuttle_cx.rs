@@ -37,7 +37,6 @@ mod shuttle_common;
 
 use perdure_pm::sync::{thread, Arc};
 use perdure_pm::{Backend, NoFlush, Pool, Sim};
-use perdure_ptm::cx::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use perdure_ptm::cx::{Config, CxStats};
 use perdure_ptm::{CxPtm, CxPuc, PtmError};
 use shuttle_common::{explore, iterations, random_and_pct_tests, row, Schedules};
@@ -178,23 +177,9 @@ fn crash_rows(how: Schedules, tag: &str) {
 
 random_and_pct_tests!(crash_random, crash_pct, crash_rows);
 
-/// CX-PUC's plain value in the tests below: a stack of [`Node`]s and its
-/// length, changed with ordinary Rust.
-#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable)]
-#[zerocopy(crate = "perdure_ptm::cx::zerocopy")]
-#[repr(C)]
-struct Stack {
-    top: u64,
-    len: u64,
-}
-
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
-#[zerocopy(crate = "perdure_ptm::cx::zerocopy")]
-#[repr(C)]
-struct Node {
-    value: u64,
-    next: u64,
-}
+#[path = "common/puc_stack.rs"]
+mod puc_stack;
+use puc_stack::{Node, Stack};
 
 /// Two writers push two values each on CX-PUC's plain stack (a block
 /// allocated and linked through `obj_mut`, `alloc_value`), a reader walks
