@@ -1,58 +1,60 @@
-(** * Px86, line-granular: an operational semantics and the six examples
+(** * Px86, line-granular: an operational semantics, its litmus tests, and
+      the line-granular persistence the protocol models import
 
     The operational reading of [/work/shared/design/PX86.md], as the litmus
-    engine [impl/perdure-check/src/litmus] implements it (and with the
-    persistence rules of [impl/perdure-pm/src/px86.rs]):
-    - per thread a program, a FIFO buffer of executed [store], [clflush],
-      [clflushopt] and [sfence] entries ([entry]), and registers;
-    - per cache line the sequence of stores that became visible to it, and a
-      mark: how much of the sequence is guaranteed persisted;
+    engine [impl/perdure-check/src/litmus] implements it, with the buffer
+    and persistence rules of [impl/perdure-pm/src/px86.rs]
+    ([ThreadBuffer], [LineHistory]):
+    - per cache line ([mem], the part the protocol models can import without
+      the rest) the sequence of writes that became visible to it, and a
+      mark: how much of the sequence is guaranteed persisted; a crash keeps,
+      of each line independently, a prefix at least as long as its mark
+      ([crash_ok], [persisted]); a flush taking effect raises the mark to
+      the length ([mem_flush]; [mem_flush_upto] for a write-back known to
+      have taken effect by a fence, the simulator's reading);
+    - per thread a program, a buffer of executed entries not yet taken
+      effect ([entry]: stores, [clflush]es and [sfence]s — the engine's
+      FIFO store buffer — and [clflushopt]/[clwb]s and [ntstore]s — its
+      pending set — merged in program order), and registers;
     - an entry takes effect (leaves the buffer, [step_drain]) when every
-      older entry of its thread lets it pass ([overtakes]):
-      + a store passes only older [clflushopt]s of other lines ("younger
-        stores (to other lines) may become visible before it");
-      + a [clflush] is ordered like a store (it passes only [clflushopt]s,
-        which it is not ordered with);
-      + a [clflushopt x] passes older stores of other lines, [clflush]es and
-        [clflushopt]s, but no older [sfence] and no older store to
-        [line x] ("after all older stores of the thread to line(x) ... and
-        all older fences");
-      + an [sfence] passes nothing: it leaves the buffer when it is the
-        oldest entry, so no younger store becomes visible before the older
-        [clflushopt]s took effect;
+      older entry of its thread lets it pass ([overtakes], the engine's
+      [head_may_leave] and [may_take_effect]):
+      + a store passes only an older write-back of another line and an
+        older ntstore to another location;
+      + a [clflush] is ordered like a store, and passes write-backs and
+        ntstores;
+      + a [clflushopt x]/[clwb x] passes everything but an older [sfence]
+        and older stores and ntstores to [line x];
+      + an [ntstore x] passes everything but an older [sfence] and older
+        stores and ntstores to [x] (it may become visible before an older
+        store to another location: the engine's resolved ambiguity);
+      + an [sfence] passes nothing;
       a store, when it takes effect, is appended to its line's sequence; a
-      [clflush]/[clflushopt x] raises the mark of [line x] to the length of
-      the sequence;
-    - [load r x] reads the newest own buffered store to [x], else the visible
-      value ([step_issue]);
-    - a crash may come in any reachable state; each line independently
-      persists a prefix of its sequence at least as long as its mark
-      ([crash_ok], [persisted]).
-    This is the litmus engine's machine with its buffer of stores, clflushes
-    and sfences and its set of pending clflushopts merged into one buffer,
-    where the pass rules say who may leave it first.
+      [clflush]/[clflushopt]/[clwb x] raises the mark of [line x] to the
+      length of the sequence; an [ntstore] is appended and raises the mark
+      (visible and persisted together);
+    - [load r x] reads the newest own buffered store or ntstore to [x], else
+      the visible value;
+    - [mfence] and the locked RMWs execute only when their thread's buffer
+      is empty (stores visible, write-backs and ntstores taken effect): an
+      [mfence] does nothing else; [cas [r] x old new] compares with the
+      visible value and, on success, appends its write (r := 1), on
+      failure writes nothing (r := 0); [xchg r x v] and [faa r x v] append
+      [v] / old+[v] (r := old); a 16-byte CAS [IDwcas] compares and writes
+      two locations of one line in one step, its two writes persisting as
+      one write of the line's sequence or as two (in either order), as its
+      [atomic] flag says ([exec_instr]); a locked RMW's write is visible at
+      once and persisted only by a later flush or ntstore of its line;
+    - a crash may come in any reachable state.
 
-    Instruction set: [store], [load], [clflush], [clflushopt] (which covers
-    [clwb], same semantics here) and [sfence] — what the six examples use.
-    Not modelled: [mfence], locked RMWs ([cas]/[xchg]/[faa]) and [ntstore]
-    (the litmus engine and its 60-test suite cover them); values of more than
-    one location per store.
-
-    Proved, for the six examples of PX86.md ([litmus] outcomes over the
-    persisted locations, and registers):
-    - SS [store x 1; store y 1], x=0 y=1: allowed ([ss_allowed]);
-    - SS+sameline, x=0 y=1: forbidden ([ss_sameline_forbidden]);
-    - clflush [store x 1; clflush x; store y 1], x=0 y=1: forbidden
-      ([clflush_forbidden]);
-    - clflushopt [store x 1; clflushopt x; store y 1], x=0 y=1: allowed
-      ([clflushopt_allowed]);
-    - clflushopt+sfence [store x 1; clflushopt x; sfence; store y 1],
-      x=0 y=1: forbidden ([clflushopt_sfence_forbidden]);
-    - MP+clflush [store x 1 ‖ load r1 x; clflush x; store y 1],
-      r1=1 x=0 y=1: forbidden ([mp_clflush_forbidden]);
-    and, so that no forbidden result is vacuous, an allowed outcome of each
-    forbidden test (e.g. [ss_sameline_x1_y0_allowed], and the two [allow]
-    lines of MP+clflush in PX86.md).
+    Proved here: the six examples of PX86.md ([ss_allowed],
+    [ss_sameline_forbidden], [clflush_forbidden], [clflushopt_allowed],
+    [clflushopt_sfence_forbidden], [mp_clflush_forbidden], with an allowed
+    outcome of each forbidden test so that none is vacuous).  The whole
+    litmus suite [modelcheck/litmus/] (60 tests, every instruction above but
+    the 16-byte CAS) is proved in [Px86Litmus.v], generated from the files by
+    [tools/litmus_coq.py]; the 16-byte CAS, which the litmus format lacks,
+    in [Px86Dwcas.v].
 
     Method.  An allowed outcome is shown by a schedule ([exec], checked by
     computation and turned into steps by [exec_steps]) and a crash choice.
@@ -61,8 +63,19 @@
     is closed under every step ([closed], decided by [vm_compute]; every
     step is among the enumerated successors, [step_succs]) and none of whose
     crash images ([images], complete by [crash_ok_images]) matches the
-    outcome.  The set is computed by a search ([explore]) that need not be
-    trusted: only its closure is used. *)
+    outcome.  The set, and the schedules, are computed by searches
+    ([explore], [explore_paths]) that need not be trusted: only the closure
+    of the set and the replay of the schedules are used
+    ([check_litmus_sound]).
+
+    What the model abstracts: a location is an indivisible word and a value
+    a natural number (the engine's values are signed and [faa] wraps; no
+    test depends on it); [clwb] and [clflushopt] have the same semantics;
+    instruction fetch, [lfence], non-write-back memory types, string
+    operations and sizes other than one location per access (a 16-byte CAS
+    excepted) are outside it.  The model has TSO store buffers; the
+    simulator [Sim] that runs the implementation is sequentially consistent
+    per step (see the engine's module docs). *)
 From stdpp Require Import base list decidable relations.
 From Coq Require Import Lia.
 
