@@ -919,8 +919,9 @@ SpecFine == Init /\ [][NextFine]_vars
 (*   * {5}: any free replica but the designated one (lock_any tries them   *)
 (*     in order, and one busy at its try may be free by the end: the spec *)
 (*     lets the strong trylock give any free one) (U18C); no free one:     *)
-(*     give up; the dirty lines earlier holders left on the replica are    *)
-(*     taken with it (take_dirty / put_dirty) and flushed at its L26;      *)
+(*     give up; RedoTimed-PTM's lock_combined also gives up once curComb   *)
+(*     moved (U18G); the dirty lines earlier holders left on the replica  *)
+(*     are taken with it (take_dirty / put_dirty) and flushed at its L26; *)
 (*   * {6} bring_up_to_date (U19C): a replica at _tail is used as it is,  *)
 (*     one ahead of _tail gives up the iteration (kept), one behind is    *)
 (*     replayed (R1, with the seed's validity checks), else copied: the   *)
@@ -1081,6 +1082,17 @@ U18C(t) ==
                  /\ lk' = [lk EXCEPT ![c] = [ex |-> t, sh |-> @.sh, dg |-> @.dg]]
                  /\ SetTh(t, [th[t] EXCEPT !.c = c, !.dp = @ \cup Dirty(c), !.pc = "U19"])
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* RedoTimed-PTM's {5} (lock_combined): while its window is open it tries
+\* only combs[0] and combs[1] (a choice among the free ones: U18C's), backs
+\* off while they are taken, and gives the attempt up once curComb has moved
+\* from the one the attempt read (U18G).  Redo-PTM's lock_any never takes
+\* U18G; the spec allows it to every variant.
+U18G(t) ==
+    /\ th[t].pc = "U18" /\ th[t].c = -1
+    /\ CurComb # th[t].curC
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "U40"])
+    /\ UNCHANGED <<mem, head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
 \* {6} bring_up_to_date: at _tail already: simulate; ahead of _tail (it was
 \* designated after this attempt read curComb, then released): give up the
@@ -1251,7 +1263,7 @@ A12C(t) ==
 
 StepPerdure(t) ==
     \/ InvokeP(t) \/ U7(t)
-    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U19C(t) \/ R1Fine(t) \/ M1C(t) \/ M3C(t)
+    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U18G(t) \/ U19C(t) \/ R1Fine(t) \/ M1C(t) \/ M3C(t)
     \/ U20C(t) \/ U21C(t) \/ U23C(t) \/ U26P(t) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
     \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ UA(t) \/ UR(t)
     \/ U40C(t) \/ U43C(t) \/ U46C(t) \/ ED1(t) \/ ED2(t)

@@ -213,6 +213,11 @@ Lock(t, c) ==
     /\ owner' = [owner EXCEPT ![c] = t]
     /\ UNCHANGED <<mem, nc, run, hd, cur, reqs, batch, tick, cs, Ghosts>>
 
+\* RedoTimed-PTM's lock_combined gave an attempt up: no state of the trace's.
+GiveUp(t) ==
+    /\ Flavor = "redo"
+    /\ UNCHANGED <<mem, nc, run, owner, hd, cur, reqs, batch, tick, cs, Ghosts>>
+
 Unlock(t, c) ==
     /\ c \in Combs /\ owner[c] = t
     /\ owner' = [owner EXCEPT ![c] = 0]
@@ -342,6 +347,7 @@ Replay(s) ==
       [] s.action = "Announce" -> Announce(s.thread, s.seq)
       [] s.action = "Enqueue"  -> Enqueue(s.thread, s.ticket)
       [] s.action = "Lock"     -> Lock(s.thread, s.comb)
+      [] s.action = "GiveUp"   -> GiveUp(s.thread)
       [] s.action = "Unlock"   -> Unlock(s.thread, s.comb)
       [] s.action = "Simulate" -> Simulate(s.thread, s.comb)
       [] s.action = "Apply"    -> Apply(s.thread, s.owner, s.seq)

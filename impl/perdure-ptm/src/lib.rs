@@ -42,6 +42,7 @@
 /// | --- | --- | --- |
 /// | `Announce(tid, seq)` | Redo `publish` | Algorithm 3 {1} (L2–L3): `req[tid]`, `announce[tid]` |
 /// | `Lock(tid, Some(comb))` | Redo {5} after `exclusiveTryLock`; CX {2} `lock_any` | Alg. 3 L18; §4 step 2 |
+/// | `GiveUp(tid)` | RedoTimed `lock_combined` giving the attempt up: `cur_comb` moved while it backed off | §5 "Timed variant" |
 /// | `Simulate(tid, comb)` | Redo {7}, before the first closure runs | Alg. 3 L20 |
 /// | `Apply(tid, owner, seq)` | Redo {7}, after each request's closure ran | Alg. 3 L23–L24 |
 /// | `Unlock(tid, comb)` | Redo L41; CX when a thread leaves its replica | Alg. 3 L41; §4 steps 2, 6 |
@@ -52,6 +53,9 @@ macro_rules! trace_ev {
     };
     ($pool:expr, Lock($tid:expr, $comb:expr)) => {
         perdure_pm::trace_step!(pool = $pool; "Lock", thread = $tid, comb = $comb)
+    };
+    ($pool:expr, GiveUp($tid:expr)) => {
+        perdure_pm::trace_step!(pool = $pool; "GiveUp", thread = $tid)
     };
     ($pool:expr, Simulate($tid:expr, $comb:expr)) => {
         perdure_pm::trace_step!(pool = $pool; "Simulate", thread = $tid, comb = $comb)

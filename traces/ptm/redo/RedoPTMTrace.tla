@@ -23,6 +23,8 @@
 (*   Announce(t, n)     stuttering: n is the request number InvokeP (or a  *)
 (*                      read's A2) published for t's transaction           *)
 (*   Lock(t, c)         U18C, the strong trylock giving c                  *)
+(*   GiveUp(t)          U18G, RedoTimed-PTM's lock_combined giving the     *)
+(*                      attempt up (curComb moved while it backed off)     *)
 (*   Store(t, c, w, v)  WS: the next store of t's batch is <<w, v>> to c   *)
 (*                      (a copy M1C, a replay R1, a request U21C, an undo  *)
 (*                      U38)                                               *)
@@ -153,6 +155,8 @@ Announce(t, n) ==
 
 Lock(t, c) == Pc(t) = "U18" /\ th[t].c = -1 /\ R!U18C(t) /\ th'[t].c = c
 
+GiveUp(t) == Pc(t) = "U18" /\ R!U18G(t)
+
 Store(t, c, w, v) == Pc(t) = "WS" /\ th[t].c = c /\ Head(th[t].pw) = <<w, v>> /\ R!WS(t)
 
 Simulate(t, c) == Pc(t) = "U20" /\ th[t].c = c /\ R!U20C(t)
@@ -198,6 +202,7 @@ Event(s) ==
       [] s.action = "Invoke"   -> Invoke(s.thread, s.i)
       [] s.action = "Announce" -> Announce(s.thread, s.seq)
       [] s.action = "Lock"     -> Lock(s.thread, s.comb)
+      [] s.action = "GiveUp"   -> GiveUp(s.thread)
       [] s.action = "Unlock"   -> Unlock(s.thread, s.comb)
       [] s.action = "Simulate" -> Simulate(s.thread, s.comb)
       [] s.action = "Apply"    -> Apply(s.thread, s.owner, s.seq)

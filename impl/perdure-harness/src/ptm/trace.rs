@@ -17,6 +17,7 @@
 //! | --- | --- | --- |
 //! | [`Ev::Announce`] | Redo `publish` | Algorithm 3 {1} (L2–L3): `req[tid]`, `announce[tid]` |
 //! | [`Ev::Lock`] | Redo {5} after `exclusiveTryLock`; CX {2} `lock_any` | Alg. 3 L18; §4 step 2 |
+//! | [`Ev::GiveUp`] | RedoTimed's `lock_combined` giving the attempt up (`cur_comb` moved while it backed off) | §5 "Timed variant" |
 //! | [`Ev::Simulate`] | Redo {7}, before the first closure runs | Alg. 3 L20 |
 //! | [`Ev::Apply`] | Redo {7}, after each request's closure ran | Alg. 3 L23–L24 |
 //! | [`Ev::Unlock`] | Redo L41; CX when a thread leaves its replica | Alg. 3 L41; §4 steps 2, 6 |
@@ -74,6 +75,9 @@ pub enum Ev {
     /// Thread `.0` tried to lock a `Combined` exclusively: `Some(idx)` it
     /// got `combs[idx]`.
     Lock(usize, Option<usize>),
+    /// RedoTimed {5}: thread `.0`'s `lock_combined` gave the attempt up,
+    /// `cur_comb` having moved while it waited for `combs[0]`/`combs[1]`.
+    GiveUp(usize),
     /// Redo {7}: thread `.0` starts simulating the announced requests on
     /// its held `Combined` `.1`.
     Simulate(usize, usize),
@@ -134,6 +138,7 @@ fn ev_of(s: &TraceStep<'_>) -> Option<Ev> {
     Some(match s.action {
         "Announce" => Ev::Announce(tid, int("seq")?),
         "Lock" => Ev::Lock(tid, int("comb").map(|c| c as usize)),
+        "GiveUp" => Ev::GiveUp(tid),
         "Simulate" => Ev::Simulate(tid, int("comb")? as usize),
         "Apply" => Ev::Apply(tid, int("owner")? as usize, int("seq")?),
         "Unlock" => Ev::Unlock(tid, int("comb")? as usize),
@@ -717,6 +722,7 @@ fn hook_step(ev: &Ev) -> Option<Value> {
     Some(match *ev {
         Ev::Announce(tid, seq) => with(step("Announce", tid + 1), json!({"seq": seq})),
         Ev::Lock(tid, idx) => with(step("Lock", tid + 1), json!({"comb": idx?})),
+        Ev::GiveUp(tid) => step("GiveUp", tid + 1),
         Ev::Simulate(tid, idx) => with(step("Simulate", tid + 1), json!({"comb": idx})),
         Ev::Apply(tid, owner, seq) => with(
             step("Apply", tid + 1),

@@ -144,6 +144,7 @@ impl<B: Backend> RedoPtm<B> {
                 return held;
             }
             if cur != self.cur_comb().load(Ordering::SeqCst) {
+                crate::trace_ev!(&self.pool, GiveUp(tid));
                 return None;
             }
             bump(&self.stats[tid].backoffs);
