@@ -97,7 +97,7 @@ DurableTk == mem.cc.p.tk
 Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
             li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {},
             pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle", rv |-> 0, rh |-> 0,
-            ctk |-> 0, es |-> 0, enx |-> "Idle"]
+            ctk |-> 0, es |-> 0, enx |-> "Idle", wc |-> ObjInit, ld |-> FALSE]
 
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
@@ -579,7 +579,8 @@ SpecFine == Init /\ [][NextFine]_vars
 (*     code's skips): after XU, after leaving (XEP), after the CAS loop    *)
 (*     ends without installing (YEP), and after a read (B2P);             *)
 (*   * a read (read_designated) takes the shared lock with no pwb before  *)
-(*     it and no fence (B1P), runs on the replica and unlocks (B2P), then  *)
+(*     it and no fence (B1P), checks that curComb is still the value it  *)
+(*     read and runs on the replica (B2P), unlocks (B2U), then            *)
 (*     ensure_durable and returns (B5); a published read that leaves the   *)
 (*     loop makes curComb durable with pwb + psync before it returns its   *)
 (*     node's result (B3P; perdure's published read keeps trying directly  *)
@@ -587,6 +588,8 @@ SpecFine == Init /\ [][NextFine]_vars
 (* RedoPTM's switch-free F2 order is already CXPTM's (Y3S's psync before   *)
 (* Y4's release).  And the replay window, for any window: a thread that   *)
 (* has not copied yet may copy instead of applying the next node (X4W).    *)
+(* And null recovery writes nothing: the other replicas keep their crash  *)
+(* image (CrashP; the seed's Crash sets them to 0).                        *)
 (* Not modelled: lines a thread stored and leaves (XEP) are written back   *)
 (* by it here; the code leaves them to the replica's next installer (its   *)
 (* dirty lines belong to the replica).  CXPTM_Perdure.cfg and               *)
@@ -814,21 +817,29 @@ B1P(t) ==
        IN /\ IF enq THEN Enqueue(t, th[t].i) ELSE UNCHANGED <<q, qs>>
           /\ IF lk[lc].ex = 0
              THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
-                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.pc = "B2"])
+                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.ctk = CurComb.tk, !.pc = "B2"])
              ELSE /\ SetTh(t, NextTry(r0))
                   /\ UNCHANGED lk
     /\ UNCHANGED <<mem, head, retired, disposed, crashes, hist, retk, bad>>
 
-\* Run the read on the replica if it is still curComb's, unlock; then
-\* ensure_durable of the state read and B5.
+\* Shared-locked: curComb still the value B1P read: run the read on the
+\* replica (it cannot change while the lock is held), then B2U; else unlock
+\* and try again.
 B2P(t) ==
     /\ th[t].pc = "B2"
     /\ LET lc == th[t].lci IN
-       /\ lk' = Unshare(lk, lc, t)
-       /\ IF lc = CurComb.idx
-          THEN SetTh(t, EnsureDurable([th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc]],
-                                      head[lc], "B5"))
-          ELSE SetTh(t, NextTry(th[t]))
+       IF CurComb = CV(lc, th[t].ctk)
+       THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B2U"])
+            /\ UNCHANGED lk
+       ELSE /\ lk' = Unshare(lk, lc, t)
+            /\ SetTh(t, NextTry([th[t] EXCEPT !.ctk = 0]))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* sharedUnlock; ensure_durable of the state read, then B5.
+B2U(t) ==
+    /\ th[t].pc = "B2U"
+    /\ lk' = Unshare(lk, th[t].lci, t)
+    /\ SetTh(t, EnsureDurable([th[t] EXCEPT !.lci = 0, !.ctk = 0], th[t].rh, "B5"))
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
 B5(t) ==
@@ -853,20 +864,129 @@ X4W(t) ==
     /\ SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
     /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
+\* Null recovery as perdure's (CxPtm::open, CxPuc::open): it writes nothing,
+\* so every other replica keeps the words its crash image holds (the seed's
+\* Crash sets them to 0); they are invalid (head null) and overwritten before
+\* they are read, by a copy (CX-PTM) or by settling (CX-PUC, which stores
+\* only the words that differ from them).
+RECURSIVE LinePicks(_, _)
+\* Every choice of one crash image per line of ls (a set of lines of m).
+LinePicks(m, ls) ==
+    IF ls = {} THEN {<< >>}
+    ELSE LET ln == CHOOSE x \in ls : TRUE IN
+         {f @@ (ln :> v) : f \in LinePicks(m, ls \ {ln}), v \in LineImages(m.r[ln])}
+
+CrashP ==
+    /\ crashes < MaxCrashes
+    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+    /\ \E cv \in CcImages(mem) : \E y \in LinePicks(mem, Lines) :
+         LET x == [w \in Words |-> y[<<cv.idx, w>>]] IN
+         /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
+                        !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
+         /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ qs' = [qs EXCEPT ![0] = x]
+    /\ q' = << >>
+    /\ retired' = {}
+    /\ disposed' = {}
+    /\ th' = [t \in Threads |-> Idle(th[t].i)]
+    /\ crashes' = crashes + 1
+    /\ hist' = Append(hist, EvCrash)
+    /\ retk' = {}
+    /\ UNCHANGED bad
+
 StepPerdure(t) ==
     \/ InvokeP(t) \/ X1(t)
     \/ X2P(t) \/ XU(t) \/ X4P(t) \/ X4W(t) \/ G1Q(t) \/ G2Q(t) \/ X6P(t) \/ X6U(t) \/ XEP(t) \/ XR(t) \/ X7P(t)
     \/ WS(t) \/ PW(t) \/ Y0(t)
     \/ Y1P(t) \/ Y2P(t) \/ Y3P(t) \/ Y3S(t) \/ Y4(t) \/ YEP(t) \/ ED1(t) \/ ED2(t)
-    \/ B1P(t) \/ B2P(t) \/ B3P(t) \/ B5(t)
+    \/ B1P(t) \/ B2P(t) \/ B2U(t) \/ B3P(t) \/ B5(t)
 
-SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash]_vars
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ CrashP]_vars
+
+-----------------------------------------------------------------------------
+(* CX-PUC (impl/perdure-ptm/src/cx/puc.rs) in perdure's orders: CX's      *)
+(* consensus as SpecPerdure has it, with a per-thread working copy (wc,    *)
+(* valid once loaded, ld) in place of the stores in place:                 *)
+(*   * a node's mutation runs on the working copy, which the first node    *)
+(*     loads from the held replica (X4U; ensure_loaded);                   *)
+(*   * a copy loads the working copy from lcomb's replica, storing nothing *)
+(*     into newComb (X6C; copy_from), then X6U;                            *)
+(*   * settling stores into the replica every word that differs from the   *)
+(*     working copy, in word order (WS; settle): before the install's      *)
+(*     flush (X7U), and before leaving (XEC, then XEU releases the replica *)
+(*     and collects: no write-back there);                                 *)
+(*   * the install's flush writes back every object line once the working *)
+(*     copy is loaded (PW; write_back: the whole used part), changed or   *)
+(*     not, then the pfence (Y0) and the CAS loop as SpecPerdure's.        *)
+(* CXPTM_PerdurePuc.cfg checks it with the invariants (reads, one crash,   *)
+(* the history).  No mutant switch reaches these steps (FlushBeforeCas     *)
+(* moves the deferred pwbs, dp, which CX-PUC does not use).                *)
+
+\* The words of x that differ from the replica's y, in word order, as stores.
+Diffs(x, y) == SelectSeq([w \in Words |-> <<w, x[w]>>], LAMBDA p : p[2] # y[p[1]])
+
+X4U(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED q
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"]) /\ UNCHANGED q
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == IF th[t].ld THEN th[t].wc ELSE Content(mem, c)
+               IN /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, [th[t] EXCEPT !.mn = k, !.wc = ApplyStores(x, StoresOf(o, x)), !.ld = TRUE])
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+X6C(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci IN
+       SetTh(t, [th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.wc = Content(mem, lc), !.ld = TRUE,
+                              !.ctk = 0, !.pc = "X6U"])
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7U(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ th[t].ld, !.li = 0],
+                        IF th[t].ld THEN Diffs(th[t].wc, Content(mem, c)) ELSE << >>,
+                        IF th[t].ld THEN Words ELSE {}, "Y0"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+XEC(t) ==
+    /\ th[t].pc = "XE"
+    /\ SetTh(t, Then(th[t], IF th[t].ld THEN Diffs(th[t].wc, Content(mem, th[t].c)) ELSE << >>, {}, "XEU"))
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+XEU(t) ==
+    /\ th[t].pc = "XEU"
+    /\ LET c == th[t].c IN
+       /\ head' = IF th[t].mn # NoNode THEN [head EXCEPT ![c] = th[t].mn] ELSE head
+       /\ lk' = [lk EXCEPT ![c].ex = 0]
+       /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode]))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepPerdurePuc(t) ==
+    \/ InvokeP(t) \/ X1(t)
+    \/ X2P(t) \/ XU(t) \/ X4U(t) \/ X4W(t) \/ G1Q(t) \/ G2Q(t) \/ X6C(t) \/ X6U(t) \/ XEC(t) \/ XEU(t)
+    \/ XR(t) \/ X7U(t)
+    \/ WS(t) \/ PW(t) \/ Y0(t)
+    \/ Y1P(t) \/ Y2P(t) \/ Y3P(t) \/ Y3S(t) \/ Y4(t) \/ YEP(t) \/ ED1(t) \/ ED2(t)
+    \/ B1P(t) \/ B2P(t) \/ B2U(t) \/ B3P(t) \/ B5(t)
+
+SpecPerdurePuc ==
+    Init /\ [][(\E t \in Threads : StepPerdurePuc(t)) \/ (\E k \in retired : Dispose(k)) \/ CrashP]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B5", "X1", "XU", "Y3S", "ED1", "ED2", "X6U"}
+        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B5", "X1", "XU", "Y3S", "ED1", "ED2", "X6U", "XEU", "B2U"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]
