@@ -10,6 +10,12 @@
 (* CurCombConsistent, DurableImageConsistent, CompletedDurable,            *)
 (* ResultsCorrect.                                                         *)
 (*                                                                         *)
+(* With Puc = TRUE (../cx-puc/CXPUCTrace.tla) the same replay takes        *)
+(* CX-PUC's traces through CXPTM's SpecPerdurePuc: its working copy's      *)
+(* steps (a node's mutation X4U, the copy X6C, settling before leaving    *)
+(* XEC) are silent, its Store events settling's stores (WS), and an        *)
+(* Unlock after leaving XEU.                                               *)
+(*                                                                         *)
 (* The variables are CXPTM's (the INSTANCE substitutes them by name):      *)
 (* persistent memory, heads, locks, the queue, retired and disposed nodes, *)
 (* the threads' registers, the history and the ghosts, plus run (Begin     *)
@@ -42,17 +48,17 @@
 (*   Return(t, i, res)  the returning step: Y4 (installed), XR (collected),*)
 (*                      B5 (a direct read); the history entry it appends  *)
 (*                      holds res                                          *)
-(*   Crash(cc, img)     Crash, keeping curComb cc and the image's words of *)
-(*                      the replica it designates (every other word of the *)
-(*                      image must be one its line allows; the spec's      *)
-(*                      null recovery never reads them)                    *)
+(*   Crash(cc, img)     CrashP, keeping curComb cc and every replica word  *)
+(*                      of the image (perdure's null recovery writes       *)
+(*                      nothing)                                           *)
 (*   Begin              the next run: CXPTM's Init (the created pool),     *)
 (*                      each thread's transactions numbered on             *)
 (* Silent (SilentPcs below): the walk's visits (X4P), getCombined (G1Q,   *)
-(* G2Q), the copy's and the install's first steps (X6P, X7P), the CAS     *)
-(* loop's trylock and checks (Y1P, Y2P but its successful CAS), a read's   *)
-(* lock and load (B1P, B2P), a lock scan finding none free, and an        *)
-(* ensure_durable with nothing to do.  At most MaxSilent of them per       *)
+(* G2Q), the copy's first step and its source's release (X6P, X6U), the   *)
+(* install's first step (X7P), the CAS loop's trylock and checks (Y1P,     *)
+(* Y2P but its successful CAS), a read's lock, check and unlock (B1P,      *)
+(* B2P, B2U), a lock scan finding none free, and an ensure_durable with    *)
+(* nothing to do.  At most MaxSilent of them per                           *)
 (* thread between two of its events.  Before an event only its thread     *)
 (* takes silent steps, except before the events that change what other   *)
 (* threads' silent steps read (EarlyBefore: a CAS, a lock, an unlock),     *)
@@ -65,6 +71,7 @@
 EXTENDS PtmTraceWork
 
 CONSTANTS
+    Puc,         \* TRUE: CX-PUC's traces, through SpecPerdurePuc's steps (../cx-puc/)
     MaxSilent,   \* silent steps a thread may take between two of its events
     EarlyBefore  \* events before which any thread may take silent steps (else only the
                  \* event's thread may)
@@ -95,16 +102,20 @@ Conditions ==
      ResultsCorrect |-> X!ResultsCorrect]
 Safe == \A n \in DOMAIN Conditions : Conditions[n]
 
+\* The construction's steps: CX-PTM's, or CX-PUC's (its working copy).
+Step(t) == IF Puc THEN X!StepPerdurePuc(t) ELSE X!StepPerdure(t)
+
 \* The specs' number of thread t's transaction i (the trace's) in this run.
 G(i) == GI(run, i)
 
 -----------------------------------------------------------------------------
 (* Silent steps.                                                           *)
 
-SilentPcs == {"X4", "G1", "G2", "X6", "X6U", "X7", "Y1", "B1", "B2"}
+SilentPcs == {"X4", "G1", "G2", "X6", "X6U", "X7", "Y1", "B1", "B2", "B2U"}
+               \cup (IF Puc THEN {"XE"} ELSE {})     \* CX-PUC: settling before leaving
 
 Silent(t) ==
-    \/ Pc(t) \in SilentPcs /\ X!StepPerdure(t) /\ ~X!X4W(t)
+    \/ Pc(t) \in SilentPcs /\ Step(t) /\ ~X!X4W(t)
     \/ Pc(t) = "X2" /\ X!X2P(t) /\ UNCHANGED lk                     \* none free: collect
     \/ Pc(t) = "Y2" /\ X!Y2P(t) /\ UNCHANGED mem                    \* no CAS, or a failed one
     \/ Pc(t) = "ED1" /\ X!ED1(t) /\ UNCHANGED mem                   \* durable already
@@ -170,23 +181,23 @@ CasCC(t, cc) ==
 Unlock(t, c) ==
     /\ th[t].c = c
     /\ \/ Pc(t) = "XU" /\ X!XU(t)
-       \/ Pc(t) = "XE" /\ th[t].dp = {} /\ X!XEP(t)
+       \/ ~Puc /\ Pc(t) = "XE" /\ th[t].dp = {} /\ X!XEP(t)
+       \/ Puc /\ Pc(t) = "XEU" /\ X!XEU(t)
        \/ Pc(t) = "YE" /\ X!YEP(t)
 
 Return(t, i, res) ==
     /\ th[t].i = G(i)
     /\ Pc(t) \in {"Y4", "XR", "B5"}
-    /\ X!StepPerdure(t)
+    /\ Step(t)
     /\ hist'[Len(hist')] = X!EvReturn(X!Id(t, G(i)), res)
 
 Crash(cc, img) ==
     LET cv == X!CV(cc.idx, cc.seq - base) IN
     /\ cv \in CcImages(mem)
     /\ Len(img) <= 2 * MaxThreads
-    /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : img[c + 1][w] \in LineImages(mem.r[<<c, w>>])
-    /\ X!Crash
+    /\ X!CrashP
     /\ mem'.cc.p = X!CV(cc.idx, 0)
-    /\ \A w \in Words : mem'.r[<<cc.idx, w>>].p = img[cc.idx + 1][w]
+    /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : mem'.r[<<c, w>>].p = img[c + 1][w]
     /\ base' = cc.seq
 
 Event(s) ==
@@ -247,7 +258,7 @@ NoStep(s) ==
         a == "no " \o s.action \o " step"
     IN {a} \cup (IF t \in Threads THEN {a \o " at " \o Pc(t)} ELSE {})
            \cup (IF s.action = "Return" /\ t \in Threads /\ th[t].i = G(s.i)
-                    /\ Pc(t) \in {"Y4", "XR", "B5"} /\ ENABLED X!StepPerdure(t)
+                    /\ Pc(t) \in {"Y4", "XR", "B5"} /\ ENABLED Step(t)
                  THEN {"no Return step with that result"} ELSE {})
 Why == IF ~ENABLED Matched THEN NoStep(Trace[k])
        ELSE {n \in DOMAIN Conditions : ~ENABLED (Matched /\ Conditions'[n])}
