@@ -96,7 +96,8 @@ DurableTk == mem.cc.p.tk
 
 Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copied |-> FALSE, gi |-> 0,
             li |-> 0, lci |-> 0, lh |-> 0, ri |-> 0, pend |-> FALSE, nf |-> 0, ns |-> 0, dp |-> {},
-            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle", rv |-> 0, rh |-> 0]
+            pw |-> << >>, pl |-> {}, wnx |-> "Idle", pnx |-> "Idle", rv |-> 0, rh |-> 0,
+            ctk |-> 0, es |-> 0, enx |-> "Idle", wc |-> ObjInit, ld |-> FALSE]
 
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
@@ -547,46 +548,192 @@ SpecFine == Init /\ [][NextFine]_vars
 
 -----------------------------------------------------------------------------
 (* perdure's orders (impl/perdure-ptm/src/cx/core.rs), where they are not  *)
-(* the published code's.  SpecPerdure is SpecFine with three of them:      *)
-(*   * getCombined takes the shared lock of curComb's Combined without    *)
-(*     pwb(curComb) before it, and the lock is no fence (G1P);             *)
+(* the published code's.  SpecPerdure is SpecFine with these:              *)
+(*   * the node is enqueued after the invocation, by a step of its own    *)
+(*     (X1: publish), so the queue's order is the enqueues', not the       *)
+(*     invocations';                                                       *)
+(*   * {2} (lock_any): the first free Combined is locked before its head   *)
+(*     is read (X2P); a head at or past our node: release it (XU) and      *)
+(*     collect; none free: scan again until one is, or until curComb holds *)
+(*     our node (then collect);                                            *)
+(*   * perdure's curComb carries the installed head's ticket (the spec's   *)
+(*     tk) and the code reads it: "curComb holds our node" is tk >= my     *)
+(*     (X2P, G1Q);                                                         *)
+(*   * getCombined (G1Q, G2Q): read curComb; if it holds our node, leave   *)
+(*     (XEP); else sharedTryLock its Combined without pwb(curComb) and no  *)
+(*     fence (a failed trylock is tried again), and copy if curComb is     *)
+(*     unchanged and its head valid, else unlock and read again; the walk *)
+(*     goes back to getCombined at every invalid head, copied or not      *)
+(*     (X4P; the seed's X4 leaves after one copy);                         *)
 (*   * the copy's lines are not written back at the copy but with the rest *)
 (*     at step 5's flush (X6P: they join the deferred pwbs, dp);           *)
 (*   * an explicit pfence after that flush (Y0), then the CAS loop with a  *)
 (*     shared lock and a CAS that are no fences (Y1P, Y2P: Sim's default,  *)
-(*     a locked RMW does not complete write-backs).                        *)
+(*     a locked RMW does not complete write-backs); after a successful CAS *)
+(*     pwb(cur_comb) (Y3P) and psync (Y3S) are steps of their own;         *)
+(*   * every other exit collects through ensure_durable (ED1, ED2):        *)
+(*     pwb(cur_comb), psync -- or nothing when the durability watermark    *)
+(*     shows the ticket durable; the watermark is volatile and only raised *)
+(*     to a ticket a psync made durable, so the spec may skip whenever the *)
+(*     persisted curComb is at that ticket or later (a superset of the     *)
+(*     code's skips): after XU, after leaving (XEP), after the CAS loop    *)
+(*     ends without installing (YEP), and after a read (B2P);             *)
 (*   * a read (read_designated) takes the shared lock with no pwb before  *)
-(*     it and no fence (B1P), runs on the replica and unlocks (B2P), then  *)
-(*     makes curComb durable (ensure_durable: pwb + psync, B4) and returns *)
-(*     (B5); a published read that leaves the loop makes curComb durable   *)
-(*     the same way before it returns its node's result (B3P).            *)
-(* RedoPTM's switch-free F2 order is already CXPTM's (Y3's psync before    *)
+(*     it and no fence (B1P), checks that curComb is still the value it  *)
+(*     read and runs on the replica (B2P), unlocks (B2U), then            *)
+(*     ensure_durable and returns (B5); a published read that leaves the   *)
+(*     loop makes curComb durable with pwb + psync before it returns its   *)
+(*     node's result (B3P; perdure's published read keeps trying directly  *)
+(*     and collects once curComb holds its node: not modelled).           *)
+(* RedoPTM's switch-free F2 order is already CXPTM's (Y3S's psync before   *)
 (* Y4's release).  And the replay window, for any window: a thread that   *)
 (* has not copied yet may copy instead of applying the next node (X4W).    *)
-(* CXPTM_Perdure.cfg and CXPTM_PerdureHistory.cfg check it with the        *)
-(* invariants (the second with reads and the history).  Not modelled here: *)
-(* the watermark `durable` that lets ensure_durable skip its psync.        *)
+(* And null recovery writes nothing: the other replicas keep their crash  *)
+(* image (CrashP; the seed's Crash sets them to 0).                        *)
+(* Not modelled: lines a thread stored and leaves (XEP) are written back   *)
+(* by it here; the code leaves them to the replica's next installer (its   *)
+(* dirty lines belong to the replica).  CXPTM_Perdure.cfg and               *)
+(* CXPTM_PerdureHistory.cfg check it with the invariants (the second with  *)
+(* reads and the history).                                                 *)
 
-G1P(t) ==
-    /\ th[t].pc = "G1"
-    /\ LET lc == CurComb.idx IN
-       IF lk[lc].ex = 0
-       THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
-            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.pc = "G2"])
-       ELSE /\ SetTh(t, IF th[t].gi + 1 < N THEN [th[t] EXCEPT !.gi = @ + 1, !.pc = "G1"]
-                        ELSE [th[t] EXCEPT !.gi = 0, !.pc = "XE"])
+\* Invoke: an update goes to X1, a read to B1.
+InvokeP(t) ==
+    /\ th[t].pc = "Idle" /\ th[t].i < NOps
+    /\ LET i == th[t].i + 1
+           o == WorkOf(t, i)
+       IN /\ hist' = Append(hist, EvInvoke(Id(t, i), t, o.op, ArgsOf(o)))
+          /\ th' = [th EXCEPT ![t] = [Idle(i) EXCEPT !.pc = IF IsRead(o) THEN "B1" ELSE "X1", !.ns = 1]]
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, Ghosts>>
+
+\* Step 1 (publish): the node enqueued, with the next ticket.
+X1(t) ==
+    /\ th[t].pc = "X1"
+    /\ Enqueue(t, th[t].i)
+    /\ SetTh(t, [th[t] EXCEPT !.my = Len(q) + 1, !.pc = "X2"])
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, retk, bad>>
+
+\* ensure_durable(s), then pc nxt.
+EnsureDurable(r, s, nxt) == [r EXCEPT !.es = s, !.enx = nxt, !.pc = "ED1"]
+Collect(r) == EnsureDurable(r, r.my, "XR")
+
+\* The watermark shows s durable (the spec: the persisted curComb is at s or
+\* later; it may also sync then): nothing; else pwb(cur_comb).  Without
+\* ReturnPersist (the mutant): nothing.
+ED1(t) ==
+    /\ th[t].pc = "ED1"
+    /\ \/ /\ DurableTk >= th[t].es \/ ~ReturnPersist
+          /\ SetTh(t, [th[t] EXCEPT !.es = 0, !.pc = th[t].enx, !.enx = "Idle"])
+          /\ UNCHANGED mem
+       \/ /\ ReturnPersist
+          /\ mem' = PwbC(mem, t)
+          /\ SetTh(t, [th[t] EXCEPT !.pend = TRUE, !.pc = "ED2"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* psync.
+ED2(t) ==
+    /\ th[t].pc = "ED2"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.es = 0, !.pc = th[t].enx, !.enx = "Idle"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* {2}: the first Combined the strong trylock gives, locked; then its head:
+\* at or past our node, it was applied and installed (XU).  None free: no
+\* step (the code scans again) unless curComb holds our node: collect.
+X2P(t) ==
+    /\ th[t].pc = "X2"
+    /\ LET free == {c \in Combs : Free(c)} IN
+       IF free = {}
+       THEN /\ CurComb.tk >= th[t].my
+            /\ SetTh(t, Collect(th[t]))
             /\ UNCHANGED lk
+       ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y
+                mn == head[c]
+            IN /\ lk' = [lk EXCEPT ![c].ex = t]
+               /\ SetTh(t, [th[t] EXCEPT !.c = c, !.mn = mn,
+                                         !.pc = IF mn # NoNode /\ mn >= th[t].my THEN "XU" ELSE "X4"])
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
+\* exclusiveUnlock of a Combined whose head holds our node; collect.
+XU(t) ==
+    /\ th[t].pc = "XU"
+    /\ lk' = [lk EXCEPT ![th[t].c].ex = 0]
+    /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode]))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Steps 3-4 (X4Fine), but an invalid head always sends the thread to
+\* getCombined, a copy made or not.
+X4P(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED q
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"]) /\ UNCHANGED q
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == Content(mem, c)
+                   ws == StoresOf(o, x)
+               IN /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, Then([th[t] EXCEPT !.mn = k, !.dp = @ \cup {ws[e][1] : e \in DOMAIN ws}],
+                                   ws, {}, "X4"))
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+\* getCombined: read curComb; if it holds our node, leave (XEP); else a
+\* sharedTryLock on its Combined (no pwb(curComb), no fence); a failed one
+\* is tried again (no step here).
+G1Q(t) ==
+    /\ th[t].pc = "G1"
+    /\ IF CurComb.tk >= th[t].my
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "XE"]) /\ UNCHANGED lk
+       ELSE LET lc == CurComb.idx IN
+            /\ lk[lc].ex = 0
+            /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
+            /\ SetTh(t, [th[t] EXCEPT !.lci = lc, !.ctk = CurComb.tk, !.pc = "G2"])
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Shared-locked: curComb still the value read and its head valid: copy
+\* (X6P); else unlock and read curComb again.
+G2Q(t) ==
+    /\ th[t].pc = "G2"
+    /\ LET lc == th[t].lci
+           lh == head[lc]
+       IN IF CurComb = CV(lc, th[t].ctk) /\ lh # NoNode /\ lh \notin disposed
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X6"]) /\ UNCHANGED lk
+          ELSE /\ lk' = Unshare(lk, lc, t)
+               /\ SetTh(t, [th[t] EXCEPT !.lci = 0, !.ctk = 0, !.pc = "G1"])
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* The copy (copy_from): every word of lcomb's replica stored into newComb's
+\* (WS), the lines joining the deferred pwbs; then (X6U) mn <- lcomb.head,
+\* newComb.head <- mn, sharedUnlock: the source stays shared-locked while
+\* it is copied (the seed's X6 unlocks with the copy, in one step).
 X6P(t) ==
     /\ th[t].pc = "X6"
     /\ LET lc == th[t].lci
            src == Content(mem, lc)
-       IN /\ head' = [head EXCEPT ![th[t].c] = head[lc]]
-          /\ lk' = Unshare(lk, lc, t)
-          /\ SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Words, !.lci = 0],
-                           [w \in Words |-> <<w, src[w]>>], {}, "X4"))
+       IN SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Words, !.ctk = 0],
+                        [w \in Words |-> <<w, src[w]>>], {}, "X6U"))
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+X6U(t) ==
+    /\ th[t].pc = "X6U"
+    /\ head' = [head EXCEPT ![th[t].c] = th[t].mn]
+    /\ lk' = Unshare(lk, th[t].lci, t)
+    /\ SetTh(t, [th[t] EXCEPT !.lci = 0, !.pc = "X4"])
     /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* Leaving without installing (curComb holds our node): newComb.head <- mn;
+\* the lines stored are written back (the code leaves them to the replica's
+\* next installer); exclusiveUnlock; collect.
+XEP(t) ==
+    /\ th[t].pc = "XE"
+    /\ LET c == th[t].c IN
+       /\ head' = IF th[t].mn # NoNode THEN [head EXCEPT ![c] = th[t].mn] ELSE head
+       /\ mem' = PwbR(mem, t, c, th[t].dp)
+       /\ lk' = [lk EXCEPT ![c].ex = 0]
+       /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode, !.dp = {}, !.pend = @ \/ th[t].dp # {}]))
+    /\ UNCHANGED <<q, retired, disposed, crashes, hist, Ghosts>>
 
 X7P(t) ==
     /\ th[t].pc = "X7"
@@ -639,6 +786,29 @@ Y2P(t) ==
                       /\ UNCHANGED mem
     /\ UNCHANGED <<head, q, retired, disposed, crashes, hist, Ghosts>>
 
+\* After a successful CAS (mutant: the deferred pwbs only now): pwb(cur_comb)
+\* (ReturnPersist), then its psync (Y3S), then Y4.
+Y3P(t) ==
+    /\ th[t].pc = "Y3"
+    /\ LET m0 == IF FlushBeforeCas THEN mem ELSE PwbR(mem, t, th[t].c, th[t].dp) IN
+       mem' = IF ReturnPersist THEN PwbC(m0, t) ELSE m0
+    /\ SetTh(t, [th[t] EXCEPT !.dp = {}, !.pend = @ \/ ReturnPersist \/ (~FlushBeforeCas /\ th[t].dp # {}),
+                              !.pc = IF ReturnPersist THEN "Y3S" ELSE "Y4"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+Y3S(t) ==
+    /\ th[t].pc = "Y3S"
+    /\ mem' = Fence(mem, t)
+    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "Y4"])
+    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* After the loop (or its break): newComb.setReadUnlock(); collect.
+YEP(t) ==
+    /\ th[t].pc = "YE"
+    /\ lk' = [lk EXCEPT ![th[t].c].dg = FALSE]
+    /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode]))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
+
 B1P(t) ==
     /\ th[t].pc = "B1"
     /\ LET lc == CurComb.idx
@@ -647,26 +817,30 @@ B1P(t) ==
        IN /\ IF enq THEN Enqueue(t, th[t].i) ELSE UNCHANGED <<q, qs>>
           /\ IF lk[lc].ex = 0
              THEN /\ lk' = [lk EXCEPT ![lc].sh = @ \cup {t}]
-                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.pc = "B2"])
+                  /\ SetTh(t, [r0 EXCEPT !.lci = lc, !.ctk = CurComb.tk, !.pc = "B2"])
              ELSE /\ SetTh(t, NextTry(r0))
                   /\ UNCHANGED lk
     /\ UNCHANGED <<mem, head, retired, disposed, crashes, hist, retk, bad>>
 
+\* Shared-locked: curComb still the value B1P read: run the read on the
+\* replica (it cannot change while the lock is held), then B2U; else unlock
+\* and try again.
 B2P(t) ==
     /\ th[t].pc = "B2"
     /\ LET lc == th[t].lci IN
-       /\ lk' = Unshare(lk, lc, t)
-       /\ IF lc = CurComb.idx
-          THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B4"])
-          ELSE SetTh(t, NextTry(th[t]))
+       IF CurComb = CV(lc, th[t].ctk)
+       THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B2U"])
+            /\ UNCHANGED lk
+       ELSE /\ lk' = Unshare(lk, lc, t)
+            /\ SetTh(t, NextTry([th[t] EXCEPT !.ctk = 0]))
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
-\* ensure_durable after the read: pwb(curComb); psync.
-B4(t) ==
-    /\ th[t].pc = "B4"
-    /\ mem' = Fence(PwbC(mem, t), t)
-    /\ SetTh(t, [AfterPsync(th[t]) EXCEPT !.pc = "B5"])
-    /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+\* sharedUnlock; ensure_durable of the state read, then B5.
+B2U(t) ==
+    /\ th[t].pc = "B2U"
+    /\ lk' = Unshare(lk, th[t].lci, t)
+    /\ SetTh(t, EnsureDurable([th[t] EXCEPT !.lci = 0, !.ctk = 0], th[t].rh, "B5"))
+    /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
 B5(t) ==
     /\ th[t].pc = "B5"
@@ -690,20 +864,129 @@ X4W(t) ==
     /\ SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"])
     /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
-StepPerdure(t) ==
-    \/ Invoke(t)
-    \/ X2(t) \/ X4Fine(t) \/ X4W(t) \/ G1P(t) \/ G2(t) \/ X6P(t) \/ XE(t) \/ XS(t) \/ XR(t) \/ X7P(t)
-    \/ WS(t) \/ PW(t) \/ Y0(t)
-    \/ Y1P(t) \/ Y2P(t) \/ Y3(t) \/ Y4(t) \/ YE(t)
-    \/ B1P(t) \/ B2P(t) \/ B3P(t) \/ B4(t) \/ B5(t)
+\* Null recovery as perdure's (CxPtm::open, CxPuc::open): it writes nothing,
+\* so every other replica keeps the words its crash image holds (the seed's
+\* Crash sets them to 0); they are invalid (head null) and overwritten before
+\* they are read, by a copy (CX-PTM) or by settling (CX-PUC, which stores
+\* only the words that differ from them).
+RECURSIVE LinePicks(_, _)
+\* Every choice of one crash image per line of ls (a set of lines of m).
+LinePicks(m, ls) ==
+    IF ls = {} THEN {<< >>}
+    ELSE LET ln == CHOOSE x \in ls : TRUE IN
+         {f @@ (ln :> v) : f \in LinePicks(m, ls \ {ln}), v \in LineImages(m.r[ln])}
 
-SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ Crash]_vars
+CrashP ==
+    /\ crashes < MaxCrashes
+    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+    /\ \E cv \in CcImages(mem) : \E y \in LinePicks(mem, Lines) :
+         LET x == [w \in Words |-> y[<<cv.idx, w>>]] IN
+         /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
+                        !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
+         /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ qs' = [qs EXCEPT ![0] = x]
+    /\ q' = << >>
+    /\ retired' = {}
+    /\ disposed' = {}
+    /\ th' = [t \in Threads |-> Idle(th[t].i)]
+    /\ crashes' = crashes + 1
+    /\ hist' = Append(hist, EvCrash)
+    /\ retk' = {}
+    /\ UNCHANGED bad
+
+StepPerdure(t) ==
+    \/ InvokeP(t) \/ X1(t)
+    \/ X2P(t) \/ XU(t) \/ X4P(t) \/ X4W(t) \/ G1Q(t) \/ G2Q(t) \/ X6P(t) \/ X6U(t) \/ XEP(t) \/ XR(t) \/ X7P(t)
+    \/ WS(t) \/ PW(t) \/ Y0(t)
+    \/ Y1P(t) \/ Y2P(t) \/ Y3P(t) \/ Y3S(t) \/ Y4(t) \/ YEP(t) \/ ED1(t) \/ ED2(t)
+    \/ B1P(t) \/ B2P(t) \/ B2U(t) \/ B3P(t) \/ B5(t)
+
+SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retired : Dispose(k)) \/ CrashP]_vars
+
+-----------------------------------------------------------------------------
+(* CX-PUC (impl/perdure-ptm/src/cx/puc.rs) in perdure's orders: CX's      *)
+(* consensus as SpecPerdure has it, with a per-thread working copy (wc,    *)
+(* valid once loaded, ld) in place of the stores in place:                 *)
+(*   * a node's mutation runs on the working copy, which the first node    *)
+(*     loads from the held replica (X4U; ensure_loaded);                   *)
+(*   * a copy loads the working copy from lcomb's replica, storing nothing *)
+(*     into newComb (X6C; copy_from), then X6U;                            *)
+(*   * settling stores into the replica every word that differs from the   *)
+(*     working copy, in word order (WS; settle): before the install's      *)
+(*     flush (X7U), and before leaving (XEC, then XEU releases the replica *)
+(*     and collects: no write-back there);                                 *)
+(*   * the install's flush writes back every object line once the working *)
+(*     copy is loaded (PW; write_back: the whole used part), changed or   *)
+(*     not, then the pfence (Y0) and the CAS loop as SpecPerdure's.        *)
+(* CXPTM_PerdurePuc.cfg checks it with the invariants (reads, one crash,   *)
+(* the history).  No mutant switch reaches these steps (FlushBeforeCas     *)
+(* moves the deferred pwbs, dp, which CX-PUC does not use).                *)
+
+\* The words of x that differ from the replica's y, in word order, as stores.
+Diffs(x, y) == SelectSeq([w \in Words |-> <<w, x[w]>>], LAMBDA p : p[2] # y[p[1]])
+
+X4U(t) ==
+    /\ th[t].pc = "X4"
+    /\ LET mn == th[t].mn
+           c == th[t].c
+       IN IF mn = th[t].my
+          THEN SetTh(t, [th[t] EXCEPT !.pc = "X7"]) /\ UNCHANGED q
+          ELSE IF mn = NoNode \/ mn \in disposed
+          THEN SetTh(t, [th[t] EXCEPT !.gi = 0, !.pc = "G1"]) /\ UNCHANGED q
+          ELSE LET k == mn + 1
+                   o == NodeOp(k)
+                   x == IF th[t].ld THEN th[t].wc ELSE Content(mem, c)
+               IN /\ q' = [q EXCEPT ![k].res = ResultOf(o, x)]
+                  /\ SetTh(t, [th[t] EXCEPT !.mn = k, !.wc = ApplyStores(x, StoresOf(o, x)), !.ld = TRUE])
+    /\ UNCHANGED <<mem, head, lk, retired, disposed, crashes, hist, Ghosts>>
+
+X6C(t) ==
+    /\ th[t].pc = "X6"
+    /\ LET lc == th[t].lci IN
+       SetTh(t, [th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.wc = Content(mem, lc), !.ld = TRUE,
+                              !.ctk = 0, !.pc = "X6U"])
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+X7U(t) ==
+    /\ th[t].pc = "X7"
+    /\ LET c == th[t].c IN
+       /\ head' = [head EXCEPT ![c] = th[t].my]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ th[t].ld, !.li = 0],
+                        IF th[t].ld THEN Diffs(th[t].wc, Content(mem, c)) ELSE << >>,
+                        IF th[t].ld THEN Words ELSE {}, "Y0"))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+XEC(t) ==
+    /\ th[t].pc = "XE"
+    /\ SetTh(t, Then(th[t], IF th[t].ld THEN Diffs(th[t].wc, Content(mem, th[t].c)) ELSE << >>, {}, "XEU"))
+    /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+XEU(t) ==
+    /\ th[t].pc = "XEU"
+    /\ LET c == th[t].c IN
+       /\ head' = IF th[t].mn # NoNode THEN [head EXCEPT ![c] = th[t].mn] ELSE head
+       /\ lk' = [lk EXCEPT ![c].ex = 0]
+       /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode]))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
+
+StepPerdurePuc(t) ==
+    \/ InvokeP(t) \/ X1(t)
+    \/ X2P(t) \/ XU(t) \/ X4U(t) \/ X4W(t) \/ G1Q(t) \/ G2Q(t) \/ X6C(t) \/ X6U(t) \/ XEC(t) \/ XEU(t)
+    \/ XR(t) \/ X7U(t)
+    \/ WS(t) \/ PW(t) \/ Y0(t)
+    \/ Y1P(t) \/ Y2P(t) \/ Y3P(t) \/ Y3S(t) \/ Y4(t) \/ YEP(t) \/ ED1(t) \/ ED2(t)
+    \/ B1P(t) \/ B2P(t) \/ B2U(t) \/ B3P(t) \/ B5(t)
+
+SpecPerdurePuc ==
+    Init /\ [][(\E t \in Threads : StepPerdurePuc(t)) \/ (\E k \in retired : Dispose(k)) \/ CrashP]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y1", "Y2", "Y3", "Y4",
-        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B4", "B5"}
+        "YE", "B1", "B2", "B3", "WS", "PW", "Y0", "B5", "X1", "XU", "Y3S", "ED1", "ED2", "X6U", "XEU", "B2U"}
 
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]
