@@ -331,14 +331,16 @@ Dirty == {ln \in LineIds : pm[ln].s # <<>>}
 MaxPending == LET ls == {Len(pm[ln].s) : ln \in LineIds} IN CHOOSE x \in ls : \A y \in ls : y <= x
 Images == {c \in [Dirty -> 0 .. MaxPending] : \A ln \in Dirty : c[ln] <= Len(pm[ln].s)}
 
+\* The memory after a crash that keeps c[ln] of line ln's pending stores.
+CrashPm(c) == [ln \in LineIds |->
+                 IF ln \in Dirty
+                 THEN [p |-> IF c[ln] = 0 THEN pm[ln].p ELSE pm[ln].s[c[ln]], s |-> <<>>]
+                 ELSE pm[ln]]
+
 Crash ==
     /\ crashes < MaxCrashes /\ \E t \in Threads : th[t].pc # "Done"
     /\ crashes' = crashes + 1
-    /\ \E c \in Images :
-         pm' = [ln \in LineIds |->
-                  IF ln \in Dirty
-                  THEN [p |-> IF c[ln] = 0 THEN pm[ln].p ELSE pm[ln].s[c[ln]], s |-> <<>>]
-                  ELSE pm[ln]]
+    /\ \E c \in Images : pm' = CrashPm(c)
     /\ hist' = Append(hist, EvCrash)
     /\ cut' = [t \in Threads |-> cut[t] \/ Running(t)]
     /\ th' = [t \in Threads |-> IF Running(t) THEN IdleOf(t, th[t].i, TRUE) ELSE th[t]]

@@ -241,7 +241,7 @@ pub struct MementoArgs<O: MementoObject> {
     #[command(flatten)]
     run: RunArgs,
     /// Alter the trace this way (drop-first-cas, flip-err or lost-write for memento-cas,
-    /// dequeue-twice or drop-repl-flush for memento-queue).
+    /// dequeue-twice, drop-repl-flush or lost-link for memento-queue).
     #[arg(long, value_name = "MODE",
           value_parser = named(memento::trace::Tamper::of(O::OBJECT)))]
     tamper: Option<memento::trace::Tamper>,

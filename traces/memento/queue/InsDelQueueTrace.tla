@@ -38,6 +38,7 @@
 (*                   node's, head's DEFERFLUSH: the spec has no flush there)*)
 (*   Fence           FFence (I24 after loc's pwb), or stuttering if t has *)
 (*                   no pwb pending                                        *)
+(*   Crash           FCrash with the image's head, next and repl words    *)
 (* Silent steps: the spec's decisions that no one event makes -- Q1 (the  *)
 (* enqueue finds the last node), Q2 (the dequeue's snapshot of head, its  *)
 (* repl and its next, and the checkpoint), a LOAD's help given up because *)
@@ -47,10 +48,12 @@
 (* possible: the code decides after its own loads (each checked against  *)
 (* the spec's memory), and the scheduler switches threads only at events. *)
 (*                                                                         *)
-(* CRASH.  The recovery is not replayed: at a crash the run's remaining    *)
-(* events are its history (the recovered results, the resumed operations) *)
-(* appended to the spec's history (mode "hist"), as before                 *)
-(* (traces/README.md, "Open").  Every run ends with a drain of the queue   *)
+(* CRASH.  The Crash step is InsDelQueue's Crash (FCrash) with the       *)
+(* image's words: head and each node's next and repl must be one of the   *)
+(* images the spec allows after the replayed steps.  The recovery is not   *)
+(* replayed: after the crash the run's remaining events are its history    *)
+(* (the recovered results, the resumed operations), checked as a history  *)
+(* (mode "hist"; traces/README.md, "Open").  Every run ends with a drain of the queue   *)
 (* (an extra thread's dequeues): in mode "steps" each drained value must   *)
 (* be the next node of the spec's queue; at the end of the run (a Begin   *)
 (* or the trace's last step) the run's history with the drain must be     *)
@@ -229,6 +232,23 @@ Fence(t) ==
     /\ IF fl[t].pw # {} THEN Q!FFence(t) ELSE Stutter
     /\ UNCHANGED val
 
+\* The crash image (head, each node's next and repl) is one of those
+\* InsDelQueue's Crash allows after the replayed steps (FCrash: and the tail
+\* hint Msq::recover sets).  When every thread is done in the spec (the code
+\* still ending its root operation), Crash has no step (it needs a running
+\* thread): the image must still be one of its images (CrashPm), and the
+\* spec's state is left as it is (the history check takes over).
+Image(m, s) ==
+    /\ Q!Vis(m, Q!HeadLine) = W(s.head)
+    /\ \A j \in DOMAIN s.nodes :
+         /\ Q!Vis(m, Q!NextLine(s.nodes[j].of)) = W(s.nodes[j].next)
+         /\ Q!Vis(m, Q!ReplLine(s.nodes[j].of)) = R(s.nodes[j].repl)
+CrashStep(s) ==
+    /\ IF \E t \in 1 .. NT : Pc(t) # "Done"
+       THEN Q!FCrash /\ Image(pm', s)
+       ELSE Stutter /\ \E c \in Q!Images : Image(Q!CrashPm(c), s)
+    /\ UNCHANGED val
+
 Protocol(s) ==
     LET t == s.thread IN
     CASE s.action = "LoadHead"  -> LoadCheck(Vis(Q!HeadLine) = W(s))
@@ -243,6 +263,7 @@ Protocol(s) ==
       [] s.action = "CasTail"   -> CasTail(s.ok, s.w)
       [] s.action = "Pwb"       -> Pwb(t, s.line, s.of)
       [] s.action = "Fence"     -> Fence(t)
+      [] s.action = "Crash"     -> CrashStep(s)
       [] OTHER                  -> FALSE
 
 \* The run's history (with the drain) is closed by its next Begin or the trace's end.

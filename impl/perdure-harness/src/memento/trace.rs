@@ -872,6 +872,24 @@ impl QueueMap {
     }
 }
 
+impl QueueMap {
+    /// The crash: the image's head and every known node's `next` and `repl`.
+    fn crash_step(&self, words: &[u64]) -> Result<Value, TraceError> {
+        let word = |off: u64| words.get((off / 8) as usize).copied().unwrap_or(0);
+        let mut nodes: Vec<(usize, u64)> = self.nodes.iter().map(|(&o, &n)| (n, o)).collect();
+        nodes.sort_unstable();
+        let nodes = nodes
+            .into_iter()
+            .map(|(n, o)| {
+                Ok(json!({"of": n, "next": self.link(word(o + 8))?,
+                          "repl": self.repl(word(o + 16))?}))
+            })
+            .collect::<Result<Vec<Value>, TraceError>>()?;
+        Ok(json!({"type":"step","action":"Crash","head":self.link(word(self.block))?,
+                  "nodes":nodes}))
+    }
+}
+
 /// Each thread's operation kinds in run `seed` ("enq"/"deq", in order).
 fn queue_work(seed: u64, threads: usize, ops: u64) -> Value {
     let w: Vec<Vec<&str>> = (1..=threads)
@@ -951,6 +969,7 @@ fn queue_run(
         return drain(&q, &pool, m.id(threads + 1, 0), out);
     };
     {
+        out.push(m.crash_step(&words)?);
         out.push(json!({"type":"crash"}));
         m.steps = false;
         let after = Pool::volatile_from_words(&words, sim(false))?;
@@ -1046,6 +1065,11 @@ pub enum Tamper {
     /// CAS on a `repl` (DELETE's L37 flushopt): the deleter's CAS on head
     /// (L38) follows without it.
     DropReplFlush,
+    /// In the first crash image after an insert's link was written back
+    /// and fenced (L21, L24: `CasNext` setting the persist bit, `Pwb` of the
+    /// line, `Fence`, all by the inserter), put the link back to null: an
+    /// image that lost a persisted link.
+    LostLink,
 }
 
 impl Tamper {
@@ -1053,7 +1077,7 @@ impl Tamper {
     pub fn of(object: Object) -> &'static [Tamper] {
         match object {
             Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::LostWrite],
-            Object::Queue => &[Tamper::DequeueTwice, Tamper::DropReplFlush],
+            Object::Queue => &[Tamper::DequeueTwice, Tamper::DropReplFlush, Tamper::LostLink],
         }
     }
 }
@@ -1065,6 +1089,7 @@ impl Named for Tamper {
         Tamper::LostWrite,
         Tamper::DequeueTwice,
         Tamper::DropReplFlush,
+        Tamper::LostLink,
     ];
 
     fn name(self) -> &'static str {
@@ -1074,6 +1099,7 @@ impl Named for Tamper {
             Tamper::LostWrite => "lost-write",
             Tamper::DequeueTwice => "dequeue-twice",
             Tamper::DropReplFlush => "drop-repl-flush",
+            Tamper::LostLink => "lost-link",
         }
     }
 }
@@ -1130,6 +1156,37 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
                 v["action"] == "Pwb" && v["line"] == "node" && v["of"] == of && v["thread"] == t
             })?;
             lines.remove(b);
+        }
+        Tamper::LostLink => {
+            // Per run (from its Begin), the links written back and fenced by
+            // their inserter: (node, inserter, stage 0 CAS / 1 pwb / 2 fenced).
+            let mut links: Vec<(Value, Value, u8)> = Vec::new();
+            let mut hit = None;
+            for (k, v) in lines.iter().enumerate() {
+                let (a, t) = (&v["action"], &v["thread"]);
+                if a == "Begin" {
+                    links.clear();
+                } else if a == "CasNext" && v["ok"] == true && v["w"]["p"] == true {
+                    links.push((v["of"].clone(), t.clone(), 0));
+                } else if a == "Pwb" && v["line"] == "node" {
+                    for l in links.iter_mut().filter(|l| l.0 == v["of"] && &l.1 == t && l.2 == 0) {
+                        l.2 = 1;
+                    }
+                } else if a == "Fence" {
+                    for l in links.iter_mut().filter(|l| &l.1 == t && l.2 == 1) {
+                        l.2 = 2;
+                    }
+                } else if a == "Crash" {
+                    if let Some(l) = links.iter().find(|l| l.2 == 2) {
+                        hit = Some((k, l.0.clone()));
+                        break;
+                    }
+                }
+            }
+            let (k, of) = hit?;
+            let nodes = lines[k]["nodes"].as_array_mut()?;
+            let n = nodes.iter_mut().find(|n| n["of"] == of)?;
+            n["next"] = json!({"p": false, "ptr": null});
         }
     }
     Some(lines.iter().map(|l| format!("{l}\n")).collect())
