@@ -89,7 +89,6 @@ Conditions ==
      NoDuplicateLink |-> Q!NoDuplicateLink,
      HistoryDurablyLinearizable |-> Q!HistoryDurablyLinearizable,
      TailReachable |-> Q!TailReachable]
-Inv == \A n \in DOMAIN Conditions : Conditions[n]
 \* After a step: the conditions (the history's only when it changed).
 InvAfter == /\ \A n \in DOMAIN Conditions \ {"HistoryDurablyLinearizable"} : Conditions'[n]
             /\ UNCHANGED hist \/ Conditions'["HistoryDurablyLinearizable"]
@@ -100,7 +99,6 @@ P(x) == IF SameValue(x, Null) THEN Q!NULL ELSE x        \* a trace pointer: null
 W(w) == Q!Ptr(w.p, P(w.ptr))
 R(w) == Q!Repl(w.tid, P(w.ptr))
 Stutter == UNCHANGED qvars
-Step(A) == A
 Node(v) == v \div 10
 
 \* A trace operation id: run * 1000 + thread * 10 + index (from 0); the spec's
@@ -237,11 +235,16 @@ Fence(t) ==
 \* hint Msq::recover sets).  When every thread is done in the spec (the code
 \* still ending its root operation), Crash has no step (it needs a running
 \* thread): the image must still be one of its images (CrashPm), and the
-\* spec's state is left as it is (the history check takes over).
+\* spec's state is left as it is (the history check takes over).  A link's
+\* persist bit is not compared, its pointer is: Sim writes a line back as
+\* it was at the pwb, the spec's flush persists it as it is when the flush
+\* takes effect (I24 at the pfence), so the spec may have persisted a
+\* helper's clearing of the bit that the code's image lacks; a persisted
+\* link with its bit set is repaired by the next LOAD.
 Image(m, s) ==
     /\ Q!Vis(m, Q!HeadLine) = W(s.head)
     /\ \A j \in DOMAIN s.nodes :
-         /\ Q!Vis(m, Q!NextLine(s.nodes[j].of)) = W(s.nodes[j].next)
+         /\ Q!Vis(m, Q!NextLine(s.nodes[j].of)).ptr = P(s.nodes[j].next.ptr)
          /\ Q!Vis(m, Q!ReplLine(s.nodes[j].of)) = R(s.nodes[j].repl)
 CrashStep(s) ==
     /\ IF \E t \in 1 .. NT : Pc(t) # "Done"

@@ -1225,13 +1225,17 @@ mod tests {
 
     #[test]
     fn queue_traces_have_steps_and_histories() {
+        // The CI cases' shape: 5 runs of 2 threads with one enqueue and one dequeue each.
         let opts = TraceOptions {
             object: Object::Queue,
             crash: true,
+            runs: 5,
+            ops: 2,
             ..Default::default()
         };
         let t = trace(&opts).unwrap();
-        assert!(t.contains("\"invoke\"") && t.contains("\"crash\""));
+        assert!(t.contains("\"invoke\"") && t.contains("\"crash\"") && t.contains("\"Crash\""));
+        assert!(tamper(&t, Tamper::LostLink).is_some());
         assert!(t.contains("\"CasNext\"") && t.contains("\"LoadTail\""), "{t}");
         assert!(!t.contains("\"Unknown\""), "{t}");
         let no_crash = trace(&TraceOptions {
