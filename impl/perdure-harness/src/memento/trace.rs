@@ -885,8 +885,10 @@ impl QueueMap {
                           "repl": self.repl(word(o + 16))?}))
             })
             .collect::<Result<Vec<Value>, TraceError>>()?;
-        Ok(json!({"type":"step","action":"Crash","head":self.link(word(self.block))?,
-                  "nodes":nodes}))
+        Ok(
+            json!({"type":"step","action":"Crash","head":self.link(word(self.block))?,
+                  "nodes":nodes}),
+        )
     }
 }
 
@@ -895,7 +897,13 @@ fn queue_work(seed: u64, threads: usize, ops: u64) -> Value {
     let w: Vec<Vec<&str>> = (1..=threads)
         .map(|t| {
             (0..ops)
-                .map(|i| if queue_op(seed, t, i).is_some() { "enq" } else { "deq" })
+                .map(|i| {
+                    if queue_op(seed, t, i).is_some() {
+                        "enq"
+                    } else {
+                        "deq"
+                    }
+                })
                 .collect()
         })
         .collect();
@@ -939,9 +947,7 @@ fn queue_run(
     let pool = new_pool(size, false)?;
     setup(&pool)?;
     let (rt, q) = open_queue(&pool, patience)?;
-    let sentinel = perdure_memento::word::offset_of(
-        InsDelAtomic::at(q.offset()).peek(&pool).1,
-    );
+    let sentinel = perdure_memento::word::offset_of(InsDelAtomic::at(q.offset()).peek(&pool).1);
     let mut m = QueueMap {
         seed,
         threads,
@@ -1077,7 +1083,11 @@ impl Tamper {
     pub fn of(object: Object) -> &'static [Tamper] {
         match object {
             Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::LostWrite],
-            Object::Queue => &[Tamper::DequeueTwice, Tamper::DropReplFlush, Tamper::LostLink],
+            Object::Queue => &[
+                Tamper::DequeueTwice,
+                Tamper::DropReplFlush,
+                Tamper::LostLink,
+            ],
         }
     }
 }
@@ -1169,7 +1179,10 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
                 } else if a == "CasNext" && v["ok"] == true && v["w"]["p"] == true {
                     links.push((v["of"].clone(), t.clone(), 0));
                 } else if a == "Pwb" && v["line"] == "node" {
-                    for l in links.iter_mut().filter(|l| l.0 == v["of"] && &l.1 == t && l.2 == 0) {
+                    for l in links
+                        .iter_mut()
+                        .filter(|l| l.0 == v["of"] && &l.1 == t && l.2 == 0)
+                    {
                         l.2 = 1;
                     }
                 } else if a == "Fence" {
@@ -1236,7 +1249,10 @@ mod tests {
         let t = trace(&opts).unwrap();
         assert!(t.contains("\"invoke\"") && t.contains("\"crash\"") && t.contains("\"Crash\""));
         assert!(tamper(&t, Tamper::LostLink).is_some());
-        assert!(t.contains("\"CasNext\"") && t.contains("\"LoadTail\""), "{t}");
+        assert!(
+            t.contains("\"CasNext\"") && t.contains("\"LoadTail\""),
+            "{t}"
+        );
         assert!(!t.contains("\"Unknown\""), "{t}");
         let no_crash = trace(&TraceOptions {
             crash: false,
