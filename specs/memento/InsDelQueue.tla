@@ -40,6 +40,11 @@
 (* variable, HistoryDurablyLinearizable against SeqObjects' queue and      *)
 (* HistoryDetectable once all operations are over (every operation cut off *)
 (* by a crash is recovered with the result it took effect with).           *)
+(*                                                                         *)
+(* SpecFine (section "The code's grain") refines Spec to the grain of     *)
+(* MSQ-mmt-indel (impl/perdure-memento/src/ds/msq.rs): pwb and pfence as   *)
+(* steps, and the tail hint; traces/memento/queue/InsDelQueueTrace.tla     *)
+(* replays the code's traces through it.                                   *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, Histories, SeqObjects
 
