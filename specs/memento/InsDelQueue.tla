@@ -18,7 +18,8 @@
 (* The queue: nodes are the sentinel 0 and one node per enqueue (thread t *)
 (* enqueues its node t, value t); each node's value, `next` = NULL and    *)
 (* `repl` = Null are persisted before it is inserted (allocation is not    *)
-(* modelled).  Each thread runs enqueue then dequeue.  The tail is not    *)
+(* modelled).  Each thread runs one enqueue and one dequeue, in an order  *)
+(* of Orders (<<"enq", "deq">>: enqueue first).  The tail is not           *)
 (* kept: an enqueue finds the last node by traversing from head (the       *)
 (* volatile tail hint of §5 only shortens that walk).  The dequeue          *)
 (* CHECKPOINTs (Checkpoint.tla) the pair (old head, its next) before       *)
@@ -39,6 +40,11 @@
 (* variable, HistoryDurablyLinearizable against SeqObjects' queue and      *)
 (* HistoryDetectable once all operations are over (every operation cut off *)
 (* by a crash is recovered with the result it took effect with).           *)
+(*                                                                         *)
+(* SpecFine (section "The code's grain") refines Spec to the grain of     *)
+(* MSQ-mmt-indel (impl/perdure-memento/src/ds/msq.rs): pwb and pfence as   *)
+(* steps, and the tail hint; traces/memento/queue/InsDelQueueTrace.tla     *)
+(* replays the code's traces through it.                                   *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, Histories, SeqObjects
 
@@ -47,9 +53,13 @@ CONSTANTS
     MaxCrashes,       \* full-system crashes
     MaxThreadCrashes, \* thread crashes
     SwapInsertFlush,  \* mutant: INSERT clears the persist bit (L25) before the flush (L24)
-    RecoveryLoad      \* TRUE: the recovery traversal of INSERT uses LOAD (persists links)
+    RecoveryLoad,     \* TRUE: the recovery traversal of INSERT uses LOAD (persists links)
+    Orders            \* each thread's operations, one of these: <<"enq", "deq">> or <<"deq", "enq">>
 
 Threads == 1 .. NThreads
+\* Values for Orders: every thread enqueues first, or either order per thread.
+EnqFirst == {<<"enq", "deq">>}
+EitherOrder == {<<"enq", "deq">>, <<"deq", "enq">>}
 Sentinel == 0
 Nodes == 0 .. NThreads
 NULL == -1
@@ -82,29 +92,48 @@ VARIABLES
     hist,      \* the history (Histories.tla)
     cut        \* [Threads -> BOOLEAN]: current operation cut off by a full crash
 
+\* The code's grain (SpecFine, below); Spec leaves them alone.
+VARIABLES
+    tl,        \* the tail hint (a node)
+    fl         \* [Threads -> [pw, fd: SUBSET LineIds]]: lines written back, not yet fenced / fenced
+
 vars == <<pm, pfo, orph, dck, th, crashes, tcrashes, hist, cut>>
+fvars == <<tl, fl>>
+allvars == <<vars, fvars>>
+NoFl == [pw |-> {}, fd |-> {}]
 
 NoDck == [op |-> 0, h |-> NULL, nx |-> NULL]
 QOpId(t, i) == (t - 1) * 2 + i
-QOpName(i) == IF i = 1 THEN "enq" ELSE "deq"
-QOpArgs(t, i) == IF i = 1 THEN <<t>> ELSE <<>>
+\* Thread t's operation i (its order is th[t].w, one of Orders).
+QOpName(t, i) == th[t].w[i]
+QOpArgs(t, i) == IF th[t].w[i] = "enq" THEN <<t>> ELSE <<>>
+\* The start of the operation t is in: Q1 for an enqueue, Q2 for a dequeue.
+Start(t) == IF th[t].w[th[t].i] = "enq" THEN "Q1" ELSE "Q2"
 
-Idle(i, rec) == [pc |-> IF i = 1 THEN "Q1" ELSE "Q2", i |-> i, rec |-> rec,
-                 last |-> NULL, h |-> NULL, nx |-> NULL]
+Idle(w, i, rec) == [pc |-> IF w[i] = "enq" THEN "Q1" ELSE "Q2", i |-> i, rec |-> rec,
+                    last |-> NULL, h |-> NULL, nx |-> NULL, w |-> w]
+\* Thread t's record at the start of its operation i.
+IdleOf(t, i, rec) == Idle(th[t].w, i, rec)
+
+\* The empty queue, persisted: head on the sentinel, every link null, no repl set.
+InitPm == [ln \in LineIds |->
+             [p |-> CASE ln = HeadLine -> Ptr(FALSE, Sentinel)
+                      [] ln[1] = "next" -> Ptr(FALSE, NULL)
+                      [] OTHER -> NullRepl,
+              s |-> <<>>]]
 
 Init ==
-    /\ pm = [ln \in LineIds |->
-               [p |-> CASE ln = HeadLine -> Ptr(FALSE, Sentinel)
-                        [] ln[1] = "next" -> Ptr(FALSE, NULL)
-                        [] OTHER -> NullRepl,
-                s |-> <<>>]]
+    /\ pm = InitPm
     /\ pfo = [t \in Threads |-> {}]
     /\ orph = {}
     /\ dck = [t \in Threads |-> NoDck]
-    /\ th = [t \in Threads |-> [Idle(1, FALSE) EXCEPT !.pc = "Inv"]]
+    /\ th \in {[t \in Threads |-> [Idle(ws[t], 1, FALSE) EXCEPT !.pc = "Inv"]] :
+                ws \in [Threads -> Orders]}
     /\ crashes = 0 /\ tcrashes = 0
     /\ hist = <<>>
     /\ cut = [t \in Threads |-> FALSE]
+    /\ tl = Sentinel
+    /\ fl = [t \in Threads |-> NoFl]
 
 \* The nodes reachable from head in memory m, in order (head's node first).
 RECURSIVE Walk(_, _, _)
@@ -119,14 +148,14 @@ Finish(t, v) ==
     /\ hist' = Append(hist, IF cut[t] THEN EvRecover(QOpId(t, th[t].i), v)
                             ELSE EvReturn(QOpId(t, th[t].i), v))
     /\ cut' = [cut EXCEPT ![t] = FALSE]
-    /\ th' = [th EXCEPT ![t] = IF th[t].i = 1 THEN [Idle(2, FALSE) EXCEPT !.pc = "Inv"]
-                               ELSE [Idle(2, FALSE) EXCEPT !.pc = "Done"]]
+    /\ th' = [th EXCEPT ![t] = IF th[t].i = 1 THEN [IdleOf(t, 2, FALSE) EXCEPT !.pc = "Inv"]
+                               ELSE [IdleOf(t, 2, FALSE) EXCEPT !.pc = "Done"]]
 
 \* The thread invokes its next operation.
 Invoke(t) ==
     /\ th[t].pc = "Inv"
-    /\ hist' = Append(hist, EvInvoke(QOpId(t, th[t].i), t, QOpName(th[t].i), QOpArgs(t, th[t].i)))
-    /\ th' = [th EXCEPT ![t] = Idle(th[t].i, FALSE)]
+    /\ hist' = Append(hist, EvInvoke(QOpId(t, th[t].i), t, QOpName(t, th[t].i), QOpArgs(t, th[t].i)))
+    /\ th' = [th EXCEPT ![t] = IdleOf(t, th[t].i, FALSE)]
     /\ UNCHANGED <<pm, pfo, orph, dck, crashes, tcrashes, cut>>
 
 -----------------------------------------------------------------------------
@@ -208,7 +237,7 @@ Q2(t) ==
     /\ LET d == dck[t]
            h == Vis(pm, HeadLine).ptr
            nxw == Vis(pm, NextLine(h))
-       IN IF th[t].rec /\ d.op = 2
+       IN IF th[t].rec /\ d.op = th[t].i
           THEN IF d.h = NULL
                THEN /\ Finish(t, Null)                       \* checkpointed: empty
                     /\ UNCHANGED dck
@@ -224,10 +253,10 @@ Q2(t) ==
                       /\ th' = [th EXCEPT ![t] = [@ EXCEPT !.rec = FALSE, !.h = h, !.pc = "P11"]]
                       /\ UNCHANGED <<dck, hist, cut>>
                  [] nxw.ptr = NULL ->                         \* empty: checkpoint it
-                      /\ dck' = [dck EXCEPT ![t] = [op |-> 2, h |-> NULL, nx |-> NULL]]
+                      /\ dck' = [dck EXCEPT ![t] = [op |-> th[t].i, h |-> NULL, nx |-> NULL]]
                       /\ Finish(t, Null)
                  [] OTHER ->
-                      /\ dck' = [dck EXCEPT ![t] = [op |-> 2, h |-> h, nx |-> nxw.ptr]]
+                      /\ dck' = [dck EXCEPT ![t] = [op |-> th[t].i, h |-> h, nx |-> nxw.ptr]]
                       /\ th' = [th EXCEPT ![t] = [@ EXCEPT !.rec = FALSE, !.h = h, !.nx = nxw.ptr,
                                                             !.pc = "D34"]]
                       /\ UNCHANGED <<hist, cut>>
@@ -255,7 +284,7 @@ P11(t) ==
            w == Vis(m1, ln)
        IN pm' = IF w.p THEN StoreTo(m1, ln, Ptr(FALSE, w.ptr)) ELSE m1
     /\ pfo' = [pfo EXCEPT ![t] = {}]
-    /\ th' = [th EXCEPT ![t] = [@ EXCEPT !.h = NULL, !.pc = IF th[t].i = 1 THEN "Q1" ELSE "Q2"]]
+    /\ th' = [th EXCEPT ![t] = [@ EXCEPT !.h = NULL, !.pc = Start(t)]]
     /\ UNCHANGED <<orph, dck, crashes, tcrashes, hist, cut>>
 
 \* Algorithm 3, L33-L34: CASPLAIN(old.repl, Null, encodeR(tid, new)); on
@@ -298,7 +327,7 @@ Running(t) == th[t].pc \notin {"Inv", "Done"}
 ThreadCrash(t) ==
     /\ tcrashes < MaxThreadCrashes /\ Running(t)
     /\ tcrashes' = tcrashes + 1
-    /\ th' = [th EXCEPT ![t] = Idle(th[t].i, TRUE)]
+    /\ th' = [th EXCEPT ![t] = IdleOf(t, th[t].i, TRUE)]
     /\ orph' = orph \cup pfo[t]
     /\ pfo' = [pfo EXCEPT ![t] = {}]
     /\ UNCHANGED <<pm, dck, crashes, hist, cut>>
@@ -307,17 +336,19 @@ Dirty == {ln \in LineIds : pm[ln].s # <<>>}
 MaxPending == LET ls == {Len(pm[ln].s) : ln \in LineIds} IN CHOOSE x \in ls : \A y \in ls : y <= x
 Images == {c \in [Dirty -> 0 .. MaxPending] : \A ln \in Dirty : c[ln] <= Len(pm[ln].s)}
 
+\* The memory after a crash that keeps c[ln] of line ln's pending stores.
+CrashPm(c) == [ln \in LineIds |->
+                 IF ln \in Dirty
+                 THEN [p |-> IF c[ln] = 0 THEN pm[ln].p ELSE pm[ln].s[c[ln]], s |-> <<>>]
+                 ELSE pm[ln]]
+
 Crash ==
     /\ crashes < MaxCrashes /\ \E t \in Threads : th[t].pc # "Done"
     /\ crashes' = crashes + 1
-    /\ \E c \in Images :
-         pm' = [ln \in LineIds |->
-                  IF ln \in Dirty
-                  THEN [p |-> IF c[ln] = 0 THEN pm[ln].p ELSE pm[ln].s[c[ln]], s |-> <<>>]
-                  ELSE pm[ln]]
+    /\ \E c \in Images : pm' = CrashPm(c)
     /\ hist' = Append(hist, EvCrash)
     /\ cut' = [t \in Threads |-> cut[t] \/ Running(t)]
-    /\ th' = [t \in Threads |-> IF Running(t) THEN Idle(th[t].i, TRUE) ELSE th[t]]
+    /\ th' = [t \in Threads |-> IF Running(t) THEN IdleOf(t, th[t].i, TRUE) ELSE th[t]]
     /\ pfo' = [t \in Threads |-> {}]
     /\ orph' = {}
     /\ UNCHANGED <<dck, tcrashes>>
@@ -330,7 +361,103 @@ Next ==
     \/ \E ln \in orph : OrphanFlush(ln)
     \/ Crash
 
-Spec == Init /\ [][Next]_vars
+Spec == Init /\ [][Next /\ UNCHANGED fvars]_allvars
+
+-----------------------------------------------------------------------------
+(* The code's grain: SpecFine.                                             *)
+(*                                                                         *)
+(* MSQ-mmt-indel (impl/perdure-memento/src/ds/msq.rs on insdel.rs) makes   *)
+(* the seed's lines above in more steps.  SpecFine adds them, each a step  *)
+(* that leaves Spec's variables alone, and lets Spec's actions happen only *)
+(* where the code's make them: every step of SpecFine is a step of Next or *)
+(* leaves `vars` unchanged (CoarseStep, checked by InsDelQueue_Fine.cfg).  *)
+(*                                                                         *)
+(* * Write-backs: the code's clflush is a pwb and a pfence (Sim, and x86   *)
+(*   with clflushopt/clwb), and the flushopt before a locked CAS a pwb and *)
+(*   the pfence its RMW needs where RMWs are no fences.  FPwb records the  *)
+(*   thread's pwb of a line (`fl[t].pw`), FFence makes them complete       *)
+(*   (`fl[t].fd`); I24 is the pfence after loc's pwb, and the CASes that   *)
+(*   Spec lets persist a flushopt (P11 with the bit set, A11 on an         *)
+(*   unchanged head, D38) need it in `fl[t].fd`.  A code line is a node's  *)
+(*   whole line: its pwb covers the node's `next` and `repl` (CodeLine).   *)
+(*   Spec's lines still persist when its actions say (I24's clflush, the   *)
+(*   locked CASes): between the code's pfence and its CAS the spec's crash *)
+(*   images are a superset of the code's.                                  *)
+(* * The tail hint (msq.rs, "The tail hint"; §5): `tl`, moved by a CAS to  *)
+(*   the successor of the node it names once that link is persisted       *)
+(*   (FSwingTail); a dequeue swings it before DELETE when head is the tail *)
+(*   (D34 only with tl # h), so it stays reachable from head (TailReachable).*)
+(*   After a full crash Msq::recover moves head past the blocks whose      *)
+(*   deletion committed (LOADHELP's help, at start-up) and sets tail :=    *)
+(*   head: FCrash sets tl to that node.  Q1 still finds the last node from *)
+(*   head: the hint only shortens the code's walk (the trace validation    *)
+(*   checks each of its loads against the spec's memory).                 *)
+
+\* The spec lines the code's line of node n holds (n = NULL: head's line).
+CodeLine(n) == IF n = NULL THEN {HeadLine} ELSE {NextLine(n), ReplLine(n)}
+
+\* The line a thread at pc writes back next (Spec's flush at I24, P11, A11, D38).
+FlushDue(t) == CASE th[t].pc = "I24" -> CodeLine(th[t].last)
+                 [] th[t].pc \in {"P11", "A11", "D38"} -> CodeLine(th[t].h)
+                 [] OTHER -> {}
+
+FPwb(t, L) ==
+    /\ fl' = [fl EXCEPT ![t].pw = @ \cup L]
+    /\ UNCHANGED <<vars, tl>>
+
+\* pfence: t's pwbs complete; at I24 after loc's pwb, it is I24 (the clflush).
+FFence(t) ==
+    /\ fl' = [fl EXCEPT ![t] = [pw |-> {}, fd |-> fl[t].fd \cup fl[t].pw]]
+    /\ IF th[t].pc = "I24" /\ NextLine(th[t].last) \in fl[t].pw
+       THEN I24(t) ELSE UNCHANGED vars
+    /\ UNCHANGED tl
+
+\* A locked CAS of Spec: the fenced write-backs were used.
+Locked(t, A) == A /\ fl' = [fl EXCEPT ![t].fd = {}] /\ UNCHANGED tl
+FI21(t) == Locked(t, I21(t))
+FI25(t) == Locked(t, I25(t))
+FP11(t) == /\ th[t].pc = "P11"
+           /\ Vis(pm, NextLine(th[t].h)).p => NextLine(th[t].h) \in fl[t].fd
+           /\ Locked(t, P11(t))
+FA11(t) == /\ th[t].pc = "A11"
+           /\ Vis(pm, HeadLine).ptr = th[t].h => ReplLine(th[t].h) \in fl[t].fd
+           /\ Locked(t, A11(t))
+FD34(t) == tl # th[t].h /\ Locked(t, D34(t))
+FD38(t) == ReplLine(th[t].h) \in fl[t].fd /\ Locked(t, D38(t))
+
+\* msq.rs swing_tail: tail moves to its node's successor, whose link is persisted.
+FSwingTail ==
+    LET w == Vis(pm, NextLine(tl)) IN
+    /\ w.ptr # NULL /\ ~w.p
+    /\ tl' = w.ptr
+    /\ UNCHANGED <<vars, fl>>
+
+\* Msq::recover: head past the blocks whose deletion committed, tail := head.
+RECURSIVE Helped(_, _, _)
+Helped(m, n, k) == IF k = 0 \/ Vis(m, ReplLine(n)) = NullRepl THEN n
+                   ELSE Helped(m, Vis(m, ReplLine(n)).ptr, k - 1)
+FCrash ==
+    /\ Crash
+    /\ tl' = Helped(pm', Vis(pm', HeadLine).ptr, Cardinality(Nodes))
+    /\ fl' = [t \in Threads |-> NoFl]
+
+FThreadCrash(t) == ThreadCrash(t) /\ fl' = [fl EXCEPT ![t] = NoFl] /\ UNCHANGED tl
+
+FineNext ==
+    \/ \E t \in Threads :
+         \/ (Invoke(t) \/ Q1(t) \/ Q2(t)) /\ UNCHANGED fvars
+         \/ FI21(t) \/ FI25(t) \/ FP11(t) \/ FA11(t) \/ FD34(t) \/ FD38(t)
+         \/ FlushDue(t) # {} /\ FPwb(t, FlushDue(t))
+         \/ fl[t].pw # {} /\ FFence(t)
+         \/ FThreadCrash(t)
+    \/ FSwingTail
+    \/ (\E ln \in orph : OrphanFlush(ln)) /\ UNCHANGED fvars
+    \/ FCrash
+
+SpecFine == Init /\ [][FineNext]_allvars
+
+\* SpecFine refines Spec: each of its steps is a step of Next or leaves Spec's variables alone.
+CoarseStep == [][Next]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
@@ -338,7 +465,7 @@ Spec == Init /\ [][Next]_vars
 TypeOK ==
     /\ \A t \in Threads :
          /\ th[t].pc \in {"Inv", "Done", "Q1", "I21", "I24", "I25", "Q2", "A11", "P11", "D34", "D38"}
-         /\ th[t].i \in {1, 2} /\ th[t].rec \in BOOLEAN
+         /\ th[t].i \in {1, 2} /\ th[t].rec \in BOOLEAN /\ th[t].w \in Orders
          /\ pfo[t] \subseteq LineIds
     /\ orph \subseteq LineIds
     /\ crashes \in 0 .. MaxCrashes /\ tcrashes \in 0 .. MaxThreadCrashes
@@ -361,4 +488,7 @@ HistoryDurablyLinearizable == DLQ!DurablyLinearizable(hist)
 \* Once every thread is done, every operation a crash cut off has been
 \* recovered with its result.
 HistoryDetectable == (\A t \in Threads : th[t].pc = "Done") => DLQ!Detectable(hist)
+
+\* SpecFine: the tail hint is head's node or reachable from it (msq.rs, §5).
+TailReachable == \E j \in DOMAIN Chain(pm) : Chain(pm)[j] = tl
 =============================================================================

@@ -240,8 +240,8 @@ impl MementoObject for QueueObject {
 pub struct MementoArgs<O: MementoObject> {
     #[command(flatten)]
     run: RunArgs,
-    /// Alter the trace this way (drop-first-cas or flip-err for memento-cas, dequeue-twice for
-    /// memento-queue).
+    /// Alter the trace this way (drop-first-cas, flip-err or lost-write for memento-cas,
+    /// dequeue-twice, drop-repl-flush or lost-link for memento-queue).
     #[arg(long, value_name = "MODE",
           value_parser = named(memento::trace::Tamper::of(O::OBJECT)))]
     tamper: Option<memento::trace::Tamper>,

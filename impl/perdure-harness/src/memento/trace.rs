@@ -35,11 +35,12 @@
 //! every `Fence` of a Memento thread, `Invoke`/`Return` from the markers
 //! and `Crash` with the image's words.
 //!
-//! **Queue** (`traces/memento/InsDelQueueTrace.tla`). MSQ-mmt-indel, each
-//! thread enqueueing and dequeueing; the trace is the operations' history
-//! (`invoke`/`return`/`crash`/`recover`, `traces/SCHEMA.md`) — the history
-//! variable of `specs/memento/InsDelQueue.tla` — ending with a drain of the
-//! recovered queue.
+//! **Queue** (`traces/memento/queue/InsDelQueueTrace.tla`, which replays a
+//! trace through `INSTANCE InsDelQueue`). MSQ-mmt-indel, each thread
+//! enqueueing and dequeueing in a seeded order; the trace is the operations'
+//! history (`invoke`/`return`/`crash`/`recover`, `traces/SCHEMA.md`) and,
+//! until a crash, one step per Sim event of a queue word (`QueueMap`),
+//! ending with a drain of the (recovered) queue.
 //!
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
@@ -49,7 +50,7 @@ use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::word::{CasTs, CasWord};
 use perdure_memento::ClockKind;
-use perdure_memento::{CasMmt, DetectableCasAtomic};
+use perdure_memento::{CasMmt, DetectableCasAtomic, InsDelAtomic};
 use perdure_memento::{ClearMode, Config, MementoError, Runtime};
 use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -705,7 +706,16 @@ fn result_json(seed: u64, tid: usize, i: u64, w: u64) -> Value {
     }
 }
 
-/// Maps the queue run's markers to history events.
+/// Maps the queue run's events to the trace: the markers to history events
+/// (`invoke`/`return`, and `recover` for an operation a crash cut off), and,
+/// before a crash, every Sim event of a protocol word to one step
+/// (`InsDelQueueTrace.tla` replays each through `INSTANCE InsDelQueue`):
+/// loads, CASes and failed CASes of `head`, `tail` and each node's `next`
+/// and `repl`, the store of a fresh node's value (which names the node: node
+/// `t` is thread `t`'s enqueue's, 0 the sentinel), the load of a dequeued
+/// value, every `pwb` of the queue's lines and every fence of a Memento
+/// thread. Memento, status-line and allocator words are not steps (the spec
+/// has no counterpart). Pointers are node numbers (null: null).
 struct QueueMap {
     seed: u64,
     threads: usize,
@@ -716,6 +726,12 @@ struct QueueMap {
     /// Operations a crash cut off: their result is a `recover`.
     cut: Vec<Option<u64>>,
     run: u64,
+    /// The queue block (head in line 0, tail in line 1).
+    block: u64,
+    /// Node offsets to node numbers (the sentinel is 0).
+    nodes: HashMap<u64, usize>,
+    /// Whether protocol steps are mapped (until the crash).
+    steps: bool,
 }
 
 impl QueueMap {
@@ -723,35 +739,175 @@ impl QueueMap {
         self.run * 1000 + tid as u64 * 10 + i
     }
 
-    fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) {
-        for e in events {
-            let Some((tid, word)) = self.tids.learn(e, self.markers, self.threads) else {
-                continue;
-            };
-            if word == 8 {
-                self.result[tid] = e.val;
-                continue;
+    fn err(&self, reason: String) -> TraceError {
+        TraceError::unmapped(self.seed, reason)
+    }
+
+    /// A node pointer as a node number (null for null).
+    fn node_of(&self, ptr: u64) -> Result<Value, TraceError> {
+        if ptr == 0 {
+            return Ok(Value::Null);
+        }
+        let off = perdure_memento::word::offset_of(ptr);
+        self.nodes
+            .get(&off)
+            .map(|&n| json!(n))
+            .ok_or_else(|| self.err(format!("pointer {ptr:#x} to no known node")))
+    }
+
+    fn link(&self, w: u64) -> Result<Value, TraceError> {
+        let (p, ptr) = perdure_memento::word::insdel_decode(w);
+        Ok(json!({"p": p, "ptr": self.node_of(ptr)?}))
+    }
+
+    fn repl(&self, w: u64) -> Result<Value, TraceError> {
+        let (tid, ptr) = perdure_memento::word::repl_decode(w);
+        Ok(json!({"tid": tid, "ptr": self.node_of(ptr)?}))
+    }
+
+    fn marker(&mut self, e: &SimEvent, tid: usize, word: u64, out: &mut Vec<Value>) {
+        if word == 8 {
+            self.result[tid] = e.val;
+            return;
+        }
+        let (kind, i) = (e.val & 3, e.val >> 2);
+        if kind == MK_INVOKE {
+            if self.cut[tid] == Some(i) {
+                return; // the resumption of a cut-off operation
             }
-            let (kind, i) = (e.val & 3, e.val >> 2);
-            if kind == MK_INVOKE {
-                if self.cut[tid] == Some(i) {
-                    continue; // the resumption of a cut-off operation
-                }
-                let (op, args) = op_json(self.seed, tid, i);
-                self.open[tid] = Some(i);
-                out.push(json!({"type":"invoke","id":self.id(tid, i),"thread":tid,
-                                "op":op,"args":args}));
-            } else if kind == MK_RETURN {
-                let v = result_json(self.seed, tid, i, self.result[tid]);
-                if self.cut[tid].take() == Some(i) {
-                    out.push(json!({"type":"recover","id":self.id(tid, i),"value":v}));
-                } else {
-                    self.open[tid] = None;
-                    out.push(json!({"type":"return","id":self.id(tid, i),"value":v}));
-                }
+            let (op, args) = op_json(self.seed, tid, i);
+            self.open[tid] = Some(i);
+            out.push(json!({"type":"invoke","id":self.id(tid, i),"thread":tid,
+                            "op":op,"args":args}));
+        } else if kind == MK_RETURN {
+            let v = result_json(self.seed, tid, i, self.result[tid]);
+            if self.cut[tid].take() == Some(i) {
+                out.push(json!({"type":"recover","id":self.id(tid, i),"value":v}));
+            } else {
+                self.open[tid] = None;
+                out.push(json!({"type":"return","id":self.id(tid, i),"value":v}));
             }
         }
     }
+
+    /// The step of a protocol word's event by thread `t`, if it is one.
+    fn protocol(&mut self, e: &SimEvent, t: usize) -> Result<Option<Value>, TraceError> {
+        let line = e.off / LINE * LINE;
+        let (what, of) = if line == self.block {
+            ("head", Value::Null)
+        } else if line == self.block + LINE {
+            ("tail", Value::Null)
+        } else if let Some(&n) = self.nodes.get(&line) {
+            match e.off - line {
+                0 => ("value", json!(n)),
+                8 => ("next", json!(n)),
+                16 => ("repl", json!(n)),
+                _ => return Ok(None),
+            }
+        } else {
+            // A fresh node's value names it (allocation zeroes it first:
+            // those stores are not steps).
+            if e.op == SimOp::Store && e.off == line {
+                let ours = (0..MAX_OPS).any(|i| queue_op(self.seed, t, i) == Some(e.val));
+                if ours && e.val != 0 {
+                    self.nodes.insert(line, t);
+                    return Ok(Some(step("NodeValue", t, json!({"of": t, "val": e.val}))));
+                }
+            }
+            return Ok(None);
+        };
+        let s = match (e.op, what) {
+            (SimOp::Pwb, "head" | "tail") => step("Pwb", t, json!({"line": what, "of": of})),
+            (SimOp::Pwb, _) => step("Pwb", t, json!({"line": "node", "of": of})),
+            (SimOp::Load, "head") => step("LoadHead", t, self.link(e.val)?),
+            (SimOp::Load, "tail") => step("LoadTail", t, self.link(e.val)?),
+            (SimOp::Load, "next") => step("LoadNext", t, json!({"of": of, "w": self.link(e.val)?})),
+            (SimOp::Load, "repl") => step("LoadRepl", t, json!({"of": of, "w": self.repl(e.val)?})),
+            (SimOp::Load, "value") => step("LoadValue", t, json!({"of": of, "val": e.val})),
+            (SimOp::Cas | SimOp::CasFailed, "head" | "tail") => step(
+                if what == "head" { "CasHead" } else { "CasTail" },
+                t,
+                json!({"ok": e.op == SimOp::Cas, "w": self.link(e.val)?}),
+            ),
+            (SimOp::Cas | SimOp::CasFailed, "next") => step(
+                "CasNext",
+                t,
+                json!({"of": of, "ok": e.op == SimOp::Cas, "w": self.link(e.val)?}),
+            ),
+            (SimOp::Cas | SimOp::CasFailed, "repl") => step(
+                "CasRepl",
+                t,
+                json!({"of": of, "ok": e.op == SimOp::Cas, "w": self.repl(e.val)?}),
+            ),
+            (op, _) => step(
+                "Unknown",
+                t,
+                json!({"op": format!("{op:?}"), "word": what, "of": of}),
+            ),
+        };
+        Ok(Some(s))
+    }
+
+    fn map(&mut self, events: &[SimEvent], out: &mut Vec<Value>) -> Result<(), TraceError> {
+        for e in events {
+            if let Some((tid, word)) = self.tids.learn(e, self.markers, self.threads) {
+                self.marker(e, tid, word, out);
+                continue;
+            }
+            if !self.steps {
+                continue;
+            }
+            let Some(&t) = self.tids.of.get(&e.thread) else {
+                continue; // before the thread's first marker: the runtime's set-up
+            };
+            if matches!(e.op, SimOp::Pfence | SimOp::Psync) {
+                out.push(step("Fence", t, json!({})));
+                continue;
+            }
+            if let Some(s) = self.protocol(e, t)? {
+                out.push(s);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl QueueMap {
+    /// The crash: the image's head and every known node's `next` and `repl`.
+    fn crash_step(&self, words: &[u64]) -> Result<Value, TraceError> {
+        let word = |off: u64| words.get((off / 8) as usize).copied().unwrap_or(0);
+        let mut nodes: Vec<(usize, u64)> = self.nodes.iter().map(|(&o, &n)| (n, o)).collect();
+        nodes.sort_unstable();
+        let nodes = nodes
+            .into_iter()
+            .map(|(n, o)| {
+                Ok(json!({"of": n, "next": self.link(word(o + 8))?,
+                          "repl": self.repl(word(o + 16))?}))
+            })
+            .collect::<Result<Vec<Value>, TraceError>>()?;
+        Ok(
+            json!({"type":"step","action":"Crash","head":self.link(word(self.block))?,
+                  "nodes":nodes}),
+        )
+    }
+}
+
+/// Each thread's operation kinds in run `seed` ("enq"/"deq", in order).
+fn queue_work(seed: u64, threads: usize, ops: u64) -> Value {
+    let w: Vec<Vec<&str>> = (1..=threads)
+        .map(|t| {
+            (0..ops)
+                .map(|i| {
+                    if queue_op(seed, t, i).is_some() {
+                        "enq"
+                    } else {
+                        "deq"
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    json!(w)
 }
 
 fn queue_run(
@@ -791,6 +947,7 @@ fn queue_run(
     let pool = new_pool(size, false)?;
     setup(&pool)?;
     let (rt, q) = open_queue(&pool, patience)?;
+    let sentinel = perdure_memento::word::offset_of(InsDelAtomic::at(q.offset()).peek(&pool).1);
     let mut m = QueueMap {
         seed,
         threads,
@@ -800,21 +957,27 @@ fn queue_run(
         open: vec![None; threads + 1],
         cut: vec![None; threads + 1],
         run,
+        block: q.offset(),
+        nodes: HashMap::from([(sentinel, 0)]),
+        steps: true,
     };
     out.push(
         json!({"type":"step","action":"Begin","seed":seed,"threads":threads,
-                    "crash":opts.crash,"patience":patience}),
+                    "crash":opts.crash,"patience":patience,
+                    "work":queue_work(seed, threads, ops)}),
     );
     let (part, image, _) = record(&pool, threads, seed, crash_at, seed ^ 0x1a6e, |t| {
         work(&rt, &q, t)
     })?;
-    m.map(&part.events, out);
+    m.map(&part.events, out)?;
     drop(rt);
     let Some(words) = image else {
         return drain(&q, &pool, m.id(threads + 1, 0), out);
     };
     {
+        out.push(m.crash_step(&words)?);
         out.push(json!({"type":"crash"}));
+        m.steps = false;
         let after = Pool::volatile_from_words(&words, sim(false))?;
         after.reincarnate();
         let (rt, q) = open_queue(&after, patience)?;
@@ -832,7 +995,7 @@ fn queue_run(
         let (part, _, _) = record(&after, threads, seed ^ 0x5eed, None, 0, |t| {
             work(&rt, &q, t)
         })?;
-        m.map(&part.events, out);
+        m.map(&part.events, out)?;
         drain(&q, &after, m.id(threads + 1, 0), out)
     }
 }
@@ -904,6 +1067,15 @@ pub enum Tamper {
     LostWrite,
     /// Make a second successful dequeue return the value of the first one.
     DequeueTwice,
+    /// Delete the write-back of the node line after the first successful
+    /// CAS on a `repl` (DELETE's L37 flushopt): the deleter's CAS on head
+    /// (L38) follows without it.
+    DropReplFlush,
+    /// In the first crash image after an insert's link was written back
+    /// and fenced (L21, L24: `CasNext` setting the persist bit, `Pwb` of the
+    /// line, `Fence`, all by the inserter), put the link back to null: an
+    /// image that lost a persisted link.
+    LostLink,
 }
 
 impl Tamper {
@@ -911,7 +1083,11 @@ impl Tamper {
     pub fn of(object: Object) -> &'static [Tamper] {
         match object {
             Object::Cas => &[Tamper::DropFirstCas, Tamper::FlipErr, Tamper::LostWrite],
-            Object::Queue => &[Tamper::DequeueTwice],
+            Object::Queue => &[
+                Tamper::DequeueTwice,
+                Tamper::DropReplFlush,
+                Tamper::LostLink,
+            ],
         }
     }
 }
@@ -922,6 +1098,8 @@ impl Named for Tamper {
         Tamper::FlipErr,
         Tamper::LostWrite,
         Tamper::DequeueTwice,
+        Tamper::DropReplFlush,
+        Tamper::LostLink,
     ];
 
     fn name(self) -> &'static str {
@@ -930,6 +1108,8 @@ impl Named for Tamper {
             Tamper::FlipErr => "flip-err",
             Tamper::LostWrite => "lost-write",
             Tamper::DequeueTwice => "dequeue-twice",
+            Tamper::DropReplFlush => "drop-repl-flush",
+            Tamper::LostLink => "lost-link",
         }
     }
 }
@@ -977,6 +1157,50 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
             let (&a, &b) = (got.first()?, got.get(1)?);
             lines[b]["value"] = lines[a]["value"].clone();
         }
+        Tamper::DropReplFlush => {
+            let a = lines
+                .iter()
+                .position(|v| v["action"] == "CasRepl" && v["ok"] == true)?;
+            let (t, of) = (lines[a]["thread"].clone(), lines[a]["of"].clone());
+            let b = a + lines[a..].iter().position(|v| {
+                v["action"] == "Pwb" && v["line"] == "node" && v["of"] == of && v["thread"] == t
+            })?;
+            lines.remove(b);
+        }
+        Tamper::LostLink => {
+            // Per run (from its Begin), the links written back and fenced by
+            // their inserter: (node, inserter, stage 0 CAS / 1 pwb / 2 fenced).
+            let mut links: Vec<(Value, Value, u8)> = Vec::new();
+            let mut hit = None;
+            for (k, v) in lines.iter().enumerate() {
+                let (a, t) = (&v["action"], &v["thread"]);
+                if a == "Begin" {
+                    links.clear();
+                } else if a == "CasNext" && v["ok"] == true && v["w"]["p"] == true {
+                    links.push((v["of"].clone(), t.clone(), 0));
+                } else if a == "Pwb" && v["line"] == "node" {
+                    for l in links
+                        .iter_mut()
+                        .filter(|l| l.0 == v["of"] && &l.1 == t && l.2 == 0)
+                    {
+                        l.2 = 1;
+                    }
+                } else if a == "Fence" {
+                    for l in links.iter_mut().filter(|l| &l.1 == t && l.2 == 1) {
+                        l.2 = 2;
+                    }
+                } else if a == "Crash" {
+                    if let Some(l) = links.iter().find(|l| l.2 == 2) {
+                        hit = Some((k, l.0.clone()));
+                        break;
+                    }
+                }
+            }
+            let (k, of) = hit?;
+            let nodes = lines[k]["nodes"].as_array_mut()?;
+            let n = nodes.iter_mut().find(|n| n["of"] == of)?;
+            n["next"] = json!({"p": false, "ptr": null});
+        }
     }
     Some(lines.iter().map(|l| format!("{l}\n")).collect())
 }
@@ -1013,13 +1237,29 @@ mod tests {
     }
 
     #[test]
-    fn queue_traces_are_histories() {
-        let t = trace(&TraceOptions {
+    fn queue_traces_have_steps_and_histories() {
+        // The CI cases' shape: 5 runs of 2 threads with one enqueue and one dequeue each.
+        let opts = TraceOptions {
             object: Object::Queue,
             crash: true,
+            runs: 5,
+            ops: 2,
             ..Default::default()
+        };
+        let t = trace(&opts).unwrap();
+        assert!(t.contains("\"invoke\"") && t.contains("\"crash\"") && t.contains("\"Crash\""));
+        assert!(tamper(&t, Tamper::LostLink).is_some());
+        assert!(
+            t.contains("\"CasNext\"") && t.contains("\"LoadTail\""),
+            "{t}"
+        );
+        assert!(!t.contains("\"Unknown\""), "{t}");
+        let no_crash = trace(&TraceOptions {
+            crash: false,
+            ..opts
         })
         .unwrap();
-        assert!(t.contains("\"invoke\"") && t.contains("\"crash\""));
+        let dropped = tamper(&no_crash, Tamper::DropReplFlush).unwrap();
+        assert_eq!(dropped.lines().count() + 1, no_crash.lines().count());
     }
 }
