@@ -3,7 +3,7 @@
 (* Trace validation of perdure's RedoOpt-PTM (impl/perdure-ptm/src/redo,   *)
 (* Variant::Opt; seed §5, "Additional optimizations") against              *)
 (* specs/ptm/RedoPTM.tla: traces of `perdure trace redo-opt`, replayed by  *)
-(* ../PtmTrace.tla with Flavor "redo", as Redo-PTM's, plus one step the    *)
+(* ../PtmTrace.tla (RedoPTM.tla's invariants at every step), plus one step the *)
 (* variant needs: NtStore, the non-temporal stores of a replica copy,      *)
 (* which reach persistence without a pwb (modelled as persisted by the     *)
 (* copier's next fence, a weaker memory than the simulator's, which        *)
