@@ -346,10 +346,6 @@ Diagnosis == (k <= Len(Trace) /\ ~ENABLED ReplayStep) => PrintT(<<"trace-stuck",
 
 TraceSpec == TraceInit /\ [][ReplayStep]_vars
 
-\* A trace that commits nothing shows nothing of the protocol (an empty
-\* trace would be a behaviour of any spec): it is never accepted.
-Substantive == LET T == Trace IN \E j \in DOMAIN T : T[j].action = "CasCC"
-
 \* Violated exactly when the whole trace has been replayed (and it commits
 \* something).
 NotAccepted == k <= Len(Trace) \/ ~Substantive

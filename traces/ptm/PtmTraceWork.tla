@@ -1,7 +1,8 @@
 ---------------------------- MODULE PtmTraceWork ----------------------------
 (***************************************************************************)
 (* A PTM trace's transactions as PtmBase's Workload "trace" (TraceWork),   *)
-(* shared by the PTM trace specs (PtmTrace.tla, redo/RedoPTMTrace.tla).    *)
+(* shared by the PTM trace specs (PtmTrace.tla, redo/RedoPTMTrace.tla,    *)
+(* cx/CXPTMTrace.tla), and what each requires of a trace it accepts.      *)
 (* A trace batches runs (a Begin step starts each) and numbers each       *)
 (* thread's transactions 0, 1, ... per run; the specs number them 1 ..     *)
 (* NOps per thread.  Transaction i of thread t in run r is the specs'     *)
@@ -31,4 +32,8 @@ TraceWorkDef ==
     [t \in 1 .. MaxThreads |-> [g \in 1 .. shape.runs * shape.runOps |->
         LET vs == {v \in shape.invokes : v.t = t /\ (v.r - 1) * shape.runOps + v.i + 1 = g} IN
         IF vs = {} THEN Tx("get", 1) ELSE (CHOOSE v \in vs : TRUE).tx]]
+
+\* A trace that commits nothing shows nothing of the protocol (an empty
+\* trace would be a behaviour of any spec): it is never accepted.
+Substantive == LET T == Trace IN \E j \in DOMAIN T : T[j].action = "CasCC"
 =============================================================================

@@ -264,10 +264,6 @@ Why == IF ~ENABLED Matched THEN NoStep(Trace[k])
        ELSE {n \in DOMAIN Conditions : ~ENABLED (Matched /\ Conditions'[n])}
 Diagnosis == (k <= Len(Trace) /\ ~ENABLED TraceNext) => PrintT(<<"trace-stuck", k, Why>>)
 
-\* A trace that commits nothing shows nothing of the protocol (an empty
-\* trace would be a behaviour of any spec): it is never accepted.
-Substantive == LET T == Trace IN \E j \in DOMAIN T : T[j].action = "CasCC"
-
 \* Violated exactly when the whole trace has been replayed (and it commits
 \* something).
 NotAccepted == k <= Len(Trace) \/ ~Substantive
