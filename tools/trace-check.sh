@@ -141,6 +141,9 @@ else
   tail -20 "$tmp/tlc.log" >&2
   exit 2
 fi
+# What TLC searched for the verdict (the run that decided it).
+states=$(echo "$summary" | sed -n 's/.*"distinct":\([0-9]*\).*/\1/p')
+[ -z "$states" ] || echo "trace-check: SEARCHED: $states distinct spec states"
 if [ -z "$expect" ]; then
   [ "$outcome" = accept ] && exit 0 || exit 1
 fi

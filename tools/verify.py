@@ -15,6 +15,11 @@ Environment:
     VERIFY_TIMEOUT     per-check time limit in seconds (default 2400 = 40 min); a check that
                        runs out of time is reported as fail.
     VERIFY_VERBOSE=1   also echo every check's output live (it always goes to its log file).
+    VERIFY_LANES       how many checks of the kinds tlc, trace and genmc run at once (default 2
+                       on a machine with 2 or more cores, else 1); with more than one lane each
+                       TLC runs one worker (TLC_WORKERS=1, unless set), so the lanes share the
+                       cores instead of each TLC's workers waiting on the other's. A row's seconds
+                       are then its wall-clock time beside another check.
 
 What is checked, each only when its inputs exist (a missing input means the check is absent,
 not failed; a tool that is genuinely unavailable makes it "skip", with the reason, never "pass"):
@@ -77,6 +82,7 @@ Conventions the rest of the repository relies on:
 """
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -101,6 +107,9 @@ LOGS = OUT / "logs"
 DEPTH = os.environ.get("DEPTH", "ci") or "ci"
 TIMEOUT = float(os.environ.get("VERIFY_TIMEOUT", "2400"))
 VERBOSE = os.environ.get("VERIFY_VERBOSE", "") not in ("", "0")
+# Checks of these kinds are independent processes (TLC, a trace replay, GenMC) that share no
+# files: they run VERIFY_LANES at a time; everything else (cargo, Coq) one at a time.
+LANE_KINDS = {"tlc", "trace", "genmc"}
 TAIL_LINES = 30
 
 
@@ -186,6 +195,7 @@ def run(cmd: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
 
         t = threading.Thread(target=pump, daemon=True)
         t.start()
+        LIVE.add(p)
         timed_out = False
         try:
             p.wait(timeout=timeout)
@@ -195,12 +205,17 @@ def run(cmd: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
         except KeyboardInterrupt:
             kill_group(p)
             raise
+        finally:
+            LIVE.discard(p)
         t.join(timeout=30)
         if timed_out:
             f.write(f"\nverify: killed after the time limit of {timeout:g} s\n")
     seconds = round(time.monotonic() - start, 1)
     output = log.read_text(encoding="utf-8", errors="replace")
     return Run(None if timed_out else p.returncode, timed_out, seconds, output, log)
+
+
+LIVE: set[subprocess.Popen] = set()   # the children running now (the lanes run several)
 
 
 def kill_group(p: subprocess.Popen) -> None:
@@ -703,9 +718,11 @@ def run_coq(c: Check) -> list[Row]:
 TRACES = ROOT / "traces"
 PERDURE_BIN = IMPL / "target" / "release" / "perdure"
 _PERDURE_BUILT = False
+_PERDURE_BUILD_LOCK = threading.Lock()   # trace checks run in parallel lanes
 # The verdict line; a rejection also names its step number and the step (a JSON line).
 # Why it was rejected (tools/trace-check.sh's REASON line): the conditions named by the spec's Why.
 TRACE_REASON_RE = re.compile(r"^trace-check: REASON: (.*?) \(\d+ stuck states?\)$", re.M)
+TRACE_SEARCHED_RE = re.compile(r"^trace-check: SEARCHED: (\d+) distinct spec states$", re.M)
 TRACE_RESULT_RE = re.compile(r"^trace-check: (ACCEPTED|REJECTED at step (\d+) of (\d+))(?:: (.*))?$", re.M)
 
 
@@ -715,13 +732,14 @@ def run_trace_case(c: Check) -> list[Row]:
     out_trace = OUT / "traces" / (c.name.replace(":", "_").replace("/", "_") + ".ndjson")
     out_trace.parent.mkdir(parents=True, exist_ok=True)
     global _PERDURE_BUILT
-    if not _PERDURE_BUILT:
-        # Always (re)build once per run: a stale binary from an older tree would replay traces
-        # of old code. A no-op when it is up to date.
-        b = run(["cargo", "build", "--release", "-q", "-p", "perdure"], log, cwd=IMPL, env=cargo_env())
-        if b.rc != 0:
-            return [Row(c.name, c.kind, "fail", "", b.seconds, "cannot build perdure", rel(b.log))]
-        _PERDURE_BUILT = True
+    with _PERDURE_BUILD_LOCK:
+        if not _PERDURE_BUILT:
+            # Always (re)build once per run: a stale binary from an older tree would replay traces
+            # of old code. A no-op when it is up to date.
+            b = run(["cargo", "build", "--release", "-q", "-p", "perdure"], log, cwd=IMPL, env=cargo_env())
+            if b.rc != 0:
+                return [Row(c.name, c.kind, "fail", "", b.seconds, "cannot build perdure", rel(b.log))]
+            _PERDURE_BUILT = True
     gen = subprocess.run([str(PERDURE_BIN), *case["perdure"]], capture_output=True, text=True)
     if gen.returncode != 0:
         return [Row(c.name, c.kind, "fail", "", 0.0, f"perdure {' '.join(case['perdure'])} failed: "
@@ -741,8 +759,10 @@ def run_trace_case(c: Check) -> list[Row]:
     where = " ".join(x for x in (f"step {case['at_step']}" if "at_step" in case else "",
                                  f"a {case['at_action']} step" if "at_action" in case else "") if x)
     expected = case["expect"] + (f" at {where}" if where else "")
+    searched = TRACE_SEARCHED_RE.search(r.output)
+    searched = f", {int(searched.group(1)):,} spec states searched" if searched else ""
     row = Row(c.name, c.kind, "pass" if r.rc == 0 else "fail",
-              f"{steps}-step implementation trace {verdict} (expected: {expected})",
+              f"{steps}-step implementation trace {verdict} (expected: {expected}){searched}",
               r.seconds, case.get("why", ""), rel(r.log))
     if r.rc == 0 and where:
         rejected = m if m and m.group(2) else None
@@ -1100,15 +1120,25 @@ def main(argv: list[str]) -> int:
     os.environ["PERDURE_SITES_OUT"] = str(sites_dir)
     rows: list[Row] = []
     seen: dict[str, int] = {}
-    for i, c in enumerate(checks, 1):
-        print(f"[{i}/{len(checks)}] {c.name} ... ", end="", flush=True)
+    try:
+        lanes = int(os.environ.get("VERIFY_LANES") or (2 if (os.cpu_count() or 1) >= 2 else 1))
+    except ValueError:
+        print(f"verify: VERIFY_LANES must be a number, not {os.environ['VERIFY_LANES']!r}", file=sys.stderr)
+        return 2
+    lanes = max(1, lanes)
+    if lanes > 1:
+        os.environ.setdefault("TLC_WORKERS", "1")
+        print(f"verify: checks of the kinds {', '.join(sorted(LANE_KINDS))} run {lanes} at a time "
+              f"(VERIFY_LANES), TLC with {os.environ['TLC_WORKERS']} worker(s) each")
+
+    def run_one(c: Check) -> list[Row]:
         try:
-            got = c.runner(c)
-        except KeyboardInterrupt:
-            print("interrupted")
-            return 130
+            return c.runner(c)
         except Exception as e:  # a bug in this script must not read as a passing check
-            got = [Row(c.name, c.kind, "fail", "", None, f"verify.py error: {type(e).__name__}: {e}")]
+            return [Row(c.name, c.kind, "fail", "", None, f"verify.py error: {type(e).__name__}: {e}")]
+
+    def report(i: int, c: Check, got: list[Row]) -> None:
+        print(f"[{i}/{len(checks)}] {c.name} ... ", end="")
         own, extra = got[0], got[1:]
         secs = "" if own.seconds is None else f" ({own.seconds:.1f} s)"
         print(f"{own.status}{secs}" + (f": {own.detail}" if own.status != "pass" and own.detail else ""))
@@ -1124,6 +1154,35 @@ def main(argv: list[str]) -> int:
             if seen[x.name] > 1:   # the same name reported twice (e.g. by two runs): keep both
                 x.name = f"{x.name} #{seen[x.name]}"
             rows.append(x)
+
+    # Consecutive checks of the lane kinds form a batch run `lanes` at a time; the report keeps
+    # the checks' order (each printed when it and every check before it are done).
+    i = 0
+    try:
+        while i < len(checks):
+            j = i + 1
+            if lanes > 1 and checks[i].kind in LANE_KINDS:
+                while j < len(checks) and checks[j].kind in LANE_KINDS:
+                    j += 1
+            batch = checks[i:j]
+            if len(batch) == 1:
+                report(i + 1, batch[0], run_one(batch[0]))
+            else:
+                with concurrent.futures.ThreadPoolExecutor(max_workers=lanes) as pool:
+                    futures = [pool.submit(run_one, c) for c in batch]
+                    try:
+                        for n, (c, fut) in enumerate(zip(batch, futures)):
+                            report(i + 1 + n, c, fut.result())
+                    except KeyboardInterrupt:
+                        for fut in futures:
+                            fut.cancel()
+                        for p in list(LIVE):   # the lanes' children: their threads see no signal
+                            kill_group(p)
+                        raise
+            i = j
+    except KeyboardInterrupt:
+        print("interrupted")
+        return 130
 
     if not list_only and rows:
         m = manifest_row(rows, complete=not filters)
