@@ -35,7 +35,7 @@ explore_tests! {
     cas_register_2_threads_survives_crashes_during_recovery => common::run_recovery_crashes("cas-register-2", 24);
     combq_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("combq-mmt", 24);
     elim_stack_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("elim-stack-mmt", 24);
-    soft_mmt_survives_crashes_during_recovery => common::run_recovery_crashes_seeded("soft-mmt", 48, 4);
+    soft_mmt_survives_crashes_during_recovery => common::run_recovery_crashes_seeded("soft-mmt", 48, 4, 16);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     elim_stack_mmt_3_threads_3_exchangers_survives_every_crash_point => common::run("elim-stack-mmt-3t-3x", 2, "");
     combq_mmt_3_threads_survives_every_crash_point => common::run("combq-mmt-3t", 2, "");

@@ -37,15 +37,17 @@ pub fn run(name: &str, schedules: usize, suffix: &str) {
 /// reported as `explore:{name}@recovery-crash`.
 #[allow(dead_code)] // not every test binary uses it
 pub fn run_recovery_crashes(name: &str, points: usize) {
-    run_recovery_crashes_seeded(name, points, 11)
+    run_recovery_crashes_seeded(name, points, 11, 4)
 }
 
 /// [`run_recovery_crashes`] with the explorer's `seed` (which also draws
-/// the scenario's workload): for a scenario whose recovery does more when
-/// the workload has a given mix (SOFT's rebuild unlinks a deleted node only
-/// if there was a delete).
+/// the scenario's workload) and `inner` sampled crash points inside each
+/// recovery: for a scenario whose recovery does more when the workload has
+/// a given mix (SOFT's rebuild unlinks a deleted node only if there was a
+/// delete), or has a rare path (SOFT's insert recovery finding its node
+/// took effect, whose write-back 4 inner points never sample).
 #[allow(dead_code)] // not every test binary uses it
-pub fn run_recovery_crashes_seeded(name: &str, points: usize, seed: u64) {
+pub fn run_recovery_crashes_seeded(name: &str, points: usize, seed: u64, inner: usize) {
     run_with(
         name,
         "@recovery-crash",
@@ -55,7 +57,7 @@ pub fn run_recovery_crashes_seeded(name: &str, points: usize, seed: u64) {
             scheduler: SchedulerKind::Random,
             crash_points: CrashPoints::Sample(points * depth_factor()),
             images: 2,
-            recovery_crashes: 4,
+            recovery_crashes: inner,
             ..ExploreConfig::default()
         },
     );
