@@ -315,3 +315,59 @@ fn handle_free_unpublished_blocks_come_back_zeroed() {
         }
     }
 }
+
+/// `Handle::retire` hands a popped node back to the heap once no critical
+/// section can hold it: 20,000 push/pop pairs on a Treiber stack (a 64-byte
+/// node each, 1.25 MiB in all) stay within the first chunks of the heap.
+#[test]
+fn treiber_pops_give_their_nodes_back() {
+    use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
+    let p = sized_pool("treiber-retire", 1 << 24);
+    let rt = Runtime::<Sim, StackMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let s = TreiberStack::create(&mut h).expect("create");
+    let first = rt.heap().stats().chunks_used;
+    for v in 0..20_000u64 {
+        h.run_root(|h, m, _| s.run(h, m, Some(v)).expect("push"));
+        h.run_root(|h, m, _| s.run(h, m, None).expect("pop"));
+    }
+    let used = rt.heap().stats().chunks_used;
+    assert!(
+        used <= first + 2,
+        "20,000 popped nodes: {} chunks carved after the first {first}",
+        used - first
+    );
+}
+
+/// A delete that returned has made its unlink durable (SOFT's Harris
+/// unlink, written back before the critical section ends, DEFERFLUSH of
+/// §6.1): in the crash image right after it that keeps only what was
+/// guaranteed persisted, the deleted node is off its chain, so the node can
+/// be freed and reused without a durable chain reaching it.
+#[test]
+fn soft_delete_unlink_is_durable_when_it_returns() {
+    use perdure_pm::sim::{ImageChoice, VolatileFill};
+    let p = pool("soft-unlink");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let buckets = 4096u64;
+    let t = SoftTable::create(&mut h, buckets).expect("create");
+    for k in [7u64, 8, 9] {
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, k)).expect("insert"));
+        assert_eq!(done.result, 1, "insert {k}");
+        let node = word(&p, t.offset() + LINE + 8 * (splitmix64(k) & (buckets - 1)));
+        assert!(t.on_chain(&p, k, node).expect("chain"), "key {k}'s node");
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+        assert_eq!(done.result, 1, "delete {k}");
+        let cp = p.backend().capture();
+        let words = cp.materialize(
+            &ImageChoice(vec![0; cp.unsettled_lines()]),
+            VolatileFill::Zeroed,
+        );
+        let image = Pool::volatile_from_words(&words, Sim::default()).expect("image");
+        assert!(
+            !t.on_chain(&image, k, node).expect("chain"),
+            "key {k}: the deleted node {node:#x} is still on its chain in a crash image after the delete returned"
+        );
+    }
+}
