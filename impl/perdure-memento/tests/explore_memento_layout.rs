@@ -371,3 +371,52 @@ fn soft_delete_unlink_is_durable_when_it_returns() {
         );
     }
 }
+
+/// A thread's successive successful detectable CASes alternate their
+/// parity (Algorithm 1 L8: the parity of OWN, toggled), also when the first
+/// of them was cut off by a thread crash and finished by recovery: HELP's
+/// invariant (§3.4), on which recovery's case ⑧ rests, is per parity. And
+/// each leaves the location un-annotated when it returns. The
+/// crash falls after each persistence event of the first CAS in turn, the
+/// one between its memento's write-back (L35) and OWN's update (L36)
+/// among them; recovery must then bring OWN up to the memento.
+#[test]
+fn cas_parities_alternate_across_a_thread_crash() {
+    use perdure_memento::word::CasWord;
+    use perdure_memento::{quiet_thread_crashes, CasMmt, DetectableCasAtomic};
+    quiet_thread_crashes();
+    for n in 0..12u64 {
+        let p = pool("cas-parity");
+        let rt = Runtime::<Sim, CasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let loc = DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
+        loc.init(&p, 0);
+        p.pfence();
+        let mut parities = Vec::new();
+        for v in 0..3u64 {
+            if v == 0 {
+                h.crash_after(Some(n));
+            }
+            let mut parity = None;
+            let done = h.run_root(|h, m, _| {
+                let ok = loc.cas(v, v + 1, h, m).is_ok();
+                parity = Some(m.peek(h.pool()).parity);
+                u64::from(ok)
+            });
+            assert_eq!(done.result, 1, "crash after event {n}: cas({v}, {})", v + 1);
+            parities.push(parity.expect("ran"));
+            // Alone on the location, a CAS that returned has also taken its
+            // annotation off (L37–L38, redone by recovery's case ⑥).
+            assert_eq!(
+                loc.peek(&p),
+                CasWord::stable(v + 1),
+                "crash after event {n}: the location after cas({v}, {})",
+                v + 1
+            );
+        }
+        assert!(
+            parities.windows(2).all(|w| w[0] != w[1]),
+            "crash after event {n} of the first CAS: parities {parities:?}"
+        );
+    }
+}
