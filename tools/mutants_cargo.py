@@ -53,8 +53,8 @@ STAGES: dict[str, list[tuple[str, list[str]]]] = {
         ("loom", ["loom_log", "loom_heap"]),
     ],
     "perdure-memento": [
-        ("plain", ["mutants_memento", "explore_memento", "explore_memento_tcrash",
-                   "explore_memento_zero", "explore_memento_x86"]),
+        ("plain", ["explore_memento_layout", "mutants_memento", "explore_memento",
+                   "explore_memento_tcrash", "explore_memento_zero", "explore_memento_x86"]),
         ("shuttle", ["shuttle_tso_mutants_memento"]),
     ],
     "perdure-ptm": [
@@ -75,7 +75,8 @@ STAGES: dict[str, list[tuple[str, list[str]]]] = {
 # rule matches (the primitives every structure uses, the shared protocol modules) runs every
 # check. The rules only leave out checks that cannot reach the file: a structure's mutant is
 # checked by that structure's scenarios, CX's by the CX checks, Redo's by the Redo ones.
-MEMENTO_ALL = ["mutants_memento", "explore_memento", "explore_memento_tcrash", "explore_memento_zero",
+MEMENTO_ALL = ["explore_memento_layout", "mutants_memento", "explore_memento", "explore_memento_tcrash",
+               "explore_memento_zero",
                "explore_memento_x86", "shuttle_tso_mutants_memento"]
 RELAX_SETS = {"sets_crash_sim": [], "shuttle_sets": [], "shuttle_explore_relax": [], "mutants_relax": []}
 RELAX_FIELDS = {"lazy": [], "crash_sim": [], "shuttle_explore_relax": [], "mutants_relax": []}

@@ -151,3 +151,58 @@ fn freed_sets_reach_other_slots() {
     perdure_pm::sync::seeded::check_random(donation, 1);
     println!("PERDURE-CHECK {{\"name\":\"shuttle:pm/heap-donation\",\"kind\":\"explore\",\"status\":\"pass\",\"explored\":\"1 schedule, 64 blocks freed by one slot, 56 allocated by another\",\"detail\":\"completed sets beyond the slot's kept one reach the global stack and are reused: no new chunk carved\"}}");
 }
+
+/// A chunk claim is durable before its blocks are handed out, and a slot
+/// reopened after a crash goes on where it was: slot A allocates a block
+/// durably (its first, which claims a chunk); in the crash image that keeps
+/// only what was guaranteed persisted, the reopened heap's first slot (A's,
+/// recovered) carves its next block from A's chunk, and no block of it or of
+/// a second slot overlaps A's. A claim whose write-back missed the chunk
+/// counter would let a new claim take A's chunk again; a slot that forgot
+/// its state would claim a new chunk and leak its own.
+fn claims_survive_a_crash() {
+    use perdure_pm::sim::{ImageChoice, VolatileFill};
+    use perdure_pm::{Sim, SimOptions};
+    let pool = Pool::volatile("shuttle-claim", SIZE, Sim::new(SimOptions::default())).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    let held = a.alloc_durable(16).unwrap();
+    let cp = pool.backend().capture();
+    let words = cp.materialize(
+        &ImageChoice(vec![0; cp.unsettled_lines()]),
+        VolatileFill::Zeroed,
+    );
+    let image = Pool::volatile_from_words(&words, Sim::default()).unwrap();
+    let heap = Heap::open(&image, base).unwrap();
+    // The slot registered first is A's, recovered: it carves from A's chunk
+    // (no new claim) ...
+    let chunks = heap.stats().chunks_used;
+    let mut first = heap.register().unwrap();
+    let next = first.alloc(16).unwrap();
+    assert_eq!(
+        heap.stats().chunks_used,
+        chunks,
+        "the recovered slot claimed a new chunk for its next 16-byte block ({next:#x}): its own was lost"
+    );
+    assert_ne!(next, held, "the recovered slot handed out {held:#x} again");
+    // ... and every slot's blocks, those of new claims included, lie apart
+    // from A's.
+    let mut slots = vec![first, heap.register().unwrap()];
+    for t in &mut slots {
+        for size in [16u64, 32, 64, 128] {
+            for _ in 0..8 {
+                let b = t.alloc(size).unwrap();
+                assert!(
+                    b + size <= held || held + 16 <= b,
+                    "block {b:#x} ({size} bytes) after the crash overlaps {held:#x}, allocated durably before it"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn chunk_claims_are_durable() {
+    perdure_pm::sync::seeded::check_random(claims_survive_a_crash, 1);
+}

@@ -581,3 +581,107 @@ fn cx_window_as_written() {
         panic!("CX-PTM as written, enq(2) in enq(1)'s window: {why}");
     }
 }
+
+/// CX-PTM's reclamation counters, on one thread's 200 updates with a replay
+/// window of 1: retired nodes are disposed of and, at the scans, freed, and
+/// never more freed than disposed of. (The shuttle runs are too short for a
+/// scan, so their `freed` stays 0.)
+#[test]
+fn cx_counts_disposed_and_freed_nodes() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("cx-counters", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        max_read_tries: 0,
+        replay_window: 1,
+        dirty_lines_per_replica: 32,
+        undo_entries_per_thread: 64,
+    };
+    let p = CxPtm::create(pool, &config).unwrap();
+    for i in 0..200u64 {
+        let was = p
+            .update_tx(move |tx| {
+                let was = tx.root(1);
+                tx.set_root(1, i + 1);
+                was
+            })
+            .unwrap();
+        assert_eq!(was, i);
+    }
+    let s = p.stats();
+    assert!(s.disposed > 0, "200 updates, no node disposed of: {s:?}");
+    assert!(s.freed > 0, "200 updates, no node freed: {s:?}");
+    assert!(
+        s.freed <= s.disposed,
+        "more nodes freed than disposed of: {s:?}"
+    );
+}
+
+/// Redo-PTM's read-only transactions see the region's length, as updates do.
+#[test]
+fn redo_read_tx_knows_the_region_length() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-region-len", 1 << 20, NoFlush).unwrap();
+    let p = RedoPtm::create(
+        pool,
+        &Config {
+            threads: 2,
+            ..Config::small()
+        },
+    )
+    .unwrap();
+    let len = p.region_len();
+    assert!(len > 8, "region of {len} bytes");
+    assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), len);
+    assert_eq!(p.update_tx(|tx| tx.region_len()).unwrap(), len);
+}
+
+/// RedoOpt-PTM logs a word stored many times in one update once (its store
+/// aggregation), Redo-PTM once per store.
+#[test]
+fn redo_opt_logs_a_repeated_store_once() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    use perdure_ptm::{PVar, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for (variant, expected) in [(Variant::Opt, 1), (Variant::Redo, 50)] {
+        let pool = Pool::volatile("redo-opt-merge", 1 << 20, NoFlush).unwrap();
+        let p = RedoPtm::create(
+            pool,
+            &Config {
+                threads: 2,
+                variant,
+                ..Config::small()
+            },
+        )
+        .unwrap();
+        let a = p
+            .update_tx(|tx| {
+                let a = tx.alloc_zeroed(64).unwrap();
+                tx.set_root(0, a);
+                a
+            })
+            .unwrap();
+        let before = p.stats().log_entries;
+        p.update_tx(move |tx| {
+            for i in 0..50u64 {
+                tx.set(PVar::<u64>::at(a), i);
+            }
+        })
+        .unwrap();
+        let entries = p.stats().log_entries - before;
+        assert_eq!(
+            entries, expected,
+            "{variant:?}: log entries of 50 stores to one word"
+        );
+        assert_eq!(p.read_tx(move |tx| tx.get(PVar::<u64>::at(a))).unwrap(), 49);
+    }
+}

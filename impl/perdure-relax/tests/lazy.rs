@@ -110,6 +110,8 @@ fn an_array_recovers_cell_by_cell_and_refuses_pointer_tracking() {
         pool.reincarnate();
         let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
         let a = PArray::open(&sp, 0).unwrap();
+        assert_eq!(a.len(), 100, "{t:?}: the reopened array's length");
+        assert!(!a.is_empty(), "{t:?}: the reopened array is not empty");
         let cell_recovered = |i: usize| sp.dram().seq(a.cell(i).unwrap().offset()) != 0;
         assert!(
             (0..100).all(|i| !cell_recovered(i)),
@@ -131,5 +133,38 @@ fn an_array_recovers_cell_by_cell_and_refuses_pointer_tracking() {
             matches!(e, perdure_relax::RelaxError::Config(_)),
             "{t:?}: {e}"
         );
+    }
+}
+
+/// `Space::required_bytes` is what a space needs from its base: a pool that
+/// ends there holds one, and the pool of a page less does not (root tables
+/// of 4 to 64 slots: past 8, more than the header's line).
+#[test]
+fn a_space_fits_in_its_required_bytes() {
+    use perdure_relax::Config;
+    for roots in [4, 16, 64] {
+        let cfg = Config {
+            threads: 2,
+            roots,
+            heap_bytes: 1 << 20,
+            msb_sequences: false,
+        };
+        let need = Space::<NoFlush>::required_bytes(&cfg);
+        assert!(
+            need > cfg.heap_bytes + 8 * roots,
+            "{roots} roots: {need} bytes"
+        );
+        let probe = Pool::volatile("relax-fit", 1 << 20, NoFlush).unwrap();
+        let at = base(&probe);
+        for (size, fits) in [(at + need, true), (at + need - 4096, false)] {
+            let pool = Pool::volatile("relax-fit", size, NoFlush).unwrap();
+            assert_eq!(base(&pool), at);
+            let r = Space::create(&pool, at, &cfg, OpenOptions::new(Tracking::Bitset));
+            assert_eq!(
+                r.is_ok(),
+                fits,
+                "{roots} roots: a pool of {size} bytes, {need} from the base {at:#x}"
+            );
+        }
     }
 }

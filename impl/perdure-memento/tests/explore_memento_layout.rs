@@ -1,0 +1,422 @@
+//! What the structures and the runtime leave in persistent memory when they
+//! are made, read straight from the simulated pool and its crash point (no
+//! schedule to explore: each check is one thread and a few operations).
+//!
+//! * CombQ's creation: its block holds a line per thread after line 0, no
+//!   later allocation lands in it, and every line of it is durable when
+//!   `create` returns (every Px86 crash image right after keeps the zeroed
+//!   announce lines);
+//! * SOFT's buckets: a key's chain is bucket `splitmix64(key) mod buckets`,
+//!   the fixed mix its persistent layout is read back with; and dropping a
+//!   table frees its DRAM lists;
+//! * the runtime's creation zeroes its header, HELP and slots, and nothing
+//!   past its region; on a pool too small it fails before writing;
+//! * `Handle::alloc` returns a zeroed block, also one freed and reused.
+//!
+//! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
+//! this binary (`tools/mutants_cargo.py`), and the checks were written for
+//! mutants the crash explorer's scenarios did not notice
+//! (`MUTANTS.md`, "cargo-mutants: the missed mutants").
+
+use perdure_memento::ds::combq::{CombQMmt, CombQueue};
+use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
+use perdure_memento::{ClockKind, Config, Memento, NoMmt, Runtime};
+use perdure_pm::heap::SET_CAPACITY;
+use perdure_pm::sync::atomic::Ordering;
+use perdure_pm::{Pool, Sim, SimOptions};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// Counts the bytes allocated and not yet freed by each thread (DRAM), so
+/// that a test can see what a drop gives back.
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counter is a const-initialised thread-local that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = LIVE.try_with(|c| c.set(c.get() + layout.size() as isize));
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as isize));
+        // SAFETY: `ptr` came from `alloc` above with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = LIVE.try_with(|c| c.set(c.get() + new_size as isize - layout.size() as isize));
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn live_bytes() -> isize {
+    LIVE.with(|c| c.get())
+}
+
+const BASE: u64 = 4096;
+const LINE: u64 = 64;
+
+fn pool(name: &str) -> Pool<Sim> {
+    sized_pool(name, 1 << 22)
+}
+
+fn sized_pool(name: &str, size: u64) -> Pool<Sim> {
+    Pool::volatile(name, size, Sim::new(SimOptions::default())).expect("pool")
+}
+
+fn config(threads: usize, heap_bytes: u64) -> Config {
+    Config {
+        threads,
+        heap_bytes,
+        clock: ClockKind::Counter,
+    }
+}
+
+fn word(pool: &Pool<Sim>, off: u64) -> u64 {
+    pool.word(off).expect("word").load(Ordering::Acquire)
+}
+
+/// Fills `[off, end)` of `pool` with a pattern no structure writes.
+fn dirty(pool: &Pool<Sim>, off: u64, end: u64) {
+    for w in (off..end).step_by(8) {
+        pool.word(w)
+            .expect("word")
+            .store(0xA5A5_A5A5_A5A5_A5A5, Ordering::Relaxed);
+    }
+    pool.pwb(off, end - off);
+    pool.pfence();
+}
+
+#[test]
+fn combq_create_lays_out_a_durable_line_per_thread() {
+    for threads in 1..=3usize {
+        let p = sized_pool("combq-create", 1 << 24);
+        let rt =
+            Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(threads, 1 << 23)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let q = CombQueue::create(&mut h).expect("create");
+        let off = q.offset();
+        let end = off + LINE * (1 + threads as u64);
+        // Right after `create`: every write to the block (the zeroed announce
+        // lines, the published state, the thread count) is guaranteed in
+        // every crash image.
+        let cp = p.backend().capture();
+        let choice = perdure_pm::sim::ImageChoice(vec![0; cp.unsettled_lines()]);
+        for line in cp.image_lines(&choice) {
+            if (off..end).contains(&line.offset) {
+                assert_eq!(
+                    line.guaranteed,
+                    line.writes.len(),
+                    "{threads} threads: line {:#x} of the queue block {off:#x}..{end:#x} is not durable after create",
+                    line.offset
+                );
+            }
+        }
+        // The state and the sentinel, and every later block, lie outside the
+        // queue block.
+        let state = word(&p, off);
+        let sentinel = word(&p, state + 8);
+        let mut others = vec![state, sentinel];
+        for size in [8, 16, 24, 32, 48, 64, 96, 128, 192, 256] {
+            for _ in 0..4 {
+                others.push(h.alloc(size).expect("alloc"));
+            }
+        }
+        for o in others {
+            assert!(
+                !(off..end).contains(&o),
+                "{threads} threads: block {o:#x} lies inside the queue block {off:#x}..{end:#x}"
+            );
+        }
+        assert_eq!(word(&p, off + 8), threads as u64, "the thread count");
+    }
+}
+
+/// splitmix64's finaliser (Steele, Lea, Flood 2014), written out here to
+/// pin the table's layout.
+fn splitmix64(key: u64) -> u64 {
+    let mut z = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn soft_buckets_follow_splitmix64() {
+    // splitmix64 from state 0: its first output.
+    assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
+    let p = pool("soft-buckets");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let buckets = 4096u64;
+    let t = SoftTable::create(&mut h, buckets).expect("create");
+    let keys = [0u64, 1, 2, 3, 42, 1000, 0xDEAD_BEEF, u64::MAX - 1];
+    for (i, &k) in keys.iter().enumerate() {
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, i as u64)).expect("insert"));
+        assert_eq!(done.result, 1, "insert {k}");
+    }
+    // The bucket heads follow the table's first line.
+    let heads = t.offset() + LINE;
+    let mut expected: Vec<u64> = keys
+        .iter()
+        .map(|&k| splitmix64(k) & (buckets - 1))
+        .collect();
+    expected.sort_unstable();
+    expected.dedup();
+    let used: Vec<u64> = (0..buckets)
+        .filter(|b| word(&p, heads + 8 * b) != 0)
+        .collect();
+    assert_eq!(used, expected, "the buckets whose chains hold the keys");
+}
+
+/// One table's life: created, `n` keys inserted, half deleted, dropped.
+fn soft_table_life(n: u64) {
+    let p = pool("soft-drop");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let t = SoftTable::create(&mut h, 4).expect("create");
+    for k in 0..n {
+        h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, k)).expect("insert"));
+    }
+    for k in (0..n).step_by(2) {
+        h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+    }
+    assert_eq!(t.contents(&p).expect("contents").len() as u64, n / 2);
+    drop(t);
+}
+
+#[test]
+fn soft_table_drop_frees_its_dram_lists() {
+    // A first life warms up whatever the crates allocate once; the second
+    // must give back everything it allocated (the pool, the runtime, and the
+    // table's DRAM nodes: 200 of them, each more than 40 bytes).
+    soft_table_life(8);
+    let before = live_bytes();
+    soft_table_life(200);
+    let leaked = live_bytes() - before;
+    assert!(
+        leaked < 1024,
+        "{leaked} bytes of DRAM not freed after a table's life"
+    );
+}
+
+#[test]
+fn runtime_create_zeroes_its_slots_and_nothing_past_its_region() {
+    let p = pool("runtime-create");
+    let base = 1 << 20;
+    let heap_bytes = 1 << 19;
+    dirty(&p, p.data_offset(), p.size());
+    let rt = Runtime::<Sim, NoMmt>::create(&p, base, &config(2, heap_bytes)).expect("runtime");
+    let heap_base = word(&p, base + 32);
+    assert!(
+        heap_base > base + LINE && heap_base % 4096 == 0,
+        "heap base {heap_base:#x}"
+    );
+    for w in (base + LINE..heap_base).step_by(8) {
+        assert_eq!(word(&p, w), 0, "word {w:#x} of the header, HELP or slots");
+    }
+    for w in (heap_base + heap_bytes..p.size()).step_by(8) {
+        assert_eq!(
+            word(&p, w),
+            0xA5A5_A5A5_A5A5_A5A5,
+            "word {w:#x} past the runtime"
+        );
+    }
+    for w in (p.data_offset()..base).step_by(8) {
+        assert_eq!(
+            word(&p, w),
+            0xA5A5_A5A5_A5A5_A5A5,
+            "word {w:#x} before the runtime"
+        );
+    }
+    drop(rt);
+}
+
+#[test]
+fn runtime_create_on_too_small_a_pool_writes_nothing() {
+    let p = pool("runtime-too-small");
+    let base = 1 << 20;
+    dirty(&p, p.data_offset(), p.size());
+    // Room for the heap, not for the page of slots before it.
+    let heap_bytes = p.size() - base - 2048;
+    let r = Runtime::<Sim, NoMmt>::create(&p, base, &config(2, heap_bytes));
+    assert!(r.is_err(), "a runtime larger than its pool was created");
+    for w in (p.data_offset()..p.size()).step_by(8) {
+        assert_eq!(
+            word(&p, w),
+            0xA5A5_A5A5_A5A5_A5A5,
+            "word {w:#x} written by a refused create"
+        );
+    }
+}
+
+fn alloc_zeroed<M: Memento>() {
+    let p = sized_pool("alloc-zeroed", 1 << 24);
+    let rt = Runtime::<Sim, M>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    for size in [16u64, 64, 256, 1024] {
+        let a = h.alloc(size).expect("alloc");
+        for w in (a..a + size).step_by(8) {
+            assert_eq!(word(&p, w), 0, "fresh block {a:#x} of {size} bytes");
+        }
+        // Dirty the memory the next blocks of this size are carved from,
+        // and a freed block: what `alloc` hands out next is zeroed anyway.
+        dirty(&p, a, a + 4 * size);
+        h.free_unpublished(a).expect("free");
+        let next: Vec<u64> = (0..3).map(|_| h.alloc(size).expect("alloc")).collect();
+        assert!(
+            next.iter().any(|&b| (a..a + 4 * size).contains(&b)),
+            "no block of {size} bytes after {a:#x} came from the dirtied memory: {next:x?}"
+        );
+        for b in next {
+            for w in (b..b + size).step_by(8) {
+                assert_eq!(word(&p, w), 0, "block {b:#x} of {size} bytes, word {w:#x}");
+            }
+        }
+    }
+}
+
+#[test]
+fn handle_alloc_zeroes_its_block() {
+    alloc_zeroed::<NoMmt>();
+}
+
+#[test]
+fn handle_free_unpublished_blocks_come_back_zeroed() {
+    let p = sized_pool("free-unpublished", 1 << 24);
+    let rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let n = 4 * SET_CAPACITY;
+    let freed: Vec<u64> = (0..n).map(|_| h.alloc(64).expect("alloc")).collect();
+    for &a in &freed {
+        dirty(&p, a, a + 64);
+        h.free_unpublished(a).expect("free");
+    }
+    // Completed sets of freed blocks are the slot's to allocate from again
+    // (it keeps at least one before donating to the global stack).
+    let again: Vec<u64> = (0..n).map(|_| h.alloc(64).expect("alloc")).collect();
+    let reused = again.iter().filter(|b| freed.contains(b)).count();
+    assert!(
+        reused > 0,
+        "none of {n} freed blocks came back in {n} allocations"
+    );
+    for b in again {
+        for w in (b..b + 64).step_by(8) {
+            assert_eq!(word(&p, w), 0, "block {b:#x}, word {w:#x}");
+        }
+    }
+}
+
+/// `Handle::retire` hands a popped node back to the heap once no critical
+/// section can hold it: 20,000 push/pop pairs on a Treiber stack (a 64-byte
+/// node each, 1.25 MiB in all) stay within the first chunks of the heap.
+#[test]
+fn treiber_pops_give_their_nodes_back() {
+    use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
+    let p = sized_pool("treiber-retire", 1 << 24);
+    let rt = Runtime::<Sim, StackMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let s = TreiberStack::create(&mut h).expect("create");
+    let first = rt.heap().stats().chunks_used;
+    for v in 0..20_000u64 {
+        h.run_root(|h, m, _| s.run(h, m, Some(v)).expect("push"));
+        h.run_root(|h, m, _| s.run(h, m, None).expect("pop"));
+    }
+    let used = rt.heap().stats().chunks_used;
+    assert!(
+        used <= first + 2,
+        "20,000 popped nodes: {} chunks carved after the first {first}",
+        used - first
+    );
+}
+
+/// A delete that returned has made its unlink durable (SOFT's Harris
+/// unlink, written back before the critical section ends, DEFERFLUSH of
+/// §6.1): in the crash image right after it that keeps only what was
+/// guaranteed persisted, the deleted node is off its chain, so the node can
+/// be freed and reused without a durable chain reaching it.
+#[test]
+fn soft_delete_unlink_is_durable_when_it_returns() {
+    use perdure_pm::sim::{ImageChoice, VolatileFill};
+    let p = pool("soft-unlink");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let buckets = 4096u64;
+    let t = SoftTable::create(&mut h, buckets).expect("create");
+    for k in [7u64, 8, 9] {
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, k)).expect("insert"));
+        assert_eq!(done.result, 1, "insert {k}");
+        let node = word(&p, t.offset() + LINE + 8 * (splitmix64(k) & (buckets - 1)));
+        assert!(t.on_chain(&p, k, node).expect("chain"), "key {k}'s node");
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+        assert_eq!(done.result, 1, "delete {k}");
+        let cp = p.backend().capture();
+        let words = cp.materialize(
+            &ImageChoice(vec![0; cp.unsettled_lines()]),
+            VolatileFill::Zeroed,
+        );
+        let image = Pool::volatile_from_words(&words, Sim::default()).expect("image");
+        assert!(
+            !t.on_chain(&image, k, node).expect("chain"),
+            "key {k}: the deleted node {node:#x} is still on its chain in a crash image after the delete returned"
+        );
+    }
+}
+
+/// A thread's successive successful detectable CASes alternate their
+/// parity (Algorithm 1 L8: the parity of OWN, toggled), also when the first
+/// of them was cut off by a thread crash and finished by recovery: HELP's
+/// invariant (§3.4), on which recovery's case ⑧ rests, is per parity. And
+/// each leaves the location un-annotated when it returns. The
+/// crash falls after each persistence event of the first CAS in turn, the
+/// one between its memento's write-back (L35) and OWN's update (L36)
+/// among them; recovery must then bring OWN up to the memento.
+#[test]
+fn cas_parities_alternate_across_a_thread_crash() {
+    use perdure_memento::word::CasWord;
+    use perdure_memento::{quiet_thread_crashes, CasMmt, DetectableCasAtomic};
+    quiet_thread_crashes();
+    for n in 0..12u64 {
+        let p = pool("cas-parity");
+        let rt = Runtime::<Sim, CasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let loc = DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
+        loc.init(&p, 0);
+        p.pfence();
+        let mut parities = Vec::new();
+        for v in 0..3u64 {
+            if v == 0 {
+                h.crash_after(Some(n));
+            }
+            let mut parity = None;
+            let done = h.run_root(|h, m, _| {
+                let ok = loc.cas(v, v + 1, h, m).is_ok();
+                parity = Some(m.peek(h.pool()).parity);
+                u64::from(ok)
+            });
+            assert_eq!(done.result, 1, "crash after event {n}: cas({v}, {})", v + 1);
+            parities.push(parity.expect("ran"));
+            // Alone on the location, a CAS that returned has also taken its
+            // annotation off (L37–L38, redone by recovery's case ⑥).
+            assert_eq!(
+                loc.peek(&p),
+                CasWord::stable(v + 1),
+                "crash after event {n}: the location after cas({v}, {})",
+                v + 1
+            );
+        }
+        assert!(
+            parities.windows(2).all(|w| w[0] != w[1]),
+            "crash after event {n} of the first CAS: parities {parities:?}"
+        );
+    }
+}
