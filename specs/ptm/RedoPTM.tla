@@ -204,8 +204,8 @@ AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
 \* The transaction returns v.  os > 0: a read that ran on the replica of
 \* seq os - 1 (its result must be that state's); else its result must be the
 \* one its commit computed (and it must have been committed).
-\* Returned is the ghosts' part (traces/ptm/PtmTrace.tla's Return takes it
-\* too).
+\* Returned is the ghosts' part (U32P, UR, U46C, A17, A22 take it through
+\* Return).
 Returned(t, i, v, os) ==
     LET want == IF os > 0 THEN sig[os - 1][WorkOf(t, i).a] ELSE exp[t][i]
         ok == v = want /\ (os > 0 \/ ncom[t][i] = 1)
@@ -464,9 +464,8 @@ FoldRes(x, ops) == IF ops = << >> THEN << >>
 \* <<thread, transaction>>, in the order the simulation ran them), applied
 \* to the state of seq s0 (cv.seq - 1 here), are committed with cv.seq: the
 \* state after them, each one's count (a request
-\* gops holds twice counts twice; the simulation visits each thread once,
-\* the trace-validation spec replays the code's own list), its seq, its
-\* result.  U30 and traces/ptm/PtmTrace.tla's CasCC both take this step.
+\* gops holds twice counts twice; the simulation visits each thread once),
+\* its seq, its result.  U30, U30With and U30P take this step.
 Commit(m, cv, s0, gops) ==
     LET ops == Range(gops)
         rs == FoldRes(sig[s0], gops)
