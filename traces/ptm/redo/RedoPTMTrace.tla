@@ -39,7 +39,7 @@
 (*   CasCC(t, cc)       U30P succeeding, installing cc (seq, replica)      *)
 (*   PwbC(t)            UP1 after a CAS, or ED1 (ensure_durable's pwb)     *)
 (*   Fence(t) psync     UP2 after a CAS, or ED2                            *)
-(*   Unlock(t, c)       UA or U40C releasing c (L41)                       *)
+(*   Unlock(t, c)       UA or U40C releasing c (L41); Opt: UAO or U40CO    *)
 (*   Return(t, i, res)  the returning step: U32P (committed), UR (found   *)
 (*                      applied), U46C (collected), A17 / A22 (reads); the *)
 (*                      history entry it appends holds res                 *)
