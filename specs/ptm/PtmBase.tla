@@ -34,7 +34,7 @@ CONSTANTS
     W,          \* words of the object
     Workload,   \* see WorkOf
     TraceWork   \* Workload "trace": [thread -> [i -> Tx]], a recorded run's transactions
-                \* (traces/ptm/PtmTrace.tla); unused by the other workloads (set it to 0)
+                \* (traces/ptm/PtmTraceWork.tla); unused by the other workloads (set it to 0)
 
 Words == 1 .. W
 

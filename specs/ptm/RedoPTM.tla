@@ -204,8 +204,8 @@ AfterPsync(r) == [r EXCEPT !.nf = @ + 1, !.pend = FALSE]
 \* The transaction returns v.  os > 0: a read that ran on the replica of
 \* seq os - 1 (its result must be that state's); else its result must be the
 \* one its commit computed (and it must have been committed).
-\* Returned is the ghosts' part (traces/ptm/PtmTrace.tla's Return takes it
-\* too).
+\* Returned is the ghosts' part (U32P, UR, U46C, A17, A22 take it through
+\* Return).
 Returned(t, i, v, os) ==
     LET want == IF os > 0 THEN sig[os - 1][WorkOf(t, i).a] ELSE exp[t][i]
         ok == v = want /\ (os > 0 \/ ncom[t][i] = 1)
@@ -464,9 +464,8 @@ FoldRes(x, ops) == IF ops = << >> THEN << >>
 \* <<thread, transaction>>, in the order the simulation ran them), applied
 \* to the state of seq s0 (cv.seq - 1 here), are committed with cv.seq: the
 \* state after them, each one's count (a request
-\* gops holds twice counts twice; the simulation visits each thread once,
-\* the trace-validation spec replays the code's own list), its seq, its
-\* result.  U30 and traces/ptm/PtmTrace.tla's CasCC both take this step.
+\* gops holds twice counts twice; the simulation visits each thread once),
+\* its seq, its result.  U30, U30With and U30P take this step.
 Commit(m, cv, s0, gops) ==
     LET ops == Range(gops)
         rs == FoldRes(sig[s0], gops)
@@ -955,8 +954,8 @@ SpecFine == Init /\ [][NextFine]_vars
 (* RedoPTM_Perdure.cfg and RedoPTM_PerdureHistory.cfg check it with the    *)
 (* invariants (the second with reads and the history).  Not modelled      *)
 (* here: a published read's own loop (Algorithm 2's published read is the *)
-(* seed's, A2-A22), RedoTimed's restricted choice and backoff, RedoOpt's  *)
-(* aggregation (traces/README.md, "Open").                                 *)
+(* seed's, A2-A22), RedoTimed's restricted choice and backoff.  RedoOpt's  *)
+(* steps are SpecPerdureOpt's (below).                                     *)
 
 \* The registers after curComb moved under an attempt, as the code's
 \* `continue`; the replica, if held, is kept.
@@ -1272,12 +1271,183 @@ StepPerdure(t) ==
 SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 
 -----------------------------------------------------------------------------
+(* RedoOpt-PTM (seed §5, "Additional optimizations", seed file lines      *)
+(* 445-453: "Store aggregation", "Flush aggregation", "Copy using          *)
+(* ntstore", "Postpone issuing pwbs"; perdure's impl/perdure-ptm/src/redo  *)
+(* with Variant::Opt: tx.rs's Writer, state.rs's DirtyLines, variant.rs's  *)
+(* copy_words and flush_dirty), at the grain of the code's events.         *)
+(* SpecPerdureOpt is SpecPerdure with these:                               *)
+(*   * store aggregation ("writing a single time the final value"): the    *)
+(*     log of a simulation keeps one entry per word; a later store to a    *)
+(*     logged word rewrites that entry's new value, its old value staying  *)
+(*     the one before the first store (U21CO, MergeLog).  The replica is   *)
+(*     still stored at every store of a request (WS); a replay (R1) stores *)
+(*     each logged word once, an undo (U38) restores each word once;       *)
+(*   * flush aggregation and the full-flush switch ("Postpone issuing      *)
+(*     pwbs": "If the cache line list grows larger than 1/10 the size of   *)
+(*     the object, then the Combined instance is marked to do a complete   *)
+(*     flush"): L26 writes back each dirty line once (the deferred pwbs    *)
+(*     are a set already), and, once more than OptFullAfter distinct lines *)
+(*     are dirty, every used line of the replica instead (U26PO: every     *)
+(*     object word's line, the spec's replica being its W words);          *)
+(*   * the copy with ntstores ("Copy using ntstore": "during the copy of   *)
+(*     an object in Algorithm 3"): M1CO stores each word with a            *)
+(*     non-temporal store, one per step (NS), and M3CO adds no line to the *)
+(*     deferred pwbs.  Px86 (../../shared/design/PX86.md): an ntstore      *)
+(*     becomes visible and persisted together at some point before the     *)
+(*     thread's next fence or locked RMW completes.  NS models it as the   *)
+(*     store and a pwb of its line by the copier, pending until the        *)
+(*     copier's next fence (PtmBase's Fence): before it a crash image may  *)
+(*     hold the line's earlier value or the new one, after it the new one. *)
+(*     (Visible at once: no other thread reads the replica before the      *)
+(*     copier's pfence or its release.)  The copier's fences are           *)
+(*     SpecPerdure's: the pfence before its CAS (U29), the psyncs of UP2   *)
+(*     and ensure_durable (ED2), and, as Px86 has it for ntstores, the     *)
+(*     locked RMW that releases the replica (exclusive_unlock's swap: UAO, *)
+(*     U40CO), after which another thread may lock it and designate it     *)
+(*     without a fence of the copier's.  Without that last one the spec    *)
+(*     breaks DurableImageConsistent (SpecPerdureOptNtUnfenced,            *)
+(*     mutants/RedoOptNtUnfencedRelease.cfg): where a locked RMW completes *)
+(*     no write-back (Sim's default for pwbs), the copy would not be       *)
+(*     ordered before another holder's CAS.                                *)
+(* RedoPTM_PerdureOpt.cfg checks it with the invariants.                   *)
+
+\* Distinct dirty lines beyond which the whole replica is written back (the
+\* traced configuration's dirty_lines_per_replica, 1: the switch at the
+\* second distinct line).
+OptFullAfter == 1
+
+\* Store aggregation: the log entries es merged into log lg (one entry per
+\* word, in the order of each word's first store).
+RECURSIVE MergeLog(_, _)
+MergeLog(lg, es) ==
+    IF es = << >> THEN lg
+    ELSE LET e == Head(es)
+             at == {p \in DOMAIN lg : lg[p].a = e.a}
+         IN MergeLog(IF at = {} THEN Append(lg, e)
+                     ELSE [lg EXCEPT ![CHOOSE p \in at : TRUE].new = e.new], Tail(es))
+
+\* U21C with the request's log entries merged into the State's log.
+U21CO(t) ==
+    /\ th[t].pc = "U21"
+    /\ LET u == th[t].k
+           j == lidx[t]
+       IN IF u > N THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U26"]) /\ UNCHANGED sts
+          ELSE LET a == IF RequestSeq THEN req[u].n ELSE ann[u] IN
+          IF ~Open(sts[t][j], u, a) \/ req[u].i = 0
+          THEN SetTh(t, [th[t] EXCEPT !.k = u + 1]) /\ UNCHANGED sts
+          ELSE IF CurComb # th[t].curC
+          THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.pc = "U38"]) /\ UNCHANGED sts
+          ELSE LET o == WorkOf(u, req[u].i)
+                   x == Content(mem, th[t].c)
+                   ws == StoresOf(o, x)
+               IN /\ sts' = [sts EXCEPT ![t][j].log = MergeLog(@, LogOf(x, ws))]
+                  /\ SetTh(t, Stores([th[t] EXCEPT !.res = ResultOf(o, x), !.rq = [n |-> a, i |-> req[u].i],
+                                                   !.dp = @ \cup {ws[q][1] : q \in DOMAIN ws}],
+                                     ws, "U23"))
+    /\ UNCHANGED <<mem, head, lk, ring, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The lines L26 writes back: the dirty ones, or, past the switch, every
+\* used line.  FlushShort: the mutant perdure's redo-opt-full-flush-short is
+\* (the complete flush drops the tracked lines and writes back only the
+\* first part of the replica: here its first word's line).
+FlushSet(dp, short) ==
+    IF Cardinality(dp) > OptFullAfter THEN (IF short THEN {1} ELSE Words) ELSE dp
+
+\* U26P with RedoOpt's flush.
+U26POWith(t, short) ==
+    /\ th[t].pc = "U26"
+    /\ LET c == th[t].c IN
+       IF CurComb # th[t].curC
+       THEN SetTh(t, [th[t] EXCEPT !.pc = "U38"]) /\ UNCHANGED <<head, sts, lk>>
+       ELSE /\ head' = [head EXCEPT ![c] = th[t].tkt]
+            /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
+            /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], FlushSet(th[t].dp, short), "U29"))
+    /\ UNCHANGED <<mem, ring, lidx, ann, req, crashes, hist, Ghosts>>
+U26PO(t) == U26POWith(t, FALSE)
+
+\* Go on with the non-temporal stores ws into _c, then at pc nxt.
+NtStores(r, ws, nxt) == IF ws = << >> THEN [r EXCEPT !.pc = nxt]
+                        ELSE [r EXCEPT !.pw = ws, !.wnx = nxt, !.pc = "NS"]
+
+\* copy_designated with copy_words' non-temporal stores (as M1C otherwise).
+M1CO(t) ==
+    /\ th[t].pc = "M1"
+    /\ LET s == th[t].curC.idx IN
+       IF lk[s].ex = 0 /\ CurComb = th[t].curC /\ head[s] = th[t].tail
+       THEN /\ lk' = [lk EXCEPT ![s].sh = @ \cup {t}]
+            /\ SetTh(t, NtStores(th[t], [w \in Words |-> <<w, Content(mem, s)[w]>>], "M3"))
+       ELSE /\ SetTh(t, NextIter(th[t])) /\ UNCHANGED lk
+    /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* One non-temporal store of the copy: the next word of _c, visible, and
+\* persisted by t's next fence (a store and a pwb of its line by t).
+NS(t) ==
+    /\ th[t].pc = "NS"
+    /\ LET wv == Head(th[t].pw) IN
+       mem' = PwbR(StoreR(mem, th[t].c, wv[1], wv[2]), t, th[t].c, {wv[1]})
+    /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
+                               THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
+                               ELSE [@ EXCEPT !.pw = Tail(@)]]
+    /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* The copy done: as M3C, but the copied lines are not deferred pwbs (the
+\* non-temporal stores need none).
+M3CO(t) ==
+    /\ th[t].pc = "M3"
+    /\ lk' = [lk EXCEPT ![th[t].curC.idx].sh = @ \ {t}]
+    /\ head' = [head EXCEPT ![th[t].c] = th[t].tail]
+    /\ SetTh(t, [th[t] EXCEPT !.pc = "U20"])
+    /\ UNCHANGED <<mem, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* UA and U40C with the release of _c a locked RMW (exclusive_unlock's swap):
+\* Px86 completes t's pending non-temporal stores there.  t's other pending
+\* pwbs at a release, if any, are of lines its own earlier fences could have
+\* completed as well: after U29 and ED2 none are left; the only ones left
+\* are a copy's.  (fenced = FALSE: the mutant, no completion.)
+RelMem(t, fenced) == IF fenced /\ th[t].c # -1 THEN mem' = Fence(mem, t) ELSE UNCHANGED mem
+
+UAOWith(t, fenced) ==
+    /\ th[t].pc = "UA"
+    /\ Release(t)
+    /\ RelMem(t, fenced)
+    /\ SetTh(t, [th[t] EXCEPT !.c = -1, !.dp = {}, !.pc = "UR"])
+    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+U40COWith(t, fenced) ==
+    /\ th[t].pc = "U40"
+    /\ Release(t)
+    /\ RelMem(t, fenced)
+    /\ SetTh(t, [th[t] EXCEPT !.c = -1, !.dp = {}, !.gops = << >>, !.pc = "U43"])
+    /\ UNCHANGED <<head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* RedoOpt's steps; the mutant switches: short (the complete flush writes
+\* back the first line only) and unfenced (the release completes no
+\* non-temporal store).
+StepPerdureOptWith(t, short, fenced) ==
+    \/ InvokeP(t) \/ U7(t)
+    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U18G(t) \/ U19C(t) \/ R1Fine(t)
+    \/ M1CO(t) \/ NS(t) \/ M3CO(t)
+    \/ U20C(t) \/ U21CO(t) \/ U23C(t) \/ U26POWith(t, short) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
+    \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ UAOWith(t, fenced) \/ UR(t)
+    \/ U40COWith(t, fenced) \/ U43C(t) \/ U46C(t) \/ ED1(t) \/ ED2(t)
+    \/ A2(t) \/ A9(t) \/ A12C(t) \/ A17(t) \/ A19(t) \/ A22(t)
+StepPerdureOpt(t) == StepPerdureOptWith(t, FALSE, TRUE)
+
+SpecPerdureOpt == Init /\ [][(\E t \in Threads : StepPerdureOpt(t)) \/ Crash]_vars
+SpecPerdureOptFullFlushShort ==
+    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, TRUE, TRUE)) \/ Crash]_vars
+SpecPerdureOptNtUnfenced ==
+    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, FALSE, FALSE)) \/ Crash]_vars
+
+-----------------------------------------------------------------------------
 (* Properties.                                                             *)
 
 Pcs == {"Idle", "U8", "U13", "U17", "U18", "R1", "M1", "M2", "M3",
         "U20", "U26", "U29", "WS", "PW", "UP1", "UP2", "U31P", "U32P", "U7", "U30", "U30F", "U31", "U32", "U34", "U36", "U38", "U40", "U46",
         "A2", "A9", "A12", "A15", "A17", "A19", "A22",
-        "U9", "U19", "U21", "U23", "UA", "UR", "U43", "ED1", "ED2"}
+        "U9", "U19", "U21", "U23", "UA", "UR", "U43", "ED1", "ED2", "NS"}
 Tickets == [seq : 0 .. MaxSeq, tid : 0 .. N, idx : Slots \cup {1}]
 
 TypeOK ==

@@ -1,8 +1,9 @@
 ---------------------------- MODULE PtmTraceWork ----------------------------
 (***************************************************************************)
 (* A PTM trace's transactions as PtmBase's Workload "trace" (TraceWork),   *)
-(* shared by the PTM trace specs (PtmTrace.tla, redo/RedoPTMTrace.tla,    *)
-(* cx/CXPTMTrace.tla), and what each requires of a trace it accepts.      *)
+(* shared by the PTM trace specs (redo/RedoPTMTrace.tla, which            *)
+(* redo-timed/ and redo-opt/ extend, and cx/CXPTMTrace.tla), and what     *)
+(* each requires of a trace it accepts.                                    *)
 (* A trace batches runs (a Begin step starts each) and numbers each       *)
 (* thread's transactions 0, 1, ... per run; the specs number them 1 ..     *)
 (* NOps per thread.  Transaction i of thread t in run r is the specs'     *)

@@ -26,7 +26,8 @@ a seeded mix of inc, both, incif and get on two words
 (specs/ptm/PtmBase.tla's object). --crash takes a full crash at a seeded
 persistence event of every run, keeps an allowed crash image, reopens the
 PTM on it (null recovery) and goes on. Prints the trace (ndjson,
-traces/SCHEMA.md) as steps of traces/ptm/PtmTrace.tla. redo-timed runs with
+traces/SCHEMA.md) for traces/ptm/ (redo/, redo-timed/, redo-opt/, cx/,
+cx-puc/: each replayed through its spec's actions). redo-timed runs with
 a window that never closes on even seeds and one closed at once on odd
 seeds; redo-opt switches to a full flush at the second dirty line of a
 replica.

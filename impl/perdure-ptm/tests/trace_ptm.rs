@@ -1,7 +1,7 @@
 //! The trace producer of the five PTMs (`perdure_harness::ptm::trace`,
 //! feature `trace`): what its traces hold, independently of TLC (which
-//! checks them against `traces/ptm/PtmTrace.tla`, `trace:ptm/...` in
-//! `make verify`).
+//! replays them through the specs' actions, `traces/ptm/*/`, `trace:ptm/...`
+//! in `make verify`).
 //!
 //! Checked here, for every construction, with and without a crash: a seed is
 //! one reproducible trace; every run opens with `Begin`; every transaction
