@@ -137,8 +137,10 @@ def check(rows: list[dict], entries: dict[str, Entry], complete: bool,
 # however many states its workers reached; the tutorial log's traces come from real threads.
 NONDETERMINISTIC = ("tlc-mutant:", "trace:tutorial/")
 
-# The measures a manifest prefers for a row, most telling first; else the largest number.
-MEASURES = [" images checked", " distinct states", " interleavings", " PCT schedules",
+# The measures a manifest prefers for a row, most telling first; else the largest number. A kill
+# test's count of kills comes first: what it acknowledged between kills depends on the machine's
+# speed and load, not on what the test explores.
+MEASURES = [" SIGKILLs", " images checked", " distinct states", " interleavings", " PCT schedules",
             " random schedules", " histories", " crash-heavy histories", " executions",
             " schedules", "-step implementation trace", " expectations", " tests passed",
             " Lemma/Theorem/Corollary proved", " second-crash recoveries", " lazy recoveries"]
