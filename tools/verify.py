@@ -15,11 +15,15 @@ Environment:
     VERIFY_TIMEOUT     per-check time limit in seconds (default 2400 = 40 min); a check that
                        runs out of time is reported as fail.
     VERIFY_VERBOSE=1   also echo every check's output live (it always goes to its log file).
-    VERIFY_LANES       how many checks of the kinds tlc, trace and genmc run at once (default 2
-                       on a machine with 2 or more cores, else 1); with more than one lane each
-                       TLC runs one worker (TLC_WORKERS=1, unless set), so the lanes share the
-                       cores instead of each TLC's workers waiting on the other's. A row's seconds
-                       are then its wall-clock time beside another check.
+    VERIFY_LANES       how many checks of the kinds tlc, trace, genmc, loom and explore (shuttle:*)
+                       run at once (default 2 on a machine with 2 or more cores, else 1), the
+                       longest first by the last run's times (.cache/verify-check-seconds.json);
+                       with more than one lane each TLC runs one worker (TLC_WORKERS=1, unless
+                       set), so the lanes share the cores instead of each TLC's workers waiting
+                       on the other's. A row's seconds are then its wall-clock time beside
+                       another check.
+    VERIFY_TEST_LANES  how many test binaries of one cargo test check (cargo:test, loom:*,
+                       shuttle:*) run at once (default VERIFY_LANES); 1 runs plain `cargo test`.
 
 What is checked, each only when its inputs exist (a missing input means the check is absent,
 not failed; a tool that is genuinely unavailable makes it "skip", with the reason, never "pass"):
@@ -28,6 +32,7 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     cargo:clippy   impl/Cargo.toml       cargo clippy --workspace --all-targets --release -- -D warnings
     cargo:doc      impl/Cargo.toml       RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     cargo:test     impl/Cargo.toml       cargo test --workspace --release --no-fail-fast -- --nocapture
+                   (built with --no-run, its test binaries then run VERIFY_TEST_LANES at a time)
     loom:<crate>   impl/**/tests/loom_*.rs     the same, one crate at a time, with
                    RUSTFLAGS="--cfg perdure_loom", --target-dir target/loom, one --test per file,
                    LOOM_MAX_PREEMPTIONS=3 under DEPTH=ci (deep: whatever the environment says,
@@ -107,9 +112,11 @@ LOGS = OUT / "logs"
 DEPTH = os.environ.get("DEPTH", "ci") or "ci"
 TIMEOUT = float(os.environ.get("VERIFY_TIMEOUT", "2400"))
 VERBOSE = os.environ.get("VERIFY_VERBOSE", "") not in ("", "0")
-# Checks of these kinds are independent processes (TLC, a trace replay, GenMC) that share no
-# files: they run VERIFY_LANES at a time; everything else (cargo, Coq) one at a time.
-LANE_KINDS = {"tlc", "trace", "genmc"}
+# Checks of these kinds are independent processes (TLC, a trace replay, GenMC, the loom and
+# shuttle test runs, whose builds cargo's lock on their target directory serializes) that share
+# no files: they run VERIFY_LANES at a time; everything else (cargo, Coq) one at a time.
+LANE_KINDS = {"tlc", "trace", "genmc", "loom", "explore"}
+CHECK_TIMES = ROOT / ".cache" / "verify-check-seconds.json"   # last run's seconds per check
 TAIL_LINES = 30
 
 
@@ -372,8 +379,136 @@ def run_cargo_simple(c: Check) -> list[Row]:
 
 
 def run_cargo_test(c: Check) -> list[Row]:
-    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env={**cargo_env(), **c.args.get("env", {})})
+    env = {**cargo_env(), **c.args.get("env", {})}
+    if test_lanes() > 1:
+        return cargo_test_rows(c, run_test_binaries(c, env))
+    r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env=env)
     return cargo_test_rows(c, r)
+
+
+def test_lanes() -> int:
+    """How many test binaries a cargo test check runs at once (VERIFY_TEST_LANES, default the
+    number of lanes). cargo runs its test binaries one after another, and most of perdure's
+    heavy binaries hold one or two long tests (an explorer scenario, a shuttle run), so with
+    cargo alone one of two cores sat idle for most of cargo:test."""
+    v = os.environ.get("VERIFY_TEST_LANES") or os.environ.get("VERIFY_LANES") or ""
+    try:
+        return max(1, int(v)) if v else (2 if (os.cpu_count() or 1) >= 2 else 1)
+    except ValueError:
+        return 1
+
+
+TEST_TIMES = ROOT / ".cache" / "verify-test-seconds.json"   # last run's seconds per test binary
+# Before any run has been timed (a fresh clone), these binaries start first: the longest ones.
+HEAVY_FIRST = ("explore_", "shuttle_", "loom_", "heap_kill", "process_kill", "mutants_", "litmus_sim")
+
+
+def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
+    """`cargo test ARGS` as cargo would run it, except that the test binaries run
+    test_lanes() at a time, the longest first (by the last run's times in .cache/). Builds with
+    `--no-run --message-format=json-render-diagnostics`, runs each test executable from its
+    package's directory with the arguments after `--` (as cargo does), runs the doc tests (if
+    the command would) as one more job, and writes one log in cargo's order with cargo's
+    "Running" headers and "error: test failed" lines, so cargo_test_rows reads it unchanged."""
+    cmd = c.args["cmd"]
+    split = cmd.index("--") if "--" in cmd else len(cmd)
+    cargo_args, test_args = cmd[:split], cmd[split + 1:]
+    log = log_path(c.name)
+    parts = log.with_suffix(".d")
+    shutil.rmtree(parts, ignore_errors=True)
+    parts.mkdir(parents=True, exist_ok=True)
+    build = run(cargo_args + ["--no-run", "--message-format=json-render-diagnostics"],
+                parts / "build.log", cwd=IMPL, env=env)
+    text_lines, jobs = [], []
+    for line in build.output.splitlines():
+        if not line.startswith('{"reason"'):
+            text_lines.append(line)
+            continue
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg.get("profile", {}).get("test"):
+            continue
+        tgt = msg["target"]
+        pkg = msg["package_id"]
+        pkg_name = pkg_name_of(pkg, msg.get("manifest_path"))
+        kind = tgt["kind"][0]
+        src = rel(Path(tgt["src_path"])).removeprefix("impl/")
+        label = f"unittests {src}" if kind in ("lib", "bin") else src
+        rerun = f"-p {pkg_name} --{'lib' if kind == 'lib' else kind}" + ("" if kind == "lib" else f" {tgt['name']}")
+        jobs.append({"key": f"{pkg_name}:{kind}:{tgt['name']}", "label": label, "rerun": rerun,
+                     "cmd": [msg["executable"]] + test_args, "cwd": Path(msg["manifest_path"]).parent,
+                     "exe": msg["executable"]})
+    build_text = "\n".join(text_lines) + "\n"
+    if build.timed_out or build.rc != 0:
+        log.write_text(build_text)
+        return Run(build.rc, build.timed_out, build.seconds, build_text, log)
+    # `cargo test` with no --test/--lib/--bin selection also runs the doc tests.
+    if not any(a in ("--test", "--lib", "--bin", "--tests", "--bins", "--doc") for a in cargo_args):
+        jobs.append({"key": "doc-tests", "label": None, "rerun": "--doc",
+                     "cmd": cargo_args + ["--doc", "--"] + test_args, "cwd": IMPL, "exe": None})
+    times = {}
+    try:
+        times = json.loads(TEST_TIMES.read_text())
+    except (OSError, ValueError):
+        pass
+
+    def weight(j):
+        name = j["key"].rsplit(":", 1)[-1]
+        return (-(times.get(j["key"]) or 0.0), not name.startswith(HEAVY_FIRST))
+
+    order = sorted(range(len(jobs)), key=lambda i: weight(jobs[i]))
+    results: dict[int, Run] = {}
+
+    def go(i: int) -> None:
+        j = jobs[i]
+        job_env = dict(env)
+        if j["exe"]:
+            job_env["CARGO_MANIFEST_DIR"] = str(j["cwd"])
+        results[i] = run(j["cmd"], parts / f"{i:03d}.log", cwd=j["cwd"], env=job_env)
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=test_lanes()) as pool:
+        for f in [pool.submit(go, i) for i in order]:
+            f.result()
+    out = [build_text]
+    rc, timed_out = 0, False
+    for i, j in enumerate(jobs):
+        r = results[i]
+        times[j["key"]] = r.seconds
+        if j["exe"]:
+            out.append(f"     Running {j['label']} ({rel(Path(j['exe'])).removeprefix('impl/')}) [{r.seconds:g} s]\n")
+        body = r.output.split("\n", 1)[1] if "\n" in r.output else ""   # drop run()'s "$ cmd" line
+        out.append(body)
+        if r.timed_out or r.rc != 0:
+            rc = rc or (r.rc if r.rc is not None else 1)
+            timed_out = timed_out or r.timed_out
+            out.append(f"error: test failed, to rerun pass `{j['rerun']}`\n")
+    try:
+        TEST_TIMES.parent.mkdir(parents=True, exist_ok=True)
+        TEST_TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
+    except OSError:
+        pass
+    text = "".join(out)
+    log.write_text(f"$ (cd {IMPL} && {' '.join(cmd)})  [test binaries {test_lanes()} at a time; "
+                   f"parts in {rel(parts)}/]\n" + text)
+    return Run(rc, timed_out, round(build.seconds + time.monotonic() - start, 1), text, log)
+
+
+def pkg_name_of(package_id: str, manifest_path: str | None) -> str:
+    """The package name in a cargo package id (either id format), else its manifest's."""
+    m = re.search(r"#([A-Za-z0-9_-]+)@", package_id) or re.match(r"([A-Za-z0-9_-]+) ", package_id)
+    if m:
+        return m.group(1)
+    if manifest_path:
+        name = package_of(Path(manifest_path).parent / "tests" / "x.rs")
+        if name:
+            return name
+    m = re.search(r"/([A-Za-z0-9_-]+)#", package_id)
+    return m.group(1) if m else package_id
 
 
 def package_of(test_file: Path) -> str | None:
@@ -834,6 +969,12 @@ def trace_checks() -> list[Check]:
             continue
         for case in cases:
             name = f"trace:{where}/{case.get('name', '?')}"
+            if isinstance(case, dict) and case.get("depth", "ci") not in ("ci", "deep"):
+                checks.append(Check(name, "trace", lambda c, d=case.get("depth"): [Row(
+                    c.name, c.kind, "fail", "", 0.0, f'"depth" must be "ci" or "deep", not {d!r} (traces/SCHEMA.md)')]))
+                continue
+            if isinstance(case, dict) and case.get("depth") == "deep" and DEPTH != "deep":
+                continue   # a longer batch of runs, for DEPTH=deep only
             if shutil.which("java") is None or not TLA_JAR.is_file():
                 checks.append(skip_check(name, "trace", "TLC unavailable: run make setup"))
             else:
@@ -1155,6 +1296,11 @@ def main(argv: list[str]) -> int:
                 x.name = f"{x.name} #{seen[x.name]}"
             rows.append(x)
 
+    check_times: dict[str, float] = {}
+    try:
+        check_times = json.loads(CHECK_TIMES.read_text())
+    except (OSError, ValueError):
+        pass
     # Consecutive checks of the lane kinds form a batch run `lanes` at a time; the report keeps
     # the checks' order (each printed when it and every check before it are done).
     i = 0
@@ -1168,8 +1314,12 @@ def main(argv: list[str]) -> int:
             if len(batch) == 1:
                 report(i + 1, batch[0], run_one(batch[0]))
             else:
+                # The longest first (by the last run's times, if any), so that no long check
+                # starts last beside an idle lane; the report keeps the list's order.
+                order = sorted(range(len(batch)), key=lambda k: -(check_times.get(batch[k].name) or 0.0))
                 with concurrent.futures.ThreadPoolExecutor(max_workers=lanes) as pool:
-                    futures = [pool.submit(run_one, c) for c in batch]
+                    by_index = {k: pool.submit(run_one, batch[k]) for k in order}
+                    futures = [by_index[k] for k in range(len(batch))]
                     try:
                         for n, (c, fut) in enumerate(zip(batch, futures)):
                             report(i + 1 + n, c, fut.result())
@@ -1207,6 +1357,14 @@ def main(argv: list[str]) -> int:
         sites = {c: {k: v for k, v in d.items() if k != "rows"} for c, d in cov.items()}
         print(crash_sites.footer(cov) + ("" if not filters else " (only the checks this run selected)")
               + f"; list: {rel(OUT / 'crash-sites.md')}")
+    for r in rows:
+        if r.seconds is not None and r.status != "skip":
+            check_times[r.name] = r.seconds
+    try:
+        CHECK_TIMES.parent.mkdir(parents=True, exist_ok=True)
+        CHECK_TIMES.write_text(json.dumps(check_times, indent=1, sort_keys=True) + "\n")
+    except OSError:
+        pass
     report = {"depth": DEPTH, "checks": [r.as_json() for r in rows], "crash_images": images,
               "crash_sites": sites}
     (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
