@@ -15,9 +15,10 @@ Environment:
     VERIFY_TIMEOUT     per-check time limit in seconds (default 2400 = 40 min); a check that
                        runs out of time is reported as fail.
     VERIFY_VERBOSE=1   also echo every check's output live (it always goes to its log file).
-    VERIFY_LANES       how many checks of the kinds tlc, trace, genmc, loom and explore (shuttle:*)
-                       run at once (default 2 on a machine with 2 or more cores, else 1), the
-                       longest first by the last run's times (.cache/verify-check-seconds.json);
+    VERIFY_LANES       how many checks of the kinds tlc, trace, genmc, loom, explore (shuttle:*),
+                       coq, docs, layers and mutants run at once (default 2 on a machine with 2
+                       or more cores, else 1), the longest first by the last run's times
+                       (.cache/verify-check-seconds.json);
                        with more than one lane each TLC runs one worker (TLC_WORKERS=1, unless
                        set), so the lanes share the cores instead of each TLC's workers waiting
                        on the other's. A row's seconds are then its wall-clock time beside
@@ -113,9 +114,10 @@ DEPTH = os.environ.get("DEPTH", "ci") or "ci"
 TIMEOUT = float(os.environ.get("VERIFY_TIMEOUT", "2400"))
 VERBOSE = os.environ.get("VERIFY_VERBOSE", "") not in ("", "0")
 # Checks of these kinds are independent processes (TLC, a trace replay, GenMC, the loom and
-# shuttle test runs, whose builds cargo's lock on their target directory serializes) that share
-# no files: they run VERIFY_LANES at a time; everything else (cargo, Coq) one at a time.
-LANE_KINDS = {"tlc", "trace", "genmc", "loom", "explore"}
+# shuttle test runs, whose builds cargo's lock on their target directory serializes, the Coq
+# build, the docs, layers and mutants-merge scripts) that share no files: they run VERIFY_LANES
+# at a time; the cargo:* checks (one target directory, fmt before clippy) one at a time.
+LANE_KINDS = {"tlc", "trace", "genmc", "loom", "explore", "coq", "docs", "layers", "mutants"}
 CHECK_TIMES = ROOT / ".cache" / "verify-check-seconds.json"   # last run's seconds per check
 TAIL_LINES = 30
 
