@@ -105,7 +105,7 @@ NodeOp(k) == WorkOf(q[k].t, q[k].i)
 Init ==
     /\ mem = MemInit(CV(0, 0), Lines, Threads)
     /\ head = [c \in Combs |-> IF c = 0 THEN 0 ELSE NoNode]
-    /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0]]
+    /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0, dl |-> {}]]
     /\ q = << >>
     /\ retired = {}
     /\ disposed = {}
@@ -139,7 +139,7 @@ Enqueue(t, i) ==
 \* state it reflects must be durable (retk, CompletedDurable).
 Return(t, v, h, rd) ==
     LET i == th[t].i
-        want == IF rd THEN qs[h][Op(t).a] ELSE ResultOf(Op(t), qs[h - 1])
+        want == IF rd THEN ResultOf(Op(t), qs[h]) ELSE ResultOf(Op(t), qs[h - 1])
     IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
        /\ retk' = retk \cup {h}
        /\ bad' = IF v = want THEN bad ELSE bad \cup {<<t, i>>}
@@ -289,7 +289,7 @@ X7(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
        /\ mem' = IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
        /\ SetTh(t, [th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                  !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0, !.pc = "Y1"])
@@ -356,7 +356,7 @@ Y3(t) ==
 Y4(t) ==
     /\ th[t].pc = "Y4"
     /\ LET lc == th[t].lci IN
-       lk' = [lk EXCEPT ![lc] = [ex |-> 0, sh |-> @.sh \ {t}, dg |-> FALSE]]
+       lk' = [lk EXCEPT ![lc] = [ex |-> 0, sh |-> @.sh \ {t}, dg |-> FALSE, dl |-> @.dl]]
     /\ retired' = retired \cup {k \in th[t].lh .. th[t].my - 1 : k \notin disposed}
     /\ Return(t, q[th[t].my].res, th[t].my, FALSE)
     /\ UNCHANGED <<mem, head, q, disposed, crashes, qs>>
@@ -400,7 +400,7 @@ B2(t) ==
     /\ LET lc == th[t].lci IN
        /\ lk' = Unshare(lk, lc, t)
        /\ IF lc = CurComb.idx
-          THEN Return(t, Content(mem, lc)[Op(t).a], head[lc], TRUE)
+          THEN Return(t, ResultOf(Op(t), Content(mem, lc)), head[lc], TRUE)
           ELSE SetTh(t, NextTry(th[t])) /\ UNCHANGED <<hist, retk, bad>>
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, qs>>
 
@@ -429,7 +429,7 @@ Crash ==
     /\ \E cv \in CcImages(mem) : \E x \in ReplicaImages(mem, cv.idx) :
          /\ mem' = MemAfterCrash(mem, CV(cv.idx, 0), x)
          /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
-         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx, dl |-> {}]]
          /\ qs' = [qs EXCEPT ![0] = x]
     /\ q' = << >>
     /\ retired' = {}
@@ -530,7 +530,7 @@ X7Fine(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                       !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
                         << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y1"))
@@ -648,8 +648,8 @@ X2P(t) ==
             /\ UNCHANGED lk
        ELSE LET c == CHOOSE x \in free : \A y \in free : x <= y
                 mn == head[c]
-            IN /\ lk' = [lk EXCEPT ![c].ex = t]
-               /\ SetTh(t, [th[t] EXCEPT !.c = c, !.mn = mn,
+            IN /\ lk' = [lk EXCEPT ![c].ex = t, ![c].dl = {}]
+               /\ SetTh(t, [th[t] EXCEPT !.c = c, !.mn = mn, !.dp = @ \cup lk[c].dl,
                                          !.pc = IF mn # NoNode /\ mn >= th[t].my THEN "XU" ELSE "X4"])
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
@@ -724,22 +724,25 @@ X6U(t) ==
     /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
 
 \* Leaving without installing (curComb holds our node): newComb.head <- mn;
-\* the lines stored are written back (the code leaves them to the replica's
-\* next installer); exclusiveUnlock; collect.
+\* the lines stored are handed over with the replica (the code's session
+\* puts its dirty lines back into the Combined's state, cx/ptm.rs Session's
+\* drop, and the next holder's session takes them: X2P), not written back:
+\* a pwb here would wait for this thread's next fence, which no later
+\* installer's fence stands in for (the queue workload found that model of
+\* it wrong: CXPTM_PerdureQueue_deep.cfg); exclusiveUnlock; collect.
 XEP(t) ==
     /\ th[t].pc = "XE"
     /\ LET c == th[t].c IN
        /\ head' = IF th[t].mn # NoNode THEN [head EXCEPT ![c] = th[t].mn] ELSE head
-       /\ mem' = PwbR(mem, t, c, th[t].dp)
-       /\ lk' = [lk EXCEPT ![c].ex = 0]
-       /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode, !.dp = {}, !.pend = @ \/ th[t].dp # {}]))
-    /\ UNCHANGED <<q, retired, disposed, crashes, hist, Ghosts>>
+       /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dl = @ \cup th[t].dp]
+       /\ SetTh(t, Collect([th[t] EXCEPT !.c = NoNode, !.dp = {}]))
+    /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
 
 X7P(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                       !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
                         << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y0"))
@@ -829,7 +832,7 @@ B2P(t) ==
     /\ th[t].pc = "B2"
     /\ LET lc == th[t].lci IN
        IF CurComb = CV(lc, th[t].ctk)
-       THEN SetTh(t, [th[t] EXCEPT !.rv = Content(mem, lc)[Op(t).a], !.rh = head[lc], !.pc = "B2U"])
+       THEN SetTh(t, [th[t] EXCEPT !.rv = ResultOf(Op(t), Content(mem, lc)), !.rh = head[lc], !.pc = "B2U"])
             /\ UNCHANGED lk
        ELSE /\ lk' = Unshare(lk, lc, t)
             /\ SetTh(t, NextTry([th[t] EXCEPT !.ctk = 0]))
@@ -884,7 +887,7 @@ CrashP ==
          /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
                         !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
          /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
-         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx, dl |-> {}]]
          /\ qs' = [qs EXCEPT ![0] = x]
     /\ q' = << >>
     /\ retired' = {}
@@ -952,7 +955,7 @@ X7U(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
+       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ th[t].ld, !.li = 0],
                         IF th[t].ld THEN Diffs(th[t].wc, Content(mem, c)) ELSE << >>,
                         IF th[t].ld THEN Words ELSE {}, "Y0"))
@@ -991,7 +994,7 @@ Pcs == {"Idle", "Full", "X2", "X4", "G1", "G2", "X6", "XE", "XS", "XR", "X7", "Y
 TypeOK ==
     /\ CurComb \in [idx : Combs, tk : 0 .. MaxQ]
     /\ \A c \in Combs : head[c] \in (0 .. MaxQ) \cup {NoNode} /\ lk[c].ex \in 0 .. N
-                        /\ lk[c].sh \subseteq Threads
+                        /\ lk[c].sh \subseteq Threads /\ lk[c].dl \subseteq Words
     /\ Len(q) <= MaxQ
     /\ retired \cup disposed \subseteq 0 .. MaxQ
     /\ \A t \in Threads : th[t].pc \in Pcs /\ th[t].i \in 0 .. NOps /\ th[t].my \in 0 .. MaxQ
@@ -1004,8 +1007,10 @@ CurCombConsistent ==
 
 \* NoNode recovery: in every crash image the replica the persisted curComb
 \* designates holds the state of the queue up to the node installed with it.
+\* (Checked word by word, as RedoPTM.tla's: the same set of states, no
+\* product of the lines' images built.)
 DurableImageConsistent ==
-    \A cv \in CcImages(mem) : \A x \in ReplicaImages(mem, cv.idx) : x = qs[cv.tk]
+    \A cv \in CcImages(mem) : \A w \in Words : LineImages(mem.r[<<cv.idx, w>>]) \subseteq {qs[cv.tk][w]}
 
 \* Every state a transaction returned (its node's, or the one a read ran on)
 \* is in the persisted prefix.

@@ -48,6 +48,75 @@ Min2(x) == IF x > 2 THEN 2 ELSE x
 Tx(o, a) == [op |-> o, a |-> a]
 WordFor(t, i) == ((t + i) % W) + 1
 
+-----------------------------------------------------------------------------
+(* THE QUEUE (Workloads "queue" and "trace" with queue operations):        *)
+(* perdure-ptm's ds::queue (impl/perdure-ptm/src/ds/queue.rs), each        *)
+(* enqueue and dequeue one transaction, on the region allocator of         *)
+(* impl/perdure-pm/src/region.rs, both as the code runs them, store by     *)
+(* store.  The queue is created before the run (its header, a 64-byte      *)
+(* block, at region offset 512); the object's words are the region words   *)
+(* its operations store to, in offset order:                               *)
+(*   16 bump, 24 live bytes, 32 the free list of 32-byte blocks (class 5),  *)
+(*   536 head, 544 tail, 552 len (the header's payload after its magic),    *)
+(*   and QBlocks 32-byte node blocks from 576: per block its header word    *)
+(*   (BLOCK_TAG stripped: 256 + 5 allocated, 5 free, 0 never carved), the   *)
+(*   header's second word, and the payload [value, next].                   *)
+(* Operations: enq(v) (v >= 1) returns 0; deq() returns the oldest value,   *)
+(* 0 if the queue is empty; qlen() (a read) returns len.                   *)
+
+QBlocks == (W - 6) \div 4
+QOffs == << 16, 24, 32, 536, 544, 552 >> \o [j \in 1 .. 4 * QBlocks |-> 576 + 8 * (j - 1)]
+\* The word at region offset off (the queue's words only).
+QW(off) == CHOOSE w \in 1 .. Len(QOffs) : QOffs[w] = off
+QVal(x, off) == x[QW(off)]
+QAllocated == 256 + 5
+QFree == 5
+
+\* A transaction's code as a program state: memory x, stores so far ws,
+\* and a register p.
+QSt(s, off, v) == [s EXCEPT !.x[QW(off)] = v, !.ws = Append(@, <<QW(off), v>>)]
+QRun(x) == [x |-> x, ws |-> << >>, p |-> 0]
+
+\* region.rs alloc(16): pop the class's free list, or carve from bump; then
+\* the block header, its second word, the live count.
+QAlloc(s) ==
+    LET head == QVal(s.x, 32)
+        s1 == IF head # 0 THEN [QSt(s, 32, QVal(s.x, head)) EXCEPT !.p = head]
+              ELSE [QSt(s, 16, QVal(s.x, 16) + 32) EXCEPT !.p = QVal(s.x, 16) + 16]
+        s2 == QSt(QSt(s1, s1.p - 16, QAllocated), s1.p - 8, 0)
+    IN QSt(s2, 24, QVal(s2.x, 24) + 32)
+
+\* region.rs free(n): link n into the class's free list, mark it free, the
+\* live count.
+QFreeBlock(s, n) ==
+    LET s1 == QSt(s, n, QVal(s.x, 32))
+        s2 == QSt(QSt(s1, 32, n), n - 16, QFree)
+    IN QSt(s2, 24, QVal(s2.x, 24) - 32)
+
+\* queue.rs enqueue_in.
+QEnq(x, v) ==
+    LET s1 == QAlloc(QRun(x))
+        n == s1.p
+        s2 == QSt(QSt(s1, n, v), n + 8, 0)
+        tail == QVal(s2.x, 544)
+        s3 == IF tail = 0 THEN QSt(s2, 536, n) ELSE QSt(s2, tail + 8, n)
+        s4 == QSt(s3, 544, n)
+    IN QSt(s4, 552, QVal(s4.x, 552) + 1).ws
+
+\* queue.rs dequeue_in.
+QDeq(x) ==
+    LET n == QVal(x, 536) IN
+    IF n = 0 THEN << >>
+    ELSE LET next == QVal(x, n + 8)
+             s1 == QSt(QRun(x), 536, next)
+             s2 == IF next = 0 THEN QSt(s1, 544, 0) ELSE s1
+             s3 == QSt(s2, 552, QVal(s2.x, 552) - 1)
+         IN QFreeBlock(s3, n).ws
+
+\* The created, empty queue: its header block carved, nothing else.
+QInit == [w \in Words |-> CASE w = QW(16) -> 576 [] w = QW(24) -> 64 [] OTHER -> 0]
+IsQueueOp(o) == o.op \in {"enq", "deq", "qlen"}
+
 \* Transaction i of thread t.  "trace": the transactions an implementation
 \* trace ran (its seeded mix), which the trace-validation spec instancing
 \* RedoPTM/CXPTM passes in as TraceWork.
@@ -59,8 +128,11 @@ WorkOf(t, i) ==
       [] Workload = "mix"    -> IF (t + i) % 2 = 0 THEN Tx("get", WordFor(t, i)) ELSE Tx("inc", WordFor(t, i))
       [] Workload = "both"   -> IF t = 1 /\ i = 1 THEN Tx("both", 1) ELSE Tx("inc", WordFor(t, i))
       [] Workload = "cond"   -> IF t = 1 /\ i = 1 THEN Tx("incif", 1) ELSE Tx("inc", 2)
-IsRead(o) == o.op = "get"
-ArgsOf(o) == IF o.op \in {"both", "incif"} THEN << >> ELSE <<o.a>>
+      \* the queue: thread 1 enqueues 11, then dequeues; thread 2 dequeues,
+      \* then enqueues 22; and so on, alternating
+      [] Workload = "queue"  -> IF (t + i) % 2 = 0 THEN Tx("enq", 10 * t + i) ELSE Tx("deq", 0)
+IsRead(o) == o.op \in {"get", "qlen"}
+ArgsOf(o) == IF o.op \in {"both", "incif", "deq", "qlen"} THEN << >> ELSE <<o.a>>
 
 \* The transaction's code on memory x (Words -> Nat): its stores, in order,
 \* and its result.
@@ -68,16 +140,27 @@ StoresOf(o, x) ==
     CASE o.op = "inc"   -> << <<o.a, x[o.a] + 1>> >>
       [] o.op = "both"  -> << <<1, x[1] + 1>>, <<2, x[2] + 1>> >>
       [] o.op = "incif" -> IF x[2] = 0 THEN << <<1, x[1] + 1>> >> ELSE << >>
+      [] o.op = "enq"   -> QEnq(x, o.a)
+      [] o.op = "deq"   -> QDeq(x)
       [] OTHER          -> << >>
-ResultOf(o, x) == IF o.op \in {"both", "incif"} THEN x[1] ELSE x[o.a]
+ResultOf(o, x) ==
+    CASE o.op \in {"both", "incif"} -> x[1]
+      [] o.op = "enq"  -> 0
+      [] o.op = "deq"  -> IF QVal(x, 536) = 0 THEN 0 ELSE QVal(x, QVal(x, 536))
+      [] o.op = "qlen" -> QVal(x, 552)
+      [] OTHER         -> x[o.a]
 
 RECURSIVE ApplyStores(_, _)
 ApplyStores(x, ws) == IF ws = << >> THEN x ELSE ApplyStores([x EXCEPT ![Head(ws)[1]] = Head(ws)[2]], Tail(ws))
 
-\* The sequential object, for DurableLinearizability.tla.
-ObjInit == [w \in Words |-> 0]
+\* The sequential object, for DurableLinearizability.tla (the queue's: the
+\* created queue).
+QueueObject == \/ Workload = "queue"
+               \/ Workload = "trace" /\ \E t \in DOMAIN TraceWork : \E i \in DOMAIN TraceWork[t] :
+                                            IsQueueOp(TraceWork[t][i])
+ObjInit == IF QueueObject THEN QInit ELSE [w \in Words |-> 0]
 ObjApply(s, op, args) ==
-    LET o == Tx(op, IF args = << >> THEN 1 ELSE args[1]) IN
+    LET o == Tx(op, IF args = << >> THEN (IF op \in {"deq", "qlen"} THEN 0 ELSE 1) ELSE args[1]) IN
     <<ApplyStores(s, StoresOf(o, s)), ResultOf(o, s)>>
 
 \* The log entries [addr, oldval, val] of stores ws on memory y, in order.
@@ -113,8 +196,8 @@ Fence(m, t) ==
      pwr |-> [u \in DOMAIN m.pwr |-> [ln \in DOMAIN m.r |->
                  IF u = t THEN 0 ELSE Sub(m.pwr[u][ln], m.pwr[t][ln])]]]
 
-\* A fresh memory: curComb cv, every word 0, nothing pending.
-MemInit(cv, Ls, Ts) == [cc |-> [p |-> cv, s |-> << >>], r |-> [ln \in Ls |-> [p |-> 0, s |-> << >>]],
+\* A fresh memory: curComb cv, every word ObjInit's, nothing pending.
+MemInit(cv, Ls, Ts) == [cc |-> [p |-> cv, s |-> << >>], r |-> [ln \in Ls |-> [p |-> ObjInit[ln[2]], s |-> << >>]],
                         pwc |-> [t \in Ts |-> 0], pwr |-> [t \in Ts |-> [ln \in Ls |-> 0]]]
 
 \* Crash images: what a line may hold after a crash (its mark or later),
