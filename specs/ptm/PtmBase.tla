@@ -53,20 +53,25 @@ WordFor(t, i) == ((t + i) % W) + 1
 (* perdure-ptm's ds::queue (impl/perdure-ptm/src/ds/queue.rs), each        *)
 (* enqueue and dequeue one transaction, on the region allocator of         *)
 (* impl/perdure-pm/src/region.rs, both as the code runs them, store by     *)
-(* store.  The queue is created before the run (its header, a 64-byte      *)
-(* block, at region offset 512); the object's words are the region words   *)
-(* its operations store to, in offset order:                               *)
-(*   16 bump, 24 live bytes, 32 the free list of 32-byte blocks (class 5),  *)
-(*   536 head, 544 tail, 552 len (the header's payload after its magic),    *)
-(*   and QBlocks 32-byte node blocks from 576: per block its header word    *)
-(*   (BLOCK_TAG stripped: 256 + 5 allocated, 5 free, 0 never carved), the   *)
-(*   header's second word, and the payload [value, next].                   *)
+(* store.  Offsets are the PTM region's (a replica's: the root table, then *)
+(* the allocator's region from QAB, replica.rs ALLOC_BASE); the allocator  *)
+(* keeps offsets relative to QAB (bump, free lists, a free block's link),  *)
+(* the queue the PTM region's (head, tail, next), as the code.  The queue  *)
+(* is created before the run (its header the allocator's first block).     *)
+(* The object's words are the words those operations store to, in offset  *)
+(* order: QAB + 16 bump, + 24 live bytes, + 32 the free list of 32-byte     *)
+(* blocks (class 5); the header payload's head, tail, len (QAB + 536, 544,  *)
+(* 552: after its magic); QBlocks 32-byte node blocks from QAB + 576, each  *)
+(* its block header word (BLOCK_TAG stripped: 256 + 5 allocated, 5 free, 0  *)
+(* never carved), the header's second word, and the payload [value, next]. *)
 (* Operations: enq(v) (v >= 1) returns 0; deq() returns the oldest value,   *)
 (* 0 if the queue is empty; qlen() (a read) returns len.                   *)
 
+QAB == 512
 QBlocks == (W - 6) \div 4
-QOffs == << 16, 24, 32, 536, 544, 552 >> \o [j \in 1 .. 4 * QBlocks |-> 576 + 8 * (j - 1)]
-\* The word at region offset off (the queue's words only).
+QOffs == << QAB + 16, QAB + 24, QAB + 32, QAB + 536, QAB + 544, QAB + 552 >>
+         \o [j \in 1 .. 4 * QBlocks |-> QAB + 576 + 8 * (j - 1)]
+\* The word at PTM-region offset off (the queue's words only).
 QW(off) == CHOOSE w \in 1 .. Len(QOffs) : QOffs[w] = off
 QVal(x, off) == x[QW(off)]
 QAllocated == 256 + 5
@@ -77,44 +82,45 @@ QFree == 5
 QSt(s, off, v) == [s EXCEPT !.x[QW(off)] = v, !.ws = Append(@, <<QW(off), v>>)]
 QRun(x) == [x |-> x, ws |-> << >>, p |-> 0]
 
-\* region.rs alloc(16): pop the class's free list, or carve from bump; then
-\* the block header, its second word, the live count.
+\* replica.rs tx_alloc = region.rs alloc(16) at QAB: pop the class's free
+\* list, or carve from bump; the block header, its second word, the live
+\* count; p: the payload's PTM-region offset.
 QAlloc(s) ==
-    LET head == QVal(s.x, 32)
-        s1 == IF head # 0 THEN [QSt(s, 32, QVal(s.x, head)) EXCEPT !.p = head]
-              ELSE [QSt(s, 16, QVal(s.x, 16) + 32) EXCEPT !.p = QVal(s.x, 16) + 16]
+    LET head == QVal(s.x, QAB + 32)
+        s1 == IF head # 0 THEN [QSt(s, QAB + 32, QVal(s.x, QAB + head)) EXCEPT !.p = QAB + head]
+              ELSE [QSt(s, QAB + 16, QVal(s.x, QAB + 16) + 32) EXCEPT !.p = QAB + QVal(s.x, QAB + 16) + 16]
         s2 == QSt(QSt(s1, s1.p - 16, QAllocated), s1.p - 8, 0)
-    IN QSt(s2, 24, QVal(s2.x, 24) + 32)
+    IN QSt(s2, QAB + 24, QVal(s2.x, QAB + 24) + 32)
 
-\* region.rs free(n): link n into the class's free list, mark it free, the
-\* live count.
+\* replica.rs tx_free = region.rs free(n - QAB): link the block into the
+\* class's free list, mark it free, the live count.
 QFreeBlock(s, n) ==
-    LET s1 == QSt(s, n, QVal(s.x, 32))
-        s2 == QSt(QSt(s1, 32, n), n - 16, QFree)
-    IN QSt(s2, 24, QVal(s2.x, 24) - 32)
+    LET s1 == QSt(s, n, QVal(s.x, QAB + 32))
+        s2 == QSt(QSt(s1, QAB + 32, n - QAB), n - 16, QFree)
+    IN QSt(s2, QAB + 24, QVal(s2.x, QAB + 24) - 32)
 
 \* queue.rs enqueue_in.
 QEnq(x, v) ==
     LET s1 == QAlloc(QRun(x))
         n == s1.p
         s2 == QSt(QSt(s1, n, v), n + 8, 0)
-        tail == QVal(s2.x, 544)
-        s3 == IF tail = 0 THEN QSt(s2, 536, n) ELSE QSt(s2, tail + 8, n)
-        s4 == QSt(s3, 544, n)
-    IN QSt(s4, 552, QVal(s4.x, 552) + 1).ws
+        tail == QVal(s2.x, QAB + 544)
+        s3 == IF tail = 0 THEN QSt(s2, QAB + 536, n) ELSE QSt(s2, tail + 8, n)
+        s4 == QSt(s3, QAB + 544, n)
+    IN QSt(s4, QAB + 552, QVal(s4.x, QAB + 552) + 1).ws
 
 \* queue.rs dequeue_in.
 QDeq(x) ==
-    LET n == QVal(x, 536) IN
+    LET n == QVal(x, QAB + 536) IN
     IF n = 0 THEN << >>
     ELSE LET next == QVal(x, n + 8)
-             s1 == QSt(QRun(x), 536, next)
-             s2 == IF next = 0 THEN QSt(s1, 544, 0) ELSE s1
-             s3 == QSt(s2, 552, QVal(s2.x, 552) - 1)
+             s1 == QSt(QRun(x), QAB + 536, next)
+             s2 == IF next = 0 THEN QSt(s1, QAB + 544, 0) ELSE s1
+             s3 == QSt(s2, QAB + 552, QVal(s2.x, QAB + 552) - 1)
          IN QFreeBlock(s3, n).ws
 
 \* The created, empty queue: its header block carved, nothing else.
-QInit == [w \in Words |-> CASE w = QW(16) -> 576 [] w = QW(24) -> 64 [] OTHER -> 0]
+QInit == [w \in Words |-> CASE w = QW(QAB + 16) -> 576 [] w = QW(QAB + 24) -> 64 [] OTHER -> 0]
 IsQueueOp(o) == o.op \in {"enq", "deq", "qlen"}
 
 \* Transaction i of thread t.  "trace": the transactions an implementation
@@ -146,8 +152,8 @@ StoresOf(o, x) ==
 ResultOf(o, x) ==
     CASE o.op \in {"both", "incif"} -> x[1]
       [] o.op = "enq"  -> 0
-      [] o.op = "deq"  -> IF QVal(x, 536) = 0 THEN 0 ELSE QVal(x, QVal(x, 536))
-      [] o.op = "qlen" -> QVal(x, 552)
+      [] o.op = "deq"  -> IF QVal(x, QAB + 536) = 0 THEN 0 ELSE QVal(x, QVal(x, QAB + 536))
+      [] o.op = "qlen" -> QVal(x, QAB + 552)
       [] OTHER         -> x[o.a]
 
 RECURSIVE ApplyStores(_, _)
