@@ -380,24 +380,47 @@ def run_cargo_simple(c: Check) -> list[Row]:
     return [row]
 
 
+# How many test binaries a cargo test check runs at once (VERIFY_TEST_LANES; main sets it).
+# cargo runs its test binaries one after another, and most of perdure's heavy binaries hold one
+# or two long tests (an explorer scenario, a shuttle run), so with cargo alone one of two cores
+# sat idle for most of cargo:test.
+TEST_LANES = 1
+
+
 def run_cargo_test(c: Check) -> list[Row]:
     env = {**cargo_env(), **c.args.get("env", {})}
-    if test_lanes() > 1:
+    if TEST_LANES > 1:
         return cargo_test_rows(c, run_test_binaries(c, env))
     r = run(c.args["cmd"], log_path(c.name), cwd=IMPL, env=env)
     return cargo_test_rows(c, r)
 
 
-def test_lanes() -> int:
-    """How many test binaries a cargo test check runs at once (VERIFY_TEST_LANES, default the
-    number of lanes). cargo runs its test binaries one after another, and most of perdure's
-    heavy binaries hold one or two long tests (an explorer scenario, a shuttle run), so with
-    cargo alone one of two cores sat idle for most of cargo:test."""
-    v = os.environ.get("VERIFY_TEST_LANES") or os.environ.get("VERIFY_LANES") or ""
+def lane_count(var: str, default: int) -> int:
+    """The count the environment variable var gives (at least 1), else default; ValueError
+    with the message to print if it is not a number."""
+    v = os.environ.get(var, "")
+    if not v:
+        return default
     try:
-        return max(1, int(v)) if v else (2 if (os.cpu_count() or 1) >= 2 else 1)
+        return max(1, int(v))
     except ValueError:
-        return 1
+        raise ValueError(f"verify: {var} must be a number, not {v!r}") from None
+
+
+def load_times(path: Path) -> dict[str, float]:
+    """A last run's seconds by name (.cache/), or nothing."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def save_times(path: Path, times: dict[str, float]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
+    except OSError:
+        pass   # only the next run's order depends on it
 
 
 TEST_TIMES = ROOT / ".cache" / "verify-test-seconds.json"   # last run's seconds per test binary
@@ -407,7 +430,7 @@ HEAVY_FIRST = ("explore_", "shuttle_", "loom_", "heap_kill", "process_kill", "mu
 
 def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
     """`cargo test ARGS` as cargo would run it, except that the test binaries run
-    test_lanes() at a time, the longest first (by the last run's times in .cache/). Builds with
+    TEST_LANES at a time, the longest first (by the last run's times in .cache/). Builds with
     `--no-run --message-format=json-render-diagnostics`, runs each test executable from its
     package's directory with the arguments after `--` (as cargo does), runs the doc tests (if
     the command would) as one more job, and writes one log in cargo's order with cargo's
@@ -435,8 +458,7 @@ def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
         if not msg.get("profile", {}).get("test"):
             continue
         tgt = msg["target"]
-        pkg = msg["package_id"]
-        pkg_name = pkg_name_of(pkg, msg.get("manifest_path"))
+        pkg_name = package_name(Path(msg["manifest_path"])) or msg["package_id"]
         kind = tgt["kind"][0]
         src = rel(Path(tgt["src_path"])).removeprefix("impl/")
         label = f"unittests {src}" if kind in ("lib", "bin") else src
@@ -452,11 +474,7 @@ def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
     if not any(a in ("--test", "--lib", "--bin", "--tests", "--bins", "--doc") for a in cargo_args):
         jobs.append({"key": "doc-tests", "label": None, "rerun": "--doc",
                      "cmd": cargo_args + ["--doc", "--"] + test_args, "cwd": IMPL, "exe": None})
-    times = {}
-    try:
-        times = json.loads(TEST_TIMES.read_text())
-    except (OSError, ValueError):
-        pass
+    times = load_times(TEST_TIMES)
 
     def weight(j):
         name = j["key"].rsplit(":", 1)[-1]
@@ -473,7 +491,7 @@ def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
         results[i] = run(j["cmd"], parts / f"{i:03d}.log", cwd=j["cwd"], env=job_env)
 
     start = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=test_lanes()) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=TEST_LANES) as pool:
         for f in [pool.submit(go, i) for i in order]:
             f.result()
     out = [build_text]
@@ -489,41 +507,27 @@ def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
             rc = rc or (r.rc if r.rc is not None else 1)
             timed_out = timed_out or r.timed_out
             out.append(f"error: test failed, to rerun pass `{j['rerun']}`\n")
-    try:
-        TEST_TIMES.parent.mkdir(parents=True, exist_ok=True)
-        TEST_TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
-    except OSError:
-        pass
+    save_times(TEST_TIMES, times)
     text = "".join(out)
-    log.write_text(f"$ (cd {IMPL} && {' '.join(cmd)})  [test binaries {test_lanes()} at a time; "
+    log.write_text(f"$ (cd {IMPL} && {' '.join(cmd)})  [test binaries {TEST_LANES} at a time; "
                    f"parts in {rel(parts)}/]\n" + text)
     return Run(rc, timed_out, round(build.seconds + time.monotonic() - start, 1), text, log)
 
 
-def pkg_name_of(package_id: str, manifest_path: str | None) -> str:
-    """The package name in a cargo package id (either id format), else its manifest's."""
-    m = re.search(r"#([A-Za-z0-9_-]+)@", package_id) or re.match(r"([A-Za-z0-9_-]+) ", package_id)
-    if m:
-        return m.group(1)
-    if manifest_path:
-        name = package_of(Path(manifest_path).parent / "tests" / "x.rs")
-        if name:
-            return name
-    m = re.search(r"/([A-Za-z0-9_-]+)#", package_id)
-    return m.group(1) if m else package_id
+def package_name(manifest: Path) -> str | None:
+    """The [package] name of a Cargo.toml."""
+    try:
+        return tomllib.loads(manifest.read_text()).get("package", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
 
 
 def package_of(test_file: Path) -> str | None:
     """Name of the Cargo package whose tests/ folder holds test_file."""
     d = test_file.parent
     while d != IMPL and IMPL in d.parents:
-        manifest = d / "Cargo.toml"
-        if manifest.is_file():
-            try:
-                data = tomllib.loads(manifest.read_text())
-            except (OSError, tomllib.TOMLDecodeError):
-                return None
-            return data.get("package", {}).get("name")
+        if (d / "Cargo.toml").is_file():
+            return package_name(d / "Cargo.toml")
         d = d.parent
     return None
 
@@ -971,11 +975,12 @@ def trace_checks() -> list[Check]:
             continue
         for case in cases:
             name = f"trace:{where}/{case.get('name', '?')}"
-            if isinstance(case, dict) and case.get("depth", "ci") not in ("ci", "deep"):
-                checks.append(Check(name, "trace", lambda c, d=case.get("depth"): [Row(
+            depth = case.get("depth", "ci") if isinstance(case, dict) else "ci"
+            if depth not in ("ci", "deep"):
+                checks.append(Check(name, "trace", lambda c, d=depth: [Row(
                     c.name, c.kind, "fail", "", 0.0, f'"depth" must be "ci" or "deep", not {d!r} (traces/SCHEMA.md)')]))
                 continue
-            if isinstance(case, dict) and case.get("depth") == "deep" and DEPTH != "deep":
+            if depth == "deep" and DEPTH != "deep":
                 continue   # a longer batch of runs, for DEPTH=deep only
             if shutil.which("java") is None or not TLA_JAR.is_file():
                 checks.append(skip_check(name, "trace", "TLC unavailable: run make setup"))
@@ -1263,12 +1268,13 @@ def main(argv: list[str]) -> int:
     os.environ["PERDURE_SITES_OUT"] = str(sites_dir)
     rows: list[Row] = []
     seen: dict[str, int] = {}
+    global TEST_LANES
     try:
-        lanes = int(os.environ.get("VERIFY_LANES") or (2 if (os.cpu_count() or 1) >= 2 else 1))
-    except ValueError:
-        print(f"verify: VERIFY_LANES must be a number, not {os.environ['VERIFY_LANES']!r}", file=sys.stderr)
+        lanes = lane_count("VERIFY_LANES", 2 if (os.cpu_count() or 1) >= 2 else 1)
+        TEST_LANES = lane_count("VERIFY_TEST_LANES", lanes)
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return 2
-    lanes = max(1, lanes)
     if lanes > 1:
         os.environ.setdefault("TLC_WORKERS", "1")
         print(f"verify: checks of the kinds {', '.join(sorted(LANE_KINDS))} run {lanes} at a time "
@@ -1298,11 +1304,7 @@ def main(argv: list[str]) -> int:
                 x.name = f"{x.name} #{seen[x.name]}"
             rows.append(x)
 
-    check_times: dict[str, float] = {}
-    try:
-        check_times = json.loads(CHECK_TIMES.read_text())
-    except (OSError, ValueError):
-        pass
+    check_times = load_times(CHECK_TIMES)
     # Consecutive checks of the lane kinds form a batch run `lanes` at a time; the report keeps
     # the checks' order (each printed when it and every check before it are done).
     i = 0
@@ -1362,11 +1364,7 @@ def main(argv: list[str]) -> int:
     for r in rows:
         if r.seconds is not None and r.status != "skip":
             check_times[r.name] = r.seconds
-    try:
-        CHECK_TIMES.parent.mkdir(parents=True, exist_ok=True)
-        CHECK_TIMES.write_text(json.dumps(check_times, indent=1, sort_keys=True) + "\n")
-    except OSError:
-        pass
+    save_times(CHECK_TIMES, check_times)
     report = {"depth": DEPTH, "checks": [r.as_json() for r in rows], "crash_images": images,
               "crash_sites": sites}
     (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
