@@ -76,8 +76,9 @@ CV(c, k) == [idx |-> c, tk |-> k]
 VARIABLES
     mem,       \* PM (PtmBase.tla); curComb values CV(idx, ghost tag)
     head,      \* [Combs -> ticket or NoNode]: Combined.head
-    lk,        \* [Combs -> [ex: 0..N, sh: SUBSET Threads, dg: BOOLEAN]]: rwLock (dg: the
-               \*   shared lock left by a downgrade: the installed one, or a failed attempt's)
+    lk,        \* [Combs -> [ex: 0..N, sh: SUBSET Threads, dg: BOOLEAN, dl: SUBSET Words]]:
+               \*   rwLock (dg: the shared lock left by a downgrade: the installed one, or a
+               \*   failed attempt's), and the dirty lines handed over with the replica (dl)
     q,         \* the queue of mutations: node k (ticket k) = q[k] = [t, i, res]; 0: the sentinel
     retired,   \* tickets behind curComb's head (CX retires them after a successful CAS)
     disposed,  \* reclaimed (self-linked) tickets
@@ -102,10 +103,15 @@ Idle(i) == [pc |-> "Idle", i |-> i, my |-> 0, c |-> NoNode, mn |-> NoNode, copie
 Op(t) == WorkOf(t, th[t].i)
 NodeOp(k) == WorkOf(q[k].t, q[k].i)
 
+\* A Combined's lock after creation or a crash: free, downgraded (dg) if its
+\* replica is designated, no dirty lines handed over (dl: the lines a holder
+\* stored and left to the next, XEP).
+LkFresh(dg) == [ex |-> 0, sh |-> {}, dg |-> dg, dl |-> {}]
+
 Init ==
     /\ mem = MemInit(CV(0, 0), Lines, Threads)
     /\ head = [c \in Combs |-> IF c = 0 THEN 0 ELSE NoNode]
-    /\ lk = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0, dl |-> {}]]
+    /\ lk = [c \in Combs |-> LkFresh(c = 0)]
     /\ q = << >>
     /\ retired = {}
     /\ disposed = {}
@@ -139,7 +145,7 @@ Enqueue(t, i) ==
 \* state it reflects must be durable (retk, CompletedDurable).
 Return(t, v, h, rd) ==
     LET i == th[t].i
-        want == IF rd THEN ResultOf(Op(t), qs[h]) ELSE ResultOf(Op(t), qs[h - 1])
+        want == ResultOf(Op(t), qs[IF rd THEN h ELSE h - 1])
     IN /\ hist' = Append(hist, EvReturn(Id(t, i), v))
        /\ retk' = retk \cup {h}
        /\ bad' = IF v = want THEN bad ELSE bad \cup {<<t, i>>}
@@ -289,7 +295,7 @@ X7(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
+       /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dg = TRUE]
        /\ mem' = IF FlushBeforeCas THEN PwbR(mem, t, c, th[t].dp) ELSE mem
        /\ SetTh(t, [th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                  !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0, !.pc = "Y1"])
@@ -356,7 +362,7 @@ Y3(t) ==
 Y4(t) ==
     /\ th[t].pc = "Y4"
     /\ LET lc == th[t].lci IN
-       lk' = [lk EXCEPT ![lc] = [ex |-> 0, sh |-> @.sh \ {t}, dg |-> FALSE, dl |-> @.dl]]
+       lk' = [lk EXCEPT ![lc].ex = 0, ![lc].sh = @ \ {t}, ![lc].dg = FALSE]
     /\ retired' = retired \cup {k \in th[t].lh .. th[t].my - 1 : k \notin disposed}
     /\ Return(t, q[th[t].my].res, th[t].my, FALSE)
     /\ UNCHANGED <<mem, head, q, disposed, crashes, qs>>
@@ -429,7 +435,7 @@ Crash ==
     /\ \E cv \in CcImages(mem) : \E x \in ReplicaImages(mem, cv.idx) :
          /\ mem' = MemAfterCrash(mem, CV(cv.idx, 0), x)
          /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
-         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx, dl |-> {}]]
+         /\ lk' = [c \in Combs |-> LkFresh(c = cv.idx)]
          /\ qs' = [qs EXCEPT ![0] = x]
     /\ q' = << >>
     /\ retired' = {}
@@ -530,7 +536,7 @@ X7Fine(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
+       /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dg = TRUE]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                       !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
                         << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y1"))
@@ -742,7 +748,7 @@ X7P(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
+       /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dg = TRUE]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ (FlushBeforeCas /\ th[t].dp # {}),
                                       !.dp = IF FlushBeforeCas THEN {} ELSE @, !.li = 0],
                         << >>, IF FlushBeforeCas THEN th[t].dp ELSE {}, "Y0"))
@@ -887,7 +893,7 @@ CrashP ==
          /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
                         !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
          /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
-         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx, dl |-> {}]]
+         /\ lk' = [c \in Combs |-> LkFresh(c = cv.idx)]
          /\ qs' = [qs EXCEPT ![0] = x]
     /\ q' = << >>
     /\ retired' = {}
@@ -955,7 +961,7 @@ X7U(t) ==
     /\ th[t].pc = "X7"
     /\ LET c == th[t].c IN
        /\ head' = [head EXCEPT ![c] = th[t].my]
-       /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE, dl |-> lk[c].dl]]
+       /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dg = TRUE]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ th[t].ld, !.li = 0],
                         IF th[t].ld THEN Diffs(th[t].wc, Content(mem, c)) ELSE << >>,
                         IF th[t].ld THEN Words ELSE {}, "Y0"))

@@ -140,7 +140,7 @@ Begin(s) ==
     /\ Len(s.img) <= 2 * MaxThreads
     /\ mem' = MemInit(X!CV(0, 0), X!Lines, Threads)
     /\ head' = [c \in X!Combs |-> IF c = 0 THEN 0 ELSE X!NoNode]
-    /\ lk' = [c \in X!Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0, dl |-> {}]]
+    /\ lk' = [c \in X!Combs |-> X!LkFresh(c = 0)]
     /\ q' = << >>
     /\ retired' = {}
     /\ disposed' = {}
