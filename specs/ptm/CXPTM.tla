@@ -489,11 +489,12 @@ WS(t) ==
 
 PW(t) ==
     /\ th[t].pc = "PW"
-    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
-       /\ mem' = PwbR(mem, t, th[t].c, {w})
-       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
-                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].pnx, !.pnx = "Idle"]
-                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+           ln == LineWords({w})
+       IN /\ mem' = PwbR(mem, t, th[t].c, {w})
+          /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln
+                                     THEN [@ EXCEPT !.pl = {}, !.pc = th[t].pnx, !.pnx = "Idle"]
+                                     ELSE [@ EXCEPT !.pl = @ \ ln]]
     /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
 \* Registers r, then the stores ws, the pwbs of lines ls, then pc nxt.
@@ -710,7 +711,8 @@ G2Q(t) ==
                /\ SetTh(t, [th[t] EXCEPT !.lci = 0, !.ctk = 0, !.pc = "G1"])
     /\ UNCHANGED <<mem, head, q, retired, disposed, crashes, hist, Ghosts>>
 
-\* The copy (copy_from): every word of lcomb's replica stored into newComb's
+\* The copy (copy_from): every word of the used prefix of lcomb's replica
+\* (PtmBase's CopyOf: replica.rs used_len) stored into newComb's
 \* (WS), the lines joining the deferred pwbs; then (X6U) mn <- lcomb.head,
 \* newComb.head <- mn, sharedUnlock: the source stays shared-locked while
 \* it is copied (the seed's X6 unlocks with the copy, in one step).
@@ -718,8 +720,8 @@ X6P(t) ==
     /\ th[t].pc = "X6"
     /\ LET lc == th[t].lci
            src == Content(mem, lc)
-       IN SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Words, !.ctk = 0],
-                        [w \in Words |-> <<w, src[w]>>], {}, "X6U"))
+       IN SetTh(t, Then([th[t] EXCEPT !.mn = head[lc], !.copied = TRUE, !.dp = @ \cup Used(src), !.ctk = 0],
+                        CopyOf(src), {}, "X6U"))
     /\ UNCHANGED <<mem, head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
 X6U(t) ==
@@ -885,16 +887,16 @@ LinePicks(m, ls) ==
     ELSE LET ln == CHOOSE x \in ls : TRUE IN
          {f @@ (ln :> v) : f \in LinePicks(m, ls \ {ln}), v \in LineImages(m.r[ln])}
 
-CrashP ==
-    /\ crashes < MaxCrashes
-    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
-    /\ \E cv \in CcImages(mem) : \E y \in LinePicks(mem, Lines) :
-         LET x == [w \in Words |-> y[<<cv.idx, w>>]] IN
-         /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
-                        !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
-         /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
-         /\ lk' = [c \in Combs |-> LkFresh(c = cv.idx)]
-         /\ qs' = [qs EXCEPT ![0] = x]
+\* The crash that keeps curComb cv and every line's pick y (CrashP: some
+\* allowed cv and y; a trace's Crash step: its image's).
+CrashEnabled == crashes < MaxCrashes /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+CrashPTo(cv, y) ==
+    LET x == [w \in Words |-> y[<<cv.idx, w>>]] IN
+    /\ mem' = [MemAfterCrash(mem, CV(cv.idx, 0), x) EXCEPT
+                   !.r = [ln \in Lines |-> [p |-> y[ln], s |-> << >>]]]
+    /\ head' = [c \in Combs |-> IF c = cv.idx THEN 0 ELSE NoNode]
+    /\ lk' = [c \in Combs |-> LkFresh(c = cv.idx)]
+    /\ qs' = [qs EXCEPT ![0] = x]
     /\ q' = << >>
     /\ retired' = {}
     /\ disposed' = {}
@@ -903,6 +905,7 @@ CrashP ==
     /\ hist' = Append(hist, EvCrash)
     /\ retk' = {}
     /\ UNCHANGED bad
+CrashP == CrashEnabled /\ \E cv \in CcImages(mem) : \E y \in LinePicks(mem, Lines) : CrashPTo(cv, y)
 
 StepPerdure(t) ==
     \/ InvokeP(t) \/ X1(t)
@@ -921,19 +924,20 @@ SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ (\E k \in retir
 (*     loads from the held replica (X4U; ensure_loaded);                   *)
 (*   * a copy loads the working copy from lcomb's replica, storing nothing *)
 (*     into newComb (X6C; copy_from), then X6U;                            *)
-(*   * settling stores into the replica every word that differs from the   *)
-(*     working copy, in word order (WS; settle): before the install's      *)
-(*     flush (X7U), and before leaving (XEC, then XEU releases the replica *)
-(*     and collects: no write-back there);                                 *)
-(*   * the install's flush writes back every object line once the working *)
+(*   * settling stores into the replica every word of the working copy's  *)
+(*     used prefix that differs, in word order (WS; settle): before the    *)
+(*     install's flush (X7U), and before leaving (XEC, then XEU releases   *)
+(*     the replica and collects: no write-back there);                     *)
+(*   * the install's flush writes back every used line once the working   *)
 (*     copy is loaded (PW; write_back: the whole used part), changed or   *)
 (*     not, then the pfence (Y0) and the CAS loop as SpecPerdure's.        *)
 (* CXPTM_PerdurePuc.cfg checks it with the invariants (reads, one crash,   *)
 (* the history).  No mutant switch reaches these steps (FlushBeforeCas     *)
 (* moves the deferred pwbs, dp, which CX-PUC does not use).                *)
 
-\* The words of x that differ from the replica's y, in word order, as stores.
-Diffs(x, y) == SelectSeq([w \in Words |-> <<w, x[w]>>], LAMBDA p : p[2] # y[p[1]])
+\* The words of x's used prefix that differ from the replica's y, in word
+\* order, as stores.
+Diffs(x, y) == SelectSeq(CopyOf(x), LAMBDA p : p[2] # y[p[1]])
 
 X4U(t) ==
     /\ th[t].pc = "X4"
@@ -964,7 +968,7 @@ X7U(t) ==
        /\ lk' = [lk EXCEPT ![c].ex = 0, ![c].dg = TRUE]
        /\ SetTh(t, Then([th[t] EXCEPT !.pend = @ \/ th[t].ld, !.li = 0],
                         IF th[t].ld THEN Diffs(th[t].wc, Content(mem, c)) ELSE << >>,
-                        IF th[t].ld THEN Words ELSE {}, "Y0"))
+                        IF th[t].ld THEN Used(th[t].wc) ELSE {}, "Y0"))
     /\ UNCHANGED <<mem, q, retired, disposed, crashes, hist, Ghosts>>
 
 XEC(t) ==

@@ -696,14 +696,14 @@ RepImg(c) == ReplicaImages(mem, c)
 \* are invalid, the ring holds that head, the locks are free but curComb's
 \* (read-locked, as the published code's setReadLock).  Transactions in
 \* flight are cut off; their threads go on with their next one.
-Crash ==
-    /\ crashes < MaxCrashes
-    /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
-    /\ \E cv \in CcImg : \E x \in RepImg(cv.idx) :
-         /\ mem' = MemAfterCrash(mem, cv, x)
-         /\ head' = [c \in Combs |-> IF c = cv.idx THEN Tk(cv.seq, 0, 0) ELSE Invalid]
-         /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
-         /\ ring' = [k \in Slots |-> IF k = cv.seq % RSIZE THEN Tk(cv.seq, 0, 0) ELSE Tk0]
+\* The crash that keeps curComb cv and content x of the replica it names
+\* (Crash: some allowed cv and x; a trace's Crash step: its image's).
+CrashEnabled == crashes < MaxCrashes /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
+CrashTo(cv, x) ==
+    /\ mem' = MemAfterCrash(mem, cv, x)
+    /\ head' = [c \in Combs |-> IF c = cv.idx THEN Tk(cv.seq, 0, 0) ELSE Invalid]
+    /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
+    /\ ring' = [k \in Slots |-> IF k = cv.seq % RSIZE THEN Tk(cv.seq, 0, 0) ELSE Tk0]
     /\ sts' = [t \in Threads |-> [j \in Slots |-> Fresh]]
     /\ lidx' = [t \in Threads |-> 0]
     /\ ann' = [t \in Threads |-> 0]
@@ -712,6 +712,7 @@ Crash ==
     /\ crashes' = crashes + 1
     /\ hist' = Append(hist, EvCrash)
     /\ UNCHANGED Ghosts
+Crash == CrashEnabled /\ \E cv \in CcImg : \E x \in RepImg(cv.idx) : CrashTo(cv, x)
 
 -----------------------------------------------------------------------------
 Step(t) ==
@@ -801,14 +802,16 @@ WS(t) ==
                                ELSE [@ EXCEPT !.pw = Tail(@)]]
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* One pwb of the batch: the line of the lowest word left.
+\* One pwb of the batch: the line of the lowest word left (and so of every
+\* word left on that line).
 PW(t) ==
     /\ th[t].pc = "PW"
-    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y IN
-       /\ mem' = PwbR(mem, t, th[t].c, {w})
-       /\ th' = [th EXCEPT ![t] = IF th[t].pl = {w}
-                                  THEN [@ EXCEPT !.pl = {}, !.pc = th[t].wnx, !.wnx = "Idle"]
-                                  ELSE [@ EXCEPT !.pl = @ \ {w}]]
+    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+           ln == LineWords({w})
+       IN /\ mem' = PwbR(mem, t, th[t].c, {w})
+          /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln
+                                     THEN [@ EXCEPT !.pl = {}, !.pc = th[t].wnx, !.wnx = "Idle"]
+                                     ELSE [@ EXCEPT !.pl = @ \ ln]]
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
 \* R1 with the entry's stores one per step.
@@ -1112,13 +1115,14 @@ U19C(t) ==
 
 \* copy_designated: the source (curComb's replica as this attempt read it)
 \* under a shared lock, curComb and its head checked first; then every word
-\* (the stores one per step, WS).  Checks failed: give up the iteration.
+\* of its used prefix (PtmBase's CopyOf: replica.rs used_len; the stores one
+\* per step, WS).  Checks failed: give up the iteration.
 M1C(t) ==
     /\ th[t].pc = "M1"
     /\ LET s == th[t].curC.idx IN
        IF lk[s].ex = 0 /\ CurComb = th[t].curC /\ head[s] = th[t].tail
        THEN /\ lk' = [lk EXCEPT ![s].sh = @ \cup {t}]
-            /\ SetTh(t, Stores(th[t], [w \in Words |-> <<w, Content(mem, s)[w]>>], "M3"))
+            /\ SetTh(t, Stores(th[t], CopyOf(Content(mem, s)), "M3"))
        ELSE /\ SetTh(t, NextIter(th[t])) /\ UNCHANGED lk
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
@@ -1128,7 +1132,7 @@ M3C(t) ==
     /\ th[t].pc = "M3"
     /\ lk' = [lk EXCEPT ![th[t].curC.idx].sh = @ \ {t}]
     /\ head' = [head EXCEPT ![th[t].c] = th[t].tail]
-    /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Words, !.pc = "U20"])
+    /\ SetTh(t, [th[t] EXCEPT !.dp = @ \cup Used(Content(mem, th[t].c)), !.pc = "U20"])
     /\ UNCHANGED <<mem, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
 \* {7}: _c.head <- invalid; the simulation visits the threads in order (k).
@@ -1288,8 +1292,8 @@ SpecPerdure == Init /\ [][(\E t \in Threads : StepPerdure(t)) \/ Crash]_vars
 (*     the object, then the Combined instance is marked to do a complete   *)
 (*     flush"): L26 writes back each dirty line once (the deferred pwbs    *)
 (*     are a set already), and, once more than OptFullAfter distinct lines *)
-(*     are dirty, every used line of the replica instead (U26PO: every     *)
-(*     object word's line, the spec's replica being its W words);          *)
+(*     are dirty, every used line of the replica instead (U26PO: the       *)
+(*     lines of PtmBase's Used words, replica.rs used_len);                *)
 (*   * the copy with ntstores ("Copy using ntstore": "during the copy of   *)
 (*     an object in Algorithm 3"): M1CO stores each word with a            *)
 (*     non-temporal store, one per step (NS), and M3CO adds no line to the *)
@@ -1351,8 +1355,8 @@ U21CO(t) ==
 \* used line.  FlushShort: the mutant perdure's redo-opt-full-flush-short is
 \* (the complete flush drops the tracked lines and writes back only the
 \* first part of the replica: here its first word's line).
-FlushSet(dp, short) ==
-    IF Cardinality(dp) > OptFullAfter THEN (IF short THEN {1} ELSE Words) ELSE dp
+FlushSet(dp, short, x) ==
+    IF Cardinality({LineOf(w) : w \in dp}) > OptFullAfter THEN (IF short THEN {1} ELSE Used(x)) ELSE dp
 
 \* U26P with RedoOpt's flush.
 U26POWith(t, short) ==
@@ -1363,7 +1367,7 @@ U26POWith(t, short) ==
        ELSE /\ head' = [head EXCEPT ![c] = th[t].tkt]
             /\ sts' = [sts EXCEPT ![t][lidx[t]].lsz = Len(sts[t][lidx[t]].log)]
             /\ lk' = [lk EXCEPT ![c] = [ex |-> 0, sh |-> lk[c].sh, dg |-> TRUE]]
-            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], FlushSet(th[t].dp, short), "U29"))
+            /\ SetTh(t, Pwbs([th[t] EXCEPT !.pend = TRUE, !.dp = {}], FlushSet(th[t].dp, short, Content(mem, c)), "U29"))
     /\ UNCHANGED <<mem, ring, lidx, ann, req, crashes, hist, Ghosts>>
 U26PO(t) == U26POWith(t, FALSE)
 
@@ -1377,7 +1381,7 @@ M1CO(t) ==
     /\ LET s == th[t].curC.idx IN
        IF lk[s].ex = 0 /\ CurComb = th[t].curC /\ head[s] = th[t].tail
        THEN /\ lk' = [lk EXCEPT ![s].sh = @ \cup {t}]
-            /\ SetTh(t, NtStores(th[t], [w \in Words |-> <<w, Content(mem, s)[w]>>], "M3"))
+            /\ SetTh(t, NtStores(th[t], CopyOf(Content(mem, s)), "M3"))
        ELSE /\ SetTh(t, NextIter(th[t])) /\ UNCHANGED lk
     /\ UNCHANGED <<mem, head, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
@@ -1386,7 +1390,7 @@ M1CO(t) ==
 NS(t) ==
     /\ th[t].pc = "NS"
     /\ LET wv == Head(th[t].pw) IN
-       mem' = PwbR(StoreR(mem, th[t].c, wv[1], wv[2]), t, th[t].c, {wv[1]})
+       mem' = PwbWords(StoreR(mem, th[t].c, wv[1], wv[2]), t, th[t].c, {wv[1]})
     /\ th' = [th EXCEPT ![t] = IF Len(th[t].pw) = 1
                                THEN [@ EXCEPT !.pw = << >>, !.pc = th[t].wnx, !.wnx = "Idle"]
                                ELSE [@ EXCEPT !.pw = Tail(@)]]

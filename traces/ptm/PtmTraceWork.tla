@@ -34,6 +34,19 @@ TraceWorkDef ==
         LET vs == {v \in shape.invokes : v.t = t /\ (v.r - 1) * shape.runOps + v.i + 1 = g} IN
         IF vs = {} THEN Tx("get", 1) ELSE (CHOOSE v \in vs : TRUE).tx]]
 
+\* The object's words (PtmBase's W): the Begin steps' "words" (the counters'
+\* 2; the queue's fixed words and the node blocks the trace uses).
+TraceW == LET T == Trace IN
+          IF T # << >> /\ "words" \in DOMAIN T[1] THEN T[1].words ELSE 2
+
+\* A created pool's memory: memory m (MemInit's) with every line of the
+\* replicas of the Begin image img holding the image's word.  The
+\* designated replica holds ObjInit (Begin checks it); the code formats no
+\* other, and null recovery reads none of them before a copy overwrites it.
+BeginMem(m, img) ==
+    [m EXCEPT !.r = [ln \in DOMAIN @ |-> IF ln[1] < Len(img) THEN [p |-> img[ln[1] + 1][ln[2]], s |-> << >>]
+                                         ELSE @[ln]]]
+
 \* A trace that commits nothing shows nothing of the protocol (an empty
 \* trace would be a behaviour of any spec): it is never accepted.
 Substantive == LET T == Trace IN \E j \in DOMAIN T : T[j].action = "CasCC"

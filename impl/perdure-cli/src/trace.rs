@@ -23,7 +23,13 @@ Runs the construction (Redo-PTM, RedoTimed-PTM, RedoOpt-PTM, CX-PTM or
 CX-PUC) on the simulated Px86 backend under seeded schedules
 (seeds N..N+R-1), T threads (1..=3) each running K transactions (1..=6) of
 a seeded mix of inc, both, incif and get on two words
-(specs/ptm/PtmBase.tla's object). --crash takes a full crash at a seeded
+(specs/ptm/PtmBase.tla's object). --workload queue runs perdure-ptm's queue
+instead (ds/queue.rs on the region allocator: created first by one
+thread, then a seeded mix of enqueue, dequeue and len), --workload
+hash-set its hash set (ds/hash.rs, 2 buckets, keys 1..4: insert, remove,
+contains), on PtmBase's words of each; neither for cx-puc, whose own
+object shifts the allocator's blocks.
+--crash takes a full crash at a seeded
 persistence event of every run, keeps an allowed crash image, reopens the
 PTM on it (null recovery) and goes on. Prints the trace (ndjson,
 traces/SCHEMA.md) for traces/ptm/ (redo/, redo-timed/, redo-opt/, cx/,
@@ -210,6 +216,11 @@ fn named<T: Named + Send + Sync>(values: &'static [T]) -> impl TypedValueParser<
 pub struct PtmArgs {
     #[command(flatten)]
     run: RunArgs,
+    /// The transactions' object: counters (two words), queue or hash-set
+    /// (perdure-ptm's, on the region allocator).
+    #[arg(long, value_name = "OBJECT", default_value = "counters",
+          value_parser = named(<ptm::trace::Workload as Named>::ALL))]
+    workload: ptm::trace::Workload,
     /// Corrupt the first run this way.
     #[arg(long, value_name = "MODE", value_parser = named(<ptm::trace::Tamper as Named>::ALL))]
     tamper: Option<ptm::trace::Tamper>,
@@ -293,9 +304,13 @@ pub struct LogArgs {
 pub fn run(cmd: TraceCommand) -> ExitCode {
     use ptm::trace::Construction;
     let ptm = |c: Construction, a: PtmArgs| {
+        let target = ptm::trace::Target {
+            construction: c,
+            workload: a.workload,
+        };
         let opts = a
             .run
-            .options(c.name(), c, a.tamper, ptm::trace::MAX_THREADS);
+            .options(c.name(), target, a.tamper, ptm::trace::MAX_THREADS);
         print_trace(
             a.run
                 .with_mutant(c.name(), "ptm", || ptm::trace::trace(&opts)),

@@ -258,6 +258,43 @@ fn every_trace_option_is_taken() {
 }
 
 #[test]
+fn trace_queue_workload_creates_the_queue_first() {
+    let o = perdure(&[
+        "trace",
+        "redo-ptm",
+        "--workload",
+        "queue",
+        "--seed",
+        "3",
+        "--threads",
+        "2",
+        "--ops",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    let invokes: Vec<&str> = t.lines().filter(|l| l.contains("\"Invoke\"")).collect();
+    assert_eq!(invokes.len(), 1 + 2 * 3, "{t}");
+    assert!(invokes[0].contains("\"op\":\"qnew\""), "{}", invokes[0]);
+    assert!(invokes[1..].iter().all(|l| ["enq", "deq", "qlen"]
+        .iter()
+        .any(|op| l.contains(&format!("\"op\":\"{op}\"")))));
+    // The spec's word count: 10 fixed words and whole node blocks.
+    let begin = t.lines().next().unwrap_or_default();
+    let words: u64 = begin
+        .split("\"words\":")
+        .nth(1)
+        .and_then(|r| r.trim_end_matches('}').parse().ok())
+        .unwrap_or(0);
+    assert!(words >= 10 && (words - 10) % 4 == 0, "{begin}");
+    // CX-PUC's object shifts the queue off PtmBase's layout: refused, not traced wrong.
+    let o = perdure(&["trace", "cx-puc", "--workload", "queue"]);
+    assert_clean_failure(&o, "cx-puc has no queue or hash-set traces");
+    let o = perdure(&["trace", "redo-ptm", "--workload", "hash"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
 fn trace_mutant_runs_the_mutated_code() {
     let args = [
         "trace", "cx-ptm", "--seed", "1", "--runs", "1", "--ops", "2",

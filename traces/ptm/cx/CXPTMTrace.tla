@@ -133,12 +133,13 @@ SilentStep ==
 (* Events.                                                                 *)
 
 \* The next run: CXPTM's Init on the created pool (curComb at replica 0,
-\* seq 0, every word 0), each thread's transactions numbered on.
+\* seq 0, replica 0 holding ObjInit; the other replicas' words the image's:
+\* PtmTraceWork's BeginMem), each thread's transactions numbered on.
 Begin(s) ==
     /\ s.cc.idx = 0 /\ s.cc.seq = 0
-    /\ \A c \in DOMAIN s.img : \A w \in Words : s.img[c][w] = 0
+    /\ \A w \in Words : s.img[1][w] = ObjInit[w]
     /\ Len(s.img) <= 2 * MaxThreads
-    /\ mem' = MemInit(X!CV(0, 0), X!Lines, Threads)
+    /\ mem' = BeginMem(MemInit(X!CV(0, 0), X!Lines, Threads), s.img)
     /\ head' = [c \in X!Combs |-> IF c = 0 THEN 0 ELSE X!NoNode]
     /\ lk' = [c \in X!Combs |-> X!LkFresh(c = 0)]
     /\ q' = << >>
@@ -163,7 +164,7 @@ Store(t, c, w, v) == Pc(t) = "WS" /\ th[t].c = c /\ Head(th[t].pw) = <<w, v>> /\
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ w = CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+    /\ LineOf(w) = LineOf(CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y)
     /\ X!PW(t)
 
 PwbCur(t) == \/ Pc(t) = "Y3" /\ X!Y3P(t)
@@ -195,9 +196,11 @@ Crash(cc, img) ==
     LET cv == X!CV(cc.idx, cc.seq - base) IN
     /\ cv \in CcImages(mem)
     /\ Len(img) <= 2 * MaxThreads
-    /\ X!CrashP
-    /\ mem'.cc.p = X!CV(cc.idx, 0)
-    /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : mem'.r[<<c, w>>].p = img[c + 1][w]
+    /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : img[c + 1][w] \in LineImages(mem.r[<<c, w>>])
+    /\ X!CrashEnabled
+    \* every line the image's word, the lines of replicas the trace has not their mark
+    /\ X!CrashPTo(cv, [ln \in X!Lines |-> IF ln[1] < Len(img) THEN img[ln[1] + 1][ln[2]]
+                                          ELSE mem.r[ln].p])
     /\ base' = cc.seq
 
 Event(s) ==

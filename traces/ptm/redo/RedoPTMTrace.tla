@@ -132,12 +132,13 @@ SilentStep ==
 (* Events.                                                                 *)
 
 \* The next run: RedoPTM's Init on the created pool (curComb at replica 0,
-\* seq 0, every word 0), each thread's transactions numbered on.
+\* seq 0, replica 0 holding ObjInit; the other replicas' words the image's:
+\* PtmTraceWork's BeginMem), each thread's transactions numbered on.
 Begin(s) ==
     /\ s.cc.idx = 0 /\ s.cc.seq = 0
-    /\ \A c \in DOMAIN s.img : \A w \in Words : s.img[c][w] = 0
+    /\ \A w \in Words : s.img[1][w] = ObjInit[w]
     /\ Len(s.img) <= MaxThreads + 1
-    /\ mem' = MemInit(R!CV(0, 0), R!Lines, Threads)
+    /\ mem' = BeginMem(MemInit(R!CV(0, 0), R!Lines, Threads), s.img)
     /\ head' = [c \in R!Combs |-> IF c = 0 THEN R!Tk0 ELSE R!Invalid]
     /\ lk' = [c \in R!Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = 0]]
     /\ ring' = [x \in R!Slots |-> R!Tk0]
@@ -177,7 +178,7 @@ Apply(t, u, n) == Pc(t) = "U23" /\ th[t].k = u /\ th[t].rq.n = n /\ R!U23C(t)
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ w = CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+    /\ LineOf(w) = LineOf(CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y)
     /\ R!PW(t)
 
 PwbCur(t) == \/ Pc(t) = "UP1" /\ R!UP1(t)
@@ -205,9 +206,8 @@ Crash(cc, img) ==
     /\ cv \in CcImages(mem)
     /\ Len(img) <= MaxThreads + 1
     /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : img[c + 1][w] \in LineImages(mem.r[<<c, w>>])
-    /\ R!Crash
-    /\ mem'.cc.p = cv
-    /\ \A w \in Words : mem'.r[<<cv.idx, w>>].p = img[cv.idx + 1][w]
+    /\ R!CrashEnabled
+    /\ R!CrashTo(cv, [w \in Words |-> img[cv.idx + 1][w]])
 
 Event(s) ==
     CASE s.action = "Begin"    -> Begin(s)

@@ -33,8 +33,12 @@
 //! workers each running `ops` transactions of a seeded workload on the
 //! specs' object (`specs/ptm/PtmBase.tla`: `inc(a)`, `both()`, `incif()`,
 //! `get(a)` on words `x[1]`, `x[2]`, kept at region offsets 64 and 128 so
-//! each is alone on its cache line, as the spec's weakest placement), each
-//! transaction between `Invoke` and `Return` steps (with its result). With
+//! each is alone on its cache line, as the spec's weakest placement), or
+//! ([`Workload::Queue`]) perdure-ptm's queue in root slot 0, created first
+//! by one thread alone, its words PtmBase's `QOffs` (a pwb maps to the lowest
+//! of them on its line; block header and magic values as the spec has
+//! them); each transaction between `Invoke` and `Return` steps (with its
+//! result). With
 //! `crash`, a crash-free pass of the same seed lists the persistence events
 //! the trace maps (object-word stores, non-temporal ones included, and
 //! write-backs, fences, the `cur_comb`
@@ -53,10 +57,12 @@ use crate::traces::crash_image;
 use perdure_check::sched::{self, mix};
 use perdure_check::trace::Named;
 use perdure_pm::hooks::{self, TraceStep, TraceVal};
+use perdure_pm::region::BLOCK_TAG;
 use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, Sim, SimOptions};
 use perdure_ptm::cx::CxPuc;
+use perdure_ptm::ds::{self, hash, queue};
 use perdure_ptm::internals::{sti, CUR_COMB, REPLICAS};
 use perdure_ptm::redo::{RedoOptPtm, RedoTimedPtm};
 use perdure_ptm::PtmError;
@@ -90,17 +96,18 @@ pub enum Ev {
     /// CX {1}: thread `.0`'s node got ticket `.1` in the turn queue.
     Enqueue(usize, u64),
     /// The producer: thread `tid` starts its transaction number `i`, the
-    /// operation `op` ([`OPS`]), as worker `worker` (thread ids are leased:
-    /// a worker that started late may get the id of one that finished).
+    /// operation `op`, as worker `worker` (thread ids are leased: a worker
+    /// that started late may get the id of one that finished; `None`: the
+    /// queue's create, before the workers start).
     Invoke {
         /// Thread id.
         tid: usize,
         /// Transaction number of the thread.
         i: u64,
-        /// The operation (an index into [`OPS`]).
-        op: usize,
+        /// The operation.
+        op: Op,
         /// The producer's worker.
-        worker: usize,
+        worker: Option<usize>,
     },
     /// The producer: thread `tid`'s transaction `i` returned `res`.
     Return {
@@ -176,22 +183,109 @@ fn take_recording() -> Vec<Hooked> {
     sink().take().unwrap_or_default()
 }
 
-/// The transactions of the workload, on `specs/ptm/PtmBase.tla`'s object:
-/// (name, word argument, read-only).
-pub const OPS: [(&str, u64, bool); 6] = [
-    ("inc", 1, false),
-    ("inc", 2, false),
-    ("both", 1, false),
-    ("incif", 1, false),
-    ("get", 1, true),
-    ("get", 2, true),
+/// A transaction of `specs/ptm/PtmBase.tla`'s workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Counters: `x[a]++`, returns the old `x[a]`.
+    Inc(u64),
+    /// Counters: `x[1]++` and `x[2]++`, returns the old `x[1]`.
+    Both,
+    /// Counters: `x[1]++` if `x[2] = 0`, returns the old `x[1]`.
+    IncIf,
+    /// Counters: read-only, returns `x[a]`.
+    Get(u64),
+    /// Queue: `ds::queue::create_in` at root slot 0, returns 0.
+    QNew,
+    /// Queue: `enqueue_in` of the value, returns 0.
+    Enq(u64),
+    /// Queue: `dequeue_in`, returns the value, 0 if the queue is empty.
+    Deq,
+    /// Queue: `len_in` (read-only), returns the count.
+    QLen,
+    /// Hash set: `create_set_in` at root slot 0 with [`HASH_BUCKETS`]
+    /// buckets, returns 0.
+    HNew,
+    /// Hash set: `set_insert_in` of the key, 1 if it was added.
+    HIns(u64),
+    /// Hash set: `set_remove_in` of the key, 1 if it was removed.
+    HDel(u64),
+    /// Hash set: `set_contains_in` (read-only), 1 if the key is in.
+    HHas(u64),
+}
+
+impl Op {
+    /// PtmBase's name of the operation and its argument (`Tx(op, a)`).
+    fn spec(self) -> (&'static str, u64) {
+        match self {
+            Op::Inc(a) => ("inc", a),
+            Op::Both => ("both", 1),
+            Op::IncIf => ("incif", 1),
+            Op::Get(a) => ("get", a),
+            Op::QNew => ("qnew", 0),
+            Op::Enq(v) => ("enq", v),
+            Op::Deq => ("deq", 0),
+            Op::QLen => ("qlen", 0),
+            Op::HNew => ("hnew", 0),
+            Op::HIns(k) => ("hins", k),
+            Op::HDel(k) => ("hdel", k),
+            Op::HHas(k) => ("hhas", k),
+        }
+    }
+}
+
+/// The seeded mix of the counters: inc x[1], inc x[2], both, incif, get
+/// x[1], get x[2].
+const COUNTER_OPS: [Op; 6] = [
+    Op::Inc(1),
+    Op::Inc(2),
+    Op::Both,
+    Op::IncIf,
+    Op::Get(1),
+    Op::Get(2),
 ];
-/// Object words `x[1..=WORDS]`.
-const WORDS: u64 = 2;
-/// Region offset of `x[w]`: root slot `8·w`, alone on its cache line.
+/// A transaction's result when the queue code returned an error (never a
+/// value it stores: those are small).
+const FAILED: u64 = u64::MAX;
+
+/// Region offset of the counters' `x[w]`: root slot `8·w`, alone on its
+/// cache line.
 const fn x(w: u64) -> u64 {
     64 * w
 }
+
+/// Where the queue's region allocator starts (replica.rs `ALLOC_BASE`, the
+/// spec's `QAB`).
+const QAB: u64 = 8 * perdure_ptm::ROOTS as u64;
+/// The words every structure on the region allocator has first (PtmBase's
+/// `QOffs` and `HOffs` begin so): root slot 0, the allocator's bump, live
+/// count and class-5 free list.
+const ALLOC_WORDS: [u64; 4] = [0, QAB + 16, QAB + 24, QAB + 32];
+
+/// A structure's words after [`ALLOC_WORDS`]: how many lie in a row from
+/// the allocator's first block (`QAB + 512`: the queue's header block; the
+/// hash set's bucket array and header block), and where its node blocks
+/// begin (4 words each).
+fn fixed_layout(workload: Workload) -> (u64, u64) {
+    match workload {
+        Workload::Counters => (0, 0),
+        Workload::Queue => (6, QAB + 576),
+        Workload::HashSet => (10, QAB + 608),
+    }
+}
+
+/// The hash set's buckets (PtmBase's `HBucket` has 2 entries per key).
+const HASH_BUCKETS: u64 = 2;
+/// The hash set's keys, 1..=HASH_KEYS: with 2 buckets a set of at most 4
+/// never resizes (PtmBase does not model the resize).
+const HASH_KEYS: u64 = 4;
+/// PtmBase's `HBucket`: key `k`'s bucket (`ds::mix(k)` masked), `k` in
+/// 1..=[`HASH_KEYS`]; [`trace`] checks it against the code's hash.
+const SPEC_BUCKET: [u64; HASH_KEYS as usize] = [1, 0, 1, 0];
+/// Node blocks of a structure's words the producer maps (a trace's `W` is
+/// the part it uses: [`trace`]).
+const QUEUE_BLOCKS: u64 = 32;
+/// The spec's value of the header's magic (TLC's integers have 32 bits).
+const SPEC_MAGIC: u64 = 1;
 /// The pool: header, `cur_comb`, up to 6 replicas of 16 KiB.
 const POOL: u64 = 128 << 10;
 const LINE: u64 = 64;
@@ -244,6 +338,45 @@ impl Named for Construction {
     }
 }
 
+/// The object a trace's transactions run on (PtmBase's workloads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Workload {
+    /// Two counters `x[1]`, `x[2]` (root slots, each alone on its line):
+    /// a seeded mix of inc, both, incif and get.
+    #[default]
+    Counters,
+    /// perdure-ptm's queue (`ds::queue`) in root slot 0, on the region
+    /// allocator: created first (one transaction, before the workers
+    /// start, never crashed), then a seeded mix of enq (half), deq (a
+    /// third) and qlen.
+    Queue,
+    /// perdure-ptm's hash set (`ds::hash`, 2 buckets) in root slot 0:
+    /// created first (as the queue), then a seeded mix of insert (half),
+    /// remove (a third) and contains of keys 1..=4.
+    HashSet,
+}
+
+impl Named for Workload {
+    const ALL: &'static [Self] = &[Workload::Counters, Workload::Queue, Workload::HashSet];
+
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Counters => "counters",
+            Workload::Queue => "queue",
+            Workload::HashSet => "hash-set",
+        }
+    }
+}
+
+/// What a PTM trace runs: a construction and a workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    /// The construction.
+    pub construction: Construction,
+    /// The transactions' object.
+    pub workload: Workload,
+}
+
 /// A deliberate corruption of the first run's steps, which validation must
 /// reject.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,47 +427,69 @@ pub const MAX_OPS: u64 = 6;
 /// What to trace: threads 1..=[`MAX_THREADS`], transactions per thread
 /// 1..=[`MAX_OPS`]; a crash is followed by null recovery; the tampering
 /// corrupts the first run.
-pub type TraceOptions = perdure_check::trace::TraceOptions<Construction, Tamper>;
+pub type TraceOptions = perdure_check::trace::TraceOptions<Target, Tamper>;
 
 /// Errors of a traced run.
 pub type TraceError = crate::traces::TraceError<PtmError, Tamper>;
 
-/// Runs transaction `op` (an index into [`OPS`]) through handle `h`.
+/// Runs transaction `op` through handle `h`; the queue's in root slot 0
+/// ([`FAILED`] if its code returned an error).
 macro_rules! run_op {
     ($h:expr, $op:expr) => {
         match $op {
-            0 | 1 => {
-                let off = x(OPS[$op].1);
+            Op::Inc(w) => {
+                let off = x(w);
                 $h.update_tx(move |tx| {
                     let v = tx.load(off);
                     tx.store(off, v + 1);
                     v
                 })
             }
-            2 => $h.update_tx(|tx| {
+            Op::Both => $h.update_tx(|tx| {
                 let (a, b) = (tx.load(x(1)), tx.load(x(2)));
                 tx.store(x(1), a + 1);
                 tx.store(x(2), b + 1);
                 a
             }),
-            3 => $h.update_tx(|tx| {
+            Op::IncIf => $h.update_tx(|tx| {
                 let a = tx.load(x(1));
                 if tx.load(x(2)) == 0 {
                     tx.store(x(1), a + 1);
                 }
                 a
             }),
-            _ => {
-                let off = x(OPS[$op].1);
+            Op::Get(w) => {
+                let off = x(w);
                 $h.read_tx(move |tx| tx.load(off))
+            }
+            Op::QNew => $h.update_tx(|tx| queue::create_in(tx, 0).map_or(FAILED, |_| 0)),
+            Op::Enq(v) => {
+                $h.update_tx(move |tx| queue::enqueue_in(tx, 0, v).map_or(FAILED, |()| 0))
+            }
+            Op::Deq => $h.update_tx(|tx| match queue::dequeue_in(tx, 0) {
+                Ok(v) => v.unwrap_or(0),
+                Err(_) => FAILED,
+            }),
+            Op::QLen => $h.read_tx(|tx| queue::len_in(tx, 0).unwrap_or(FAILED)),
+            Op::HNew => {
+                $h.update_tx(|tx| hash::create_set_in(tx, 0, HASH_BUCKETS).map_or(FAILED, |_| 0))
+            }
+            Op::HIns(k) => {
+                $h.update_tx(move |tx| hash::set_insert_in(tx, 0, k).map_or(FAILED, u64::from))
+            }
+            Op::HDel(k) => {
+                $h.update_tx(move |tx| hash::set_remove_in(tx, 0, k).map_or(FAILED, u64::from))
+            }
+            Op::HHas(k) => {
+                $h.read_tx(move |tx| hash::set_contains_in(tx, 0, k).map_or(FAILED, u64::from))
             }
         }
     };
 }
 
 /// A worker's body: given its handle's thread id and a way to run
-/// transaction `op` ([`OPS`]) through that handle.
-type Worker<'a> = dyn FnMut(usize, &dyn Fn(usize) -> u64) + 'a;
+/// transaction `op` through that handle.
+type Worker<'a> = dyn FnMut(usize, &dyn Fn(Op) -> u64) + 'a;
 
 /// What the producer needs of a construction.
 trait Traced: Sized + Sync {
@@ -436,49 +591,121 @@ traced!(RedoOptPtm<Sim>, |t, _| opt_config(t), REDO_COMBS);
 traced!(CxPuc<Sim, u64>, |t, _| cx_config(t), CX_COMBS, 0u64);
 traced!(CxPtm<Sim>, |t, _| cx_config(t), CX_COMBS);
 
-/// Pool offsets of what the trace maps.
+/// Pool offsets of what the trace maps, and the spec's object words.
 struct Layout {
     header: u64,
     cur: u64,
     replicas: Vec<u64>,
+    /// Bytes per replica.
+    region: u64,
+    workload: Workload,
+    /// Region offsets of the spec's words `x[1]`, `x[2]`, ... (ascending).
+    words: Vec<u64>,
 }
 
 impl Layout {
-    fn of<P: Traced>(p: &P, seed: u64) -> Result<Layout, TraceError> {
+    fn of<P: Traced>(p: &P, workload: Workload, seed: u64) -> Result<Layout, TraceError> {
         let header = p.the_pool().data_offset();
+        let words = match workload {
+            Workload::Counters => vec![x(1), x(2)],
+            Workload::Queue | Workload::HashSet => {
+                let (run, nodes) = fixed_layout(workload);
+                ALLOC_WORDS
+                    .iter()
+                    .copied()
+                    .chain((0..run).map(|j| QAB + 512 + 8 * j))
+                    .chain((0..4 * QUEUE_BLOCKS).map(|j| nodes + 8 * j))
+                    .collect()
+            }
+        };
         let l = Layout {
             header,
             cur: header + CUR_COMB,
             replicas: (0..p.combs())
                 .map(|r| header + REPLICAS + r as u64 * p.region())
                 .collect(),
+            region: p.region(),
+            workload,
+            words,
         };
-        if l.replicas.last().map_or(0, |r| r + p.region()) > POOL {
+        if l.replicas.last().map_or(0, |r| r + p.region()) > POOL
+            || l.replicas.iter().any(|r| r % LINE != 0)
+            || l.words.last().map_or(true, |&w| w >= p.region())
+        {
             return Err(TraceError::unmapped(
                 seed,
-                "the replicas do not fit the pool: the layout is not the one this producer knows",
+                "the replicas do not fit the pool or its lines, or the object its replicas: \
+                 the layout is not the one this producer knows",
             ));
         }
         Ok(l)
     }
 
-    /// `(replica, word)` of an object word's pool offset.
-    fn object_word(&self, off: u64) -> Option<(usize, u64)> {
+    /// `(replica, region offset)` of a pool offset inside a replica.
+    fn in_replica(&self, off: u64) -> Option<(usize, u64)> {
         self.replicas
             .iter()
             .enumerate()
-            .find_map(|(r, &b)| (1..=WORDS).find(|&w| b + x(w) == off).map(|w| (r, w)))
+            .find_map(|(r, &b)| (b..b + self.region).contains(&off).then_some((r, off - b)))
+    }
+
+    /// `(replica, word)` of an object word's pool offset.
+    fn object_word(&self, off: u64) -> Option<(usize, u64)> {
+        let (r, ro) = self.in_replica(off)?;
+        let i = self.words.binary_search(&ro).ok()?;
+        Some((r, i as u64 + 1))
+    }
+
+    /// `(replica, word)` of the lowest object word on the cache line at
+    /// pool offset `line` (a pwb's: the spec writes back that word's line).
+    fn line_word(&self, line: u64) -> Option<(usize, u64)> {
+        let (r, ro) = self.in_replica(line)?;
+        let i = self.words.partition_point(|&w| w < ro);
+        let w = *self.words.get(i)?;
+        (w < ro + LINE).then_some((r, i as u64 + 1))
+    }
+
+    /// The spec's value of word `w` holding `v`: the block header words
+    /// without [`BLOCK_TAG`], the magic as [`SPEC_MAGIC`] (PtmBase's
+    /// `QAllocated`, `QFree`, `QMagic`).
+    fn spec_val(&self, w: u64, v: u64) -> u64 {
+        let Some(&ro) = self.words.get((w as usize).wrapping_sub(1)) else {
+            return v;
+        };
+        // The magic's word, the fixed blocks' header words, the first node block.
+        let nodes = fixed_layout(self.workload).1;
+        let (magic_at, magic, headers): (u64, u64, &[u64]) = match self.workload {
+            Workload::Counters => return v,
+            Workload::Queue => (QAB + 528, queue::MAGIC, &[QAB + 512]),
+            Workload::HashSet => (QAB + 560, hash::SET_MAGIC, &[QAB + 512, QAB + 544]),
+        };
+        if ro == magic_at && v == magic {
+            return SPEC_MAGIC;
+        }
+        let block_header = headers.contains(&ro) || (ro >= nodes && (ro - nodes) % 32 == 0);
+        if block_header && v & (0xffff << 48) == BLOCK_TAG {
+            v & !BLOCK_TAG
+        } else {
+            v
+        }
+    }
+
+    /// The spec's image of pool words `at`: every replica's object words.
+    fn replica_images(&self, at: impl Fn(u64) -> u64) -> Vec<Vec<u64>> {
+        self.replicas
+            .iter()
+            .map(|&b| {
+                (1..=self.words.len() as u64)
+                    .map(|w| self.spec_val(w, at(b + self.words[w as usize - 1])))
+                    .collect()
+            })
+            .collect()
     }
 
     /// The words of the image: `cur_comb` and every replica's object words.
     fn image(&self, words: &[u64]) -> (u64, Vec<Vec<u64>>) {
         let at = |off: u64| words.get((off / 8) as usize).copied().unwrap_or(0);
-        let img = self
-            .replicas
-            .iter()
-            .map(|&b| (1..=WORDS).map(|w| at(b + x(w))).collect())
-            .collect();
-        (at(self.cur), img)
+        (at(self.cur), self.replica_images(at))
     }
 }
 
@@ -493,13 +720,31 @@ fn read_word(pool: &Pool<Sim>, off: u64) -> u64 {
 }
 
 /// The operation worker `w` runs as its transaction `j` in run `seed`.
-fn op_of(seed: u64, w: usize, j: u64) -> usize {
-    (mix(seed ^ ((w as u64) << 40) ^ (j << 8) ^ 0x7074_6d00) % OPS.len() as u64) as usize
+fn op_of(workload: Workload, seed: u64, w: usize, j: u64) -> Op {
+    let r = mix(seed ^ ((w as u64) << 40) ^ (j << 8) ^ 0x7074_6d00);
+    match workload {
+        Workload::Counters => COUNTER_OPS[(r % COUNTER_OPS.len() as u64) as usize],
+        // Values >= 1, distinct per worker and transaction.
+        Workload::Queue => match r % 6 {
+            0..=2 => Op::Enq(10 * (w as u64 + 1) + j + 1),
+            3 | 4 => Op::Deq,
+            _ => Op::QLen,
+        },
+        Workload::HashSet => {
+            let k = 1 + (r >> 8) % HASH_KEYS;
+            match r % 6 {
+                0..=2 => Op::HIns(k),
+                3 | 4 => Op::HDel(k),
+                _ => Op::HHas(k),
+            }
+        }
+    }
 }
 
 /// What a pass runs: `threads` workers under schedule `seed`, worker `w`
-/// its transactions `next[w]..ops`, thread id `t` numbering its
-/// transactions from `first[t]`.
+/// its transactions `next[w]..ops` of `workload`, thread id `t` numbering
+/// its transactions from `first[t]`; `create`: instead, one worker
+/// creating the queue (no worker number in its `Invoke`).
 #[derive(Clone, Copy)]
 struct Plan<'a> {
     threads: usize,
@@ -507,6 +752,8 @@ struct Plan<'a> {
     next: &'a [u64],
     first: &'a [u64],
     ops: u64,
+    workload: Workload,
+    create: bool,
 }
 
 /// One recorded pass: the Sim events and the reported steps.
@@ -536,6 +783,8 @@ fn record<P: Traced>(
         next,
         first,
         ops,
+        workload,
+        create,
     } = *plan;
     let sim = p.the_pool().backend();
     let captured: Arc<Mutex<Option<(perdure_pm::sim::CrashPoint, usize)>>> =
@@ -567,8 +816,19 @@ fn record<P: Traced>(
                         p.with_handle(&mut |tid, exec| {
                             // The marker: which simulator thread is `tid`.
                             let _ = read_word(p.the_pool(), lay.header + 8 * tid as u64);
-                            for j in next.get(w).copied().unwrap_or(ops)..ops {
-                                let op = op_of(seed, w, j);
+                            let todo = if create {
+                                0..1
+                            } else {
+                                next.get(w).copied().unwrap_or(ops)..ops
+                            };
+                            for j in todo {
+                                let op = if !create {
+                                    op_of(workload, seed, w, j)
+                                } else if workload == Workload::HashSet {
+                                    Op::HNew
+                                } else {
+                                    Op::QNew
+                                };
                                 let i = number[tid].fetch_add(1, Ordering::SeqCst);
                                 emit(
                                     p.the_pool(),
@@ -576,7 +836,7 @@ fn record<P: Traced>(
                                         tid,
                                         i,
                                         op,
-                                        worker: w,
+                                        worker: (!create).then_some(w),
                                     },
                                 );
                                 let res = exec(op);
@@ -621,7 +881,7 @@ fn record<P: Traced>(
             let e = &events[n];
             match e.op {
                 SimOp::Pfence | SimOp::Psync => true,
-                SimOp::Pwb => e.off == cur_line || lay.object_word(e.off).is_some(),
+                SimOp::Pwb => e.off == cur_line || lay.line_word(e.off).is_some(),
                 SimOp::Store | SimOp::NtStore | SimOp::Cas => {
                     e.off == lay.cur || lay.object_word(e.off).is_some()
                 }
@@ -678,7 +938,7 @@ fn steps_of(
             SimOp::Psync => Some(with(step("Fence", t), json!({"kind": "psync"}))),
             SimOp::Pwb if e.off == cur_line => Some(step("PwbC", t)),
             SimOp::Pwb => lay
-                .object_word(e.off)
+                .line_word(e.off)
                 .map(|(r, w)| with(step("PwbR", t), json!({"comb": r, "word": w}))),
             _ if e.off == lay.cur => match e.op {
                 SimOp::Cas => Some(with(step("CasCC", t), json!({"cc": cc_json(e.val)}))),
@@ -697,7 +957,7 @@ fn steps_of(
                         },
                         t,
                     ),
-                    json!({"comb": r, "word": w, "val": e.val}),
+                    json!({"comb": r, "word": w, "val": lay.spec_val(w, e.val)}),
                 )
             }),
             op => match lay.object_word(e.off) {
@@ -732,20 +992,17 @@ fn hook_step(ev: &Ev) -> Option<Value> {
         Ev::Enqueue(tid, ticket) => with(step("Enqueue", tid + 1), json!({"ticket": ticket})),
         Ev::Invoke { tid, i, op, worker } => with(
             step("Invoke", tid + 1),
-            json!({"i": i, "op": OPS[op].0, "a": OPS[op].1, "worker": worker}),
+            json!({"i": i, "op": op.spec().0, "a": op.spec().1, "worker": worker}),
         ),
         Ev::Return { tid, i, res } => with(step("Return", tid + 1), json!({"i": i, "res": res})),
     })
 }
 
+/// The run's first step: the created pool's `cur_comb` and replicas, and
+/// the spec's word count (`words`, set by [`trace`] once every run is in).
 fn begin_step(lay: &Layout, words_of: impl Fn(u64) -> u64) -> Value {
-    let img: Vec<Vec<u64>> = lay
-        .replicas
-        .iter()
-        .map(|&b| (1..=WORDS).map(|w| words_of(b + x(w))).collect())
-        .collect();
     json!({"type": "step", "action": "Begin", "thread": 0, "cc": cc_json(words_of(lay.cur)),
-           "img": img})
+           "img": lay.replica_images(&words_of), "words": 0})
 }
 
 /// After the steps `so_far`: each worker's next transaction, and each
@@ -764,11 +1021,16 @@ fn next_ops(so_far: &[Value], threads: usize) -> (Vec<u64>, Vec<u64>) {
     (next, first)
 }
 
-/// One run of construction `P`: its steps, from `Begin`.
+/// One run of construction `P`: its steps, from `Begin`. The queue is
+/// created first, by one thread alone (its own pass, never crashed: a crash
+/// in it would leave the workers no queue), then the workers run.
 fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, TraceError> {
-    let fresh = || -> Result<P, TraceError> {
+    let workload = opts.object.workload;
+    let fresh = || -> Result<(P, Layout), TraceError> {
         let pool = Pool::volatile("trace-ptm", POOL, Sim::new(SimOptions::default()))?;
-        Ok(P::create(pool, opts.threads, seed)?)
+        let p = P::create(pool, opts.threads, seed)?;
+        let lay = Layout::of(&p, workload, seed)?;
+        Ok((p, lay))
     };
     let zeros = vec![0; opts.threads];
     let plan = Plan {
@@ -777,11 +1039,36 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
         next: &zeros,
         first: &zeros,
         ops: opts.ops,
+        workload,
+        create: false,
+    };
+    let creating = Plan {
+        threads: 1,
+        create: true,
+        ..plan
+    };
+    // The create pass (appended to `out`), then the workers' pass from where
+    // the steps so far leave each worker and thread id's numbering.
+    let passes = |p: &P,
+                  lay: &Layout,
+                  out: &mut Vec<Value>,
+                  crash_at: Option<usize>|
+     -> Result<Pass, TraceError> {
+        if workload != Workload::Counters {
+            let pass = record(p, lay, &creating, None)?;
+            out.extend(steps_of(&pass, lay, opts.threads, seed)?);
+        }
+        let (next, first) = next_ops(out, opts.threads);
+        let plan = Plan {
+            next: &next,
+            first: &first,
+            ..plan
+        };
+        record(p, lay, &plan, crash_at)
     };
     let crash_at = if opts.crash {
-        let p = fresh()?;
-        let lay = Layout::of(&p, seed)?;
-        let dry = record(&p, &lay, &plan, None)?;
+        let (p, lay) = fresh()?;
+        let dry = passes(&p, &lay, &mut Vec::new(), None)?;
         // A crash right after one of the mapped persistence events, drawn
         // uniformly (the copies' many stores to other words would otherwise
         // draw most crash points into the first copy).
@@ -794,11 +1081,10 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     } else {
         None
     };
-    let p = fresh()?;
-    let lay = Layout::of(&p, seed)?;
+    let (p, lay) = fresh()?;
     let read = |off: u64| read_word(p.the_pool(), off);
     let mut out = vec![begin_step(&lay, read)];
-    let pass = record(&p, &lay, &plan, crash_at)?;
+    let pass = passes(&p, &lay, &mut out, crash_at)?;
     out.extend(steps_of(&pass, &lay, opts.threads, seed)?);
     let Some(words) = pass.image else {
         return Ok(out);
@@ -813,7 +1099,7 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
     pool.backend().start_trace();
     let p = P::open(pool, opts.threads, seed)?;
     let opened = p.the_pool().backend().take_trace();
-    let lay = Layout::of(&p, seed)?;
+    let lay = Layout::of(&p, workload, seed)?;
     // Null recovery writes nothing the specs see (checked, not assumed).
     if let Some(e) = opened.iter().find(|e| {
         matches!(
@@ -931,15 +1217,97 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
     }
 }
 
+/// The spec's word count `W` for `steps` (all runs): the counters' 2; the
+/// structure's fixed words and the node blocks any step stores to, writes
+/// back or finds non-zero in an image (PtmBase's `QBlocks` = (W - 10) / 4,
+/// `HBlocks` = (W - 14) / 4).
+fn spec_words(workload: Workload, steps: &[Value]) -> u64 {
+    if workload == Workload::Counters {
+        return 2;
+    }
+    let fixed = ALLOC_WORDS.len() as u64 + fixed_layout(workload).0;
+    let mut top = fixed;
+    for s in steps {
+        if let Some(w) = s["word"].as_u64() {
+            top = top.max(w);
+        }
+        for img in s["img"].as_array().into_iter().flatten() {
+            for (i, v) in img.as_array().into_iter().flatten().enumerate() {
+                if v.as_u64() != Some(0) {
+                    top = top.max(i as u64 + 1);
+                }
+            }
+        }
+    }
+    fixed + (top - fixed).div_ceil(4) * 4
+}
+
+/// The largest value TLC's integers hold.
+const TLC_MAX: u64 = (1 << 31) - 1;
+
+/// Sets every `Begin`'s `words` to `w`, cuts the images to `w` words, and
+/// checks that every value fits TLC's integers and that no queue
+/// transaction failed.
+fn finish(steps: &mut [Value], w: u64, seed: u64) -> Result<(), TraceError> {
+    for s in steps.iter_mut() {
+        if s["action"] == "Return" && s["res"].as_u64() == Some(FAILED) {
+            return Err(TraceError::unmapped(
+                seed,
+                format!("a queue transaction failed (step {s})"),
+            ));
+        }
+        if s["action"] == "Begin" {
+            s["words"] = json!(w);
+        }
+        if let Some(imgs) = s.get_mut("img").and_then(Value::as_array_mut) {
+            for img in imgs {
+                if let Some(ws) = img.as_array_mut() {
+                    ws.truncate(w as usize);
+                }
+            }
+        }
+        let big = |v: &Value| v.as_u64().is_some_and(|v| v > TLC_MAX);
+        let imgs = s["img"].as_array().into_iter().flatten();
+        if ["val", "res", "a"].iter().any(|k| big(&s[*k]))
+            || imgs
+                .flat_map(|i| i.as_array().into_iter().flatten())
+                .any(big)
+        {
+            return Err(TraceError::unmapped(
+                seed,
+                format!("a value beyond TLC's integers (step {s})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The ndjson trace of `opts.runs` runs (seeds `seed..seed + runs`).
 pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
     opts.check_bounds(MAX_THREADS, MAX_OPS)
         .map_err(TraceError::Options)?;
+    if opts.object.construction == Construction::CxPuc && opts.object.workload != Workload::Counters
+    {
+        return Err(TraceError::Options(
+            "cx-puc has no queue or hash-set traces: its own object is the region allocator's \
+             first block, so the structure's blocks are not where specs/ptm/PtmBase.tla has them \
+             (use --workload counters)"
+                .to_owned(),
+        ));
+    }
+    // PtmBase's HBucket is the code's hash of the traced keys.
+    for k in 1..=HASH_KEYS {
+        if ds::mix(k) & (HASH_BUCKETS - 1) != SPEC_BUCKET[k as usize - 1] {
+            return Err(TraceError::Options(format!(
+                "key {k}'s bucket is not PtmBase's HBucket[{k}]: ds::mix changed, update both"
+            )));
+        }
+    }
     let _one = sched::RUN.lock().unwrap_or_else(|e| e.into_inner());
-    let mut text = String::new();
+    let mut all = Vec::new();
     for k in 0..opts.runs {
         let seed = opts.seed.wrapping_add(k);
-        let mut steps = match opts.object {
+        let mut steps = match opts.object.construction {
             Construction::Redo => one_run::<RedoPtm<Sim>>(opts, seed)?,
             Construction::RedoTimed => one_run::<RedoTimedPtm<Sim>>(opts, seed)?,
             Construction::RedoOpt => one_run::<RedoOptPtm<Sim>>(opts, seed)?,
@@ -956,10 +1324,14 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
                 }
             }
         }
-        for s in steps {
-            text.push_str(&s.to_string());
-            text.push('\n');
-        }
+        all.extend(steps);
+    }
+    let w = spec_words(opts.object.workload, &all);
+    finish(&mut all, w, opts.seed)?;
+    let mut text = String::new();
+    for s in all {
+        text.push_str(&s.to_string());
+        text.push('\n');
     }
     Ok(text)
 }
