@@ -20,7 +20,9 @@
 #[path = "common/changed.rs"]
 mod changed;
 
-use perdure_harness::ptm::trace::{trace, Construction, Tamper, TraceError, TraceOptions};
+use perdure_harness::ptm::trace::{
+    trace, Construction, Tamper, Target, TraceError, TraceOptions, Workload,
+};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -34,7 +36,10 @@ fn steps(opts: &TraceOptions) -> Vec<Value> {
 
 fn opts(c: Construction, crash: bool) -> TraceOptions {
     TraceOptions {
-        object: c,
+        object: Target {
+            construction: c,
+            workload: Workload::Counters,
+        },
         seed: 7,
         runs: 3,
         threads: 3,
@@ -265,4 +270,60 @@ fn bad_options_are_errors() {
     for bad in bad_options {
         assert!(matches!(trace(&bad), Err(TraceError::Options(_))));
     }
+}
+
+/// The structures' traces: the create first, by one thread, before any
+/// worker's transaction; every store and write-back within the trace's `W`
+/// words; the values the spec's (no `BLOCK_TAG`, small); a crash in every run.
+#[test]
+fn structure_traces_create_first_and_stay_in_their_words() {
+    for workload in [Workload::Queue, Workload::HashSet] {
+        for c in [Construction::Redo, Construction::RedoOpt, Construction::Cx] {
+            let o = TraceOptions {
+                object: Target {
+                    construction: c,
+                    workload,
+                },
+                ..opts(c, true)
+            };
+            let s = steps(&o);
+            for run in runs(&s) {
+                let w = run[0]["words"].as_u64().unwrap();
+                let fixed = if workload == Workload::Queue { 10 } else { 14 };
+                assert!(
+                    w >= fixed && (w - fixed) % 4 == 0,
+                    "{c:?} {workload:?}: W = {w}"
+                );
+                let invokes: Vec<&Value> = run.iter().filter(|v| v["action"] == "Invoke").collect();
+                let create = if workload == Workload::Queue {
+                    "qnew"
+                } else {
+                    "hnew"
+                };
+                assert_eq!(invokes[0]["op"], create, "{c:?}");
+                assert!(invokes[0]["worker"].is_null());
+                assert!(invokes[1..]
+                    .iter()
+                    .all(|v| v["op"] != create && v["worker"].is_u64()));
+                assert_eq!(count(run, "Crash"), 1, "{c:?} {workload:?}");
+                for v in run {
+                    if let Some(word) = v["word"].as_u64() {
+                        assert!((1..=w).contains(&word), "{c:?}: {v}");
+                    }
+                    if let Some(val) = v["val"].as_u64() {
+                        assert!(val < 1 << 31, "{c:?}: {v}");
+                    }
+                }
+            }
+        }
+    }
+    // CX-PUC is refused for the structures (its object shifts their blocks).
+    let puc = TraceOptions {
+        object: Target {
+            construction: Construction::CxPuc,
+            workload: Workload::Queue,
+        },
+        ..opts(Construction::CxPuc, false)
+    };
+    assert!(matches!(trace(&puc), Err(TraceError::Options(_))));
 }
