@@ -990,10 +990,13 @@ fn hook_step(ev: &Ev) -> Option<Value> {
         ),
         Ev::Unlock(tid, idx) => with(step("Unlock", tid + 1), json!({"comb": idx})),
         Ev::Enqueue(tid, ticket) => with(step("Enqueue", tid + 1), json!({"ticket": ticket})),
-        Ev::Invoke { tid, i, op, worker } => with(
-            step("Invoke", tid + 1),
-            json!({"i": i, "op": op.spec().0, "a": op.spec().1, "worker": worker}),
-        ),
+        Ev::Invoke { tid, i, op, worker } => {
+            let (name, a) = op.spec();
+            with(
+                step("Invoke", tid + 1),
+                json!({"i": i, "op": name, "a": a, "worker": worker}),
+            )
+        }
         Ev::Return { tid, i, res } => with(step("Return", tid + 1), json!({"i": i, "res": res})),
     })
 }
