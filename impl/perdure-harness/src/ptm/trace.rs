@@ -202,7 +202,7 @@ pub enum Op {
     Deq,
     /// Queue: `len_in` (read-only), returns the count.
     QLen,
-    /// Hash set: `create_set_in` at root slot 0 with [`HASH_BUCKETS`]
+    /// Hash set: `create_set_in` at root slot 0 with `HASH_BUCKETS`
     /// buckets, returns 0.
     HNew,
     /// Hash set: `set_insert_in` of the key, 1 if it was added.
