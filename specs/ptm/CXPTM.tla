@@ -489,7 +489,7 @@ WS(t) ==
 
 PW(t) ==
     /\ th[t].pc = "PW"
-    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+    /\ LET w == PwNext(th[t].pl)
            ln == LineWords({w})
        IN /\ mem' = PwbR(mem, t, th[t].c, {w})
           /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln

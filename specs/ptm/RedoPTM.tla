@@ -806,7 +806,7 @@ WS(t) ==
 \* word left on that line).
 PW(t) ==
     /\ th[t].pc = "PW"
-    /\ LET w == CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y
+    /\ LET w == PwNext(th[t].pl)
            ln == LineWords({w})
        IN /\ mem' = PwbR(mem, t, th[t].c, {w})
           /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln

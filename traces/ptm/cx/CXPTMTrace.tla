@@ -164,7 +164,7 @@ Store(t, c, w, v) == Pc(t) = "WS" /\ th[t].c = c /\ Head(th[t].pw) = <<w, v>> /\
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ LineOf(w) = LineOf(CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y)
+    /\ LineOf(w) = LineOf(PwNext(th[t].pl))
     /\ X!PW(t)
 
 PwbCur(t) == \/ Pc(t) = "Y3" /\ X!Y3P(t)

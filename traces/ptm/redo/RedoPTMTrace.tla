@@ -178,7 +178,7 @@ Apply(t, u, n) == Pc(t) = "U23" /\ th[t].k = u /\ th[t].rq.n = n /\ R!U23C(t)
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ LineOf(w) = LineOf(CHOOSE x \in th[t].pl : \A y \in th[t].pl : x <= y)
+    /\ LineOf(w) = LineOf(PwNext(th[t].pl))
     /\ R!PW(t)
 
 PwbCur(t) == \/ Pc(t) = "UP1" /\ R!UP1(t)
