@@ -11,7 +11,12 @@
 //!   table frees its DRAM lists;
 //! * the runtime's creation zeroes its header, HELP and slots, and nothing
 //!   past its region; on a pool too small it fails before writing;
-//! * `Handle::alloc` returns a zeroed block, also one freed and reused.
+//! * `Handle::alloc` returns a zeroed block, also one freed and reused;
+//! * a few behaviours the scenarios do not reach: `CombQueue::at` on a
+//!   block past the pool's end, an exchanger's creation and two threads
+//!   meeting in it, SOFT's bad bucket counts, a one-bucket table (keys
+//!   sharing a sorted list), a delete cut by a thread crash, a handle's
+//!   successive operations, and `Runtime::open`'s thread-count check.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
 //! this binary (`tools/mutants_cargo.py`), and the checks were written for
@@ -419,4 +424,282 @@ fn cas_parities_alternate_across_a_thread_crash() {
             "crash after event {n} of the first CAS: parities {parities:?}"
         );
     }
+}
+
+/// Runs `f` on a thread of its own and fails if it has not returned within
+/// `secs` seconds (a CAS retried on an expected value that never matches
+/// spins forever; the spinning thread is left behind).
+fn within(secs: u64, what: &str, f: impl FnOnce() + Send + 'static) {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let (tx, rx) = channel();
+    let t = std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(()) => {}
+        Err(RecvTimeoutError::Disconnected) => match t.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the thread ended without reporting"),
+        },
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: not done after {secs} s"),
+    }
+}
+
+/// `CombQueue::at` checks that the whole queue block (a line per thread
+/// after line 0) lies in the pool before it reads any announce line: a
+/// block whose first two lines are a valid queue's but whose last announce
+/// line would lie past the pool's end is refused.
+#[test]
+fn combq_at_refuses_a_block_past_the_pool_end() {
+    let p = sized_pool("combq-at", 1 << 24);
+    let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 23)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let q = CombQueue::create(&mut h).expect("create");
+    CombQueue::at(&p, q.offset()).expect("the queue itself");
+    // Line 0 (the published state and the thread count, 2) copied to two
+    // lines before the end: the block needs three.
+    let off = p.size() - 2 * LINE;
+    for w in [0, 8] {
+        p.word(off + w)
+            .expect("word")
+            .store(word(&p, q.offset() + w), Ordering::Relaxed);
+    }
+    assert!(
+        CombQueue::at(&p, off).is_err(),
+        "a queue block of 3 lines at {off:#x}, 2 lines before the pool's end, was accepted"
+    );
+}
+
+/// `Exchanger::create` returns an exchanger whose slot, the word at its
+/// `offset`, is durably empty: carved from memory that held a pattern, the
+/// slot reads 0 in the crash image right after that keeps only what was
+/// guaranteed persisted (the allocation's zeroing alone is not written
+/// back).
+#[test]
+fn elim_exchanger_create_leaves_a_durable_empty_slot() {
+    use perdure_memento::ds::elim::ElimStackMmt;
+    use perdure_memento::ds::exchanger::Exchanger;
+    use perdure_pm::sim::{ImageChoice, VolatileFill};
+    let p = pool("exchanger-create");
+    let rt = Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let a = h.alloc(LINE).expect("alloc");
+    dirty(&p, a, a + 4 * LINE);
+    let x = Exchanger::create(&mut h).expect("create");
+    let slot = x.offset();
+    assert!(
+        (a + LINE..a + 4 * LINE).contains(&slot),
+        "the slot {slot:#x} is not in the block carved after {a:#x}"
+    );
+    assert_eq!(x.peek(&p), None, "a new exchanger's slot");
+    let cp = p.backend().capture();
+    let words = cp.materialize(
+        &ImageChoice(vec![0; cp.unsettled_lines()]),
+        VolatileFill::Zeroed,
+    );
+    assert_eq!(
+        words[(slot / 8) as usize],
+        0,
+        "the slot {slot:#x} in a crash image right after create"
+    );
+}
+
+/// Two threads meet in an exchanger and swap their values: thread 1 offers
+/// 7 and waits (a patience no run reaches), thread 2, once the offer is in
+/// the slot, offers 8 and takes it. Each gets the other's value. The
+/// elimination stack's scenarios never get two operations to meet.
+#[test]
+fn elim_exchanger_swaps_two_threads_values() {
+    use perdure_memento::ds::elim::ElimStackMmt;
+    use perdure_memento::ds::exchanger::Exchanger;
+    const PATIENT: u64 = 1 << 50;
+    let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
+    let p = pool("exchanger-swap");
+    let rt = Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let mut h = rt.handle(1).expect("handle");
+            h.run_root(|h, m, _| {
+                opt(x
+                    .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result
+        });
+        while x.peek(&p).is_none() && !waiter.is_finished() {
+            std::thread::yield_now();
+        }
+        let mut h = rt.handle(2).expect("handle");
+        let taker = h
+            .run_root(|h, m, _| {
+                opt(x
+                    .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result;
+        assert_eq!(taker, opt(Some(7)), "the taker's result");
+        assert_eq!(
+            waiter.join().expect("waiter"),
+            opt(Some(8)),
+            "the waiter's result"
+        );
+    });
+}
+
+/// `SoftTable::create` refuses a bucket count that is not a power of two
+/// (a key's bucket is its hash masked with `buckets - 1`) or above
+/// `MAX_BUCKETS`, before allocating anything.
+#[test]
+fn soft_create_refuses_bad_bucket_counts() {
+    let p = pool("soft-create-bad");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    for buckets in [0u64, 3, 12, 2 * perdure_memento::ds::soft::MAX_BUCKETS] {
+        assert!(
+            SoftTable::create(&mut h, buckets).is_err(),
+            "a table of {buckets} buckets was created"
+        );
+    }
+    SoftTable::create(&mut h, perdure_memento::ds::soft::MAX_BUCKETS).expect("the largest table");
+}
+
+/// SOFT's DRAM lists are sorted by key (Harris): in a one-bucket table,
+/// where every key shares the list, keys inserted out of order all land
+/// (each before or after others), a second insert of each is refused, a
+/// delete of an absent key (smaller than, between, or after the present
+/// ones) removes nothing, and lookups and the persistent contents agree.
+/// The scenarios' tables have a bucket per key, so their inserts always
+/// append to an empty list.
+#[test]
+fn soft_one_bucket_list_keeps_every_key() {
+    within(30, "one-bucket SOFT table", || {
+        let p = pool("soft-one-bucket");
+        let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let t = SoftTable::create(&mut h, 1).expect("create");
+        let mut run = |op: SoftOp| h.run_root(|h, m, _| t.run(h, m, op).expect("op")).result;
+        let keys = [5u64, 3, 9, 1, 7];
+        for &k in &keys {
+            assert_eq!(run(SoftOp::Insert(k, 10 * k)), 1, "insert {k}");
+        }
+        for &k in &keys {
+            assert_eq!(run(SoftOp::Insert(k, 0)), 0, "second insert of {k}");
+        }
+        for k in [4u64, 0, 6, 10] {
+            assert_eq!(run(SoftOp::Delete(k)), 0, "delete of absent {k}");
+        }
+        for &k in &keys {
+            assert_eq!(run(SoftOp::Lookup(k)), 10 * k + 1, "lookup {k}");
+        }
+        let mut expected: Vec<(u64, u64)> = keys.iter().map(|&k| (k, 10 * k)).collect();
+        expected.sort_unstable();
+        assert_eq!(t.contents(&p).expect("contents"), expected);
+        for k in [3u64, 7] {
+            assert_eq!(run(SoftOp::Delete(k)), 1, "delete {k}");
+        }
+        assert_eq!(
+            t.contents(&p).expect("contents"),
+            [(1, 10), (5, 50), (9, 90)]
+        );
+    });
+}
+
+/// A SOFT delete cut off by a thread crash, after each of its persistence
+/// events in turn, and finished by recovery: it returns `true`, the key is
+/// gone, and its node is off the persistent chain when it returns (the
+/// node is retired: a chain must not reach it). A crash after the result
+/// was checkpointed replays the result, and the replay must still unlink.
+#[test]
+fn soft_delete_cut_by_a_thread_crash_unlinks_its_node() {
+    use perdure_memento::quiet_thread_crashes;
+    quiet_thread_crashes();
+    let buckets = 4096u64;
+    let k = 7u64;
+    for n in 0..64u64 {
+        let p = pool("soft-delete-crash");
+        let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let t = SoftTable::create(&mut h, buckets).expect("create");
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, 70)).expect("insert"));
+        assert_eq!(done.result, 1, "insert {k}");
+        let node = word(&p, t.offset() + LINE + 8 * (splitmix64(k) & (buckets - 1)));
+        h.crash_after(Some(n));
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+        assert_eq!(done.result, 1, "crash after event {n}: delete {k}");
+        assert_eq!(
+            t.contents(&p).expect("contents"),
+            [],
+            "crash after event {n}"
+        );
+        assert!(
+            !t.on_chain(&p, k, node).expect("chain"),
+            "crash after event {n}: the deleted node {node:#x} is still on its chain"
+        );
+        if done.thread_crashes == 0 {
+            assert!(n > 4, "the delete had only {n} persistence events");
+            break;
+        }
+    }
+}
+
+/// A handle runs its thread's operations in sequence: each runs once, with
+/// the next index and its own result, whether the handle knows the status
+/// it committed last (its second and later operations) or reads it from the
+/// thread's status word (the first operation of a handle taken after an
+/// earlier handle of the thread was dropped).
+#[test]
+fn runtime_handles_run_each_operation_once_in_order() {
+    let p = pool("runtime-handle");
+    let rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut next = 0u64;
+    for _ in 0..2 {
+        let mut h = rt.handle(1).expect("handle");
+        for _ in 0..3 {
+            let mut ran = Vec::new();
+            let done = h.run_root(|_, _, index| {
+                ran.push(index);
+                100 + index
+            });
+            assert_eq!(
+                ran,
+                [next],
+                "operation {next}: the indices the body ran with"
+            );
+            assert_eq!(done.index, next, "operation {next}'s index");
+            assert_eq!(done.result, 100 + next, "operation {next}'s result");
+            next += 1;
+        }
+    }
+}
+
+/// `Runtime::open` takes every thread count `create` does, the largest
+/// (`MAX_THREADS`) included, and refuses a header that records no thread
+/// (a zero count with a valid checksum and a heap base where a runtime of
+/// zero threads would put it).
+#[test]
+fn runtime_open_checks_the_thread_count() {
+    use perdure_memento::word::MAX_THREADS;
+    let p = sized_pool("runtime-open-max", 1 << 25);
+    let rt =
+        Runtime::<Sim, NoMmt>::create(&p, BASE, &config(MAX_THREADS, 1 << 22)).expect("runtime");
+    drop(rt);
+    let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Counter)
+        .expect("a runtime of MAX_THREADS threads reopened");
+    assert_eq!(rt.threads(), MAX_THREADS);
+    drop(rt);
+    let p = pool("runtime-open-zero");
+    drop(Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime"));
+    let mut words = match perdure_pm::meta::read(&p, BASE, word(&p, BASE)).expect("header") {
+        perdure_pm::meta::Verdict::Valid(w) => w,
+        _ => panic!("the runtime's header does not read back"),
+    };
+    assert_eq!(words[2], 1, "the header's thread count");
+    words[2] = 0;
+    perdure_pm::meta::write(&p, BASE, &words).expect("rewrite");
+    assert!(
+        Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Counter).is_err(),
+        "a runtime header of zero threads was opened"
+    );
 }

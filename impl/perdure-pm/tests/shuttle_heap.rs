@@ -206,3 +206,325 @@ fn claims_survive_a_crash() {
 fn chunk_claims_are_durable() {
     perdure_pm::sync::seeded::check_random(claims_survive_a_crash, 1);
 }
+
+// ---------------------------------------------------------------------------
+// Sequential checks of the heap's persistent layout and slot protocol, one
+// slot at a time (no schedule to explore; shuttle only because the model
+// geometry, 4-block sets and one kept set, makes each state a few operations
+// away). Written for mutants the concurrent workloads above did not notice
+// (`MUTANTS.md`, "cargo-mutants: the missed mutants").
+// ---------------------------------------------------------------------------
+
+use perdure_pm::heap::{HeapError, MAX_CLASS_SHIFT, MIN_CLASS_SHIFT, SET_CAPACITY};
+
+/// Offsets of the module docs' layout table, for the model geometry's
+/// classes (16 B to 1 KiB: 7), computed here from the class bounds.
+const H_GLOBAL: u64 = 128;
+const CLASSES: u64 = (MAX_CLASS_SHIFT - MIN_CLASS_SHIFT + 1) as u64;
+const H_SLOTS: u64 = H_GLOBAL + 64 * CLASSES;
+const SLOT_SIZE: u64 = 64 * (1 + CLASSES);
+
+fn load<B: perdure_pm::Backend>(pool: &Pool<B>, off: u64) -> u64 {
+    pool.word(off).unwrap().load(Ordering::Relaxed)
+}
+
+/// Class `c`'s line of slot `s` (`alloc_state`, `sets_head`, `bump`,
+/// `set_count`).
+fn class_line(base: u64, s: u64, c: u64) -> u64 {
+    base + H_SLOTS + SLOT_SIZE * s + 64 * (1 + c)
+}
+
+/// A restart of `pool` with its memory as it is (every store persisted):
+/// the same words in a new pool, a new incarnation, so every slot is free
+/// and a slot registered recovers from its persistent state.
+fn restart(words: &[u64]) -> Pool<NoFlush> {
+    let image = Pool::volatile_from_words(words, NoFlush).unwrap();
+    image.reincarnate();
+    image
+}
+
+/// The heap's metadata lies where the module docs' layout table says: the
+/// header records the chunk table right after the slots (`H_SLOTS +
+/// slots · SLOT_SIZE`, a line per class and one for the owner), and a
+/// registered slot's owner word, at `H_SLOTS + s · SLOT_SIZE`, holds the pool
+/// incarnation. A heap is read back by later builds from these offsets; a
+/// slot table sized for another class count would read another build's
+/// heap wrong, which no workload of one build notices.
+fn layout() {
+    let pool = Pool::volatile("shuttle-layout", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let slots = 3;
+    let heap = Heap::format(&pool, base, SIZE - base, slots).unwrap();
+    assert_eq!(
+        load(&pool, base + 40),
+        base + H_SLOTS + slots * SLOT_SIZE,
+        "the chunk table's offset in the header"
+    );
+    let _a = heap.register().unwrap();
+    let _b = heap.register().unwrap();
+    for s in 0..slots {
+        let owner = load(&pool, base + H_SLOTS + s * SLOT_SIZE);
+        let expected = if s < 2 { pool.incarnation() } else { 0 };
+        assert_eq!(owner, expected, "slot {s}'s owner word");
+    }
+}
+
+#[test]
+fn heap_layout_follows_the_module_docs() {
+    perdure_pm::sync::seeded::check_random(layout, 1);
+}
+
+/// The global stacks are Treiber stacks whose head word carries an ABA tag
+/// (`(set >> 9) | tag << 41`): every push and every pop increments it, so a
+/// head value never recurs and a pop that read an old head cannot succeed
+/// after the stack was popped and re-pushed under it. Slot A donates two
+/// sets of 16-byte blocks (the model geometry keeps one), slot B pops
+/// both: the head word's tag counts 1, 2, 3, 4 and its set field follows
+/// the pushes and pops.
+fn tags() {
+    let pool = Pool::volatile("shuttle-tags", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let head = || load(&pool, base + H_GLOBAL);
+    let split = |w: u64| ((w & ((1 << 41) - 1)) << 9, w >> 41);
+    let mut a = heap.register().unwrap();
+    let blocks: Vec<u64> = (0..3 * SET_CAPACITY)
+        .map(|_| a.alloc(16).unwrap())
+        .collect();
+    let mut seen = Vec::new();
+    for (i, &b) in blocks.iter().enumerate() {
+        a.free(b).unwrap();
+        if (i + 1) % SET_CAPACITY == 0 && i + 1 > SET_CAPACITY {
+            seen.push(split(head()));
+        }
+    }
+    let tags: Vec<u64> = seen.iter().map(|&(_, t)| t).collect();
+    assert_eq!(tags, [1, 2], "the global stack's tag after each push");
+    let sets: Vec<u64> = seen.iter().map(|&(s, _)| s).collect();
+    assert!(
+        sets[0] != 0 && sets[1] != 0 && sets[0] != sets[1],
+        "the sets pushed: {sets:x?}"
+    );
+    // B pops the two sets: its first allocation, and the one after the
+    // first set's blocks.
+    let mut b = heap.register().unwrap();
+    b.alloc(16).unwrap();
+    seen.push(split(head()));
+    for _ in 0..SET_CAPACITY {
+        b.alloc(16).unwrap();
+    }
+    seen.push(split(head()));
+    let tags: Vec<u64> = seen.iter().map(|&(_, t)| t).collect();
+    assert_eq!(
+        tags,
+        [1, 2, 3, 4],
+        "the global stack's tag after each push and pop"
+    );
+    assert_eq!(
+        seen[2].0, sets[0],
+        "after the first pop the first set is on top"
+    );
+    assert_eq!(seen[3].0, 0, "after the second pop the stack is empty");
+    drop(a);
+}
+
+#[test]
+fn global_stack_tags_count_every_push_and_pop() {
+    perdure_pm::sync::seeded::check_random(tags, 1);
+}
+
+/// `pending_frees` counts the freed blocks waiting in DRAM filling sets
+/// (what a crash would leak), and `flush` pushes them into the slot as a
+/// completed set: none pending afterwards, and the blocks come back to the
+/// slot's next allocations.
+fn pending() {
+    let pool = Pool::volatile("shuttle-pending", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    assert_eq!(a.pending_frees(), 0, "a fresh slot");
+    let blocks: Vec<u64> = (0..SET_CAPACITY - 1)
+        .map(|_| a.alloc(16).unwrap())
+        .collect();
+    for (i, &b) in blocks.iter().enumerate() {
+        a.free(b).unwrap();
+        assert_eq!(a.pending_frees(), i + 1, "after {} frees", i + 1);
+    }
+    a.flush().unwrap();
+    assert_eq!(a.pending_frees(), 0, "after flush");
+    let mut again: Vec<u64> = blocks.iter().map(|_| a.alloc(16).unwrap()).collect();
+    let mut freed = blocks.clone();
+    again.sort_unstable();
+    freed.sort_unstable();
+    assert_eq!(again, freed, "the flushed blocks, allocated again");
+}
+
+#[test]
+fn flush_pushes_pending_frees_into_the_slot() {
+    perdure_pm::sync::seeded::check_random(pending, 1);
+}
+
+/// `flush` keeps completing sets until the filling set is empty, also when
+/// it holds more than one set's worth: that happens after the heap ran out
+/// of memory for a set array (the blocks are kept, and more frees pile up).
+/// A heap of 3 chunks: a completed set of 32-byte blocks; five 16-byte
+/// blocks; every 512-byte block (set arrays) carved. Freeing the five finds
+/// no array (all five stay pending); exhausting the 32-byte set gives its
+/// array back (the slot's spare), which becomes the array of a completed
+/// set of four freed 512-byte blocks. `flush` then has four arrays for one
+/// set of four and one of one: nothing must stay pending.
+fn flush_overflow() {
+    let pool = Pool::volatile("shuttle-flush", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, 4 * 4096, 1).unwrap();
+    assert_eq!(heap.stats().chunks, 3);
+    let mut a = heap.register().unwrap();
+    let small: Vec<u64> = (0..SET_CAPACITY).map(|_| a.alloc(32).unwrap()).collect();
+    for &b in &small {
+        a.free(b).unwrap();
+    }
+    let z: Vec<u64> = (0..SET_CAPACITY + 1)
+        .map(|_| a.alloc(16).unwrap())
+        .collect();
+    let mut y = Vec::new();
+    loop {
+        match a.alloc(512) {
+            Ok(b) => y.push(b),
+            Err(HeapError::OutOfMemory { .. }) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(y.len() >= SET_CAPACITY, "{} arrays carved", y.len());
+    for &b in &z {
+        a.free(b).unwrap();
+    }
+    assert_eq!(
+        a.pending_frees(),
+        z.len(),
+        "no array for the freed 16-byte blocks"
+    );
+    for _ in 0..=SET_CAPACITY {
+        a.alloc(32).unwrap();
+    }
+    for &b in &y[..SET_CAPACITY] {
+        a.free(b).unwrap();
+    }
+    assert_eq!(
+        a.pending_frees(),
+        z.len(),
+        "the 512-byte blocks completed a set"
+    );
+    a.flush().unwrap();
+    assert_eq!(a.pending_frees(), 0, "after flush");
+    let mut again: Vec<u64> = z.iter().map(|_| a.alloc(16).unwrap()).collect();
+    let mut freed = z.clone();
+    again.sort_unstable();
+    freed.sort_unstable();
+    assert_eq!(again, freed, "the flushed 16-byte blocks, allocated again");
+}
+
+#[test]
+fn flush_completes_more_than_one_set() {
+    perdure_pm::sync::seeded::check_random(flush_overflow, 1);
+}
+
+/// Recovery repairs the one intermediate state a crash can leave in a slot:
+/// a pop of its own stack whose `alloc_state` store persisted and whose
+/// `sets_head` store (same line, the next store) did not, so that the set
+/// being allocated from is still the stack's head. Built by hand from a
+/// slot holding one completed set, then restarted: the recovered slot must
+/// hand out the set's blocks once, not pop the set again when it is
+/// exhausted.
+fn repair() {
+    let pool = Pool::volatile("shuttle-repair", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    let blocks: Vec<u64> = (0..SET_CAPACITY).map(|_| a.alloc(16).unwrap()).collect();
+    for &b in &blocks {
+        a.free(b).unwrap();
+    }
+    let line = class_line(base, 0, 0);
+    let set = load(&pool, line + 8);
+    assert_ne!(set, 0, "the completed set on the slot's stack");
+    let mut words = pool.snapshot_words();
+    // alloc_state = (set, 0): the pop's first store.
+    words[(line / 8) as usize] = (set >> 9) << 16;
+    std::mem::forget(a);
+    let image = restart(&words);
+    let heap = Heap::open(&image, base).unwrap();
+    let mut t = heap.register().unwrap();
+    assert_eq!(
+        load(&image, line + 8),
+        0,
+        "the stack's head after the repair"
+    );
+    let got: Vec<u64> = (0..2 * SET_CAPACITY)
+        .map(|_| t.alloc(16).unwrap())
+        .collect();
+    for (i, b) in got.iter().enumerate() {
+        assert!(
+            !got[..i].contains(b),
+            "block {b:#x} handed out twice after the restart: {got:x?}"
+        );
+    }
+    for b in &blocks {
+        assert!(got.contains(b), "the set's block {b:#x} was not handed out");
+    }
+}
+
+#[test]
+fn recovery_repairs_a_half_done_pop() {
+    perdure_pm::sync::seeded::check_random(repair, 1);
+}
+
+/// Recovery validates the set a slot allocates from: a set of fewer than
+/// `SET_CAPACITY` blocks (one `flush` completed) is loaded and allocation
+/// goes on in it; a count above `SET_CAPACITY` (not a set this heap wrote)
+/// makes `register` fail with `Corrupt` rather than hand out the words past
+/// the set's array as blocks.
+fn recover_counts() {
+    let pool = Pool::volatile("shuttle-counts", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    let n = SET_CAPACITY - 1;
+    let blocks: Vec<u64> = (0..n).map(|_| a.alloc(16).unwrap()).collect();
+    for &b in &blocks {
+        a.free(b).unwrap();
+    }
+    a.flush().unwrap();
+    let first = a.alloc(16).unwrap();
+    let line = class_line(base, 0, 0);
+    let set = (load(&pool, line) >> 16) << 9;
+    assert_eq!(load(&pool, set + 8), n as u64, "the partial set's count");
+    let mut words = pool.snapshot_words();
+    std::mem::forget(a);
+    {
+        let image = restart(&words);
+        let heap = Heap::open(&image, base).unwrap();
+        let mut t = heap
+            .register()
+            .expect("a slot allocating from a partial set recovers");
+        let mut got: Vec<u64> = (1..n).map(|_| t.alloc(16).unwrap()).collect();
+        got.push(first);
+        got.sort_unstable();
+        let mut freed = blocks.clone();
+        freed.sort_unstable();
+        assert_eq!(got, freed, "the rest of the partial set after the restart");
+    }
+    words[((set + 8) / 8) as usize] = SET_CAPACITY as u64 + 1;
+    let image = restart(&words);
+    let heap = Heap::open(&image, base).unwrap();
+    let r = heap.register();
+    match r {
+        Err(HeapError::Corrupt(_)) => {}
+        Err(e) => panic!("a set count above SET_CAPACITY: {e}"),
+        Ok(_) => panic!("a slot whose set count is above SET_CAPACITY was recovered"),
+    }
+}
+
+#[test]
+fn recovery_checks_the_alloc_sets_count() {
+    perdure_pm::sync::seeded::check_random(recover_counts, 1);
+}
