@@ -471,6 +471,33 @@ fn combq_at_refuses_a_block_past_the_pool_end() {
     );
 }
 
+/// `CombQueue::at` walks the published state's list from `head` to `tail`
+/// and refuses a list that never reaches `tail` (a cycle): a corrupt queue
+/// must fail to open, not hang the recovery.
+#[test]
+fn combq_at_refuses_a_cyclic_list() {
+    within(30, "CombQueue::at on a cyclic list", || {
+        let p = sized_pool("combq-cycle", 1 << 22);
+        let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 21)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let q = CombQueue::create(&mut h).expect("create");
+        let other = h.alloc(LINE).expect("alloc");
+        let state = word(&p, q.offset());
+        let sentinel = word(&p, state + 8);
+        // The sentinel links to itself; the tail is a node it never reaches.
+        p.word(sentinel + 8)
+            .expect("word")
+            .store(sentinel, Ordering::Relaxed);
+        p.word(state + 16)
+            .expect("word")
+            .store(other, Ordering::Relaxed);
+        assert!(
+            CombQueue::at(&p, q.offset()).is_err(),
+            "a queue whose list cycles before its tail was opened"
+        );
+    });
+}
+
 /// `Exchanger::create` returns an exchanger whose slot, the word at its
 /// `offset`, is durably empty: carved from memory that held a pattern, the
 /// slot reads 0 in the crash image right after that keeps only what was
