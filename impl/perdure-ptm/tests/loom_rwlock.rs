@@ -284,3 +284,21 @@ fn a_reader_racing_an_unlock() {
         assert_free(&lock);
     });
 }
+
+/// A writer's attempt abandoned beside a reader is reported as such: after
+/// a writer and a reader tried a free lock and left, the lock is free or
+/// holds the writer's `HLOCK` (it announced, then saw the reader arrive and
+/// gave up), which `state` must call `Trying`, never `Exclusive` or
+/// `ReadOnly`. Two preemptions reach the `HLOCK` (the tier's bound).
+#[test]
+fn an_abandoned_attempt_reads_as_trying() {
+    model("rwlock-abandoned-attempt", || {
+        let (lock, oks) = writers_and_a_reader_try(1);
+        let state = format!("{:?}", lock.state());
+        assert!(
+            state == "NoLock" || (state == "Trying" && !oks[0]),
+            "after both left: {state} ({oks:?}) {lock:?}"
+        );
+        assert_free(&lock);
+    });
+}
