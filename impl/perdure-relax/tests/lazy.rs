@@ -168,3 +168,76 @@ fn a_space_fits_in_its_required_bytes() {
         }
     }
 }
+
+/// A field's sequence (§6.4.4–§6.4.5): a fresh field starts at 1 — with the
+/// MSB set in an MSB-sequence space (PseudoBitsetAtomic's, where the MSB
+/// tells a recovered DRAM pair from a zeroed one) — and every write adds
+/// one in the low 63 bits, keeping the MSB; both replicas agree when
+/// quiescent. Checked on a list node's key (`store`, `fetch_add`) and its
+/// pointer field (`PAtomicPtr::store`, which no structure calls).
+#[test]
+fn field_sequences_start_at_one_and_count_below_the_msb() {
+    use perdure_relax::ds::ListNode;
+    use perdure_relax::{PAtomic, PAtomicPtr};
+    for t in [Tracking::Bitset, Tracking::PseudoBitset] {
+        let msb = if t == Tracking::PseudoBitset {
+            1 << 63
+        } else {
+            0
+        };
+        let pool = Pool::volatile("relax-seq", POOL, NoFlush).unwrap();
+        let sp = create(&pool, t);
+        let mut h = sp.handle().unwrap();
+        let n = h.alloc_node::<ListNode>(&[5, 0]).unwrap();
+        let m = h.alloc_node::<ListNode>(&[6, 0]).unwrap();
+        let both = |f: u64| {
+            let (nv, d) = sp.replicas(f).unwrap();
+            assert_eq!(nv, d, "{t:?}: the replicas of {f:#x} differ");
+            nv
+        };
+        assert_eq!(both(n), (5, msb | 1), "{t:?}: a fresh key");
+        assert_eq!(both(n + 16), (0, msb | 1), "{t:?}: a fresh pointer");
+        let key = PAtomic::at(n);
+        key.store(&sp, 7).unwrap();
+        assert_eq!(both(n), (7, msb | 2), "{t:?}: after a store");
+        assert_eq!(key.fetch_add(&sp, 3).unwrap(), 7);
+        assert_eq!(both(n), (10, msb | 3), "{t:?}: after a fetch_add");
+        let next = PAtomicPtr::<ListNode>::at(n + 16);
+        next.store(&sp, m).unwrap();
+        assert_eq!(next.load(&sp).unwrap(), m, "{t:?}: the stored pointer");
+        assert_eq!(both(n + 16), (m, msb | 2), "{t:?}: after a pointer store");
+    }
+}
+
+/// `Space::create` takes 1..=256 threads and 1..=64 roots (`MAX_THREADS`,
+/// `MAX_ROOTS`), both bounds included, and refuses either count outside
+/// with a configuration error.
+#[test]
+fn a_space_takes_thread_and_root_counts_within_their_bounds() {
+    use perdure_relax::{Config, RelaxError};
+    let cases = [
+        (0, 4, false),
+        (1, 4, true),
+        (256, 4, true),
+        (257, 4, false),
+        (2, 0, false),
+        (2, 1, true),
+        (2, 64, true),
+        (2, 65, false),
+    ];
+    for (threads, roots, ok) in cases {
+        let cfg = Config {
+            threads,
+            roots,
+            heap_bytes: 1 << 20,
+            msb_sequences: false,
+        };
+        let pool = Pool::volatile("relax-counts", 4 << 20, NoFlush).unwrap();
+        let r = Space::create(&pool, base(&pool), &cfg, OpenOptions::new(Tracking::Bitset));
+        match r {
+            Ok(_) => assert!(ok, "{threads} threads, {roots} roots accepted"),
+            Err(RelaxError::Config(_)) => assert!(!ok, "{threads} threads, {roots} roots refused"),
+            Err(e) => panic!("{threads} threads, {roots} roots: {e}"),
+        }
+    }
+}

@@ -87,3 +87,67 @@ fn a_crash_during_lazy_recovery_is_recovered_again() {
         images_per_point(1)
     );
 }
+
+/// The BST's user keys are `0..=MAX_KEY`, `u64::MAX - 3`: the top three
+/// `u64`s are its sentinels' keys. The largest user key goes in and is
+/// found; the smallest sentinel key is refused.
+#[test]
+fn the_bst_takes_every_key_below_its_sentinels() {
+    use perdure_pm::{NoFlush, Pool};
+    use perdure_relax::ds::{bst, Bst};
+    use perdure_relax::RelaxError;
+    assert_eq!(bst::MAX_KEY, u64::MAX - 3);
+    let pool = Pool::volatile("relax-bst-keys", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let mut h = sp.handle().unwrap();
+    let t = Bst::create(&mut h, 0).unwrap();
+    for k in [0, 1 << 63, u64::MAX - 3] {
+        assert!(t.insert(&mut h, k).unwrap(), "insert {k:#x}");
+        assert!(t.contains(&mut h, k).unwrap(), "contains {k:#x}");
+    }
+    assert!(matches!(
+        t.insert(&mut h, u64::MAX - 2),
+        Err(RelaxError::Config(_))
+    ));
+}
+
+/// The skip list's height generator under `seed_heights` (feature `check`,
+/// how the shuttle tests replay a schedule's heights): a seed gives the
+/// same heights every time it is set, and every seed, 0 and 1 included,
+/// gives geometric heights, not a constant (xorshift needs a non-zero
+/// state, which `seed | 1` ensures). Heights are read from the nodes'
+/// `height` fields along level 0, after 64 inserts in a fresh list.
+#[test]
+fn skip_list_heights_replay_from_their_seed() {
+    use perdure_pm::{NoFlush, Pool};
+    use perdure_relax::ds::{skiplist, SkipList};
+    use std::sync::atomic::Ordering;
+    let heights = |seed: u64| -> Vec<u64> {
+        skiplist::seed_heights(seed);
+        let pool = Pool::volatile("relax-heights", POOL, NoFlush).unwrap();
+        let sp = create(&pool, Tracking::Bitset);
+        let mut h = sp.handle().unwrap();
+        let l = SkipList::create(&mut h, 0).unwrap();
+        for k in 1..=64 {
+            assert!(l.insert(&mut h, k).unwrap());
+        }
+        // A node is [key, height, next[0], ...], 16 bytes a field.
+        let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
+        let mut out = Vec::new();
+        let mut n = word(l.head() + 32) & !0xf;
+        while n != 0 {
+            out.push(word(n + 16));
+            n = word(n + 32) & !0xf;
+        }
+        assert_eq!(out.len(), 64);
+        out
+    };
+    for seed in [0, 1, 2, 0x2545_f491_4f6c_dd1d] {
+        let first = heights(seed);
+        assert!(
+            first.iter().any(|&h| h > 1) && first.contains(&1),
+            "seed {seed:#x}: heights {first:?}"
+        );
+        assert_eq!(heights(seed), first, "seed {seed:#x} replayed");
+    }
+}
