@@ -80,6 +80,16 @@ pub(crate) fn usage_error(path: &[&str], msg: String) -> ! {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe ends the command quietly, as it ends any Unix filter
+    // (`perdure trace ... | head`): Rust starts with SIGPIPE ignored, which
+    // turns the next write into EPIPE and every `print!` into a panic.
+    #[cfg(unix)]
+    // SAFETY: the first statement of main, before any other thread exists;
+    // SIG_DFL is a valid disposition for SIGPIPE, and nothing in perdure
+    // installs a handler of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match Cli::parse().command {
         Command::Pool(c) => pool::run(c),
         Command::Litmus(a) => check::litmus(a),
