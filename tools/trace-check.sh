@@ -12,13 +12,18 @@
 #      Unless the trace is expected to be rejected, a first TLC run decides
 #      acceptance alone (a wrapper checks NotAccepted-or-print, so TLC neither
 #      prints the accepting behaviour, thousands of states, nor dumps states);
-#      a rejected trace gets a second run with a state dump (where it stops)
-#      and the spec's Diagnosis invariant, which prints, for every state that
-#      cannot take its next step, why (the spec's `Why`: "no <action> step"
+#      a rejected trace gets a second run with the spec's Diagnosis
+#      invariant, which prints, for every state that cannot take its next
+#      step, that step and why (the spec's `Why`: "no <action> step"
 #      when the event is no protocol step there, else the spec's checked
 #      conditions that every matching step breaks); the REASON line gives,
 #      for the rejected step, the conditions every matching stuck state breaks
-#      (or the "no ... step" when no state matches).
+#      (or the "no ... step" when no state matches). The rejected step is the
+#      highest any stuck state stands at (silent steps are bounded, so every
+#      state's silent paths end in a stuck state at its step). With
+#      TRACE_CHECK_DUMP=1 the second run also dumps every state and the
+#      report prints the spec's state before that step: slow for large states
+#      (TLC formats each one), so not by default.
 # Exit status: without --expect, 0 accepted / 1 rejected; with --expect, 0 if
 # the outcome is the expected one, else 1. 2 on usage or tool errors.
 set -euo pipefail
@@ -84,7 +89,9 @@ fi
 if [ -z "$outcome" ]; then
   printf '\nINVARIANT Diagnosis\n' >> "$tmp/$cfgname"
   set +e
-  bash "$root/tools/tlc.sh" "$tmp/$name" "$tmp/$cfgname" -dump "$tmp/states" >"$tmp/tlc.log" 2>&1
+  dump=()
+  [ -z "${TRACE_CHECK_DUMP:-}" ] || dump=(-dump "$tmp/states")
+  bash "$root/tools/tlc.sh" "$tmp/$name" "$tmp/$cfgname" "${dump[@]}" >"$tmp/tlc.log" 2>&1
   set -e
   summary=$(grep '^TLC-SUMMARY' "$tmp/tlc.log" | tail -1 || true)
 fi
@@ -95,38 +102,36 @@ elif grep -q "Invariant NotAccepted is violated" "$tmp/tlc.log"; then
   echo "trace-check: ACCEPTED: all $steps steps of $trace replayed by $spec"
 elif echo "$summary" | grep -q '"status":"pass"'; then
   outcome=reject
-  # The highest step any reachable state got to: the first it could not take.
+  # The highest step a stuck state stands at: the first no behaviour could take.
   python3 - "$tmp/states.dump" "$trace" "$steps" <<'PY'
-import re, sys
+import os, re, sys
 dump, trace, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-states = open(dump).read().split("\nState ")
-best, best_state = 0, ""
-for st in states:
-    m = re.search(r"^/\\ k = (\d+)\s*$", st, re.M)
-    if m and int(m.group(1)) > best:
-        best, best_state = int(m.group(1)), st
+# The Diagnosis lines: <<"trace-stuck", k, {"reason", ...}>> (TLC may spread one over
+# several lines).
+log = os.path.join(os.path.dirname(dump), "tlc.log")
+stuck = [(int(m.group(1)), frozenset(re.findall(r'"([^"]*)"', m.group(2))))
+         for m in re.finditer(r'<<\s*"trace-stuck",\s*(\d+),\s*\{(.*?)\}\s*>>', open(log).read(), re.S)]
+best = max((k for k, _ in stuck), default=0)
 lines = [l for l in open(trace) if l.strip()]
 step = lines[best - 1].strip() if 0 < best <= len(lines) else "?"
 print(f"trace-check: REJECTED at step {best} of {steps}: {step}")
-print("  the spec's state before that step (one of them):")
-# A variable's value may span several lines: join continuations.
-joined = []
-for l in best_state.splitlines()[1:]:
-    if l.startswith("/\\"):
-        joined.append(l)
-    elif joined and l.strip():
-        joined[-1] += " " + l.strip()
-for l in sorted(joined):
-    print("   ", l)
-# The Diagnosis lines of that step: <<"trace-stuck", k, {"reason", ...}>> (TLC may
-# spread one over several lines).
-import os
-log = os.path.join(os.path.dirname(dump), "tlc.log")
-reasons = []
-if os.path.exists(log):
-    for m in re.finditer(r'<<\s*"trace-stuck",\s*(\d+),\s*\{(.*?)\}\s*>>', open(log).read(), re.S):
-        if int(m.group(1)) == best:
-            reasons.append(frozenset(re.findall(r'"([^"]*)"', m.group(2))))
+if os.path.exists(dump):
+    states = open(dump).read().split("\nState ")
+    best_state = next((st for st in states
+                       if re.search(rf"^/\\ k = {best}\s*$", st, re.M)), "")
+    print("  the spec's state before that step (one of them):")
+    # A variable's value may span several lines: join continuations.
+    joined = []
+    for l in best_state.splitlines()[1:]:
+        if l.startswith("/\\"):
+            joined.append(l)
+        elif joined and l.strip():
+            joined[-1] += " " + l.strip()
+    for l in sorted(joined):
+        print("   ", l)
+else:
+    print("  (TRACE_CHECK_DUMP=1 prints the spec's state before that step)")
+reasons = [r for k, r in stuck if k == best]
 if reasons:
     matched = [r for r in reasons if not any(x.startswith("no ") and x.endswith(" step") for x in r)]
     if matched:

@@ -1011,16 +1011,17 @@ TypeOK ==
     /\ crashes \in 0 .. MaxCrashes
 
 \* The replica curComb designates is at the head installed with it and holds
-\* the state of the queue up to that node.
+\* the state of the queue up to that node (PtmBase's Holds: on that state's
+\* used prefix).
 CurCombConsistent ==
-    head[CurComb.idx] = CurComb.tk /\ Content(mem, CurComb.idx) = qs[CurComb.tk]
+    head[CurComb.idx] = CurComb.tk /\ Holds(Content(mem, CurComb.idx), qs[CurComb.tk])
 
 \* NoNode recovery: in every crash image the replica the persisted curComb
 \* designates holds the state of the queue up to the node installed with it.
 \* (Checked word by word, as RedoPTM.tla's: the same set of states, no
 \* product of the lines' images built.)
 DurableImageConsistent ==
-    \A cv \in CcImages(mem) : \A w \in Words : LineImages(mem.r[<<cv.idx, w>>]) \subseteq {qs[cv.tk][w]}
+    \A cv \in CcImages(mem) : \A w \in Used(qs[cv.tk]) : LineImages(mem.r[<<cv.idx, w>>]) \subseteq {qs[cv.tk][w]}
 
 \* Every state a transaction returned (its node's, or the one a read ran on)
 \* is in the persisted prefix.

@@ -33,8 +33,10 @@ EXTENDS Integers, Sequences, FiniteSets
 CONSTANTS
     W,          \* words of the object
     Workload,   \* see WorkOf
-    TraceWork   \* Workload "trace": [thread -> [i -> Tx]], a recorded run's transactions
+    TraceWork,  \* Workload "trace": [thread -> [i -> Tx]], a recorded run's transactions
                 \* (traces/ptm/PtmTraceWork.tla); unused by the other workloads (set it to 0)
+    Reserved    \* bytes of region blocks the construction allocates before the queue or the
+                \* hash set (CX-PUC's u64 object: 32; 0 for the others, and in the models)
 
 Words == 1 .. W
 
@@ -66,34 +68,38 @@ RegionObject == QueueObject \/ HashObject
 (* perdure-ptm's ds::queue (impl/perdure-ptm/src/ds/queue.rs), its create, *)
 (* each enqueue and each dequeue one transaction, on the region allocator  *)
 (* of impl/perdure-pm/src/region.rs, both as the code runs them, store by  *)
-(* store.  Offsets are the PTM region's (a replica's: the root table, then *)
+(* store. Offsets are the PTM region's (a replica's: the root table, then  *)
 (* the allocator's region from QAB, replica.rs ALLOC_BASE); the allocator  *)
 (* keeps offsets relative to QAB (bump, free lists, a free block's link),  *)
 (* the queue the PTM region's (root slot, head, tail, next), as the code.  *)
-(* The object's words are the words those operations store to, in offset  *)
-(* order: root slot 0 (region offset 0); QAB + 16 bump, + 24 live bytes,   *)
-(* + 32 the free list of 32-byte blocks (class 5); the header block (the   *)
-(* allocator's first, 64 bytes: QAB + 512 its block header word, + 520 its *)
-(* second word, then the payload: magic, head, tail, len); QBlocks 32-byte *)
-(* node blocks from QAB + 576, each its block header word (BLOCK_TAG       *)
-(* stripped: 256 + 5 allocated, 5 free, 0 never carved), the header's      *)
-(* second word, and the payload [value, next].  Operations: qnew() (the    *)
-(* create: a header in root slot 0 unless there is one) returns 0; enq(v)  *)
-(* (v >= 1) returns 0; deq() returns the oldest value, 0 if the queue is   *)
-(* empty; qlen() (a read) returns len.  Workload "queue" starts from the   *)
-(* created queue (QCreated), a trace from the formatted region            *)
-(* (QFormatted), its first transaction the create.                        *)
+(* The object's words are the words those operations store to, in offset   *)
+(* order: root slot 0 (region offset 0); QAB + 16 bump, + 24 live bytes, + *)
+(* 32 the free list of 32-byte blocks (class 5); the header block (the     *)
+(* allocator's first after Reserved bytes, 64 bytes from QH: its block     *)
+(* header word, its second word, then the payload: magic, head, tail,      *)
+(* len); QBlocks 32-byte node blocks from QH + 64, each its block header   *)
+(* word (BLOCK_TAG stripped: 256 + 5 allocated, 5 free, 0 never carved),   *)
+(* the header's second word, and the payload [value, next]. Operations:    *)
+(* qnew() (the create: a header in root slot 0 unless there is one)        *)
+(* returns 0; enq(v) (v >= 1) returns 0; deq() returns the oldest value, 0 *)
+(* if the queue is empty; qlen() (a read) returns len. Workload "queue"    *)
+(* starts from the created queue (QCreated), a trace from the formatted    *)
+(* region (QFormatted), its first transaction the create.                  *)
 
 QAB == 512
+\* The structure's first block: the allocator's first (its blocks start
+\* 512 bytes into its region, region.rs BLOCKS_START) after Reserved bytes.
+QH == QAB + 512 + Reserved
+\* The allocator's words, then n words in a row from QH, then the node
+\* blocks' words from QH + nodes.
+AllocOffs(n, nodes, blocks) ==
+    << 0, QAB + 16, QAB + 24, QAB + 32 >> \o [j \in 1 .. n |-> QH + 8 * (j - 1)]
+    \o [j \in 1 .. 4 * blocks |-> QH + nodes + 8 * (j - 1)]
 QBlocks == (W - 10) \div 4
-QOffs == << 0, QAB + 16, QAB + 24, QAB + 32, QAB + 512, QAB + 520, QAB + 528, QAB + 536, QAB + 544,
-            QAB + 552 >>
-         \o [j \in 1 .. 4 * QBlocks |-> QAB + 576 + 8 * (j - 1)]
+QOffs == AllocOffs(6, 64, QBlocks)
 \* The hash set's words (below).
 HBlocks == (W - 14) \div 4
-HOffs == << 0, QAB + 16, QAB + 24, QAB + 32, QAB + 512, QAB + 520, QAB + 528, QAB + 536, QAB + 544,
-            QAB + 552, QAB + 560, QAB + 568, QAB + 576, QAB + 584 >>
-         \o [j \in 1 .. 4 * HBlocks |-> QAB + 608 + 8 * (j - 1)]
+HOffs == AllocOffs(10, 96, HBlocks)
 \* The object's words' offsets (the queue's or the hash set's), and
 \* the word at PTM-region offset off (the object's words only).
 Offs == IF HashObject THEN HOffs ELSE QOffs
@@ -145,49 +151,53 @@ QEnq(x, v) ==
     LET s1 == QAlloc(QRun(x), 5)
         n == s1.p
         s2 == QSt(QSt(s1, n, v), n + 8, 0)
-        tail == QVal(s2.x, QAB + 544)
-        s3 == IF tail = 0 THEN QSt(s2, QAB + 536, n) ELSE QSt(s2, tail + 8, n)
-        s4 == QSt(s3, QAB + 544, n)
-    IN QSt(s4, QAB + 552, QVal(s4.x, QAB + 552) + 1).ws
+        tail == QVal(s2.x, QH + 32)
+        s3 == IF tail = 0 THEN QSt(s2, QH + 24, n) ELSE QSt(s2, tail + 8, n)
+        s4 == QSt(s3, QH + 32, n)
+    IN QSt(s4, QH + 40, QVal(s4.x, QH + 40) + 1).ws
 
 \* queue.rs dequeue_in.
 QDeq(x) ==
-    LET n == QVal(x, QAB + 536) IN
+    LET n == QVal(x, QH + 24) IN
     IF n = 0 THEN << >>
     ELSE LET next == QVal(x, n + 8)
-             s1 == QSt(QRun(x), QAB + 536, next)
-             s2 == IF next = 0 THEN QSt(s1, QAB + 544, 0) ELSE s1
-             s3 == QSt(s2, QAB + 552, QVal(s2.x, QAB + 552) - 1)
+             s1 == QSt(QRun(x), QH + 24, next)
+             s2 == IF next = 0 THEN QSt(s1, QH + 32, 0) ELSE s1
+             s3 == QSt(s2, QH + 40, QVal(s2.x, QH + 40) - 1)
          IN QFreeBlock(s3, n).ws
 
 \* The formatted region (replica.rs format: region.rs format's bump; its
-\* magic and length are no words of the object: nothing stores them later).
-QFormatted == [w \in Words |-> IF w = QW(QAB + 16) THEN 512 ELSE 0]
+\* magic and length are no words of the object: nothing stores them later),
+\* with the construction's Reserved bytes of blocks carved and live.
+QFormatted == [w \in Words |-> CASE w = QW(QAB + 16) -> 512 + Reserved
+                                 [] w = QW(QAB + 24) -> Reserved
+                                 [] OTHER -> 0]
 \* The created, empty queue: QNew on QFormatted.
-QCreated == [w \in Words |-> CASE w = QW(0) -> QAB + 528
-                               [] w = QW(QAB + 16) -> 576
-                               [] w = QW(QAB + 24) -> 64
-                               [] w = QW(QAB + 512) -> QAllocated(6)
-                               [] w = QW(QAB + 528) -> QMagic
+QCreated == [w \in Words |-> CASE w = QW(0) -> QH + 16
+                               [] w = QW(QAB + 16) -> 576 + Reserved
+                               [] w = QW(QAB + 24) -> 64 + Reserved
+                               [] w = QW(QH) -> QAllocated(6)
+                               [] w = QW(QH + 16) -> QMagic
                                [] OTHER -> 0]
 
 -----------------------------------------------------------------------------
-(* THE HASH SET (Workload "trace" with hash set operations): perdure-ptm's  *)
-(* ds::hash set (impl/perdure-ptm/src/ds/hash.rs), its create with 2        *)
-(* buckets, each insert, remove and contains one transaction, on the same   *)
-(* allocator (QAlloc, QFreeBlock), store by store.  Its words, in offset    *)
-(* order: root slot 0; the allocator's bump, live bytes and class-5 free    *)
-(* list; the bucket array (the allocator's first block, 32 bytes: its block *)
-(* header word, second word, the 2 buckets); the header block (64 bytes:    *)
-(* block header word, second word, magic, the array's offset, the bucket    *)
-(* count, len); HBlocks 32-byte node blocks from QAB + 608 (block header,   *)
-(* second word, key, next).  Keys are 1 .. 4: with 2 buckets an insert      *)
-(* resizes once len > 4, which 4 keys never reach (the resize is not        *)
-(* modelled).  The bucket of key k is HBucket[k], SplitMix64's finalizer    *)
-(* (ds/mod.rs mix) of k, masked to 2 buckets: TLC's integers cannot compute *)
-(* it, so the table holds it (the producer checks it against the code).     *)
-(* Operations: hnew() returns 0; hins(k) 1 if k was added, 0 if present;    *)
-(* hdel(k) 1 if k was removed, 0 if absent; hhas(k) (a read) 1 if present.  *)
+(* THE HASH SET (Workload "trace" with hash set operations): perdure-ptm's *)
+(* ds::hash set (impl/perdure-ptm/src/ds/hash.rs), its create with 2       *)
+(* buckets, each insert, remove and contains one transaction, on the same  *)
+(* allocator (QAlloc, QFreeBlock), store by store. Its words, in offset    *)
+(* order: root slot 0; the allocator's bump, live bytes and class-5 free   *)
+(* list; the bucket array (at QH, the structure's first block, 32 bytes:   *)
+(* its block header word, second word, the 2 buckets); the header block    *)
+(* (64 bytes: block header word, second word, magic, the array's offset,   *)
+(* the bucket count, len); HBlocks 32-byte node blocks from QH + 96 (block *)
+(* header, second word, key, next). Keys are 1 .. 4: with 2 buckets an     *)
+(* insert resizes once len > 4, which 4 keys never reach (the resize is    *)
+(* not modelled). The bucket of key k is HBucket[k], SplitMix64's          *)
+(* finalizer (ds/mod.rs mix) of k, masked to 2 buckets: TLC's integers     *)
+(* cannot compute it, so the table holds it (the producer checks it        *)
+(* against the code). Operations: hnew() returns 0; hins(k) 1 if k was     *)
+(* added, 0 if present; hdel(k) 1 if k was removed, 0 if absent; hhas(k)   *)
+(* (a read) 1 if present.                                                  *)
 
 HBucket == << 1, 0, 1, 0 >>
 HKeys == 1 .. Len(HBucket)
@@ -268,8 +278,8 @@ ResultOf(o, x) ==
       [] o.op \in {"qnew", "enq", "hnew"} -> 0
       [] o.op = "hins" -> IF HFind(x, o.a)[2] = 0 THEN 1 ELSE 0
       [] o.op \in {"hdel", "hhas"} -> IF HFind(x, o.a)[2] = 0 THEN 0 ELSE 1
-      [] o.op = "deq"  -> IF QVal(x, QAB + 536) = 0 THEN 0 ELSE QVal(x, QVal(x, QAB + 536))
-      [] o.op = "qlen" -> QVal(x, QAB + 552)
+      [] o.op = "deq"  -> IF QVal(x, QH + 24) = 0 THEN 0 ELSE QVal(x, QVal(x, QH + 24))
+      [] o.op = "qlen" -> QVal(x, QH + 40)
       [] OTHER         -> x[o.a]
 
 RECURSIVE ApplyStores(_, _)
@@ -315,6 +325,13 @@ PwNext(pl) == CHOOSE x \in pl : \A y \in pl : x <= y
 \* <<word, value>> stores in order.
 UsedN(x) == IF RegionObject THEN Cardinality({w \in Words : Offs[w] < QAB + QVal(x, QAB + 16)}) ELSE W
 Used(x) == 1 .. UsedN(x)
+\* Replica state x holds the object's state y: the two agree on y's used
+\* prefix.  A word past y's bump is in no block: the allocator stores to
+\* every word of a block it carves before any load of it (QAlloc and the
+\* operation's own stores), so a replica may keep there what an older state
+\* held (copies and CX-PUC's settle cover the used prefix only), and no
+\* execution can tell.  For the counters, every word.
+Holds(x, y) == \A w \in Used(y) : x[w] = y[w]
 CopyOf(x) == [w \in Used(x) |-> <<w, x[w]>>]
 
 \* The pending write-back by thread t of words ws of replica c: each one's

@@ -1467,17 +1467,19 @@ TypeOK ==
 \* Herlihy's combining consensus commits every request at most once.
 ExactlyOnce == \A t \in Threads : \A i \in 1 .. NOps : ncom[t][i] <= 1
 
-\* The replica curComb designates holds the sequential state of its seq.
-CurCombConsistent == Content(mem, CurComb.idx) = sig[CurComb.seq]
+\* The replica curComb designates holds the sequential state of its seq
+\* (PtmBase's Holds: on that state's used prefix).
+CurCombConsistent == Holds(Content(mem, CurComb.idx), sig[CurComb.seq])
 
 \* Null recovery is correct: in every crash image, the replica the
-\* persisted curComb designates holds the state committed with its seq.
+\* persisted curComb designates holds the state committed with its seq
+\* (PtmBase's Holds: on that state's used prefix).
 \* (Checked word by word: every line has an image, so every x of the
 \* product RepImg(cv.idx) is sig[cv.seq] iff each line's images are its
 \* word of it; TLC then builds no product, which is exponential in the
 \* words with stores pending: the queue's transactions store to a dozen.)
 DurableImageConsistent ==
-    \A cv \in CcImg : \A w \in Words : LineImages(mem.r[<<cv.idx, w>>]) \subseteq {sig[cv.seq][w]}
+    \A cv \in CcImg : \A w \in Used(sig[cv.seq]) : LineImages(mem.r[<<cv.idx, w>>]) \subseteq {sig[cv.seq][w]}
 
 \* A transaction that returned is in the persisted prefix: no crash image
 \* loses it.

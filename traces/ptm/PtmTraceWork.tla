@@ -38,6 +38,10 @@ TraceWorkDef ==
 \* 2; the queue's fixed words and the node blocks the trace uses).
 TraceW == LET T == Trace IN
           IF T # << >> /\ "words" \in DOMAIN T[1] THEN T[1].words ELSE 2
+\* Bytes of region blocks the construction took before the structure
+\* (PtmBase's Reserved): the Begin steps' "reserved" (CX-PUC's object).
+TraceReserved == LET T == Trace IN
+                 IF T # << >> /\ "reserved" \in DOMAIN T[1] THEN T[1].reserved ELSE 0
 
 \* A created pool's memory: memory m (MemInit's) with every line of the
 \* replicas of the Begin image img holding the image's word.  The

@@ -261,17 +261,29 @@ const QAB: u64 = 8 * perdure_ptm::ROOTS as u64;
 /// count and class-5 free list.
 const ALLOC_WORDS: [u64; 4] = [0, QAB + 16, QAB + 24, QAB + 32];
 
+/// The region offset of a structure's first block (PtmBase's `QH`): the
+/// allocator's first block (`QAB + 512`) after the `reserved` bytes of
+/// blocks the construction took before the structure (CX-PUC's object).
+const fn first_block(reserved: u64) -> u64 {
+    QAB + 512 + reserved
+}
+
 /// A structure's words after [`ALLOC_WORDS`]: how many lie in a row from
-/// the allocator's first block (`QAB + 512`: the queue's header block; the
-/// hash set's bucket array and header block), and where its node blocks
-/// begin (4 words each).
-fn fixed_layout(workload: Workload) -> (u64, u64) {
+/// its first block (the queue's header block; the hash set's bucket array
+/// and header block), and where its node blocks begin (4 words each).
+fn fixed_layout(workload: Workload, reserved: u64) -> (u64, u64) {
+    let h = first_block(reserved);
     match workload {
         Workload::Counters => (0, 0),
-        Workload::Queue => (6, QAB + 576),
-        Workload::HashSet => (10, QAB + 608),
+        Workload::Queue => (6, h + 64),
+        Workload::HashSet => (10, h + 96),
     }
 }
+
+/// The bytes of region blocks CX-PUC's `u64` object takes before a
+/// structure (one 32-byte block at the allocator's first; checked against
+/// the created pool's bump by [`Layout::of`]).
+const PUC_OBJECT_BLOCK: u64 = 32;
 
 /// The hash set's buckets (PtmBase's `HBucket` has 2 entries per key).
 const HASH_BUCKETS: u64 = 2;
@@ -504,6 +516,9 @@ trait Traced: Sized + Sync {
     fn combs(&self) -> usize;
     /// Runs `body` with a handle's thread id and a way to run a transaction.
     fn with_handle(&self, body: &mut Worker<'_>) -> Result<(), PtmError>;
+    /// Bytes of region blocks the construction allocates at create, before
+    /// any structure (PtmBase's `Reserved`).
+    const RESERVED: u64 = 0;
 }
 
 fn redo_config(threads: usize) -> redo::Config {
@@ -554,8 +569,9 @@ fn opt_config(threads: usize) -> redo::Config {
 /// count, and the initial value a PUC is created with (the rest is the same
 /// for every PTM).
 macro_rules! traced {
-    ($ty:ty, $config:expr, $combs:expr $(, $init:expr)?) => {
+    ($ty:ty, $config:expr, $combs:expr $(, $init:expr, $reserved:expr)?) => {
         impl Traced for $ty {
+            $(const RESERVED: u64 = $reserved;)?
             fn create(pool: Pool<Sim>, threads: usize, seed: u64) -> Result<Self, PtmError> {
                 <$ty>::create(pool, &$config(threads, seed) $(, $init)?)
             }
@@ -588,7 +604,7 @@ const CX_COMBS: fn(usize) -> usize = |threads| 2 * threads;
 traced!(RedoPtm<Sim>, |t, _| redo_config(t), REDO_COMBS);
 traced!(RedoTimedPtm<Sim>, timed_config, REDO_COMBS);
 traced!(RedoOptPtm<Sim>, |t, _| opt_config(t), REDO_COMBS);
-traced!(CxPuc<Sim, u64>, |t, _| cx_config(t), CX_COMBS, 0u64);
+traced!(CxPuc<Sim, u64>, |t, _| cx_config(t), CX_COMBS, 0u64, PUC_OBJECT_BLOCK);
 traced!(CxPtm<Sim>, |t, _| cx_config(t), CX_COMBS);
 
 /// Pool offsets of what the trace maps, and the spec's object words.
@@ -599,6 +615,8 @@ struct Layout {
     /// Bytes per replica.
     region: u64,
     workload: Workload,
+    /// Bytes of blocks before the structure's ([`Traced::RESERVED`]).
+    reserved: u64,
     /// Region offsets of the spec's words `x[1]`, `x[2]`, ... (ascending).
     words: Vec<u64>,
 }
@@ -609,11 +627,11 @@ impl Layout {
         let words = match workload {
             Workload::Counters => vec![x(1), x(2)],
             Workload::Queue | Workload::HashSet => {
-                let (run, nodes) = fixed_layout(workload);
+                let (run, nodes) = fixed_layout(workload, P::RESERVED);
                 ALLOC_WORDS
                     .iter()
                     .copied()
-                    .chain((0..run).map(|j| QAB + 512 + 8 * j))
+                    .chain((0..run).map(|j| first_block(P::RESERVED) + 8 * j))
                     .chain((0..4 * QUEUE_BLOCKS).map(|j| nodes + 8 * j))
                     .collect()
             }
@@ -626,6 +644,7 @@ impl Layout {
                 .collect(),
             region: p.region(),
             workload,
+            reserved: P::RESERVED,
             words,
         };
         if l.replicas.last().map_or(0, |r| r + p.region()) > POOL
@@ -673,11 +692,12 @@ impl Layout {
             return v;
         };
         // The magic's word, the fixed blocks' header words, the first node block.
-        let nodes = fixed_layout(self.workload).1;
-        let (magic_at, magic, headers): (u64, u64, &[u64]) = match self.workload {
+        let nodes = fixed_layout(self.workload, self.reserved).1;
+        let h = first_block(self.reserved);
+        let (magic_at, magic, headers) = match self.workload {
             Workload::Counters => return v,
-            Workload::Queue => (QAB + 528, queue::MAGIC, &[QAB + 512]),
-            Workload::HashSet => (QAB + 560, hash::SET_MAGIC, &[QAB + 512, QAB + 544]),
+            Workload::Queue => (h + 16, queue::MAGIC, [h, h]),
+            Workload::HashSet => (h + 48, hash::SET_MAGIC, [h, h + 32]),
         };
         if ro == magic_at && v == magic {
             return SPEC_MAGIC;
@@ -1001,11 +1021,13 @@ fn hook_step(ev: &Ev) -> Option<Value> {
     })
 }
 
-/// The run's first step: the created pool's `cur_comb` and replicas, and
-/// the spec's word count (`words`, set by [`trace`] once every run is in).
+/// The run's first step: the created pool's `cur_comb` and replicas, the
+/// bytes of blocks before the structure (`reserved`, PtmBase's `Reserved`)
+/// and the spec's word count (`words`, set by [`trace`] once every run is
+/// in).
 fn begin_step(lay: &Layout, words_of: impl Fn(u64) -> u64) -> Value {
     json!({"type": "step", "action": "Begin", "thread": 0, "cc": cc_json(words_of(lay.cur)),
-           "img": lay.replica_images(&words_of), "words": 0})
+           "img": lay.replica_images(&words_of), "reserved": lay.reserved, "words": 0})
 }
 
 /// After the steps `so_far`: each worker's next transaction, and each
@@ -1033,6 +1055,19 @@ fn one_run<P: Traced>(opts: &TraceOptions, seed: u64) -> Result<Vec<Value>, Trac
         let pool = Pool::volatile("trace-ptm", POOL, Sim::new(SimOptions::default()))?;
         let p = P::create(pool, opts.threads, seed)?;
         let lay = Layout::of(&p, workload, seed)?;
+        // The structure's blocks are where PtmBase has them only if the
+        // construction took exactly RESERVED bytes of blocks at create.
+        let bump = read_word(p.the_pool(), lay.replicas[0] + QAB + 16);
+        if workload != Workload::Counters && bump != 512 + P::RESERVED {
+            return Err(TraceError::unmapped(
+                seed,
+                format!(
+                    "the created region's bump is {bump}, not {}: the construction's own \
+                     blocks are not the ones this producer knows",
+                    512 + P::RESERVED
+                ),
+            ));
+        }
         Ok((p, lay))
     };
     let zeros = vec![0; opts.threads];
@@ -1221,15 +1256,24 @@ fn tamper_with(steps: &mut Vec<Value>, tamper: Tamper) -> bool {
 }
 
 /// The spec's word count `W` for `steps` (all runs): the counters' 2; the
-/// structure's fixed words and the node blocks any step stores to, writes
-/// back or finds non-zero in an image (PtmBase's `QBlocks` = (W - 10) / 4,
-/// `HBlocks` = (W - 14) / 4).
+/// structure's fixed words and its node blocks (PtmBase's `QBlocks` =
+/// (W - 10) / 4, `HBlocks` = (W - 14) / 4): those any step stores to,
+/// writes back or finds non-zero in an image, and as many as
+/// [`live_bound`] gives (for the hash set at most one per key). The code's run may use fewer, but TLC's replay
+/// also explores the orders the trace leaves open (a pending enqueue
+/// applied before another thread's dequeue), and each must find its block
+/// among the words.
 fn spec_words(workload: Workload, steps: &[Value]) -> u64 {
     if workload == Workload::Counters {
         return 2;
     }
-    let fixed = ALLOC_WORDS.len() as u64 + fixed_layout(workload).0;
-    let mut top = fixed;
+    let fixed = ALLOC_WORDS.len() as u64 + fixed_layout(workload, 0).0;
+    // A set holds at most its HASH_KEYS keys, whatever the order.
+    let blocks = match workload {
+        Workload::HashSet => live_bound(steps).min(HASH_KEYS),
+        _ => live_bound(steps),
+    };
+    let mut top = fixed + 4 * blocks;
     for s in steps {
         if let Some(w) = s["word"].as_u64() {
             top = top.max(w);
@@ -1243,6 +1287,46 @@ fn spec_words(workload: Workload, steps: &[Value]) -> u64 {
         }
     }
     fixed + (top - fixed).div_ceil(4) * 4
+}
+
+/// The most node blocks any order of a run's transactions that TLC's
+/// replay can follow may carve, over all runs. The allocator carves a
+/// block only when its free list is empty, so the blocks carved are the
+/// most nodes live at once; up to a step of the trace, at most the
+/// allocating transactions invoked so far (enqueues, inserts) have taken
+/// effect, and at least the freeing ones returned so far (a dequeue that
+/// returned a value, a remove that returned 1: a replay in which one did
+/// not free stops at its `Return`).
+fn live_bound(steps: &[Value]) -> u64 {
+    let (mut live, mut most) = (0i64, 0i64);
+    let mut pending = std::collections::HashMap::new();
+    for s in steps {
+        let thread = s["thread"].as_u64();
+        match s["action"].as_str() {
+            Some("Begin") => {
+                live = 0;
+                pending.clear();
+            }
+            Some("Invoke") => {
+                let op = s["op"].as_str().unwrap_or_default();
+                if op == "enq" || op == "hins" {
+                    live += 1;
+                    most = most.max(live);
+                }
+                pending.insert(thread, op.to_owned());
+            }
+            Some("Return") => {
+                let frees = match pending.remove(&thread).as_deref() {
+                    Some("deq") => s["res"].as_u64().is_some_and(|r| r != 0),
+                    Some("hdel") => s["res"].as_u64() == Some(1),
+                    _ => false,
+                };
+                live -= i64::from(frees);
+            }
+            _ => {}
+        }
+    }
+    most as u64
 }
 
 /// The largest value TLC's integers hold.
@@ -1289,15 +1373,6 @@ fn finish(steps: &mut [Value], w: u64, seed: u64) -> Result<(), TraceError> {
 pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
     opts.check_bounds(MAX_THREADS, MAX_OPS)
         .map_err(TraceError::Options)?;
-    if opts.object.construction == Construction::CxPuc && opts.object.workload != Workload::Counters
-    {
-        return Err(TraceError::Options(
-            "cx-puc has no queue or hash-set traces: its own object is the region allocator's \
-             first block, so the structure's blocks are not where specs/ptm/PtmBase.tla has them \
-             (use --workload counters)"
-                .to_owned(),
-        ));
-    }
     // PtmBase's HBucket is the code's hash of the traced keys.
     for k in 1..=HASH_KEYS {
         if ds::mix(k) & (HASH_BUCKETS - 1) != SPEC_BUCKET[k as usize - 1] {
