@@ -691,18 +691,19 @@ impl Layout {
         let Some(&ro) = self.words.get((w as usize).wrapping_sub(1)) else {
             return v;
         };
-        // The magic's word, the fixed blocks' header words, the first node block.
+        // The first node block; the magic's and the fixed blocks' header words, from h.
         let nodes = fixed_layout(self.workload, self.reserved).1;
         let h = first_block(self.reserved);
-        let (magic_at, magic, headers) = match self.workload {
+        let (magic_at, magic, headers): (u64, u64, &[u64]) = match self.workload {
             Workload::Counters => return v,
-            Workload::Queue => (h + 16, queue::MAGIC, [h, h]),
-            Workload::HashSet => (h + 48, hash::SET_MAGIC, [h, h + 32]),
+            Workload::Queue => (16, queue::MAGIC, &[0]),
+            Workload::HashSet => (48, hash::SET_MAGIC, &[0, 32]),
         };
-        if ro == magic_at && v == magic {
+        if ro == h + magic_at && v == magic {
             return SPEC_MAGIC;
         }
-        let block_header = headers.contains(&ro) || (ro >= nodes && (ro - nodes) % 32 == 0);
+        let block_header =
+            headers.iter().any(|&o| ro == h + o) || (ro >= nodes && (ro - nodes) % 32 == 0);
         if block_header && v & (0xffff << 48) == BLOCK_TAG {
             v & !BLOCK_TAG
         } else {
