@@ -366,12 +366,22 @@ ReplicaImages(m, c) ==
     {x \in [Words -> UNION {LineImages(m.r[<<c, w>>]) : w \in Words}] :
         \A w \in Words : x[w] \in LineImages(m.r[<<c, w>>])}
 
-\* The memory after a crash that kept curComb = cv and replica content x for
-\* replica cv.idx; the other replicas' lines are normalised to 0 (they are
-\* invalid after null recovery: never read before a copy overwrites them).
-MemAfterCrash(m, cv, x) ==
+\* The memory after a crash that kept curComb = cv and word w of replica c
+\* as xs(c, w): every line's mark is that image, no store pending, no pwb
+\* outstanding.
+MemAfterCrashWith(m, cv, xs(_, _)) ==
     [cc |-> [p |-> cv, s |-> << >>],
-     r |-> [ln \in DOMAIN m.r |-> [p |-> IF ln[1] = cv.idx THEN x[ln[2]] ELSE 0, s |-> << >>]],
+     r |-> [ln \in DOMAIN m.r |-> [p |-> xs(ln[1], ln[2]), s |-> << >>]],
      pwc |-> [t \in DOMAIN m.pwc |-> 0],
      pwr |-> [t \in DOMAIN m.pwr |-> [ln \in DOMAIN m.r |-> 0]]]
+
+\* The model's crash: replica content x for replica cv.idx; the other
+\* replicas' lines are normalised to 0 (they are invalid after null recovery:
+\* a copy overwrites their used prefix before any read, and the allocator
+\* writes every word of a block it carves past it).  A trace's crash keeps
+\* every replica's image instead (MemAfterCrashWith): the code leaves an
+\* invalid replica's words as they were, and an undo log records them.
+MemAfterCrash(m, cv, x) ==
+    LET Keep(c, w) == IF c = cv.idx THEN x[w] ELSE 0
+    IN MemAfterCrashWith(m, cv, Keep)
 =============================================================================

@@ -696,11 +696,11 @@ RepImg(c) == ReplicaImages(mem, c)
 \* are invalid, the ring holds that head, the locks are free but curComb's
 \* (read-locked, as the published code's setReadLock).  Transactions in
 \* flight are cut off; their threads go on with their next one.
-\* The crash that keeps curComb cv and content x of the replica it names
-\* (Crash: some allowed cv and x; a trace's Crash step: its image's).
 CrashEnabled == crashes < MaxCrashes /\ \E t \in Threads : th[t].pc # "Idle" \/ th[t].i < NOps
-CrashTo(cv, x) ==
-    /\ mem' = MemAfterCrash(mem, cv, x)
+\* CrashInto: the crash that keeps curComb cv and leaves the memory m (a
+\* trace's Crash: every replica as its image says).
+CrashInto(cv, m) ==
+    /\ mem' = m
     /\ head' = [c \in Combs |-> IF c = cv.idx THEN Tk(cv.seq, 0, 0) ELSE Invalid]
     /\ lk' = [c \in Combs |-> [ex |-> 0, sh |-> {}, dg |-> c = cv.idx]]
     /\ ring' = [k \in Slots |-> IF k = cv.seq % RSIZE THEN Tk(cv.seq, 0, 0) ELSE Tk0]
@@ -712,6 +712,9 @@ CrashTo(cv, x) ==
     /\ crashes' = crashes + 1
     /\ hist' = Append(hist, EvCrash)
     /\ UNCHANGED Ghosts
+\* The crash that keeps curComb cv and content x of the replica it names,
+\* the others zeroed (MemAfterCrash); Crash: some allowed cv and x.
+CrashTo(cv, x) == CrashInto(cv, MemAfterCrash(mem, cv, x))
 Crash == CrashEnabled /\ \E cv \in CcImg : \E x \in RepImg(cv.idx) : CrashTo(cv, x)
 
 -----------------------------------------------------------------------------

@@ -43,10 +43,11 @@
 (*   Return(t, i, res)  the returning step: U32P (committed), UR (found   *)
 (*                      applied), U46C (collected), A17 / A22 (reads); the *)
 (*                      history entry it appends holds res                 *)
-(*   Crash(cc, img)     Crash, keeping curComb cc and the image's words of *)
-(*                      the replica it designates (every other word of the *)
-(*                      image must be one its line allows; the spec's      *)
-(*                      null recovery never reads them)                    *)
+(*   Crash(cc, img)     CrashInto, keeping curComb cc and every replica's  *)
+(*                      image (each word one its line allows): the code    *)
+(*                      leaves an invalid replica's words as they were,    *)
+(*                      and an undo log records those past the used prefix *)
+(*                      (the model's Crash zeroes them: MemAfterCrash)     *)
 (*   Begin              the next run: RedoPTM's Init (the created pool),   *)
 (*                      each thread's transactions numbered on             *)
 (* Silent (SilentPcs below): the reads and volatile steps of {2}-{6}, the  *)
@@ -207,7 +208,8 @@ Crash(cc, img) ==
     /\ Len(img) <= MaxThreads + 1
     /\ \A c \in 0 .. Len(img) - 1 : \A w \in Words : img[c + 1][w] \in LineImages(mem.r[<<c, w>>])
     /\ R!CrashEnabled
-    /\ R!CrashTo(cv, [w \in Words |-> img[cv.idx + 1][w]])
+    /\ LET Img(c, w) == IF c < Len(img) THEN img[c + 1][w] ELSE 0
+       IN R!CrashInto(cv, MemAfterCrashWith(mem, cv, Img))
 
 Event(s) ==
     CASE s.action = "Begin"    -> Begin(s)
