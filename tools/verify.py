@@ -18,7 +18,8 @@ Environment:
     VERIFY_LANES       how many checks of the kinds tlc, trace, genmc, loom, explore (shuttle:*),
                        coq, docs, layers and mutants run at once (default 2 on a machine with 2
                        or more cores, else 1), the longest first by the last run's times
-                       (.cache/verify-check-seconds.json);
+                       (.cache/verify-check-seconds.json; in a fresh clone those of
+                       tools/verify-seconds.json);
                        with more than one lane each TLC runs one worker (TLC_WORKERS=1, unless
                        set), so the lanes share the cores instead of each TLC's workers waiting
                        on the other's. A row's seconds are then its wall-clock time beside
@@ -407,11 +408,21 @@ def lane_count(var: str, default: int) -> int:
         raise ValueError(f"verify: {var} must be a number, not {v!r}") from None
 
 
-def load_times(path: Path) -> dict[str, float]:
-    """A last run's seconds by name (.cache/), or nothing."""
+# A fresh clone's seconds (tools/verify-seconds.json: "checks" and "tests"), for the order of the
+# lanes until .cache/ holds a run of its own.
+SECONDS_FALLBACK = ROOT / "tools" / "verify-seconds.json"
+
+
+def load_times(path: Path, fallback: str) -> dict[str, float]:
+    """A last run's seconds by name (.cache/), else the committed ones of a fresh clone's run
+    (SECONDS_FALLBACK's map `fallback`), or nothing."""
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
+        pass
+    try:
+        return json.loads(SECONDS_FALLBACK.read_text())[fallback]
+    except (OSError, ValueError, KeyError, TypeError):
         return {}
 
 
@@ -474,7 +485,7 @@ def run_test_binaries(c: Check, env: dict[str, str]) -> Run:
     if not any(a in ("--test", "--lib", "--bin", "--tests", "--bins", "--doc") for a in cargo_args):
         jobs.append({"key": "doc-tests", "label": None, "rerun": "--doc",
                      "cmd": cargo_args + ["--doc", "--"] + test_args, "cwd": IMPL, "exe": None})
-    times = load_times(TEST_TIMES)
+    times = load_times(TEST_TIMES, "tests")
 
     def weight(j):
         name = j["key"].rsplit(":", 1)[-1]
@@ -1304,7 +1315,7 @@ def main(argv: list[str]) -> int:
                 x.name = f"{x.name} #{seen[x.name]}"
             rows.append(x)
 
-    check_times = load_times(CHECK_TIMES)
+    check_times = load_times(CHECK_TIMES, "checks")
     # Consecutive checks of the lane kinds form a batch run `lanes` at a time; the report keeps
     # the checks' order (each printed when it and every check before it are done).
     i = 0
