@@ -817,8 +817,11 @@ PW(t) ==
                                      ELSE [@ EXCEPT !.pl = @ \ ln]]
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* R1 with the entry's stores one per step.
-R1Fine(t) ==
+\* R1 with the entry's stores one per step.  replayPwb: the replayed words
+\* join the lines the commit writes back (FALSE: RedoDB's RedoOpt, whose
+\* copy_redolog stores the entries and records no line, where its Redo's
+\* defers a pwb for each).
+R1FineWith(t, replayPwb) ==
     /\ th[t].pc = "R1"
     /\ LET k == th[t].k
            c == th[t].c
@@ -831,10 +834,13 @@ R1Fine(t) ==
                    ws == [e \in 1 .. Len(lg) |-> <<lg[e].a, lg[e].new>>]
                IN IF ValidityCheck /\ (rt.seq # k \/ (rt.tid # 0 /\ st.tkt # rt))
                   THEN SetTh(t, [th[t] EXCEPT !.k = 0, !.att = 0, !.pc = "M1"]) /\ UNCHANGED head
-                  ELSE /\ SetTh(t, Stores([th[t] EXCEPT !.dp = @ \cup {lg[e].a : e \in 1 .. Len(lg)},
+                  ELSE /\ SetTh(t, Stores([th[t] EXCEPT !.dp = IF replayPwb
+                                                                THEN @ \cup {lg[e].a : e \in 1 .. Len(lg)}
+                                                                ELSE @,
                                                         !.k = k + 1], ws, "R1"))
                        /\ UNCHANGED head
     /\ UNCHANGED <<mem, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+R1Fine(t) == R1FineWith(t, TRUE)
 
 \* M2 with the copy's stores one per step (the source read at M2, as in M2).
 M2Fine(t) ==
@@ -1432,21 +1438,23 @@ U40COWith(t, fenced) ==
 \* RedoOpt's steps; the mutant switches: short (the complete flush writes
 \* back the first line only) and unfenced (the release completes no
 \* non-temporal store).
-StepPerdureOptWith(t, short, fenced) ==
+StepPerdureOptWith(t, short, fenced, replayPwb) ==
     \/ InvokeP(t) \/ U7(t)
-    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U18G(t) \/ U19C(t) \/ R1Fine(t)
+    \/ U8C(t) \/ U9C(t) \/ U13C(t) \/ U17P(t) \/ U18C(t) \/ U18G(t) \/ U19C(t) \/ R1FineWith(t, replayPwb)
     \/ M1CO(t) \/ NS(t) \/ M3CO(t)
     \/ U20C(t) \/ U21CO(t) \/ U23C(t) \/ U26POWith(t, short) \/ WS(t) \/ PW(t) \/ U29(t) \/ U30P(t)
     \/ UP1(t) \/ UP2(t) \/ U31P(t) \/ U32P(t) \/ U38Fine(t) \/ UAOWith(t, fenced) \/ UR(t)
     \/ U40COWith(t, fenced) \/ U43C(t) \/ U46C(t) \/ ED1(t) \/ ED2(t)
     \/ A2(t) \/ A9(t) \/ A12C(t) \/ A17(t) \/ A19(t) \/ A22(t)
-StepPerdureOpt(t) == StepPerdureOptWith(t, FALSE, TRUE)
+StepPerdureOpt(t) == StepPerdureOptWith(t, FALSE, TRUE, TRUE)
 
 SpecPerdureOpt == Init /\ [][(\E t \in Threads : StepPerdureOpt(t)) \/ Crash]_vars
 SpecPerdureOptFullFlushShort ==
-    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, TRUE, TRUE)) \/ Crash]_vars
+    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, TRUE, TRUE, TRUE)) \/ Crash]_vars
 SpecPerdureOptNtUnfenced ==
-    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, FALSE, FALSE)) \/ Crash]_vars
+    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, FALSE, FALSE, TRUE)) \/ Crash]_vars
+SpecPerdureOptNoReplayPwb ==
+    Init /\ [][(\E t \in Threads : StepPerdureOptWith(t, FALSE, TRUE, FALSE)) \/ Crash]_vars
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
