@@ -10,6 +10,14 @@
     justifies the invariants of [specs/relax/RelaxRecoverField.tla] and the
     sequence-number arithmetic of [recover_field] in [impl/perdure-relax].
 
+    Superseded by [RecoverFieldPx.v] as the model of [recover_field]: this
+    model takes persistence as immediate (an NVMM pair counts as persisted
+    when written), so Finding R1 of [specs/relax/README.md] cannot even be
+    stated in it.  [RecoverFieldPx.v] re-founds it on Px86's line-granular
+    persistence ([Core/PxPersist.v]), proves Findings R1 and R2 and the
+    fixed protocol there, and reuses this file's Claim 2 through a
+    simulation of this model.
+
     The steps ([step]), each one atomic:
     - [s_line1]: Algorithm 6.2 line 1, read the DRAM pair (one 16-byte load);
     - [s_line2]: line 2, read the NVMM pair (one 16-byte load);
@@ -94,9 +102,9 @@
     independent: P's steps touch only P's two pairs); Mirror's CAS itself
     (its reads and DWCASes as separate steps, helping, the expected-value
     test: see [Relax/MirrorCas.v] for a crash-free logically atomic proof;
-    here a writer's read and DWCAS are one step); Px86 persistence order
-    (the NVMM pair is taken to be persisted when written: Mirror flushes it
-    before the DRAM DWCAS and before returning); [k = 1] (the window test
+    here a writer's read and DWCAS are one step); Px86 persistence (the
+    NVMM pair is taken to be persisted when written: see
+    [RecoverFieldPx.v]); [k = 1] (the window test
     degenerates); liveness (the stall bound is a safety restriction only). *)
 From Coq Require Import ZArith Lia.
 Open Scope Z_scope.
