@@ -309,8 +309,9 @@ Section px.
   (* a crash: NVMM keeps an image Px86 allows, DRAM becomes any pair d (Space::open) *)
   | st_crash s keep d :
       p_crash_ok (nvmm s) keep → RF.in_range k (snd d) →
-      pstep reread flush s (PSt (crash_pmem (p_image fline (nvmm s) keep VAL) (p_image fline (nvmm s) keep SEQ))
-                       d false (λ _, PIdle)).
+      pstep reread flush s
+        (PSt (crash_pmem (p_image fline (nvmm s) keep VAL) (p_image fline (nvmm s) keep SEQ))
+             d false (λ _, PIdle)).
 
   (** Right after a crash: any NVMM pair (persisted), any DRAM pair,
       sequence numbers k-bit words. *)
@@ -360,6 +361,7 @@ Section px.
   Definition read_ok (s : pstate) (t0 vn sn : Z) : Prop :=
     ∃ c, t0 <= c <= nv_mods s ∧ version s c = (vn, sn).
 
+  (** What thread [t] at [r] holds. *)
   Definition pthread_ok (s : pstate) (o : RF.state) (t : nat) (r : prstate) : Prop :=
     match r with
     | PIdle => True
@@ -389,6 +391,7 @@ Section px.
        (0 < RF.mrec o → RF.d0 o ≠ RF.rcell k o (RF.mrec o))) ∧
     ∀ t, pthread_ok s o t (rs s t).
 
+  (** [s] is simulated by the reachable [o]. *)
   Definition sim_ok (reread flush : bool) (s : pstate) (o : RF.state) : Prop :=
     RF.reachable k strict reread o ∧ rel s o ∧ pwell s o ∧ (reread = true → flush = true → pdur s o).
 
@@ -400,12 +403,13 @@ Section px.
   Lemma nv_pair_writes s : nv_pair s = pair_of (line_writes s).
   Proof. reflexivity. Qed.
 
-  Lemma pwell_len s o : pwell s o → (1 <= length (line_writes s))%nat ∧ (line_mark s <= length (line_writes s))%nat.
+  Lemma pwell_len s o :
+    pwell s o → (1 <= length (line_writes s))%nat ∧ (line_mark s <= length (line_writes s))%nat.
   Proof.
     intros ((_ & Hle & _) & _ & Hm & _). specialize (Hle 0%nat). unfold line_mark, line_writes in *. lia.
   Qed.
 
-  Lemma pmods_nonneg s o : pwell s o → 0 <= nv_mods s.
+  Lemma nv_mods_nonneg s o : pwell s o → 0 <= nv_mods s.
   Proof. intros Hw. destruct (pwell_len s o Hw). unfold nv_mods. lia. Qed.
 
   Lemma version_top s o : pwell s o → version s (nv_mods s) = nv_pair s.
@@ -413,7 +417,8 @@ Section px.
     intros Hw. destruct (pwell_len s o Hw) as [Hl _]. unfold version, nv_mods. rewrite nv_pair_after. f_equal. lia.
   Qed.
 
-  Lemma version_app s s' ws c : line_writes s' = line_writes s ++ ws → 0 <= c <= nv_mods s → version s' c = version s c.
+  Lemma version_app s s' ws c :
+    line_writes s' = line_writes s ++ ws → 0 <= c <= nv_mods s → version s' c = version s c.
   Proof.
     intros E Hc. unfold version, pair_after. rewrite E, take_app_le; [reflexivity|]. unfold nv_mods in Hc. lia.
   Qed.
@@ -846,7 +851,8 @@ Section px.
     intros Hsim Ht. pose proof Hsim as (Ho & (Hnv & Hdr & Hrec & Hrs & Hmods) & Hw & Hd).
     split; [exact Ho|]. split.
     { split; [exact Hnv|]. split; [exact Hdr|]. split; [exact Hrec|]. split; [|exact Hmods].
-      intros t'. rewrite Hrs. cbn [rs]. unfold upd_rs. destruct (Nat.eqb_spec t' t) as [->|_]; [rewrite Ht|]; reflexivity. }
+      intros t'. rewrite Hrs. cbn [rs]. unfold upd_rs.
+      destruct (Nat.eqb_spec t' t) as [->|_]; [rewrite Ht|]; reflexivity. }
     split.
     { destruct Hw as (H1 & H2 & H3 & H4 & H5). split; [apply p_pwb_wf, H1|]. auto. }
     intros Hrv Hrf. destruct (Hd Hrv Hrf) as (Hp & Hth). split; [exact Hp|].
@@ -878,7 +884,8 @@ Section px.
     split; [exact Ho|]. split.
     { split; [rewrite Hnvs; exact Hnv|]. split; [exact Hdr|]. split; [exact Hrec|].
       split; [|rewrite Hms; exact Hmods].
-      intros t'. rewrite Hrs. unfold s'. cbn [rs]. unfold upd_rs. destruct (Nat.eqb_spec t' t) as [->|_]; [rewrite Ht|]; reflexivity. }
+      intros t'. rewrite Hrs. unfold s'. cbn [rs]. unfold upd_rs.
+      destruct (Nat.eqb_spec t' t) as [->|_]; [rewrite Ht|]; reflexivity. }
     split.
     { split; [apply p_fence_wf, Hwf|]. split; [exact (eq_trans (fence_lines (nvmm s) t) Hlines)|].
       split; [lia|]. split; [intros n; rewrite Hvs; apply Hseq|]. rewrite Hvs. exact Hv1. }
@@ -971,7 +978,7 @@ Section px.
     - (* line 1 *)
       apply sim_set'; [exact Hsim| |].
       + cbn [proj]. rewrite <- Hdr, <- Hmods. apply RF.s_line1. rewrite Hrs, Ht. reflexivity.
-      + intros -> _. pose proof (pmods_nonneg s o Hw) as Hm0. split; [lia|]. rewrite pair_eta_Z.
+      + intros -> _. pose proof (nv_mods_nonneg s o Hw) as Hm0. split; [lia|]. rewrite pair_eta_Z.
         pose proof (old_inv _ s o Hsim) as Hi. destruct (RF.recovered o) eqn:Hr0.
         * pose proof (old_post o Hi Hr0) as (_ & _ & Hb & _). intros [Hf|Hf]; [congruence|lia].
         * destruct (old_pre o Hi Hr0) as ((Hdr0 & _) & _). intros _. congruence.
