@@ -21,8 +21,9 @@
 //! The TLA+ models of `specs/relax` find three places where the seed's
 //! listings, as written, are wrong (two-thread counterexamples, 14–20
 //! states), and check a fix for each (`specs/relax/README.md`, "Findings";
-//! `proofs/theories/Relax/RecoverField.v` proves Claim 2 with the fix of R2
-//! and refutes it without). This module implements the fixed algorithms:
+//! `proofs/theories/Relax/RecoverFieldPx.v`, on Px86's line-granular
+//! persistence, proves Claim 2 and durability with the fixes of R1 and R2
+//! and refutes each without). This module implements the fixed algorithms:
 //!
 //! - **M1** (Algorithm 4.1, L46–L47): when L40's DWCAS on NVMM fails, the
 //!   CAS retries from the top (`continue`). As written, L47 helps with the
