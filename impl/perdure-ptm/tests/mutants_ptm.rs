@@ -784,6 +784,103 @@ fn cx_keeps_disposed_nodes_within_the_documented_bound() {
     assert!(most > 1, "the check needs nodes waiting for a scan: {most}");
 }
 
+/// `Config::max_retained_nodes` is the most queue nodes CX-PTM keeps alive,
+/// and not much more: two thread ids take turns running bursts of updates
+/// with a replay window of 64, each burst as long as the window plus the
+/// scan threshold (`2·(5 + 2)·2 + 16 = 44`, `cx/queue.rs`), so that a
+/// thread leaves with its FIFO of retired nodes full and its list of
+/// disposed ones one short of a scan, and both stay so while the other
+/// runs (216 nodes at the end of a burst). Every closure captures a token,
+/// so the token's count is the nodes alive. The most alive after any
+/// update must stay within the bound, and reach at least half of it: the
+/// bound sizes `volatile_bytes_ptm`, which a bound many times what the
+/// queue can hold would make meaningless.
+#[test]
+fn cx_retained_nodes_reach_the_documented_bound() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("cx-retained-bursts", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        max_read_tries: 0,
+        replay_window: 64,
+        ..Config::small()
+    };
+    let bound = config.max_retained_nodes();
+    let p = CxPtm::create(pool, &config).unwrap();
+    let token = Arc::new(());
+    let handles = [p.handle().unwrap(), p.handle().unwrap()];
+    const BURST: u64 = 64 + 44;
+    let mut most = 0;
+    for burst in 0..8 {
+        let h = &handles[burst % 2];
+        for i in 0..BURST {
+            let t = Arc::clone(&token);
+            h.update_tx(move |tx| {
+                let _held = &t;
+                tx.set_root(1, i)
+            });
+            let alive = Arc::strong_count(&token) as u64 - 1;
+            most = most.max(alive);
+            assert!(
+                alive <= bound,
+                "burst {burst}, update {i}: {alive} nodes alive, bound {bound} ({:?})",
+                p.stats()
+            );
+        }
+    }
+    assert!(
+        2 * most >= bound,
+        "at most {most} nodes alive, less than half the bound {bound} ({:?})",
+        p.stats()
+    );
+}
+
+/// CX-PTM replays a replica that is at most `replay_window` nodes behind
+/// (`Config::replay_window`: {3} copies only a replica further behind, or
+/// null, or disposed of). One thread's updates alternate between two
+/// replicas (the designated one is read-locked), so each replica it takes
+/// is two nodes behind its new node. With a window of 1 every update copies
+/// and then runs its own closure only; with a window of 2 or more only the
+/// first update copies (its replica's head is null) and every later one
+/// replays the two closures it missed.
+#[test]
+fn cx_replays_within_the_window_and_copies_beyond() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for window in [1, 2, 3] {
+        let pool = Pool::volatile("cx-replay-window", 1 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            max_read_tries: 0,
+            replay_window: window,
+            ..Config::small()
+        };
+        let p = CxPtm::create(pool, &config).unwrap();
+        p.update_tx(|tx| tx.set_root(1, 0)).unwrap();
+        let first = p.stats();
+        assert_eq!((first.copies, first.applied), (1, 1), "the first update");
+        for i in 1..40u64 {
+            let before = p.stats();
+            p.update_tx(move |tx| tx.set_root(1, i)).unwrap();
+            let s = p.stats();
+            let step = (s.copies - before.copies, s.applied - before.applied);
+            let expected = if window < 2 { (1, 1) } else { (0, 2) };
+            assert_eq!(
+                step, expected,
+                "window {window}, update {i}: (copies, closures run) {step:?}"
+            );
+        }
+    }
+}
+
 /// A thread's own queue node stays protected (hazard pointer `HP_MY`) only
 /// until its transaction returns: once another thread's updates have moved
 /// far past it, it is freed, and the closure it holds with it, even though
