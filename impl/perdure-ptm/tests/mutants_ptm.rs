@@ -784,6 +784,103 @@ fn cx_keeps_disposed_nodes_within_the_documented_bound() {
     assert!(most > 1, "the check needs nodes waiting for a scan: {most}");
 }
 
+/// `Config::max_retained_nodes` is the most queue nodes CX-PTM keeps alive,
+/// and not much more: two thread ids take turns running bursts of updates
+/// with a replay window of 64, each burst as long as the window plus the
+/// scan threshold (`2·(5 + 2)·2 + 16 = 44`, `cx/queue.rs`), so that a
+/// thread leaves with its FIFO of retired nodes full and its list of
+/// disposed ones one short of a scan, and both stay so while the other
+/// runs (216 nodes at the end of a burst). Every closure captures a token,
+/// so the token's count is the nodes alive. The most alive after any
+/// update must stay within the bound, and reach at least half of it: the
+/// bound sizes `volatile_bytes_ptm`, which a bound many times what the
+/// queue can hold would make meaningless.
+#[test]
+fn cx_retained_nodes_reach_the_documented_bound() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("cx-retained-bursts", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        max_read_tries: 0,
+        replay_window: 64,
+        ..Config::small()
+    };
+    let bound = config.max_retained_nodes();
+    let p = CxPtm::create(pool, &config).unwrap();
+    let token = Arc::new(());
+    let handles = [p.handle().unwrap(), p.handle().unwrap()];
+    const BURST: u64 = 64 + 44;
+    let mut most = 0;
+    for burst in 0..8 {
+        let h = &handles[burst % 2];
+        for i in 0..BURST {
+            let t = Arc::clone(&token);
+            h.update_tx(move |tx| {
+                let _held = &t;
+                tx.set_root(1, i)
+            });
+            let alive = Arc::strong_count(&token) as u64 - 1;
+            most = most.max(alive);
+            assert!(
+                alive <= bound,
+                "burst {burst}, update {i}: {alive} nodes alive, bound {bound} ({:?})",
+                p.stats()
+            );
+        }
+    }
+    assert!(
+        2 * most >= bound,
+        "at most {most} nodes alive, less than half the bound {bound} ({:?})",
+        p.stats()
+    );
+}
+
+/// CX-PTM replays a replica that is at most `replay_window` nodes behind
+/// (`Config::replay_window`: {3} copies only a replica further behind, or
+/// null, or disposed of). One thread's updates alternate between two
+/// replicas (the designated one is read-locked), so each replica it takes
+/// is two nodes behind its new node. With a window of 1 every update copies
+/// and then runs its own closure only; with a window of 2 or more only the
+/// first update copies (its replica's head is null) and every later one
+/// replays the two closures it missed.
+#[test]
+fn cx_replays_within_the_window_and_copies_beyond() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for window in [1, 2, 3] {
+        let pool = Pool::volatile("cx-replay-window", 1 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            max_read_tries: 0,
+            replay_window: window,
+            ..Config::small()
+        };
+        let p = CxPtm::create(pool, &config).unwrap();
+        p.update_tx(|tx| tx.set_root(1, 0)).unwrap();
+        let first = p.stats();
+        assert_eq!((first.copies, first.applied), (1, 1), "the first update");
+        for i in 1..40u64 {
+            let before = p.stats();
+            p.update_tx(move |tx| tx.set_root(1, i)).unwrap();
+            let s = p.stats();
+            let step = (s.copies - before.copies, s.applied - before.applied);
+            let expected = if window < 2 { (1, 1) } else { (0, 2) };
+            assert_eq!(
+                step, expected,
+                "window {window}, update {i}: (copies, closures run) {step:?}"
+            );
+        }
+    }
+}
+
 /// A thread's own queue node stays protected (hazard pointer `HP_MY`) only
 /// until its transaction returns: once another thread's updates have moved
 /// far past it, it is freed, and the closure it holds with it, even though
@@ -1035,8 +1132,9 @@ fn redo_writes_back_each_copy_and_times_it() {
 /// once. With `Config::small`'s 1,024 dirty lines and a replica of about
 /// 340 KiB (a tenth: about 530 lines) over a 64 KiB array, 20 lines cost
 /// about 20 write-backs and a tenth plus 20 lines more than the array's
-/// 1,024. (`redo_variants.rs` checks the switch with a list capped below
-/// the tenth, which does not tell where the tenth lies.)
+/// 1,024, but no more than the replica's lines (the full flush stops at the
+/// used part's end). (`redo_variants.rs` checks the switch with a list
+/// capped below the tenth, which does not tell where the tenth lies.)
 #[test]
 fn redo_opt_flushes_the_whole_replica_past_a_tenth_of_its_lines() {
     use perdure_pm::stats::thread_counts;
@@ -1085,4 +1183,148 @@ fn redo_opt_flushes_the_whole_replica_past_a_tenth_of_its_lines() {
         "{} lines, past the tenth ({tenth}): {many} write-backs",
         tenth + 20
     );
+    // The full flush covers the replica's used part, not the memory past it.
+    let replica_lines = p.region_len() / 64;
+    assert!(
+        many <= replica_lines,
+        "{} lines, past the tenth: {many} write-backs, more than the replica's {replica_lines} lines",
+        tenth + 20
+    );
+}
+
+/// Redo-PTM brings a replica far behind up to date by replaying the ring's
+/// redo logs as long as none of their states was reused ({6}: it copies
+/// only if one is missing, reused or overflowed): the ring keeps the
+/// tickets of the last `N·RSIZE` states (rounded up to a power of two: 64
+/// here), as many as the threads have. Thread 3's read holds the replica
+/// designated after the first update (a shared lock, in its closure) while
+/// threads 0–2 commit 35 updates on the two replicas that stay free (at
+/// most 13 of each thread's 16 states: none reused). The next update takes
+/// the replica the read held, 35 states behind, and must replay them (and
+/// see the last value), not copy the designated replica.
+#[test]
+fn redo_replays_a_replica_as_far_behind_as_the_ring_reaches() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-ring", 1 << 20, NoFlush).unwrap();
+    let p = RedoPtm::create(
+        pool,
+        &Config {
+            threads: 4,
+            states_per_thread: 16,
+            variant: Variant::Redo,
+            ..Config::small()
+        },
+    )
+    .unwrap();
+    const BEHIND: u64 = 35;
+    let writers = [
+        p.handle().unwrap(),
+        p.handle().unwrap(),
+        p.handle().unwrap(),
+    ];
+    writers[0].update_tx(|tx| tx.set_root(1, 100));
+    let inside = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let h = p.handle().unwrap();
+            let (inside, release) = (Arc::clone(&inside), Arc::clone(&release));
+            h.read_tx(move |tx| {
+                inside.store(true, SeqCst);
+                wait_for(&release);
+                tx.root(1)
+            })
+        });
+        assert!(wait_for(&inside), "the read never started");
+        for i in 0..BEHIND {
+            writers[i as usize % 3].update_tx(move |tx| tx.set_root(1, 101 + i));
+        }
+        release.store(true, SeqCst);
+        assert_eq!(reader.join().unwrap(), 100, "the held read");
+    });
+    let before = p.stats();
+    let seen = writers[2].update_tx(|tx| {
+        let seen = tx.root(1);
+        tx.set_root(1, 0);
+        seen
+    });
+    let s = p.stats();
+    assert_eq!(
+        seen,
+        100 + BEHIND,
+        "the last value, on the replica brought up to date"
+    );
+    assert_eq!(
+        (s.replays - before.replays, s.copies - before.copies),
+        (1, 0),
+        "(replays, copies) of an update on a replica {BEHIND} states behind: {s:?}"
+    );
+}
+
+/// Opening a pool takes the thread count from the pool, whatever the
+/// configuration says (`RedoPtm::open`, `CxPtm::open`: "the rest of
+/// `config` sizes the volatile structures"): a 2-thread pool opened with a
+/// configuration of 0 threads (which `create` refuses) or of 5 must open
+/// with 2 thread ids, and its configuration in effect say 2.
+#[test]
+fn open_takes_the_thread_count_from_the_pool() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::{cx, redo, CxPtm, RedoPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let words = {
+        let pool = Pool::volatile("redo-reopen", 1 << 20, NoFlush).unwrap();
+        let config = redo::Config {
+            threads: 2,
+            ..redo::Config::small()
+        };
+        let p = RedoPtm::create(pool, &config).unwrap();
+        p.update_tx(|tx| tx.set_root(1, 7)).unwrap();
+        p.pool().snapshot_words()
+    };
+    for claimed in [0, 5] {
+        let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
+        let config = redo::Config {
+            threads: claimed,
+            ..redo::Config::small()
+        };
+        let p = RedoPtm::open(pool, &config)
+            .unwrap_or_else(|e| panic!("Redo-PTM opened with {claimed} threads: {e}"));
+        assert_eq!(
+            (p.threads(), p.config().threads),
+            (2, 2),
+            "Redo-PTM opened with {claimed} threads"
+        );
+        assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 7);
+    }
+    let words = {
+        let pool = Pool::volatile("cx-reopen", 1 << 20, NoFlush).unwrap();
+        let config = cx::Config {
+            threads: 2,
+            ..cx::Config::small()
+        };
+        let p = CxPtm::create(pool, &config).unwrap();
+        p.update_tx(|tx| tx.set_root(1, 7)).unwrap();
+        p.pool().snapshot_words()
+    };
+    for claimed in [0, 5] {
+        let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
+        let config = cx::Config {
+            threads: claimed,
+            ..cx::Config::small()
+        };
+        let p = CxPtm::open(pool, &config)
+            .unwrap_or_else(|e| panic!("CX-PTM opened with {claimed} threads: {e}"));
+        assert_eq!(
+            (p.threads(), p.config().threads),
+            (2, 2),
+            "CX-PTM opened with {claimed} threads"
+        );
+        assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 7);
+    }
 }

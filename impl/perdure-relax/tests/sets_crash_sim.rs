@@ -111,43 +111,80 @@ fn the_bst_takes_every_key_below_its_sentinels() {
     ));
 }
 
+/// The heights of a fresh skip list's 64 nodes after `seed_heights(seed)`
+/// and the inserts of keys 1 to 64 in order (the `k`th height drawn is key
+/// `k`'s), read from the nodes' `height` fields along level 0.
+fn skip_list_heights(seed: u64) -> Vec<u64> {
+    use perdure_pm::{NoFlush, Pool};
+    use perdure_relax::ds::{skiplist, SkipList};
+    use std::sync::atomic::Ordering;
+    skiplist::seed_heights(seed);
+    let pool = Pool::volatile("relax-heights", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let mut h = sp.handle().unwrap();
+    let l = SkipList::create(&mut h, 0).unwrap();
+    for k in 1..=64 {
+        assert!(l.insert(&mut h, k).unwrap());
+    }
+    // A node is [key, height, next[0], ...], 16 bytes a field.
+    let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
+    let mut out = Vec::new();
+    let mut n = word(l.head() + 32) & !0xf;
+    while n != 0 {
+        out.push(word(n + 16));
+        n = word(n + 32) & !0xf;
+    }
+    assert_eq!(out.len(), 64);
+    out
+}
+
 /// The skip list's height generator under `seed_heights` (feature `check`,
 /// how the shuttle tests replay a schedule's heights): a seed gives the
 /// same heights every time it is set, and every seed, 0 and 1 included,
 /// gives geometric heights, not a constant (xorshift needs a non-zero
-/// state, which `seed | 1` ensures). Heights are read from the nodes'
-/// `height` fields along level 0, after 64 inserts in a fresh list.
+/// state, which `seed | 1` ensures).
 #[test]
 fn skip_list_heights_replay_from_their_seed() {
-    use perdure_pm::{NoFlush, Pool};
-    use perdure_relax::ds::{skiplist, SkipList};
-    use std::sync::atomic::Ordering;
-    let heights = |seed: u64| -> Vec<u64> {
-        skiplist::seed_heights(seed);
-        let pool = Pool::volatile("relax-heights", POOL, NoFlush).unwrap();
-        let sp = create(&pool, Tracking::Bitset);
-        let mut h = sp.handle().unwrap();
-        let l = SkipList::create(&mut h, 0).unwrap();
-        for k in 1..=64 {
-            assert!(l.insert(&mut h, k).unwrap());
-        }
-        // A node is [key, height, next[0], ...], 16 bytes a field.
-        let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
-        let mut out = Vec::new();
-        let mut n = word(l.head() + 32) & !0xf;
-        while n != 0 {
-            out.push(word(n + 16));
-            n = word(n + 32) & !0xf;
-        }
-        assert_eq!(out.len(), 64);
-        out
-    };
     for seed in [0, 1, 2, 0x2545_f491_4f6c_dd1d] {
-        let first = heights(seed);
+        let first = skip_list_heights(seed);
         assert!(
             first.iter().any(|&h| h > 1) && first.contains(&1),
             "seed {seed:#x}: heights {first:?}"
         );
-        assert_eq!(heights(seed), first, "seed {seed:#x} replayed");
+        assert_eq!(skip_list_heights(seed), first, "seed {seed:#x} replayed");
+    }
+}
+
+/// The heights are drawn from Marsaglia's xorshift64 generator (shifts 13,
+/// 7, 17: period 2^64 - 1), as `random_height` says: a node's height is one
+/// plus the trailing one bits of the next state, at most `MAX_HEIGHT`. The
+/// generator is written out here and checked on the published sequence
+/// from 88172645463325252; the heights of 64 inserts after `seed_heights`
+/// (state `seed | 1`) must be its. Any other mix of shifts still draws
+/// geometric heights (a swapped shift direction), or falls into a cycle of
+/// a few thousand states (an `|` for the first `^`): only the generator's
+/// own sequence tells them apart.
+#[test]
+fn skip_list_heights_follow_xorshift64() {
+    use perdure_relax::ds::skiplist::MAX_HEIGHT;
+    let next = |x: &mut u64| {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    };
+    let mut x = 88_172_645_463_325_252;
+    let published = [
+        8_748_534_153_485_358_512,
+        3_040_900_993_826_735_515,
+        3_453_997_556_048_239_312,
+    ];
+    assert_eq!(published.map(|_| next(&mut x)), published, "xorshift64");
+    for seed in [1, 0x2545_f491_4f6c_dd1d] {
+        let mut x = seed | 1;
+        let expected: Vec<u64> = (0..64)
+            .map(|_| (1 + next(&mut x).trailing_ones() as u64).min(MAX_HEIGHT as u64))
+            .collect();
+        assert_eq!(skip_list_heights(seed), expected, "seed {seed:#x}");
     }
 }
