@@ -1,5 +1,13 @@
 (** * Redo-PTM: Herlihy's combining consensus, replicas, null recovery
 
+    Superseded for persistence by [RedoPTMPx.v], which models Px86's
+    line-granular persistence (lines, [pwb]s, fences, every crash image),
+    proves the fixed protocol durable there and refutes findings F1 and F4
+    ([RedoPTMPxBugs.v]).  This model takes a replica installed by the CAS
+    as persisted, so F1 and F4 cannot be stated in it; it stays for
+    Herlihy's toggle bit and the bound of two iterations ([redo_helped]),
+    which [RedoPTMPx.v] does not model.
+
     An abstract model of Redo-PTM's update path (seed paper §5, Algorithms 1
     and 3) with full-system crashes and null recovery, as a transition
     system over [rstate], for any number of threads [N], any number of
