@@ -67,7 +67,15 @@
     progress.  The histories' durable linearizability is proved for
     Redo-PTM ([RedoPTM.v]); here the witness pieces (results of the queue
     order, returned transactions durable, recovery to the durable prefix)
-    are proved, and TLC checks the history itself. *)
+    are proved, and TLC checks the history itself.
+
+    Superseded for persistence by [CXPTMPx.v], the model on Px86's
+    line-granular persistence ([Core/PxPersist.v]): there a replica's line
+    persists only through a fenced [pwb], and the mutants [CXFlushAfterCas]
+    and [CXNoReturnPersist] are refuted by explicit executions.  Its proof
+    of [DurableImageConsistent] and [CompletedDurable] for the fixed
+    protocol is still open (see its header); until then this file's
+    [cx_returned_durable] rests on persistence taken as immediate. *)
 From stdpp Require Import base list decidable.
 From Coq Require Import Lia.
 

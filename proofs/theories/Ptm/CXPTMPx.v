@@ -13,8 +13,9 @@
     [impl/perdure-ptm/src/cx/core.rs], for any number of threads, any
     number [NR] of replicas (the seed has 2N) and any number of crashes.
     For persistence it supersedes [CXPTM.v], which takes a replica
-    installed by the CAS to be persisted; [CXPTM.v] keeps the queue order,
-    the results and the replicas' contents, which this model abstracts.
+    installed by the CAS to be persisted and so cannot state the mutants;
+    [CXPTM.v] keeps the queue order, the results and the replicas'
+    contents, which this model abstracts.
 
     A replica's content is written as the ticket of the last queue node
     applied to it: [CXPTM.v] ([cx_applied_in_order]) proves that a replica
@@ -63,22 +64,31 @@
       after [curComb]'s ticket, no thread is running, nothing is replayed
       ([cx/ptm.rs:CxPtm::open], [Cx::build]).
 
-    Proved, for every reachable state ([xreachable false false]) from the
-    inductive invariant [xinv]:
-    - [cx_px_durable_image_consistent]: in every crash image Px86 allows,
-      the replica [curComb]'s image designates holds the ticket [curComb]'s
-      image names (TLA+ [DurableImageConsistent]): null recovery finds a
-      consistent state;
-    - [cx_px_completed_durable]: every update that returned (in this or an
-      earlier epoch) has a ticket at or before the ticket of every crash
-      image of [curComb] (TLA+ [CompletedDurable]);
+    Proved:
     - [cx_px_flush_after_cas_breaks_image] (mutant [CXFlushAfterCas], two
-      replicas, one thread): an execution of 6 steps after which a crash
-      image names replica 1 at ticket 1 while the replica's image is
-      empty;
+      replicas, one thread): an execution of 5 steps after which a crash
+      image Px86 allows names replica 1 at ticket 1 while the replica's
+      image is empty (TLA+ [DurableImageConsistent] fails);
     - [cx_px_no_return_persist_loses_completed] (mutant
-      [CXNoReturnPersist]): an execution of 10 steps after which ticket 1
-      returned and a crash image of [curComb] is at ticket 0.
+      [CXNoReturnPersist]): an execution of 9 steps after which ticket 1
+      returned and a crash image of [curComb] is at ticket 0 (TLA+
+      [CompletedDurable] fails).
+
+    Not proved yet (issue 20 §2 for CX-PTM, left open): that the model
+    with both switches off keeps [DurableImageConsistent] (in every crash
+    image, the replica [curComb]'s image designates holds the ticket it
+    names) and [CompletedDurable] (a returned ticket is at or before every
+    crash image's ticket).  The intended inductive invariant: [p_wf], the
+    mark of line 0 at least 1, every [curComb] write a crash may keep names
+    a held replica whose line is persisted in full and holds the write's
+    ticket, every returned ticket at or before those writes' tickets, and
+    per thread: a replica's write-back pending or covered before its CAS,
+    and after a CAS or at [Cx::collect] a position of line 0 from which on
+    every write names neither its replaced Combined nor a ticket before its
+    own, with its [pwb(curComb)] pending or covered after the [pwb].
+    Until it is proved, [CXPTM.v]'s [cx_returned_durable] (persistence
+    taken as immediate) and TLC's runs of [specs/ptm/CXPTM.tla] are what
+    stands for the fixed protocol.
 
     What the model abstracts:
     - the object: a replica's content is the ticket of the last node applied
