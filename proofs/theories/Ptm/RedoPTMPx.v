@@ -22,9 +22,9 @@
     The steps ([step]), each atomic, with the seed's lines (Algorithm 3
     unless stated) and the code's functions (files of
     [impl/perdure-ptm/src/redo/]):
-    - [Invoke] L2–L6, [update.rs] [publish], [apply_update]: [req[t]] takes
+    - [Announce] L2–L6, [update.rs] [publish], [apply_update]: [req[t]] takes
       the transaction (its number: see below);
-    - [InvokeRead] Algorithm 2 L1, [read.rs] [apply_read];
+    - [BeginRead] Algorithm 2 L1, [read.rs] [apply_read];
     - [Snapshot] L8–L17, [update.rs] [attempt_update] {2}–{4}: read
       [curComb] and the head of its replica, copy its State ([cpySt]; the
       re-check of L13 makes the reads one snapshot), help the ring (L14–L17:
@@ -389,13 +389,13 @@ Section redo_px.
 
   Inductive step : rstate → rstate → Prop :=
     (* Algorithm 3 L2–L6 (update.rs publish, apply_update) *)
-    | Invoke s t u :
+    | Announce s t u :
         t < N → pc s t = TIdle →
         step s (RState (mem s) (upd (req s) t (Some (Req (Upd u) (nid s) true))) (ch s) (rhead s)
                   (rlock s) (dirty s) (ring s) (wm s) (upd (pc s) t (TAnn (nid s) u None))
                   (xh s ++ [XE (Invoke (nid s) t (Upd u))]) (S (nid s)) (pl s) (ep s) (done s))
     (* Algorithm 2 L1 (read.rs apply_read) *)
-    | InvokeRead s t q :
+    | BeginRead s t q :
         t < N → pc s t = TIdle →
         step s (RState (mem s) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring s) (wm s)
                   (upd (pc s) t (TRead (nid s) q false))
@@ -1761,9 +1761,9 @@ Section redo_px.
       | s t i o c c0 Hp Hcc Happ | s t i u c c0 Hp Hcc Happ
       | s t i o c v dir HF Hp Hc | s t i o c v dir HF Hp
       | s t i q pub c c0 Hp Hcc Hh | s t i q way Hp | s keep Hok].
-    - (* Invoke *)
+    - (* Announce *)
       apply (inv1_gen s _ t (TAnn (nid s) u None)); gen_tac Hinv. by rewrite Hp.
-    - (* InvokeRead *)
+    - (* BeginRead *)
       apply (inv1_gen s _ t (TRead (nid s) q false)); gen_tac Hinv. by rewrite Hp.
     - (* Snapshot *)
       assert (t < N) as Ht by (apply (inv1_busy s t Hinv); by rewrite Hp).
@@ -1986,5 +1986,262 @@ Section redo_px.
   Proof.
     intros Hc Hk. rewrite <- (redo_ws_ok ch 0 k Hc ltac:(lia) Hk). f_equal.
     destruct Hc as [(l0 & H0 & Hi & _) _]. unfold obj_at. by rewrite H0.
+  Qed.
+
+  (** ** A step function, to check executions by computation *)
+
+  (** The choices a step makes. *)
+  Inductive label :=
+    | LInvoke (t : nat) (u : UOp) | LInvokeRead (t : nat) (q : ROp)
+    | LSnapshot (t : nat) | LApplied (t : nat) | LPrepare (t r : nat) (copy : bool)
+    | LPrepFail (t r : nat) (gs : list (nat * nat)) | LAbandon (t : nat) | LGiveUp (t : nat)
+    | LScan (t : nat) | LRollback (t : nat) | LCas (t : nat) | LPersist (t : nat) | LRelease (t : nat)
+    | LCollect (t : nat) | LDurable (t : nat) | LDirectRead (t : nat) | LPublish (t : nat) (way : bool).
+
+  Definition lock_ok (s : rstate) (own : option nat) (r : nat) : bool :=
+    match own with
+    | Some r' => bool_decide (r' = r)
+    | None => bool_decide (r < NR) && bool_decide (rlock s r = Free)
+    end.
+
+  Definition fstep (s : rstate) (l : label) : option rstate :=
+    match l with
+    | LInvoke t u =>
+        match pc s t with
+        | TIdle => if decide (t < N) then
+            Some (RState (mem s) (upd (req s) t (Some (Req (Upd u) (nid s) true))) (ch s) (rhead s)
+                    (rlock s) (dirty s) (ring s) (wm s) (upd (pc s) t (TAnn (nid s) u None))
+                    (xh s ++ [XE (Invoke (nid s) t (Upd u))]) (S (nid s)) (pl s) (ep s) (done s))
+            else None
+        | _ => None
+        end
+    | LInvokeRead t q =>
+        match pc s t with
+        | TIdle => if decide (t < N) then
+            Some (RState (mem s) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring s) (wm s)
+                    (upd (pc s) t (TRead (nid s) q false))
+                    (xh s ++ [XE (Invoke (nid s) t (Rd q))]) (S (nid s)) (pl s) (ep s) (done s))
+            else None
+        | _ => None
+        end
+    | LSnapshot t =>
+        match pc s t with
+        | TAnn i u own =>
+            let '(s0, c0) := ccv (mem s) in
+            if decide (rhead s c0 = Some s0) then
+              Some (RState (mem s) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring_put (ring s) s0)
+                      (wm s) (upd (pc s) t (THave i u own s0 c0 (app_at (ch s) s0) (res_at (ch s) s0)))
+                      (xh s) (nid s) (pl s) (ep s) (done s))
+            else None
+        | _ => None
+        end
+    | LApplied t =>
+        match pc s t with
+        | THave i u own s0 c0 ap rs =>
+            if decide (S i ≤ ap t) then Some (set_pc (release s own) t (TDur i (Upd u) s0 (rs t) false))
+            else None
+        | _ => None
+        end
+    | LPrepare t r copy =>
+        match pc s t with
+        | THave i u own s0 c0 ap rs =>
+            if decide (ap t < S i) then
+              if lock_ok s own r then
+                let ws0 :=
+                  if copy then map (λ w, (w, p_load line (mem s) (rloc c0 w))) (seq 0 W)
+                  else match rhead s r with Some h => redo_ws (ch s) h s0 | None => [] end in
+                let ok :=
+                  if copy then bool_decide (ccv (mem s) = (s0, c0))
+                  else match rhead s r with Some h => bool_decide (h ≤ s0) | None => false end in
+                if ok then
+                  Some (set_pc (set_rep s t r (rstores (mem s) r ws0) (Some s0) (dirty s r ++ map fst ws0)) t
+                          (TSim i u r s0 c0 ap rs 0 [] [] []))
+                else None
+              else None
+            else None
+        | _ => None
+        end
+    | LPrepFail t r gs =>
+        match pc s t with
+        | THave i u own s0 c0 ap rs =>
+            if lock_ok s own r then
+              Some (set_pc (set_rep s t r (rstores (mem s) r gs) None (dirty s r ++ map fst gs)) t
+                      (TAnn i u (Some r)))
+            else None
+        | _ => None
+        end
+    | LAbandon t =>
+        match pc s t with THave i u own _ _ _ _ => Some (set_pc s t (TAnn i u own)) | _ => None end
+    | LGiveUp t =>
+        match pc s t with TAnn i u own => Some (set_pc (release s own) t (TCollect i (Upd u))) | _ => None end
+    | LScan t =>
+        match pc s t with
+        | TSim i u r s0 c0 ap rs j bat ws lg =>
+            if decide (j < N) then
+              match req s j with
+              | Some (Req o i' fl) =>
+                  if decide (ap j < S i') then
+                    let σ := content (mem s) r in
+                    Some (set_pc (set_rep s t r (rstores (mem s) r (run_op o σ).1) (rhead s r)
+                                    (dirty s r ++ map fst (run_op o σ).1)) t
+                            (TSim i u r s0 c0 (upd ap j (S i')) (upd rs j (run_op o σ).2) (S j)
+                               (bat ++ [Entry i' j o (run_op o σ).2 fl]) (ws ++ (run_op o σ).1)
+                               (lg ++ undo_log σ (run_op o σ).1)))
+                  else Some (set_pc s t (TSim i u r s0 c0 ap rs (S j) bat ws lg))
+              | None => Some (set_pc s t (TSim i u r s0 c0 ap rs (S j) bat ws lg))
+              end
+            else None
+        | _ => None
+        end
+    | LRollback t =>
+        match pc s t with
+        | TSim i u r s0 c0 ap rs j bat ws lg =>
+            Some (set_pc (set_rep s t r (rstores (mem s) r (reverse lg)) (Some s0) (dirty s r ++ map fst lg)) t
+                    (TAnn i u (Some r)))
+        | _ => None
+        end
+    | LCas t =>
+        match pc s t with
+        | TSim i u r s0 c0 ap rs j bat ws lg =>
+            if decide (j = N) then
+              if decide (ccv (mem s) = (s0, c0)) then
+                Some (RState (p_write (cas_flush s t r) LC (cc_write (S s0) r)) (req s)
+                        (ch s ++ [Link (content (mem s) r) ap rs bat ws r])
+                        (upd (rhead s) r (Some (S s0))) (upd (rlock s) r Held) (upd (dirty s) r [])
+                        (ring s) (wm s) (upd (pc s) t (TPersist i (S s0) c0 (rs t)))
+                        (xh s) (nid s) (pl s) (ep s) (done s))
+              else
+                Some (set_pc (set_rep s t r (rstores (cas_flush s t r) r (reverse lg)) (Some s0)
+                                (if F4 then map fst lg else [])) t (TAnn i u (Some r)))
+            else None
+        | _ => None
+        end
+    | LPersist t =>
+        match pc s t with
+        | TPersist i s1 c0 v =>
+            if F1 then
+              Some (RState (p_sync (mem s) t) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring s)
+                      (wm s `max` (ccv (mem s)).1) (upd (pc s) t (TRelease i s1 c0 v))
+                      (xh s) (nid s) (pl s) (ep s) (done s))
+            else if decide (ring s (s1 `mod` RS) < s1) then
+              Some (RState (p_sync (mem s) t) (req s) (ch s) (rhead s) (rlock s) (dirty s)
+                      (upd (ring s) (s1 `mod` RS) s1) (wm s) (upd (pc s) t (TRelease i s1 c0 v))
+                      (xh s) (nid s) (pl s) (ep s) (done s))
+            else Some (set_pc s t (TRelease i s1 c0 v))
+        | _ => None
+        end
+    | LRelease t =>
+        match pc s t with
+        | TRelease i s1 c0 v =>
+            Some (ret (RState (mem s) (req s) (ch s) (rhead s) (upd (rlock s) c0 Free) (dirty s)
+                         (if F1 then ring_put (ring s) s1 else ring s) (wm s) (pc s)
+                         (xh s) (nid s) (pl s) (ep s) (done s)) t i s1 v)
+        | _ => None
+        end
+    | LCollect t =>
+        match pc s t with
+        | TCollect i o =>
+            let '(c, c0) := ccv (mem s) in
+            if decide (S i ≤ app_at (ch s) c t) then Some (set_pc s t (TDur i o c (res_at (ch s) c t) false))
+            else match o with Upd u => Some (set_pc s t (TAnn i u None)) | Rd _ => None end
+        | _ => None
+        end
+    | LDurable t =>
+        match pc s t with
+        | TDur i o c v dir =>
+            if F1 && bool_decide (c ≤ wm s) then Some (ret s t i c v)
+            else Some (ret (RState (p_sync (mem s) t) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring s)
+                              (if F1 then wm s `max` (ccv (mem s)).1 else wm s) (pc s)
+                              (xh s) (nid s) (pl s) (ep s) (done s)) t i c v)
+        | _ => None
+        end
+    | LDirectRead t =>
+        match pc s t with
+        | TRead i q pub =>
+            let '(c, c0) := ccv (mem s) in
+            if decide (rhead s c0 = Some c) then
+              Some (RState (mem s) (req s) (ch s) (rhead s) (rlock s) (dirty s) (ring s) (wm s)
+                      (upd (pc s) t (TDur i (Rd q) c (rexec q (content (mem s) c0)) true))
+                      (if decide (pl s = c) then xh s ++ [XL i (Rd q) (rexec q (content (mem s) c0))]
+                       else xh s) (nid s) (pl s) (ep s) (done s))
+            else None
+        | _ => None
+        end
+    | LPublish t way =>
+        match pc s t with
+        | TRead i q false =>
+            Some (RState (mem s) (upd (req s) t (Some (Req (Rd q) i way))) (ch s) (rhead s) (rlock s)
+                    (dirty s) (ring s) (wm s)
+                    (upd (pc s) t (if way then TCollect i (Rd q) else TRead i q true))
+                    (xh s) (nid s) (pl s) (ep s) (done s))
+        | _ => None
+        end
+    end.
+
+  Lemma lock_ok_sound s own r :
+    lock_ok s own r = true → own = Some r ∨ own = None ∧ r < NR ∧ rlock s r = Free.
+  Proof.
+    destruct own as [r' |]; simpl.
+    - intros ->%bool_decide_eq_true. by left.
+    - intros [?%bool_decide_eq_true ?%bool_decide_eq_true]%andb_prop. by right.
+  Qed.
+
+  Lemma fstep_sound s l s' : fstep s l = Some s' → step s s'.
+  Proof.
+    destruct l as [t u | t q | t | t | t r copy | t r gs | t | t | t | t | t | t | t | t | t | t | t way];
+      simpl; intros H.
+    - destruct (pc s t) eqn:Hp; try done. case_decide; [| done]. injection H as <-. by apply Announce.
+    - destruct (pc s t) eqn:Hp; try done. case_decide; [| done]. injection H as <-. by apply BeginRead.
+    - destruct (pc s t) eqn:Hp; try done. destruct (ccv (mem s)) as [s0 c0] eqn:Hc.
+      case_decide; [| done]. injection H as <-. by eapply Snapshot.
+    - destruct (pc s t) eqn:Hp; try done. case_decide; [| done]. injection H as <-. by eapply Applied.
+    - destruct (pc s t) eqn:Hp; try done. case_decide; [| done].
+      destruct (lock_ok s own r) eqn:Hl; [| done]. apply lock_ok_sound in Hl.
+      destruct copy.
+      + case_bool_decide; [| done]. injection H as <-. eapply Prepare; [done | done | done |]. by left.
+      + destruct (rhead s r) as [h |] eqn:Hh; [| done]. case_bool_decide; [| done].
+        injection H as <-. eapply Prepare; [done | done | done |]. right. by exists h.
+    - destruct (pc s t) eqn:Hp; try done. destruct (lock_ok s own r) eqn:Hl; [| done].
+      apply lock_ok_sound in Hl. injection H as <-. by eapply PrepFail.
+    - destruct (pc s t) eqn:Hp; try done. injection H as <-. by eapply Abandon.
+    - destruct (pc s t) eqn:Hp; try done. injection H as <-. by eapply GiveUp.
+    - destruct (pc s t) eqn:Hp; try done. case_decide; [| done].
+      destruct (req s j) as [[o i' fl] |] eqn:Hq.
+      + case_decide.
+        * injection H as <-. by eapply ScanRun.
+        * injection H as <-. eapply ScanSkip; [done | done |]. intros o' i'' fl'. rewrite Hq.
+          intros [= <- <- <-]. lia.
+      + injection H as <-. eapply ScanSkip; [done | done |]. intros o' i'' fl'. by rewrite Hq.
+    - destruct (pc s t) eqn:Hp; try done. injection H as <-. by eapply Rollback.
+    - destruct (pc s t) eqn:Hp; try done. case_decide as Hj; [subst j | done]. case_decide.
+      + injection H as <-. by eapply CasSucc.
+      + injection H as <-. by eapply CasFail.
+    - destruct (pc s t) eqn:Hp; try done. destruct F1 eqn:HF.
+      + injection H as <-. by eapply PersistFix.
+      + case_decide.
+        * injection H as <-. by eapply PersistRing.
+        * injection H as <-. eapply PersistSkip; [done | done | lia].
+    - destruct (pc s t) eqn:Hp; try done. injection H as <-. by eapply Release.
+    - destruct (pc s t) eqn:Hp; try done. destruct (ccv (mem s)) as [c c0] eqn:Hc. case_decide.
+      + injection H as <-. by eapply Collect.
+      + destruct o as [u | q]; [| done]. injection H as <-. eapply (CollectRetry _ _ _ _ (p_load line (mem s) 0) (p_load line (mem s) 1)); [done | done | lia].
+    - destruct (pc s t) eqn:Hp; try done. destruct (F1 && bool_decide (c ≤ wm s)) eqn:Hb.
+      + apply andb_prop in Hb as [HF ?%bool_decide_eq_true]. injection H as <-. by eapply DurableSkip.
+      + injection H as <-. eapply DurableSync; [| done]. destruct F1; [| by left].
+        right. simpl in Hb. apply bool_decide_eq_false in Hb. lia.
+    - destruct (pc s t) eqn:Hp; try done. destruct (ccv (mem s)) as [c c0] eqn:Hc.
+      case_decide; [| done]. injection H as <-. by eapply DirectRead.
+    - destruct (pc s t) eqn:Hp; try done. destruct pub; [done |]. injection H as <-. by eapply PublishRead.
+  Qed.
+
+  (** A sequence of steps. *)
+  Fixpoint frun (s : rstate) (ls : list label) : option rstate :=
+    match ls with [] => Some s | l :: ls' => fstep s l ≫= λ s', frun s' ls' end.
+
+  Lemma frun_reachable s ls s' : reachable s → frun s ls = Some s' → reachable s'.
+  Proof.
+    revert s. induction ls as [| l ls IH]; intros s Hs; simpl; [by intros [= <-] |].
+    destruct (fstep s l) as [s1 |] eqn:E; [| done]. simpl. intros Hr. apply (IH s1); [| done].
+    eapply reachable_step; [done |]. by apply (fstep_sound s l).
   Qed.
 End redo_px.
