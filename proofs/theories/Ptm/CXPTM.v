@@ -71,11 +71,14 @@
 
     Superseded for persistence by [CXPTMPx.v], the model on Px86's
     line-granular persistence ([Core/PxPersist.v]): there a replica's line
-    persists only through a fenced [pwb], and the mutants [CXFlushAfterCas]
-    and [CXNoReturnPersist] are refuted by explicit executions.  Its proof
-    of [DurableImageConsistent] and [CompletedDurable] for the fixed
-    protocol is still open (see its header); until then this file's
-    [cx_returned_durable] rests on persistence taken as immediate. *)
+    persists only through a fenced [pwb], a crash keeps any image Px86
+    allows, [DurableImageConsistent] and [CompletedDurable] are proved for
+    the published order ([cx_px_durable_image_consistent],
+    [cx_px_completed_durable]) and the mutants [CXFlushAfterCas] and
+    [CXNoReturnPersist] are refuted by explicit executions.  This file's
+    [cx_returned_durable] rests on persistence taken as immediate; its
+    results, queue order and replica contents are what [CXPTMPx.v]
+    abstracts. *)
 From stdpp Require Import base list decidable.
 From Coq Require Import Lia.
 
