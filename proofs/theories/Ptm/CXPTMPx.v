@@ -82,7 +82,10 @@
     - [cx_px_no_return_persist_loses_completed] (mutant
       [CXNoReturnPersist]): an execution of 9 steps after which ticket 1
       returned and a crash image of [curComb] is at ticket 0
-      ([CompletedDurable] fails).
+      ([CompletedDurable] fails);
+    - [cx_px_published_completes]: the same 9 steps in the published order
+      return ticket 1 with [curComb]'s line persisted through it (the two
+      theorems above are not vacuous).
 
     The invariant: the memory is well formed, line 0's mark is at least 1;
     every [curComb] write a crash may keep (from the mark on) names a held
@@ -904,4 +907,23 @@ Proof.
   eexists _, (λ L, if decide (L = 1) then 0 else 1). split; [exact R8|]. split; [left|]. split.
   - intros L HL. vm_compute in HL. destruct L as [|[|[|L]]]; vm_compute; lia.
   - vm_compute. lia.
+Qed.
+
+(** The published order is not vacuous: the same thread, with the
+    [pwb(curComb)] and [psync], returns ticket 1, and then every crash image
+    is at ticket 1 ([cx_px_completed_durable]). *)
+Theorem cx_px_published_completes :
+  ∃ s, xreachable 2 false false s ∧ 1 ∈ done s ∧ mk (xm s) 0 = 2.
+Proof.
+  pose proof (xreach_init 2 false false) as R.
+  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 false false x 0 eq_refl)) as R0. vm_compute in R0.
+  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 false false x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. vm_compute in R1.
+  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 false false x 0 1 1 eq_refl)) as R2. vm_compute in R2.
+  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_pwbrep 2 false false x 0 1 1 eq_refl)) as R3. vm_compute in R3.
+  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_fence 2 false false x 0 1 1 eq_refl)) as R4. vm_compute in R4.
+  let x := cur R4 in pose proof (xreach_step _ _ _ _ _ R4 (x_cas 2 false false x 0 1 1 eq_refl ltac:(xlt))) as R5. vm_compute in R5.
+  let x := cur R5 in pose proof (xreach_step _ _ _ _ _ R5 (x_pwbcc 2 false false x 0 1 0 eq_refl)) as R6. vm_compute in R6.
+  let x := cur R6 in pose proof (xreach_step _ _ _ _ _ R6 (x_sync 2 false false x 0 1 0 eq_refl)) as R7. vm_compute in R7.
+  let x := cur R7 in pose proof (xreach_step _ _ _ _ _ R7 (x_ret 2 false false x 0 1 0 eq_refl)) as R8. vm_compute in R8.
+  eexists. split; [exact R8|]. split; [left|]. vm_compute. reflexivity.
 Qed.
