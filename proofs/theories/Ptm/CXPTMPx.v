@@ -11,7 +11,7 @@
     [CompletedDurable] of [specs/ptm/CXPTM.tla] and the order of
     [Cx::update_on], [Cx::install] and [Cx::ensure_durable] in
     [impl/perdure-ptm/src/cx/core.rs], for any number of threads, any
-    number [NR] of replicas (the seed has 2N) and any number of crashes.
+    number [NR ≥ 1] of replicas (the seed has 2N) and any number of crashes.
     For persistence it supersedes [CXPTM.v], which takes a replica
     installed by the CAS to be persisted and so cannot state the mutants;
     [CXPTM.v] keeps the queue order, the results and the replicas'
@@ -84,8 +84,9 @@
       returned and a crash image of [curComb] is at ticket 0
       ([CompletedDurable] fails);
     - [cx_px_published_completes]: the same 9 steps in the published order
-      return ticket 1 with [curComb]'s line persisted through it (the two
-      theorems above are not vacuous).
+      return ticket 1 with [curComb]'s line persisted through it
+      ([cx_px_durable_image_consistent] and [cx_px_completed_durable] are
+      not vacuous).
 
     The invariant: the memory is well formed, line 0's mark is at least 1;
     every [curComb] write a crash may keep (from the mark on) names a held
