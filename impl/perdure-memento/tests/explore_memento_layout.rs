@@ -183,6 +183,47 @@ fn soft_buckets_follow_splitmix64() {
     assert_eq!(used, expected, "the buckets whose chains hold the keys");
 }
 
+/// `SoftTable::create` allocates a block of a line and a head word per
+/// bucket (`HEADS + 8 · buckets` bytes), durable when it returns: every
+/// write to it is guaranteed in every crash image, and no later block, of
+/// any size, lies inside it (a block a word per bucket short would have
+/// the last buckets' heads in the blocks carved after it).
+#[test]
+fn soft_create_lays_out_a_durable_head_per_bucket() {
+    for buckets in [1u64, 16, 64, 512] {
+        let p = sized_pool("soft-create", 1 << 24);
+        let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let t = SoftTable::create(&mut h, buckets).expect("create");
+        let off = t.offset();
+        let end = off + LINE + 8 * buckets;
+        let cp = p.backend().capture();
+        let choice = perdure_pm::sim::ImageChoice(vec![0; cp.unsettled_lines()]);
+        for line in cp.image_lines(&choice) {
+            if (off..end).contains(&line.offset) {
+                assert_eq!(
+                    line.guaranteed,
+                    line.writes.len(),
+                    "{buckets} buckets: line {:#x} of the table {off:#x}..{end:#x} is not durable after create",
+                    line.offset
+                );
+            }
+        }
+        for size in [
+            8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096,
+        ] {
+            for _ in 0..4 {
+                let o = h.alloc(size).expect("alloc");
+                assert!(
+                    o + size <= off || o >= end,
+                    "{buckets} buckets: a {size}-byte block at {o:#x} overlaps the table {off:#x}..{end:#x}"
+                );
+            }
+        }
+        assert_eq!(word(&p, off + 8), buckets, "the bucket count");
+    }
+}
+
 /// One table's life: created, `n` keys inserted, half deleted, dropped.
 fn soft_table_life(n: u64) {
     let p = pool("soft-drop");
@@ -496,6 +537,39 @@ fn combq_at_refuses_a_cyclic_list() {
             "a queue whose list cycles before its tail was opened"
         );
     });
+}
+
+/// `CombQueue::at` bounds its walk of the list by the nodes the pool can
+/// hold (`pool.size() / NODE` steps), so a cycle is refused after about a
+/// million steps on a 64 MiB pool (its memory is touched only where the
+/// runtime writes): a few tenths of a second. A bound of `pool.size() · NODE`
+/// steps, 4,096 times as many, is not done after 10 s.
+#[test]
+fn combq_at_refuses_a_cyclic_list_within_the_pool_s_room() {
+    within(
+        10,
+        "CombQueue::at on a cyclic list in a 64 MiB pool",
+        || {
+            let p = sized_pool("combq-cycle-wide", 1 << 26);
+            let rt =
+                Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 21)).expect("runtime");
+            let mut h = rt.handle(1).expect("handle");
+            let q = CombQueue::create(&mut h).expect("create");
+            let other = h.alloc(LINE).expect("alloc");
+            let state = word(&p, q.offset());
+            let sentinel = word(&p, state + 8);
+            p.word(sentinel + 8)
+                .expect("word")
+                .store(sentinel, Ordering::Relaxed);
+            p.word(state + 16)
+                .expect("word")
+                .store(other, Ordering::Relaxed);
+            assert!(
+                CombQueue::at(&p, q.offset()).is_err(),
+                "a queue whose list cycles before its tail was opened"
+            );
+        },
+    );
 }
 
 /// `Exchanger::create` returns an exchanger whose slot, the word at its

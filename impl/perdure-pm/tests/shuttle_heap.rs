@@ -528,3 +528,53 @@ fn recover_counts() {
 fn recovery_checks_the_alloc_sets_count() {
     perdure_pm::sync::seeded::check_random(recover_counts, 1);
 }
+
+/// Recovery validates a slot's bump word on both of its fields: after a
+/// 16-byte block is carved from the slot's chunk, a restart whose bump word
+/// names a chunk past the heap's last (`nchunks`, header word 4) makes
+/// `register` fail with `Corrupt`, and so does one whose used bytes exceed
+/// `CHUNK_SIZE` in a chunk that exists; either alone would have the slot
+/// carve blocks outside the chunk table.
+fn recover_bump() {
+    use perdure_pm::heap::CHUNK_SIZE;
+    let pool = Pool::volatile("shuttle-bump", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    a.alloc(16).unwrap();
+    let bump = class_line(base, 0, 0) + 16;
+    let nchunks = load(&pool, base + 32);
+    let word = load(&pool, bump);
+    assert_eq!(word & 0xff_ffff, 16, "the bump word's used bytes");
+    let chunk = (word >> 24) - 1;
+    assert!(
+        chunk < nchunks,
+        "the bump word's chunk {chunk} of {nchunks}"
+    );
+    let words = pool.snapshot_words();
+    std::mem::forget(a);
+    let cases = [
+        ("a chunk past the last", (nchunks + 1) << 24 | 16),
+        (
+            "more bytes used than a chunk has",
+            (chunk + 1) << 24 | (CHUNK_SIZE + 16),
+        ),
+    ];
+    for (what, w) in cases {
+        let mut words = words.clone();
+        words[(bump / 8) as usize] = w;
+        let image = restart(&words);
+        let heap = Heap::open(&image, base).unwrap();
+        let r = heap.register();
+        match r {
+            Err(HeapError::Corrupt(_)) => {}
+            Err(e) => panic!("a bump word with {what}: {e}"),
+            Ok(_) => panic!("a slot whose bump word has {what} was recovered"),
+        }
+    }
+}
+
+#[test]
+fn recovery_checks_the_bump_word() {
+    perdure_pm::sync::seeded::check_random(recover_bump, 1);
+}
