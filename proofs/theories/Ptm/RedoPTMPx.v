@@ -85,7 +85,10 @@
     - [redo_px_completed_durable] ([CompletedDurable]): a transaction that
       returned with the state of seq [k] (the transition it committed, or
       whose State or replica it read) is in every crash image.
-    The as-written protocol is refuted in [RedoPTMPxBugs.v].
+    [RedoPTMPxLin.v] proves the histories durably linearizable (update and
+    read-only transactions, [Core/DurableLin.v]), [ExactlyOnce] and
+    [CompletedDurable] in TLC's form; [RedoPTMPxBugs.v] refutes the
+    as-written protocol (F1, F4) by explicit executions.
 
     What the model abstracts, and where it is checked instead:
     - Visibility is sequentially consistent, as the simulator [Sim] runs
@@ -108,6 +111,10 @@
       bit of the seed) is [S] of its transaction's id: per thread both
       grow with each request, and only their order against [applied[]] is
       used ([F3] is thus fixed; the toggle is [RedoPTM.v]'s).
+    - A published read's way out — the result a combiner computes, or a
+      later direct read — is chosen when it publishes ([PublishRead]'s
+      [way], a prophecy for the linearization points): every run of the
+      code has a run of the model that chose right.
     - The strong try RW lock is abstract ([lockst]); its specification is
       [StrongTryRWLock.v].  A direct read takes the shared lock, checks
       [curComb] and runs in one step (the lock keeps the replica still).
