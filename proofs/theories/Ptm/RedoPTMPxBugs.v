@@ -28,7 +28,13 @@
       written back; thread 0 replays seq 1 into replica 1, where [IncIf]
       now stores nothing, and installs it (seq 2).  The crash image that
       keeps [curComb] at seq 2 and replica 1's [x0] line at its mark holds
-      [x0 = 1]; seq 2's object has [x0 = 0] ([DurableImageConsistent]). *)
+      [x0 = 1]; seq 2's object has [x0 = 0] ([DurableImageConsistent]).
+    - [redo_px_f1_as_written_not_durably_linearizable] (F1 in the history):
+      after that crash, thread 0 runs [Inc 0] again on the recovered state
+      and it also returns 0.  The model's history ([Invoke]s of [Inc 0] by
+      ops 0 and 1, [Return 0 0], [Crash], [Invoke 2], [Return 2 0]) has no
+      linearization in [Core/DurableLin.v]'s sense: two [Inc 0]s that both
+      return 0 fit no sequential order. *)
 From stdpp Require Import base list list_numbers decidable sets.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin Px86 PxPersist.
@@ -71,6 +77,12 @@ Definition cinit : rstate := init_state (UOp := cop) (ROp := gop) (Val := nat) W
 
 Lemma crun_reachable F1 F4 ls s : crun F1 F4 cinit ls = Some s → creach F1 F4 s.
 Proof. intros H. eapply frun_reachable; [lia | done | apply reachable_init | exact H]. Qed.
+
+(** From a reachable state (stated on [crun] itself, so that the kernel never
+    unfolds a concrete run). *)
+Lemma crun_reachable_from F1 F4 s ls s' :
+  crun F1 F4 s ls = Some s' → creach F1 F4 s → creach F1 F4 s'.
+Proof. intros H Hs. eapply frun_reachable; [lia | done | exact Hs | exact H]. Qed.
 
 (** A crash choice is checked by computation. *)
 Definition crash_okb (p : pmem) (keep : nat → nat) : bool :=
@@ -141,4 +153,85 @@ Theorem redo_px_f4_as_written_image_inconsistent :
 Proof.
   split; [by eapply crun_reachable, f4_run |]. split; [apply crash_okb_sound; by vm_compute |].
   split_and!; by vm_compute.
+Qed.
+
+(** ** F1 in the history: the lost return, a crash, and a repeated result *)
+
+(** After [f1_final], the crash that keeps every line at its mark recovers
+    seq 0; thread 0 runs [Inc 0] again and it returns 0 too. *)
+Definition f1h_start : rstate := crash_state NT RS cline f1_final f1_keep.
+Definition f1h_trace : list (label (UOp := cop) (ROp := gop)) :=
+  [ LInvoke 0 (Inc 0); LSnapshot 0; LPrepare 0 1 true; LScan 0; LScan 0; LCas 0; LPersist 0; LRelease 0 ].
+Definition f1h_final : rstate := default cinit (crun false true f1h_start f1h_trace).
+
+Lemma f1h_run : crun false true f1h_start f1h_trace = Some f1h_final.
+Proof. by vm_compute. Qed.
+
+Lemma f1h_history :
+  erase (xh f1h_final) =
+    [Invoke 0 0 (Upd (Inc 0)); Invoke 1 1 (Upd (Inc 0)); Return 0 0; History.Crash;
+     Invoke 2 0 (Upd (Inc 0)); Return 2 0].
+Proof. by vm_compute. Qed.
+
+Notation cspec := (spec W cexec cread).
+
+(** In a run of [Inc 0]s, the [n]-th returns the initial [x0] plus [n]. *)
+Lemma runs_inc0 σ l :
+  length σ = 2 → runs cspec σ l → (∀ p, p ∈ l → p.1 = Upd (Inc 0)) →
+  ∀ n o v, l !! n = Some (o, v) → v = word σ 0 + n.
+Proof.
+  intros Hlen Hr. revert Hlen. induction Hr as [σ | σ o v σ' l Hs Hr IH]; intros Hlen Hall n o' v' Hn;
+    [done |].
+  assert (o = Upd (Inc 0)) as -> by (apply (Hall (o, v)); by left).
+  destruct Hs as [Hv ->]. simpl in Hv. subst v.
+  destruct n as [| n]; simpl in Hn.
+  - injection Hn as _ <-. lia.
+  - assert (word (apply_ws [(0, S (word σ 0))] σ) 0 = S (word σ 0)) as Hw.
+    { unfold word, apply_ws. simpl. rewrite list_lookup_insert by lia. done. }
+    rewrite (IH ltac:(unfold apply_ws; simpl; by rewrite insert_length) ltac:(intros p Hp; apply Hall; by right) n o' v' Hn).
+    change (run_op cexec cread (Upd (Inc 0)) σ) with ([(0, S (word σ 0))], word σ 0).
+    cbn [fst]. rewrite Hw. lia.
+Qed.
+
+(** F1 as written: a reachable execution whose history is not durably
+    linearizable (Core/DurableLin.v's [durably_linearizable] against the
+    model's sequential specification). *)
+Theorem redo_px_f1_as_written_not_durably_linearizable :
+  creach false true f1h_final ∧ ¬ durably_linearizable cspec (erase (xh f1h_final)).
+Proof.
+  split.
+  { apply (crun_reachable_from _ _ _ _ _ f1h_run).
+    eapply reachable_step; [by eapply crun_reachable, f1_run |].
+    apply Crash, crash_okb_sound. by vm_compute. }
+  rewrite f1h_history. intros (xh' & [Herase Hok Hacc]).
+  set (h := [Invoke 0 0 (Upd (Inc 0)); Invoke 1 1 (Upd (Inc 0)); Return 0 0; History.Crash;
+             Invoke 2 0 (Upd (Inc 0)); Return 2 0] : history (op (UOp := cop) (ROp := gop)) nat) in *.
+  (* every point's operation is invoked: an [Inc 0] *)
+  assert (∀ i o v, XL i o v ∈ xh' → o = Upd (Inc 0)) as Hop.
+  { intros i o v Hin. apply elem_of_list_split in Hin as (a & b & Ha).
+    pose proof Hok as Hok'. rewrite Ha in Hok'.
+    replace (a ++ XL i o v :: b) with ((a ++ [XL i o v]) ++ b) in Hok' by (by rewrite <- app_assoc).
+    apply prefix_ok_app_inv_l, prefix_ok_snoc in Hok' as [_ [(t & Ht) _]].
+    assert (Invoke i t o ∈ h) as Hh.
+    { rewrite <- Herase, Ha, erase_app. apply elem_of_app. by left. }
+    unfold h in Hh. repeat (apply elem_of_cons in Hh as [Hh | Hh]; [by inversion Hh |]). by apply elem_of_nil in Hh. }
+  (* every return has a point with its value *)
+  assert (∀ i v, Return i v ∈ h → ∃ o, XL i o v ∈ xh') as Hpt.
+  { intros i v Hin. rewrite <- Herase in Hin. apply elem_of_erase, elem_of_list_split in Hin as (a & b & Ha).
+    pose proof Hok as Hok'. rewrite Ha in Hok'.
+    replace (a ++ XE (Return i v) :: b) with ((a ++ [XE (Return i v)]) ++ b) in Hok' by (by rewrite <- app_assoc).
+    apply prefix_ok_app_inv_l, prefix_ok_snoc in Hok' as [_ (o & Ho)]. exists o. rewrite Ha.
+    apply elem_of_app. by left. }
+  destruct (Hpt 0 0) as (o0 & H0); [unfold h; apply elem_of_list_In; simpl; intuition |].
+  destruct (Hpt 2 0) as (o2 & H2); [unfold h; apply elem_of_list_In; simpl; intuition |].
+  apply elem_of_points, elem_of_list_lookup in H0 as (n0 & Hn0).
+  apply elem_of_points, elem_of_list_lookup in H2 as (n2 & Hn2).
+  assert (∀ p, p ∈ effects (points xh') → p.1 = Upd (Inc 0)) as Hall.
+  { intros p Hp. apply elem_of_list_fmap in Hp as ([[i o] v] & -> & Hp). simpl.
+    apply elem_of_points in Hp. by apply (Hop i o v). }
+  assert (∀ n i o v, points xh' !! n = Some (i, o, v) → v = n) as Hval.
+  { intros n i o v Hn. pose proof (runs_inc0 (init_obj W) _ eq_refl Hacc Hall n o v) as Hv.
+    rewrite Hv; [done |]. unfold effects. rewrite list_lookup_fmap, Hn. done. }
+  pose proof (Hval _ _ _ _ Hn0) as <-. pose proof (Hval _ _ _ _ Hn2) as <-.
+  rewrite Hn0 in Hn2. by injection Hn2.
 Qed.
