@@ -1,6 +1,7 @@
 //! A small dependency-free SVG writer for the benchmark plots: a line chart
 //! (x = threads, y = throughput, one line per series), a line chart with a
-//! linear x axis (time series) and a grouped bar chart. Plain SVG 1.1 text,
+//! linear x axis (time series), a grouped bar chart and a forest plot
+//! (estimates with confidence intervals, one row each). Plain SVG 1.1 text,
 //! readable by any browser.
 
 use std::fmt::Write as _;
@@ -290,4 +291,138 @@ pub fn bar_chart(
     }
     let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
     f.close(out, &names)
+}
+
+/// One row of a [`forest_plot`]: an estimate and its interval.
+pub struct ForestRow {
+    /// The row's label, left of the axis.
+    pub label: String,
+    /// Which legend entry (and colour) the row belongs to.
+    pub series: usize,
+    /// The estimate (a dot).
+    pub estimate: f64,
+    /// The interval's ends (a whisker); NaN when there is none.
+    pub lo: f64,
+    /// See `lo`.
+    pub hi: f64,
+}
+
+/// A forest plot: one row per entry of `rows`, the estimate as a dot and
+/// its interval as a horizontal whisker on a shared linear x axis, with
+/// vertical reference lines at `refs` (value, label; the first solid, the
+/// others dashed). `series` names the legend entries rows refer to.
+pub fn forest_plot(
+    title: &str,
+    x_label: &str,
+    rows: &[ForestRow],
+    series: &[&str],
+    refs: &[(f64, &str)],
+) -> String {
+    const ROW: f64 = 18.0;
+    const LABEL_W: f64 = 230.0;
+    let plot_h = ROW * rows.len().max(1) as f64;
+    let height = TOP + plot_h + BOTTOM;
+    let finite = |v: f64| v.is_finite().then_some(v);
+    let vals = rows
+        .iter()
+        .flat_map(|r| [r.estimate, r.lo, r.hi])
+        .chain(refs.iter().map(|r| r.0))
+        .filter_map(finite);
+    let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let (lo, hi) = if lo < hi { (lo, hi) } else { (0.0, 2.0) };
+    let step = nice_step(hi - lo, 6.0);
+    let (x_min, x_max) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+    let left = LABEL_W;
+    let plot_w = W - left - RIGHT;
+    let x_at = |v: f64| left + plot_w * (v - x_min) / (x_max - x_min);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(out, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="24" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    let axis_y = TOP + plot_h;
+    let mut v = x_min;
+    while v <= x_max + step / 2.0 {
+        let x = x_at(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{axis_y:.1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            axis_y + 16.0,
+            fmt_tick((v / step).round() * step)
+        );
+        v += step;
+    }
+    for (i, &(v, name)) in refs.iter().enumerate() {
+        let x = x_at(v);
+        // The first label centred on its line, the others beside theirs
+        // (away from the first), so that close values stay readable.
+        let (dash, anchor, tx) = match i {
+            0 => ("", "middle", x),
+            _ if v < refs[0].0 => (r#" stroke-dasharray="5,4""#, "end", x - 3.0),
+            _ => (r#" stroke-dasharray="5,4""#, "start", x + 3.0),
+        };
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{axis_y:.1}" stroke="#555"{dash}/><text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" fill="#555">{}</text>"##,
+            TOP - 6.0,
+            esc(name)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<line x1="{left}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
+        left + plot_w
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        left + plot_w / 2.0,
+        height - 14.0,
+        esc(x_label)
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = TOP + ROW * (i as f64 + 0.5);
+        let c = PALETTE[r.series % PALETTE.len()];
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            left - 8.0,
+            y + 4.0,
+            esc(&r.label)
+        );
+        if r.lo.is_finite() && r.hi.is_finite() {
+            let _ = writeln!(
+                out,
+                r#"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="2"/>"#,
+                x_at(r.lo),
+                x_at(r.hi)
+            );
+        }
+        if r.estimate.is_finite() {
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{:.1}" cy="{y:.1}" r="3.5" fill="{c}"><title>{}: {:.4} [{:.4}, {:.4}]</title></circle>"#,
+                x_at(r.estimate),
+                esc(&r.label),
+                r.estimate,
+                r.lo,
+                r.hi
+            );
+        }
+    }
+    let f = Frame {
+        y_max: 1.0,
+        plot_w: W - LEFT - RIGHT,
+        plot_h,
+    };
+    f.close(out, series)
 }

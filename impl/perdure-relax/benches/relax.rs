@@ -56,6 +56,27 @@
 //!   measures how much CPU the bench got, so the ratios and the targets
 //!   below use the CPU-normalised one (caches and memory bandwidth are
 //!   still shared: it is a better estimate, not an isolated one).
+//! * **A/B** (`PERDURE_RELAX_ONLY=ab`, alone; not in the default run):
+//!   the issue's steady-state question, whether MarkableAtomicPointer and
+//!   HybridAtomicPointer stay within 5% of Mirror, with the placement of
+//!   each variant's pool out of the answer. On the list, the hash table,
+//!   the skip list (Hybrid only) and the BST, at the steady points above,
+//!   per size: each **round** creates fresh pools of the same size, one per
+//!   arm (Mirror, Markable, Hybrid), and fills them on one thread (the same
+//!   allocations in the same order on each); then every point of the size
+//!   is measured on every arm, one after the other with the same key
+//!   sequence, the worker threads pinned (`sched_setaffinity`, thread `t`
+//!   on the `t`-th allowed CPU) and registered in order. The arms run
+//!   forward in even rounds and backward in odd ones (ABBA; with three
+//!   arms A B C | C B A), so a linear drift cancels over each pair of
+//!   rounds. Each round gives a ratio variant/Mirror per point
+//!   (CPU-normalised); the geometric mean of the rounds' ratios gets a 95%
+//!   t-interval on their logarithms. Rounds go on, in pairs, until every
+//!   interval of the size is within ±`PERDURE_RELAX_AB_HALF_WIDTH` (or
+//!   `PERDURE_RELAX_AB_ROUNDS` rounds). A point **holds** when its interval
+//!   lies above 0.95, is **missed** when it lies below, and is
+//!   **undecided** otherwise. Writes `relax-ab.json` and the forest plot
+//!   `relax-ab.svg`.
 //! * **Recovery** (Figures 8.5, 8.6 and the recovery times of §8.2.4): the
 //!   hash table, the skip list and the BST (the thesis leaves lists and
 //!   arrays out, and so does this bench).
@@ -103,6 +124,12 @@
 //! | `PERDURE_RELAX_KEYS=1000000,16000000` | the recovery scan's sizes (the largest gets the timelines; the thesis's is 128M) |
 //! | `PERDURE_RELAX_TIMELINE_SECS=100` | timeline length at the largest size (the thesis's: 100 s; a third of it at the smallest) |
 //! | `PERDURE_RELAX_ONLY=steady` or `=recovery` | run one half |
+//! | `PERDURE_RELAX_ONLY=ab` | the A/B mode alone (0.5 s per measurement, 6 to 40 rounds per size; quick: 0.05 s, 4 rounds) |
+//! | `PERDURE_RELAX_AB_SECS=0.5` | seconds per measurement in the A/B mode |
+//! | `PERDURE_RELAX_AB_HALF_WIDTH=0.02` | stop a size's rounds when every interval is within ± this (relative) |
+//! | `PERDURE_RELAX_AB_MIN_ROUNDS=6`, `PERDURE_RELAX_AB_ROUNDS=40` | the fewest and the most rounds per size (even rounds only end a size early) |
+//! | `PERDURE_RELAX_AB_PIN=0` | do not pin the worker threads |
+//! | `PERDURE_RELAX_AB_STRUCTURES=list,bst` | the structures of the A/B mode (default list, hash, skiplist, bst) |
 //!
 //! Prints tables and writes `relax.json` and the plots `relax-threads-*.svg`,
 //! `relax-size-*.svg`, `relax-updates-*.svg`,
@@ -110,7 +137,9 @@
 //! same CPU-normalised: each bin's operations per on-CPU second of the
 //! threads, times the threads) and
 //! `relax-eager-<structure>.svg` into `$PERDURE_OUT/bench` (else
-//! `out/bench/`). The targets of issue 6 are reported, not asserted.
+//! `out/bench/`); the A/B mode writes `relax-ab.json` and `relax-ab.svg`
+//! there instead. The targets of issues 6 and 17 are reported, not
+//! asserted.
 
 use perdure_harness::bench::{self as common, Rng};
 use perdure_harness::svg;
@@ -119,7 +148,7 @@ use perdure_pm::{Backend, Pmem, Pool};
 use perdure_relax::ds::{Bst, HarrisList, HashTable, PArray, SkipList};
 use perdure_relax::{Config, Handle, OpenOptions, RelaxError, Space, Tracking};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -362,8 +391,67 @@ struct Settings {
     timeline: f64,
     steady: bool,
     recovery: bool,
+    /// The A/B mode (`PERDURE_RELAX_ONLY=ab`), alone.
+    ab: Option<AbSettings>,
     dir: PathBuf,
     pmem: Pmem,
+}
+
+/// The A/B mode's settings (see the module docs).
+struct AbSettings {
+    /// Seconds per measurement.
+    secs: f64,
+    /// Stop when every interval's relative half-width is at most this.
+    half_width: f64,
+    min_rounds: usize,
+    max_rounds: usize,
+    /// The CPUs worker `t` is pinned to (`cpus[t % len]`); `None`: unpinned.
+    cpus: Option<Vec<usize>>,
+    /// The structures to run (all four when unset).
+    structures: Option<Vec<String>>,
+}
+
+impl AbSettings {
+    fn from_env(quick: bool) -> Result<AbSettings, String> {
+        let secs =
+            common::env_secs("PERDURE_RELAX_AB_SECS")?.unwrap_or(if quick { 0.05 } else { 0.5 });
+        let half_width = common::env_value::<f64>("PERDURE_RELAX_AB_HALF_WIDTH")?.unwrap_or(0.02);
+        if !(half_width > 0.0 && half_width < 1.0) {
+            return Err(format!(
+                "PERDURE_RELAX_AB_HALF_WIDTH={half_width} must be in (0, 1)"
+            ));
+        }
+        let min_rounds =
+            common::env_value("PERDURE_RELAX_AB_MIN_ROUNDS")?.unwrap_or(if quick { 4 } else { 6 });
+        let max_rounds =
+            common::env_value("PERDURE_RELAX_AB_ROUNDS")?.unwrap_or(if quick { 4 } else { 40 });
+        if min_rounds < 2 || max_rounds < min_rounds {
+            return Err(format!(
+                "A/B rounds: need 2 <= PERDURE_RELAX_AB_MIN_ROUNDS ({min_rounds}) <= PERDURE_RELAX_AB_ROUNDS ({max_rounds})"
+            ));
+        }
+        let pin = common::env_value::<u8>("PERDURE_RELAX_AB_PIN")?.unwrap_or(1) != 0;
+        let cpus = if pin {
+            let c = allowed_cpus();
+            if c.is_empty() {
+                return Err(
+                    "PERDURE_RELAX_AB_PIN: sched_getaffinity failed (set it to 0 to run unpinned)"
+                        .into(),
+                );
+            }
+            Some(c)
+        } else {
+            None
+        };
+        Ok(AbSettings {
+            secs,
+            half_width,
+            min_rounds,
+            max_rounds,
+            cpus,
+            structures: common::env_list("PERDURE_RELAX_AB_STRUCTURES")?,
+        })
+    }
 }
 
 impl Settings {
@@ -391,6 +479,16 @@ impl Settings {
             None => 30.0,
         };
         let only = std::env::var("PERDURE_RELAX_ONLY").unwrap_or_default();
+        if !["", "steady", "recovery", "ab"].contains(&only.as_str()) {
+            return Err(format!(
+                "PERDURE_RELAX_ONLY={only}: expected steady, recovery or ab"
+            ));
+        }
+        let ab = if only == "ab" {
+            Some(AbSettings::from_env(quick)?)
+        } else {
+            None
+        };
         let dir = common::bench_dir();
         let pmem = common::pmem()?;
         Ok(Settings {
@@ -409,6 +507,7 @@ impl Settings {
             timeline,
             steady: only.is_empty() || only == "steady",
             recovery: only.is_empty() || only == "recovery",
+            ab,
             dir,
             pmem,
         })
@@ -428,10 +527,14 @@ struct Experiment {
     default: u64,
     steady: SteadyFn,
     recovery: Option<RecoveryFn>,
+    /// The A/B comparison of the pointer variants with Mirror (`None`
+    /// where no pointer variant applies: the array).
+    ab: Option<AbFn>,
 }
 
 type SteadyFn = fn(&Settings, &Experiment, &mut Vec<SteadyRow>);
 type RecoveryFn = fn(&Settings) -> RecoveryReport;
+type AbFn = fn(&Settings, &Experiment, &AbSettings, &mut Vec<AbPoint>);
 
 /// The structures and their sizes (keys). The thesis: 128 keys for the
 /// list, 8M for the others.
@@ -453,13 +556,15 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
         vec![8 << 10, 128 << 10, 1 << 20, 8 << 20],
     );
     let big_default = *big_sizes.last().expect("a size");
-    let big = |name: &'static str, steady: SteadyFn, recovery: Option<RecoveryFn>| Experiment {
-        name,
-        sizes: big_sizes.clone(),
-        default: big_default,
-        steady,
-        recovery,
-    };
+    let big =
+        |name: &'static str, steady: SteadyFn, recovery: Option<RecoveryFn>, ab: AbFn| Experiment {
+            name,
+            sizes: big_sizes.clone(),
+            default: big_default,
+            steady,
+            recovery,
+            ab: Some(ab),
+        };
     let array_max = SHARD_CAP * MAX_SHARDS / 2;
     vec![
         Experiment {
@@ -468,14 +573,21 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
             default: 128,
             steady: steady::<HarrisList>,
             recovery: None,
+            ab: Some(ab::<HarrisList>),
         },
-        big(Hash::NAME, steady::<Hash>, Some(recovery::<Hash>)),
+        big(
+            Hash::NAME,
+            steady::<Hash>,
+            Some(recovery::<Hash>),
+            ab::<Hash>,
+        ),
         big(
             SkipList::NAME,
             steady::<SkipList>,
             Some(recovery::<SkipList>),
+            ab::<SkipList>,
         ),
-        big(Bst::NAME, steady::<Bst>, Some(recovery::<Bst>)),
+        big(Bst::NAME, steady::<Bst>, Some(recovery::<Bst>), ab::<Bst>),
         // Another structure shaped like HarrisList: after its
         // `rooted_set!(Type, "name", bytes_per_key);` line, one entry here.
         Experiment {
@@ -488,6 +600,7 @@ fn experiments(s: &Settings) -> Vec<Experiment> {
             default: pick(vec![16 << 10], vec![array_max], vec![array_max])[0],
             steady: steady::<Array>,
             recovery: None,
+            ab: None,
         },
     ]
 }
@@ -665,7 +778,47 @@ fn thread_cpu_ns() -> Option<u64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
-/// Runs the workload on `threads` threads for `secs`.
+/// The CPUs this process may run on (`sched_getaffinity`), ascending;
+/// empty if the call fails.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is a plain bit array, valid when zeroed; the
+    // kernel writes at most `size_of::<cpu_set_t>()` bytes into it, and
+    // CPU_ISSET reads it with an index below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread to `cpu` (`sched_setaffinity`, pid 0 = this
+/// thread). Panics if the kernel refuses: a measurement that asked for
+/// pinning must not silently run without it.
+fn pin_to(cpu: usize) {
+    // SAFETY: as in `allowed_cpus`; CPU_SET is given an index below
+    // CPU_SETSIZE (`cpu` came from `allowed_cpus`).
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    assert_eq!(
+        rc,
+        0,
+        "sched_setaffinity to CPU {cpu}: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Runs the workload on `threads` threads for `secs`. Thread `t` registers
+/// its handle after thread `t − 1` (the same heap slot for the same thread
+/// in every run) and, with `cpus`, runs on `cpus[t % cpus.len()]`.
+#[allow(clippy::too_many_arguments)]
 fn measure<S: BenchSet>(
     sp: &Sp<'_>,
     set: &S,
@@ -674,15 +827,24 @@ fn measure<S: BenchSet>(
     keys: Keys<'_>,
     secs: f64,
     seed: u64,
+    cpus: Option<&[usize]>,
 ) -> Tally {
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
+    let turn = AtomicUsize::new(0);
     std::thread::scope(|sc| {
         let ws: Vec<_> = (0..threads as u64)
             .map(|t| {
-                let (stop, start) = (&stop, &start);
+                let (stop, start, turn) = (&stop, &start, &turn);
                 sc.spawn(move || {
+                    if let Some(c) = cpus {
+                        pin_to(c[t as usize % c.len()]);
+                    }
+                    while turn.load(Ordering::Acquire) != t as usize {
+                        std::thread::yield_now();
+                    }
                     let mut h = sp.handle().expect("handle");
+                    turn.store(t as usize + 1, Ordering::Release);
                     let mut rng = Rng::new(seed.wrapping_mul(0x100_0000_01b3) ^ (t + 1) << 48);
                     start.wait();
                     let (c0, t0, cpu0) = (stats::thread_counts(), Instant::now(), thread_cpu_ns());
@@ -767,17 +929,25 @@ fn median(v: &[f64]) -> f64 {
 /// The next seed of a steady-state round.
 static SEEDS: AtomicU64 = AtomicU64::new(1);
 
+/// The (threads, update %) points at size `n`: at the default size the
+/// thread sweep at 20% updates and the update sweep at max threads; at the
+/// other sizes max threads at 20%.
+fn points(s: &Settings, e: &Experiment, n: u64) -> Vec<(usize, u64)> {
+    let maxt = s.max_threads();
+    if n == e.default {
+        let mut p: Vec<(usize, u64)> = s.threads.iter().map(|&t| (t, 20)).collect();
+        p.extend([0, 50, 100].map(|u| (maxt, u)));
+        p
+    } else {
+        vec![(maxt, 20)]
+    }
+}
+
 fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) {
     let vs = variants::<S>();
     let maxt = s.max_threads();
     for &n in &e.sizes {
-        let mut points: Vec<(usize, u64)> = Vec::new();
-        if n == e.default {
-            points.extend(s.threads.iter().map(|&t| (t, 20)));
-            points.extend([0, 50, 100].map(|u| (maxt, u)));
-        } else {
-            points.push((maxt, 20));
-        }
+        let points = points(s, e, n);
         let range = 2 * n;
         let dirs: Vec<tempfile::TempDir> = vs
             .iter()
@@ -820,7 +990,7 @@ fn steady<S: BenchSet>(s: &Settings, e: &Experiment, rows: &mut Vec<SteadyRow>) 
                 // its inserts' keys present and its removes' absent.
                 let seed = SEEDS.fetch_add(1, Ordering::Relaxed);
                 for (i, sp) in spaces.iter().enumerate() {
-                    let tl = measure(sp, &sets[i], t, u, Keys::Uniform(range), s.secs, seed);
+                    let tl = measure(sp, &sets[i], t, u, Keys::Uniform(range), s.secs, seed, None);
                     acc[i].0.push(tl.mops());
                     acc[i].1.push(tl.cpu_mops());
                     let a = &mut acc[i].2;
@@ -914,6 +1084,486 @@ fn ratios(rows: &[SteadyRow], r: &SteadyRow) -> (f64, f64) {
         .map_or((f64::NAN, f64::NAN), |m| {
             (r.mops / m.mops, r.cpu_mops / m.cpu_mops)
         })
+}
+
+// ---------------------------------------------------------------- A/B
+
+/// A pointer variant against Mirror at one point, round by round.
+struct AbPoint {
+    structure: &'static str,
+    keys: u64,
+    threads: usize,
+    upd: u64,
+    variant: Tracking,
+    /// Each round's (variant, Mirror) measurement.
+    rounds: Vec<(Tally, Tally)>,
+    /// Keys each side held after the fill (the same by construction).
+    filled: u64,
+    /// Seconds the size's rounds took, fills included.
+    group_secs: f64,
+}
+
+/// The geometric mean of ratios and its 95% t-interval (on the logs).
+#[derive(Clone, Copy)]
+struct Interval {
+    geo: f64,
+    lo: f64,
+    hi: f64,
+    /// `hi / geo − 1` (= `1 − lo / geo` on the log scale): the interval's
+    /// relative half-width.
+    half: f64,
+}
+
+/// Student's t, two-sided 95% (the 0.975 quantile), `df` degrees of
+/// freedom: a table to 30, the Cornish–Fisher expansion above (within
+/// 1e-3 there).
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        _ => {
+            let (z, v) = (1.959_964_f64, df as f64);
+            z + (z.powi(3) + z) / (4.0 * v)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
+        }
+    }
+}
+
+/// The geometric mean of `ratios` (the finite, positive ones) with a 95%
+/// t-interval on their logarithms: the ratios of the rounds are treated as
+/// independent draws (each round has fresh pools), so the interval covers
+/// the ratio one would get averaging over many placements.
+fn geo_interval(ratios: &[f64]) -> Interval {
+    let logs: Vec<f64> = ratios
+        .iter()
+        .filter(|r| r.is_finite() && **r > 0.0)
+        .map(|r| r.ln())
+        .collect();
+    let n = logs.len();
+    if n == 0 {
+        return Interval {
+            geo: f64::NAN,
+            lo: f64::NAN,
+            hi: f64::NAN,
+            half: f64::INFINITY,
+        };
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return Interval {
+            geo: mean.exp(),
+            lo: f64::NAN,
+            hi: f64::NAN,
+            half: f64::INFINITY,
+        };
+    }
+    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let h = t975(n - 1) * (var / n as f64).sqrt();
+    Interval {
+        geo: mean.exp(),
+        lo: (mean - h).exp(),
+        hi: (mean + h).exp(),
+        half: h.exp_m1(),
+    }
+}
+
+/// The issue's bound: a pointer variant within 5% of Mirror.
+const AB_TARGET: f64 = 0.95;
+
+impl AbPoint {
+    /// The CPU-normalised ratio of each round ([`Tally::cpu_mops`]).
+    fn cpu_ratios(&self) -> Vec<f64> {
+        self.rounds
+            .iter()
+            .map(|(v, m)| v.cpu_mops() / m.cpu_mops())
+            .collect()
+    }
+    fn wall_ratios(&self) -> Vec<f64> {
+        self.rounds
+            .iter()
+            .map(|(v, m)| v.mops() / m.mops())
+            .collect()
+    }
+    fn ci(&self) -> Interval {
+        geo_interval(&self.cpu_ratios())
+    }
+    /// Whether the interval lies above the bound, below it, or across.
+    fn verdict(&self) -> &'static str {
+        let c = self.ci();
+        if c.lo >= AB_TARGET {
+            "holds"
+        } else if c.hi < AB_TARGET {
+            "missed"
+        } else {
+            "undecided"
+        }
+    }
+    /// `pwb`, `pfence` per operation of the variant's side and Mirror's.
+    fn per_op(&self) -> ((f64, f64), (f64, f64)) {
+        let sum = |side: fn(&(Tally, Tally)) -> Tally| {
+            self.rounds
+                .iter()
+                .map(side)
+                .fold((0, FlushCounts::default()), |a, t| {
+                    (a.0 + t.ops, a.1 + t.counts)
+                })
+        };
+        let ((vo, vc), (mo, mc)) = (sum(|r| r.0), sum(|r| r.1));
+        let (vp, vf, _) = vc.per_op(vo);
+        let (mp, mf, _) = mc.per_op(mo);
+        ((vp, vf), (mp, mf))
+    }
+    fn label(&self) -> String {
+        format!(
+            "{} {} keys {}T {}% {}",
+            self.structure,
+            self.keys,
+            self.threads,
+            self.upd,
+            short_variant(self.variant)
+        )
+    }
+}
+
+fn short_variant(t: Tracking) -> &'static str {
+    match t {
+        Tracking::Markable => "Markable",
+        Tracking::Hybrid => "Hybrid",
+        Tracking::Eager => "Mirror",
+        _ => t.seed_name(),
+    }
+}
+
+/// The A/B comparison of MarkableAtomicPointer and HybridAtomicPointer with
+/// Mirror on `S` (see the module docs): per size, rounds of fresh pools
+/// built and filled alike, measured in ABBA order with pinned threads,
+/// until every point's interval is narrow enough.
+fn ab<S: BenchSet>(s: &Settings, e: &Experiment, a: &AbSettings, out: &mut Vec<AbPoint>) {
+    // Mirror first: arm 0 is the denominator of every ratio.
+    let arms: Vec<Tracking> = [Tracking::Eager, Tracking::Markable, Tracking::Hybrid]
+        .into_iter()
+        .filter(|&t| S::supports(t))
+        .collect();
+    let maxt = s.max_threads();
+    for &n in &e.sizes {
+        let pts = points(s, e, n);
+        let range = 2 * n;
+        // The same configuration, hence pool size and layout, for every arm
+        // (no msb_sequences: PseudoBitset is not an arm).
+        let cfg = config::<S>(n, maxt, false);
+        let mut group: Vec<AbPoint> = pts
+            .iter()
+            .flat_map(|&(t, u)| {
+                arms[1..].iter().map(move |&v| AbPoint {
+                    structure: e.name,
+                    keys: n,
+                    threads: t,
+                    upd: u,
+                    variant: v,
+                    rounds: Vec::new(),
+                    filled: 0,
+                    group_secs: 0.0,
+                })
+            })
+            .collect();
+        let started = Instant::now();
+        for round in 0..a.max_rounds {
+            // ABBA: the arms forward in even rounds, backward in odd ones,
+            // so that a linear drift weighs on every arm alike over a pair
+            // of rounds (with three arms: A B C | C B A).
+            let order: Vec<usize> = if round % 2 == 0 {
+                (0..arms.len()).collect()
+            } else {
+                (0..arms.len()).rev().collect()
+            };
+            // Fresh pools every round, created and filled in the round's
+            // order: each round draws a new placement of every arm's pages.
+            let dir = tempfile::tempdir_in(&s.dir).expect("a directory for the pools");
+            let pools: Vec<Pool<Pmem>> = order
+                .iter()
+                .map(|&i| {
+                    let path = dir.path().join(format!("ab{i}.pool"));
+                    Pool::create_with(path, LAYOUT, pool_size(&cfg), s.pmem).expect("pool")
+                })
+                .collect();
+            let spaces: Vec<Sp<'_>> = pools
+                .iter()
+                .zip(&order)
+                .map(|(p, &i)| {
+                    Space::create(p, base_of(p), &cfg, OpenOptions::new(arms[i])).expect("space")
+                })
+                .collect();
+            // One filling thread: the same allocations in the same order
+            // on every arm.
+            let mut filled = Vec::new();
+            let fill_start = Instant::now();
+            let sets: Vec<S> = spaces
+                .iter()
+                .map(|sp| {
+                    let set = S::create(&mut sp.handle().expect("handle"), range).expect("create");
+                    filled.push(fill(sp, &set, 0, range, 1));
+                    set
+                })
+                .collect();
+            let fill_secs = fill_start.elapsed().as_secs_f64();
+            assert!(
+                filled.windows(2).all(|w| w[0] == w[1]),
+                "the arms were filled differently: {filled:?}"
+            );
+            for (p, &(t, u)) in pts.iter().enumerate() {
+                let seed = SEEDS.fetch_add(1, Ordering::Relaxed);
+                let mut tallies = vec![Tally::default(); arms.len()];
+                for (k, &i) in order.iter().enumerate() {
+                    tallies[i] = measure(
+                        &spaces[k],
+                        &sets[k],
+                        t,
+                        u,
+                        Keys::Uniform(range),
+                        a.secs,
+                        seed,
+                        a.cpus.as_deref(),
+                    );
+                }
+                for j in 1..arms.len() {
+                    let g = &mut group[p * (arms.len() - 1) + j - 1];
+                    g.rounds.push((tallies[j], tallies[0]));
+                    g.filled = filled[0];
+                }
+            }
+            drop(sets);
+            drop(spaces);
+            drop(pools);
+            drop(dir);
+            let done = round + 1;
+            let widest = group.iter().map(|g| g.ci().half).fold(0.0, f64::max);
+            eprintln!(
+                "  A/B {:<8} {:>9} keys round {:>2} ({}; fills {:.1} s): widest 95% interval ±{:.2}%, {:.0} s so far",
+                e.name,
+                n,
+                done,
+                order
+                    .iter()
+                    .map(|&i| short_variant(arms[i]))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                fill_secs,
+                widest * 100.0,
+                started.elapsed().as_secs_f64()
+            );
+            if done >= a.min_rounds && done % 2 == 0 && widest <= a.half_width {
+                break;
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        for mut g in group {
+            g.group_secs = secs;
+            out.push(g);
+        }
+    }
+}
+
+fn print_ab(points: &[AbPoint], a: &AbSettings) {
+    println!();
+    println!(
+        "A/B, pointer variants against Mirror (eager): geometric mean over the rounds of the CPU-normalised ratio variant/Mirror, its 95% t-interval, the overhead 1 - ratio with its interval, the wall-clock ratio; pwb and pfence per operation of the variant | of Mirror; target: ratio >= {AB_TARGET} (interval above it: holds; below: missed; across: undecided); stop at ±{:.1}% or {} rounds",
+        a.half_width * 100.0,
+        a.max_rounds
+    );
+    println!(
+        "{:<8} {:>9} {:>3} {:>4} {:<9} {:>6} {:>7} {:>17} {:>7} {:>22} {:>7} {:>15} {:>15} {:>9}",
+        "struct",
+        "keys",
+        "thr",
+        "upd%",
+        "variant",
+        "rounds",
+        "ratio",
+        "95% interval",
+        "±%",
+        "overhead % [95%]",
+        "wall",
+        "pwb/op V|M",
+        "pfence/op V|M",
+        "verdict"
+    );
+    for p in points {
+        let c = p.ci();
+        let w = geo_interval(&p.wall_ratios());
+        let ((vp, vf), (mp, mf)) = p.per_op();
+        println!(
+            "{:<8} {:>9} {:>3} {:>4} {:<9} {:>6} {:>7.4} {:>17} {:>7.2} {:>22} {:>7.4} {:>15} {:>15} {:>9}",
+            p.structure,
+            p.keys,
+            p.threads,
+            p.upd,
+            short_variant(p.variant),
+            p.rounds.len(),
+            c.geo,
+            format!("[{:.4}, {:.4}]", c.lo, c.hi),
+            c.half * 100.0,
+            format!(
+                "{:.2} [{:.2}, {:.2}]",
+                (1.0 - c.geo) * 100.0,
+                (1.0 - c.hi) * 100.0,
+                (1.0 - c.lo) * 100.0
+            ),
+            w.geo,
+            format!("{vp:.3}|{mp:.3}"),
+            format!("{vf:.3}|{mf:.3}"),
+            p.verdict()
+        );
+    }
+}
+
+/// The issue's 5% target per structure and variant, on the A/B intervals.
+fn ab_targets(points: &[AbPoint]) -> Vec<String> {
+    let mut keys: Vec<(&str, Tracking)> = Vec::new();
+    for p in points {
+        if !keys.contains(&(p.structure, p.variant)) {
+            keys.push((p.structure, p.variant));
+        }
+    }
+    keys.into_iter()
+        .map(|(st, v)| {
+            let ps: Vec<&AbPoint> = points
+                .iter()
+                .filter(|p| p.structure == st && p.variant == v)
+                .collect();
+            let count = |x: &str| ps.iter().filter(|p| p.verdict() == x).count();
+            let (holds, missed) = (count("holds"), count("missed"));
+            let worst = ps
+                .iter()
+                .min_by(|a, b| a.ci().geo.total_cmp(&b.ci().geo))
+                .expect("a point");
+            let wc = worst.ci();
+            format!(
+                "[{}] {} within 5% of Mirror in steady state on {st} (A/B, 95% intervals): above 0.95x at {holds} of {} points, below at {missed}, across at {}; lowest {:.4}x [{:.4}, {:.4}] at {} keys/{}T/{}%",
+                if holds == ps.len() {
+                    "HOLDS"
+                } else if missed > 0 {
+                    "DOES NOT HOLD"
+                } else {
+                    "UNDECIDED"
+                },
+                v.seed_name(),
+                ps.len(),
+                ps.len() - holds - missed,
+                wc.geo,
+                wc.lo,
+                wc.hi,
+                worst.keys,
+                worst.threads,
+                worst.upd
+            )
+        })
+        .collect()
+}
+
+fn ab_json(p: &AbPoint) -> String {
+    let (c, w) = (p.ci(), geo_interval(&p.wall_ratios()));
+    let ((vp, vf), (mp, mf)) = p.per_op();
+    let r5 = |x: f64| (x * 1e5).round() / 1e5;
+    let side = |f: fn(&(Tally, Tally)) -> f64| p.rounds.iter().map(f).map(r5).collect::<Vec<_>>();
+    format!(
+        "{{\"structure\":{},\"keys\":{},\"filled\":{},\"threads\":{},\"update_pct\":{},\"variant\":{},\"rounds\":{},\"ratio\":{:.5},\"ci95\":[{:.5},{:.5}],\"half_width\":{:.5},\"wall_ratio\":{:.5},\"wall_ci95\":[{:.5},{:.5}],\"verdict\":{},\"ratios\":{:?},\"wall_ratios\":{:?},\"variant_cpu_mops\":{:?},\"mirror_cpu_mops\":{:?},\"variant_mops\":{:?},\"mirror_mops\":{:?},\"variant_pwb_per_op\":{:.4},\"variant_pfence_per_op\":{:.4},\"mirror_pwb_per_op\":{:.4},\"mirror_pfence_per_op\":{:.4},\"size_seconds\":{:.1}}}",
+        common::json_str(p.structure),
+        p.keys,
+        p.filled,
+        p.threads,
+        p.upd,
+        common::json_str(p.variant.seed_name()),
+        p.rounds.len(),
+        c.geo,
+        c.lo,
+        c.hi,
+        c.half,
+        w.geo,
+        w.lo,
+        w.hi,
+        common::json_str(p.verdict()),
+        p.cpu_ratios().into_iter().map(r5).collect::<Vec<_>>(),
+        p.wall_ratios().into_iter().map(r5).collect::<Vec<_>>(),
+        side(|r| r.0.cpu_mops()),
+        side(|r| r.1.cpu_mops()),
+        side(|r| r.0.mops()),
+        side(|r| r.1.mops()),
+        vp,
+        vf,
+        mp,
+        mf,
+        p.group_secs
+    )
+}
+
+/// Runs the A/B mode and writes `relax-ab.json` and `relax-ab.svg`.
+fn run_ab(s: &Settings, a: &AbSettings, exps: &[Experiment], out: &Path) {
+    let t0 = Instant::now();
+    let mut points = Vec::new();
+    for e in exps {
+        let wanted = a
+            .structures
+            .as_ref()
+            .map_or(true, |w| w.iter().any(|x| x == e.name));
+        if let (Some(f), true) = (e.ab, wanted) {
+            f(s, e, a, &mut points);
+        }
+    }
+    print_ab(&points, a);
+    let targets = ab_targets(&points);
+    println!();
+    println!("targets of issue 17 (reported, not asserted), on the A/B intervals above:");
+    for t in &targets {
+        println!("  {t}");
+    }
+    let body = format!(
+        "{{\"bench\":\"relax-ab\",\"backend\":{},\"seconds_per_measurement\":{},\"half_width_target\":{},\"min_rounds\":{},\"max_rounds\":{},\"threads\":{:?},\"pinned_cpus\":{},\"fill_threads\":1,\"ratio_target\":{AB_TARGET},\"total_seconds\":{:.1},\"targets\":[{}],\"points\":[{}]}}\n",
+        common::json_str(s.pmem.name()),
+        a.secs,
+        a.half_width,
+        a.min_rounds,
+        a.max_rounds,
+        s.threads,
+        a.cpus.as_ref().map_or("null".into(), |c| format!("{c:?}")),
+        t0.elapsed().as_secs_f64(),
+        targets.iter().map(|t| common::json_str(t)).collect::<Vec<_>>().join(","),
+        points.iter().map(ab_json).collect::<Vec<_>>().join(",")
+    );
+    let json = out.join("relax-ab.json");
+    std::fs::write(&json, body).expect("write results");
+    let rows: Vec<svg::ForestRow> = points
+        .iter()
+        .map(|p| {
+            let c = p.ci();
+            svg::ForestRow {
+                label: p.label(),
+                series: usize::from(p.variant == Tracking::Hybrid),
+                estimate: c.geo,
+                lo: c.lo,
+                hi: c.hi,
+            }
+        })
+        .collect();
+    let plot = out.join("relax-ab.svg");
+    std::fs::write(
+        &plot,
+        svg::forest_plot(
+            "RELAX steady state: variant / Mirror, 95% intervals (A/B rounds)",
+            "throughput ratio to Mirror (CPU-normalised, geometric mean)",
+            &rows,
+            &["MarkableAtomicPointer", "HybridAtomicPointer"],
+            &[(1.0, "1"), (AB_TARGET, "0.95")],
+        ),
+    )
+    .expect("write a plot");
+    println!();
+    println!("wrote {}", json.display());
+    println!("wrote {}", plot.display());
 }
 
 // ---------------------------------------------------------------- recovery
@@ -1753,9 +2403,23 @@ fn main() {
         s.timeline
     );
     let out = common::out_dir();
+    let exps = experiments(&s);
+    if let Some(a) = &s.ab {
+        println!(
+            "A/B mode: {} s per measurement, rounds {}..={} until every 95% interval is within ±{:.1}%, workers pinned to {}",
+            a.secs,
+            a.min_rounds,
+            a.max_rounds,
+            a.half_width * 100.0,
+            a.cpus
+                .as_ref()
+                .map_or("no CPU (PERDURE_RELAX_AB_PIN=0)".into(), |c| format!("CPUs {c:?}"))
+        );
+        run_ab(&s, a, &exps, &out);
+        return;
+    }
     let mut written = Vec::new();
     let mut json = Vec::new();
-    let exps = experiments(&s);
     let mut targets = Vec::new();
     if s.steady {
         let mut rows = Vec::new();
