@@ -146,6 +146,45 @@ fn combq_create_lays_out_a_durable_line_per_thread() {
     }
 }
 
+/// Each thread's announce line is its own line of the queue block (line
+/// `tid`, after the state's line 0): with the block carved right after a
+/// line of the test's, filled with a pattern, and every thread enqueueing
+/// once, the pattern must be intact and every value in the queue. (The
+/// scenarios cannot see an announce line that lies outside the block while
+/// nothing else uses the memory there.)
+#[test]
+fn combq_announce_lines_lie_in_the_queue_block() {
+    for threads in 1..=3usize {
+        let p = sized_pool("combq-announce", 1 << 24);
+        let rt =
+            Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(threads, 1 << 23)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let a = h.alloc(4 * LINE).expect("alloc");
+        let q = CombQueue::create(&mut h).expect("create");
+        let off = q.offset();
+        assert!(off >= a + 4 * LINE, "the queue block {off:#x} after {a:#x}");
+        dirty(&p, a, a + 4 * LINE);
+        drop(h);
+        for tid in 1..=threads {
+            let mut h = rt.handle(tid).expect("handle");
+            h.run_root(|h, m, _| {
+                q.enqueue(10 + tid as u64, h, &mut m.insert)
+                    .expect("enqueue");
+                0
+            });
+        }
+        for w in (a..a + 4 * LINE).step_by(8) {
+            assert_eq!(
+                word(&p, w),
+                0xA5A5_A5A5_A5A5_A5A5,
+                "{threads} threads: word {w:#x} before the queue block {off:#x} was written"
+            );
+        }
+        let want: Vec<u64> = (1..=threads as u64).map(|t| 10 + t).collect();
+        assert_eq!(q.contents(&p).expect("contents"), want, "{threads} threads");
+    }
+}
+
 /// splitmix64's finaliser (Steele, Lea, Flood 2014), written out here to
 /// pin the table's layout.
 fn splitmix64(key: u64) -> u64 {
@@ -612,40 +651,43 @@ fn elim_exchanger_create_leaves_a_durable_empty_slot() {
 /// elimination stack's scenarios never get two operations to meet.
 #[test]
 fn elim_exchanger_swaps_two_threads_values() {
-    use perdure_memento::ds::elim::ElimStackMmt;
-    use perdure_memento::ds::exchanger::Exchanger;
-    const PATIENT: u64 = 1 << 50;
-    let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
-    let p = pool("exchanger-swap");
-    let rt = Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
-    let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
-    std::thread::scope(|s| {
-        let waiter = s.spawn(|| {
-            let mut h = rt.handle(1).expect("handle");
-            h.run_root(|h, m, _| {
-                opt(x
-                    .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
-                    .expect("exchange"))
-            })
-            .result
+    within(30, "two threads' exchange", || {
+        use perdure_memento::ds::elim::ElimStackMmt;
+        use perdure_memento::ds::exchanger::Exchanger;
+        const PATIENT: u64 = 1 << 50;
+        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
+        let p = pool("exchanger-swap");
+        let rt =
+            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut h = rt.handle(1).expect("handle");
+                h.run_root(|h, m, _| {
+                    opt(x
+                        .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
+                        .expect("exchange"))
+                })
+                .result
+            });
+            while x.peek(&p).is_none() && !waiter.is_finished() {
+                std::thread::yield_now();
+            }
+            let mut h = rt.handle(2).expect("handle");
+            let taker = h
+                .run_root(|h, m, _| {
+                    opt(x
+                        .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
+                        .expect("exchange"))
+                })
+                .result;
+            assert_eq!(taker, opt(Some(7)), "the taker's result");
+            assert_eq!(
+                waiter.join().expect("waiter"),
+                opt(Some(8)),
+                "the waiter's result"
+            );
         });
-        while x.peek(&p).is_none() && !waiter.is_finished() {
-            std::thread::yield_now();
-        }
-        let mut h = rt.handle(2).expect("handle");
-        let taker = h
-            .run_root(|h, m, _| {
-                opt(x
-                    .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
-                    .expect("exchange"))
-            })
-            .result;
-        assert_eq!(taker, opt(Some(7)), "the taker's result");
-        assert_eq!(
-            waiter.join().expect("waiter"),
-            opt(Some(8)),
-            "the waiter's result"
-        );
     });
 }
 

@@ -1328,3 +1328,135 @@ fn open_takes_the_thread_count_from_the_pool() {
         assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 7);
     }
 }
+
+/// CX-PTM's `helped` counts the closures of other threads only: one thread
+/// alone helps nobody, though it applies every one of its own closures
+/// (and, with a replay window of 1, copies replicas). `Ptm::events`, the
+/// counters benchmarks report, are `CxStats`'s copies and CAS retries.
+#[test]
+fn cx_counts_help_and_reports_its_events() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("cx-helped", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        replay_window: 1,
+        ..Config::small()
+    };
+    let p = CxPtm::create(pool, &config).unwrap();
+    for i in 0..50u64 {
+        p.update_tx(move |tx| tx.set_root(1, i)).unwrap();
+    }
+    let s = p.stats();
+    assert!(
+        s.applied >= 50 && s.copies > 0,
+        "50 updates on one thread: {s:?}"
+    );
+    assert_eq!(s.helped, 0, "one thread helped another: {s:?}");
+    assert_eq!(
+        p.events(),
+        vec![("copies", s.copies), ("cas_retries", s.cas_retries)],
+        "CX-PTM's events"
+    );
+}
+
+/// CX-PUC's update sees its root table and its allocated words: a root set
+/// and a word written through `words_mut` in one update are read back by
+/// the next through `root`, `words` and `get`, and `words` is the allocated
+/// part of the region (it covers the block allocated last, and is as long
+/// as a read-only transaction's view of it). Only the typed object's `obj`,
+/// `get` and `alloc_value` were used by the tier's checks.
+#[test]
+fn cx_puc_updates_see_roots_and_words() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::CxPuc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("cx-puc-words", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        ..Config::small()
+    };
+    let p = CxPuc::<NoFlush, u64>::create(pool, &config, 0).unwrap();
+    let a = p
+        .update(|m| {
+            let a = m.alloc(64).unwrap();
+            m.set_root(3, a);
+            m.words_mut()[(a / 8) as usize + 1] = 0xA5;
+            a
+        })
+        .unwrap();
+    assert_eq!(p.update(|m| m.root(3)).unwrap(), a, "root 3");
+    assert_eq!(
+        p.update(move |m| m.words()[(a / 8) as usize + 1]).unwrap(),
+        0xA5,
+        "the word written through words_mut, read through words"
+    );
+    assert_eq!(
+        p.update(move |m| *m.get::<u64>(a + 8).unwrap()).unwrap(),
+        0xA5,
+        "the word written through words_mut, read through get"
+    );
+    let len = p.update(|m| m.words().len() as u64).unwrap();
+    let read_len = p.read(|r| r.words().len() as u64).unwrap();
+    assert!(
+        len * 8 >= a + 64 && len == read_len,
+        "words: {len} words, a block at {a} of 64 bytes, {read_len} words in a read"
+    );
+}
+
+/// RedoOpt-PTM's store set holds an entry for every word its log can hold:
+/// with a log of 12 entries, stores to 10 words, each stored twice, make 10
+/// entries. A set sized for fewer (half its slots usable) stops merging
+/// after 8 words, and the second stores to the other two make 12.
+/// `redo_opt_logs_a_repeated_store_once` stores to one word only.
+#[test]
+fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    use perdure_ptm::{PVar, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-opt-set", 1 << 20, NoFlush).unwrap();
+    let p = RedoPtm::create(
+        pool,
+        &Config {
+            threads: 2,
+            variant: Variant::Opt,
+            log_entries_per_thread: 12,
+            ..Config::small()
+        },
+    )
+    .unwrap();
+    let a = p
+        .update_tx(|tx| {
+            let a = tx.alloc_zeroed(128).unwrap();
+            tx.set_root(0, a);
+            a
+        })
+        .unwrap();
+    let before = p.stats().log_entries;
+    p.update_tx(move |tx| {
+        for round in 0..2u64 {
+            for w in 0..10u64 {
+                tx.set(PVar::<u64>::at(a + 8 * w), 100 * round + w);
+            }
+        }
+    })
+    .unwrap();
+    assert_eq!(
+        p.stats().log_entries - before,
+        10,
+        "log entries of 20 stores to 10 words: {:?}",
+        p.stats()
+    );
+    assert_eq!(
+        p.read_tx(move |tx| tx.get(PVar::<u64>::at(a + 72)))
+            .unwrap(),
+        109
+    );
+}
