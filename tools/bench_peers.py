@@ -219,7 +219,8 @@ def build_memento(src, build, pwb_name, log):
     outs = []
     for variant, features in (("", []), ("-count", ["--features", "perdure_count"])):
         out = build / f"memento-bench{variant}"
-        print(f"  building {out.name} (cargo +nightly build --release {' '.join(features)})", flush=True)
+        print(f"  building {out.name} (cargo +nightly build --release{''.join(' ' + f for f in features)})",
+              flush=True)
         r = run(nice() + ["cargo", "+nightly", "build", "--release", "--bin", "bench", *features], cwd=qdir, env=env,
                 log=log)
         if r.returncode != 0 or not binary.exists():
@@ -231,7 +232,7 @@ def build_memento(src, build, pwb_name, log):
 
 
 # Bumped whenever patch_memento changes, so that a build folder patched by an older runner is copied again.
-MEMENTO_PATCHES = 2
+MEMENTO_PATCHES = 3
 
 
 def sub(path, old, new, count=1):
@@ -288,6 +289,11 @@ def patch_memento(dst, log):
                   "pub static PERDURE_PWB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);\n"
                   "/// See PERDURE_PWB.\n"
                   "pub static PERDURE_FENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);\n")
+    sub(common, "    pool_handle.execute::<O, M>();\n",  # the pool's creation is not counted, only the run
+        '    #[cfg(feature = "perdure_count")]\n    {\n'
+        '        memento::pmem::ll::PERDURE_PWB.store(0, std::sync::atomic::Ordering::Relaxed);\n'
+        '        memento::pmem::ll::PERDURE_FENCE.store(0, std::sync::atomic::Ordering::Relaxed);\n    }\n'
+        '    pool_handle.execute::<O, M>();\n')
     sub(q / "src/main.rs", '    println!("avg ops: {}", avg_ops);\n',
         '    println!("avg ops: {}", avg_ops);\n    #[cfg(feature = "perdure_count")]\n'
         '    println!("perdure-count: pairs {} pwb {} fence {}", nops, '
@@ -338,8 +344,9 @@ def make_points(threads, engines, queues):
                              dict(PERDURE_BENCH_ONLY=f"{name}/pairs", PERDURE_BENCH_PREFILL="0"),
                              ["-a", target, "-k", "pair", "-t", str(t), "-i", "0"],
                              ["warm-up: none on either side (Memento's bench has no warm-up)",
-                              "clock: Memento's threads each time themselves from their own start; perdure's "
-                              "start together at a barrier and stop together",
+                              "clock: Memento's threads meet at a barrier, each then runs for the duration from its "
+                              "own start, and the rate is their operations / the duration; perdure's stop together "
+                              "at a flag and the rate is their operations / the longest thread's time",
                               "counts: Memento's are the lines its ll::clflush writes back and its ll::sfence "
                               "calls (a patched counting build); Ralloc's own flushes are not counted, perdure's "
                               "heap's are"]))
