@@ -95,6 +95,7 @@ class Point:
     peer_pwb: float | None = None
     peer_pfence: float | None = None
     failures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)    # what was retried, and why
 
 
 class Setup(Exception):
@@ -385,11 +386,17 @@ def run_redodb(p, bins, secs, pm_dir, log, counting=False):
     binary = bins[p.engine][1 if counting else 0]
     pm_file = Path(pm_dir) / f"perdure-peers-{REDODB_ENGINES[p.engine][3]}"
     argv = [binary] + [str(secs) if a is None else a for a in p.peer_argv]
-    try:
-        pm_file.unlink(missing_ok=True)
-        r = run(argv, log=log, timeout=300 + 4 * secs)
-    finally:
-        pm_file.unlink(missing_ok=True)
+    for attempt in range(3):
+        try:
+            pm_file.unlink(missing_ok=True)
+            r = run(argv, log=log, timeout=300 + 4 * secs)
+        finally:
+            pm_file.unlink(missing_ok=True)
+        # RedoDB maps its file at a fixed address given as a hint; when the process already has something
+        # there, its constructor aborts before any transaction ("mmap() is not working"). Run it again.
+        if r.returncode >= 0 or "mmap() is not working" not in r.stderr:
+            break
+        p.notes.append(f"RedoDB's fixed-address mmap was refused (attempt {attempt + 1}); run again")
     for line in r.stdout.splitlines():
         x = line.split()
         if x[:1] == ["RESULT"]:
@@ -626,6 +633,9 @@ def main(argv):
     print("How the sides differ (docs/bench/peers.md has the full list):")
     for d, pids in differs.items():
         print(f"  - {d}  [{len(pids)} point{'s' if len(pids) > 1 else ''}]")
+    for p in points:
+        for n in p.notes:
+            print(f"note {p.pid}: {n}")
     for peer, why in skipped.items():
         print(f"SKIPPED {peer}: {why}")
     rs = [ratio(p) for p in points if ratio(p)]
@@ -650,7 +660,7 @@ def main(argv):
                  peer_median=med(p.peer_rates), perdure_spread=spread(p.perdure), peer_spread=spread(p.peer_rates),
                  ratio=ratio(p), perdure_pwb_per_op=med(p.perdure_pwb), perdure_pfence_per_op=med(p.perdure_pfence),
                  peer_pwb_per_op=p.peer_pwb, peer_pfence_per_op=p.peer_pfence, differs=p.differs,
-                 failures=p.failures) for p in points]
+                 failures=p.failures, notes=p.notes) for p in points]
     (out / "bench-peers.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1) + "\n")
     (out / "bench-peers.svg").write_text(svg(points, f"perdure {perdure_rev} against its peers, "
                                                      f"{secs} s x {rounds} rounds, {pwb_name}"))
