@@ -20,7 +20,7 @@ Environment (all optional; a peer whose source folder is not given is reported a
     THREADS        thread counts, comma separated        (default 1,2)
     ENGINES        from opt,timed,redo,cx,puc            (default all; puc runs the queue only)
     QUEUES         Memento's from vol,indel,cas,durable,log   (default all)
-    PWB_SECS       seconds per point of RedoDB's counting build (default 0.5; 0 skips that pass)
+    PWB_SECS       seconds per point of the peers' counting builds (default 0.5; 0 skips that pass)
     PM_DIR         where both sides' pool files go       (default /dev/shm)
     OUT            results                               (default out/bench-peers)
     BUILD          the peers' build products             (default out/bench-peers/build)
