@@ -5,6 +5,7 @@
 #   make verify DEPTH=deep    the same with the *_deep.cfg models and unbounded loom
 #   make test             what CI runs (.ci/run): setup + the same checks as verify
 #   make bench            setup, then the Rust benchmarks; output under out/bench/
+#   make bench-peers REDODB_SRC=<dir> MEMENTO_SRC=<dir> [POINTS=...]   perdure against RedoDB and Memento
 #   make mutants [SHARD=k/n] [LIST=1]   cargo-mutants on the constructions (docs/MUTANTS.md)
 #   make genmc            the GenMC models of modelcheck/genmc/ (needs genmc: tools/genmc.sh)
 #   make clean            remove out/, impl/target/ and Coq build products (keeps .cache/)
@@ -20,7 +21,7 @@ export DEPTH
 
 PYTHON ?= python3
 
-.PHONY: help setup verify test bench mutants genmc clean distclean
+.PHONY: help setup verify test bench bench-peers mutants genmc clean distclean
 
 help:
 	@echo "perdure make targets:"
@@ -30,6 +31,10 @@ help:
 	@echo "             (DEPTH=deep: *_deep.cfg models, unbounded loom)"
 	@echo "  test       what CI runs (.ci/run): setup + the same checks as verify"
 	@echo "  bench      setup, then 'cargo bench --workspace' in impl/; output in out/bench/"
+	@echo "  bench-peers  perdure against the published RedoDB PTMs and Memento queues, point by point,"
+	@echo "             interleaved (tools/bench_peers.py; docs/bench/peers.md): REDODB_SRC=<checkout>"
+	@echo "             MEMENTO_SRC=<checkout>, a peer not given is skipped; POINTS=<filters>; SECS, ROUNDS"
+	@echo "             -> out/bench-peers/ (table, bench-peers.json, bench-peers.svg). Not part of test"
 	@echo "  mutants    cargo-mutants on the protocol modules of pm, memento, ptm, relax, tested by"
 	@echo "             their explorer/loom/shuttle checks -> out/mutants/summary.md (docs/MUTANTS.md)"
 	@echo "             SHARD=k/n: one shard (0 <= k < n); none: every shard, resuming; LIST=1: counts"
@@ -61,6 +66,13 @@ bench: setup
 	  cargo bench --workspace 2>&1 | tee "$$log"; \
 	  cargo bench -p perdure-ptm --features breakdown --bench ptm_breakdown 2>&1 | tee -a "$$log"; \
 	  echo "bench: output saved in $${log#$(CURDIR)/}"
+
+# perdure against its peers (issue 17): builds RedoDB's PTMs with tools/peers/redodb_point.cpp and
+# Memento's queue bench from the checkouts named by REDODB_SRC and MEMENTO_SRC (environment or make
+# variables), runs each point on both sides interleaved. Not part of verify/test; needs no peer for
+# `make bench`. POINTS: substrings of point ids (python3 tools/bench_peers.py --list).
+bench-peers: setup
+	@$(PYTHON) tools/bench_peers.py $(POINTS)
 
 # Mutation testing (issue 15 §2). Not part of verify/test: a full run takes days on two cores.
 # tools/mutants.sh installs cargo-mutants into .cache/ on first use; results in out/mutants/.

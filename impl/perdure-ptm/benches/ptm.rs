@@ -39,6 +39,13 @@
 //!   `PERDURE_BENCH_PTMS=<constructions>` (from `redo`, `timed`, `opt`,
 //!   `cx`, `puc`) run only those; the table is printed, no files written.
 //!   `PERDURE_BENCH_SECS` sets the seconds per point.
+//! * For `make bench-peers` (`tools/bench_peers.py`, which runs one point
+//!   per process against the published C++ code): `PERDURE_BENCH_SWAPS`
+//!   (SPS swaps per transaction, comma separated; default all six),
+//!   `PERDURE_BENCH_WARMUP` (iterations of the measured loop each worker
+//!   runs before the clock starts; default 0) and
+//!   `PERDURE_BENCH_HASH_BUCKETS` (the hash set's initial buckets, a power
+//!   of two; default [`hash::DEFAULT_BUCKETS`], grown to 2 keys a bucket).
 //! * Each point runs for 1 s (0.2 s with `PERDURE_BENCH_QUICK=1`); one pool
 //!   per structure and construction, pre-filled once (in batches of
 //!   [`BATCH`] operations per transaction) and reused for every update ratio
@@ -118,6 +125,12 @@ struct Settings {
     only: Option<Vec<String>>,
     /// `PERDURE_BENCH_PTMS`'s constructions, if set.
     ptms: Option<Vec<Cons>>,
+    /// SPS's swaps per transaction (`PERDURE_BENCH_SWAPS`, else [`SWAPS`]).
+    swaps: Vec<u64>,
+    /// Iterations each worker runs before the clock (`PERDURE_BENCH_WARMUP`).
+    warmup: u64,
+    /// The hash set's initial buckets (`PERDURE_BENCH_HASH_BUCKETS`).
+    hash_buckets: u64,
 }
 
 const WORKLOADS: [&str; 7] = ["sps", "queue", "list", "tree", "hash", "tree10k", "hash1k"];
@@ -166,6 +179,18 @@ impl Settings {
             ],
         )?;
         let secs = common::env_secs("PERDURE_BENCH_SECS")?.unwrap_or(if quick { 0.2 } else { 1.0 });
+        let swaps = common::env_list::<u64>("PERDURE_BENCH_SWAPS")?.unwrap_or(SWAPS.to_vec());
+        if swaps.contains(&0) {
+            return Err("PERDURE_BENCH_SWAPS: swaps per transaction must be at least 1".into());
+        }
+        let warmup = common::env_value("PERDURE_BENCH_WARMUP")?.unwrap_or(0);
+        let hash_buckets =
+            common::env_value("PERDURE_BENCH_HASH_BUCKETS")?.unwrap_or(hash::DEFAULT_BUCKETS);
+        if !hash_buckets.is_power_of_two() {
+            return Err(format!(
+                "PERDURE_BENCH_HASH_BUCKETS={hash_buckets}: must be a power of two"
+            ));
+        }
         Ok(Settings {
             secs,
             quick,
@@ -174,6 +199,9 @@ impl Settings {
             pmem,
             only,
             ptms,
+            swaps,
+            warmup,
+            hash_buckets,
         })
     }
 
@@ -297,8 +325,9 @@ impl Tally {
     }
 }
 
-/// Runs `iteration` on `threads` threads for `s.secs`; it returns the
-/// transactions and items it did.
+/// Runs `iteration` on `threads` threads for `s.secs`, after `s.warmup`
+/// uncounted iterations on each; it returns the transactions and items it
+/// did.
 fn measure<P: Ptm>(
     s: &Settings,
     p: &P,
@@ -315,6 +344,9 @@ fn measure<P: Ptm>(
                 sc.spawn(move || {
                     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) << 32));
                     let mut tally = Tally::default();
+                    for _ in 0..s.warmup {
+                        iteration(p, &mut rng);
+                    }
                     start.wait();
                     breakdown::take();
                     let c0 = stats::thread_counts();
@@ -442,7 +474,7 @@ impl Job for Sps<'_, '_> {
         let len = 1_000_000;
         let a = aside(|| PArray::create(p, 0, len).expect("SPS array"));
         let s = self.b.s;
-        for swaps in SWAPS {
+        for &swaps in &s.swaps {
             for &threads in &s.threads {
                 let tally = measure(s, p, threads, &|p, rng| {
                     let pairs: Vec<(u64, u64)> = (0..swaps)
@@ -586,11 +618,14 @@ impl Job for SetJob<'_, '_> {
     type Out = ();
     fn run<P: Ptm>(self, p: &P) {
         let (kind, keys) = (self.kind, self.keys);
+        let buckets = self.b.s.hash_buckets;
         let set = aside(|| {
             let set = match kind {
                 SetKind::List => AnySet::List(ListSet::create(p, 0).expect("list")),
                 SetKind::Tree => AnySet::Tree(RbTreeSet::create(p, 0).expect("tree")),
-                SetKind::Hash => AnySet::Hash(HashSet::create(p, 0).expect("hash set")),
+                SetKind::Hash => {
+                    AnySet::Hash(HashSet::create_with(p, 0, buckets).expect("hash set"))
+                }
             };
             // Keys 0..keys; the list gets them in descending order, so that
             // each insert is at the front.
