@@ -32,16 +32,37 @@
 //! * a panicking closure must be undone, and without annotation only a
 //!   snapshot can undo it.
 //!
-//! So an updater loads the replica's used words into its working copy (or
-//! the designated replica's, when it copies), runs the closures there, and
-//! then stores every word that differs into the replica through the pool —
-//! the same words an in-place update would have changed — and writes the
-//! whole used part back (`pwb` of every line, as the seed says). A reader
-//! loads the designated replica's used words into its working copy under
-//! the shared lock. Both cost `O(used)` per transaction, on top of the
-//! `O(used)` write-back the seed already pays: CX-PUC is for small objects
-//! (§6: "CX-PUC results are only presented for small sized data
-//! structures").
+//! The seed's updater applies each node's closure to the replica in place
+//! (§4, `applyUpdate` step 4, "Apply all mutations starting at head of the
+//! Combined instance until reaching the Node inserted in the first step";
+//! "CX-PUC, which does in-place loads") and then writes back the whole
+//! region. Here an updater's session on its replica works on the working
+//! copy **line by line** (64-byte lines, three bitmaps per session):
+//!
+//! * a line is loaded from the held replica on its first load or store
+//!   (`present`); an absent line holds the replica's words, so the working
+//!   copy is, word for word, what the in-place replica would be;
+//! * a line's first store in a job saves its words for the job's undo
+//!   (`saved`, the undo log: a panicking closure gets its lines back) and
+//!   marks it `dirty` for the session;
+//! * settling stores into the replica every used word of a dirty line that
+//!   differs, in word order — the words an in-place update would have
+//!   changed, since a line no job stored to still holds the replica's
+//!   words — and the install writes back the whole used part (`pwb` of
+//!   every line, as the seed says);
+//! * a copy (step 3, "a byte per byte copy from the region referenced by
+//!   curComb") loads the source's whole used part and marks it dirty: the
+//!   replica's old content is unknown.
+//!
+//! So an update through the annotated interface costs the lines it
+//! touches, plus the `O(used)` write-back the seed already pays. The plain
+//! interface ([`PucMut`]) hands out references, so it loads the used part
+//! when its closure starts; its mutable views ([`PucMut::get_mut`],
+//! [`PucMut::obj_mut`], [`PucMut::words_mut`], allocation) mark the lines
+//! they cover. A reader loads the designated replica's used words into its
+//! working copy under the shared lock. CX-PUC is for small objects (§6:
+//! "CX-PUC results are only presented for small sized data structures").
+//! The measurements are in `docs/bench/cx-puc.md`.
 //!
 //! ## Restrictions
 //!
@@ -56,7 +77,8 @@
 //!   annotated interface ([`Ptm`](crate::Ptm)) nests as the other PTMs do.
 //! * Each thread's working copy is as long as a replica (allocated on its
 //!   first transaction; only the used part is touched, so only that part
-//!   takes physical memory), twice (a snapshot for panics).
+//!   takes physical memory), plus three bitmaps of a bit per line and the
+//!   running job's saved lines.
 
 use super::core::{Comb, Cx, Flavor};
 use super::Config;
@@ -105,11 +127,11 @@ fn fingerprint<T>() -> u64 {
     (1 << 63) | ((std::mem::align_of::<T>() as u64) << 40) | std::mem::size_of::<T>() as u64
 }
 
-type UpdateFn = Box<dyn Fn(&mut [u64], &mut u64) -> u64 + Send + Sync>;
+type UpdateFn = Box<dyn Fn(&mut Work<'_>) -> u64 + Send + Sync>;
 type ReadFn = Box<dyn Fn(&[u64], u64) -> u64 + Send + Sync>;
 
-/// What a node of CX-PUC's queue runs: a closure over the working copy's
-/// words and its used length.
+/// What a node of CX-PUC's queue runs: an update closure over the working
+/// copy, or a read closure over its words and used length.
 pub(crate) enum Job {
     Update(UpdateFn),
     Read(ReadFn),
@@ -118,18 +140,50 @@ pub(crate) enum Job {
 /// The CX-PUC flavour of the consensus.
 pub(crate) struct Plainly<B>(PhantomData<B>);
 
-/// A thread's working copy of a replica and its snapshot, as 16-aligned
-/// words, allocated on first use.
+/// Words per line: the unit in which the working copy is loaded from a
+/// replica, saved for a job's undo and settled (a replica's length is a
+/// multiple of the 4 KiB granule, so of lines).
+const LINE_WORDS: usize = 8;
+
+/// One line's words before a job first changed them.
+type SavedLine = (usize, [u64; LINE_WORDS]);
+
+/// A thread's working copy of a replica, as 16-aligned words (allocated on
+/// first use), with three line bitmaps for the session on it: `present`
+/// (the line holds the replica's words, loaded on first touch), `dirty`
+/// (the session may have changed it: settling compares these lines only)
+/// and `saved` (the running job has saved it into `undo`).
 pub(crate) struct WorkingCopy {
     words: Vec<u128>,
-    snap: Vec<u128>,
+    present: Vec<u64>,
+    dirty: Vec<u64>,
+    saved: Vec<u64>,
+    /// Bitmap words `[hi..]` of the three are zero.
+    hi: usize,
+    undo: Vec<SavedLine>,
     len: usize,
 }
 
 impl WorkingCopy {
+    fn new(len: usize) -> WorkingCopy {
+        WorkingCopy {
+            words: Vec::new(),
+            present: Vec::new(),
+            dirty: Vec::new(),
+            saved: Vec::new(),
+            hi: 0,
+            undo: Vec::new(),
+            len,
+        }
+    }
+
     fn words(&mut self) -> &mut [u64] {
         if self.words.is_empty() {
             self.words = vec![0; self.len / 2];
+            let bitmap = (self.len / LINE_WORDS).div_ceil(64);
+            self.present = vec![0; bitmap];
+            self.dirty = vec![0; bitmap];
+            self.saved = vec![0; bitmap];
         }
         // `[u128]` to `[u64]`: same bytes, stricter alignment.
         match <[u64]>::mut_from_bytes(self.words.as_mut_bytes()) {
@@ -138,25 +192,239 @@ impl WorkingCopy {
         }
     }
 
-    /// Loads the first `used` bytes of the replica at pool offset `base`.
+    /// Loads the first `used` bytes of the replica at pool offset `base`
+    /// (a read's copy: it leaves the line bitmaps alone, a session resets
+    /// them when it starts).
     fn load<B: Backend>(&mut self, pool: &Pool<B>, base: u64, used: u64) {
         for (i, w) in self.words()[..(used / 8) as usize].iter_mut().enumerate() {
             *w = word(pool, base + 8 * i as u64).load(Ordering::Relaxed);
         }
     }
 
-    fn snapshot(&mut self, used: u64) {
-        let n = (used / 16) as usize;
-        if self.snap.len() < n {
-            self.snap.resize(n, 0);
+    /// Starts a session: no line present, dirty or saved.
+    fn reset(&mut self) {
+        self.words();
+        let hi = self.hi;
+        for map in [&mut self.present, &mut self.dirty, &mut self.saved] {
+            map[..hi].fill(0);
         }
-        let (words, snap) = (&self.words, &mut self.snap);
-        snap[..n].copy_from_slice(&words[..n]);
+        self.hi = 0;
+        self.undo.clear();
     }
 
-    fn restore(&mut self, used: u64) {
-        let n = (used / 16) as usize;
-        self.words[..n].copy_from_slice(&self.snap[..n]);
+    /// Starts a job: no line saved.
+    fn begin_job(&mut self) {
+        for &(line, _) in &self.undo {
+            self.saved[line / 64] &= !(1 << (line % 64));
+        }
+        self.undo.clear();
+    }
+
+    /// Undoes the running job: every line it changed gets back the words
+    /// it had before.
+    fn undo_job(&mut self) {
+        let undo = std::mem::take(&mut self.undo);
+        let words = self.words();
+        for &(line, old) in undo.iter().rev() {
+            words[line * LINE_WORDS..][..LINE_WORDS].copy_from_slice(&old);
+        }
+        self.undo = undo;
+        self.begin_job();
+    }
+
+    /// The session's view for a closure, loading absent lines with
+    /// `replica` (word `i` of the held replica).
+    fn work<'a>(&'a mut self, used: &'a mut u64, replica: &'a dyn Fn(usize) -> u64) -> Work<'a> {
+        self.words();
+        let WorkingCopy {
+            words,
+            present,
+            dirty,
+            saved,
+            hi,
+            undo,
+            ..
+        } = self;
+        let words = match <[u64]>::mut_from_bytes(words.as_mut_bytes()) {
+            Ok(w) => w,
+            Err(_) => unreachable!("u128 words are u64 words"),
+        };
+        Work {
+            words,
+            present,
+            dirty,
+            saved,
+            hi,
+            undo,
+            used,
+            replica,
+        }
+    }
+
+    /// Calls `f` with each line the session may have changed, in order,
+    /// and the working copy's words.
+    fn for_dirty_lines(&mut self, mut f: impl FnMut(usize, &[u64])) {
+        self.words();
+        let words = match <[u64]>::ref_from_bytes(self.words.as_bytes()) {
+            Ok(w) => w,
+            Err(_) => unreachable!("u128 words are u64 words"),
+        };
+        for (i, &bits) in self.dirty[..self.hi].iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                f(64 * i + bits.trailing_zeros() as usize, words);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+/// What an update closure runs on: the working copy and its used length,
+/// with the line bitmaps that say which words were loaded and changed.
+pub(crate) struct Work<'a> {
+    words: &'a mut [u64],
+    present: &'a mut [u64],
+    dirty: &'a mut [u64],
+    saved: &'a mut [u64],
+    hi: &'a mut usize,
+    undo: &'a mut Vec<SavedLine>,
+    used: &'a mut u64,
+    replica: &'a dyn Fn(usize) -> u64,
+}
+
+impl Work<'_> {
+    /// The same working copy for a shorter borrow.
+    fn reborrow(&mut self) -> Work<'_> {
+        Work {
+            words: self.words,
+            present: self.present,
+            dirty: self.dirty,
+            saved: self.saved,
+            hi: self.hi,
+            undo: self.undo,
+            used: self.used,
+            replica: self.replica,
+        }
+    }
+
+    /// The same state as cells, for the accesses through `&self`.
+    fn lines(&mut self) -> Lines<'_> {
+        self.cells().0
+    }
+
+    /// [`Work::lines`] and the used length, as cells.
+    fn cells(&mut self) -> (Lines<'_>, &Cell<u64>) {
+        fn cells(m: &mut [u64]) -> &[Cell<u64>] {
+            Cell::from_mut(m).as_slice_of_cells()
+        }
+        let lines = Lines {
+            words: Cell::from_mut(&mut *self.words).as_slice_of_cells(),
+            present: cells(self.present),
+            dirty: cells(self.dirty),
+            saved: cells(self.saved),
+            hi: Cell::from_mut(&mut *self.hi),
+            undo: Cell::from_mut(&mut *self.undo),
+            replica: self.replica,
+        };
+        (lines, Cell::from_mut(&mut *self.used))
+    }
+}
+
+/// The working copy of a session, line by line, through shared cells (an
+/// annotated transaction's loads and stores take `&self`).
+#[derive(Clone, Copy)]
+struct Lines<'a> {
+    words: &'a [Cell<u64>],
+    present: &'a [Cell<u64>],
+    dirty: &'a [Cell<u64>],
+    saved: &'a [Cell<u64>],
+    hi: &'a Cell<usize>,
+    undo: &'a Cell<Vec<SavedLine>>,
+    replica: &'a dyn Fn(usize) -> u64,
+}
+
+impl Lines<'_> {
+    fn test(map: &[Cell<u64>], line: usize) -> bool {
+        map[line / 64].get() & (1 << (line % 64)) != 0
+    }
+
+    fn set(&self, map: &[Cell<u64>], line: usize) {
+        let m = &map[line / 64];
+        m.set(m.get() | (1 << (line % 64)));
+        if self.hi.get() <= line / 64 {
+            self.hi.set(line / 64 + 1);
+        }
+    }
+
+    /// Loads line `line` from the replica unless the working copy has it.
+    fn ensure(&self, line: usize) {
+        if !Self::test(self.present, line) {
+            for i in line * LINE_WORDS..(line + 1) * LINE_WORDS {
+                self.words[i].set((self.replica)(i));
+            }
+            self.set(self.present, line);
+        }
+    }
+
+    /// Line `line` is about to change: loaded, saved for the job's undo,
+    /// marked dirty.
+    fn touch(&self, line: usize) {
+        self.ensure(line);
+        if !Self::test(self.saved, line) {
+            let old = std::array::from_fn(|j| self.words[line * LINE_WORDS + j].get());
+            let mut undo = self.undo.take();
+            undo.push((line, old));
+            self.undo.set(undo);
+            self.set(self.saved, line);
+            self.set(self.dirty, line);
+        }
+    }
+
+    /// [`Lines::ensure`] of every line of the byte range `r`.
+    fn ensure_bytes(&self, r: std::ops::Range<usize>) {
+        for line in Self::lines_of(r) {
+            self.ensure(line);
+        }
+    }
+
+    /// [`Lines::touch`] of every line of the byte range `r`.
+    fn touch_bytes(&self, r: std::ops::Range<usize>) {
+        for line in Self::lines_of(r) {
+            self.touch(line);
+        }
+    }
+
+    fn lines_of(r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let line = 8 * LINE_WORDS;
+        if r.is_empty() {
+            0..0
+        } else {
+            r.start / line..r.end.div_ceil(line)
+        }
+    }
+
+    fn load(&self, i: usize) -> u64 {
+        self.ensure(i / LINE_WORDS);
+        self.words[i].get()
+    }
+
+    fn store(&self, i: usize, val: u64) {
+        self.touch(i / LINE_WORDS);
+        self.words[i].set(val);
+    }
+}
+
+/// The region allocator (and its zero fill) over the working copy, line
+/// by line; offsets are region offsets.
+impl RegionMemory for Lines<'_> {
+    fn byte_len(&self) -> u64 {
+        8 * self.words.len() as u64
+    }
+    fn load(&self, off: u64) -> u64 {
+        Lines::load(self, (off / 8) as usize)
+    }
+    fn store(&mut self, off: u64, val: u64) {
+        Lines::store(self, (off / 8) as usize, val)
     }
 }
 
@@ -166,7 +434,9 @@ pub(crate) struct Session<'a, B: Backend> {
     pool: &'a Pool<B>,
     base: u64,
     work: &'a mut WorkingCopy,
-    /// Whether the working copy holds the replica's state (`used` bytes).
+    /// Whether the session has started: `used` is the replica's used
+    /// length (or the copied one's), the working copy's present lines
+    /// hold the state the session reached, its absent ones the replica's.
     loaded: bool,
     used: u64,
 }
@@ -175,7 +445,7 @@ impl<B: Backend> Session<'_, B> {
     fn ensure_loaded(&mut self, cx: &Cx<B, Plainly<B>>) {
         if !self.loaded {
             self.used = cx.used_len(self.base);
-            self.work.load(self.pool, self.base, self.used);
+            self.work.reset();
             self.loaded = true;
         }
     }
@@ -190,11 +460,7 @@ impl<B: Backend> Flavor<B> for Plainly<B> {
     fn comb_state(_config: &Config) {}
 
     fn scratch(_config: &Config, region_len: u64) -> WorkingCopy {
-        WorkingCopy {
-            words: Vec::new(),
-            snap: Vec::new(),
-            len: (region_len / 8) as usize,
-        }
+        WorkingCopy::new((region_len / 8) as usize)
     }
 
     fn begin<'a>(
@@ -213,25 +479,34 @@ impl<B: Backend> Flavor<B> for Plainly<B> {
 
     fn run(cx: &Cx<B, Self>, s: &mut Session<'_, B>, job: &Job) -> (u64, bool) {
         s.ensure_loaded(cx);
+        let (pool, base) = (s.pool, s.base);
+        let replica = |i: usize| word(pool, base + 8 * i as u64).load(Ordering::Relaxed);
         match job {
             Job::Update(f) => {
                 let before = s.used;
-                s.work.snapshot(before);
+                s.work.begin_job();
                 let mut used = before;
-                let out = catch_unwind(AssertUnwindSafe(|| f(s.work.words(), &mut used)));
+                let out = {
+                    let mut w = s.work.work(&mut used, &replica);
+                    catch_unwind(AssertUnwindSafe(|| f(&mut w)))
+                };
                 match out {
                     Ok(v) => {
                         s.used = used.clamp(before, cx.region_len);
                         (v, false)
                     }
                     Err(_) => {
-                        s.work.restore(before);
+                        s.work.undo_job();
                         (0, true)
                     }
                 }
             }
             Job::Read(f) => {
                 let used = s.used;
+                s.work
+                    .work(&mut s.used, &replica)
+                    .lines()
+                    .ensure_bytes(0..used as usize);
                 match catch_unwind(AssertUnwindSafe(|| f(s.work.words(), used))) {
                     Ok(v) => (v, false),
                     Err(_) => (0, true),
@@ -240,26 +515,43 @@ impl<B: Backend> Flavor<B> for Plainly<B> {
         }
     }
 
+    /// §4: "a byte per byte copy from the region referenced by curComb",
+    /// into the working copy: every line of the source's used part is
+    /// loaded and dirty (the replica's old content is unknown).
     fn copy_from(cx: &Cx<B, Self>, s: &mut Session<'_, B>, src: &Comb<B, Self>) {
         s.used = cx.used_len(src.replica);
-        s.work.load(s.pool, src.replica, s.used);
+        s.work.reset();
+        let (pool, from) = (s.pool, src.replica);
+        let source = |i: usize| word(pool, from + 8 * i as u64).load(Ordering::Relaxed);
+        let mut used = s.used;
+        let mut w = s.work.work(&mut used, &source);
+        let lines = w.lines();
+        for line in Lines::lines_of(0..s.used as usize) {
+            lines.ensure(line);
+            lines.set(lines.dirty, line);
+        }
         s.loaded = true;
     }
 
-    /// Stores into the replica every used word that differs from the
-    /// working copy (all of them, after a copy: the replica's old content
-    /// is unknown).
+    /// Stores into the replica every used word of a dirty line that
+    /// differs from the working copy, in word order: the words of the used
+    /// part that differ, since a line no job touched holds the replica's
+    /// words (or is absent).
     fn settle(_cx: &Cx<B, Self>, s: &mut Session<'_, B>) {
         if !s.loaded {
             return;
         }
-        let (base, pool, used) = (s.base, s.pool, s.used);
-        for (i, &v) in s.work.words()[..(used / 8) as usize].iter().enumerate() {
-            let w = word(pool, base + 8 * i as u64);
-            if w.load(Ordering::Relaxed) != v {
-                w.store(v, Ordering::Relaxed);
+        let (base, pool, used) = (s.base, s.pool, (s.used / 8) as usize);
+        s.work.for_dirty_lines(|line, words| {
+            let start = (line * LINE_WORDS).min(used);
+            let end = ((line + 1) * LINE_WORDS).min(used);
+            for (i, &v) in words[start..end].iter().enumerate() {
+                let w = word(pool, base + 8 * (start + i) as u64);
+                if w.load(Ordering::Relaxed) != v {
+                    w.store(v, Ordering::Relaxed);
+                }
             }
-        }
+        });
     }
 
     fn write_back(_cx: &Cx<B, Self>, s: &mut Session<'_, B>) {
@@ -269,14 +561,19 @@ impl<B: Backend> Flavor<B> for Plainly<B> {
     }
 }
 
-/// The used length of a working copy's words (after an allocation):
-/// `ALLOC_BASE` plus the allocator's bump pointer, or all of it if the
-/// allocator's metadata has been damaged.
-fn used_of(words: &mut [u64]) -> u64 {
-    let len = 8 * words.len() as u64;
-    match RegionAlloc::attach(&mut words[(ALLOC_BASE / 8) as usize..]) {
-        Ok(a) => ALLOC_BASE + BLOCKS_START + a.stats().carved,
-        Err(_) => len,
+/// The allocator's part of a region (from `ALLOC_BASE`) in a memory that
+/// holds the whole region.
+struct Heap<'m, M: ?Sized>(&'m mut M);
+
+impl<M: RegionMemory + ?Sized> RegionMemory for Heap<'_, M> {
+    fn byte_len(&self) -> u64 {
+        self.0.byte_len() - ALLOC_BASE
+    }
+    fn load(&self, off: u64) -> u64 {
+        self.0.load(ALLOC_BASE + off)
+    }
+    fn store(&mut self, off: u64, val: u64) {
+        self.0.store(ALLOC_BASE + off, val)
     }
 }
 
@@ -295,19 +592,24 @@ fn range_of<U>(off: u64, used: u64) -> Option<std::ops::Range<usize>> {
     (end <= used).then_some(off as usize..end as usize)
 }
 
-/// Allocates a zeroed block of `size` bytes in `words` (a whole region);
-/// returns its region offset and the new used length.
-fn alloc_in(words: &mut [u64], size: u64) -> Result<(u64, u64), PtmError> {
-    let off = {
-        let mut a = RegionAlloc::attach(&mut words[(ALLOC_BASE / 8) as usize..])?;
-        ALLOC_BASE + a.alloc(size)?
+/// Allocates a zeroed block of `size` bytes in `mem` (a whole region);
+/// returns its region offset and the used length after it (`ALLOC_BASE`
+/// plus the allocator's bump pointer).
+fn alloc_in<M: RegionMemory + ?Sized>(mem: &mut M, size: u64) -> Result<(u64, u64), PtmError> {
+    let (off, used) = {
+        let mut heap = Heap(&mut *mem);
+        let mut a = RegionAlloc::attach(&mut heap)?;
+        let off = ALLOC_BASE + a.alloc(size)?;
+        (off, ALLOC_BASE + BLOCKS_START + a.stats().carved)
     };
     let end = (off + size.max(1)).div_ceil(16) * 16;
-    words[(off / 8) as usize..(end / 8) as usize].fill(0);
-    Ok((off, used_of(words)))
+    for o in (off..end).step_by(8) {
+        mem.store(o, 0);
+    }
+    Ok((off, used))
 }
 
-fn free_in(words: &mut [u64], off: u64) -> Result<(), PtmError> {
+fn free_in<M: RegionMemory + ?Sized>(mem: &mut M, off: u64) -> Result<(), PtmError> {
     let Some(inner) = off.checked_sub(ALLOC_BASE) else {
         return Err(RegionError::InvalidFree {
             offset: off,
@@ -315,20 +617,33 @@ fn free_in(words: &mut [u64], off: u64) -> Result<(), PtmError> {
         }
         .into());
     };
-    RegionAlloc::attach(&mut words[(ALLOC_BASE / 8) as usize..])?.free(inner)?;
+    RegionAlloc::attach(&mut Heap(mem))?.free(inner)?;
     Ok(())
 }
 
 /// An update of a CX-PUC's plain value: what [`CxPuc::update`]'s closure
 /// gets. Views of the object and of allocated blocks borrow it, so none
 /// outlives the closure or overlaps another mutable one.
+///
+/// The used part of the working copy is loaded when the closure starts
+/// (its views are plain references); a mutable view marks its lines as
+/// changed, so settling compares those only.
 pub struct PucMut<'a, T> {
-    words: &'a mut [u64],
-    used: &'a mut u64,
+    work: Work<'a>,
     _t: PhantomData<fn() -> T>,
 }
 
 impl<'a, T: Plain> PucMut<'a, T> {
+    /// The plain interface over `work`, with its used part loaded.
+    fn new(mut work: Work<'a>) -> PucMut<'a, T> {
+        let used = *work.used as usize;
+        work.lines().ensure_bytes(0..used);
+        PucMut {
+            work,
+            _t: PhantomData,
+        }
+    }
+
     /// The object.
     ///
     /// # Panics
@@ -350,24 +665,24 @@ impl<'a, T: Plain> PucMut<'a, T> {
 
     /// The `U` at region offset `off` (in an allocated block).
     pub fn get<U: Plain>(&self, off: u64) -> Result<&U, PtmError> {
-        let used = *self.used;
+        let used = *self.work.used;
         let r = range_of::<U>(off, used).ok_or_else(|| bad_object::<U>(off, used))?;
-        U::ref_from_bytes(&self.words.as_bytes()[r]).map_err(|_| bad_object::<U>(off, used))
+        U::ref_from_bytes(&self.work.words.as_bytes()[r]).map_err(|_| bad_object::<U>(off, used))
     }
 
     /// The `U` at region offset `off`, mutably.
     pub fn get_mut<U: Plain>(&mut self, off: u64) -> Result<&mut U, PtmError> {
-        let used = *self.used;
+        let used = *self.work.used;
         let r = range_of::<U>(off, used).ok_or_else(|| bad_object::<U>(off, used))?;
-        U::mut_from_bytes(&mut self.words.as_mut_bytes()[r]).map_err(|_| bad_object::<U>(off, used))
+        self.work.lines().touch_bytes(r.clone());
+        U::mut_from_bytes(&mut self.work.words.as_mut_bytes()[r])
+            .map_err(|_| bad_object::<U>(off, used))
     }
 
     /// Allocates a zeroed block of at least `size` bytes; returns its
     /// region offset (16-aligned).
     pub fn alloc(&mut self, size: u64) -> Result<u64, PtmError> {
-        let (off, used) = alloc_in(self.words, size)?;
-        *self.used = used.max(*self.used);
-        Ok(off)
+        self.tx().alloc(size)
     }
 
     /// Allocates a block holding `value`; returns its region offset.
@@ -379,7 +694,7 @@ impl<'a, T: Plain> PucMut<'a, T> {
 
     /// Frees the block at `off` (an offset `alloc` returned).
     pub fn free(&mut self, off: u64) -> Result<(), PtmError> {
-        free_in(self.words, off)
+        self.tx().free(off)
     }
 
     /// Root slot `index` (0 if never set).
@@ -389,7 +704,7 @@ impl<'a, T: Plain> PucMut<'a, T> {
     /// If `index >= ROOTS`.
     pub fn root(&self, index: usize) -> u64 {
         assert!(index < ROOTS, "root {index} of {ROOTS}");
-        self.words[index]
+        self.work.words[index]
     }
 
     /// Sets root slot `index`.
@@ -399,32 +714,28 @@ impl<'a, T: Plain> PucMut<'a, T> {
     /// If `index >= ROOTS`.
     pub fn set_root(&mut self, index: usize, val: u64) {
         assert!(index < ROOTS, "root {index} of {ROOTS}");
-        self.words[index] = val;
+        self.work.lines().store(index, val);
     }
 
     /// The allocated part of the region, as words (offset `8·i` is word
     /// `i`). Writing the allocator's metadata through it is allowed, and
     /// can make later allocations fail.
     pub fn words(&self) -> &[u64] {
-        &self.words[..(*self.used / 8) as usize]
+        &self.work.words[..(*self.work.used / 8) as usize]
     }
 
-    /// The allocated part of the region, mutably.
+    /// The allocated part of the region, mutably (every line of it counts
+    /// as changed).
     pub fn words_mut(&mut self) -> &mut [u64] {
-        &mut self.words[..(*self.used / 8) as usize]
+        let used = *self.work.used as usize;
+        self.work.lines().touch_bytes(0..used);
+        &mut self.work.words[..used / 8]
     }
 
     /// The annotated view of the same update (the [`Transaction`]
     /// interface the other PTMs offer), for code written against [`Ptm`](crate::Ptm).
     pub fn tx(&mut self) -> PucTx<'_> {
-        PucTx {
-            read: PucRead {
-                mem: Mem::Cells(
-                    Cell::from_mut(&mut *self.words).as_slice_of_cells(),
-                    Cell::from_mut(&mut *self.used),
-                ),
-            },
-        }
+        PucTx::of(&mut self.work)
     }
 }
 
@@ -475,8 +786,10 @@ impl<'a, T: Plain> PucRef<'a, T> {
 }
 
 enum Mem<'a> {
+    /// A read's working copy, its used part loaded.
     Words(&'a [u64], u64),
-    Cells(&'a [Cell<u64>], &'a Cell<u64>),
+    /// An update's working copy, loaded line by line.
+    Lines(Lines<'a>, &'a Cell<u64>),
 }
 
 /// CX-PUC's read-only transactions through the annotated interface
@@ -489,7 +802,7 @@ impl PucRead<'_> {
     fn used(&self) -> u64 {
         match &self.mem {
             Mem::Words(_, u) => *u,
-            Mem::Cells(_, u) => u.get(),
+            Mem::Lines(_, u) => u.get(),
         }
     }
 
@@ -509,7 +822,7 @@ impl TxRead for PucRead<'_> {
     fn region_len(&self) -> u64 {
         8 * match &self.mem {
             Mem::Words(w, _) => w.len(),
-            Mem::Cells(c, _) => c.len(),
+            Mem::Lines(l, _) => l.words.len(),
         } as u64
     }
 
@@ -517,14 +830,16 @@ impl TxRead for PucRead<'_> {
         let i = self.check(off)?;
         Ok(match &self.mem {
             Mem::Words(w, _) => w[i],
-            Mem::Cells(c, _) => c[i].get(),
+            Mem::Lines(l, _) => l.load(i),
         })
     }
 }
 
 /// CX-PUC's update transactions through the annotated interface
-/// ([`Transaction`]): loads and stores of the working copy, allocation
-/// through the region allocator (zeroed blocks).
+/// ([`Transaction`]): loads and stores of the working copy (a line is
+/// loaded from the replica on its first load or store, and marked changed
+/// on its first store), allocation through the region allocator (zeroed
+/// blocks).
 pub struct PucTx<'a> {
     read: PucRead<'a>,
 }
@@ -537,26 +852,20 @@ impl<'a> AsRef<PucRead<'a>> for PucTx<'a> {
 }
 
 impl<'a> PucTx<'a> {
-    fn cells(&self) -> (&'a [Cell<u64>], &'a Cell<u64>) {
-        match self.read.mem {
-            Mem::Cells(c, u) => (c, u),
-            Mem::Words(..) => unreachable!("an update works on cells"),
+    fn of(work: &'a mut Work<'_>) -> PucTx<'a> {
+        let (lines, used) = work.cells();
+        PucTx {
+            read: PucRead {
+                mem: Mem::Lines(lines, used),
+            },
         }
     }
-}
 
-/// The region allocator over the working copy's cells.
-struct CellMemory<'a>(&'a [Cell<u64>]);
-
-impl RegionMemory for CellMemory<'_> {
-    fn byte_len(&self) -> u64 {
-        8 * self.0.len() as u64
-    }
-    fn load(&self, off: u64) -> u64 {
-        self.0[(off / 8) as usize].get()
-    }
-    fn store(&mut self, off: u64, val: u64) {
-        self.0[(off / 8) as usize].set(val)
+    fn lines(&self) -> (Lines<'a>, &'a Cell<u64>) {
+        match self.read.mem {
+            Mem::Lines(l, u) => (l, u),
+            Mem::Words(..) => unreachable!("an update works on lines"),
+        }
     }
 }
 
@@ -573,38 +882,22 @@ impl TxRead for PucTx<'_> {
 impl Transaction for PucTx<'_> {
     fn try_store(&self, off: u64, val: u64) -> Result<(), PtmError> {
         let i = self.read.check(off)?;
-        self.cells().0[i].set(val);
+        self.lines().0.store(i, val);
         Ok(())
     }
 
     fn alloc(&self, size: u64) -> Result<u64, PtmError> {
-        let (cells, used) = self.cells();
-        let heap = &cells[(ALLOC_BASE / 8) as usize..];
-        let off = {
-            let mut mem = CellMemory(heap);
-            let mut a = RegionAlloc::attach(&mut mem)?;
-            let off = ALLOC_BASE + a.alloc(size)?;
-            used.set(used.get().max(ALLOC_BASE + BLOCKS_START + a.stats().carved));
-            off
-        };
-        let end = (off + size.max(1)).div_ceil(16) * 16;
-        for c in &cells[(off / 8) as usize..(end / 8) as usize] {
-            c.set(0);
-        }
+        let (mut lines, used) = self.lines();
+        let (off, u) = alloc_in(&mut lines, size)?;
+        // The plain views read the used part without loading it: load
+        // what the allocation added.
+        lines.ensure_bytes(used.get() as usize..u as usize);
+        used.set(used.get().max(u));
         Ok(off)
     }
 
     fn free(&self, off: u64) -> Result<(), PtmError> {
-        let Some(inner) = off.checked_sub(ALLOC_BASE) else {
-            return Err(RegionError::InvalidFree {
-                offset: off,
-                reason: "not the offset of a block (it lies in the root table)",
-            }
-            .into());
-        };
-        let mut mem = CellMemory(&self.cells().0[(ALLOC_BASE / 8) as usize..]);
-        RegionAlloc::attach(&mut mem)?.free(inner)?;
-        Ok(())
+        free_in(&mut self.lines().0, off)
     }
 }
 
@@ -646,7 +939,7 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
                 let mut words: Vec<u64> = (0..len / 8)
                     .map(|i| word(pool, base + 8 * i).load(Ordering::Relaxed))
                     .collect();
-                let (off, used) = alloc_in(&mut words, std::mem::size_of::<T>() as u64)?;
+                let (off, used) = alloc_in(words.as_mut_slice(), std::mem::size_of::<T>() as u64)?;
                 assert_eq!(off, OBJECT, "the first block of a fresh region");
                 let bytes = init.as_bytes();
                 words.as_mut_bytes()[off as usize..off as usize + bytes.len()]
@@ -689,15 +982,20 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
     super::accessors!();
 
     /// An upper bound on the volatile memory this PUC uses: CX-PTM's figure
-    /// without dirty lines or undo logs, plus two working copies of a
-    /// replica per thread (virtual; the used part is what is touched).
+    /// without dirty lines or undo logs, plus per thread a working copy of
+    /// a replica (virtual; the used part is what is touched), its three
+    /// line bitmaps and a job's saved lines (at most every line, each with
+    /// its index).
     pub fn volatile_bytes(&self) -> u64 {
         let c = Config {
             dirty_lines_per_replica: 0,
             undo_entries_per_thread: 0,
             ..self.cx.config.clone()
         };
-        c.volatile_bytes_ptm() + 2 * self.cx.n as u64 * self.cx.region_len
+        let lines = self.cx.region_len / (8 * LINE_WORDS as u64);
+        let saved = std::mem::size_of::<SavedLine>() as u64;
+        let per_thread = self.cx.region_len + 3 * 8 * lines.div_ceil(64) + saved * lines;
+        c.volatile_bytes_ptm() + self.cx.n as u64 * per_thread
     }
 
     /// A handle speaking for one of the `N` thread ids until it is dropped.
@@ -751,16 +1049,11 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
         let uid = self.cx.uid;
         self.run_update(
             tid,
-            Box::new(move |words: &mut [u64], used: &mut u64| {
+            Box::new(move |work: &mut Work<'_>| {
                 // No transaction of this PTM may nest in `f`: it holds the
                 // working copy mutably.
                 let _no = no_nesting(uid);
-                let mut m = PucMut {
-                    words,
-                    used,
-                    _t: PhantomData,
-                };
-                f(&mut m).into_word()
+                f(&mut PucMut::new(work.reborrow())).into_word()
             }),
         )
     }
@@ -848,13 +1141,8 @@ impl<B: Backend, T: Plain> Front for CxPuc<B, T> {
         let uid = self.cx.uid;
         self.run_update(
             tid,
-            Box::new(move |words: &mut [u64], used: &mut u64| {
-                let mut m = PucMut::<()> {
-                    words,
-                    used,
-                    _t: PhantomData,
-                };
-                let tx = m.tx();
+            Box::new(move |work: &mut Work<'_>| {
+                let tx = PucTx::of(work);
                 let _in = front::enter(uid, TxKind::Update, &tx);
                 f(&tx).into_word()
             }),
