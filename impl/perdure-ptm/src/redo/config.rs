@@ -198,8 +198,27 @@ pub struct RedoStats {
     pub rollbacks: u64,
     /// Replicas brought up to date by replaying logs.
     pub replays: u64,
-    /// Replicas copied from the designated one.
+    /// States whose logs those replays applied (over `replays`: how far
+    /// behind a replayed replica was, on average).
+    pub replayed_states: u64,
+    /// Replicas copied from the designated one; the four counters below
+    /// split them by why the replica could not be replayed.
     pub copies: u64,
+    /// Copies of a replica whose head was `INVALID` (or not before the
+    /// designated state): a replay, copy or simulation on it was abandoned,
+    /// or a rollback could not be undone (an overflowed log), or null
+    /// recovery invalidated it.
+    pub copies_invalid: u64,
+    /// Copies of a replica more than the ring's length behind, or whose
+    /// ring slots had been lapped by later commits.
+    pub copies_lapped: u64,
+    /// Copies of a replica one of whose pending `State`s had been reused by
+    /// its owner (more than `states_per_thread` commits of that thread
+    /// since).
+    pub copies_reused: u64,
+    /// Copies of a replica one of whose pending logs overflowed its arena
+    /// or had been overwritten in it (`log_entries_per_thread`).
+    pub copies_log: u64,
     /// Closures run for other threads.
     pub helped: u64,
     /// Read-only transactions that ran on the designated replica.
