@@ -361,6 +361,13 @@ impl<B: Backend> RedoPtm<B> {
                     return Err(Unreplayable::Log); // a lapped slot: garbage
                 }
                 word(&self.pool, base + off).store(new, Ordering::Relaxed);
+                if dirty.at_capacity() {
+                    // A long replay: write back what it has dirtied so far
+                    // rather than let the set become one range over the
+                    // replica (the lines written from here on are tracked
+                    // again for L26).
+                    dirty.flush(&self.pool);
+                }
                 dirty.add(base + off);
             }
             if mutant!(RedoReplayWithoutValidity) {
