@@ -46,6 +46,10 @@
 //!   runs before the clock starts; default 0) and
 //!   `PERDURE_BENCH_HASH_BUCKETS` (the hash set's initial buckets, a power
 //!   of two; default [`hash::DEFAULT_BUCKETS`], grown to 2 keys a bucket).
+//!   `PERDURE_BENCH_REDO_STATES`, `PERDURE_BENCH_REDO_LOG` and
+//!   `PERDURE_BENCH_REDO_DIRTY` replace the Redo family's
+//!   `states_per_thread`, `log_entries_per_thread` and
+//!   `dirty_lines_per_replica` (for A/B runs of the sizes).
 //! * Each point runs for 1 s (0.2 s with `PERDURE_BENCH_QUICK=1`); one pool
 //!   per structure and construction, pre-filled once (in batches of
 //!   [`BATCH`] operations per transaction) and reused for every update ratio
@@ -59,7 +63,9 @@
 //! redo logs, flushing, copying replicas, running closures and waiting
 //! ([`perdure_ptm::breakdown`]), into `ptm-breakdown.json`.
 //!
-//! Prints a table, writes `ptm.json` and `ptm.csv` (one record per point)
+//! Prints a table (with full replica copies and rolled-back attempts per
+//! transaction, from [`Ptm::events`], whose every counter is also printed
+//! per point as it runs), writes `ptm.json` and `ptm.csv` (one record per point)
 //! and the plots `ptm-sps.svg` (swaps/s against swaps per transaction) and
 //! `ptm-flushes.svg` (write-backs per transaction, one thread) into
 //! `$PERDURE_BENCH_OUT` (else `out/bench/`).
@@ -131,6 +137,10 @@ struct Settings {
     warmup: u64,
     /// The hash set's initial buckets (`PERDURE_BENCH_HASH_BUCKETS`).
     hash_buckets: u64,
+    /// `PERDURE_BENCH_REDO_STATES`, `_LOG`, `_DIRTY`: Redo-PTM's
+    /// `states_per_thread`, `log_entries_per_thread` and
+    /// `dirty_lines_per_replica` instead of the defaults.
+    redo_sizes: [Option<usize>; 3],
 }
 
 const WORKLOADS: [&str; 7] = ["sps", "queue", "list", "tree", "hash", "tree10k", "hash1k"];
@@ -191,6 +201,11 @@ impl Settings {
                 "PERDURE_BENCH_HASH_BUCKETS={hash_buckets}: must be a power of two"
             ));
         }
+        let redo_sizes = [
+            common::env_value("PERDURE_BENCH_REDO_STATES")?,
+            common::env_value("PERDURE_BENCH_REDO_LOG")?,
+            common::env_value("PERDURE_BENCH_REDO_DIRTY")?,
+        ];
         Ok(Settings {
             secs,
             quick,
@@ -202,6 +217,7 @@ impl Settings {
             swaps,
             warmup,
             hash_buckets,
+            redo_sizes,
         })
     }
 
@@ -249,6 +265,8 @@ fn with_ptm<J: Job>(s: &Settings, cons: Cons, replica_bytes: u64, job: J) -> (J:
     let fail = |e: PtmError| -> ! { panic!("{}: {e}", cons.name()) };
     let out = match cons {
         Cons::Redo | Cons::Timed | Cons::Opt => {
+            let d = perdure_ptm::redo::Config::default();
+            let [states, log, dirty] = s.redo_sizes;
             let cfg = perdure_ptm::redo::Config {
                 threads: n,
                 variant: match cons {
@@ -256,7 +274,10 @@ fn with_ptm<J: Job>(s: &Settings, cons: Cons, replica_bytes: u64, job: J) -> (J:
                     Cons::Opt => Variant::Opt,
                     _ => Variant::Redo,
                 },
-                ..Default::default()
+                states_per_thread: states.unwrap_or(d.states_per_thread),
+                log_entries_per_thread: log.unwrap_or(d.log_entries_per_thread),
+                dirty_lines_per_replica: dirty.unwrap_or(d.dirty_lines_per_replica),
+                ..d
             };
             job.run(&RedoPtm::create(pool, &cfg).unwrap_or_else(|e| fail(e)))
         }
@@ -314,14 +335,36 @@ struct Tally {
 }
 
 impl Tally {
-    /// `name=x.xx/tx` for each nonzero event.
+    /// `name=x/tx` for each nonzero event.
     fn events_per_tx(&self) -> String {
         self.events
             .iter()
             .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| format!("{k}={:.3}/tx", *n as f64 / self.txs.max(1) as f64))
+            .map(|(k, _)| format!("{k}={}/tx", per_tx(self.event_per_tx(k))))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// Event `name` per transaction (0 if the construction does not count
+    /// it).
+    fn event_per_tx(&self, name: &str) -> f64 {
+        let n = self
+            .events
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map_or(0, |e| e.1);
+        n as f64 / self.txs.max(1) as f64
+    }
+}
+
+/// A rate per transaction: three decimals, or two significant digits below
+/// 0.01 (a full copy of the SPS array costs ~125,000 `pwb`s, so 0.0004
+/// copies per transaction are 50 `pwb`s per transaction).
+fn per_tx(x: f64) -> String {
+    if x == 0.0 || x >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.1e}")
     }
 }
 
@@ -980,13 +1023,13 @@ fn main() {
     println!("mapping: {}", b.mapping);
     println!();
     println!(
-        "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8} {:>9} {:>9}  reference (issue 5, published C++, 2-core DRAM)",
-        "bench", "param", "size", "PTM", "thr", "rate", "unit", "pwb/tx", "pfence/tx", "psync/tx"
+        "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}  reference (issue 5, published C++, 2-core DRAM)",
+        "bench", "param", "size", "PTM", "thr", "rate", "unit", "pwb/tx", "pfence/tx", "psync/tx", "copies/tx", "rollbk/tx"
     );
     for r in &b.rows {
         let (pwb, pfence, psync) = r.tally.counts.per_op(r.tally.txs);
         println!(
-            "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8.2} {:>9.2} {:>9.2}  {}",
+            "{:<6} {:<13} {:>8} {:<9} {:>3} {:>10} {:>8} {:>8.2} {:>9.2} {:>9.2} {:>9} {:>9}  {}",
             r.workload,
             r.param,
             r.size,
@@ -997,6 +1040,8 @@ fn main() {
             pwb,
             pfence,
             psync,
+            per_tx(r.tally.event_per_tx("copies")),
+            per_tx(r.tally.event_per_tx("rollbacks")),
             r.reference().unwrap_or("")
         );
     }

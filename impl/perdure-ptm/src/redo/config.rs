@@ -75,9 +75,11 @@ pub struct Config {
     /// `N`: thread ids `0..N` and `N + 1` replicas. At most 254. Used by
     /// `RedoPtm::create`; `RedoPtm::open` takes it from the pool.
     pub threads: usize,
-    /// `RSIZE`: pre-allocated `State`s per thread (2..=4096). A replica more
-    /// than about `RSIZE` commits of one thread behind is copied rather than
-    /// replayed.
+    /// `RSIZE`: pre-allocated `State`s per thread (2..=4096, the 12-bit
+    /// index of a ticket). A replica more than about `RSIZE` commits of one
+    /// thread behind is copied rather than replayed; the ring holds
+    /// `N·RSIZE` entries (rounded up to a power of two). Each state costs
+    /// `40 + 16·N` bytes.
     pub states_per_thread: usize,
     /// Capacity of each thread's log arena, in entries of 24 bytes. A
     /// transaction (one combined batch) with more stores is not replayable:
@@ -98,12 +100,23 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// 8 threads, 64 states each, 64 Ki log entries per thread, 16 Ki dirty
-    /// lines per replica, 10 read tries: about 13 MB of volatile memory.
+    /// 8 threads, 4096 states each, 64 Ki log entries per thread, 16 Ki
+    /// dirty lines per replica, 10 read tries: about 20 MB of volatile
+    /// memory (41 MB for RedoOpt-PTM), of which the states take 5.5 MB.
+    ///
+    /// 4096 states (the most a ticket's index can name; the published code
+    /// has 2096) because a replica that falls behind while one thread is
+    /// descheduled must still be replayable when it is next taken: with 64,
+    /// two threads on SPS copied the whole replica (10^6 words) once in
+    /// 200–1,000 transactions, because the replica was more than the ring
+    /// behind or a `State` it needed had been reused. With fewer threads
+    /// than 8 the states cost less (`N·RSIZE·(40 + 16·N)` bytes: 0.6 MB for
+    /// 2 threads); with many more, lower it (19 MB for 16 threads, 72 MB
+    /// for 32). Measurements: `docs/bench/redo-2t.md`.
     fn default() -> Config {
         Config {
             threads: 8,
-            states_per_thread: 64,
+            states_per_thread: 4096,
             log_entries_per_thread: 64 << 10,
             dirty_lines_per_replica: 16 << 10,
             max_read_tries: 10,
@@ -198,8 +211,27 @@ pub struct RedoStats {
     pub rollbacks: u64,
     /// Replicas brought up to date by replaying logs.
     pub replays: u64,
-    /// Replicas copied from the designated one.
+    /// States whose logs those replays applied (over `replays`: how far
+    /// behind a replayed replica was, on average).
+    pub replayed_states: u64,
+    /// Replicas copied from the designated one; the four counters below
+    /// split them by why the replica could not be replayed.
     pub copies: u64,
+    /// Copies of a replica whose head was `INVALID` (or not before the
+    /// designated state): a replay, copy or simulation on it was abandoned,
+    /// or a rollback could not be undone (an overflowed log), or null
+    /// recovery invalidated it.
+    pub copies_invalid: u64,
+    /// Copies of a replica more than the ring's length behind, or whose
+    /// ring slots had been lapped by later commits.
+    pub copies_lapped: u64,
+    /// Copies of a replica one of whose pending `State`s had been reused by
+    /// its owner (more than `states_per_thread` commits of that thread
+    /// since).
+    pub copies_reused: u64,
+    /// Copies of a replica one of whose pending logs overflowed its arena
+    /// or had been overwritten in it (`log_entries_per_thread`).
+    pub copies_log: u64,
     /// Closures run for other threads.
     pub helped: u64,
     /// Read-only transactions that ran on the designated replica.

@@ -23,7 +23,12 @@ pub(super) struct ThreadStats {
     pub(super) commits: std::sync::atomic::AtomicU64,
     pub(super) rollbacks: std::sync::atomic::AtomicU64,
     pub(super) replays: std::sync::atomic::AtomicU64,
+    pub(super) replayed_states: std::sync::atomic::AtomicU64,
     pub(super) copies: std::sync::atomic::AtomicU64,
+    pub(super) copies_invalid: std::sync::atomic::AtomicU64,
+    pub(super) copies_lapped: std::sync::atomic::AtomicU64,
+    pub(super) copies_reused: std::sync::atomic::AtomicU64,
+    pub(super) copies_log: std::sync::atomic::AtomicU64,
     pub(super) helped: std::sync::atomic::AtomicU64,
     pub(super) reads_direct: std::sync::atomic::AtomicU64,
     pub(super) reads_published: std::sync::atomic::AtomicU64,
@@ -40,8 +45,14 @@ pub(super) struct ThreadStats {
 /// write-backs.
 #[inline]
 pub(super) fn bump(c: &std::sync::atomic::AtomicU64) {
+    add(c, 1);
+}
+
+/// Adds `n` to a thread's own statistics counter (see [`bump`]).
+#[inline]
+pub(super) fn add(c: &std::sync::atomic::AtomicU64, n: u64) {
     use std::sync::atomic::Ordering::Relaxed;
-    c.store(c.load(Relaxed).wrapping_add(1), Relaxed);
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
 }
 
 pub(super) type UpdateFn<B> = Box<dyn for<'t> Fn(&Tx<'t, B>) -> u64 + Send + Sync>;
@@ -251,7 +262,8 @@ impl<B: Backend> RedoPtm<B> {
     pub fn stats(&self) -> RedoStats {
         let mut s = RedoStats::default();
         crate::sum_counters!(s += self.stats;
-            commits, rollbacks, replays, copies, helped, reads_direct, reads_published,
+            commits, rollbacks, replays, replayed_states, copies, copies_invalid,
+            copies_lapped, copies_reused, copies_log, helped, reads_direct, reads_published,
             log_entries, backoffs, timed_fallbacks);
         s
     }

@@ -29,7 +29,12 @@ impl<B: Backend> Front for RedoPtm<B> {
         let s = self.stats();
         vec![
             ("copies", s.copies),
+            ("copies_invalid", s.copies_invalid),
+            ("copies_lapped", s.copies_lapped),
+            ("copies_reused", s.copies_reused),
+            ("copies_log", s.copies_log),
             ("replays", s.replays),
+            ("replayed_states", s.replayed_states),
             ("rollbacks", s.rollbacks),
             ("timed_fallbacks", s.timed_fallbacks),
         ]

@@ -221,6 +221,17 @@ impl DirtyLines {
         self.full
     }
 
+    /// Whether the set holds `cap` single lines and no range (Redo-PTM,
+    /// RedoTimed-PTM): one more new line would degrade it to a range that
+    /// spans them all, which for scattered lines (a long replay on SPS) is
+    /// most of the replica. A replay writes them back first
+    /// ([`DirtyLines::flush`]; the published code's deferred-`pwb` log does
+    /// the same when it fills).
+    #[inline]
+    pub(crate) fn at_capacity(&self) -> bool {
+        self.seen.is_none() && self.range.is_none() && self.lines.len() >= self.cap
+    }
+
     /// Lines tracked one by one (for tests).
     #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
     pub(crate) fn tracked(&self) -> usize {
@@ -371,6 +382,21 @@ mod tests {
         assert_eq!(d.range, Some((64, 6464)));
         d.add(0);
         assert_eq!(d.range, Some((0, 6464)));
+    }
+
+    #[test]
+    fn only_plain_sets_of_single_lines_reach_capacity() {
+        let mut d = DirtyLines::new(2);
+        d.add(64);
+        assert!(!d.at_capacity());
+        d.add(640);
+        assert!(d.at_capacity());
+        d.add(6400);
+        assert!(!d.at_capacity(), "a range has no capacity to reach");
+        let mut o = DirtyLines::distinct(2, 2);
+        o.add(64);
+        o.add(640);
+        assert!(!o.at_capacity(), "RedoOpt switches to a full flush instead");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! module docs of [`crate::redo`] summarize it; `docs/redo-ptm.md` gives the
 //! walk-through, the persistence rules and the deviations.
 
-use super::core::{bump, Attempt, Held, Job, RedoPtm, Request, Retired, Slot};
+use super::core::{add, bump, Attempt, Held, Job, RedoPtm, Request, Retired, Slot};
 use super::state::{State, LOG_OVERFLOW, PANICKED};
 use super::tx::{ReadTx, Tx, Writer};
 use crate::breakdown::{self, Bucket};
@@ -16,6 +16,20 @@ use crate::sync::atomic::{fence, Ordering};
 use perdure_pm::Backend;
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Why {6} could not replay a replica's missing states (each copy is
+/// counted under one of these in [`super::RedoStats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Unreplayable {
+    /// The head is `INVALID`, or not before the designated state.
+    Invalid,
+    /// More than the ring's length behind, or a ring slot lapped.
+    Lapped,
+    /// A pending `State` was reused by its owner.
+    Reused,
+    /// A pending log overflowed its arena or was overwritten in it.
+    Log,
+}
 
 impl<B: Backend> RedoPtm<B> {
     /// {1}: publish `job` in `req[tid]` and announce it; returns its sequence
@@ -280,13 +294,31 @@ impl<B: Backend> RedoPtm<B> {
             _ => sti::seq_after(sti::seq(tail), sti::seq(head)),
         };
         c.head.store(INVALID, Ordering::SeqCst);
-        if behind && self.replay(h, head, tail) {
-            bump(&self.stats[tid].replays);
-            c.head.store(tail, Ordering::SeqCst);
-            return true;
-        }
+        let why = if behind {
+            match self.replay(h, head, tail) {
+                Ok(()) => {
+                    bump(&self.stats[tid].replays);
+                    add(
+                        &self.stats[tid].replayed_states,
+                        sti::seq_dist(sti::seq(tail), sti::seq(head)),
+                    );
+                    c.head.store(tail, Ordering::SeqCst);
+                    return true;
+                }
+                Err(why) => why,
+            }
+        } else {
+            Unreplayable::Invalid
+        };
         if self.copy_designated(h, cur, tail, tid) {
-            bump(&self.stats[tid].copies);
+            let st = &self.stats[tid];
+            bump(&st.copies);
+            bump(match why {
+                Unreplayable::Invalid => &st.copies_invalid,
+                Unreplayable::Lapped => &st.copies_lapped,
+                Unreplayable::Reused => &st.copies_reused,
+                Unreplayable::Log => &st.copies_log,
+            });
             c.head.store(tail, Ordering::SeqCst);
             return true;
         }
@@ -294,13 +326,14 @@ impl<B: Backend> RedoPtm<B> {
     }
 
     /// Applies the redo logs of the states after `head` up to `tail`, in
-    /// order, to the held replica. False (leaving the replica to be copied)
-    /// if a state is missing from the ring, reused, overflowed or lapped.
-    pub(super) fn replay(&self, h: &Held, head: u64, tail: u64) -> bool {
+    /// order, to the held replica. Fails (leaving the replica to be copied)
+    /// if a state is missing from the ring or lapped, reused, or its log
+    /// overflowed or was overwritten; the error says which.
+    pub(super) fn replay(&self, h: &Held, head: u64, tail: u64) -> Result<(), Unreplayable> {
         let _t = breakdown::timer(Bucket::Apply);
         let n = sti::seq_dist(sti::seq(tail), sti::seq(head));
         if n > self.ring.len() as u64 {
-            return false;
+            return Err(Unreplayable::Lapped);
         }
         let base = self.combs[h.idx].replica;
         let mut dirty = h.dirty.borrow_mut();
@@ -308,35 +341,48 @@ impl<B: Backend> RedoPtm<B> {
             let s = sti::seq_add(sti::seq(head), k);
             let t = self.ring_slot(s).load(Ordering::SeqCst);
             if t == INVALID || (sti::seq(t) != s && !mutant!(RedoReplayWithoutValidity)) {
-                return false;
+                return Err(Unreplayable::Lapped);
             }
             let Some(st) = self.state_of(t) else {
-                return false;
+                return Err(Unreplayable::Reused);
             };
             if st.ticket.load(Ordering::SeqCst) != t && !mutant!(RedoReplayWithoutValidity) {
-                return false;
+                return Err(Unreplayable::Reused);
             }
             let len = st.log_len.load(Ordering::Acquire);
             let start = st.log_start.load(Ordering::Acquire);
             let arena = &self.arenas[sti::tid(t)];
             if len == LOG_OVERFLOW || len > arena.cap() {
-                return false;
+                return Err(Unreplayable::Log);
             }
             for p in start..start + len {
                 let [off, _, new] = arena.read(p);
                 if off % 8 != 0 || off >= self.replica_len {
-                    return false; // a lapped slot: garbage
+                    return Err(Unreplayable::Log); // a lapped slot: garbage
                 }
                 word(&self.pool, base + off).store(new, Ordering::Relaxed);
+                if dirty.at_capacity() {
+                    // A long replay: write back what it has dirtied so far
+                    // rather than let the set become one range over the
+                    // replica (the lines written from here on are tracked
+                    // again for L26).
+                    dirty.flush(&self.pool);
+                }
                 dirty.add(base + off);
             }
-            if (!arena.still_holds(start, len) || st.ticket.load(Ordering::Relaxed) != t)
-                && !mutant!(RedoReplayWithoutValidity)
-            {
-                return false;
+            if mutant!(RedoReplayWithoutValidity) {
+                continue;
+            }
+            // `still_holds` fences before both validating loads.
+            let held_log = arena.still_holds(start, len);
+            if st.ticket.load(Ordering::Relaxed) != t {
+                return Err(Unreplayable::Reused);
+            }
+            if !held_log {
+                return Err(Unreplayable::Log);
             }
         }
-        true
+        Ok(())
     }
 
     /// The optimistic copy (§5): the designated replica, under a shared

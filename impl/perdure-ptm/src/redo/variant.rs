@@ -54,7 +54,7 @@
 //! a power of two (16 bytes each); per replica, a line set of
 //! `2 × dirty_lines_per_replica` slots (16 bytes each). With the default
 //! configuration (8 threads, 64 Ki entries, 16 Ki lines) that is about
-//! 21 MB on top of Redo-PTM's 14 MB, 35 MB in all (checked under 64 MB by
+//! 21 MB on top of Redo-PTM's 20 MB, 41 MB in all (checked under 64 MB by
 //! `tests/redo_variants.rs`); see [`Config::volatile_bytes`].
 
 use super::core::{bump, Held, RedoPtm};
