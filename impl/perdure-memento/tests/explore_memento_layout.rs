@@ -846,3 +846,139 @@ fn runtime_open_checks_the_thread_count() {
         "a runtime header of zero threads was opened"
     );
 }
+
+/// `SoftTable::attach` checks the bucket count it reads from the table's
+/// header: the largest (`MAX_BUCKETS`), which `create` makes, attaches; a
+/// count that is not a power of two (3, within the bound) or past the bound
+/// is refused (a key's bucket is its hash masked with `buckets - 1`).
+#[test]
+fn soft_attach_checks_the_bucket_count() {
+    use perdure_memento::ds::soft::MAX_BUCKETS;
+    let p = pool("soft-attach-buckets");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let t = SoftTable::create(&mut h, MAX_BUCKETS).expect("the largest table");
+    let off = t.offset();
+    drop(t);
+    SoftTable::attach(&p, off).expect("a table of MAX_BUCKETS buckets attaches");
+    for buckets in [3u64, MAX_BUCKETS - 1, 2 * MAX_BUCKETS] {
+        p.word(off + 8)
+            .expect("word")
+            .store(buckets, Ordering::Relaxed);
+        assert!(
+            SoftTable::attach(&p, off).is_err(),
+            "a table header of {buckets} buckets was attached"
+        );
+    }
+}
+
+/// `Runtime::open` calibrates the clock past every timestamp in HELP
+/// (§2.5 T_max), both parities of every thread's line: a timestamp a
+/// helper wrote into HELP\[parity\]\[tid\] just before a crash is read by
+/// the reopened runtime's CAS (`cas.rs`, L14's comparison with the
+/// checkpointed one), so the clock must not start below it.
+#[test]
+fn runtime_open_reads_every_help_timestamp() {
+    const T: u64 = 1 << 40;
+    for tid in 1..=2usize {
+        for parity in [false, true] {
+            let p = pool("runtime-open-help");
+            let rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+            let help = rt.help_off(parity, tid);
+            p.word(help).expect("word").store(T, Ordering::Relaxed);
+            p.pwb(help, 8);
+            p.pfence();
+            drop(rt);
+            let rt =
+                Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+            let now = rt.clock().now();
+            assert!(
+                now > T,
+                "HELP[{}][{tid}] holds {T}, the reopened clock reads {now}",
+                u8::from(parity)
+            );
+        }
+    }
+}
+
+/// A thread's CAS parity survives a reopen when its memento was zeroed
+/// (`ClearMode::Zero`): the operation's commit line records the thread's
+/// last CAS (`own_floor`), the only record once the memento is cleared, and
+/// the next CAS after `Runtime::open` takes the other parity.
+#[test]
+fn runtime_open_keeps_a_thread_s_cas_parity_past_a_zeroed_memento() {
+    use perdure_memento::{CasMmt, ClearMode, DetectableCasAtomic};
+    for before in 1..=2u64 {
+        let p = pool("runtime-own-floor");
+        let mut rt =
+            Runtime::<Sim, CasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        rt.set_clear_mode(ClearMode::Zero);
+        let mut h = rt.handle(1).expect("handle");
+        let loc = DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
+        loc.init(&p, 0);
+        p.pfence();
+        let mut parities = Vec::new();
+        for v in 0..before {
+            let mut parity = None;
+            let done = h.run_root(|h, m, _| {
+                let ok = loc.cas(v, v + 1, h, m).is_ok();
+                parity = Some(m.peek(h.pool()).parity);
+                u64::from(ok)
+            });
+            assert_eq!(done.result, 1, "cas({v}, {})", v + 1);
+            parities.push(parity.expect("ran"));
+        }
+        drop(h);
+        drop(rt);
+        let rt = Runtime::<Sim, CasMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+        let mut h = rt.handle(1).expect("handle");
+        let mut parity = None;
+        let done = h.run_root(|h, m, _| {
+            let ok = loc.cas(before, before + 1, h, m).is_ok();
+            parity = Some(m.peek(h.pool()).parity);
+            u64::from(ok)
+        });
+        assert_eq!(
+            done.result,
+            1,
+            "cas({before}, {}) after the reopen",
+            before + 1
+        );
+        parities.push(parity.expect("ran"));
+        assert!(
+            parities.windows(2).all(|w| w[0] != w[1]),
+            "{before} CAS(es), a reopen, one more: parities {parities:?}"
+        );
+    }
+}
+
+/// A lone exchange (no partner ever comes, a short patience) cut by a
+/// thread crash after each of its events, and re-run with its memento: it
+/// must time out (`None`) whatever the event. INSERT's recovery (L17–L19)
+/// reports the offer made iff the slot holds the node (or its `repl` is
+/// set); a recovery that misreads it after the offer went in takes its own
+/// waiting offer as a partner's.
+#[test]
+fn elim_exchanger_lone_offer_cut_by_a_crash_times_out() {
+    use perdure_memento::ds::elim::ElimStackMmt;
+    use perdure_memento::ds::exchanger::Exchanger;
+    use perdure_memento::quiet_thread_crashes;
+    quiet_thread_crashes();
+    let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
+    for n in 0..40u64 {
+        let p = pool("exchanger-lone-crash");
+        let rt =
+            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+        let mut h = rt.handle(1).expect("handle");
+        h.crash_after(Some(n));
+        let r = h
+            .run_root(|h, m, _| {
+                opt(x
+                    .exchange(7, |_| true, 1000, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result;
+        assert_eq!(r, opt(None), "a lone exchange cut after event {n}");
+    }
+}

@@ -578,3 +578,60 @@ fn recover_bump() {
 fn recovery_checks_the_bump_word() {
     perdure_pm::sync::seeded::check_random(recover_bump, 1);
 }
+
+/// Every request size maps to its class (no schedule involved): a block of
+/// `size` bytes is aligned to its class's block size (the next power of two
+/// from 16 bytes up, at most 4 KiB), and two blocks of a class lie a block
+/// apart at least; a size past the largest class is refused with that
+/// class's size. The workloads above allocate 16 and 32 bytes only.
+#[test]
+fn heap_alloc_sizes_map_to_their_classes() {
+    // One schedule: the sync facade's atomics need shuttle's runtime.
+    perdure_pm::sync::seeded::check_random(alloc_sizes, 1);
+}
+
+fn alloc_sizes() {
+    use perdure_pm::heap::{HeapError, MAX_CLASS_SHIFT};
+    let pool = Pool::volatile("heap-classes", 1 << 20, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, (1 << 20) - base, 2).unwrap();
+    let mut t = heap.register().unwrap();
+    let max = 1u64 << MAX_CLASS_SHIFT;
+    for size in [
+        1u64,
+        8,
+        16,
+        17,
+        32,
+        33,
+        64,
+        100,
+        128,
+        256,
+        511,
+        512,
+        max / 2 + 1,
+        max,
+    ] {
+        let block = size.next_power_of_two().max(16);
+        let a = t.alloc(size).unwrap();
+        let b = t.alloc(size).unwrap();
+        for x in [a, b] {
+            assert_eq!(
+                x % block.min(4096),
+                0,
+                "alloc({size}) returned {x:#x}: not {block}-aligned"
+            );
+        }
+        assert!(
+            a.abs_diff(b) >= block,
+            "alloc({size}) twice: {a:#x} and {b:#x} overlap"
+        );
+    }
+    match t.alloc(max + 1) {
+        Err(HeapError::TooLarge { requested, max: m }) => {
+            assert_eq!((requested, m), (max + 1, max), "alloc({}) refused", max + 1)
+        }
+        other => panic!("alloc({}) past the largest class: {other:?}", max + 1),
+    }
+}

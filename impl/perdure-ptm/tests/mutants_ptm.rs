@@ -1460,3 +1460,155 @@ fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
         109
     );
 }
+
+/// Redo-PTM's rollback after a lost `cur_comb` CAS (Alg. 3 L38) marks each
+/// restored word's line dirty: the replica's dirty lines were written back
+/// (and cleared) before the CAS, so that mark is all that makes the next
+/// commit on the replica write the restored values back. Each thread's
+/// update reads a counter `c`, stores 1 to its own word `x[tid]` if `c` was
+/// 0, and stores `c + 1`; `c` and the two words lie on lines of their own.
+/// W (tid 1) runs its update alone and is held before its CAS; L (tid 0)
+/// then runs the batch `a` (its own, from `c = 0`: `x[0] = 1`), `b` (W's:
+/// `c = 2`), writes it back and is held before its CAS. W commits (`b`
+/// first: `x[1] = 1`, `c = 1`). L's CAS fails, it rolls its replica back
+/// and, in its second attempt on the same replica, replays W's log and
+/// runs `a` again from `c = 1`, which stores `c` only: `x[0]`'s line holds
+/// the failed attempt's 1 in persistent memory and 0 in the cache, and only
+/// the rollback's mark makes L's commit write it back. A crash point is
+/// captured at every persistence event from L's rollback to its return;
+/// every image must recover `b` alone or `b` then `a` (`x = [0, 1]`,
+/// `c` 1 or 2; `c = 2` at the end). Without the mark (`undo_to` marking
+/// another line), the images of L's commit recover `x = [1, 1]`.
+fn lost_cas_then_commit_on_the_same_replica() -> Result<String, String> {
+    use perdure_ptm::{PVar, Transaction};
+    use std::sync::mpsc;
+    let c = Redo::small("redo", 4);
+    let p = leaked(&c, "mutant-lost-cas-replica")?;
+    let blk = {
+        let h = p.handle().map_err(|e| e.to_string())?;
+        h.update_tx(|tx| {
+            let b = tx.alloc_zeroed(512).unwrap();
+            tx.set_root(0, b);
+            b
+        })
+    };
+    let (cnt, x) = (blk, [blk + 192, blk + 384]);
+    let sim: &'static Sim = c.pool(p).backend();
+    FENCE_SIM.store(sim as *const Sim as *mut Sim, SeqCst);
+    for k in 0..2 {
+        *BEFORE_CAS[k].lock().unwrap_or_else(|e| e.into_inner()) = None;
+        HELD[k].store(false, SeqCst);
+        GO[k].store(false, SeqCst);
+    }
+    if !sim.set_yield_hook(gate_before_cas) {
+        return Err("the simulator already has a yield hook".into());
+    }
+    // Slot 0 holds W, slot 1 L. The update of thread `tid`:
+    let update = move |tid: usize| {
+        move |tx: &perdure_ptm::redo::Tx<'_, Sim>| -> u64 {
+            let n = tx.get(PVar::<u64>::at(cnt));
+            if n == 0 {
+                tx.set(PVar::<u64>::at(x[tid]), 1);
+            }
+            tx.set(PVar::<u64>::at(cnt), n + 1);
+            n
+        }
+    };
+    let release = || {
+        GO[0].store(true, SeqCst);
+        GO[1].store(true, SeqCst);
+    };
+    let wait_held = |k: usize| {
+        let start = Instant::now();
+        while !HELD[k].load(SeqCst) {
+            if start.elapsed() > Duration::from_secs(20) {
+                release();
+                return Err(format!("{} was never held before its CAS", ["W", "L"][k]));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(())
+    };
+    let points = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let (rw, rl) = std::thread::scope(|s| -> Result<(u64, u64), String> {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let l = s.spawn(move || -> Option<(usize, u64)> {
+            let h = p.handle().ok()?;
+            ready_tx.send(h.tid()).ok()?;
+            go_rx.recv().ok()?;
+            *BEFORE_CAS[1].lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(std::thread::current().id());
+            FENCES_AT_ARM[1].store(sim.counts().pfence, SeqCst);
+            let r = h.update_tx(update(h.tid()));
+            GO[1].store(true, SeqCst);
+            Some((h.tid(), r))
+        });
+        ready_rx.recv().map_err(|_| "L took no thread id")?;
+        let w = s.spawn(move || -> Option<(usize, u64)> {
+            let h = p.handle().ok()?;
+            *BEFORE_CAS[0].lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(std::thread::current().id());
+            FENCES_AT_ARM[0].store(sim.counts().pfence, SeqCst);
+            let r = h.update_tx(update(h.tid()));
+            GO[0].store(true, SeqCst);
+            Some((h.tid(), r))
+        });
+        let held = wait_held(0);
+        let _ = go_tx.send(());
+        held?;
+        wait_held(1)?;
+        GO[0].store(true, SeqCst);
+        let rw = w.join().map_err(|_| "W panicked")?;
+        {
+            let points = points.clone();
+            sim.set_crash_hook(move |_, view| points.lock().unwrap().push(view.capture()));
+        }
+        GO[1].store(true, SeqCst);
+        let rl = l.join().map_err(|_| "L panicked")?;
+        sim.clear_crash_hook();
+        match (rw, rl) {
+            (Some((1, rw)), Some((0, rl))) => Ok((rw, rl)),
+            other => Err(format!(
+                "(tid, result) of W and L: {other:?}, expected tids 1 and 0"
+            )),
+        }
+    })?;
+    let mut points = std::mem::take(&mut *points.lock().unwrap());
+    points.push(sim.capture());
+    let stats = p.stats();
+    if (rw, rl) != (0, 1) || stats.rollbacks != 1 {
+        return Err(format!(
+            "W's update returned {rw}, L's {rl} (expected 0 and 1, after one rollback): {stats:?}"
+        ));
+    }
+    let w = Window {
+        t1_result: json!(rl),
+        points,
+    };
+    let summary = check_images(&c, &w, |p, last| {
+        let read = |off: u64| p.read_tx(move |tx| tx.load(off)).map_err(|e| e.to_string());
+        let got = (read(cnt)?, read(x[0])?, read(x[1])?);
+        match got {
+            (2, 0, 1) | (1, 0, 1) if !last || got.0 == 2 => Ok(()),
+            (n, x0, x1) => Err(format!(
+                "recovered c = {n}, x = [{x0}, {x1}] (W's update returned first, from c = 0: x must be [0, 1], c 1 or 2{})",
+                if last { ", 2 once L returned" } else { "" }
+            )),
+        }
+    })?;
+    Ok(format!(
+        "Redo-PTM: W held before its CAS, L's wider batch held before its CAS, W commits, L's CAS fails ({} rollback) and L commits on the same replica; {summary}",
+        stats.rollbacks
+    ))
+}
+
+#[test]
+fn redo_lost_cas_then_commit_on_the_same_replica() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    match lost_cas_then_commit_on_the_same_replica() {
+        Ok(s) => println!("{s}"),
+        Err(why) => panic!("{why}"),
+    }
+}

@@ -441,3 +441,69 @@ fn every_mutant_is_caught_and_the_seed_passes() {
     }
     assert!(missed.is_empty(), "{}", missed.join("\n"));
 }
+
+/// The skip list refuses `Tracking::Markable` (§6.4.2: a markable pointer
+/// needs a single incoming pointer per node), at `create` and at `open`;
+/// the set tests only run it under the variants it accepts.
+#[test]
+fn skiplist_refuses_markable_tracking() {
+    use perdure_relax::ds::SkipList;
+    use perdure_relax::RelaxError;
+    let pool = Pool::volatile("skip-markable", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Markable);
+    let mut h = sp.handle().unwrap();
+    assert!(
+        matches!(SkipList::create(&mut h, 0), Err(RelaxError::Config(_))),
+        "a skip list was created under Markable"
+    );
+    assert!(
+        matches!(SkipList::open(&sp, 0), Err(RelaxError::Config(_))),
+        "a skip list was opened under Markable"
+    );
+}
+
+/// `Space::create` on a pool that held something else: it refuses a heap
+/// that does not fit the pool before writing anything, and a space it
+/// creates reads every root as empty (each root word zeroed, not only the
+/// first). The tests' pools start zeroed.
+#[test]
+fn space_create_checks_its_room_and_zeroes_every_root() {
+    const PATTERN: u64 = 0xA5A5_A5A5_A5A5_A5A5;
+    let pool = Pool::volatile("space-create-dirty", POOL, NoFlush).unwrap();
+    let b = base(&pool);
+    let fill = || {
+        for w in (b..b + 8192).step_by(8) {
+            pool.word(w)
+                .unwrap()
+                .store(PATTERN, perdure_pm::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    fill();
+    let c = cfg(false);
+    // A heap half a page too large for the pool.
+    let too_big = perdure_relax::Config {
+        heap_bytes: POOL - b - 4096 + 2048,
+        ..c
+    };
+    assert!(
+        Space::create(&pool, b, &too_big, OpenOptions::new(Tracking::Hybrid)).is_err(),
+        "a space whose heap ends past the pool was created"
+    );
+    for w in (b..b + 8192).step_by(8) {
+        assert_eq!(
+            pool.word(w)
+                .unwrap()
+                .load(perdure_pm::sync::atomic::Ordering::Relaxed),
+            PATTERN,
+            "word {w:#x} written by a refused create"
+        );
+    }
+    let sp = Space::create(&pool, b, &c, OpenOptions::new(Tracking::Hybrid)).expect("create");
+    for i in 0..c.roots as usize {
+        assert!(
+            matches!(sp.root(i), Ok(None)),
+            "root {i} of a new space: {:?}",
+            sp.root(i)
+        );
+    }
+}
