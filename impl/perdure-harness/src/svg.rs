@@ -24,6 +24,15 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+/// The opening `<svg>` tag of a plot `W` wide and `height` high, and its white background.
+fn open_svg(out: &mut String, height: f64, font_size: u32) {
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="{font_size}">"#
+    );
+    let _ = writeln!(out, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -121,11 +130,7 @@ fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64)
         plot_w: W - LEFT - RIGHT,
         plot_h: H - TOP - BOTTOM,
     };
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(out, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    open_svg(out, H, 12);
     let _ = writeln!(
         out,
         r#"<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
@@ -338,11 +343,7 @@ pub fn forest_plot(
     let plot_w = W - left - RIGHT;
     let x_at = |v: f64| left + plot_w * (v - x_min) / (x_max - x_min);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(out, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    open_svg(&mut out, height, 11);
     let _ = writeln!(
         out,
         r#"<text x="{:.1}" y="24" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
