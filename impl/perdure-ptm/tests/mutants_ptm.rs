@@ -987,7 +987,9 @@ fn wait_for(flag: &AtomicBool) -> bool {
 /// closure, run by A in the same batch, rewrites `a` (an entry of the
 /// earlier closure: its value is saved for the undo), stores `x` twice
 /// (its own entry, merged) and panics. A's commit must hold `a = 1`,
-/// `c = 3`, `x = 0` and two log entries. The tier's other checks never
+/// `c = 3`, `x = 0` and two log entries, and so must its log: the next
+/// update, on another replica, replays it (the undo puts `a`'s saved value
+/// back in the replica and in the log entry). The tier's other checks never
 /// combine a panicking closure with another.
 #[test]
 fn redo_opt_undoes_only_the_panicking_closure_of_a_batch() {
@@ -1064,6 +1066,22 @@ fn redo_opt_undoes_only_the_panicking_closure_of_a_batch() {
         2,
         "A's batch logs c and a once each: {:?}",
         p.stats()
+    );
+    // The next update runs on another replica, which replays A's log:
+    // the entry of `a` must carry the value put back (1), not B's 2.
+    let replays = p.stats().replayed_states;
+    let d = a + 48;
+    ha.update_tx(move |tx| tx.set(PVar::<u64>::at(d), 9));
+    assert_eq!(
+        p.stats().replayed_states - replays,
+        1,
+        "the update after A's commit replays A's batch: {:?}",
+        p.stats()
+    );
+    assert_eq!(
+        (read(a), read(c), read(x), read(d)),
+        (1, 3, 0, 9),
+        "after a replay of A's log on another replica: a, c, x, d"
     );
 }
 
