@@ -13,8 +13,9 @@
 //!   past its region; on a pool too small it fails before writing;
 //! * `Handle::alloc` returns a zeroed block, also one freed and reused;
 //! * a few behaviours the scenarios do not reach: `CombQueue::at` on a
-//!   block past the pool's end, an exchanger's creation and two threads
-//!   meeting in it, SOFT's bad bucket counts, a one-bucket table (keys
+//!   block past the pool's end, an exchanger's creation, two threads
+//!   meeting in it and an exchange retried after a lost attempt, SOFT's
+//!   bad bucket counts, a one-bucket table (keys
 //!   sharing a sorted list), a delete cut by a thread crash, a handle's
 //!   successive operations, and `Runtime::open`'s thread-count check.
 //!
@@ -691,6 +692,97 @@ fn elim_exchanger_swaps_two_threads_values() {
     });
 }
 
+/// An exchange whose attempt on the slot fails retries with what it finds
+/// there (up to `TRIES` attempts), and clearing a finished exchange (a
+/// `MATCHED` node) records the clearing in that node's `repl` word, durably
+/// before the slot moves on (DELETE, L34–L37). Thread A (tid 2) offers 8
+/// and waits; B (tid 1) sees A's offer and, inside its `accept`, waits until
+/// C (tid 3) has taken it with 9, leaving its `MATCHED` node in the slot.
+/// B's DELETE of A's offer then fails: B must retry, clear C's node and
+/// offer 7 in its place, and C's next exchange (10) must take it. The
+/// scenarios' exchanges never meet, let alone lose a race and retry.
+#[test]
+fn elim_exchanger_retries_on_a_finished_exchange_and_clears_it() {
+    within(30, "an exchange retried after a lost attempt", || {
+        use perdure_memento::ds::elim::ElimStackMmt;
+        use perdure_memento::ds::exchanger::Exchanger;
+        use perdure_memento::word::repl_encode;
+        use perdure_pm::sim::{ImageChoice, VolatileFill};
+        use std::sync::atomic::AtomicBool;
+        const PATIENT: u64 = 1 << 50;
+        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
+        let p = pool("exchanger-retry");
+        let rt =
+            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(3, 1 << 20)).expect("runtime");
+        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+        let exchange = |tid: usize, value: u64, accept: &(dyn Fn(u64) -> bool + Sync)| {
+            let mut h = rt.handle(tid).expect("handle");
+            h.run_root(|h, m, _| {
+                opt(x
+                    .exchange(value, accept, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result
+        };
+        let waiting = || matches!(x.peek(&p), Some((_, true)));
+        let (in_accept, taken) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            let a = s.spawn(|| exchange(2, 8, &|_| true));
+            while !waiting() && !a.is_finished() {
+                std::thread::yield_now();
+            }
+            let b = s.spawn(|| {
+                exchange(1, 7, &|_| {
+                    in_accept.store(true, Ordering::SeqCst);
+                    while !taken.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                    true
+                })
+            });
+            while !in_accept.load(Ordering::SeqCst) && !b.is_finished() {
+                std::thread::yield_now();
+            }
+            let took = exchange(3, 9, &|_| true);
+            let c_slot = x.peek(&p);
+            taken.store(true, Ordering::SeqCst);
+            while !waiting() && !b.is_finished() {
+                std::thread::yield_now();
+            }
+            if !waiting() {
+                let r = b.join().expect("B's exchange");
+                panic!(
+                    "B's first attempt lost to C, and B returned {r} (0: None) without \
+                     offering in place of C's finished exchange"
+                );
+            }
+            // B waits in the slot: read C's node's record, then let C take
+            // B's offer (every thread returns before the checks).
+            let (b_node, _) = x.peek(&p).expect("B's offer");
+            let cp = p.backend().capture();
+            let words = cp.materialize(
+                &ImageChoice(vec![0; cp.unsettled_lines()]),
+                VolatileFill::Zeroed,
+            );
+            let took_again = exchange(3, 10, &|_| true);
+            let (rb, ra) = (b.join().expect("B"), a.join().expect("A"));
+            assert_eq!(took, opt(Some(8)), "C takes A's offer");
+            let Some((c_node, false)) = c_slot else {
+                panic!("after C's exchange the slot holds {c_slot:?}, not C's node");
+            };
+            assert_eq!(
+                words[((c_node + 8) / 8) as usize],
+                repl_encode(1, b_node),
+                "C's node {c_node:#x}, cleared by B's offer {b_node:#x}: its repl word in a \
+                 crash image right after"
+            );
+            assert_eq!(took_again, opt(Some(7)), "C's second exchange");
+            assert_eq!(rb, opt(Some(10)), "B's result");
+            assert_eq!(ra, opt(Some(9)), "A's result");
+        });
+    });
+}
+
 /// `SoftTable::create` refuses a bucket count that is not a power of two
 /// (a key's bucket is its hash masked with `buckets - 1`) or above
 /// `MAX_BUCKETS`, before allocating anything.
@@ -712,7 +804,9 @@ fn soft_create_refuses_bad_bucket_counts() {
 /// where every key shares the list, keys inserted out of order all land
 /// (each before or after others), a second insert of each is refused, a
 /// delete of an absent key (smaller than, between, or after the present
-/// ones) removes nothing, and lookups and the persistent contents agree.
+/// ones) removes nothing, a lookup finds each key and no absent or deleted
+/// one (its search stops at a larger key), and the persistent contents
+/// agree.
 /// The scenarios' tables have a bucket per key, so their inserts always
 /// append to an empty list.
 #[test]
@@ -736,6 +830,9 @@ fn soft_one_bucket_list_keeps_every_key() {
         for &k in &keys {
             assert_eq!(run(SoftOp::Lookup(k)), 10 * k + 1, "lookup {k}");
         }
+        for k in [4u64, 0, 6, 10] {
+            assert_eq!(run(SoftOp::Lookup(k)), 0, "lookup of absent {k}");
+        }
         let mut expected: Vec<(u64, u64)> = keys.iter().map(|&k| (k, 10 * k)).collect();
         expected.sort_unstable();
         assert_eq!(t.contents(&p).expect("contents"), expected);
@@ -746,6 +843,9 @@ fn soft_one_bucket_list_keeps_every_key() {
             t.contents(&p).expect("contents"),
             [(1, 10), (5, 50), (9, 90)]
         );
+        for k in [3u64, 7] {
+            assert_eq!(run(SoftOp::Lookup(k)), 0, "lookup of deleted {k}");
+        }
     });
 }
 
