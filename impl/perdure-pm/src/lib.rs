@@ -67,5 +67,5 @@ pub use error::PoolError;
 pub use pm_error::PmError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use pool::PoolInfo;
-pub use pool::{MapMode, PmDword, PmLoc, PmWord, Pool};
+pub use pool::{MapMode, PmDword, PmLoc, PmRange, PmWord, Pool};
 pub use sim::{Sim, SimOptions};

@@ -435,6 +435,25 @@ impl<B: Backend> Pool<B> {
         Ok(self.word_unchecked(off))
     }
 
+    /// The `len` bytes at data-area offset `off` (both multiples of 8), as a
+    /// [`PmRange`]: checked here once, so that each word of it costs one
+    /// bounds test after that. For code that validates a region when it
+    /// opens it and then accesses its words on a hot path (a PTM's replica).
+    pub fn range(&self, off: u64, len: u64) -> Result<PmRange<'_, B>, PoolError> {
+        self.check_range(off, len, 8)?;
+        if len % 8 != 0 {
+            return Err(PoolError::Misaligned {
+                offset: off + len,
+                align: 8,
+            });
+        }
+        Ok(PmRange {
+            pool: self,
+            base: off,
+            len,
+        })
+    }
+
     /// The 16-byte location at data-area offset `off` (16-aligned), for
     /// double-width compare-and-swap.
     pub fn dword(&self, off: u64) -> Result<PmDword<'_, B>, PoolError> {
@@ -452,9 +471,10 @@ impl<B: Backend> Pool<B> {
     pub(crate) fn word_unchecked(&self, off: u64) -> PmWord<'_, B> {
         debug_assert!(off % 8 == 0 && off + 8 <= self.header.pool_size);
         PmLoc {
-            // SAFETY: callers pass constant header offsets or offsets
-            // validated by check_range; both are 8-aligned and inside the
-            // mapping.
+            // SAFETY: callers pass constant header offsets, offsets
+            // validated by check_range, or offsets inside a PmRange (whose
+            // bounds check_range validated); all are 8-aligned and inside
+            // the mapping.
             cell: unsafe { self.mem.word(off as usize) },
             off,
             backend: &self.backend,
@@ -694,6 +714,67 @@ pub struct PmLoc<'a, B: Backend, A: 'static> {
     cell: &'a A,
     off: u64,
     backend: &'a B,
+}
+
+/// A range of a [`Pool`]'s data area checked once ([`Pool::range`]): its
+/// words are reached by their offset in the range, each with one test.
+pub struct PmRange<'a, B: Backend> {
+    pool: &'a Pool<B>,
+    base: u64,
+    len: u64,
+}
+
+impl<B: Backend> Clone for PmRange<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: Backend> Copy for PmRange<'_, B> {}
+
+impl<B: Backend> std::fmt::Debug for PmRange<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PmRange({:#x}, {} bytes)", self.base, self.len)
+    }
+}
+
+impl<'a, B: Backend> PmRange<'a, B> {
+    /// The pool offset of the range's first byte.
+    #[inline]
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// The range's length in bytes.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pool.
+    #[inline]
+    pub fn pool(&self) -> &'a Pool<B> {
+        self.pool
+    }
+
+    /// The word at offset `rel` of the range (8-aligned, below `len`), or
+    /// `None`.
+    #[inline]
+    pub fn word(&self, rel: u64) -> Option<PmWord<'a, B>> {
+        if rel % 8 == 0 && rel < self.len {
+            // In the data area and 8-aligned: `base` and `len` were checked
+            // by `Pool::range` and are multiples of 8.
+            Some(self.pool.word_unchecked(self.base + rel))
+        } else {
+            None
+        }
+    }
 }
 
 /// An 8-byte atomic word of a [`Pool`] (see [`PmLoc`]).

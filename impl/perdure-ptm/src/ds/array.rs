@@ -92,8 +92,13 @@ impl PArray {
     pub fn swap_all<P: Ptm>(&self, ptm: &P, pairs: Vec<(u64, u64)>) -> Result<(), DsError> {
         let root = self.root;
         update(ptm, root, KIND, move |tx| {
+            // The header once for all pairs (a swap stores only entries).
+            let (len, data) = bounds(tx, root)?;
             for &(i, j) in &pairs {
-                swap_in(tx, root, i, j)?;
+                if i >= len || j >= len {
+                    return Err(Fault::Invariant(Violation::BadPointer));
+                }
+                swap_at(tx, data + 8 * i, data + 8 * j)?;
             }
             Ok(0)
         })
@@ -114,19 +119,39 @@ impl PArray {
     }
 }
 
-/// The data block and the length, with `i` checked against it.
+/// The offset of entry `i`, checked against the length.
 fn entry<T: TxRead>(tx: &T, root: usize, i: u64) -> Result<u64, Fault> {
+    let [a] = entries(tx, root, [i])?;
+    Ok(a)
+}
+
+/// The array's length and data block.
+fn bounds<T: TxRead>(tx: &T, root: usize) -> Result<(u64, u64), Fault> {
     let h = header(tx, root, MAGIC)?;
-    let (len, data) = (ld(tx, h + LEN)?, ld(tx, h + DATA)?);
-    if i >= len {
+    Ok((ld(tx, h + LEN)?, ld(tx, h + DATA)?))
+}
+
+/// The offsets of entries `idx`, the header read once.
+fn entries<T: TxRead, const K: usize>(
+    tx: &T,
+    root: usize,
+    idx: [u64; K],
+) -> Result<[u64; K], Fault> {
+    let (len, data) = bounds(tx, root)?;
+    if idx.iter().any(|&i| i >= len) {
         return Err(Fault::Invariant(Violation::BadPointer));
     }
-    Ok(data + 8 * i)
+    Ok(idx.map(|i| data + 8 * i))
 }
 
 /// Swaps entries `i` and `j`.
 pub fn swap_in<T: Transaction>(tx: &T, root: usize, i: u64, j: u64) -> Result<(), Fault> {
-    let (a, b) = (entry(tx, root, i)?, entry(tx, root, j)?);
+    let [a, b] = entries(tx, root, [i, j])?;
+    swap_at(tx, a, b)
+}
+
+/// Swaps the words at offsets `a` and `b`.
+fn swap_at<T: Transaction>(tx: &T, a: u64, b: u64) -> Result<(), Fault> {
     let (x, y) = (ld(tx, a)?, ld(tx, b)?);
     st(tx, a, y)?;
     st(tx, b, x)

@@ -33,11 +33,7 @@ impl<B: Backend> RedoPtm<B> {
             comb.lock.shared_unlock(tid);
             return None;
         }
-        let read = ReadTx {
-            pool: &self.pool,
-            base: comb.replica,
-            len: self.replica_len,
-        };
+        let read = ReadTx::new(&self.pool, comb.replica, self.replica_len);
         let out = {
             let _in = front::enter(self.uid, Kind::Read, &read);
             catch_unwind(AssertUnwindSafe(|| run(&read)))

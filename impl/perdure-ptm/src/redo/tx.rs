@@ -15,7 +15,7 @@ use crate::error::PtmError;
 use crate::replica::word;
 use crate::tx::TxRead;
 use perdure_pm::sync::atomic::Ordering;
-use perdure_pm::{Backend, Pool};
+use perdure_pm::{Backend, PmRange, Pool};
 use std::cell::{Cell, RefCell};
 
 /// An update transaction `$tx` on the replica of its `read` field, which
@@ -46,13 +46,13 @@ macro_rules! update_tx_in_place {
         }
 
         impl<B: Backend> $crate::tx::Transaction for $tx<'_, B> {
+            #[inline]
             fn try_store(&self, off: u64, val: u64) -> Result<(), $crate::error::PtmError> {
-                let old = $crate::tx::TxRead::try_load(&self.read, off)?;
-                let at = self.read.base + off;
+                let w = self.read.word(off)?;
+                let old = w.load(perdure_pm::sync::atomic::Ordering::Relaxed);
                 self.w.log(off, old, val);
-                $crate::replica::word(self.read.pool, at)
-                    .store(val, perdure_pm::sync::atomic::Ordering::Relaxed);
-                self.w.dirty.borrow_mut().add(at);
+                w.store(val, perdure_pm::sync::atomic::Ordering::Relaxed);
+                self.w.dirty.borrow_mut().add(w.offset());
                 Ok(())
             }
 
@@ -75,19 +75,33 @@ pub struct ReadTx<'t, B: Backend> {
     pub(crate) base: u64,
     /// Replica length.
     pub(crate) len: u64,
+    /// The replica's words, bounds checked once.
+    words: PmRange<'t, B>,
 }
 
-impl<B: Backend> ReadTx<'_, B> {
-    #[inline]
-    fn check(&self, off: u64) -> Result<(), PtmError> {
-        if off % 8 == 0 && off < self.len {
-            Ok(())
-        } else {
-            Err(PtmError::BadOffset {
-                offset: off,
-                len: self.len,
-            })
+impl<'t, B: Backend> ReadTx<'t, B> {
+    /// The replica of `len` bytes at pool offset `base`.
+    pub(crate) fn new(pool: &'t Pool<B>, base: u64, len: u64) -> ReadTx<'t, B> {
+        let words = match pool.range(base, len) {
+            Ok(r) => r,
+            // Replicas are checked against the pool when the PTM is opened.
+            Err(e) => unreachable!("replica outside the pool: {e}"),
+        };
+        ReadTx {
+            pool,
+            base,
+            len,
+            words,
         }
+    }
+
+    /// The replica word at region offset `off`.
+    #[inline]
+    pub(crate) fn word(&self, off: u64) -> Result<perdure_pm::PmWord<'t, B>, PtmError> {
+        self.words.word(off).ok_or_else(|| PtmError::BadOffset {
+            offset: off,
+            len: self.len,
+        })
     }
 }
 
@@ -99,8 +113,7 @@ impl<B: Backend> TxRead for ReadTx<'_, B> {
 
     #[inline]
     fn try_load(&self, off: u64) -> Result<u64, PtmError> {
-        self.check(off)?;
-        Ok(word(self.pool, self.base + off).load(Ordering::Relaxed))
+        Ok(self.word(off)?.load(Ordering::Relaxed))
     }
 }
 

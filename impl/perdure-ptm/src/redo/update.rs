@@ -465,11 +465,7 @@ impl<B: Backend> RedoPtm<B> {
     /// (L23), catching a panic; an update's stores are rolled back then.
     pub(super) fn execute(&self, req: &Request<B>, base: u64, writer: &Writer<'_>) -> (u64, bool) {
         let _t = breakdown::timer(Bucket::Lambda);
-        let read = ReadTx {
-            pool: &self.pool,
-            base,
-            len: self.replica_len,
-        };
+        let read = ReadTx::new(&self.pool, base, self.replica_len);
         match &req.job {
             Job::Update(f) => {
                 let tx = Tx { read, w: writer };
