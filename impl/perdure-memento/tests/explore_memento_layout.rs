@@ -14,10 +14,12 @@
 //! * `Handle::alloc` returns a zeroed block, also one freed and reused;
 //! * a few behaviours the scenarios do not reach: `CombQueue::at` on a
 //!   block past the pool's end, an exchanger's creation, two threads
-//!   meeting in it and an exchange retried after a lost attempt, SOFT's
-//!   bad bucket counts, a one-bucket table (keys
-//!   sharing a sorted list), a delete cut by a thread crash, a handle's
-//!   successive operations, and `Runtime::open`'s thread-count check.
+//!   meeting in it, an exchange retried after a lost attempt and one that
+//!   loses every attempt, SOFT's bad bucket counts, a table attached at the
+//!   pool's end, a one-bucket table (keys sharing a sorted list), a delete
+//!   cut by a thread crash, a handle's successive operations, and
+//!   `Runtime::open`'s thread-count check;
+//! * CombQ's dequeues, one thread after the enqueues, checked one by one.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
 //! this binary (`tools/mutants_cargo.py`), and the checks were written for
@@ -184,6 +186,40 @@ fn combq_announce_lines_lie_in_the_queue_block() {
         let want: Vec<u64> = (1..=threads as u64).map(|t| 10 + t).collect();
         assert_eq!(q.contents(&p).expect("contents"), want, "{threads} threads");
     }
+}
+
+/// Dequeues take the values out in the order they were enqueued, across
+/// threads, and report an empty queue once they are gone: thread 1
+/// enqueues 11 and 12, thread 2 enqueues 21, then thread 2 dequeues four
+/// times. (In the mutation tier, the `combq` explorer rows did not notice
+/// a dequeue that takes nothing and reports the queue empty.)
+#[test]
+fn combq_dequeues_the_values_in_order() {
+    let p = pool("combq-dequeue");
+    let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let q = CombQueue::create(&mut rt.handle(1).expect("handle")).expect("create");
+    let run = |tid: usize, op: Option<u64>| {
+        let mut h = rt.handle(tid).expect("handle");
+        h.run_root(|h, m, _| q.run(h, m, op).expect("operation"))
+            .result
+    };
+    for (tid, v) in [(1, 11), (1, 12), (2, 21)] {
+        assert_eq!(run(tid, Some(v)), 0, "thread {tid}'s enqueue of {v}");
+    }
+    assert_eq!(q.contents(&p).expect("contents"), [11, 12, 21], "enqueued");
+    let taken: Vec<Option<u64>> = (0..4)
+        .map(|_| perdure_memento::ds::decode_opt(run(2, None)))
+        .collect();
+    assert_eq!(
+        taken,
+        [Some(11), Some(12), Some(21), None],
+        "four dequeues after the enqueues of 11, 12 and 21"
+    );
+    assert!(
+        q.contents(&p).expect("contents").is_empty(),
+        "the queue after every value was dequeued: {:?}",
+        q.contents(&p)
+    );
 }
 
 /// splitmix64's finaliser (Steele, Lea, Flood 2014), written out here to
@@ -783,6 +819,94 @@ fn elim_exchanger_retries_on_a_finished_exchange_and_clears_it() {
     });
 }
 
+/// An exchange makes at most `TRIES` (4) attempts on the slot, then gives
+/// up (lock-freedom: it retries only when another thread's insert or
+/// delete succeeded, a bounded number of times). B (tid 1) accepts the
+/// offer it finds, and inside its `accept` waits until that offer has been
+/// taken by a taker (tid 2) and a fresh offer made in its place (the
+/// taker's `MATCHED` node cleared, tids 3 to 7 in turn): each of B's
+/// DELETEs fails, and after the fourth B must return `None` without
+/// another attempt. The last offer is then taken by the taker. The
+/// scenarios' exchanges never meet; the retry check loses one attempt.
+#[test]
+fn elim_exchanger_gives_up_after_four_lost_attempts() {
+    within(30, "an exchange that loses every attempt", || {
+        use perdure_memento::ds::elim::ElimStackMmt;
+        use perdure_memento::ds::exchanger::Exchanger;
+        use std::sync::atomic::AtomicU64;
+        const PATIENT: u64 = 1 << 50;
+        const TRIES: u64 = 4;
+        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
+        // Seven threads, each carving its nodes from a chunk of its own.
+        let p = sized_pool("exchanger-tries", 1 << 24);
+        let rt =
+            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(7, 1 << 23)).expect("runtime");
+        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+        let exchange = |tid: usize, value: u64, accept: &(dyn Fn(u64) -> bool + Sync)| {
+            let mut h = rt.handle(tid).expect("handle");
+            h.run_root(|h, m, _| {
+                opt(x
+                    .exchange(value, accept, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result
+        };
+        let waiting = || matches!(x.peek(&p), Some((_, true)));
+        // B's calls of `accept` so far, and how many of them may return.
+        let (calls, released) = (AtomicU64::new(0), AtomicU64::new(0));
+        std::thread::scope(|s| {
+            // Offer r holds 100 + r; the taker's take of it, 200 + r.
+            let mut offers = vec![s.spawn(move || exchange(3, 100, &|_| true))];
+            while !waiting() && !offers[0].is_finished() {
+                std::thread::yield_now();
+            }
+            let b = s.spawn(|| {
+                exchange(1, 7, &|_| {
+                    let call = calls.fetch_add(1, Ordering::SeqCst);
+                    while call < TRIES && released.load(Ordering::SeqCst) <= call {
+                        std::thread::yield_now();
+                    }
+                    true
+                })
+            });
+            let mut took = Vec::new();
+            for round in 0..TRIES {
+                while calls.load(Ordering::SeqCst) <= round && !b.is_finished() {
+                    std::thread::yield_now();
+                }
+                took.push(exchange(2, 200 + round, &|_| true));
+                let tid = 4 + round as usize;
+                let o = s.spawn(move || exchange(tid, 101 + round, &|_| true));
+                while !waiting() && !o.is_finished() {
+                    std::thread::yield_now();
+                }
+                offers.push(o);
+                released.store(round + 1, Ordering::SeqCst);
+            }
+            let rb = b.join().expect("B's exchange");
+            // The last offer, unless B took it.
+            let last = waiting().then(|| exchange(2, 300, &|_| true));
+            let got: Vec<u64> = offers
+                .into_iter()
+                .map(|o| o.join().expect("an offer"))
+                .collect();
+            assert_eq!(
+                (rb, calls.load(Ordering::SeqCst)),
+                (opt(None), TRIES),
+                "B lost {TRIES} attempts (each offer it accepted was taken before its \
+                 DELETE) and must give up after them: its result (0: None) and its calls \
+                 of accept"
+            );
+            let want_took: Vec<u64> = (0..TRIES).map(|r| opt(Some(100 + r))).collect();
+            assert_eq!(took, want_took, "the taker's results");
+            assert_eq!(last, Some(opt(Some(104))), "the take of the last offer");
+            let mut want_got: Vec<u64> = (0..TRIES).map(|r| opt(Some(200 + r))).collect();
+            want_got.push(opt(Some(300)));
+            assert_eq!(got, want_got, "the offers' results");
+        });
+    });
+}
+
 /// `SoftTable::create` refuses a bucket count that is not a power of two
 /// (a key's bucket is its hash masked with `buckets - 1`) or above
 /// `MAX_BUCKETS`, before allocating anything.
@@ -969,6 +1093,47 @@ fn soft_attach_checks_the_bucket_count() {
             SoftTable::attach(&p, off).is_err(),
             "a table header of {buckets} buckets was attached"
         );
+    }
+}
+
+/// `SoftTable::attach` checks that the table's block, a line and a head
+/// word per bucket, lies in the pool, and no more: a copy of a 16-bucket
+/// table's first line (magic, bucket count) whose block ends exactly at the
+/// pool's end (its heads zero there: an empty table) attaches, and a copy
+/// one line nearer the end, whose last heads would lie past it, is refused.
+/// The scenarios attach tables that lie well inside their pools.
+#[test]
+fn soft_attach_takes_a_table_that_ends_at_the_pool_s_end() {
+    let p = pool("soft-attach-end");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let t = SoftTable::create(&mut h, 16).expect("create");
+    let block = LINE + 8 * 16;
+    for (off, fits) in [(p.size() - block, true), (p.size() - block + LINE, false)] {
+        for w in [0, 8] {
+            p.word(off + w)
+                .expect("word")
+                .store(word(&p, t.offset() + w), Ordering::Relaxed);
+        }
+        let attached = SoftTable::attach(&p, off);
+        if fits {
+            let copy = attached.unwrap_or_else(|e| {
+                panic!(
+                    "a 16-bucket table at {off:#x}, its block ending at the pool's end {:#x}, \
+                     was refused: {e}",
+                    p.size()
+                )
+            });
+            let keys = copy.contents(&p).expect("contents");
+            assert!(keys.is_empty(), "the copy at {off:#x} holds {keys:?}");
+        } else {
+            assert!(
+                attached.is_err(),
+                "a 16-bucket table at {off:#x}, its block ending a line past the pool's end \
+                 {:#x}, was attached",
+                p.size()
+            );
+        }
     }
 }
 
