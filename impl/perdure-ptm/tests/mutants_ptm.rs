@@ -1385,8 +1385,9 @@ fn cx_counts_help_and_reports_its_events() {
 /// and a word written through `words_mut` in one update are read back by
 /// the next through `root`, `words` and `get`, and `words` is the allocated
 /// part of the region (it covers the block allocated last, and is as long
-/// as a read-only transaction's view of it). Only the typed object's `obj`,
-/// `get` and `alloc_value` were used by the tier's checks.
+/// as a read-only transaction's view of it and as `words_mut`). Only the
+/// typed object's `obj`, `get` and `alloc_value` were used by the tier's
+/// checks.
 #[test]
 fn cx_puc_updates_see_roots_and_words() {
     use perdure_pm::NoFlush;
@@ -1424,6 +1425,11 @@ fn cx_puc_updates_see_roots_and_words() {
     assert!(
         len * 8 >= a + 64 && len == read_len,
         "words: {len} words, a block at {a} of 64 bytes, {read_len} words in a read"
+    );
+    let mut_len = p.update(|m| m.words_mut().len() as u64).unwrap();
+    assert_eq!(
+        mut_len, len,
+        "words_mut's words (the allocated part, as words gives it)"
     );
 }
 
