@@ -61,31 +61,56 @@ struct Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        // The cache must not outlive the lease (at thread exit the leases
+        // are dropped first; a transaction run by a later thread-local
+        // destructor then leases again rather than reuse a released id).
+        let _ = LAST.try_with(|l| {
+            if l.get().0 == self.uid {
+                l.set((0, 0));
+            }
+        });
         self.pool.release(self.tid);
     }
 }
 
 // Under the model checkers a model thread is not an OS thread: their own
 // thread-locals (which take no `const` initialisers).
+// `LAST` caches the lease found last, `(uid, tid)` (uid 0: none; uids start
+// at 1), so that a thread working with one PTM finds its id with one load.
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 std::thread_local! {
     static LEASES: RefCell<Vec<Lease>> = const { RefCell::new(Vec::new()) };
-    static CURRENT: Cell<Option<Current>> = const { Cell::new(None) };
+    static LAST: Cell<(u64, usize)> = const { Cell::new((0, 0)) };
+    static CURRENT: Cell<Packed> = const { Cell::new(NONE) };
 }
 #[cfg(perdure_loom)]
 loom::thread_local! {
     static LEASES: RefCell<Vec<Lease>> = RefCell::new(Vec::new());
-    static CURRENT: Cell<Option<Current>> = Cell::new(None);
+    static LAST: Cell<(u64, usize)> = Cell::new((0, 0));
+    static CURRENT: Cell<Packed> = Cell::new(NONE);
 }
 #[cfg(all(perdure_shuttle, not(perdure_loom)))]
 shuttle::thread_local! {
     static LEASES: RefCell<Vec<Lease>> = RefCell::new(Vec::new());
-    static CURRENT: Cell<Option<Current>> = Cell::new(None);
+    static LAST: Cell<(u64, usize)> = Cell::new((0, 0));
+    static CURRENT: Cell<Packed> = Cell::new(NONE);
 }
 
 /// The calling thread's id for PTM `uid`, leasing one from `pool` on first
 /// use.
+#[inline]
 pub(crate) fn leased_tid(uid: u64, pool: &Arc<TidPool>) -> Option<usize> {
+    let (last_uid, last_tid) = LAST.with(|l| l.get());
+    if last_uid == uid {
+        return Some(last_tid);
+    }
+    let tid = find_or_lease(uid, pool)?;
+    LAST.with(|l| l.set((uid, tid)));
+    Some(tid)
+}
+
+/// The lease of PTM `uid` in the thread's list, or a new one.
+fn find_or_lease(uid: u64, pool: &Arc<TidPool>) -> Option<usize> {
     LEASES.with(|leases| {
         let mut leases = leases.borrow_mut();
         if let Some(l) = leases.iter().find(|l| l.uid == uid) {
@@ -115,7 +140,7 @@ pub(crate) fn leased_tid(uid: u64, pool: &Arc<TidPool>) -> Option<usize> {
 /// whose id others need next calls this as its last step (or is joined
 /// through its handle, which waits for its locals).
 pub fn release_thread_ids() -> Option<usize> {
-    if CURRENT.with(|c| c.get()).is_some() {
+    if CURRENT.with(|c| c.get()).0 != 0 {
         return None;
     }
     Some(LEASES.with(|leases| {
@@ -141,26 +166,57 @@ pub(crate) struct Current {
     pub ptr: *const (),
 }
 
+/// [`Current`] as the thread-local holds it: `(uid, ptr | kind bit)`, uid 0
+/// for none. Two aligned words, so that a transaction entering and leaving
+/// stores and loads whole words (an `Option<Current>` is copied in pieces of
+/// odd sizes, and a later load of the whole spans them: a store-forwarding
+/// stall on every transaction, measured on the read path).
+type Packed = (u64, usize);
+const NONE: Packed = (0, 0);
+/// The kind bit of a packed pointer (transaction types are 8-aligned).
+const READ_BIT: usize = 1;
+
+fn pack(cur: Current) -> Packed {
+    debug_assert!(cur.uid != 0 && cur.ptr as usize & READ_BIT == 0);
+    let bit = match cur.kind {
+        Kind::Update => 0,
+        Kind::Read => READ_BIT,
+    };
+    (cur.uid, cur.ptr as usize | bit)
+}
+
 /// The transaction of PTM `uid` the calling thread is inside, if any.
+#[inline]
 pub(crate) fn current(uid: u64) -> Option<Current> {
-    CURRENT.with(|c| c.get()).filter(|c| c.uid == uid)
+    let (u, p) = CURRENT.with(|c| c.get());
+    (u == uid && u != 0).then_some(Current {
+        uid: u,
+        kind: if p & READ_BIT == 0 {
+            Kind::Update
+        } else {
+            Kind::Read
+        },
+        ptr: (p & !READ_BIT) as *const (),
+    })
 }
 
 /// Marks the calling thread as inside `cur` until the guard drops (also on
 /// unwinding), restoring what was there before.
 pub(crate) struct Enter {
-    prev: Option<Current>,
+    prev: Packed,
 }
 
 impl Enter {
+    #[inline]
     pub(crate) fn new(cur: Current) -> Enter {
         Enter {
-            prev: CURRENT.with(|c| c.replace(Some(cur))),
+            prev: CURRENT.with(|c| c.replace(pack(cur))),
         }
     }
 }
 
 impl Drop for Enter {
+    #[inline]
     fn drop(&mut self) {
         let prev = self.prev;
         CURRENT.with(|c| c.set(prev));

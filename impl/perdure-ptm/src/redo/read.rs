@@ -15,11 +15,11 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 impl<B: Backend> RedoPtm<B> {
     /// Runs `run` on the designated replica under a shared lock, if that
     /// works right away (Alg. 2 {3}–{4}).
-    pub(super) fn try_read_direct<R>(
-        &self,
-        tid: usize,
-        run: &dyn Fn(&ReadTx<'_, B>) -> R,
-    ) -> Option<R> {
+    #[inline]
+    pub(super) fn try_read_direct<R, G>(&self, tid: usize, run: &G) -> Option<R>
+    where
+        G: Fn(&ReadTx<'_, B>) -> R + ?Sized,
+    {
         let cur = self.cur_comb().load(Ordering::SeqCst);
         let comb = &self.combs[sti::idx(cur)];
         if !comb.lock.shared_try_lock(tid) {

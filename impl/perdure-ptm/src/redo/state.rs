@@ -180,30 +180,10 @@ impl State {
 /// hash set (flush aggregation by cache line) and, once more than
 /// `full_after` distinct lines are dirty, marks the replica for a complete
 /// flush ([`DirtyLines::full_flush_pending`]).
-///
-/// Redo-PTM and RedoTimed-PTM ([`DirtyLines::new`]) keep the published
-/// code's list of deferred `pwb`s: every store's line unless it repeats the
-/// last one, degrading to a range when the list fills; the flush sorts it
-/// and writes each line back once (`flushDeferredPWBs` skips repeats too).
-///
-/// CX-PTM ([`DirtyLines::filtered`]) keeps repeated lines out of the list
-/// with `recent`, a small open-addressing table of the lines added since the
-/// last flush: a line found there is not added again, and a flush need not
-/// sort. When a line finds no room near its home slot (many lines in the
-/// period), the table is dropped for the rest of the period
-/// (`maybe_repeats`: repeats may get in, the flush sorts). Either way a
-/// flush issues one `pwb` per distinct line.
 #[derive(Debug)]
 pub(crate) struct DirtyLines {
     lines: Vec<u64>,
     cap: usize,
-    /// `line | tag` of the lines added since the last flush, by slot
-    /// ([`recent_slot`]); empty for RedoOpt's sets and placeholders.
-    recent: Box<[u64]>,
-    /// This flush period's tag, 1..=63 (line offsets leave 6 low bits free).
-    tag: u64,
-    /// `lines` may hold a line twice (a `recent` collision).
-    maybe_repeats: bool,
     /// `[lo, hi)` in pool offsets, written back whole.
     range: Option<(u64, u64)>,
     /// RedoOpt: the lines in `lines`, to keep them distinct.
@@ -219,22 +199,10 @@ impl DirtyLines {
         DirtyLines {
             lines: Vec::with_capacity(cap),
             cap,
-            recent: Box::new([]),
-            tag: 1,
-            maybe_repeats: false,
             range: None,
             seen: None,
             full_after: usize::MAX,
             full: false,
-        }
-    }
-
-    /// CX-PTM's list: as [`DirtyLines::new`], with the table of recent lines
-    /// that keeps repeats out (see the type's docs).
-    pub(crate) fn filtered(cap: usize) -> DirtyLines {
-        DirtyLines {
-            recent: vec![0; RECENT_SLOTS].into_boxed_slice(),
-            ..DirtyLines::new(cap)
         }
     }
 
@@ -244,8 +212,7 @@ impl DirtyLines {
         DirtyLines {
             seen: Some(WordSet::new(2 * cap)),
             full_after: full_after.min(cap),
-            lines: Vec::with_capacity(cap),
-            ..DirtyLines::new_empty(cap)
+            ..DirtyLines::new(cap)
         }
     }
 
@@ -279,39 +246,22 @@ impl DirtyLines {
         if self.lines.last() == Some(&line) {
             return;
         }
-        // The common case of Redo-PTM, RedoTimed-PTM and CX-PTM (every store
-        // goes through here): room for a line in the list.
+        // The common case of Redo-PTM, RedoTimed-PTM and CX-PTM, on the path
+        // of every store: a list with room.
         if self.range.is_none() && self.seen.is_none() && self.lines.len() < self.cap {
-            if self.recent.is_empty() || self.maybe_repeats {
-                // No table, or it overflowed in this period: the flush sorts.
-                self.maybe_repeats = true;
-                self.lines.push(line);
-                return;
-            }
-            let home = recent_slot(line);
-            let entry = self.recent[home];
-            if entry == line | self.tag {
-                return;
-            }
-            if entry & TAG_MASK != self.tag {
-                self.recent[home] = line | self.tag;
-                self.lines.push(line);
-                return;
-            }
+            self.lines.push(line);
+            return;
         }
         self.add_slow(line);
     }
 
-    /// `add` of `line` when the fast path above does not decide.
+    /// `add` of `line` when the list is a range, a distinct set, or full.
     #[cold]
     #[inline(never)]
     fn add_slow(&mut self, line: u64) {
         if let Some((lo, hi)) = &mut self.range {
             *lo = (*lo).min(line);
             *hi = (*hi).max(line + CACHE_LINE as u64);
-            return;
-        }
-        if self.seen.is_none() && !self.note_recent(line) {
             return;
         }
         if let Some(seen) = &mut self.seen {
@@ -358,16 +308,12 @@ impl DirtyLines {
     /// `pwb` of every dirty line, once each (Algorithm 3 L26
     /// `flushDeferredPWBs`, which also skips repeated lines).
     pub(crate) fn flush<B: Backend>(&mut self, pool: &Pool<B>) {
-        if self.maybe_repeats {
-            self.lines.sort_unstable();
-            self.lines.dedup();
-            self.maybe_repeats = false;
-        }
+        self.lines.sort_unstable();
+        self.lines.dedup();
         for &line in &self.lines {
             pool.pwb(line, CACHE_LINE as u64);
         }
         self.lines.clear();
-        self.next_period();
         if let Some(seen) = &mut self.seen {
             if !mutant!(RedoOptLineSetNotReset) {
                 seen.clear();
@@ -420,67 +366,12 @@ impl Combined {
     }
 }
 
-/// Slots of [`DirtyLines`]' `recent` table (a power of two).
-const RECENT_SLOTS: usize = 256;
-/// Slots a line of `recent` may be placed in, from its home slot on.
-const RECENT_PROBES: usize = 8;
-/// The tag bits of a `recent` entry.
-const TAG_MASK: u64 = CACHE_LINE as u64 - 1;
-
-/// The `recent` slot of `line` (Fibonacci hashing of the line number).
-#[inline]
-fn recent_slot(line: u64) -> usize {
-    ((line >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_SLOTS.trailing_zeros()))
-        as usize
-}
-
 impl DirtyLines {
-    /// Records `line` in `recent`: false if it is there already (added in
-    /// this period). Linear probing over `RECENT_PROBES` slots; when they are
-    /// all taken by other lines of the period (or there is no table), the
-    /// line is not recorded and may get into `lines` twice.
-    #[inline]
-    fn note_recent(&mut self, line: u64) -> bool {
-        let n = self.recent.len();
-        if self.maybe_repeats || n == 0 {
-            // The flush sorts anyway: no point probing a full table.
-            self.maybe_repeats = true;
-            return true;
-        }
-        let entry = line | self.tag;
-        let mut i = recent_slot(line);
-        for _ in 0..RECENT_PROBES {
-            let slot = &mut self.recent[i];
-            if *slot == entry {
-                return false;
-            }
-            if *slot & TAG_MASK != self.tag {
-                *slot = entry;
-                return true;
-            }
-            i = (i + 1) & (n - 1);
-        }
-        self.maybe_repeats = true;
-        true
-    }
-
-    /// A new flush period: the lines in `recent` no longer count.
-    fn next_period(&mut self) {
-        self.tag += 1;
-        if self.tag > TAG_MASK {
-            self.recent.fill(0);
-            self.tag = 1;
-        }
-    }
-
     /// A placeholder while the real set is taken (no allocation).
     fn new_empty(cap: usize) -> DirtyLines {
         DirtyLines {
             lines: Vec::new(),
             cap,
-            recent: Box::new([]),
-            tag: 1,
-            maybe_repeats: false,
             range: None,
             seen: None,
             full_after: usize::MAX,
@@ -540,64 +431,15 @@ mod tests {
         );
         assert_eq!(d.range, Some((64, 1984)));
         let mut plain = DirtyLines::new(8);
-        let mut cx = DirtyLines::filtered(8);
         for off in [64, 640, 64, 640, 64] {
             plain.add(off);
-            cx.add(off);
         }
         assert_eq!(
             plain.tracked(),
             5,
             "Redo-PTM drops only consecutive repeats"
         );
-        assert_eq!(cx.tracked(), 2, "CX-PTM's table of recent lines drops all");
         assert!(!plain.full_flush_pending());
-    }
-
-    #[test]
-    fn recent_lines_overflow_and_the_flush_still_writes_each_line_back_once() {
-        // More lines with one home slot than the probes reach: the last one
-        // is not recorded and can get in twice; the flush sorts and writes
-        // it once.
-        let a = 64u64;
-        let same: Vec<u64> = (1..1_000_000u64)
-            .map(|i| 64 * i + a)
-            .filter(|&l| recent_slot(l) == recent_slot(a))
-            .take(RECENT_PROBES)
-            .collect();
-        assert_eq!(same.len(), RECENT_PROBES);
-        let mut d = DirtyLines::filtered(64);
-        d.add(a);
-        for &l in &same {
-            d.add(l);
-        }
-        assert!(d.maybe_repeats, "the last line found no free slot");
-        let c = (1..1_000_000u64)
-            .map(|i| 64 * i)
-            .find(|&l| recent_slot(l) != recent_slot(a))
-            .expect("a line with another home slot");
-        // From now on the period's lines go in unfiltered (the flush sorts).
-        for &l in same.iter().chain([&a, &c]) {
-            d.add(l);
-        }
-        assert_eq!(
-            d.tracked(),
-            2 * RECENT_PROBES + 3,
-            "after the overflow, repeats are kept until the flush"
-        );
-        let pool = Pool::volatile("dirty-lines", 1 << 20, perdure_pm::NoFlush).unwrap();
-        let before = perdure_pm::stats::thread_counts();
-        d.flush(&pool);
-        let pwbs = perdure_pm::stats::thread_counts().pwb - before.pwb;
-        assert_eq!(pwbs, RECENT_PROBES as u64 + 2, "one pwb per distinct line");
-        assert!(!d.maybe_repeats);
-        // A new period: the table forgets the old lines (tags), 70 periods
-        // wrap the tag around.
-        for _ in 0..70 {
-            d.add(a);
-            assert_eq!(d.tracked(), 1, "each period adds a once");
-            d.flush(&pool);
-        }
     }
 
     #[test]

@@ -97,6 +97,10 @@ impl<'t, B: Backend> ReadTx<'t, B> {
 
     /// The replica word at region offset `off`.
     #[inline]
+    // Lazily: `ok_or` builds and drops a `PtmError` (which owns heap data
+    // in other variants, so the drop is a call) on every access, measured
+    // at 15 instructions per store (docs/bench/ptm-paths.md).
+    #[allow(clippy::unnecessary_lazy_evaluations)]
     pub(crate) fn word(&self, off: u64) -> Result<perdure_pm::PmWord<'t, B>, PtmError> {
         self.words.word(off).ok_or_else(|| PtmError::BadOffset {
             offset: off,
