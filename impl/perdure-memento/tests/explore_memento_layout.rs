@@ -1217,6 +1217,36 @@ fn runtime_open_keeps_a_thread_s_cas_parity_past_a_zeroed_memento() {
     }
 }
 
+/// `run_root` reports the thread crashes an operation survived
+/// (`Completed::thread_crashes`, what the property tests print beside a
+/// failing step): none for an operation that runs through, one for an
+/// operation cut by a thread crash at its first persistence event and run
+/// again from its memento.
+#[test]
+fn run_root_counts_the_thread_crashes_it_survives() {
+    use perdure_memento::{CasMmt, DetectableCasAtomic};
+    let p = pool("run-root-crashes");
+    let rt = Runtime::<Sim, CasMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let loc = DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
+    loc.init(&p, 0);
+    p.pfence();
+    let done = h.run_root(|h, m, _| u64::from(loc.cas(0, 1, h, m).is_ok()));
+    assert_eq!(
+        (done.result, done.thread_crashes),
+        (1, 0),
+        "cas(0, 1) without a crash: (result, thread crashes)"
+    );
+    h.crash_after(Some(0));
+    let done = h.run_root(|h, m, _| u64::from(loc.cas(1, 2, h, m).is_ok()));
+    h.crash_after(None);
+    assert_eq!(
+        (done.result, done.thread_crashes),
+        (1, 1),
+        "cas(1, 2) cut by a thread crash at its first event: (result, thread crashes)"
+    );
+}
+
 /// A lone exchange (no partner ever comes, a short patience) cut by a
 /// thread crash after each of its events, and re-run with its memento: it
 /// must time out (`None`) whatever the event. INSERT's recovery (L17–L19)

@@ -38,7 +38,7 @@ use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
 use perdure_relax::mutant::{self, Mutant, Point};
-use perdure_relax::{DramInit, OpenOptions, PAtomic, PAtomicPtr, Space, Tracking};
+use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, PAtomicPtr, Space, Tracking};
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -512,9 +512,20 @@ fn space_create_checks_its_room_and_zeroes_every_root() {
 /// pool whose memory held a persisted pattern, every crash image right
 /// after `create` (the writes not written back may be lost) must open to a
 /// space whose roots are all empty. The tests' pools start zeroed, where a
-/// lost zeroing reads the same.
+/// lost zeroing reads the same. Run with the tests' 4 roots (one line) and
+/// with the most a space may have (`MAX_ROOTS`, 64: eight lines), where a
+/// write-back of the first line only leaves roots 8 on with the pattern.
 #[test]
 fn space_create_roots_are_durably_empty() {
+    for roots in [cfg(false).roots, 64] {
+        create_roots_are_durably_empty(Config {
+            roots,
+            ..cfg(false)
+        });
+    }
+}
+
+fn create_roots_are_durably_empty(c: Config) {
     const PATTERN: u64 = 0xA5A5_A5A5_A5A5_A5A5;
     let pool = Pool::volatile("space-create-durable", POOL, Sim::default()).unwrap();
     let b = base(&pool);
@@ -525,7 +536,6 @@ fn space_create_roots_are_durably_empty() {
     }
     pool.pwb(b, 8192);
     pool.pfence();
-    let c = cfg(false);
     drop(Space::create(&pool, b, &c, OpenOptions::new(Tracking::Hybrid)).expect("create"));
     let cp = pool.backend().capture();
     let (_, images) = cp.images(64, 1);
@@ -538,7 +548,8 @@ fn space_create_roots_are_durably_empty() {
         for i in 0..c.roots as usize {
             assert!(
                 matches!(sp.root(i), Ok(None)),
-                "root {i} in the crash image {:?} right after create: {:?}",
+                "root {i} of {} in the crash image {:?} right after create: {:?}",
+                c.roots,
                 img.0,
                 sp.root(i)
             );
