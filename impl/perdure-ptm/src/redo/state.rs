@@ -265,10 +265,11 @@ impl DirtyLines {
             return;
         }
         if let Some(seen) = &mut self.seen {
-            if seen.get(line).is_some() {
+            let found = seen.find(line);
+            if let Some(Ok(_)) = found {
                 return;
             }
-            if self.lines.len() < self.full_after && seen.insert(line, 0) {
+            if self.lines.len() < self.full_after && seen.insert_found(found, line, 0) {
                 self.lines.push(line);
                 return;
             }

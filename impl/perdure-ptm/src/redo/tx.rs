@@ -184,7 +184,9 @@ impl<'a> Writer<'a> {
         let n = self.len.get();
         if let Some(m) = &self.merge {
             let mut m = m.borrow_mut();
-            if let Some(pos) = m.get(off) {
+            let found = m.find(off);
+            if let Some(Ok(slot)) = found {
+                let pos = m.val_at(slot);
                 // The entry may be stale (undone by a panicking closure):
                 // it counts only if it is still in the log, for `off`.
                 if pos < n && self.arena.read(self.start + pos)[0] == off {
@@ -198,7 +200,7 @@ impl<'a> Writer<'a> {
             }
             if n < self.arena.cap() {
                 // A full set only stops merging.
-                let _ = m.insert(off, n);
+                let _ = m.insert_found(found, off, n);
             }
         }
         if n == self.arena.cap() {

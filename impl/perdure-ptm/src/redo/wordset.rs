@@ -9,9 +9,9 @@
 /// Bounded: refuses inserts beyond half its slots.
 #[derive(Debug)]
 pub(crate) struct WordSet {
-    keys: Box<[u64]>,
-    vals: Box<[u32]>,
-    gens: Box<[u32]>,
+    /// The slots: a probe reads one 16-byte slot (key, generation and value
+    /// side by side), not three arrays (on every RedoOpt store).
+    slots: Box<[Slot]>,
     gen: u32,
     len: usize,
     /// Store aggregation: `(position, previous new value)` of entries of
@@ -19,14 +19,20 @@ pub(crate) struct WordSet {
     pub(crate) saves: Vec<(u64, u64)>,
 }
 
+/// A slot of a [`WordSet`]: in the set when `gen` is the set's generation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    key: u64,
+    gen: u32,
+    val: u32,
+}
+
 impl WordSet {
     /// A set of `slots` (rounded up to a power of two, at least 8) slots.
     pub(crate) fn new(slots: usize) -> WordSet {
         let slots = slots.max(8).next_power_of_two();
         WordSet {
-            keys: vec![0; slots].into_boxed_slice(),
-            vals: vec![0; slots].into_boxed_slice(),
-            gens: vec![0; slots].into_boxed_slice(),
+            slots: vec![Slot::default(); slots].into_boxed_slice(),
             gen: 1,
             len: 0,
             saves: Vec::new(),
@@ -36,9 +42,7 @@ impl WordSet {
     /// An empty placeholder (no slots; every insert is refused).
     pub(crate) fn none() -> WordSet {
         WordSet {
-            keys: Box::new([]),
-            vals: Box::new([]),
-            gens: Box::new([]),
+            slots: Box::new([]),
             gen: 1,
             len: 0,
             saves: Vec::new(),
@@ -55,7 +59,7 @@ impl WordSet {
         self.saves.clear();
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
-            self.gens.iter_mut().for_each(|g| *g = 0);
+            self.slots.iter_mut().for_each(|s| s.gen = 0);
             self.gen = 1;
         }
     }
@@ -64,23 +68,24 @@ impl WordSet {
     fn home(&self, key: u64) -> usize {
         // Fibonacci hashing of the word (or line) number.
         let h = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - self.keys.len().trailing_zeros())) as usize
+        (h >> (64 - self.slots.len().trailing_zeros())) as usize
     }
 
     /// `Ok(slot)` holding `key`, or `Err(slot)`, the empty slot where it
     /// would go (linear probing); `None` if the set has no slots.
     #[inline]
-    fn find(&self, key: u64) -> Option<Result<usize, usize>> {
-        if self.keys.is_empty() {
+    pub(crate) fn find(&self, key: u64) -> Option<Result<usize, usize>> {
+        if self.slots.is_empty() {
             return None;
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
-            if self.gens[i] != self.gen {
+            let s = &self.slots[i];
+            if s.gen != self.gen {
                 return Some(Err(i));
             }
-            if self.keys[i] == key {
+            if s.key == key {
                 return Some(Ok(i));
             }
             i = (i + 1) & mask;
@@ -88,32 +93,53 @@ impl WordSet {
     }
 
     /// The position stored for `key`.
-    #[inline]
+    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
     pub(crate) fn get(&self, key: u64) -> Option<u64> {
         match self.find(key)? {
-            Ok(i) => Some(u64::from(self.vals[i])),
+            Ok(i) => Some(u64::from(self.slots[i].val)),
             Err(_) => None,
         }
     }
 
+    /// The value in slot `slot` (an `Ok` of [`WordSet::find`]).
+    #[inline]
+    pub(crate) fn val_at(&self, slot: usize) -> u64 {
+        u64::from(self.slots[slot].val)
+    }
+
     /// Sets `key` to `val`; false if the set is half full or `val` does not
     /// fit (the caller then does without aggregation).
-    #[inline]
+    #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
     pub(crate) fn insert(&mut self, key: u64, val: u64) -> bool {
+        let found = self.find(key);
+        self.insert_found(found, key, val)
+    }
+
+    /// [`WordSet::insert`] with `found`, what [`WordSet::find`] just said
+    /// for `key` (no second probe).
+    #[inline]
+    pub(crate) fn insert_found(
+        &mut self,
+        found: Option<Result<usize, usize>>,
+        key: u64,
+        val: u64,
+    ) -> bool {
         let Ok(val) = u32::try_from(val) else {
             return false;
         };
-        match self.find(key) {
+        match found {
             None => false,
             Some(Ok(i)) => {
-                self.vals[i] = val;
+                self.slots[i].val = val;
                 true
             }
-            Some(Err(_)) if 2 * (self.len + 1) > self.keys.len() => false,
+            Some(Err(_)) if 2 * (self.len + 1) > self.slots.len() => false,
             Some(Err(i)) => {
-                self.gens[i] = self.gen;
-                self.keys[i] = key;
-                self.vals[i] = val;
+                self.slots[i] = Slot {
+                    key,
+                    gen: self.gen,
+                    val,
+                };
                 self.len += 1;
                 true
             }
