@@ -1277,3 +1277,40 @@ fn elim_exchanger_lone_offer_cut_by_a_crash_times_out() {
         assert_eq!(r, opt(None), "a lone exchange cut after event {n}");
     }
 }
+
+/// `quiet_thread_crashes` keeps an injected thread crash's unwind off stderr
+/// and lets every other panic through. The hook is process-wide and
+/// installed once, so the check runs in a child process (this test binary
+/// again, this test only) whose stderr the parent reads.
+#[test]
+fn quiet_thread_crashes_silences_only_thread_crashes() {
+    const CHILD: &str = "PERDURE_QUIET_HOOK_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        perdure_memento::quiet_thread_crashes();
+        let crash = perdure_memento::ThreadCrash { tid: 7 };
+        let _ = std::panic::catch_unwind(move || std::panic::panic_any(crash));
+        let _ = std::panic::catch_unwind(|| panic!("an ordinary panic"));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "--exact",
+            "quiet_thread_crashes_silences_only_thread_crashes",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .expect("run the test binary again");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the child failed: {err}");
+    assert!(
+        err.contains("an ordinary panic"),
+        "an ordinary panic must still be reported: {err}"
+    );
+    assert_eq!(
+        err.matches("panicked at").count(),
+        1,
+        "only the ordinary panic may be reported, not the thread crash: {err}"
+    );
+}
