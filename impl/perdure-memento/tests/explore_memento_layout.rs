@@ -682,6 +682,11 @@ fn elim_exchanger_create_leaves_a_durable_empty_slot() {
     );
 }
 
+/// An exchange's patience that no run reaches (the exchanger tests).
+const PATIENT: u64 = 1 << 50;
+
+use perdure_memento::ds::encode_opt as opt;
+
 /// Two threads meet in an exchanger and swap their values: thread 1 offers
 /// 7 and waits (a patience no run reaches), thread 2, once the offer is in
 /// the slot, offers 8 and takes it. Each gets the other's value. The
@@ -691,8 +696,6 @@ fn elim_exchanger_swaps_two_threads_values() {
     within(30, "two threads' exchange", || {
         use perdure_memento::ds::elim::ElimStackMmt;
         use perdure_memento::ds::exchanger::Exchanger;
-        const PATIENT: u64 = 1 << 50;
-        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
         let p = pool("exchanger-swap");
         let rt =
             Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
@@ -745,8 +748,6 @@ fn elim_exchanger_retries_on_a_finished_exchange_and_clears_it() {
         use perdure_memento::word::repl_encode;
         use perdure_pm::sim::{ImageChoice, VolatileFill};
         use std::sync::atomic::AtomicBool;
-        const PATIENT: u64 = 1 << 50;
-        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
         let p = pool("exchanger-retry");
         let rt =
             Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(3, 1 << 20)).expect("runtime");
@@ -834,9 +835,7 @@ fn elim_exchanger_gives_up_after_four_lost_attempts() {
         use perdure_memento::ds::elim::ElimStackMmt;
         use perdure_memento::ds::exchanger::Exchanger;
         use std::sync::atomic::AtomicU64;
-        const PATIENT: u64 = 1 << 50;
         const TRIES: u64 = 4;
-        let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
         // Seven threads, each carving its nodes from a chunk of its own.
         let p = sized_pool("exchanger-tries", 1 << 24);
         let rt =
@@ -1259,7 +1258,6 @@ fn elim_exchanger_lone_offer_cut_by_a_crash_times_out() {
     use perdure_memento::ds::exchanger::Exchanger;
     use perdure_memento::quiet_thread_crashes;
     quiet_thread_crashes();
-    let opt = |r: Option<u64>| r.map_or(0, |v| v + 1);
     for n in 0..40u64 {
         let p = pool("exchanger-lone-crash");
         let rt =
