@@ -238,7 +238,7 @@ impl<B: Backend> Tx<'_, B> {
         }
         for e in u.entries[..u.len.get()].iter().rev() {
             let (off, old) = e.get();
-            word(self.read.pool, self.read.base + off).store(old, Ordering::Relaxed);
+            word(self.read.pool(), self.read.base() + off).store(old, Ordering::Relaxed);
         }
     }
 }

@@ -36,7 +36,7 @@ macro_rules! update_tx_in_place {
         impl<B: Backend> $crate::tx::TxRead for $tx<'_, B> {
             #[inline]
             fn region_len(&self) -> u64 {
-                self.read.len
+                $crate::tx::TxRead::region_len(&self.read)
             }
 
             #[inline]
@@ -70,29 +70,31 @@ pub(crate) use update_tx_in_place;
 
 /// Read access to one replica: what a `read_tx` closure gets.
 pub struct ReadTx<'t, B: Backend> {
-    pub(crate) pool: &'t Pool<B>,
-    /// Pool offset of the replica.
-    pub(crate) base: u64,
-    /// Replica length.
-    pub(crate) len: u64,
-    /// The replica's words, bounds checked once.
+    /// The replica's words (its pool offset and length), bounds checked
+    /// once.
     words: PmRange<'t, B>,
 }
 
 impl<'t, B: Backend> ReadTx<'t, B> {
     /// The replica of `len` bytes at pool offset `base`.
     pub(crate) fn new(pool: &'t Pool<B>, base: u64, len: u64) -> ReadTx<'t, B> {
-        let words = match pool.range(base, len) {
-            Ok(r) => r,
+        match pool.range(base, len) {
+            Ok(words) => ReadTx { words },
             // Replicas are checked against the pool when the PTM is opened.
             Err(e) => unreachable!("replica outside the pool: {e}"),
-        };
-        ReadTx {
-            pool,
-            base,
-            len,
-            words,
         }
+    }
+
+    /// The pool.
+    #[inline]
+    pub(crate) fn pool(&self) -> &'t Pool<B> {
+        self.words.pool()
+    }
+
+    /// Pool offset of the replica.
+    #[inline]
+    pub(crate) fn base(&self) -> u64 {
+        self.words.base()
     }
 
     /// The replica word at region offset `off`.
@@ -104,7 +106,7 @@ impl<'t, B: Backend> ReadTx<'t, B> {
     pub(crate) fn word(&self, off: u64) -> Result<perdure_pm::PmWord<'t, B>, PtmError> {
         self.words.word(off).ok_or_else(|| PtmError::BadOffset {
             offset: off,
-            len: self.len,
+            len: self.words.len(),
         })
     }
 }
@@ -112,7 +114,7 @@ impl<'t, B: Backend> ReadTx<'t, B> {
 impl<B: Backend> TxRead for ReadTx<'_, B> {
     #[inline]
     fn region_len(&self) -> u64 {
-        self.len
+        self.words.len()
     }
 
     #[inline]
