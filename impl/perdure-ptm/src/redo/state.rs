@@ -277,10 +277,8 @@ impl DirtyLines {
             // "Postpone issuing pwbs").
             self.full = true;
             seen.clear();
-        } else if self.lines.len() < self.cap {
-            self.lines.push(line);
-            return;
         }
+        // (A list with room took the fast path in `add`.)
         let lo = self.lines.iter().copied().min().unwrap_or(line).min(line);
         let hi = self.lines.iter().copied().max().unwrap_or(line).max(line) + CACHE_LINE as u64;
         self.lines.clear();
