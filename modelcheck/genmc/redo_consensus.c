@@ -277,7 +277,7 @@ static uint64_t try_load(int base, uint64_t off)
 
 static void try_store(struct writer *w, int base, uint64_t off, uint64_t val)
 {
-	uint64_t old = try_load(base, off);
+	uint64_t old = atomic_load_explicit(&replica[base][off], RLX); /* rust: try_store load Relaxed */
 	log_entry(w, off, old, val);
 	atomic_store_explicit(&replica[base][off], val, RLX); /* rust: try_store store Relaxed */
 }
