@@ -468,7 +468,7 @@ Spec == Init /\ [][Next]_vars
 (* store into newComb, in order; pl: the words of newComb whose lines are  *)
 (* still to be written back; wnx: the pc after the stores, "PW" when pwbs  *)
 (* follow; pnx: the pc after the pwbs); WS(t) stores the next word, PW(t)  *)
-(* writes back the next line (the lowest word first).  newComb is held     *)
+(* writes back any pending line.  newComb is held                         *)
 (* exclusively (X4, X6) or downgraded (X7) meanwhile, so no other thread   *)
 (* stores to it, and a pending pwb only matters at t's own next fence,     *)
 (* after the loop: the coarse action is these steps with other threads'    *)
@@ -487,15 +487,22 @@ WS(t) ==
                                ELSE [@ EXCEPT !.pw = Tail(@)]]
     /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
 
-PW(t) ==
+\* The pwb of w's line (and so of every pending word on that line).
+PWLine(t, w) ==
     /\ th[t].pc = "PW"
-    /\ LET w == PwNext(th[t].pl)
-           ln == LineWords({w})
+    /\ w \in th[t].pl
+    /\ LET ln == LineWords({w})
        IN /\ mem' = PwbR(mem, t, th[t].c, {w})
           /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln
                                      THEN [@ EXCEPT !.pl = {}, !.pc = th[t].pnx, !.pnx = "Idle"]
                                      ELSE [@ EXCEPT !.pl = @ \ ln]]
     /\ UNCHANGED <<head, lk, q, retired, disposed, crashes, hist, Ghosts>>
+
+\* One pwb of the batch: any line still pending.  The code writes its lines
+\* back in no particular order (a distinct set's insertion order, or a list
+\* sorted to drop repeats); the pwbs of one batch commute, since only t's next
+\* fence, after the batch, orders them.
+PW(t) == \E w \in th[t].pl : PWLine(t, w)
 
 \* Registers r, then the stores ws, the pwbs of lines ls, then pc nxt.
 Then(r, ws, ls, nxt) ==

@@ -315,9 +315,6 @@ StoreCC(m, v) == [m EXCEPT !.cc.s = Append(@, v)]
 \* back whole lines.
 LineOf(w) == IF RegionObject THEN Offs[w] \div 64 ELSE w
 LineWords(ws) == {x \in Words : \E w \in ws : LineOf(x) = LineOf(w)}
-\* The word whose line a batch of pwbs writes back next: the lowest word
-\* still pending (replica.rs walks its dirty words in order; one pwb per line).
-PwNext(pl) == CHOOSE x \in pl : \A y \in pl : x <= y
 
 \* The used prefix of a replica holding x (replica.rs: copies and
 \* whole-replica write-backs cover the region up to ALLOC_BASE + bump):

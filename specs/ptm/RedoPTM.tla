@@ -775,8 +775,8 @@ SpecSimCasNoFence == Init /\ [][(\E t \in Threads : StepSim(t, FALSE)) \/ Crash]
 (* does everything but the stores (or pwbs) and leaves them, in order, in *)
 (* the thread's registers (pw: <<word, value>> pairs still to store into   *)
 (* _c; pl: the words of _c whose lines are still to be written back; wnx:  *)
-(* the pc after them); WS(t) stores the next word, PW(t) writes back the  *)
-(* next line (the lowest word first), one memory event per step, and the  *)
+(* the pc after them); WS(t) stores the next word, PW(t) writes back any  *)
+(* pending line, one memory event per step, and the                       *)
 (* last one goes on at wnx.  No other thread writes _c meanwhile (it holds *)
 (* _c exclusively, or, after U26, downgraded), and a pending pwb only      *)
 (* matters at t's next fence, which comes after the loop, so the coarse    *)
@@ -805,17 +805,22 @@ WS(t) ==
                                ELSE [@ EXCEPT !.pw = Tail(@)]]
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
 
-\* One pwb of the batch: the line of the lowest word left (and so of every
-\* word left on that line).
-PW(t) ==
+\* The pwb of w's line (and so of every pending word on that line).
+PWLine(t, w) ==
     /\ th[t].pc = "PW"
-    /\ LET w == PwNext(th[t].pl)
-           ln == LineWords({w})
+    /\ w \in th[t].pl
+    /\ LET ln == LineWords({w})
        IN /\ mem' = PwbR(mem, t, th[t].c, {w})
           /\ th' = [th EXCEPT ![t] = IF th[t].pl \subseteq ln
                                      THEN [@ EXCEPT !.pl = {}, !.pc = th[t].wnx, !.wnx = "Idle"]
                                      ELSE [@ EXCEPT !.pl = @ \ ln]]
     /\ UNCHANGED <<head, lk, ring, sts, lidx, ann, req, crashes, hist, Ghosts>>
+
+\* One pwb of the batch: any line still pending.  The code writes its lines
+\* back in no particular order (a distinct set's insertion order, or a list
+\* sorted to drop repeats); the pwbs of one batch commute, since only t's next
+\* fence, after the batch, orders them.
+PW(t) == \E w \in th[t].pl : PWLine(t, w)
 
 \* R1 with the entry's stores one per step.  replayPwb: the replayed words
 \* join the lines the commit writes back (FALSE: RedoDB's RedoOpt, whose

@@ -35,7 +35,7 @@
 (*   Lock(t, c)         X2P, the strong trylock giving c                   *)
 (*   Store(t, c, w, v)  WS: the next store of t into its replica c is      *)
 (*                      <<w, v>> (a copy X6P, a node's mutation X4P)       *)
-(*   PwbR(t, c, w)      PW: the next line of t's flush is w's of c         *)
+(*   PwbR(t, c, w)      PW: w's line of c is pending in t's flush        *)
 (*   Fence(t) pfence    Y0 (the pfence before the CAS loop)                *)
 (*   CasCC(t, cc)       Y2P succeeding, installing cc (seq, replica)       *)
 (*   PwbC(t)            Y3P after a CAS, or ED1 (ensure_durable's pwb)     *)
@@ -164,8 +164,7 @@ Store(t, c, w, v) == Pc(t) = "WS" /\ th[t].c = c /\ Head(th[t].pw) = <<w, v>> /\
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ LineOf(w) = LineOf(PwNext(th[t].pl))
-    /\ X!PW(t)
+    /\ \E x \in th[t].pl : LineOf(x) = LineOf(w) /\ X!PWLine(t, x)
 
 PwbCur(t) == \/ Pc(t) = "Y3" /\ X!Y3P(t)
              \/ Pc(t) = "ED1" /\ X!ED1(t) /\ th'[t].pc = "ED2"

@@ -34,7 +34,7 @@
 (*                      non-temporal store of t's copy (M1CO) into c       *)
 (*   Simulate(t, c)     U20C on c                                          *)
 (*   Apply(t, u, n)     U23C: request n of thread u recorded               *)
-(*   PwbR(t, c, w)      PW: the next line of t's flush is w's of c         *)
+(*   PwbR(t, c, w)      PW: w's line of c is pending in t's flush        *)
 (*   Fence(t) pfence    U29 (SpecSimCas: the pfence before the CAS)        *)
 (*   CasCC(t, cc)       U30P succeeding, installing cc (seq, replica)      *)
 (*   PwbC(t)            UP1 after a CAS, or ED1 (ensure_durable's pwb)     *)
@@ -179,8 +179,7 @@ Apply(t, u, n) == Pc(t) = "U23" /\ th[t].k = u /\ th[t].rq.n = n /\ R!U23C(t)
 
 PwbRep(t, c, w) ==
     /\ Pc(t) = "PW" /\ th[t].c = c
-    /\ LineOf(w) = LineOf(PwNext(th[t].pl))
-    /\ R!PW(t)
+    /\ \E x \in th[t].pl : LineOf(x) = LineOf(w) /\ R!PWLine(t, x)
 
 PwbCur(t) == \/ Pc(t) = "UP1" /\ R!UP1(t)
              \/ Pc(t) = "ED1" /\ R!ED1(t) /\ th'[t].pc = "ED2"

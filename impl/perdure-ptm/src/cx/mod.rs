@@ -323,12 +323,14 @@ impl Config {
     }
 
     /// An upper bound on CX-PTM's volatile memory, in bytes, closures'
-    /// captures not included: `2N·(128·(N+1) + 8·dirty + 256)` for the
-    /// `Combined` instances, `(max_retained_nodes + 2N)·(96 + 16)` for the
+    /// captures not included: `2N·(128·(N+1) + 8·dirty + 256 + 16·512)`
+    /// for the `Combined` instances (with their filters of repeated lines), `(max_retained_nodes + 2N)·(96 + 16)` for the
     /// nodes and their boxed closures, `N·(16·undo + 512)` per thread.
     pub fn volatile_bytes_ptm(&self) -> u64 {
         let n = self.threads as u64;
-        let combs = 2 * n * (128 * (n + 1) + 8 * self.dirty_lines_per_replica as u64 + 256);
+        let filter = crate::redo::state::DirtyLines::filter_bytes();
+        let combs =
+            2 * n * (128 * (n + 1) + 8 * self.dirty_lines_per_replica as u64 + 256 + filter);
         let nodes = (self.max_retained_nodes() + 2 * n) * (96 + 16);
         let threads = n * (16 * self.undo_entries_per_thread as u64 + 512);
         combs + nodes + threads

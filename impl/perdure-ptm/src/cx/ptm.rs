@@ -143,7 +143,7 @@ impl<B: Backend> Flavor<B> for Annotated<B> {
     type Session<'a> = Session<'a, B>;
 
     fn comb_state(config: &Config) -> Self::CombState {
-        std::sync::Mutex::new(DirtyLines::new(config.dirty_lines_per_replica))
+        std::sync::Mutex::new(DirtyLines::filtered(config.dirty_lines_per_replica))
     }
 
     fn scratch(config: &Config, _region_len: u64) -> UndoLog {

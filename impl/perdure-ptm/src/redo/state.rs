@@ -180,14 +180,26 @@ impl State {
 /// hash set (flush aggregation by cache line) and, once more than
 /// `full_after` distinct lines are dirty, marks the replica for a complete
 /// flush ([`DirtyLines::full_flush_pending`]).
+///
+/// Redo-PTM and RedoTimed-PTM ([`DirtyLines::new`]) keep the published
+/// code's list of deferred `pwb`s: every store's line unless it repeats the
+/// last one; the flush sorts it and writes each line back once
+/// (`flushDeferredPWBs` skips repeats too). CX-PTM
+/// ([`DirtyLines::filtered`]) keeps repeats out with a small hash set of the
+/// period's lines, [`FILTER_SLOTS`] slots, so that its flush need not sort;
+/// when that set fills, repeats may get in for the rest of the period and
+/// the flush sorts. Either way a flush issues one `pwb` per distinct line.
 #[derive(Debug)]
 pub(crate) struct DirtyLines {
     lines: Vec<u64>,
     cap: usize,
     /// `[lo, hi)` in pool offsets, written back whole.
     range: Option<(u64, u64)>,
-    /// RedoOpt: the lines in `lines`, to keep them distinct.
+    /// The lines in `lines`, to keep them distinct (RedoOpt's set,
+    /// CX-PTM's filter).
     seen: Option<WordSet>,
+    /// `lines` may hold a line twice: the flush sorts it and drops repeats.
+    repeats: bool,
     /// RedoOpt: distinct lines beyond which the whole replica is flushed.
     full_after: usize,
     /// RedoOpt: the whole replica must be flushed at the next commit.
@@ -201,9 +213,25 @@ impl DirtyLines {
             cap,
             range: None,
             seen: None,
+            repeats: true,
             full_after: usize::MAX,
             full: false,
         }
+    }
+
+    /// CX-PTM's list: as [`DirtyLines::new`], with the filter that keeps
+    /// repeated lines out (see the type's docs).
+    pub(crate) fn filtered(cap: usize) -> DirtyLines {
+        DirtyLines {
+            seen: Some(WordSet::new(FILTER_SLOTS)),
+            repeats: false,
+            ..DirtyLines::new(cap)
+        }
+    }
+
+    /// Bytes of the filter of [`DirtyLines::filtered`].
+    pub(crate) fn filter_bytes() -> u64 {
+        WordSet::bytes_for(FILTER_SLOTS)
     }
 
     /// RedoOpt's set: distinct lines, up to `full_after` (at most `cap`),
@@ -211,6 +239,7 @@ impl DirtyLines {
     pub(crate) fn distinct(cap: usize, full_after: usize) -> DirtyLines {
         DirtyLines {
             seen: Some(WordSet::new(2 * cap)),
+            repeats: false,
             full_after: full_after.min(cap),
             ..DirtyLines::new(cap)
         }
@@ -246,16 +275,32 @@ impl DirtyLines {
         if self.lines.last() == Some(&line) {
             return;
         }
-        // The common case of Redo-PTM, RedoTimed-PTM and CX-PTM, on the path
-        // of every store: a list with room.
-        if self.range.is_none() && self.seen.is_none() && self.lines.len() < self.cap {
-            self.lines.push(line);
-            return;
+        // The common case, on the path of every store: a list with room.
+        if self.range.is_none() {
+            match &mut self.seen {
+                None if self.lines.len() < self.cap => {
+                    self.lines.push(line);
+                    return;
+                }
+                Some(seen) if !self.repeats => {
+                    let found = seen.find(line);
+                    if let Some(Ok(_)) = found {
+                        return;
+                    }
+                    let room = self.lines.len() < self.cap.min(self.full_after);
+                    if room && seen.insert_found(found, line, 0) {
+                        self.lines.push(line);
+                        return;
+                    }
+                }
+                _ => {}
+            }
         }
         self.add_slow(line);
     }
 
-    /// `add` of `line` when the list is a range, a distinct set, or full.
+    /// `add` of `line` when the set is a range, is full, or is a distinct
+    /// set that could not take it.
     #[cold]
     #[inline(never)]
     fn add_slow(&mut self, line: u64) {
@@ -264,21 +309,23 @@ impl DirtyLines {
             *hi = (*hi).max(line + CACHE_LINE as u64);
             return;
         }
-        if let Some(seen) = &mut self.seen {
-            let found = seen.find(line);
-            if let Some(Ok(_)) = found {
-                return;
+        match &mut self.seen {
+            Some(seen) if self.full_after != usize::MAX => {
+                // RedoOpt past `full_after` distinct lines (a tenth of the
+                // replica): flush all of it (§5, "Postpone issuing pwbs").
+                self.full = true;
+                seen.clear();
             }
-            if self.lines.len() < self.full_after && seen.insert_found(found, line, 0) {
+            Some(_) if self.lines.len() < self.cap => {
+                // CX-PTM's filter is full: repeats may get in from now on,
+                // the flush sorts.
+                self.repeats = true;
                 self.lines.push(line);
                 return;
             }
-            // More than a tenth of the replica: flush all of it (§5,
-            // "Postpone issuing pwbs").
-            self.full = true;
-            seen.clear();
+            _ => {}
         }
-        // (A list with room took the fast path in `add`.)
+        // A full list: one range spanning its lines.
         let lo = self.lines.iter().copied().min().unwrap_or(line).min(line);
         let hi = self.lines.iter().copied().max().unwrap_or(line).max(line) + CACHE_LINE as u64;
         self.lines.clear();
@@ -305,18 +352,26 @@ impl DirtyLines {
     }
 
     /// `pwb` of every dirty line, once each (Algorithm 3 L26
-    /// `flushDeferredPWBs`, which also skips repeated lines).
+    /// `flushDeferredPWBs`, which also skips repeated lines). The order of
+    /// the `pwb`s is free: only the fence after them orders them (the
+    /// specs' `PW` takes any pending line). A distinct set's lines go in the
+    /// order they were first stored; a list that may repeat a line is sorted
+    /// to drop the repeats.
     pub(crate) fn flush<B: Backend>(&mut self, pool: &Pool<B>) {
-        self.lines.sort_unstable();
-        self.lines.dedup();
+        if self.repeats {
+            self.lines.sort_unstable();
+            self.lines.dedup();
+        }
         for &line in &self.lines {
             pool.pwb(line, CACHE_LINE as u64);
         }
         self.lines.clear();
         if let Some(seen) = &mut self.seen {
-            if !mutant!(RedoOptLineSetNotReset) {
+            let opt = self.full_after != usize::MAX;
+            if !(opt && mutant!(RedoOptLineSetNotReset)) {
                 seen.clear();
             }
+            self.repeats = false;
         }
         self.full = false;
         if let Some((lo, hi)) = self.range.take() {
@@ -373,11 +428,16 @@ impl DirtyLines {
             cap,
             range: None,
             seen: None,
+            repeats: true,
             full_after: usize::MAX,
             full: false,
         }
     }
 }
+
+/// Slots of CX-PTM's filter of repeated lines ([`DirtyLines::filtered`]):
+/// it keeps up to half as many lines per flush period out of the sort.
+pub(crate) const FILTER_SLOTS: usize = 512;
 
 #[cfg(all(test, not(any(perdure_loom, perdure_shuttle))))]
 mod tests {
@@ -430,15 +490,55 @@ mod tests {
         );
         assert_eq!(d.range, Some((64, 1984)));
         let mut plain = DirtyLines::new(8);
+        let mut cx = DirtyLines::filtered(8);
         for off in [64, 640, 64, 640, 64] {
             plain.add(off);
+            cx.add(off);
         }
         assert_eq!(
             plain.tracked(),
             5,
             "Redo-PTM drops only consecutive repeats"
         );
+        assert_eq!(cx.tracked(), 2, "CX-PTM's filter drops every repeat");
         assert!(!plain.full_flush_pending());
+        assert!(!cx.full_flush_pending());
+    }
+
+    #[test]
+    fn a_full_filter_lets_repeats_in_and_the_flush_still_writes_each_line_once() {
+        let n = FILTER_SLOTS / 2;
+        let mut d = DirtyLines::filtered(4 * n);
+        for i in 0..n as u64 {
+            d.add(64 * i);
+        }
+        assert_eq!(d.tracked(), n);
+        assert!(!d.repeats, "half the slots: the filter holds every line");
+        d.add(64 * n as u64);
+        assert!(d.repeats, "one more: the filter is full");
+        d.add(0);
+        assert_eq!(d.tracked(), n + 2, "a repeat gets in past the filter");
+        let pool = Pool::volatile("dirty-lines", 1 << 20, perdure_pm::NoFlush).unwrap();
+        let before = perdure_pm::stats::thread_counts();
+        d.flush(&pool);
+        let pwbs = perdure_pm::stats::thread_counts().pwb - before.pwb;
+        assert_eq!(pwbs, n as u64 + 1, "one pwb per distinct line");
+        assert!(!d.repeats, "a new period filters again");
+        for _ in 0..3 {
+            d.add(64);
+            d.add(128);
+            d.add(64);
+        }
+        assert_eq!(d.tracked(), 2, "the flush emptied the filter");
+        let mut full = DirtyLines::filtered(2);
+        full.add(64);
+        full.add(640);
+        full.add(6400);
+        assert_eq!(
+            full.range,
+            Some((64, 6464)),
+            "a full list degrades to a range"
+        );
     }
 
     #[test]
