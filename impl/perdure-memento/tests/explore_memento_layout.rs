@@ -28,7 +28,7 @@
 
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::soft::{SoftMmt, SoftOp, SoftTable};
-use perdure_memento::{ClockKind, Config, Memento, NoMmt, Runtime};
+use perdure_memento::{Checkpoint, ClockKind, Config, Memento, MementoError, NoMmt, Runtime};
 use perdure_pm::heap::SET_CAPACITY;
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -1136,6 +1136,43 @@ fn soft_attach_takes_a_table_that_ends_at_the_pool_s_end() {
     }
 }
 
+/// `SoftTable::attach` bounds its walk of the persistent chains by the
+/// nodes the pool can hold (`pool.size() / NODE` steps), so a chain that
+/// cycles is refused after about a million steps on a 64 MiB pool, as
+/// `CombQueue::at` above: a bound of `pool.size() · NODE` steps, 4,096
+/// times as many, is not done after 10 s. The cycle: a node whose `pnext`
+/// (word 2 of SOFT's persistent node `[key, value, pnext, ins, del, stamp]`)
+/// is itself, neither deleted nor valid (an insert still pending, which
+/// `attach` leaves on the chain), at the head of bucket 0.
+#[test]
+fn soft_attach_refuses_a_cyclic_chain_within_the_pool_s_room() {
+    within(
+        10,
+        "SoftTable::attach on a cyclic chain in a 64 MiB pool",
+        || {
+            let p = sized_pool("soft-cycle-wide", 1 << 26);
+            let rt =
+                Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 21)).expect("runtime");
+            let mut h = rt.handle(1).expect("handle");
+            let t = SoftTable::create(&mut h, 16).expect("create");
+            let node = h.alloc(LINE).expect("alloc");
+            for (w, v) in [(0, 5), (8, 0), (16, node), (24, 0), (32, 0), (40, 0)] {
+                p.word(node + w).expect("word").store(v, Ordering::Relaxed);
+            }
+            // Bucket 0's head, after the table's first line.
+            p.word(t.offset() + LINE)
+                .expect("word")
+                .store(node, Ordering::Relaxed);
+            let attached = SoftTable::attach(&p, t.offset());
+            assert!(
+                matches!(&attached, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
+                "a table whose chain cycles was not refused as one: {:?}",
+                attached.map(|_| ())
+            );
+        },
+    );
+}
+
 /// `Runtime::open` calibrates the clock past every timestamp in HELP
 /// (§2.5 T_max), both parities of every thread's line: a timestamp a
 /// helper wrote into HELP\[parity\]\[tid\] just before a crash is read by
@@ -1163,6 +1200,48 @@ fn runtime_open_reads_every_help_timestamp() {
             );
         }
     }
+}
+
+/// `Runtime::open` pins (for reclamation) exactly the threads whose root
+/// operation was cut off: a thread whose memento holds a timestamp newer
+/// than its operation's floor (the floor of the parity its status names).
+/// Thread 2's second operation checkpoints and then fails (`try_run_root`'s
+/// `Err`: pending, as after a crash); threads 1 and 3 complete one and two
+/// operations, so their statuses name both parities of the floor. After a
+/// reopen only thread 2 may be pinned: a pinned finished thread holds back
+/// every reclamation until it runs again, an unpinned cut-off one lets
+/// another thread's recovery free blocks its memento names. No scenario
+/// looks at which threads a reopen pins.
+#[test]
+fn runtime_open_pins_exactly_the_threads_cut_off_in_an_operation() {
+    let p = pool("runtime-open-pins");
+    let rt = Runtime::<Sim, Checkpoint<1>>::create(&p, BASE, &config(3, 1 << 20)).expect("runtime");
+    let op = |tid: usize, fail: bool| {
+        let mut h = rt.handle(tid).expect("handle");
+        let r = h.try_run_root(|h, m, _| {
+            m.checkpoint(h, [7]);
+            if fail {
+                Err(())
+            } else {
+                Ok(0)
+            }
+        });
+        assert_eq!(r.is_err(), fail);
+    };
+    op(1, false);
+    op(2, false);
+    op(2, true);
+    op(3, false);
+    op(3, false);
+    drop(rt);
+    let rt =
+        Runtime::<Sim, Checkpoint<1>>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+    let pinned: Vec<bool> = (1..=3).map(|t| rt.collector().is_pinned(t)).collect();
+    assert_eq!(
+        pinned,
+        [false, true, false],
+        "pinned after the reopen, threads 1 (one operation done), 2 (its second cut off), 3 (two done)"
+    );
 }
 
 /// A thread's CAS parity survives a reopen when its memento was zeroed
