@@ -1383,7 +1383,8 @@ fn cx_counts_help_and_reports_its_events() {
 
 /// CX-PUC's update sees its root table and its allocated words: a root set
 /// and a word written through `words_mut` in one update are read back by
-/// the next through `root`, `words` and `get`, and `words` is the allocated
+/// the next through `root`, `words` and `get` (and the root by a read-only
+/// transaction's `root`), and `words` is the allocated
 /// part of the region (it covers the block allocated last, and is as long
 /// as a read-only transaction's view of it and as `words_mut`). Only the
 /// typed object's `obj`, `get` and `alloc_value` were used by the tier's
@@ -1410,6 +1411,11 @@ fn cx_puc_updates_see_roots_and_words() {
         })
         .unwrap();
     assert_eq!(p.update(|m| m.root(3)).unwrap(), a, "root 3");
+    assert_eq!(
+        p.read(|r| r.root(3)).unwrap(),
+        a,
+        "root 3 in a read-only transaction"
+    );
     assert_eq!(
         p.update(move |m| m.words()[(a / 8) as usize + 1]).unwrap(),
         0xA5,

@@ -218,3 +218,29 @@ fn recover_field_copies_nvmm_over_garbage_for_every_seq_relation() {
         assert_eq!(PAtomic::at(off).load(&sp).unwrap(), nv);
     }
 }
+
+/// A field whose replicas never agree (its DRAM sequence far from the
+/// NVMM one, as a tracking bug or memory that is not a persistent atomic
+/// would leave it) makes `compare_exchange` give up with `Diverged` after
+/// its patience (2^26 rounds, a few seconds), not spin forever. The crash
+/// checks never reach this: every field they touch is recovered.
+#[test]
+fn a_field_whose_replicas_never_agree_is_reported_diverged() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (pool, _) = leaked_pool("relax-diverged", POOL);
+        let sp = create(pool, Tracking::Bitset);
+        let f = field(&sp, 10);
+        let ((_, snv), _) = sp.replicas(f.offset()).unwrap();
+        sp.dram()
+            .store_pair(f.offset(), (10, snv.wrapping_add(1000)));
+        let _ = tx.send(f.compare_exchange(&sp, 10, 11).map_err(|e| e.to_string()));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("compare_exchange on a diverged field did not return within 60 s");
+    assert!(
+        matches!(&r, Err(e) if e.contains("does not converge")),
+        "compare_exchange on a diverged field: {r:?}"
+    );
+}
