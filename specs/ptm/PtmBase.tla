@@ -316,6 +316,21 @@ StoreCC(m, v) == [m EXCEPT !.cc.s = Append(@, v)]
 LineOf(w) == IF RegionObject THEN Offs[w] \div 64 ELSE w
 LineWords(ws) == {x \in Words : \E w \in ws : LineOf(x) = LineOf(w)}
 
+\* The pwbs of one batch in any order (FALSE), or lowest word first (TRUE).  A pwb
+\* only records the line as pending for its thread (PwbR: pwr[t]), which no crash
+\* image reads and another thread's fence only re-indexes (to the same value
+\* whether the record comes before or after that fence: no other thread stores
+\* to the replica t holds); only t's next fence, after the batch, acts on it,
+\* and by then the batch's lines are all recorded whatever their order.  So
+\* the orders reach the same crash images, histories and fences, and a
+\* configuration may fix one order to keep the state space small (a partial-order
+\* reduction: `CONSTANT PwInOrder <- PwOneOrder`).  The trace specs match each
+\* write-back to its own pending line (PWLine) either way.
+PwInOrder == FALSE
+PwOneOrder == TRUE
+\* The lowest word still pending (the order PwInOrder fixes).
+PwNext(pl) == CHOOSE x \in pl : \A y \in pl : x <= y
+
 \* The used prefix of a replica holding x (replica.rs: copies and
 \* whole-replica write-backs cover the region up to ALLOC_BASE + bump):
 \* words 1 .. UsedN(x), every word for the counters; and the copy of it, as

@@ -819,8 +819,9 @@ PWLine(t, w) ==
 \* One pwb of the batch: any line still pending.  The code writes its lines
 \* back in no particular order (a distinct set's insertion order, or a list
 \* sorted to drop repeats); the pwbs of one batch commute, since only t's next
-\* fence, after the batch, orders them.
-PW(t) == \E w \in th[t].pl : PWLine(t, w)
+\* fence, after the batch, orders them (PtmBase's PwInOrder: a configuration
+\* may fix one order).
+PW(t) == IF PwInOrder THEN PWLine(t, PwNext(th[t].pl)) ELSE \E w \in th[t].pl : PWLine(t, w)
 
 \* R1 with the entry's stores one per step.  replayPwb: the replayed words
 \* join the lines the commit writes back (FALSE: RedoDB's RedoOpt, whose
