@@ -200,31 +200,30 @@ def load_allow():
     return allow
 
 
+def entry_matches(entry, key, text):
+    """Whether allow-list entry `entry` names site `key` (`file:line`), whose
+    source line is `text`: the entry is `file:line`, or `file:~snippet` with
+    `snippet` a substring of the line (an entry that survives edits above the
+    site)."""
+    if entry == key:
+        return True
+    path, sep, snippet = entry.partition(":~")
+    return bool(sep and snippet) and path == key.split(":")[0] and snippet in text
+
+
 def allowed(allow, key, text):
-    """The reason listed for site `key` (`file:line`), whose source line is `text`:
-    an entry `file:line`, or `file:~snippet` with `snippet` a substring of the
-    line (an entry that survives edits above the site)."""
+    """The reason listed for site `key` whose source line is `text`, or None
+    (an exact `file:line` entry first)."""
     if key in allow:
         return allow[key]
-    path = key.split(":")[0]
-    for k, why in allow.items():
-        p, sep, snippet = k.partition(":~")
-        if sep and p == path and snippet and snippet in text:
-            return why
-    return None
+    return next((why for e, why in allow.items() if entry_matches(e, key, text)), None)
 
 
 def stale_allow(allow, cov):
     """Entries of the allow list that match no site of the report (a moved line
     or a removed call: the entry must be updated or dropped)."""
-    used = set()
-    for v in cov.values():
-        for r in v["rows"]:
-            for k, why in allow.items():
-                p, sep, snippet = k.partition(":~")
-                if k == r["site"] or (sep and r["site"].split(":")[0] == p and snippet in r["line"]):
-                    used.add(k)
-    return sorted(k for k in allow if k not in used)
+    rows = [r for v in cov.values() for r in v["rows"]]
+    return sorted(e for e in allow if not any(entry_matches(e, r["site"], r["line"]) for r in rows))
 
 
 def crate_of(key):
