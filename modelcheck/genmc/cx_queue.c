@@ -109,6 +109,7 @@
 
 #define SC memory_order_seq_cst
 #define RLX memory_order_relaxed
+#define REL memory_order_release
 
 #if defined(WALK3) && defined(WALK)
 #define N 3
@@ -181,7 +182,7 @@ static void protect(int tid, int slot, struct node *p)
 
 static void clear(int tid, int slot)
 {
-	atomic_store_explicit(&hp[tid][slot], NULL, SC); /* rust: clear store SeqCst */
+	atomic_store_explicit(&hp[tid][slot], NULL, REL); /* rust: clear store Release */
 }
 
 static struct node *protect_next(int tid, int slot, struct node *m)

@@ -357,7 +357,7 @@ static bool simulate(int tid, int base, struct state *new_st, struct writer *w, 
 		atomic_store_explicit(&hp[tid], p, SC); /* rust: simulate store SeqCst */
 		if (atomic_load_explicit(&req[i], SC) != p                /* rust: simulate load SeqCst */
 		    || cur != atomic_load_explicit(&cur_comb, SC)) {      /* rust: simulate load SeqCst */
-			atomic_store_explicit(&hp[tid], NULL, SC); /* rust: simulate store SeqCst */
+			atomic_store_explicit(&hp[tid], NULL, REL); /* rust: simulate store Release */
 			return false;
 		}
 #ifndef MUTANT_NO_APPLIED_CHECK
@@ -369,7 +369,7 @@ static bool simulate(int tid, int base, struct state *new_st, struct writer *w, 
 			atomic_store_explicit(&new_st->results[i], res, RLX);    /* rust: simulate store Relaxed */
 			atomic_store_explicit(&new_st->applied[i], p->seq, RLX); /* rust: simulate store Relaxed */
 		}
-		atomic_store_explicit(&hp[tid], NULL, SC); /* rust: simulate store SeqCst */
+		atomic_store_explicit(&hp[tid], NULL, REL); /* rust: simulate store Release */
 	}
 	return true;
 }

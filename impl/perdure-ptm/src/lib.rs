@@ -96,6 +96,7 @@ mod layout;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutant;
+mod padded;
 pub mod redo;
 mod registry;
 mod replica;

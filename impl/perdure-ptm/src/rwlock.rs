@@ -70,6 +70,7 @@
 //! Every method is wait-free (no unbounded loop); `exclusive_try_lock` and the
 //! unlocks scan the `threads` read-indicator slots once or twice.
 
+use crate::padded::Padded;
 #[cfg(not(perdure_loom))]
 use crate::sync::atomic::Ordering::Release;
 use crate::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
@@ -106,11 +107,6 @@ fn state_of(word: u64) -> u64 {
     word & 3
 }
 
-/// An atomic on its own pair of cache lines, so read-indicator slots of
-/// different threads (and the writer word) do not share a line.
-#[repr(align(128))]
-struct Padded(AtomicU64);
-
 /// The lock's state as seen by one load, for tests and diagnostics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockState {
@@ -127,8 +123,10 @@ pub enum LockState {
 /// The strong try reader-writer lock of the seed's reference \[11\]. See the
 /// module docs.
 pub struct StrongTryRwLock {
-    wstate: Padded,
-    readers: Box<[Padded]>,
+    /// Each on its own pair of lines, so read-indicator slots of different
+    /// threads (and the writer word) do not share a line.
+    wstate: Padded<AtomicU64>,
+    readers: Box<[Padded<AtomicU64>]>,
 }
 
 impl std::fmt::Debug for StrongTryRwLock {

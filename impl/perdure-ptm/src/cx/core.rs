@@ -11,6 +11,7 @@ use super::queue::{Node, Retirer, TurnQueue, HP_MY, HP_WALK};
 use super::{Config, CxStats, Geometry};
 use crate::breakdown::Bucket;
 use crate::front::TidPoolRef;
+use crate::padded::Padded;
 use crate::registry;
 use crate::replica::{self, word};
 use crate::rwlock::StrongTryRwLock;
@@ -89,6 +90,9 @@ pub(crate) struct Slot<B: Backend, F: Flavor<B>> {
     pub scratch: F::Scratch,
 }
 
+/// A thread's [`Slot`] behind its lock, on its own lines.
+pub(crate) type SlotCell<B, F> = Padded<std::sync::Mutex<Slot<B, F>>>;
+
 /// The consensus over a pool laid out by [`crate::layout`].
 pub(crate) struct Cx<B: Backend, F: Flavor<B>> {
     pub pool: Pool<B>,
@@ -99,7 +103,9 @@ pub(crate) struct Cx<B: Backend, F: Flavor<B>> {
     pub region_len: u64,
     pub combs: Box<[Comb<B, F>]>,
     pub queue: TurnQueue<F::Job>,
-    pub slots: Box<[std::sync::Mutex<Slot<B, F>>]>,
+    /// Per thread, each on its own lines (an uncontended lock per
+    /// transaction; neighbours would share a line).
+    pub slots: Box<[SlotCell<B, F>]>,
     /// The highest `cur_comb` sequence known durable.
     durable: AtomicU64,
     pub tids: TidPoolRef,
@@ -164,10 +170,10 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             queue,
             slots: (0..n)
                 .map(|_| {
-                    std::sync::Mutex::new(Slot {
+                    Padded(std::sync::Mutex::new(Slot {
                         retirer: Retirer::new(),
                         scratch: F::scratch(&config, region_len),
-                    })
+                    }))
                 })
                 .collect(),
             durable: AtomicU64::new(sti::seq(cur)),
@@ -598,7 +604,7 @@ impl<B: Backend, F: Flavor<B>> Drop for Cx<B, F> {
             .slots
             .iter_mut()
             .map(|s| {
-                let s = s.get_mut().unwrap_or_else(|e| e.into_inner());
+                let s = s.0.get_mut().unwrap_or_else(|e| e.into_inner());
                 std::mem::replace(&mut s.retirer, Retirer::new())
             })
             .collect();

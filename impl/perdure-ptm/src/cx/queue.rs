@@ -63,7 +63,10 @@
 //! boxed closure.
 
 use crate::sti::{self, INVALID};
-use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::SeqCst};
+use crate::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU64,
+    Ordering::{Release, SeqCst},
+};
 use std::collections::VecDeque;
 use std::ptr::null_mut;
 
@@ -233,10 +236,13 @@ impl<J> TurnQueue<J> {
         (m.next.load(SeqCst) == next).then_some(next)
     }
 
-    /// Clears hazard pointer `slot` of `tid`.
+    /// Clears hazard pointer `slot` of `tid`: a Release store (a plain
+    /// `mov` on x86, where SeqCst would be an `xchg` that waits for the
+    /// store buffer), which orders this thread's reads through the pointer
+    /// before it; a `scan` that sees the null frees after them.
     #[inline]
     pub(crate) fn clear(&self, tid: usize, slot: usize) {
-        self.hp[tid].0[slot].store(null_mut(), SeqCst);
+        self.hp[tid].0[slot].store(null_mut(), Release);
     }
 
     fn n(&self) -> usize {

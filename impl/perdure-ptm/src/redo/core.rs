@@ -10,6 +10,7 @@ use super::tx::{ReadTx, Tx};
 use super::wordset::WordSet;
 use crate::front::TidPoolRef;
 use crate::layout::Geometry;
+use crate::padded::Padded;
 use crate::registry;
 use crate::replica::word;
 use crate::sti::{self, INVALID};
@@ -115,19 +116,20 @@ pub struct RedoPtm<B: Backend> {
     pub(super) states: Box<[Box<[State]>]>,
     pub(super) arenas: Box<[LogArena]>,
     pub(super) ring: Box<[AtomicU64]>,
-    pub(super) announce: Box<[AtomicU64]>,
-    pub(super) req: Box<[AtomicPtr<Request<B>>]>,
-    pub(super) hp: Box<[AtomicPtr<Request<B>>]>,
-    pub(super) slots: Box<[std::sync::Mutex<Slot<B>>]>,
+    /// Per-thread slots, each on its own lines ([`Padded`]).
+    pub(super) announce: Box<[Padded<AtomicU64>]>,
+    pub(super) req: Box<[Padded<AtomicPtr<Request<B>>>]>,
+    pub(super) hp: Box<[Padded<AtomicPtr<Request<B>>>]>,
+    pub(super) slots: Box<[Padded<std::sync::Mutex<Slot<B>>>]>,
     pub(super) durable: AtomicU64,
     pub(super) tids: TidPoolRef,
     pub(super) stats: Box<[ThreadStats]>,
     /// RedoOpt: each thread's store set (store aggregation).
-    pub(super) store_sets: Box<[std::sync::Mutex<RefCell<WordSet>>]>,
+    pub(super) store_sets: Box<[Padded<std::sync::Mutex<RefCell<WordSet>>>]>,
     /// RedoTimed/RedoOpt: when each thread's update started (ns after
     /// `epoch`), and the average copy time (ns) that sizes the window.
     pub(super) epoch: std::time::Instant,
-    pub(super) update_start: Box<[std::sync::atomic::AtomicU64]>,
+    pub(super) update_start: Box<[Padded<std::sync::atomic::AtomicU64>]>,
     pub(super) copy_ns: std::sync::atomic::AtomicU64,
 }
 
@@ -169,10 +171,10 @@ impl<B: Backend> RedoPtm<B> {
         ring[(s as usize) & (ring.len() - 1)].store(ticket0, Ordering::SeqCst);
         let slots = (0..n)
             .map(|t| {
-                std::sync::Mutex::new(Slot {
+                Padded(std::sync::Mutex::new(Slot {
                     last_idx: usize::from(t == 0),
                     retired: Vec::with_capacity(n + 1),
-                })
+                }))
             })
             .collect();
         RedoPtm {
@@ -186,12 +188,12 @@ impl<B: Backend> RedoPtm<B> {
                 .map(|_| LogArena::new(config.log_entries_per_thread))
                 .collect(),
             ring,
-            announce: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            announce: (0..n).map(|_| Padded(AtomicU64::new(0))).collect(),
             req: (0..n)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .map(|_| Padded(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             hp: (0..n)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .map(|_| Padded(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             slots,
             durable: AtomicU64::new(s),
@@ -199,16 +201,18 @@ impl<B: Backend> RedoPtm<B> {
             stats: (0..n).map(|_| ThreadStats::default()).collect(),
             store_sets: (0..n)
                 .map(|_| {
-                    std::sync::Mutex::new(RefCell::new(if config.variant.opt() {
-                        WordSet::new(2 * config.log_entries_per_thread)
-                    } else {
-                        WordSet::none()
-                    }))
+                    Padded(std::sync::Mutex::new(RefCell::new(
+                        if config.variant.opt() {
+                            WordSet::new(2 * config.log_entries_per_thread)
+                        } else {
+                            WordSet::none()
+                        },
+                    )))
                 })
                 .collect(),
             epoch: std::time::Instant::now(),
             update_start: (0..n)
-                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .map(|_| Padded(std::sync::atomic::AtomicU64::new(0)))
                 .collect(),
             copy_ns: std::sync::atomic::AtomicU64::new(0),
             config,

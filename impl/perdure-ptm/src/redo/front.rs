@@ -28,6 +28,9 @@ impl<B: Backend> Front for RedoPtm<B> {
     fn event_counts(&self) -> Vec<(&'static str, u64)> {
         let s = self.stats();
         vec![
+            ("commits", s.commits),
+            ("helped", s.helped),
+            ("backoffs", s.backoffs),
             ("copies", s.copies),
             ("copies_invalid", s.copies_invalid),
             ("copies_lapped", s.copies_lapped),

@@ -40,6 +40,9 @@ pub(crate) const LOG_OVERFLOW: u64 = u64::MAX;
 pub(crate) const PANICKED: u64 = 1 << 63;
 
 /// One thread's circular log arena. Entries are `[offset, old, new]`.
+/// Aligned to 128 bytes: the owner raises `written` on every log entry, and
+/// the arenas of different threads sit side by side in `RedoPtm::arenas`.
+#[repr(align(128))]
 pub(crate) struct LogArena {
     entries: Box<[[AtomicU64; 3]]>,
     /// The absolute position after the last entry written (or being

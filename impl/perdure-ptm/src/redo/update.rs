@@ -437,7 +437,7 @@ impl<B: Backend> RedoPtm<B> {
             if self.req[i].load(Ordering::SeqCst) != p
                 || cur != self.cur_comb().load(Ordering::SeqCst)
             {
-                self.hp[tid].store(std::ptr::null_mut(), Ordering::SeqCst);
+                self.hp[tid].store(std::ptr::null_mut(), Ordering::Release);
                 return false;
             }
             // SAFETY: `p` was in `req[i]` after our hazard pointer named it,
@@ -456,7 +456,12 @@ impl<B: Backend> RedoPtm<B> {
                     bump(&self.stats[tid].helped);
                 }
             }
-            self.hp[tid].store(std::ptr::null_mut(), Ordering::SeqCst);
+            // Release, not SeqCst: clearing a hazard pointer orders only this
+            // thread's reads of `*p` before it (a `reclaim` that sees the
+            // null frees after them); no later load of this thread must wait
+            // for it. A SeqCst store is an `xchg`, which would wait here for
+            // the closure's stores to the replica to drain.
+            self.hp[tid].store(std::ptr::null_mut(), Ordering::Release);
         }
         true
     }
