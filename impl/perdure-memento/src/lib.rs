@@ -143,6 +143,7 @@ pub use compose::{Memento, NoMmt, Scan};
 pub use insdel::InsDelAtomic;
 pub use runtime::{
     quiet_thread_crashes, ClearMode, Completed, Config, Handle, MementoError, Runtime, ThreadCrash,
+    DEFAULT_PATIENCE_COUNTER, DEFAULT_PATIENCE_TSC,
 };
 pub use ts::{tsc_available, ClockKind};
 

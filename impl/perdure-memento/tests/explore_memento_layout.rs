@@ -1070,6 +1070,25 @@ fn runtime_open_checks_the_thread_count() {
     );
 }
 
+/// PATIENCE follows the clock a runtime opens with: with the counter clock
+/// it counts readings (`DEFAULT_PATIENCE_COUNTER`), with `rdtscp` ticks
+/// (`DEFAULT_PATIENCE_TSC`, where the CPU has it). A runtime that took the
+/// TSC's patience under the counter clock would make every helping load
+/// wait ten thousand times longer than the explorer's schedules assume.
+#[test]
+fn patience_follows_the_clock() {
+    use perdure_memento::{DEFAULT_PATIENCE_COUNTER, DEFAULT_PATIENCE_TSC};
+    let p = pool("runtime-patience");
+    drop(Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime"));
+    let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+    assert_eq!(rt.patience(), DEFAULT_PATIENCE_COUNTER);
+    drop(rt);
+    if perdure_memento::tsc_available() {
+        let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Tsc).expect("reopened");
+        assert_eq!(rt.patience(), DEFAULT_PATIENCE_TSC);
+    }
+}
+
 /// `SoftTable::attach` checks the bucket count it reads from the table's
 /// header: the largest (`MAX_BUCKETS`), which `create` makes, attaches; a
 /// count that is not a power of two (3, within the bound) or past the bound
@@ -1168,6 +1187,37 @@ fn soft_attach_refuses_a_cyclic_chain_within_the_pool_s_room() {
                 matches!(&attached, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
                 "a table whose chain cycles was not refused as one: {:?}",
                 attached.map(|_| ())
+            );
+        },
+    );
+}
+
+/// `SoftTable::contents` bounds its walk as `attach` does (above): the same
+/// self-linked node at the head of bucket 0 of a 64 MiB pool is reported as
+/// a cycle within 10 s (about a million steps), where a bound of
+/// `pool.size() · NODE` steps would still be walking.
+#[test]
+fn soft_contents_refuses_a_cyclic_chain_within_the_pool_s_room() {
+    within(
+        10,
+        "SoftTable::contents on a cyclic chain in a 64 MiB pool",
+        || {
+            let p = sized_pool("soft-cycle-contents", 1 << 26);
+            let rt =
+                Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 21)).expect("runtime");
+            let mut h = rt.handle(1).expect("handle");
+            let t = SoftTable::create(&mut h, 16).expect("create");
+            let node = h.alloc(LINE).expect("alloc");
+            for (w, v) in [(0, 5), (8, 0), (16, node), (24, 0), (32, 0), (40, 0)] {
+                p.word(node + w).expect("word").store(v, Ordering::Relaxed);
+            }
+            p.word(t.offset() + LINE)
+                .expect("word")
+                .store(node, Ordering::Relaxed);
+            let contents = t.contents(&p);
+            assert!(
+                matches!(&contents, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
+                "a chain that cycles was not reported as one: {contents:?}"
             );
         },
     );

@@ -686,6 +686,77 @@ fn redo_opt_logs_a_repeated_store_once() {
     }
 }
 
+/// `Ptm::events` reports the Redo family's counters under their names:
+/// the bench prints them per point (issue 17's profiles read them), and
+/// nothing in the crate reads them back, so only a direct check can tell a
+/// wrong list.
+#[test]
+fn redo_events_count_its_commits() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-events", 1 << 20, NoFlush).unwrap();
+    let p = RedoPtm::create(
+        pool,
+        &Config {
+            threads: 2,
+            ..Config::small()
+        },
+    )
+    .unwrap();
+    let before = p.stats().commits;
+    for i in 0..7u64 {
+        p.update_tx(move |tx| tx.set_root(0, i)).unwrap();
+    }
+    let events = p.events();
+    let get = |name: &str| events.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    assert_eq!(get("commits"), Some(before + 7), "{events:?}");
+    for name in ["helped", "copies", "replays", "rollbacks"] {
+        assert!(get(name).is_some(), "{name} missing from {events:?}");
+    }
+}
+
+/// Redo-PTM frees the requests it retires once no hazard pointer names
+/// them (`reclaim`, after each `publish`): each update's closure holds a
+/// clone of one `Arc`, so its count is the requests still alive. One
+/// thread, no helper: at most the current request and the one retired by
+/// this update may live. A `reclaim` that keeps what it should free (or
+/// frees what a hazard pointer names) shows here as a count that grows
+/// with the updates.
+#[test]
+fn redo_frees_retired_requests() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-reclaim", 1 << 20, NoFlush).unwrap();
+    let p = RedoPtm::create(
+        pool,
+        &Config {
+            threads: 2,
+            ..Config::small()
+        },
+    )
+    .unwrap();
+    let token = Arc::new(());
+    for i in 0..50u64 {
+        let t = Arc::clone(&token);
+        p.update_tx(move |tx| {
+            let _ = &t;
+            tx.set_root(0, i)
+        })
+        .unwrap();
+    }
+    let alive = Arc::strong_count(&token) - 1;
+    assert!(alive <= 2, "{alive} of 50 requests still alive");
+    drop(p);
+    assert_eq!(Arc::strong_count(&token), 1, "requests leaked after drop");
+}
+
 /// The strong trylock's public view of itself: `threads` is its number of
 /// read-indicator slots, and `state` decodes the writer word (a free lock,
 /// one held exclusively, one downgraded or marked read-only). Nothing in
