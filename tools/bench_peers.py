@@ -64,6 +64,9 @@ MEMENTO_QUEUES = {
     "durable": ("DurableQ", "durable_queue"),
     "log": ("LogQ", "log_queue"),
 }
+# Memento's queue bench repins each thread's epoch guard every --relax pairs (default 10,000) inside one root
+# operation per thread; perdure's MSQ-mmt points run as many pairs per root operation.
+MEMENTO_ROOT_PAIRS = 10_000
 # The buckets both hash sets have: RedoDB's TMHashMap grows at a load factor of 0.75 (1000 keys: 2048
 # buckets), perdure's HashSet at 2 keys per bucket (1000 keys: 512); created with 2048, neither grows.
 HASH_BUCKETS = 2048
@@ -342,9 +345,16 @@ def make_points(threads, engines, queues):
         for t in threads:
             pts.append(Point(f"memento/{q}/{t}T", "Memento", "memento-queue", "enq-deq pairs, empty", name, t,
                              "ops/s", 0,
-                             dict(PERDURE_BENCH_ONLY=f"{name}/pairs", PERDURE_BENCH_PREFILL="0"),
-                             ["-a", target, "-k", "pair", "-t", str(t), "-i", "0"],
-                             ["warm-up: none on either side (Memento's bench has no warm-up)",
+                             dict(PERDURE_BENCH_ONLY=f"{name}/pairs", PERDURE_BENCH_PREFILL="0",
+                                  PERDURE_BENCH_ROOT_PAIRS=str(MEMENTO_ROOT_PAIRS)),
+                             ["-a", target, "-k", "pair", "-t", str(t), "-i", "0", "-r", str(MEMENTO_ROOT_PAIRS)],
+                             ["warm-up: none on either side (Memento's bench has no warm-up)"]
+                             + ([f"root operations: Memento's threads each run one root operation for the whole run, "
+                                 f"reusing one enqueue and one dequeue memento, and repin their epoch guard every "
+                                 f"{MEMENTO_ROOT_PAIRS:,} pairs (-r); perdure's MSQ-mmt runs {MEMENTO_ROOT_PAIRS:,} "
+                                 f"pairs per root operation (PERDURE_BENCH_ROOT_PAIRS) as a detectable loop, whose "
+                                 f"index it checkpoints at every pair (Memento's loop is not recoverable)"]
+                                if name.startswith("MSQ-mmt") else []) + [
                               "clock: Memento's threads meet at a barrier, each then runs for the duration from its "
                               "own start, and the rate is their operations / the duration; perdure's stop together "
                               "at a flag and the rate is their operations / the longest thread's time",

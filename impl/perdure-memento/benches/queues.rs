@@ -20,6 +20,11 @@
 //!   `enq80`; default `pairs`) runs that queue and workload alone for
 //!   `PERDURE_BENCH_SECS` seconds (default 5) per thread count and prints
 //!   its rows, with no claims, breakdown or files.
+//! * `PERDURE_BENCH_ROOT_PAIRS=k` (MSQ-mmt, enqueue-dequeue): each root
+//!   operation runs `k` pairs as a detectable loop instead of each enqueue
+//!   and each dequeue being a root operation: the shape of Memento's own
+//!   queue bench (one root operation per thread, its epoch guard repinned
+//!   every 10,000 pairs), which `make bench-peers` matches with it.
 //! * Backend: `Pmem` (clwb, else clflushopt, else clflush, from CPUID) on a
 //!   pool file in `/dev/shm`, else the temporary directory
 //!   (`PERDURE_BENCH_DIR` overrides). tmpfs has no DAX, so
@@ -45,10 +50,11 @@ use perdure_harness::svg;
 use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig};
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
-use perdure_memento::{ClearMode, ClockKind, Config, Runtime};
+use perdure_memento::{Checkpoint, ClearMode, ClockKind, Config, Memento, Runtime};
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Backend, Pmem, Pool};
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -143,6 +149,10 @@ struct Settings {
     threads: Vec<usize>,
     dir: PathBuf,
     pmem: Pmem,
+    /// `PERDURE_BENCH_ROOT_PAIRS`: enqueue-dequeue pairs per root operation
+    /// of the MSQ-mmt queues (0: each enqueue and each dequeue its own root
+    /// operation, the default).
+    root_pairs: u64,
 }
 
 impl Settings {
@@ -158,12 +168,14 @@ impl Settings {
         let threads = common::thread_counts(64)?;
         let dir = common::bench_dir();
         let pmem = common::pmem()?;
+        let root_pairs = common::env_value("PERDURE_BENCH_ROOT_PAIRS")?.unwrap_or(0);
         Ok(Settings {
             secs: if quick { 0.2 } else { 1.0 },
             prefill,
             threads,
             dir,
             pmem,
+            root_pairs,
         })
     }
 
@@ -218,6 +230,95 @@ impl Row {
 /// `operationNum`). Returns the dequeued value (`None` for an enqueue or
 /// an empty queue).
 type Op<'a, H> = &'a (dyn Fn(&mut H, Option<u64>, u64) -> Option<u64> + Sync);
+
+perdure_memento::memento! {
+    /// The root memento of `PERDURE_BENCH_ROOT_PAIRS`: the loop's φ-node
+    /// (the pair's index), then the queue's two sub-mementos, reused by
+    /// every pair of the root operation.
+    struct PairsMmt {
+        round: Checkpoint<1>,
+        queue: QueueMmt,
+    }
+}
+
+/// `PERDURE_BENCH_ROOT_PAIRS=k`, enqueue-dequeue pairs on an MSQ-mmt
+/// queue: each root operation runs `k` pairs as a detectable loop
+/// (`Handle::detectable_loop`, its index checkpointed at the head of every
+/// iteration, Requirement 3 of §2.3), so its commit, its reclamation
+/// section and its fence at the end are paid once per `k` pairs. This is
+/// the shape of Memento's own queue bench, whose threads each run one root
+/// operation for the whole run, reuse one enqueue and one dequeue memento,
+/// and repin their epoch guard every 10,000 operations (its `--relax`);
+/// perdure's loop adds a checkpoint per pair that Memento's plain loop
+/// does not have, which keeps the loop recoverable. Pre-fill as `measure`.
+fn measure_root_pairs(
+    s: &Settings,
+    threads: usize,
+    rt: &Runtime<'_, Pmem, PairsMmt>,
+    q: &Msq,
+) -> Tally {
+    let k = s.root_pairs;
+    let root = |h: &mut perdure_memento::Handle<'_, '_, Pmem, PairsMmt>, base: u64, pairs: u64| {
+        h.run_root(|h, mmt, _| {
+            let (round, queue) = (&mut mmt.round, &mut mmt.queue);
+            h.detectable_loop(round, [0], |h, [i]| {
+                if i == pairs {
+                    return ControlFlow::Break(i);
+                }
+                q.enqueue(base + i, h, &mut queue.insert).expect("enqueue");
+                let _ = q.dequeue(h, &mut queue.remove);
+                ControlFlow::Continue([i + 1])
+            })
+        })
+    };
+    {
+        let mut h = rt.handle(1).expect("handle");
+        for i in 0..s.prefill {
+            h.run_root(|h, mmt, _| {
+                q.enqueue(i, h, &mut mmt.queue.insert).expect("enqueue");
+                0
+            });
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(threads + 1);
+    let tallies: Vec<Tally> = std::thread::scope(|sc| {
+        let workers: Vec<_> = (1..=threads)
+            .map(|tid| {
+                let (stop, start, root) = (&stop, &start, &root);
+                sc.spawn(move || {
+                    let mut h = rt.handle(tid).expect("handle");
+                    let mut t = Tally::default();
+                    let mut n = 0u64;
+                    start.wait();
+                    let c0 = stats::thread_counts();
+                    let t0 = Instant::now();
+                    while !stop.load(Ordering::Relaxed) {
+                        let done = root(&mut h, ((tid as u64) << 40) | n, k);
+                        debug_assert_eq!(done.result, k);
+                        n += k;
+                        t.ops += 2 * k;
+                        t.deqs += k;
+                    }
+                    t.secs = t0.elapsed().as_secs_f64();
+                    t.counts = stats::thread_counts() - c0;
+                    t
+                })
+            })
+            .collect();
+        start.wait();
+        std::thread::sleep(Duration::from_secs_f64(s.secs));
+        stop.store(true, Ordering::Relaxed);
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    tallies.into_iter().fold(Tally::default(), |a, b| Tally {
+        ops: a.ops + b.ops,
+        deqs: a.deqs + b.deqs,
+        empty: a.empty + b.empty,
+        counts: a.counts + b.counts,
+        secs: a.secs.max(b.secs),
+    })
+}
 
 /// Pre-fills the queue from thread 1, then runs the workload on `threads`
 /// threads for the configured time.
@@ -300,11 +401,11 @@ fn pool_file(s: &Settings) -> (tempfile::TempDir, PathBuf) {
 
 /// Runs `f` on a fresh Memento runtime holding an empty MSQ of `kind`;
 /// returns its result and how the pool was mapped.
-fn with_msq<R>(
+fn with_msq<M: Memento, R>(
     s: &Settings,
     kind: MsqKind,
     clear: ClearMode,
-    f: impl FnOnce(&Runtime<'_, Pmem, QueueMmt>, &Msq) -> R,
+    f: impl FnOnce(&Runtime<'_, Pmem, M>, &Msq) -> R,
 ) -> (R, String) {
     let (_dir, path) = pool_file(s);
     let cfg = Config {
@@ -312,9 +413,9 @@ fn with_msq<R>(
         heap_bytes: s.heap_bytes(),
         clock: ClockKind::Tsc,
     };
-    let size = BASE + Runtime::<Pmem, QueueMmt>::required_bytes(&cfg);
+    let size = BASE + Runtime::<Pmem, M>::required_bytes(&cfg);
     let pool = Pool::create_with(&path, LAYOUT, size, s.pmem).expect("pool");
-    let mut rt = Runtime::<Pmem, QueueMmt>::create(&pool, BASE, &cfg).expect("runtime");
+    let mut rt = Runtime::<Pmem, M>::create(&pool, BASE, &cfg).expect("runtime");
     rt.set_clear_mode(clear);
     let q = Msq::create(kind, &mut rt.handle(1).expect("handle")).expect("queue");
     rt.set_object_root(q.offset()).expect("object root");
@@ -324,6 +425,11 @@ fn with_msq<R>(
 /// One point on a fresh pool file.
 fn point(s: &Settings, queue: Queue, workload: Workload, threads: usize) -> (Tally, String) {
     if let Some(kind) = queue.msq_kind() {
+        if s.root_pairs > 0 && workload == Workload::Pairs {
+            return with_msq(s, kind, queue.clear_mode(), |rt, q| {
+                measure_root_pairs(s, threads, rt, q)
+            });
+        }
         return with_msq(s, kind, queue.clear_mode(), |rt, q| {
             measure(
                 s,
@@ -625,6 +731,7 @@ fn only_point(s: &Settings, only: &str) -> Result<(), String> {
         threads: s.threads.clone(),
         dir: s.dir.clone(),
         pmem: s.pmem,
+        root_pairs: s.root_pairs,
     };
     for &t in &s.threads {
         let (tally, mode) = point(&s, q, w, t);
