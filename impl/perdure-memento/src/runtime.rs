@@ -81,6 +81,7 @@
 use crate::compose::{Memento, Scan};
 use crate::ebr::{Collector, Participant};
 use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::CachePadded;
 use crate::ts::{Clock, ClockKind};
 use crate::word::{CasTs, MAX_THREADS};
 use perdure_pm::heap::{Heap, HeapThread};
@@ -206,11 +207,11 @@ pub struct Runtime<'p, B: Backend, M: Memento> {
     slots: u64,
     heap: Heap<'p, B>,
     clock: Clock,
-    local: Vec<AtomicU64>,
-    own: Vec<AtomicU64>,
+    local: Vec<CachePadded<AtomicU64>>,
+    own: Vec<CachePadded<AtomicU64>>,
     ebr: Collector,
     rmw_fences: bool,
-    needs_recovery: Vec<AtomicU64>,
+    needs_recovery: Vec<CachePadded<AtomicU64>>,
     patience: u64,
     clear: ClearMode,
     _m: PhantomData<fn() -> M>,
@@ -303,11 +304,17 @@ impl<'p, B: Backend, M: Memento> Runtime<'p, B, M> {
             slots,
             heap,
             clock,
-            local: (0..=threads).map(|_| AtomicU64::new(0)).collect(),
-            own: (0..=threads).map(|_| AtomicU64::new(0)).collect(),
+            local: (0..=threads)
+                .map(|_| CachePadded(AtomicU64::new(0)))
+                .collect(),
+            own: (0..=threads)
+                .map(|_| CachePadded(AtomicU64::new(0)))
+                .collect(),
             ebr: Collector::new(threads + 1),
             rmw_fences: pool.rmw_completes_flushes(),
-            needs_recovery: (0..=threads).map(|_| AtomicU64::new(1)).collect(),
+            needs_recovery: (0..=threads)
+                .map(|_| CachePadded(AtomicU64::new(1)))
+                .collect(),
             clear: ClearMode::default(),
             _m: PhantomData,
         };

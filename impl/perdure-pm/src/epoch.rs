@@ -17,12 +17,14 @@
 //! an even value) while it is not.
 
 use crate::sync::atomic::{fence, AtomicU64, Ordering};
+use crate::sync::CachePadded;
 
 /// The global epoch and the pin words of `slots` thread slots.
 #[derive(Debug)]
 pub struct Epochs {
     global: AtomicU64,
-    pins: Vec<AtomicU64>,
+    /// Each on its own lines: a slot's owner writes it at every pin and unpin.
+    pins: Vec<CachePadded<AtomicU64>>,
 }
 
 const PINNED: u64 = 1;
@@ -32,7 +34,7 @@ impl Epochs {
     pub fn new(slots: usize, start: u64) -> Epochs {
         Epochs {
             global: AtomicU64::new(start),
-            pins: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            pins: (0..slots).map(|_| CachePadded(AtomicU64::new(0))).collect(),
         }
     }
 

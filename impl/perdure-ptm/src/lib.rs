@@ -96,7 +96,6 @@ mod layout;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutant;
-mod padded;
 pub mod redo;
 mod registry;
 mod replica;

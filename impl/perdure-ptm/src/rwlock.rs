@@ -70,10 +70,10 @@
 //! Every method is wait-free (no unbounded loop); `exclusive_try_lock` and the
 //! unlocks scan the `threads` read-indicator slots once or twice.
 
-use crate::padded::Padded;
 #[cfg(not(perdure_loom))]
 use crate::sync::atomic::Ordering::Release;
 use crate::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
+use crate::sync::CachePadded;
 
 /// The reader's fence between its arrival and its look at the writer word:
 /// only under loom (see the module docs).
@@ -125,8 +125,8 @@ pub enum LockState {
 pub struct StrongTryRwLock {
     /// Each on its own pair of lines, so read-indicator slots of different
     /// threads (and the writer word) do not share a line.
-    wstate: Padded<AtomicU64>,
-    readers: Box<[Padded<AtomicU64>]>,
+    wstate: CachePadded<AtomicU64>,
+    readers: Box<[CachePadded<AtomicU64>]>,
 }
 
 impl std::fmt::Debug for StrongTryRwLock {
@@ -149,9 +149,9 @@ impl StrongTryRwLock {
     /// A free lock for thread ids `0..threads`.
     pub fn new(threads: usize) -> StrongTryRwLock {
         StrongTryRwLock {
-            wstate: Padded(AtomicU64::new(pack(0, NOLOCK))),
+            wstate: CachePadded(AtomicU64::new(pack(0, NOLOCK))),
             readers: (0..threads)
-                .map(|_| Padded(AtomicU64::new(NOT_READING)))
+                .map(|_| CachePadded(AtomicU64::new(NOT_READING)))
                 .collect(),
         }
     }

@@ -11,12 +11,12 @@ use super::queue::{Node, Retirer, TurnQueue, HP_MY, HP_WALK};
 use super::{Config, CxStats, Geometry};
 use crate::breakdown::Bucket;
 use crate::front::TidPoolRef;
-use crate::padded::Padded;
 use crate::registry;
 use crate::replica::{self, word};
 use crate::rwlock::StrongTryRwLock;
 use crate::sti;
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering::SeqCst};
+use crate::sync::CachePadded;
 use perdure_pm::{Backend, PmWord, Pool};
 
 /// What distinguishes CX-PTM from CX-PUC.
@@ -91,7 +91,7 @@ pub(crate) struct Slot<B: Backend, F: Flavor<B>> {
 }
 
 /// A thread's [`Slot`] behind its lock, on its own lines.
-pub(crate) type SlotCell<B, F> = Padded<std::sync::Mutex<Slot<B, F>>>;
+pub(crate) type SlotCell<B, F> = CachePadded<std::sync::Mutex<Slot<B, F>>>;
 
 /// The consensus over a pool laid out by [`crate::layout`].
 pub(crate) struct Cx<B: Backend, F: Flavor<B>> {
@@ -170,7 +170,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             queue,
             slots: (0..n)
                 .map(|_| {
-                    Padded(std::sync::Mutex::new(Slot {
+                    CachePadded(std::sync::Mutex::new(Slot {
                         retirer: Retirer::new(),
                         scratch: F::scratch(&config, region_len),
                     }))

@@ -10,11 +10,11 @@ use super::tx::{ReadTx, Tx};
 use super::wordset::WordSet;
 use crate::front::TidPoolRef;
 use crate::layout::Geometry;
-use crate::padded::Padded;
 use crate::registry;
 use crate::replica::word;
 use crate::sti::{self, INVALID};
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::CachePadded;
 use perdure_pm::{Backend, PmWord, Pool};
 use std::cell::RefCell;
 
@@ -116,20 +116,20 @@ pub struct RedoPtm<B: Backend> {
     pub(super) states: Box<[Box<[State]>]>,
     pub(super) arenas: Box<[LogArena]>,
     pub(super) ring: Box<[AtomicU64]>,
-    /// Per-thread slots, each on its own lines ([`Padded`]).
-    pub(super) announce: Box<[Padded<AtomicU64>]>,
-    pub(super) req: Box<[Padded<AtomicPtr<Request<B>>>]>,
-    pub(super) hp: Box<[Padded<AtomicPtr<Request<B>>>]>,
-    pub(super) slots: Box<[Padded<std::sync::Mutex<Slot<B>>>]>,
+    /// Per-thread slots, each on its own lines ([`CachePadded`]).
+    pub(super) announce: Box<[CachePadded<AtomicU64>]>,
+    pub(super) req: Box<[CachePadded<AtomicPtr<Request<B>>>]>,
+    pub(super) hp: Box<[CachePadded<AtomicPtr<Request<B>>>]>,
+    pub(super) slots: Box<[CachePadded<std::sync::Mutex<Slot<B>>>]>,
     pub(super) durable: AtomicU64,
     pub(super) tids: TidPoolRef,
     pub(super) stats: Box<[ThreadStats]>,
     /// RedoOpt: each thread's store set (store aggregation).
-    pub(super) store_sets: Box<[Padded<std::sync::Mutex<RefCell<WordSet>>>]>,
+    pub(super) store_sets: Box<[CachePadded<std::sync::Mutex<RefCell<WordSet>>>]>,
     /// RedoTimed/RedoOpt: when each thread's update started (ns after
     /// `epoch`), and the average copy time (ns) that sizes the window.
     pub(super) epoch: std::time::Instant,
-    pub(super) update_start: Box<[Padded<std::sync::atomic::AtomicU64>]>,
+    pub(super) update_start: Box<[CachePadded<std::sync::atomic::AtomicU64>]>,
     pub(super) copy_ns: std::sync::atomic::AtomicU64,
 }
 
@@ -171,7 +171,7 @@ impl<B: Backend> RedoPtm<B> {
         ring[(s as usize) & (ring.len() - 1)].store(ticket0, Ordering::SeqCst);
         let slots = (0..n)
             .map(|t| {
-                Padded(std::sync::Mutex::new(Slot {
+                CachePadded(std::sync::Mutex::new(Slot {
                     last_idx: usize::from(t == 0),
                     retired: Vec::with_capacity(n + 1),
                 }))
@@ -188,12 +188,12 @@ impl<B: Backend> RedoPtm<B> {
                 .map(|_| LogArena::new(config.log_entries_per_thread))
                 .collect(),
             ring,
-            announce: (0..n).map(|_| Padded(AtomicU64::new(0))).collect(),
+            announce: (0..n).map(|_| CachePadded(AtomicU64::new(0))).collect(),
             req: (0..n)
-                .map(|_| Padded(AtomicPtr::new(std::ptr::null_mut())))
+                .map(|_| CachePadded(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             hp: (0..n)
-                .map(|_| Padded(AtomicPtr::new(std::ptr::null_mut())))
+                .map(|_| CachePadded(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             slots,
             durable: AtomicU64::new(s),
@@ -201,7 +201,7 @@ impl<B: Backend> RedoPtm<B> {
             stats: (0..n).map(|_| ThreadStats::default()).collect(),
             store_sets: (0..n)
                 .map(|_| {
-                    Padded(std::sync::Mutex::new(RefCell::new(
+                    CachePadded(std::sync::Mutex::new(RefCell::new(
                         if config.variant.opt() {
                             WordSet::new(2 * config.log_entries_per_thread)
                         } else {
@@ -212,7 +212,7 @@ impl<B: Backend> RedoPtm<B> {
                 .collect(),
             epoch: std::time::Instant::now(),
             update_start: (0..n)
-                .map(|_| Padded(std::sync::atomic::AtomicU64::new(0)))
+                .map(|_| CachePadded(std::sync::atomic::AtomicU64::new(0)))
                 .collect(),
             copy_ns: std::sync::atomic::AtomicU64::new(0),
             config,
