@@ -1,0 +1,68 @@
+//! The store's typed errors.
+
+use perdure_ptm::PtmError;
+
+/// Errors of [`crate::Db`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KvError {
+    /// The PTM refused the transaction.
+    #[error(transparent)]
+    Ptm(#[from] PtmError),
+    /// The root slot does not hold a store (create one first).
+    #[error("root slot {root} holds no perdure-kv store: create one with Db::create")]
+    NotCreated {
+        /// The root slot.
+        root: usize,
+    },
+    /// The root slot holds something else.
+    #[error("root slot {root} holds something that is not a perdure-kv store (its header lacks the magic)")]
+    NotAStore {
+        /// The root slot.
+        root: usize,
+    },
+    /// The root slot already holds something.
+    #[error("root slot {root} is not empty: open the store there, or create it in an empty slot")]
+    Exists {
+        /// The root slot.
+        root: usize,
+    },
+    /// A root index outside the PTM's root slots.
+    #[error("root slot {root} does not exist: there are {count} root slots")]
+    BadRoot {
+        /// The index asked for.
+        root: usize,
+        /// The PTM's root slots.
+        count: usize,
+    },
+    /// A key longer than [`crate::MAX_KEY_BYTES`].
+    #[error("a key of {len} bytes is over the limit of {max} bytes")]
+    KeyTooLarge {
+        /// The key's length.
+        len: usize,
+        /// [`crate::MAX_KEY_BYTES`].
+        max: usize,
+    },
+    /// A value longer than [`crate::MAX_VALUE_BYTES`].
+    #[error("a value of {len} bytes is over the limit of {max} bytes")]
+    ValueTooLarge {
+        /// The value's length.
+        len: usize,
+        /// [`crate::MAX_VALUE_BYTES`].
+        max: usize,
+    },
+    /// The region had no room for the entry (the store is unchanged).
+    #[error("the store's region has no room for a block of {needed} bytes; the store is unchanged: create it on a larger pool")]
+    Full {
+        /// The block the operation needed.
+        needed: u64,
+    },
+    /// The store's structure is damaged.
+    #[error("the store in root slot {root} is damaged: {what}")]
+    Corrupt {
+        /// The root slot.
+        root: usize,
+        /// The first damage found.
+        what: &'static str,
+    },
+}

@@ -1,0 +1,266 @@
+//! perdure-kv's map against a `BTreeMap` model: random operations on every
+//! PTM construction, reopen from the pool's words, two threads, and bad
+//! input (limits, wrong slots, a full region, damaged words).
+
+use perdure_kv::{Db, KvError, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use perdure_pm::{NoFlush, Pool};
+use perdure_ptm::redo::Config;
+use perdure_ptm::{CxPtm, Ptm, RedoOptPtm, RedoPtm, RedoTimedPtm};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const SIZE: u64 = 16 << 20;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn bytes(&mut self, max: u64) -> Vec<u8> {
+        let n = self.below(max + 1);
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn pool(name: &str) -> Pool<NoFlush> {
+    Pool::volatile(name, SIZE, NoFlush).unwrap()
+}
+
+/// `ops` random puts, gets and deletes over a small key space (so keys
+/// repeat: overwrites, deletes of present keys), each checked against the
+/// model; then `check` and the whole contents.
+fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u64, ops: usize) {
+    let mut r = Rng(seed | 1);
+    for i in 0..ops {
+        // Keys of 0..=40 bytes drawn from 300 values (some empty, some
+        // longer than a word); values up to 300 bytes.
+        let k = {
+            let id = r.below(300);
+            let len = (id * 7) % 41;
+            (0..len)
+                .map(|j| (id as u8).wrapping_add(j as u8))
+                .collect::<Vec<u8>>()
+        };
+        match r.below(10) {
+            0..=4 => {
+                let v = r.bytes(300);
+                let replaced = db.put(&k, &v).unwrap();
+                assert_eq!(replaced, model.insert(k, v).is_some(), "op {i}: put");
+            }
+            5..=7 => {
+                assert_eq!(db.get(&k).unwrap().as_ref(), model.get(&k), "op {i}: get");
+            }
+            _ => {
+                assert_eq!(
+                    db.delete(&k).unwrap(),
+                    model.remove(&k).is_some(),
+                    "op {i}: delete"
+                );
+            }
+        }
+    }
+    assert_eq!(db.check().unwrap(), model.len() as u64);
+    assert_eq!(db.len().unwrap(), model.len() as u64);
+    for (k, v) in model.iter() {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
+    }
+}
+
+#[test]
+fn every_construction_matches_the_model() {
+    let config = Config::small();
+    let mut model = BTreeMap::new();
+    let db = Db::create(RedoPtm::create(pool("kv-redo"), &config).unwrap(), 0).unwrap();
+    run_model(&db, &mut model, 1, 3000);
+    let mut model = BTreeMap::new();
+    let db = Db::create(RedoTimedPtm::create(pool("kv-timed"), &config).unwrap(), 0).unwrap();
+    run_model(&db, &mut model, 2, 3000);
+    let mut model = BTreeMap::new();
+    let db = Db::create(RedoOptPtm::create(pool("kv-opt"), &config).unwrap(), 0).unwrap();
+    run_model(&db, &mut model, 3, 3000);
+    let mut model = BTreeMap::new();
+    let cx = perdure_ptm::cx::Config::small();
+    let db = Db::create(CxPtm::create(pool("kv-cx"), &cx).unwrap(), 0).unwrap();
+    run_model(&db, &mut model, 4, 3000);
+}
+
+#[test]
+fn a_reopened_store_has_every_entry() {
+    let config = Config::small();
+    let mut model = BTreeMap::new();
+    let db = Db::create(RedoOptPtm::create(pool("kv-reopen"), &config).unwrap(), 3).unwrap();
+    run_model(&db, &mut model, 7, 2000);
+    let words = db.ptm().pool().snapshot_words();
+    drop(db);
+    let p = Pool::volatile_from_words(&words, NoFlush).unwrap();
+    let db = Db::open(RedoOptPtm::open(p, &config).unwrap(), 3).unwrap();
+    assert_eq!(db.check().unwrap(), model.len() as u64);
+    for (k, v) in model.iter() {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
+    }
+    run_model(&db, &mut model, 8, 1000);
+}
+
+#[test]
+fn two_threads_each_see_their_own_writes_and_all_land() {
+    let db = Db::create(
+        RedoOptPtm::create(pool("kv-2t"), &Config::small()).unwrap(),
+        0,
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..2u8 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..500u32 {
+                    let k = [&[t][..], &i.to_le_bytes()[..]].concat();
+                    assert!(!db.put(&k, &k.repeat(3)).unwrap());
+                    assert_eq!(db.get(&k).unwrap(), Some(k.repeat(3)));
+                    if i % 5 == 0 {
+                        assert!(db.delete(&k).unwrap());
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(db.check().unwrap(), 2 * 400);
+}
+
+#[test]
+fn bad_input_gets_a_typed_error() {
+    let config = Config::small();
+    let ptm = Arc::new(RedoOptPtm::create(pool("kv-bad"), &config).unwrap());
+    assert!(matches!(
+        Db::open_in(Arc::clone(&ptm), 1),
+        Err(KvError::NotCreated { root: 1 })
+    ));
+    assert!(matches!(
+        Db::create_in(Arc::clone(&ptm), perdure_ptm::ROOTS),
+        Err(KvError::BadRoot { .. })
+    ));
+    let db = Db::create_in(Arc::clone(&ptm), 1).unwrap();
+    assert!(matches!(
+        Db::create_in(Arc::clone(&ptm), 1),
+        Err(KvError::Exists { root: 1 })
+    ));
+    let long = vec![1u8; MAX_KEY_BYTES + 1];
+    assert!(matches!(
+        db.put(&long, b"v"),
+        Err(KvError::KeyTooLarge { .. })
+    ));
+    assert!(matches!(db.get(&long), Err(KvError::KeyTooLarge { .. })));
+    let big = vec![2u8; MAX_VALUE_BYTES + 1];
+    assert!(matches!(
+        db.put(b"k", &big),
+        Err(KvError::ValueTooLarge { .. })
+    ));
+    // The largest key and value are accepted.
+    let k = vec![3u8; MAX_KEY_BYTES];
+    let v = vec![4u8; MAX_VALUE_BYTES];
+    assert!(!db.put(&k, &v).unwrap());
+    assert_eq!(db.get(&k).unwrap(), Some(v));
+    assert_eq!(db.check().unwrap(), 1);
+    // A slot holding another structure is not a store.
+    ptm.update_tx(|tx| {
+        use perdure_ptm::Transaction;
+        let b = tx.alloc_zeroed(64).unwrap();
+        tx.set_root(2, b);
+    })
+    .unwrap();
+    assert!(matches!(
+        Db::open_in(Arc::clone(&ptm), 2),
+        Err(KvError::NotAStore { root: 2 })
+    ));
+}
+
+#[test]
+fn a_full_region_leaves_the_store_unchanged() {
+    let config = Config::small();
+    let ptm = Arc::new(
+        RedoOptPtm::create(
+            Pool::volatile("kv-full", 1 << 20, NoFlush).unwrap(),
+            &config,
+        )
+        .unwrap(),
+    );
+    let db = Db::create_in(Arc::clone(&ptm), 0).unwrap();
+    let mut model = BTreeMap::new();
+    let mut i = 0u32;
+    let err = loop {
+        let k = i.to_le_bytes().to_vec();
+        match db.put(&k, &[7u8; 1000]) {
+            Ok(_) => {
+                model.insert(k, vec![7u8; 1000]);
+            }
+            Err(e) => break e,
+        }
+        i += 1;
+        assert!(i < 100_000, "the region never filled");
+    };
+    assert!(
+        matches!(err, KvError::Full { needed } if needed > 1000),
+        "{err:?}"
+    );
+    assert_eq!(db.check().unwrap(), model.len() as u64);
+    for (k, v) in model.iter() {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+    // Room again after a delete.
+    let first = model.keys().next().unwrap().clone();
+    assert!(db.delete(&first).unwrap());
+    assert!(!db.put(&first, &[8u8; 1000]).unwrap());
+}
+
+/// Damaged words of a store's image: a random bit pattern xored into a
+/// random non-zero word of the pool (headers, replicas, logs, the store's
+/// nodes), 400 times. Opening, reading and checking either work or return
+/// a typed error — never a panic or an endless walk — and some of the
+/// damage lands in the store and is reported as `Corrupt`.
+#[test]
+fn damaged_words_are_reported_not_followed() {
+    let config = Config::small();
+    let db = Db::create(RedoOptPtm::create(pool("kv-damage"), &config).unwrap(), 0).unwrap();
+    for i in 0..40u32 {
+        db.put(&i.to_le_bytes(), b"value").unwrap();
+    }
+    let words = db.ptm().pool().snapshot_words();
+    let nonzero: Vec<usize> = (0..words.len()).filter(|&i| words[i] != 0).collect();
+    let mut r = Rng(99);
+    let mut corrupt = 0;
+    for _ in 0..400 {
+        let mut w = words.clone();
+        let at = nonzero[r.below(nonzero.len() as u64) as usize];
+        w[at] ^= r.next() | 1;
+        let Ok(p) = Pool::volatile_from_words(&w, NoFlush) else {
+            continue;
+        };
+        let Ok(ptm) = RedoOptPtm::open(p, &config) else {
+            continue;
+        };
+        let db = match Db::open(ptm, 0) {
+            Ok(db) => db,
+            Err(
+                KvError::Corrupt { .. } | KvError::NotAStore { .. } | KvError::NotCreated { .. },
+            ) => {
+                corrupt += 1;
+                continue;
+            }
+            Err(e) => panic!("unexpected error opening a damaged store: {e}"),
+        };
+        let mut seen = false;
+        for i in 0..40u32 {
+            seen |= matches!(db.get(&i.to_le_bytes()), Err(KvError::Corrupt { .. }));
+        }
+        seen |= matches!(db.check(), Err(KvError::Corrupt { .. }));
+        corrupt += usize::from(seen);
+    }
+    assert!(corrupt > 0, "no damage of 400 was reported");
+}
