@@ -67,7 +67,9 @@ impl Clock {
         self.kind
     }
 
-    /// The calibration offset in use.
+    /// The calibration offset in use (for the unit tests: nothing else
+    /// reads it).
+    #[cfg(test)]
     pub fn offset(&self) -> u64 {
         self.offset
     }

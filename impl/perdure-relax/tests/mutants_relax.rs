@@ -558,3 +558,36 @@ fn create_roots_are_durably_empty(c: Config) {
     }
     assert!(checked > 0, "no crash image after create");
 }
+
+/// A header whose checksum is valid but whose root count is 0, or above
+/// the largest, is refused by name (a header rewritten with its checksum,
+/// as a tool or a bug would leave it): the count bounds every root access.
+#[test]
+fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
+    for roots in [0u64, 1 << 40] {
+        let p = Pool::volatile("relax-roots", POOL, NoFlush).unwrap();
+        let b = base(&p);
+        drop(create(&p, Tracking::Bitset));
+        let magic = p
+            .word(b)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let mut words = match perdure_pm::meta::read(&p, b, magic).unwrap() {
+            perdure_pm::meta::Verdict::Valid(w) => w,
+            _ => panic!("the space's header does not read back"),
+        };
+        words[2] = roots;
+        perdure_pm::meta::write(&p, b, &words).unwrap();
+        p.reincarnate();
+        let e =
+            perdure_relax::Space::open(&p, b, perdure_relax::OpenOptions::new(Tracking::Bitset))
+                .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                perdure_relax::RelaxError::Pm(perdure_pm::PmError::Corrupt { .. })
+            ) && e.to_string().contains("root count"),
+            "root count {roots}: {e}"
+        );
+    }
+}
