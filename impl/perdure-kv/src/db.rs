@@ -278,6 +278,10 @@ fn maybe_resize<T: Transaction>(tx: &T, h: u64) -> Result<(), Fault> {
     tx.free(old).map_err(|_| Fault::Corrupt(Damage::Pointer))
 }
 
+fn node_size(key: &Key, value_words: usize) -> u64 {
+    N_DATA + 8 * (key.words.len() + value_words) as u64
+}
+
 fn put_in<T: Transaction>(
     tx: &T,
     root: usize,
@@ -285,11 +289,26 @@ fn put_in<T: Transaction>(
     value: &[u64],
     vlen: u64,
 ) -> Result<u64, Fault> {
+    header(tx, root)?;
+    // The block first: a full region leaves the store unchanged.
+    let node = tx
+        .alloc(node_size(key, value.len()))
+        .map_err(|_| Fault::Full)?;
+    link_in(tx, root, key, value, vlen, node)
+}
+
+/// Fills the block `node` (allocated for this entry) and links it in place
+/// of `key`'s node, or at the head of its bucket; 1 if it replaced one.
+fn link_in<T: Transaction>(
+    tx: &T,
+    root: usize,
+    key: &Key,
+    value: &[u64],
+    vlen: u64,
+    node: u64,
+) -> Result<u64, Fault> {
     let (h, buckets, count) = header(tx, root)?;
     let (bucket, link, found) = find(tx, buckets, count, key)?;
-    // The block first: a full region leaves the store unchanged.
-    let size = N_DATA + 8 * (key.words.len() + value.len()) as u64;
-    let node = tx.alloc(size).map_err(|_| Fault::Full)?;
     st(tx, node + N_HASH, key.hash)?;
     st(tx, node + N_KLEN, key.len)?;
     st(tx, node + N_VLEN, vlen)?;
@@ -307,6 +326,40 @@ fn put_in<T: Transaction>(
     st(tx, bucket, node)?;
     st(tx, h + H_LEN, ld(tx, h + H_LEN)? + 1)?;
     maybe_resize(tx, h)?;
+    Ok(0)
+}
+
+/// A batch: every block allocated first (if one does not fit, the ones
+/// taken are given back and nothing else is stored), then the operations
+/// in order.
+fn write_in<T: Transaction>(tx: &T, root: usize, ops: &[BatchOp]) -> Result<u64, Fault> {
+    header(tx, root)?;
+    let mut blocks = Vec::with_capacity(ops.len());
+    for op in ops {
+        if let BatchOp::Put(k, v, _) = op {
+            match tx.alloc(node_size(k, v.len())) {
+                Ok(b) => blocks.push(b),
+                Err(_) => {
+                    for &b in &blocks {
+                        tx.free(b).map_err(|_| Fault::Corrupt(Damage::Pointer))?;
+                    }
+                    return Err(Fault::Full);
+                }
+            }
+        }
+    }
+    let mut blocks = blocks.into_iter();
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v, vlen) => {
+                let node = blocks.next().ok_or(Fault::Full)?;
+                link_in(tx, root, k, v, *vlen, node)?;
+            }
+            BatchOp::Delete(k) => {
+                delete_in(tx, root, k)?;
+            }
+        }
+    }
     Ok(0)
 }
 
@@ -373,6 +426,64 @@ fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
         return Err(Fault::Corrupt(Damage::Count));
     }
     Ok(seen)
+}
+
+/// One operation of a [`WriteBatch`].
+#[derive(Debug)]
+enum BatchOp {
+    Put(Key, Vec<u64>, u64),
+    Delete(Key),
+}
+
+/// Puts and deletes applied together by [`Db::write`]: all of them, in
+/// order, in one transaction, or none.
+#[derive(Debug, Default)]
+pub struct WriteBatch {
+    ops: Vec<BatchOp>,
+    bytes: u64,
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> WriteBatch {
+        WriteBatch::default()
+    }
+
+    /// Adds a put (the limits of [`Db::put`] apply).
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<&mut WriteBatch, KvError> {
+        check_value(value)?;
+        let k = Key::new(key)?;
+        self.bytes += node_size(&k, words_for(value.len() as u64) as usize);
+        self.ops
+            .push(BatchOp::Put(k, pack(value), value.len() as u64));
+        Ok(self)
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, key: &[u8]) -> Result<&mut WriteBatch, KvError> {
+        self.ops.push(BatchOp::Delete(Key::new(key)?));
+        Ok(self)
+    }
+
+    /// The number of operations.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether the batch has no operation.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+fn check_value(value: &[u8]) -> Result<(), KvError> {
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(KvError::ValueTooLarge {
+            len: value.len(),
+            max: MAX_VALUE_BYTES,
+        });
+    }
+    Ok(())
 }
 
 /// Each run of a read closure appends what it found under its own run
@@ -448,12 +559,7 @@ impl<P: Ptm> Db<P> {
 
     /// Sets `key` to `value`; true if it replaced a value.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<bool, KvError> {
-        if value.len() > MAX_VALUE_BYTES {
-            return Err(KvError::ValueTooLarge {
-                len: value.len(),
-                max: MAX_VALUE_BYTES,
-            });
-        }
+        check_value(value)?;
         let k = Arc::new(Key::new(key)?);
         let needed = N_DATA + 8 * (k.words.len() as u64 + words_for(value.len() as u64));
         let v: Arc<[u64]> = pack(value).into();
@@ -463,6 +569,19 @@ impl<P: Ptm> Db<P> {
             .ptm
             .update_tx(move |tx| encode(put_in(tx, root, &k, &v, vlen)))?;
         Ok(decode(w, root, needed)? == 1)
+    }
+
+    /// Applies `batch`: every operation, in order, in one transaction
+    /// (durable on return), or none of them ([`KvError::Full`] with the
+    /// bytes the batch's new entries need, when the region has no room).
+    pub fn write(&self, batch: WriteBatch) -> Result<(), KvError> {
+        let root = self.root;
+        let needed = batch.bytes;
+        let ops = Arc::new(batch.ops);
+        let w = self
+            .ptm
+            .update_tx(move |tx| encode(write_in(tx, root, &ops)))?;
+        decode(w, root, needed).map(drop)
     }
 
     /// The value of `key`, if present.

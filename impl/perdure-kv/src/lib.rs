@@ -4,10 +4,10 @@
 //! transactional semantics of RedoOpt-PTM).
 //!
 //! **Under way** (issue 18): this first part is the map itself — byte-string
-//! keys and values, `put`, `get`, `delete`, `len` and `check`, each one
-//! transaction of any [`perdure_ptm::Ptm`], so durable and linearizable on
+//! keys and values, `put`, `get`, `delete`, `len`, `check` and atomic
+//! `WriteBatch`es, each one transaction of any [`perdure_ptm::Ptm`], so durable and linearizable on
 //! return, with null recovery. Not yet here: the ordered index and scans,
-//! `WriteBatch` and multi-operation transactions, `Db::open(path)` with the
+//! multi-operation transactions over user closures, `Db::open(path)` with the
 //! construction chosen in options, the `perdure kv` command, the crash and
 //! SIGKILL checks and db_bench.
 //!
@@ -32,5 +32,5 @@
 mod db;
 mod error;
 
-pub use db::{Db, MAGIC, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+pub use db::{Db, WriteBatch, MAGIC, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 pub use error::KvError;

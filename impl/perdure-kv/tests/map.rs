@@ -264,3 +264,64 @@ fn damaged_words_are_reported_not_followed() {
     }
     assert!(corrupt > 0, "no damage of 400 was reported");
 }
+
+/// Random batches of 1 to 20 puts and deletes (keys repeat within a batch:
+/// later operations win), each applied whole, against the model.
+#[test]
+fn batches_match_the_model() {
+    use perdure_kv::WriteBatch;
+    let db = Db::create(
+        RedoOptPtm::create(pool("kv-batch"), &Config::small()).unwrap(),
+        0,
+    )
+    .unwrap();
+    let mut model = BTreeMap::new();
+    let mut r = Rng(5);
+    for _ in 0..300 {
+        let mut b = WriteBatch::new();
+        for _ in 0..1 + r.below(20) {
+            let k = vec![r.below(60) as u8; 1 + r.below(20) as usize % 3];
+            if r.below(3) == 0 {
+                b.delete(&k).unwrap();
+                model.remove(&k);
+            } else {
+                let v = r.bytes(100);
+                b.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+        }
+        db.write(b).unwrap();
+    }
+    assert_eq!(db.check().unwrap(), model.len() as u64);
+    for (k, v) in model.iter() {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
+    }
+}
+
+/// A batch whose last put does not fit changes nothing: its first
+/// operations (a delete, a put) are not applied.
+#[test]
+fn a_batch_that_does_not_fit_changes_nothing() {
+    use perdure_kv::WriteBatch;
+    let ptm = RedoOptPtm::create(
+        Pool::volatile("kv-batch-full", 1 << 20, NoFlush).unwrap(),
+        &Config::small(),
+    )
+    .unwrap();
+    let db = Db::create(ptm, 0).unwrap();
+    let mut n = 0u32;
+    while db.put(&n.to_le_bytes(), &[1u8; 1000]).is_ok() {
+        n += 1;
+        assert!(n < 100_000, "the region never filled");
+    }
+    let before = db.check().unwrap();
+    let mut b = WriteBatch::new();
+    b.delete(&0u32.to_le_bytes()).unwrap();
+    b.put(b"new", b"small").unwrap();
+    b.put(b"big", &[2u8; 8000]).unwrap();
+    let e = db.write(b).unwrap_err();
+    assert!(matches!(e, KvError::Full { .. }), "{e}");
+    assert_eq!(db.check().unwrap(), before);
+    assert_eq!(db.get(&0u32.to_le_bytes()).unwrap(), Some(vec![1u8; 1000]));
+    assert_eq!(db.get(b"new").unwrap(), None);
+}
