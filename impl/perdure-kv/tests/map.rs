@@ -77,19 +77,31 @@ fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u
 #[test]
 fn every_construction_matches_the_model() {
     let config = Config::small();
-    let mut model = BTreeMap::new();
-    let db = Db::create(RedoPtm::create(pool("kv-redo"), &config).unwrap(), 0).unwrap();
-    run_model(&db, &mut model, 1, 3000);
-    let mut model = BTreeMap::new();
-    let db = Db::create(RedoTimedPtm::create(pool("kv-timed"), &config).unwrap(), 0).unwrap();
-    run_model(&db, &mut model, 2, 3000);
-    let mut model = BTreeMap::new();
-    let db = Db::create(RedoOptPtm::create(pool("kv-opt"), &config).unwrap(), 0).unwrap();
-    run_model(&db, &mut model, 3, 3000);
-    let mut model = BTreeMap::new();
+    run_model(
+        &Db::create(RedoPtm::create(pool("kv-redo"), &config).unwrap(), 0).unwrap(),
+        &mut BTreeMap::new(),
+        1,
+        3000,
+    );
+    run_model(
+        &Db::create(RedoTimedPtm::create(pool("kv-timed"), &config).unwrap(), 0).unwrap(),
+        &mut BTreeMap::new(),
+        2,
+        3000,
+    );
+    run_model(
+        &Db::create(RedoOptPtm::create(pool("kv-opt"), &config).unwrap(), 0).unwrap(),
+        &mut BTreeMap::new(),
+        3,
+        3000,
+    );
     let cx = perdure_ptm::cx::Config::small();
-    let db = Db::create(CxPtm::create(pool("kv-cx"), &cx).unwrap(), 0).unwrap();
-    run_model(&db, &mut model, 4, 3000);
+    run_model(
+        &Db::create(CxPtm::create(pool("kv-cx"), &cx).unwrap(), 0).unwrap(),
+        &mut BTreeMap::new(),
+        4,
+        3000,
+    );
 }
 
 #[test]

@@ -204,6 +204,19 @@ struct Tally {
     secs: f64,
 }
 
+impl Tally {
+    /// The workers' tallies of one point: their sums, and the longest time.
+    fn sum(tallies: Vec<Tally>) -> Tally {
+        tallies.into_iter().fold(Tally::default(), |a, b| Tally {
+            ops: a.ops + b.ops,
+            deqs: a.deqs + b.deqs,
+            empty: a.empty + b.empty,
+            counts: a.counts + b.counts,
+            secs: a.secs.max(b.secs),
+        })
+    }
+}
+
 struct Row {
     workload: Workload,
     queue: Queue,
@@ -311,13 +324,7 @@ fn measure_root_pairs(
         stop.store(true, Ordering::Relaxed);
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    tallies.into_iter().fold(Tally::default(), |a, b| Tally {
-        ops: a.ops + b.ops,
-        deqs: a.deqs + b.deqs,
-        empty: a.empty + b.empty,
-        counts: a.counts + b.counts,
-        secs: a.secs.max(b.secs),
-    })
+    Tally::sum(tallies)
 }
 
 /// Pre-fills the queue from thread 1, then runs the workload on `threads`
@@ -382,13 +389,7 @@ fn measure<H>(
         stop.store(true, Ordering::Relaxed);
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    tallies.into_iter().fold(Tally::default(), |a, b| Tally {
-        ops: a.ops + b.ops,
-        deqs: a.deqs + b.deqs,
-        empty: a.empty + b.empty,
-        counts: a.counts + b.counts,
-        secs: a.secs.max(b.secs),
-    })
+    Tally::sum(tallies)
 }
 
 /// A fresh pool file in the configured directory (removed with the
