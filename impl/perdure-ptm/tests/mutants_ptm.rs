@@ -686,26 +686,26 @@ fn redo_opt_logs_a_repeated_store_once() {
     }
 }
 
+/// A two-thread Redo-PTM of the small configuration on a 1 MiB volatile pool.
+fn small_redo(name: &str) -> perdure_ptm::RedoPtm<perdure_pm::NoFlush> {
+    let pool = Pool::volatile(name, 1 << 20, perdure_pm::NoFlush).unwrap();
+    let config = perdure_ptm::redo::Config {
+        threads: 2,
+        ..perdure_ptm::redo::Config::small()
+    };
+    perdure_ptm::RedoPtm::create(pool, &config).unwrap()
+}
+
 /// `Ptm::events` reports the Redo family's counters under their names:
 /// the bench prints them per point (issue 17's profiles read them), and
 /// nothing in the crate reads them back, so only a direct check can tell a
 /// wrong list.
 #[test]
 fn redo_events_count_its_commits() {
-    use perdure_pm::NoFlush;
-    use perdure_ptm::redo::{Config, RedoPtm};
     use perdure_ptm::Transaction;
     let _guard = mutant::lock();
     mutant::set(None);
-    let pool = Pool::volatile("redo-events", 1 << 20, NoFlush).unwrap();
-    let p = RedoPtm::create(
-        pool,
-        &Config {
-            threads: 2,
-            ..Config::small()
-        },
-    )
-    .unwrap();
+    let p = small_redo("redo-events");
     let before = p.stats().commits;
     for i in 0..7u64 {
         p.update_tx(move |tx| tx.set_root(0, i)).unwrap();
@@ -727,21 +727,11 @@ fn redo_events_count_its_commits() {
 /// with the updates.
 #[test]
 fn redo_frees_retired_requests() {
-    use perdure_pm::NoFlush;
-    use perdure_ptm::redo::{Config, RedoPtm};
     use perdure_ptm::Transaction;
     use std::sync::Arc;
     let _guard = mutant::lock();
     mutant::set(None);
-    let pool = Pool::volatile("redo-reclaim", 1 << 20, NoFlush).unwrap();
-    let p = RedoPtm::create(
-        pool,
-        &Config {
-            threads: 2,
-            ..Config::small()
-        },
-    )
-    .unwrap();
+    let p = small_redo("redo-reclaim");
     let token = Arc::new(());
     for i in 0..50u64 {
         let t = Arc::clone(&token);
