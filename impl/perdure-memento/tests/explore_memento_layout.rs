@@ -1155,6 +1155,28 @@ fn soft_attach_takes_a_table_that_ends_at_the_pool_s_end() {
     }
 }
 
+/// A SOFT table of 16 buckets in a 64 MiB pool whose bucket 0 starts with
+/// a node linked to itself (`pnext`, word 2 of `[key, value, pnext, ins,
+/// del, stamp]`), neither deleted nor valid.
+fn soft_with_a_self_linked_head(name: &str) -> (Pool<Sim>, SoftTable) {
+    let p = sized_pool(name, 1 << 26);
+    let t = {
+        let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 21)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let t = SoftTable::create(&mut h, 16).expect("create");
+        let node = h.alloc(LINE).expect("alloc");
+        for (w, v) in [(0, 5), (8, 0), (16, node), (24, 0), (32, 0), (40, 0)] {
+            p.word(node + w).expect("word").store(v, Ordering::Relaxed);
+        }
+        // Bucket 0's head, after the table's first line.
+        p.word(t.offset() + LINE)
+            .expect("word")
+            .store(node, Ordering::Relaxed);
+        t
+    };
+    (p, t)
+}
+
 /// `SoftTable::attach` bounds its walk of the persistent chains by the
 /// nodes the pool can hold (`pool.size() / NODE` steps), so a chain that
 /// cycles is refused after about a million steps on a 64 MiB pool, as
@@ -1169,19 +1191,7 @@ fn soft_attach_refuses_a_cyclic_chain_within_the_pool_s_room() {
         10,
         "SoftTable::attach on a cyclic chain in a 64 MiB pool",
         || {
-            let p = sized_pool("soft-cycle-wide", 1 << 26);
-            let rt =
-                Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 21)).expect("runtime");
-            let mut h = rt.handle(1).expect("handle");
-            let t = SoftTable::create(&mut h, 16).expect("create");
-            let node = h.alloc(LINE).expect("alloc");
-            for (w, v) in [(0, 5), (8, 0), (16, node), (24, 0), (32, 0), (40, 0)] {
-                p.word(node + w).expect("word").store(v, Ordering::Relaxed);
-            }
-            // Bucket 0's head, after the table's first line.
-            p.word(t.offset() + LINE)
-                .expect("word")
-                .store(node, Ordering::Relaxed);
+            let (p, t) = soft_with_a_self_linked_head("soft-cycle-wide");
             let attached = SoftTable::attach(&p, t.offset());
             assert!(
                 matches!(&attached, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
@@ -1202,18 +1212,7 @@ fn soft_contents_refuses_a_cyclic_chain_within_the_pool_s_room() {
         10,
         "SoftTable::contents on a cyclic chain in a 64 MiB pool",
         || {
-            let p = sized_pool("soft-cycle-contents", 1 << 26);
-            let rt =
-                Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 21)).expect("runtime");
-            let mut h = rt.handle(1).expect("handle");
-            let t = SoftTable::create(&mut h, 16).expect("create");
-            let node = h.alloc(LINE).expect("alloc");
-            for (w, v) in [(0, 5), (8, 0), (16, node), (24, 0), (32, 0), (40, 0)] {
-                p.word(node + w).expect("word").store(v, Ordering::Relaxed);
-            }
-            p.word(t.offset() + LINE)
-                .expect("word")
-                .store(node, Ordering::Relaxed);
+            let (p, t) = soft_with_a_self_linked_head("soft-cycle-contents");
             let contents = t.contents(&p);
             assert!(
                 matches!(&contents, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
