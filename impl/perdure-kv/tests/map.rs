@@ -2,6 +2,7 @@
 //! PTM construction, reopen from the pool's words, two threads, and bad
 //! input (limits, wrong slots, a full region, damaged words).
 
+use perdure_harness::bench::Rng;
 use perdure_kv::{Db, KvError, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::redo::Config;
@@ -11,23 +12,10 @@ use std::sync::Arc;
 
 const SIZE: u64 = 16 << 20;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bytes(&mut self, max: u64) -> Vec<u8> {
-        let n = self.below(max + 1);
-        (0..n).map(|_| self.next() as u8).collect()
-    }
+/// `n` random bytes, `n` up to `max`.
+fn bytes(r: &mut Rng, max: u64) -> Vec<u8> {
+    let n = r.below(max + 1);
+    (0..n).map(|_| r.next() as u8).collect()
 }
 
 fn pool(name: &str) -> Pool<NoFlush> {
@@ -38,7 +26,7 @@ fn pool(name: &str) -> Pool<NoFlush> {
 /// repeat: overwrites, deletes of present keys), each checked against the
 /// model; then `check` and the whole contents.
 fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u64, ops: usize) {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::new(seed | 1);
     for i in 0..ops {
         // Keys of 0..=40 bytes drawn from 300 values (some empty, some
         // longer than a word); values up to 300 bytes.
@@ -51,7 +39,7 @@ fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u
         };
         match r.below(10) {
             0..=4 => {
-                let v = r.bytes(300);
+                let v = bytes(&mut r, 300);
                 let replaced = db.put(&k, &v).unwrap();
                 assert_eq!(replaced, model.insert(k, v).is_some(), "op {i}: put");
             }
@@ -245,7 +233,7 @@ fn damaged_words_are_reported_not_followed() {
     }
     let words = db.ptm().pool().snapshot_words();
     let nonzero: Vec<usize> = (0..words.len()).filter(|&i| words[i] != 0).collect();
-    let mut r = Rng(99);
+    let mut r = Rng::new(99);
     let mut corrupt = 0;
     for _ in 0..400 {
         let mut w = words.clone();
@@ -288,7 +276,7 @@ fn batches_match_the_model() {
     )
     .unwrap();
     let mut model = BTreeMap::new();
-    let mut r = Rng(5);
+    let mut r = Rng::new(5);
     for _ in 0..300 {
         let mut b = WriteBatch::new();
         for _ in 0..1 + r.below(20) {
@@ -297,7 +285,7 @@ fn batches_match_the_model() {
                 b.delete(&k).unwrap();
                 model.remove(&k);
             } else {
-                let v = r.bytes(100);
+                let v = bytes(&mut r, 100);
                 b.put(&k, &v).unwrap();
                 model.insert(k, v);
             }
