@@ -289,25 +289,25 @@ fn put_in<T: Transaction>(
     value: &[u64],
     vlen: u64,
 ) -> Result<u64, Fault> {
-    header(tx, root)?;
+    let hd = header(tx, root)?;
     // The block first: a full region leaves the store unchanged.
     let node = tx
         .alloc(node_size(key, value.len()))
         .map_err(|_| Fault::Full)?;
-    link_in(tx, root, key, value, vlen, node)
+    link_in(tx, hd, key, value, vlen, node)
 }
 
 /// Fills the block `node` (allocated for this entry) and links it in place
 /// of `key`'s node, or at the head of its bucket; 1 if it replaced one.
+/// `(h, buckets, count)` is the store's [`header`] as it is now.
 fn link_in<T: Transaction>(
     tx: &T,
-    root: usize,
+    (h, buckets, count): (u64, u64, u64),
     key: &Key,
     value: &[u64],
     vlen: u64,
     node: u64,
 ) -> Result<u64, Fault> {
-    let (h, buckets, count) = header(tx, root)?;
     let (bucket, link, found) = find(tx, buckets, count, key)?;
     st(tx, node + N_HASH, key.hash)?;
     st(tx, node + N_KLEN, key.len)?;
@@ -353,7 +353,8 @@ fn write_in<T: Transaction>(tx: &T, root: usize, ops: &[BatchOp]) -> Result<u64,
         match op {
             BatchOp::Put(k, v, vlen) => {
                 let node = blocks.next().ok_or(Fault::Full)?;
-                link_in(tx, root, k, v, *vlen, node)?;
+                // Read again: an earlier put of the batch may have resized.
+                link_in(tx, header(tx, root)?, k, v, *vlen, node)?;
             }
             BatchOp::Delete(k) => {
                 delete_in(tx, root, k)?;
