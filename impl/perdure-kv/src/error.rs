@@ -2,7 +2,7 @@
 
 use perdure_ptm::PtmError;
 
-/// Errors of [`crate::Db`].
+/// Errors of [`crate::Store`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KvError {
@@ -10,7 +10,7 @@ pub enum KvError {
     #[error(transparent)]
     Ptm(#[from] PtmError),
     /// The root slot does not hold a store (create one first).
-    #[error("root slot {root} holds no perdure-kv store: create one with Db::create")]
+    #[error("root slot {root} holds no perdure-kv store: create one with Store::create")]
     NotCreated {
         /// The root slot.
         root: usize,
@@ -65,4 +65,8 @@ pub enum KvError {
         /// The first damage found.
         what: &'static str,
     },
+    /// A transaction's result was not where its run left it (a bug of
+    /// perdure-kv: please report it).
+    #[error("a transaction's result was lost (a bug of perdure-kv: please report it)")]
+    Lost,
 }

@@ -3,7 +3,7 @@
 //! input (limits, wrong slots, a full region, damaged words).
 
 use perdure_harness::bench::Rng;
-use perdure_kv::{Db, KvError, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use perdure_kv::{KvError, Store, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::redo::Config;
 use perdure_ptm::{CxPtm, Ptm, RedoOptPtm, RedoPtm, RedoTimedPtm};
@@ -25,19 +25,20 @@ fn pool(name: &str) -> Pool<NoFlush> {
 /// `ops` random puts, gets and deletes over a small key space (so keys
 /// repeat: overwrites, deletes of present keys), each checked against the
 /// model; then `check` and the whole contents.
-fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u64, ops: usize) {
+fn run_model<P: Ptm>(db: &Store<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u64, ops: usize) {
     let mut r = Rng::new(seed | 1);
+    // Keys of 0..=40 bytes drawn from 300 values (some empty, some longer
+    // than a word, some prefixes of others); values up to 300 bytes.
+    let key = |r: &mut Rng| {
+        let id = r.below(300);
+        let len = (id * 7) % 41;
+        (0..len)
+            .map(|j| ((id % 5) as u8).wrapping_add((j as u8) / 4))
+            .collect::<Vec<u8>>()
+    };
     for i in 0..ops {
-        // Keys of 0..=40 bytes drawn from 300 values (some empty, some
-        // longer than a word); values up to 300 bytes.
-        let k = {
-            let id = r.below(300);
-            let len = (id * 7) % 41;
-            (0..len)
-                .map(|j| (id as u8).wrapping_add(j as u8))
-                .collect::<Vec<u8>>()
-        };
-        match r.below(10) {
+        let k = key(&mut r);
+        match r.below(12) {
             0..=4 => {
                 let v = bytes(&mut r, 300);
                 let replaced = db.put(&k, &v).unwrap();
@@ -46,17 +47,44 @@ fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u
             5..=7 => {
                 assert_eq!(db.get(&k).unwrap().as_ref(), model.get(&k), "op {i}: get");
             }
-            _ => {
+            8 | 9 => {
                 assert_eq!(
                     db.delete(&k).unwrap(),
                     model.remove(&k).is_some(),
                     "op {i}: delete"
                 );
             }
+            10 => {
+                let (a, b) = (k, key(&mut r));
+                let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                let limit = r.below(40) as usize;
+                let want: Vec<_> = model
+                    .range(lo.clone()..=hi.clone())
+                    .take(limit)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(
+                    db.scan(&lo[..]..=&hi[..], limit).unwrap(),
+                    want,
+                    "op {i}: scan"
+                );
+            }
+            _ => {
+                let p = &k[..k.len().min(r.below(4) as usize)];
+                let want: Vec<_> = model
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(p))
+                    .take(30)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(db.scan_prefix(p, 30).unwrap(), want, "op {i}: prefix {p:?}");
+            }
         }
     }
     assert_eq!(db.check().unwrap(), model.len() as u64);
     assert_eq!(db.len().unwrap(), model.len() as u64);
+    let all: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(db.scan_prefix(b"", usize::MAX).unwrap(), all);
     for (k, v) in model.iter() {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
     }
@@ -66,26 +94,26 @@ fn run_model<P: Ptm>(db: &Db<P>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, seed: u
 fn every_construction_matches_the_model() {
     let config = Config::small();
     run_model(
-        &Db::create(RedoPtm::create(pool("kv-redo"), &config).unwrap(), 0).unwrap(),
+        &Store::create(RedoPtm::create(pool("kv-redo"), &config).unwrap(), 0).unwrap(),
         &mut BTreeMap::new(),
         1,
         3000,
     );
     run_model(
-        &Db::create(RedoTimedPtm::create(pool("kv-timed"), &config).unwrap(), 0).unwrap(),
+        &Store::create(RedoTimedPtm::create(pool("kv-timed"), &config).unwrap(), 0).unwrap(),
         &mut BTreeMap::new(),
         2,
         3000,
     );
     run_model(
-        &Db::create(RedoOptPtm::create(pool("kv-opt"), &config).unwrap(), 0).unwrap(),
+        &Store::create(RedoOptPtm::create(pool("kv-opt"), &config).unwrap(), 0).unwrap(),
         &mut BTreeMap::new(),
         3,
         3000,
     );
     let cx = perdure_ptm::cx::Config::small();
     run_model(
-        &Db::create(CxPtm::create(pool("kv-cx"), &cx).unwrap(), 0).unwrap(),
+        &Store::create(CxPtm::create(pool("kv-cx"), &cx).unwrap(), 0).unwrap(),
         &mut BTreeMap::new(),
         4,
         3000,
@@ -96,12 +124,12 @@ fn every_construction_matches_the_model() {
 fn a_reopened_store_has_every_entry() {
     let config = Config::small();
     let mut model = BTreeMap::new();
-    let db = Db::create(RedoOptPtm::create(pool("kv-reopen"), &config).unwrap(), 3).unwrap();
+    let db = Store::create(RedoOptPtm::create(pool("kv-reopen"), &config).unwrap(), 3).unwrap();
     run_model(&db, &mut model, 7, 2000);
     let words = db.ptm().pool().snapshot_words();
     drop(db);
     let p = Pool::volatile_from_words(&words, NoFlush).unwrap();
-    let db = Db::open(RedoOptPtm::open(p, &config).unwrap(), 3).unwrap();
+    let db = Store::open(RedoOptPtm::open(p, &config).unwrap(), 3).unwrap();
     assert_eq!(db.check().unwrap(), model.len() as u64);
     for (k, v) in model.iter() {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
@@ -111,7 +139,7 @@ fn a_reopened_store_has_every_entry() {
 
 #[test]
 fn two_threads_each_see_their_own_writes_and_all_land() {
-    let db = Db::create(
+    let db = Store::create(
         RedoOptPtm::create(pool("kv-2t"), &Config::small()).unwrap(),
         0,
     )
@@ -139,16 +167,16 @@ fn bad_input_gets_a_typed_error() {
     let config = Config::small();
     let ptm = Arc::new(RedoOptPtm::create(pool("kv-bad"), &config).unwrap());
     assert!(matches!(
-        Db::open_in(Arc::clone(&ptm), 1),
+        Store::open_in(Arc::clone(&ptm), 1),
         Err(KvError::NotCreated { root: 1 })
     ));
     assert!(matches!(
-        Db::create_in(Arc::clone(&ptm), perdure_ptm::ROOTS),
+        Store::create_in(Arc::clone(&ptm), perdure_ptm::ROOTS),
         Err(KvError::BadRoot { .. })
     ));
-    let db = Db::create_in(Arc::clone(&ptm), 1).unwrap();
+    let db = Store::create_in(Arc::clone(&ptm), 1).unwrap();
     assert!(matches!(
-        Db::create_in(Arc::clone(&ptm), 1),
+        Store::create_in(Arc::clone(&ptm), 1),
         Err(KvError::Exists { root: 1 })
     ));
     let long = vec![1u8; MAX_KEY_BYTES + 1];
@@ -176,7 +204,7 @@ fn bad_input_gets_a_typed_error() {
     })
     .unwrap();
     assert!(matches!(
-        Db::open_in(Arc::clone(&ptm), 2),
+        Store::open_in(Arc::clone(&ptm), 2),
         Err(KvError::NotAStore { root: 2 })
     ));
 }
@@ -191,7 +219,7 @@ fn a_full_region_leaves_the_store_unchanged() {
         )
         .unwrap(),
     );
-    let db = Db::create_in(Arc::clone(&ptm), 0).unwrap();
+    let db = Store::create_in(Arc::clone(&ptm), 0).unwrap();
     let mut model = BTreeMap::new();
     let mut i = 0u32;
     let err = loop {
@@ -227,7 +255,7 @@ fn a_full_region_leaves_the_store_unchanged() {
 #[test]
 fn damaged_words_are_reported_not_followed() {
     let config = Config::small();
-    let db = Db::create(RedoOptPtm::create(pool("kv-damage"), &config).unwrap(), 0).unwrap();
+    let db = Store::create(RedoOptPtm::create(pool("kv-damage"), &config).unwrap(), 0).unwrap();
     for i in 0..40u32 {
         db.put(&i.to_le_bytes(), b"value").unwrap();
     }
@@ -245,7 +273,7 @@ fn damaged_words_are_reported_not_followed() {
         let Ok(ptm) = RedoOptPtm::open(p, &config) else {
             continue;
         };
-        let db = match Db::open(ptm, 0) {
+        let db = match Store::open(ptm, 0) {
             Ok(db) => db,
             Err(
                 KvError::Corrupt { .. } | KvError::NotAStore { .. } | KvError::NotCreated { .. },
@@ -270,7 +298,7 @@ fn damaged_words_are_reported_not_followed() {
 #[test]
 fn batches_match_the_model() {
     use perdure_kv::WriteBatch;
-    let db = Db::create(
+    let db = Store::create(
         RedoOptPtm::create(pool("kv-batch"), &Config::small()).unwrap(),
         0,
     )
@@ -308,7 +336,7 @@ fn a_batch_that_does_not_fit_changes_nothing() {
         &Config::small(),
     )
     .unwrap();
-    let db = Db::create(ptm, 0).unwrap();
+    let db = Store::create(ptm, 0).unwrap();
     let mut n = 0u32;
     while db.put(&n.to_le_bytes(), &[1u8; 1000]).is_ok() {
         n += 1;
