@@ -1,6 +1,8 @@
 //! The store's typed errors.
 
+use perdure_pm::PoolError;
 use perdure_ptm::PtmError;
+use std::path::PathBuf;
 
 /// Errors of [`crate::Store`].
 #[derive(Debug, thiserror::Error)]
@@ -9,6 +11,31 @@ pub enum KvError {
     /// The PTM refused the transaction.
     #[error(transparent)]
     Ptm(#[from] PtmError),
+    /// The pool file could not be created or opened (not found, locked by
+    /// another process, truncated, damaged header, ...).
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// The file is a perdure pool of another layout.
+    #[error(
+        "{path} is a perdure pool of layout {layout:?}, not a perdure-kv database; check the path"
+    )]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// Its layout name.
+        layout: String,
+    },
+    /// A file operation failed.
+    #[error("cannot stat {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The machine lacks what the options ask for.
+    #[error("{0}")]
+    Unsupported(&'static str),
     /// The root slot does not hold a store (create one first).
     #[error("root slot {root} holds no perdure-kv store: create one with Store::create")]
     NotCreated {

@@ -3,49 +3,73 @@
 //! in-memory database": RedoDB, a resizable hash map annotated with the
 //! transactional semantics of RedoOpt-PTM).
 //!
-//! **Under way** (issue 18). Here: [`Store`], the map in a root slot of any
-//! [`perdure_ptm::Ptm`] — byte-string keys and values, `put`, `get`,
-//! `delete`, atomic [`WriteBatch`]es, serializable transactions over user
-//! closures ([`Store::transaction`]), read-only snapshots, ordered scans
-//! of a range or a prefix, and `check`; each call one transaction of the
-//! PTM, so durable and linearizable on return, with null recovery. Not yet
-//! here: opening a database file by path with the construction chosen in
-//! options, the `perdure kv` command, the crash and SIGKILL checks and
-//! db_bench.
+//! **Under way** (issue 18): the store, its files and its checks are here;
+//! the `perdure kv` command, the crash and SIGKILL checks and db_bench are
+//! not yet.
+//!
+//! # Quick start
+//!
+//! Open (or create) a database file, write in a transaction, scan a range,
+//! and open it again after a crash. Every call is one durable transaction:
+//! when it returns, its writes survive a crash of the process (and, on
+//! `Pmem` over persistent memory or with `Msync`, of the machine), and
+//! reopening needs no recovery pass (the PTM's null recovery).
 //!
 //! ```
-//! use perdure_kv::{KvError, Store};
-//! use perdure_pm::{NoFlush, Pool};
-//! use perdure_ptm::redo::Config;
-//! use perdure_ptm::RedoOptPtm;
+//! use perdure_kv::{Db, KvError, Options};
 //!
-//! let pool = Pool::volatile("kv-doc", 8 << 20, NoFlush).unwrap();
-//! let ptm = RedoOptPtm::create(pool, &Config::small()).unwrap();
-//! let db = Store::create(ptm, 0).unwrap();
-//! db.put(b"apple", b"red").unwrap();
-//! assert_eq!(db.get(b"apple").unwrap().as_deref(), Some(&b"red"[..]));
-//! assert!(db.delete(b"apple").unwrap());
-//! assert_eq!(db.get(b"apple").unwrap(), None);
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("fruit.db");
+//! let options = Options { size: 64 << 20, ..Options::default() };
+//! let db = Db::open(&path, &options)?;
+//! db.put(b"fruit:apple", b"red")?;
+//!
+//! // Several writes, all or nothing, with reads of their own.
 //! db.transaction(|tx| {
+//!     let apple = tx.get(b"fruit:apple")?.unwrap_or_default();
 //!     tx.put(b"fruit:fig", b"purple")?;
-//!     tx.put(b"fruit:kiwi", b"green")?;
+//!     tx.put(b"fruit:kiwi", &[&apple[..], b"-green"].concat())?;
+//!     tx.delete(b"fruit:apple")?;
 //!     Ok::<_, KvError>(())
-//! })
-//! .unwrap();
-//! let fruit = db.scan_prefix(b"fruit:", 10).unwrap();
-//! assert_eq!(fruit[0], (b"fruit:fig".to_vec(), b"purple".to_vec()));
+//! })?;
+//!
+//! // Keys in order: a range, or a prefix.
+//! let some = db.scan(&b"fruit:a"[..]..&b"fruit:j"[..], 100)?;
+//! assert_eq!(some, vec![(b"fruit:fig".to_vec(), b"purple".to_vec())]);
+//!
+//! // A crash here (kill -9, or power loss on persistent memory) leaves
+//! // the file as closing it does: every returned call is in it.
+//! drop(db);
+//! let db = Db::open(&path, &options)?;
+//! assert_eq!(db.get(b"fruit:kiwi")?.as_deref(), Some(&b"red-green"[..]));
+//! assert_eq!(db.get(b"fruit:apple")?, None);
+//! assert_eq!(db.check()?, 2); // walks the structure, checks every invariant
+//! # Ok::<(), KvError>(())
 //! ```
+//!
+//! [`Options`] choose the construction (RedoOpt-PTM by default; every PTM
+//! of `perdure-ptm`), the durability (`Pmem` flushes on tmpfs and DAX,
+//! `Msync` elsewhere), the file's size and the thread count. [`Store`] is
+//! the same store in a root slot of a PTM you build yourself (a volatile
+//! pool, the simulator, a shared region).
+//!
+//! What is checked: `tests/map.rs` (the model on four PTMs, reopens, two
+//! threads, limits, a full region, damaged images), `tests/txn.rs`
+//! (transactions and snapshots), `tests/file.rs` (files on both backends,
+//! bad files and options).
 //!
 //! The map's layout (a hash map and an ordered treap over the same nodes):
 //! the module docs of `src/map.rs`; how a value leaves a transaction:
-//! `src/store.rs`; transactions: `src/txn.rs`.
+//! `src/store.rs`; transactions: `src/txn.rs`; files: `src/file.rs`.
 
 mod error;
+mod file;
 mod map;
 mod store;
 mod txn;
 
 pub use error::KvError;
+pub use file::{Construction, Db, Durability, Options, Stat, LAYOUT_PREFIX};
 pub use map::{Entry, MAGIC, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 pub use store::{Store, WriteBatch};
 pub use txn::{Snapshot, Txn};

@@ -13,7 +13,7 @@ use crate::map::Entry;
 use crate::map::{self, Damage, Fault, Key, Op, Range};
 use crate::txn::{packed, DynRead, DynTx, Snapshot, Txn};
 use crate::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
-use perdure_ptm::{Ptm, ROOTS};
+use perdure_ptm::{Ptm, TxRead, ROOTS};
 use std::ops::RangeBounds;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -186,6 +186,17 @@ impl WriteBatch {
 }
 
 /// A durable key-value store in one root slot of a PTM (seed 000, §6).
+///
+/// ```
+/// use perdure_kv::Store;
+/// use perdure_pm::{NoFlush, Pool};
+/// use perdure_ptm::{redo::Config, RedoOptPtm};
+///
+/// let pool = Pool::volatile("kv-doc", 8 << 20, NoFlush).unwrap();
+/// let db = Store::create(RedoOptPtm::create(pool, &Config::small()).unwrap(), 0).unwrap();
+/// db.put(b"apple", b"red").unwrap();
+/// assert_eq!(db.get(b"apple").unwrap().as_deref(), Some(&b"red"[..]));
+/// ```
 ///
 /// Every method is one transaction of the PTM: durable when it returns,
 /// linearizable with the other threads' operations (the PTM's thread ids
@@ -389,6 +400,14 @@ impl<P: Ptm> Store<P> {
             })
             .map_err(KvError::from)?;
         sink.take(w, root, 0)?
+    }
+
+    /// The bytes of the region in allocated blocks, and the region's
+    /// length.
+    pub fn space(&self) -> Result<(u64, u64), KvError> {
+        let used = self.ptm.read_tx(|tx| perdure_ptm::ds::live_bytes_in(tx))?;
+        let len = self.ptm.read_tx(|tx| tx.region_len())?;
+        Ok((used, len))
     }
 
     /// The number of entries.
