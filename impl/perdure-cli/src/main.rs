@@ -2,7 +2,7 @@
 //!
 //! The command line is parsed with clap ([`Cli`]); each command hands typed
 //! options to the library that does the work: the pool commands to
-//! perdure-pm ([`pool`]), the checking commands to perdure-check
+//! perdure-pm ([`pool`]), the database commands to perdure-kv ([`kv`]), the checking commands to perdure-check
 //! ([`check`]), the trace producers to perdure-check and perdure-harness
 //! ([`trace`]). `perdure completions SHELL` prints a completion script.
 //! Usage errors exit 2 with clap's message (and a suggestion for a typo).
@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod check;
+mod kv;
 mod pool;
 mod trace;
 
@@ -22,6 +23,9 @@ const COMMANDS: &str = "\
 EXAMPLES:
     perdure pool info PATH
     perdure pool create PATH --layout NAME --size 64M
+    perdure kv create fruit.db --size 64M
+    perdure kv put fruit.db apple red
+    perdure kv scan fruit.db --from a --to c
     perdure litmus modelcheck/litmus
     perdure check-history FILE
     perdure explore --list
@@ -47,6 +51,9 @@ enum Command {
     /// Inspect or create a pool file (`pool info PATH`, `pool create PATH --layout NAME --size SIZE`).
     #[command(subcommand)]
     Pool(pool::PoolCommand),
+    /// A perdure-kv database: create, put, get, del, scan, stat, check, import, export.
+    #[command(subcommand)]
+    Kv(kv::KvCommand),
     /// Run Px86 litmus tests.
     Litmus(check::LitmusArgs),
     /// Decide durable linearizability of a history.
@@ -92,6 +99,7 @@ fn main() -> ExitCode {
     }
     match Cli::parse().command {
         Command::Pool(c) => pool::run(c),
+        Command::Kv(c) => kv::run(c),
         Command::Litmus(a) => check::litmus(a),
         Command::CheckHistory(a) => check::check_history(a),
         Command::Explore(a) => check::explore(a, perdure_harness::construction_scenarios()),

@@ -37,7 +37,7 @@ pub fn run(cmd: PoolCommand) -> ExitCode {
     }
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let bad = || format!("{s:?} is not a size (e.g. 64M)");
     let t = s.trim();
     let (digits, mult) = match t.char_indices().last().ok_or_else(bad)? {

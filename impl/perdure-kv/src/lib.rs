@@ -3,9 +3,9 @@
 //! in-memory database": RedoDB, a resizable hash map annotated with the
 //! transactional semantics of RedoOpt-PTM).
 //!
-//! **Under way** (issue 18): the store, its files and its checks are here;
-//! the `perdure kv` command, the crash and SIGKILL checks and db_bench are
-//! not yet.
+//! **Under way** (issue 18): the store, its files, the `perdure kv`
+//! command and their tests are here; the crash and SIGKILL checks and
+//! db_bench are not yet.
 //!
 //! # Quick start
 //!

@@ -35,6 +35,7 @@
 //!   checked loads; a walk longer than the region could hold is a cycle.
 //!   Damage is a typed fault, never a panic.
 
+use crate::error::KvError;
 use perdure_ptm::{Transaction, TxRead};
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -712,4 +713,40 @@ pub(crate) fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
         return Err(Fault::Corrupt(Damage::Index));
     }
     Ok(seen)
+}
+
+/// The error of `fault` in root slot `root`; `needed` is what a full
+/// region lacked room for.
+pub(crate) fn error(fault: Fault, root: usize, needed: u64) -> KvError {
+    match fault {
+        Fault::NotCreated => KvError::NotCreated { root },
+        Fault::NotAStore => KvError::NotAStore { root },
+        Fault::Full => KvError::Full { needed },
+        Fault::Exists => KvError::Exists { root },
+        Fault::Corrupt(d) => KvError::Corrupt {
+            root,
+            what: d.describe(),
+        },
+    }
+}
+
+/// `bytes` as a key, if within the limit.
+pub(crate) fn key(bytes: &[u8]) -> Result<Key, KvError> {
+    if bytes.len() > MAX_KEY_BYTES {
+        return Err(KvError::KeyTooLarge {
+            len: bytes.len(),
+            max: MAX_KEY_BYTES,
+        });
+    }
+    Ok(Key::pack(bytes))
+}
+
+pub(crate) fn check_value(value: &[u8]) -> Result<(), KvError> {
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(KvError::ValueTooLarge {
+            len: value.len(),
+            max: MAX_VALUE_BYTES,
+        });
+    }
+    Ok(())
 }

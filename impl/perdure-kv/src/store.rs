@@ -10,9 +10,8 @@
 
 use crate::error::KvError;
 use crate::map::Entry;
-use crate::map::{self, Damage, Fault, Key, Op, Range};
+use crate::map::{self, check_value, error, Damage, Fault, Op, Range};
 use crate::txn::{packed, DynRead, DynTx, Snapshot, Txn};
-use crate::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use perdure_ptm::{Ptm, TxRead, ROOTS};
 use std::ops::RangeBounds;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,42 +59,6 @@ impl Fault {
             ),
         })
     }
-}
-
-/// The error of `fault` in root slot `root`; `needed` is what a full
-/// region lacked room for.
-pub(crate) fn error(fault: Fault, root: usize, needed: u64) -> KvError {
-    match fault {
-        Fault::NotCreated => KvError::NotCreated { root },
-        Fault::NotAStore => KvError::NotAStore { root },
-        Fault::Full => KvError::Full { needed },
-        Fault::Exists => KvError::Exists { root },
-        Fault::Corrupt(d) => KvError::Corrupt {
-            root,
-            what: d.describe(),
-        },
-    }
-}
-
-/// `bytes` as a key, if within the limit.
-pub(crate) fn key(bytes: &[u8]) -> Result<Key, KvError> {
-    if bytes.len() > MAX_KEY_BYTES {
-        return Err(KvError::KeyTooLarge {
-            len: bytes.len(),
-            max: MAX_KEY_BYTES,
-        });
-    }
-    Ok(Key::pack(bytes))
-}
-
-pub(crate) fn check_value(value: &[u8]) -> Result<(), KvError> {
-    if value.len() > MAX_VALUE_BYTES {
-        return Err(KvError::ValueTooLarge {
-            len: value.len(),
-            max: MAX_VALUE_BYTES,
-        });
-    }
-    Ok(())
 }
 
 fn check_root(root: usize) -> Result<(), KvError> {
@@ -161,7 +124,7 @@ impl WriteBatch {
     /// Adds a put (the limits of [`Store::put`] apply).
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<&mut WriteBatch, KvError> {
         check_value(value)?;
-        let k = crate::store::key(key)?;
+        let k = map::key(key)?;
         let v = map::pack(value);
         self.bytes += map::node_size(&k, v.len());
         self.ops.push((k, Some((v, value.len() as u64))));
@@ -170,7 +133,7 @@ impl WriteBatch {
 
     /// Adds a delete.
     pub fn delete(&mut self, key: &[u8]) -> Result<&mut WriteBatch, KvError> {
-        self.ops.push((crate::store::key(key)?, None));
+        self.ops.push((map::key(key)?, None));
         Ok(self)
     }
 
@@ -260,7 +223,7 @@ impl<P: Ptm> Store<P> {
     /// Sets `key` to `value`; true if it replaced a value.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<bool, KvError> {
         check_value(value)?;
-        let k = crate::store::key(key)?;
+        let k = map::key(key)?;
         let needed = map::node_size(&k, map::words_for(value.len() as u64) as usize);
         let v = map::pack(value);
         let vlen = value.len() as u64;
@@ -286,7 +249,7 @@ impl<P: Ptm> Store<P> {
 
     /// Removes `key`; true if it was present.
     pub fn delete(&self, key: &[u8]) -> Result<bool, KvError> {
-        let k = crate::store::key(key)?;
+        let k = map::key(key)?;
         let root = self.root;
         let w = self.ptm.update_tx(move |tx| {
             encode(map::header(tx, root).and_then(|hd| map::delete_in(tx, hd, &k)))
@@ -296,7 +259,7 @@ impl<P: Ptm> Store<P> {
 
     /// The value of `key`, if present.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
-        let k = crate::store::key(key)?;
+        let k = map::key(key)?;
         let root = self.root;
         let sink = Sink::new();
         let s = Arc::clone(&sink);

@@ -117,8 +117,8 @@ impl<'a> Snapshot<'a> {
 
     /// The value of `key`, if present.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
-        let k = crate::store::key(key)?;
-        map::get_in(&self.tx, self.hd, &k).map_err(|f| crate::store::error(f, self.root, 0))
+        let k = map::key(key)?;
+        map::get_in(&self.tx, self.hd, &k).map_err(|f| map::error(f, self.root, 0))
     }
 
     /// The entries whose keys are in `range`, in key order, at most `limit`.
@@ -128,19 +128,19 @@ impl<'a> Snapshot<'a> {
         limit: usize,
     ) -> Result<Vec<Entry>, KvError> {
         map::scan_in(&self.tx, self.hd, &packed(&range), limit)
-            .map_err(|f| crate::store::error(f, self.root, 0))
+            .map_err(|f| map::error(f, self.root, 0))
     }
 
     /// The entries whose keys start with `prefix`, in key order, at most
     /// `limit`.
     pub fn scan_prefix(&self, prefix: &[u8], limit: usize) -> Result<Vec<Entry>, KvError> {
         map::scan_in(&self.tx, self.hd, &Range::prefix(prefix), limit)
-            .map_err(|f| crate::store::error(f, self.root, 0))
+            .map_err(|f| map::error(f, self.root, 0))
     }
 
     /// The number of entries.
     pub fn len(&self) -> Result<u64, KvError> {
-        map::len_in(&self.tx, self.root).map_err(|f| crate::store::error(f, self.root, 0))
+        map::len_in(&self.tx, self.root).map_err(|f| map::error(f, self.root, 0))
     }
 
     /// Whether the store has no entry.
@@ -170,7 +170,7 @@ impl<'a> Txn<'a> {
     }
 
     fn err(&self, f: Fault) -> KvError {
-        crate::store::error(f, self.root, 0)
+        map::error(f, self.root, 0)
     }
 
     /// The value of `key`, if present (this transaction's writes
@@ -179,21 +179,21 @@ impl<'a> Txn<'a> {
         if let Some(w) = self.writes.get(key) {
             return Ok(w.clone());
         }
-        let k = crate::store::key(key)?;
+        let k = map::key(key)?;
         map::get_in(&self.tx, self.hd, &k).map_err(|f| self.err(f))
     }
 
     /// Sets `key` to `value` (the limits of [`crate::Store::put`] apply).
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), KvError> {
-        crate::store::key(key)?;
-        crate::store::check_value(value)?;
+        map::key(key)?;
+        map::check_value(value)?;
         self.writes.insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
     }
 
     /// Removes `key`.
     pub fn delete(&mut self, key: &[u8]) -> Result<(), KvError> {
-        crate::store::key(key)?;
+        map::key(key)?;
         self.writes.insert(key.to_vec(), None);
         Ok(())
     }
