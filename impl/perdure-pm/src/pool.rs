@@ -920,6 +920,26 @@ mod file {
         }
     }
 
+    /// [`lock`] exclusively, retried for up to 100 ms while it is held.
+    ///
+    /// A process that spawns a child while it has the pool open gives the
+    /// child a copy of its descriptor table, and with it a reference to the
+    /// locked file description, until the child's `exec` closes it
+    /// (`O_CLOEXEC`): for that window the lock outlives the owner's close.
+    /// So a pool closed a moment ago by a process that spawns (a test
+    /// harness, a server that runs hooks) can look locked for a few
+    /// milliseconds; a real second user holds it for longer than this
+    /// waits, and gets [`PoolError::Locked`].
+    fn lock_waiting_for_spawns(file: &File, path: &Path) -> Result<bool, PoolError> {
+        for _ in 0..20 {
+            if lock(file, path, true)? {
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        lock(file, path, true)
+    }
+
     fn open_error(path: &Path, e: std::io::Error) -> PoolError {
         if e.kind() == std::io::ErrorKind::NotFound {
             PoolError::NotFound {
@@ -1067,7 +1087,7 @@ mod file {
                 .write(true)
                 .open(path)
                 .map_err(|e| open_error(path, e))?;
-            if !lock(&file, path, true)? {
+            if !lock_waiting_for_spawns(&file, path)? {
                 return Err(PoolError::Locked {
                     path: path.to_owned(),
                 });
