@@ -129,8 +129,10 @@ pub struct Options {
     /// it into replicas (Redo: threads + 1, CX: 2 · threads), so the data
     /// one replica holds is a fraction of it.
     pub size: u64,
-    /// Thread ids of a new database: how many threads may run operations
-    /// at once.
+    /// Thread ids of a new database: how many threads may use it at once.
+    /// A thread takes an id on its first operation and keeps it until it
+    /// exits or calls [`Db::release_thread`]; one more thread gets
+    /// `PtmError::TooManyThreads`. Opening takes none.
     pub threads: usize,
     /// Create the database if the file does not exist.
     pub create_if_missing: bool,
@@ -357,7 +359,11 @@ impl Db {
             if created.get() {
                 let _ = std::fs::remove_file(path);
             }
-        })?;
+        });
+        // Opening ran transactions on this thread: its id goes back, so the
+        // opener does not keep one of `threads` it may never use again.
+        let _ = perdure_ptm::release_thread_ids();
+        let inner = inner?;
         Ok(Db {
             inner,
             path: path.to_owned(),
@@ -376,6 +382,14 @@ impl Db {
                 ..options.clone()
             },
         )
+    }
+
+    /// Gives back the thread ids the calling thread holds (in this and
+    /// every other PTM; see [`Options::threads`]): for a thread that is
+    /// done with the database but lives on (a pooled worker). Its next
+    /// operation takes an id again.
+    pub fn release_thread(&self) {
+        let _ = perdure_ptm::release_thread_ids();
     }
 
     /// The database file.

@@ -13,7 +13,7 @@ use crate::map::Entry;
 use crate::map::{self, check_value, error, Damage, Fault, Op, Range};
 use crate::txn::{packed, DynRead, DynTx, Snapshot, Txn};
 use perdure_ptm::{Ptm, TxRead, ROOTS};
-use std::ops::RangeBounds;
+use std::ops::{Deref, RangeBounds};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -164,12 +164,16 @@ impl WriteBatch {
 /// Every method is one transaction of the PTM: durable when it returns,
 /// linearizable with the other threads' operations (the PTM's thread ids
 /// bound how many threads may call it at once).
-pub struct Store<P: Ptm> {
-    ptm: Arc<P>,
+///
+/// `H` is how the store holds its PTM: an `Arc<P>` (the default: a store
+/// that owns or shares it) or any other pointer to one, such as `&P`
+/// ([`Store::attach`], for a PTM someone else keeps).
+pub struct Store<P: Ptm, H: Deref<Target = P> = Arc<P>> {
+    ptm: H,
     root: usize,
 }
 
-impl<P: Ptm> std::fmt::Debug for Store<P> {
+impl<P: Ptm, H: Deref<Target = P>> std::fmt::Debug for Store<P, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("root", &self.root).finish()
     }
@@ -185,10 +189,7 @@ impl<P: Ptm> Store<P> {
     /// [`Store::create`] in a PTM shared with other stores (in other root
     /// slots) or other users.
     pub fn create_in(ptm: Arc<P>, root: usize) -> Result<Store<P>, KvError> {
-        check_root(root)?;
-        let w = ptm.update_tx(move |tx| encode(map::create_in(tx, root)))?;
-        decode(w, root, map::HEADER + 8 * map::INITIAL_BUCKETS)?;
-        Ok(Store { ptm, root })
+        Store::create_at(ptm, root)
     }
 
     /// Opens the store in root slot `root` of `ptm` (after the PTM's null
@@ -199,6 +200,28 @@ impl<P: Ptm> Store<P> {
 
     /// [`Store::open`] in a shared PTM (see [`Store::create_in`]).
     pub fn open_in(ptm: Arc<P>, root: usize) -> Result<Store<P>, KvError> {
+        Store::attach(ptm, root)
+    }
+
+    /// The PTM the store lives in, shared.
+    pub fn ptm_arc(&self) -> &Arc<P> {
+        &self.ptm
+    }
+}
+
+impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
+    /// Formats an empty store in root slot `root` of the PTM `ptm` points
+    /// to (see [`Store::create`]).
+    pub fn create_at(ptm: H, root: usize) -> Result<Store<P, H>, KvError> {
+        check_root(root)?;
+        let w = ptm.update_tx(move |tx| encode(map::create_in(tx, root)))?;
+        decode(w, root, map::HEADER + 8 * map::INITIAL_BUCKETS)?;
+        Ok(Store { ptm, root })
+    }
+
+    /// The store in root slot `root` of the PTM `ptm` points to (see
+    /// [`Store::open`]).
+    pub fn attach(ptm: H, root: usize) -> Result<Store<P, H>, KvError> {
         check_root(root)?;
         let w = ptm.read_tx(move |tx| encode(map::header(tx, root).map(|_| 0)))?;
         decode(w, root, 0)?;
@@ -207,11 +230,6 @@ impl<P: Ptm> Store<P> {
 
     /// The PTM the store lives in.
     pub fn ptm(&self) -> &P {
-        &self.ptm
-    }
-
-    /// The PTM the store lives in, shared.
-    pub fn ptm_arc(&self) -> &Arc<P> {
         &self.ptm
     }
 
