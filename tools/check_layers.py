@@ -10,7 +10,7 @@ Two rules of ARCHITECTURE.md, read off the tree:
      perdure-ptm, perdure-memento, perdure-relax
                          -> perdure-pm (no construction on another, none on the checker or the harness)
      perdure-kv          -> perdure-pm, perdure-ptm
-     perdure-harness     -> the checker and the constructions
+     perdure-harness     -> the checker, the constructions and perdure-kv
      perdure (the CLI)   -> anything below it
    A perdure crate the table does not name is an error: add it here with its layer.
 
@@ -40,7 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "perdure-check": {"perdure-pm"},
     **{c: {"perdure-pm"} for c in CONSTRUCTIONS},
     "perdure-kv": {"perdure-pm", "perdure-ptm"},
-    "perdure-harness": {"perdure-pm", "perdure-check"} | CONSTRUCTIONS,
+    "perdure-harness": {"perdure-pm", "perdure-check", "perdure-kv"} | CONSTRUCTIONS,
     "perdure": {"perdure-pm", "perdure-check", "perdure-harness", "perdure-kv"} | CONSTRUCTIONS,
 }
 

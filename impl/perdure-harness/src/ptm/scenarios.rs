@@ -11,7 +11,9 @@
 //!   lines, a node allocated per `enq` and freed per `deq` (`queue`);
 //! * `set` — a sorted linked list of keys 1–3, a node allocated per insert
 //!   and freed per remove (`set`);
-//! * `map` — a linked list of `(key, value)` entries, keys 1–2 (`map`).
+//! * `map` — a linked list of `(key, value)` entries, keys 1–2 (`map`);
+//! * `kv` — perdure-kv's store itself ([`Kv`], `map`; the scenarios of
+//!   [`kv`], explored by perdure-kv's `tests/shuttle_explore_kv.rs`).
 //!
 //! These are minimal versions written inside the scenarios (a few
 //! transactional loads and stores each), not the data structures of
@@ -640,6 +642,14 @@ impl Object for Map {
         Ok(opt(r))
     }
     fn observe<P: Ptm>(&self, p: &P) -> Result<Vec<(Call, Value)>, String> {
+        self.observe_with(self, p)
+    }
+}
+
+impl Map {
+    /// A map's observation, run by `o`: every key read, an update of each
+    /// kind, the keys read again.
+    fn observe_with<P: Ptm, O: Object>(&self, o: &O, p: &P) -> Result<Vec<(Call, Value)>, String> {
         let mut calls: Vec<Call> = (1..=KEYS)
             .map(|k| Call::new("get", vec![json!(k)]))
             .collect();
@@ -647,7 +657,84 @@ impl Object for Map {
         calls.push(Call::new("remove", vec![json!(2)]));
         calls.push(Call::new("get", vec![json!(1)]));
         calls.push(Call::new("get", vec![json!(2)]));
-        run_calls(self, p, calls)
+        run_calls(o, p, calls)
+    }
+}
+
+/// perdure-kv's store (`perdure_kv::Store`, the seed's §6 map with its
+/// ordered index) in root slot 0, keys 1–2 as `k1`, `k2`, values as 8
+/// little-endian bytes: `put` and `remove` are [`perdure_kv::Store::transaction`]s
+/// that read the old value and write (the transaction path: buffered
+/// writes applied all or nothing), `get` a plain read. Checked as a `map`;
+/// the observation also runs the store's own `check` (both structures,
+/// each against the other) on the recovered PTM.
+#[derive(Clone, Copy, Debug)]
+pub struct Kv;
+
+fn kv_key(k: u64) -> Vec<u8> {
+    format!("k{k}").into_bytes()
+}
+
+fn kv_value(v: Option<Vec<u8>>) -> Result<Value, String> {
+    match v {
+        None => Ok(Value::Null),
+        Some(b) => {
+            let w: [u8; 8] = b
+                .try_into()
+                .map_err(|b: Vec<u8>| format!("a value of {} bytes, not 8", b.len()))?;
+            Ok(opt(u64::from_le_bytes(w)))
+        }
+    }
+}
+
+impl Object for Kv {
+    fn name(&self) -> &'static str {
+        "kv"
+    }
+    fn model(&self) -> &'static str {
+        "map"
+    }
+    fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError> {
+        match perdure_kv::Store::create_at(p, 0) {
+            Ok(_) => Ok(()),
+            Err(perdure_kv::KvError::Ptm(e)) => Err(e),
+            Err(e) => Err(PtmError::Config(format!("perdure-kv: {e}"))),
+        }
+    }
+    fn calls(&self, thread: usize, ops: usize, rng: &mut u64) -> Vec<Call> {
+        Map.calls(thread, ops, rng)
+    }
+    fn apply<P: Ptm>(&self, p: &P, call: &Call) -> Result<Value, String> {
+        let db = perdure_kv::Store::attach(p, 0).map_err(|e| e.to_string())?;
+        let k = kv_key(arg(call, 0)?);
+        let old = match call.op.as_str() {
+            "put" => {
+                let v = arg(call, 1)?.to_le_bytes();
+                db.transaction(move |tx| {
+                    let old = tx.get(&k)?;
+                    tx.put(&k, &v)?;
+                    Ok::<_, perdure_kv::KvError>(old)
+                })
+            }
+            "remove" => db.transaction(move |tx| {
+                let old = tx.get(&k)?;
+                tx.delete(&k)?;
+                Ok::<_, perdure_kv::KvError>(old)
+            }),
+            "get" => db.get(&k),
+            op => return Err(format!("kv has no operation {op}")),
+        }
+        .map_err(|e| format!("{}: {e}", call.op))?;
+        kv_value(old)
+    }
+    fn observe<P: Ptm>(&self, p: &P) -> Result<Vec<(Call, Value)>, String> {
+        let db = perdure_kv::Store::attach(p, 0).map_err(|e| e.to_string())?;
+        db.check()
+            .map_err(|e| format!("check after recovery: {e}"))?;
+        let seen = Map.observe_with(self, p)?;
+        db.check()
+            .map_err(|e| format!("check after the observation: {e}"))?;
+        Ok(seen)
     }
 }
 
@@ -881,7 +968,20 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     v
 }
 
+/// perdure-kv's store ([`Kv`]) on every construction, 2 threads × 2 calls
+/// (`<construction>-kv`) and × 4 calls (`…-kv-4ops`, Redo-PTM and CX-PTM
+/// only).
+pub fn kv() -> Vec<Arc<dyn Scenario>> {
+    let mut v = with_every_construction(Kv, 2);
+    let (redos, cxp, _) = constructions(4);
+    for r in redos {
+        v.push(Arc::new(PtmScenario::new(r, Kv, 4)));
+    }
+    v.push(Arc::new(PtmScenario::new(cxp, Kv, 4)));
+    v
+}
+
 /// The scenario called `name`.
 pub fn by_name(name: &str) -> Option<Arc<dyn Scenario>> {
-    all().into_iter().find(|s| s.name() == name)
+    all().into_iter().chain(kv()).find(|s| s.name() == name)
 }

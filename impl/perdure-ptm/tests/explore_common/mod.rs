@@ -83,10 +83,16 @@ pub fn explore_named(name: &str, cfg: &ExploreConfig) -> ExploreReport {
 /// Explores scenario `name` at `depth`; prints a PERDURE-CHECK row named
 /// `explore:ptm/{name}` and fails on a violation.
 pub fn run(name: &str, depth: Depth) {
+    run_as("ptm", name, depth)
+}
+
+/// [`run`], the row named `explore:{group}/{name}` (perdure-kv's
+/// `tests/shuttle_explore_kv.rs` includes this file for its `kv` rows).
+pub fn run_as(group: &str, name: &str, depth: Depth) {
     let cfg = config(depth);
     let t = std::time::Instant::now();
     let report = explore_named(name, &cfg);
-    let row = format!("explore:ptm/{name}");
+    let row = format!("explore:{group}/{name}");
     if let Some(why) = report::explore_row(&row, name, &report, &explored(&report), Some(DETAIL), t)
     {
         panic!("{why}");
