@@ -259,13 +259,42 @@ fn pool<B: Backend>(
     })
 }
 
-/// The store in root slot 0 of `ptm`, created if the slot is empty.
+/// The store in root slot 0 of `ptm`; created if the slot is empty and
+/// the region holds no block (a create cut off by a crash leaves that); an
+/// empty slot beside allocated blocks is damage, never formatted over.
 fn store<P: Ptm>(ptm: P) -> Result<Store<P>, KvError> {
     let ptm = Arc::new(ptm);
     match Store::open_in(Arc::clone(&ptm), 0) {
-        Err(KvError::NotCreated { .. }) => Store::create_in(ptm, 0),
+        Err(KvError::NotCreated { .. }) => {
+            let used = ptm.read_tx(|tx| perdure_ptm::ds::live_bytes_in(tx))?;
+            if used != 0 {
+                return Err(KvError::Corrupt {
+                    root: 0,
+                    what: "root slot 0 is empty but the region holds allocated blocks (a damaged root slot)",
+                });
+            }
+            Store::create_in(ptm, 0)
+        }
         r => r,
     }
+}
+
+/// Opens the PTM of `pool`, or formats it if it never was: the word where
+/// the PTM's header magic goes is 0 (a create cut off by a crash leaves it
+/// so: the header is written last). Any other word goes to `open`, which
+/// names what it finds — a damaged magic is an error, never formatted over.
+fn ptm<B: Backend, P>(
+    pool: Pool<B>,
+    open: impl FnOnce(Pool<B>) -> Result<P, perdure_ptm::PtmError>,
+    create: impl FnOnce(Pool<B>) -> Result<P, perdure_ptm::PtmError>,
+) -> Result<P, KvError> {
+    let mut magic = [0u8; 8];
+    pool.read_bytes(pool.data_offset(), &mut magic)?;
+    Ok(if magic == [0; 8] {
+        create(pool)?
+    } else {
+        open(pool)?
+    })
 }
 
 impl Db {
@@ -320,37 +349,45 @@ impl Db {
         let created = std::cell::Cell::new(false);
         let open = || -> Result<Inner, KvError> {
             Ok(match (construction, backend) {
-                (C::RedoOpt, B::Pmem) => Inner::OptPmem(store(RedoOptPtm::open_or_create(
+                (C::RedoOpt, B::Pmem) => Inner::OptPmem(store(ptm(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    &redo,
+                    |p| RedoOptPtm::open(p, &redo),
+                    |p| RedoOptPtm::create(p, &redo),
                 )?)?),
-                (C::RedoOpt, _) => Inner::OptMsync(store(RedoOptPtm::open_or_create(
+                (C::RedoOpt, _) => Inner::OptMsync(store(ptm(
                     pool(path, &layout, create, &created, Msync)?,
-                    &redo,
+                    |p| RedoOptPtm::open(p, &redo),
+                    |p| RedoOptPtm::create(p, &redo),
                 )?)?),
-                (C::Redo, B::Pmem) => Inner::RedoPmem(store(RedoPtm::open_or_create(
+                (C::Redo, B::Pmem) => Inner::RedoPmem(store(ptm(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    &redo,
+                    |p| RedoPtm::open(p, &redo),
+                    |p| RedoPtm::create(p, &redo),
                 )?)?),
-                (C::Redo, _) => Inner::RedoMsync(store(RedoPtm::open_or_create(
+                (C::Redo, _) => Inner::RedoMsync(store(ptm(
                     pool(path, &layout, create, &created, Msync)?,
-                    &redo,
+                    |p| RedoPtm::open(p, &redo),
+                    |p| RedoPtm::create(p, &redo),
                 )?)?),
-                (C::RedoTimed, B::Pmem) => Inner::TimedPmem(store(RedoTimedPtm::open_or_create(
+                (C::RedoTimed, B::Pmem) => Inner::TimedPmem(store(ptm(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    &redo,
+                    |p| RedoTimedPtm::open(p, &redo),
+                    |p| RedoTimedPtm::create(p, &redo),
                 )?)?),
-                (C::RedoTimed, _) => Inner::TimedMsync(store(RedoTimedPtm::open_or_create(
+                (C::RedoTimed, _) => Inner::TimedMsync(store(ptm(
                     pool(path, &layout, create, &created, Msync)?,
-                    &redo,
+                    |p| RedoTimedPtm::open(p, &redo),
+                    |p| RedoTimedPtm::create(p, &redo),
                 )?)?),
-                (C::CxPtm, B::Pmem) => Inner::CxPmem(store(CxPtm::open_or_create(
+                (C::CxPtm, B::Pmem) => Inner::CxPmem(store(ptm(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    &cx,
+                    |p| CxPtm::open(p, &cx),
+                    |p| CxPtm::create(p, &cx),
                 )?)?),
-                (C::CxPtm, _) => Inner::CxMsync(store(CxPtm::open_or_create(
+                (C::CxPtm, _) => Inner::CxMsync(store(ptm(
                     pool(path, &layout, create, &created, Msync)?,
-                    &cx,
+                    |p| CxPtm::open(p, &cx),
+                    |p| CxPtm::create(p, &cx),
                 )?)?),
             })
         };
