@@ -1,0 +1,1362 @@
+(** * CX-PTM on Px86: durable linearizability of update and read-only transactions
+
+    [CXPTMPx.v]'s model of CX-PTM on line-granular Px86 persistence
+    ([Core/PxPersist.v]), with both mutant switches off (the published
+    order, as [impl/perdure-ptm/src/cx/core.rs] runs it), extended with the
+    operations and their history: any deterministic sequential object
+    ([uexec : UOp → St → St * Val] for update transactions, [rexec : ROp →
+    St → Val] for read-only ones), threads [0 .. N-1] for any [N], any
+    number [NR ≥ 1] of replicas and any number of crashes.  For every
+    reachable state ([creachable]) the history of invocations, returns and
+    crashes is durably linearizable in the sense of [Core/DurableLin.v]:
+    - [cx_px_durably_linearizable]: [durably_linearizable spec (erase (xh
+      s))], the witness being the model's ghost history with its
+      linearization points ([xh]);
+    - [cx_px_returned_durable]: an update transaction that returned [v] is
+      the node of some ticket [k] of the queue, [v] is the result the queue
+      order gives it, and every crash image Px86 allows of [curComb] is at
+      ticket [k] or later (so null recovery keeps it).
+
+    The model ([cstep]): a state is [CXPTMPx.v]'s [xstate] ([cx]) plus
+    ghost state: the update nodes of the queue in ticket order ([cq]: the
+    node of ticket [S j] at [j], cut at the recovered ticket by a crash),
+    each thread's operation ([gp]), the history with points ([xh]), the
+    next operation id and the ticket the points reach ([pl]).  The steps,
+    with the seed's lines ([/work/shared/seeds/000_f4454436cd5ee45b.txt])
+    and the Rust functions (files of [impl/perdure-ptm/src/cx/]):
+    - [c_invoke]: an update transaction is invoked ([ptm.rs]
+      [CxPtm::update_with], [core.rs] [Cx::apply_update]);
+    - [c_enqueue]: step 1 (seed l. 132), its node gets the next ticket
+      ([CXPTMPx.v]'s [x_enqueue]; [Cx::publish]);
+    - [c_mid]: every other step of [CXPTMPx.v]'s [xstep] that keeps the
+      stepping thread inside its update: steps 2–6 (l. 133–137) and the
+      exits' [pwb(curComb)] (l. 159–161) — [x_lock], [x_done], [x_apply],
+      [x_settle], [x_pwbrep], [x_fence], [x_cas], [x_cas_fail], [x_pwbcc],
+      [x_sync], [x_fin], whose Rust functions [CXPTMPx.v] lists
+      ([Cx::lock_any], [Cx::update_on], [Cx::install], [Cx::collect]);
+    - [c_ret]: return after the thread's own CAS and [psync] ([x_ret];
+      [Cx::install]'s return of the node's result); [c_finsync]: return
+      after another thread installed the node, once [curComb] is synced
+      ([x_finsync]; [Cx::collect], [Cx::ensure_durable]);
+    - [c_rinvoke], [c_read]: a read-only transaction is invoked, then reads
+      [curComb], takes the shared lock of the [Combined] it names, finds
+      [curComb] unchanged and runs on its replica (R{1}, R{3}, l. 141–143;
+      [ptm.rs] [CxPtm::read_with], [core.rs] [Cx::apply_read],
+      [Cx::read_designated], [ptm.rs] [read_on]), in one step;
+    - [c_rpwb], [c_rsync]: its [pwb(curComb)], [psync] and return
+      ([Cx::read_designated]'s [Cx::ensure_durable(seq(cur))]); the
+      thread's [xstate] stays [XIdle], these two steps are [ystep]'s
+      [y_pwb], [y_fence];
+    - [c_crash]: [CXPTMPx.v]'s [x_crash], a crash keeping any image Px86
+      allows and null recovery ([ptm.rs] [CxPtm::open], [Cx::build]).
+
+    Where the points are: lazily, when an operation returns or a crash
+    happens, up to the ticket the operation returned with (made durable
+    first: its own [psync] after the CAS, or [Cx::ensure_durable]) or the
+    ticket the crash recovered ([adv]).  The points of ticket [k] are its
+    update, with the result of the queue order, then the direct reads that
+    read the replica of ticket [k]; a read of the ticket the points are at
+    gets its point at once ([c_read]).  A crash never loses a point:
+    [pl] is at or before the ticket of every crash image of [curComb]
+    ([j_pl]).
+
+    The invariant: [CXPTMPx.v]'s [xinv], for the steps of [ystep] (its
+    [xstep] and a reader's [pwb]/[fence] of line 0, [xinv_pwb],
+    [xinv_fence]); [xaux]: the tickets on line 0 grow and were handed
+    out, a thread's ticket was handed out; and [inv2]: the history with
+    points is [prefix_ok point_ok] and its points run the object to the
+    state of ticket [pl] ([j_ok], [j_run]); the queue holds one node per
+    ticket handed out ([j_len]); ids are fresh, unique, and each invoked
+    once ([j_nid], [j_inv1], [j_qnd], [j_qinv]); the nodes before [pl] have
+    their points with their queue-order results, those after none
+    ([j_qpt], [j_qnpt]); [pl] is at or before every crash image of
+    [curComb] ([j_pl]); per thread ([ginv]): an update is at its ticket's
+    node; a read's value is its ticket's state, it has a point exactly when
+    [pl] reached its ticket, its ticket is at or before [curComb]'s, and
+    after its [pwb(curComb)] the write-back covers a position of line 0 at
+    or after its ticket.
+
+    What the model abstracts (beyond [CXPTMPx.v]'s list: a replica's
+    content is a ticket, one cache line per replica, the turn queue, hazard
+    pointers and reclamation, the locks' internals and retry loops,
+    sequentially consistent steps):
+    - values: the result an update returns is the one the queue order
+      gives its node ([resq]); that the node holds it is [CXPTM.v]'s
+      [cx_results_correct], in that model, not here; a direct read's value
+      is the state of the ticket its replica holds ([objv]; that a replica
+      at ticket [k] holds the state of the first [k] nodes is [CXPTM.v]'s
+      [cx_applied_in_order]);
+    - read-only transactions that publish a node after [max_read_tries]
+      direct tries ([Cx::apply_published_read], R{2}) are not modelled: a
+      read here always reads the designated replica directly;
+    - the durable watermark of [Cx::ensure_durable] (which skips the
+      [pwb]/[psync] when another thread's [psync] covered the ticket): the
+      model always writes back and fences;
+    - a panicking closure; well-formedness of the histories
+      ([History.wf]) is not stated; liveness. *)
+From stdpp Require Import base list list_numbers decidable.
+From Coq Require Import Lia.
+From perdure.Core Require Import History DurableLin Px86 PxPersist.
+From perdure.Ptm Require Import CXPTMPx.
+
+(** ** The ticket a thread of [CXPTMPx.v] works for *)
+
+Definition tick (c : xpc) : option nat :=
+  match c with
+  | XIdle => None
+  | XEnq my | XApply my _ | XPwbRep my _ | XFence my _ | XCas my _ | XLate my _ _
+  | XPwbCC my _ | XSync my _ | XRet my _ | XFin my | XFinSync my => Some my
+  end.
+
+(** ** Line 0 only grows, its mark only rises, a pending write-back stays *)
+
+Definition mem_frame (p p' : pmem) : Prop :=
+  hist p 0 `prefix_of` hist p' 0 ∧ mk p 0 ≤ mk p' 0 ∧ nlines p' = nlines p ∧
+  ∀ t n, pending p t 0 n → pending p' t 0 n.
+
+Lemma mf_refl p : mem_frame p p.
+Proof. split_and!; done. Qed.
+
+Lemma mf_store p r v : mem_frame p (p_store cline p (OBJ r) v).
+Proof.
+  split_and!.
+  - unfold p_store. change (cline (OBJ r)) with (S r). by rewrite hist_write_other.
+  - done.
+  - apply nlines_write.
+  - intros t n Hp. by apply pending_write.
+Qed.
+
+Lemma mf_write0 p w : 0 < nlines p → mem_frame p (p_write p 0 w).
+Proof.
+  intros Hl. split_and!.
+  - rewrite hist_write_same by done. by eexists.
+  - done.
+  - apply nlines_write.
+  - intros t n Hp. by apply pending_write.
+Qed.
+
+Lemma mf_pwb p t x : mem_frame p (p_pwb cline p t x).
+Proof. split_and!; [done | done | done |]. intros t' n Hp. by apply pending_pwb. Qed.
+
+Lemma mf_fence p t : p_wf p → 0 < nlines p → mem_frame p (p_fence p t).
+Proof.
+  intros Hwf Hl. split_and!.
+  - by rewrite hist_fence.
+  - apply mk_fence.
+  - apply nlines_fence.
+  - intros t' n Hp. by apply pending_fence_any.
+Qed.
+
+Lemma ccn_prefix p p' n : hist p 0 `prefix_of` hist p' 0 → n ≤ len0 p → ccn p' n = ccn p n.
+Proof.
+  intros [l Hl] Hn. unfold ccn, ccl. rewrite Hl. unfold len0 in Hn. by rewrite take_app_le.
+Qed.
+
+Lemma len0_prefix p p' : hist p 0 `prefix_of` hist p' 0 → len0 p ≤ len0 p'.
+Proof. intros Hp. by apply prefix_length. Qed.
+
+Lemma ccn_crash p keep n : 0 < nlines p → n ≤ keep 0 → ccn (crash_mem p keep) n = ccn p n.
+Proof.
+  intros Hl Hn. unfold ccn, ccl. rewrite crash_hist by done. rewrite take_take.
+  by replace (n `min` keep 0) with n by lia.
+Qed.
+
+Lemma len0_crash p keep : 0 < nlines p → keep 0 ≤ len0 p → len0 (crash_mem p keep) = keep 0.
+Proof. intros Hl Hk. unfold len0. rewrite crash_hist by done. rewrite take_length. unfold len0 in Hk. lia. Qed.
+
+Section ymodel.
+  Context (NR : nat) (HNR : 0 < NR).
+
+  (** ** The steps of [CXPTMPx.v], and the write-back and fence of a thread
+      outside an update (a read-only transaction's [Cx::ensure_durable]) *)
+
+  Inductive ystep : xstate → xstate → Prop :=
+    | y_x x x' : xstep NR false false x x' → ystep x x'
+    | y_pwb x t : pcs x t = XIdle →
+        ystep x (XState (p_pwb cline (xm x) t TK) (tkt x) (lk x) (pcs x) (done x))
+    | y_fence x t : pcs x t = XIdle →
+        ystep x (XState (p_fence (xm x) t) (tkt x) (lk x) (pcs x) (done x)).
+
+  Inductive yreach : xstate → Prop :=
+    | yr_init : yreach (xinit NR)
+    | yr_step x x' : yreach x → ystep x x' → yreach x'.
+
+  Lemma xinv_pwb x t :
+    xinv NR x → pcs x t = XIdle →
+    xinv NR (XState (p_pwb cline (xm x) t TK) (tkt x) (lk x) (pcs x) (done x)).
+  Proof.
+    intros Hi Hp. pose proof Hi as [Hwf Hln Hm0 Hdes Hdone Howns Htg Hth].
+    eapply (xinv_gen NR x _ t Hi); cbn [xm lk pcs done tkt];
+      [by apply p_pwb_wf|exact Hln|exact Hm0|exact Hdes|exact Hdone|done|done| | | | |].
+    - intros t' o Hne Ho. split; [done|]. rewrite Hp. discriminate.
+    - rewrite Hp. discriminate.
+    - rewrite Hp. discriminate.
+    - intros t' Hne Ht'. apply (xtinv_frame NR HNR (xm x));
+        [done|apply Nat.le_refl| |intros L n' _ Hq; by apply pending_pwb|exact Ht'].
+      intros r' _. split; [done|apply Nat.le_refl].
+    - rewrite Hp. exact I.
+  Qed.
+
+  Lemma xinv_fence x t :
+    xinv NR x → pcs x t = XIdle →
+    xinv NR (XState (p_fence (xm x) t) (tkt x) (lk x) (pcs x) (done x)).
+  Proof.
+    intros Hi Hp. pose proof Hi as [Hwf Hln Hm0 Hdes Hdone Howns Htg Hth].
+    assert (Hl0 : 0 < nlines (xm x)) by lia.
+    set (p' := p_fence (xm x) t).
+    assert (H0 : hist p' 0 = hist (xm x) 0) by apply hist_fence.
+    assert (Hl : len0 p' = len0 (xm x)) by (unfold len0; by rewrite H0).
+    assert (Hc : ∀ n, ccn p' n = ccn (xm x) n) by (intros n'; unfold ccn; by rewrite H0).
+    assert (Hm : mk (xm x) 0 ≤ mk p' 0) by apply mk_fence.
+    eapply (xinv_gen NR x _ t Hi); cbn [xm lk pcs done tkt];
+      [by apply p_fence_wf|unfold p'; rewrite nlines_fence; exact Hln|lia| | |done|done| | | | |].
+    - intros n' H1 H2. rewrite Hc. rewrite Hl in H2.
+      apply (des_frame NR HNR (lk x) _ (xm x)); [done|apply hist_fence|apply mk_fence|].
+      apply Hdes; lia.
+    - intros k Hk n' H1 H2. rewrite Hc. rewrite Hl in H2. apply Hdone; [done|lia|lia].
+    - intros t' o Hne Ho. split; [done|]. rewrite Hp. discriminate.
+    - rewrite Hp. discriminate.
+    - rewrite Hp. discriminate.
+    - intros t' Hne Ht'. apply (xtinv_frame NR HNR (xm x)); [exact H0|exact Hm| | |exact Ht'].
+      + intros r' _. split; [apply hist_fence|apply mk_fence].
+      + intros L n' HL Hq'. apply pending_fence_any; [done|lia|done].
+    - rewrite Hp. exact I.
+  Qed.
+
+  Lemma xinv_ystep x x' : xinv NR x → ystep x x' → xinv NR x'.
+  Proof.
+    intros Hi Hs. destruct Hs as [x0 x1 Hs | x0 t Hp | x0 t Hp].
+    - by apply (xinv_step NR HNR x0).
+    - by apply xinv_pwb.
+    - by apply xinv_fence.
+  Qed.
+
+  Lemma xinv_yreach x : yreach x → xinv NR x.
+  Proof. induction 1; [apply (xinv_init NR HNR) | by eapply xinv_ystep]. Qed.
+
+  (** Every step but a crash keeps [mem_frame]. *)
+  Lemma ystep_mem x x' :
+    xinv NR x → ystep x x' →
+    (∃ keep, p_crash_ok (xm x) keep ∧ x' = recover x keep) ∨ mem_frame (xm x) (xm x').
+  Proof.
+    intros Hi Hs. pose proof (xi_wf _ _ Hi) as Hwf.
+    assert (Hl0 : 0 < nlines (xm x)) by (pose proof (xi_lines _ _ Hi); lia).
+    destruct Hs as [x x' Hs | x t Hp | x t Hp]; cbn [xm]; [| right; apply mf_pwb | right; by apply mf_fence].
+    destruct Hs as [s t Hp | s t my r Hp Hr Hlk Hlt | s t my Hp Hle | s t my r v Hp | s t my r Hp
+      | s t my r Hp | s t my r Hp | s t my r Hp Hlt | s t my r Hp Hle | s t my r o Hp | s t my o Hp
+      | s t my o Hp | s t my o Hp | s t my Hp | s t my Hp | s keep Hok]; cbn [xm];
+      try (right; apply mf_refl); try (right; apply mf_store); try (right; apply mf_pwb);
+      try (right; by apply mf_fence).
+    - right. by apply mf_write0.
+    - left. by exists keep.
+  Qed.
+
+  (** ** Tickets on line 0 grow and were handed out *)
+
+  Record xaux (x : xstate) : Prop := {
+    xa_mono : ∀ n1 n2, n1 ≤ n2 → n2 ≤ len0 (xm x) → (ccn (xm x) n1).1 ≤ (ccn (xm x) n2).1;
+    xa_tkt : ∀ n, n ≤ len0 (xm x) → (ccn (xm x) n).1 ≤ tkt x;
+    xa_thr : ∀ t my, tick (pcs x t) = Some my → my ≤ tkt x;
+  }.
+
+  Lemma xaux_init : xaux (xinit NR).
+  Proof.
+    split; cbn [xm tkt pcs xinit].
+    - intros n1 n2 H1 H2. unfold len0, hist, line_hist in H2. simpl in H2.
+      destruct n1 as [|[]], n2 as [|[]]; try lia; vm_compute; lia.
+    - intros n Hn. unfold len0, hist, line_hist in Hn. simpl in Hn.
+      destruct n as [|[]]; try lia; vm_compute; lia.
+    - done.
+  Qed.
+
+  Lemma xaux_frame x x' :
+    xaux x → hist (xm x') 0 = hist (xm x) 0 → tkt x ≤ tkt x' →
+    (∀ t my, tick (pcs x' t) = Some my → my ≤ tkt x') → xaux x'.
+  Proof.
+    intros [Hm Ht _] Hh Hk Hthr. split; [| | done]; unfold len0, ccn; rewrite Hh; [done |].
+    intros n Hn. etrans; [by apply Ht | done].
+  Qed.
+
+  Lemma tick_updf (f : nat → xpc) t c t' my :
+    tick (updf f t c t') = Some my → (t' = t ∧ tick c = Some my) ∨ tick (f t') = Some my.
+  Proof. unfold updf. case_decide; [subst; by left | by right]. Qed.
+
+  Lemma xaux_step x x' : xinv NR x → xaux x → ystep x x' → xaux x'.
+  Proof.
+    intros Hi Ha Hs. pose proof (xi_wf _ _ Hi) as Hwf.
+    assert (Hl0 : 0 < nlines (xm x)) by (pose proof (xi_lines _ _ Hi); lia).
+    pose proof Ha as [Hmono Htkt Hthr].
+    destruct Hs as [x x' Hs | x t Hp | x t Hp];
+      [| apply (xaux_frame x); [done|done|done|exact Hthr]
+       | apply (xaux_frame x); [done|apply hist_fence|done|exact Hthr]].
+    (* a thread's next pc has the same ticket, or none *)
+    assert (∀ t c, (∀ my, tick c = Some my → tick (pcs x t) = Some my) →
+              ∀ t' my, tick (updf (pcs x) t c t') = Some my → my ≤ tkt x) as Hupd.
+    { intros t c Hc t' my [[-> Hmy] | Hmy]%tick_updf; [apply (Hthr t); by apply Hc | by apply (Hthr t')]. }
+    destruct Hs as [s t Hp | s t my r Hp Hr Hlk Hlt | s t my Hp Hle | s t my r v Hp | s t my r Hp
+      | s t my r Hp | s t my r Hp | s t my r Hp Hlt | s t my r Hp Hle | s t my r o Hp | s t my o Hp
+      | s t my o Hp | s t my o Hp | s t my Hp | s t my Hp | s keep Hok]; cbn [xm tkt pcs].
+    - (* enqueue *)
+      apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|simpl; lia|]. intros t' my [[-> [= <-]] | Hmy]%tick_updf; [done|].
+      apply Hthr in Hmy. simpl. lia.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done| |done|exact Hthr].
+      unfold p_store. change (cline (OBJ r)) with (S r). by rewrite hist_write_other.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done| |done|]; [unfold p_store; change (cline (OBJ r)) with (S r); by rewrite hist_write_other|].
+      apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|apply hist_fence|done|]. apply (Hupd t). rewrite Hp. done.
+    - (* the CAS: a ticket after curComb's, handed out *)
+      assert (Hmy : my ≤ tkt s) by (apply (Hthr t); by rewrite Hp).
+      change (chead s) with (ccn (xm s) (len0 (xm s))).1 in Hlt.
+      set (p' := p_write (xm s) 0 [(TK, my); (IDX, r)]).
+      assert (E : hist p' 0 = hist (xm s) 0 ++ [[(TK, my); (IDX, r)]]) by (by apply hist_write_same).
+      assert (Hl : len0 p' = S (len0 (xm s))) by (unfold len0; rewrite E, app_length; simpl; lia).
+      assert (Hc : ∀ n, n ≤ len0 (xm s) → ccn p' n = ccn (xm s) n)
+        by (intros n Hn; unfold ccn; rewrite E; by apply ccl_app).
+      assert (Hnew : ccn p' (S (len0 (xm s))) = (my, r)) by (unfold ccn; rewrite E; apply ccl_snoc).
+      split; cbn [xm tkt pcs]; fold p'.
+      + intros n1 n2 H1 H2. rewrite Hl in H2.
+        destruct (decide (n2 ≤ len0 (xm s))).
+        * rewrite !Hc by lia. by apply Hmono.
+        * assert (n2 = S (len0 (xm s))) as -> by lia. rewrite Hnew. cbn [fst].
+          destruct (decide (n1 ≤ len0 (xm s))); [| assert (n1 = S (len0 (xm s))) as -> by lia; rewrite Hnew; cbn [fst]; lia].
+          rewrite Hc by done. pose proof (Hmono n1 (len0 (xm s)) ltac:(done) ltac:(done)). lia.
+      + intros n Hn. rewrite Hl in Hn. destruct (decide (n ≤ len0 (xm s))).
+        * rewrite Hc by done. by apply Htkt.
+        * assert (n = S (len0 (xm s))) as -> by lia. rewrite Hnew. done.
+      + apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|apply hist_fence|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|done|done|]. apply (Hupd t). rewrite Hp. done.
+    - apply (xaux_frame s); cbn [xm tkt pcs]; [done|apply hist_fence|done|]. apply (Hupd t). rewrite Hp. done.
+    - (* a crash: line 0 cut at [keep 0], tickets restart from its ticket *)
+      destruct (Hok 0 Hl0) as [Hk1 Hk2]. fold (mk (xm s) 0) in Hk1. fold (hist (xm s) 0) (len0 (xm s)) in Hk2.
+      unfold recover. split; cbn [xm tkt pcs].
+      + intros n1 n2 H1 H2. rewrite len0_crash in H2 by done. rewrite !ccn_crash by (done || lia).
+        apply Hmono; lia.
+      + intros n Hn. rewrite len0_crash in Hn by done. rewrite ccn_crash by done.
+        change (ccl (hist (xm s) 0) (keep 0)) with (ccn (xm s) (keep 0)). apply Hmono; lia.
+      + done.
+  Qed.
+
+  Lemma yreach_inv x : yreach x → xinv NR x ∧ xaux x.
+  Proof.
+    induction 1 as [|x x' _ [IH1 IH2] Hs].
+    - split; [apply (xinv_init NR HNR) | apply xaux_init].
+    - split; [by eapply xinv_ystep | by eapply xaux_step].
+  Qed.
+
+  (** A step of [CXPTMPx.v] inside one thread's update: no ticket handed
+      out, no update returned, every thread keeps its ticket. *)
+  Lemma mid_step x x' t :
+    xstep NR false false x x' → pcs x t ≠ XIdle → pcs x' t ≠ XIdle →
+    (∀ t', t' ≠ t → pcs x' t' = pcs x t') →
+    tkt x' = tkt x ∧ done x' = done x ∧
+    ∀ t', tick (pcs x' t') = tick (pcs x t') ∧ (pcs x' t' = XIdle ↔ pcs x t' = XIdle).
+  Proof.
+    intros Hs Hn Hn' Hoth.
+    assert (∀ (f : nat → xpc) t0 c, f t0 ≠ XIdle → c ≠ XIdle → tick c = tick (f t0) →
+              ∀ t', tick (updf f t0 c t') = tick (f t') ∧ (updf f t0 c t' = XIdle ↔ f t' = XIdle)) as Hupd.
+    { intros f t0 c H1 H2 H3 t'. unfold updf. case_decide; [subst; split; [done | split; done] | done]. }
+    destruct Hs as [s t0 Hp | s t0 my r Hp Hr Hlk Hlt | s t0 my Hp Hle | s t0 my r v Hp | s t0 my r Hp
+      | s t0 my r Hp | s t0 my r Hp | s t0 my r Hp Hlt | s t0 my r Hp Hle | s t0 my r o Hp | s t0 my o Hp
+      | s t0 my o Hp | s t0 my o Hp | s t0 my Hp | s t0 my Hp | s keep Hok]; cbn [tkt done pcs] in *;
+      try (split; [done | split; [done | apply Hupd; [by rewrite Hp | done | by rewrite Hp]]]).
+    - (* enqueue *)
+      exfalso. destruct (decide (t0 = t)) as [-> | Hne]; [done |].
+      specialize (Hoth t0 Hne). rewrite updf_eq in Hoth. congruence.
+    - done.
+    - (* return *)
+      exfalso. destruct (decide (t0 = t)) as [-> | Hne]; [by rewrite updf_eq in Hn' |].
+      specialize (Hoth t0 Hne). rewrite updf_eq in Hoth. congruence.
+    - exfalso. destruct (decide (t0 = t)) as [-> | Hne]; [by rewrite updf_eq in Hn' |].
+      specialize (Hoth t0 Hne). rewrite updf_eq in Hoth. congruence.
+    - (* a crash *)
+      done.
+  Qed.
+End ymodel.
+
+(** ** The operations: update and read-only transactions *)
+
+Inductive cop (UOp ROp : Type) := Upd (u : UOp) | Rd (r : ROp).
+Global Arguments Upd {_ _} _.
+Global Arguments Rd {_ _} _.
+
+Section cx_px_lin.
+  Context {St UOp ROp Val : Type}.
+  Context (init : St) (uexec : UOp → St → St * Val) (rexec : ROp → St → Val).
+  Context (N NR : nat) (HNR : 0 < NR).
+
+  Notation op := (cop UOp ROp).
+
+  (** The sequential specification: an update transaction's result and
+      next state, a read-only one's result. *)
+  Definition op_step (σ : St) (o : op) (v : Val) (σ' : St) : Prop :=
+    match o with Upd u => uexec u σ = (σ', v) | Rd r => σ' = σ ∧ v = rexec r σ end.
+  Definition spec : seq_spec St op Val := SeqSpec init op_step.
+
+  Inductive runs_to : St → list (op * Val) → St → Prop :=
+    | runs_to_nil σ : runs_to σ [] σ
+    | runs_to_cons σ o v l σ1 σ' : op_step σ o v σ1 → runs_to σ1 l σ' → runs_to σ ((o, v) :: l) σ'.
+
+  Lemma runs_to_app σ l1 σ1 l2 σ2 : runs_to σ l1 σ1 → runs_to σ1 l2 σ2 → runs_to σ (l1 ++ l2) σ2.
+  Proof. induction 1; simpl; [done |]. intros. econstructor; [done |]. auto. Qed.
+
+  Lemma runs_to_runs σ l σ' : runs_to σ l σ' → runs spec σ l.
+  Proof. induction 1; econstructor; done. Qed.
+
+  (** ** The queue: update [j] (ticket [S j]) and the state after [k] updates *)
+
+  Definition runq (σ : St) (q : list (opid * UOp)) : St := foldl (λ σ e, (uexec e.2 σ).1) σ q.
+  Definition stq (q : list (opid * UOp)) (k : nat) : St := runq init (take k q).
+  (** The result of update [j], [u], in the queue order ([CXPTM.v]'s
+      [cx_results_correct]: the result its node holds). *)
+  Definition resq (q : list (opid * UOp)) (j : nat) (u : UOp) : Val := (uexec u (stq q j)).2.
+
+  Lemma stq_S q j i u : q !! j = Some (i, u) → stq q (S j) = (uexec u (stq q j)).1.
+  Proof. intros Hj. unfold stq, runq. rewrite (take_S_r _ _ _ Hj), foldl_app. done. Qed.
+
+  Lemma stq_app q l k : k ≤ length q → stq (q ++ l) k = stq q k.
+  Proof. intros Hk. unfold stq. by rewrite take_app_le. Qed.
+
+  Lemma stq_take q c k : k ≤ c → stq (take c q) k = stq q k.
+  Proof. intros Hk. unfold stq. rewrite take_take. by replace (k `min` c) with k by lia. Qed.
+
+  (** ** The threads' operations (ghost) *)
+
+  Inductive gpc :=
+    | GNone
+    (** an update transaction invoked, its node not yet enqueued *)
+    | GInv (i : opid) (u : UOp)
+    (** its node enqueued: its ticket is the [CXPTMPx.v] thread's *)
+    | GUpd (i : opid) (u : UOp)
+    (** a read-only transaction invoked *)
+    | GRInv (i : opid) (r : ROp)
+    (** it read [v] on the replica of ticket [c]; [sy]: the position of
+        line 0 at its [pwb(curComb)], once issued *)
+    | GRd (i : opid) (r : ROp) (c : nat) (v : Val) (sy : option nat).
+
+  Record cstate := CState {
+    cx : xstate;                    (* CXPTMPx.v's state *)
+    cq : list (opid * UOp);         (* ghost: the updates of the queue, ticket [S j] at [j] *)
+    gp : nat → gpc;                 (* ghost: each thread's operation *)
+    xh : list (xevent op Val);      (* ghost: the history with linearization points *)
+    nid : nat;                      (* the next operation id *)
+    pl : nat;                       (* the points reach the state of this ticket *)
+  }.
+
+  (** A read-only transaction that has read, with its ticket. *)
+  Definition rd_at (g : gpc) : option (opid * ROp * nat * Val) :=
+    match g with GRd i r c v _ => Some (i, r, c, v) | _ => None end.
+
+  (** ** The points a return or a crash places: for each ticket from
+      [pl + 1] on, its update, then the reads of its replica *)
+
+  Definition upt (q : list (opid * UOp)) (j : nat) : list (opid * op * Val) :=
+    match q !! j with Some (i, u) => [(i, Upd u, resq q j u)] | None => [] end.
+  Definition rpt (c : nat) (g : gpc) : list (opid * op * Val) :=
+    match rd_at g with Some (i, r, c', v) => if decide (c' = c) then [(i, Rd r, v)] else [] | None => [] end.
+  Definition rpts (g : nat → gpc) (c : nat) : list (opid * op * Val) :=
+    mjoin ((λ t, rpt c (g t)) <$> seq 0 N).
+  Definition advl (s : cstate) (b : nat) : list (opid * op * Val) :=
+    mjoin ((λ j, upt (cq s) j ++ rpts (gp s) (S j)) <$> seq (pl s) (b - pl s)).
+  Definition to_xl (p : opid * op * Val) : xevent op Val := XL p.1.1 p.1.2 p.2.
+  Definition adv (s : cstate) (b : nat) : list (xevent op Val) := to_xl <$> advl s b.
+
+  (** ** The steps *)
+
+  Inductive cstep : cstate → cstate → Prop :=
+    (* an update transaction is invoked (ptm.rs CxPtm::update_with) *)
+    | c_invoke s t u :
+        t < N → gp s t = GNone →
+        cstep s (CState (cx s) (cq s) (updf (gp s) t (GInv (nid s) u))
+                   (xh s ++ [XE (Invoke (nid s) t (Upd u))]) (S (nid s)) (pl s))
+    (* step 1: its node gets the next ticket (x_enqueue; Cx::publish) *)
+    | c_enqueue s t i u :
+        gp s t = GInv i u → pcs (cx s) t = XIdle →
+        cstep s (CState (XState (xm (cx s)) (S (tkt (cx s))) (lk (cx s))
+                            (updf (pcs (cx s)) t (XEnq (S (tkt (cx s))))) (done (cx s)))
+                   (cq s ++ [(i, u)]) (updf (gp s) t (GUpd i u)) (xh s) (nid s) (pl s))
+    (* steps 2–6 and the exits' persistence: every other step of
+       CXPTMPx.v's [xstep] that keeps the thread inside its update
+       (x_lock, x_done, x_apply, x_settle, x_pwbrep, x_fence, x_cas,
+       x_cas_fail, x_pwbcc, x_sync, x_fin; their seed steps and Rust
+       functions are listed in CXPTMPx.v) *)
+    | c_mid s t x' :
+        xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' t ≠ XIdle →
+        (∀ t', t' ≠ t → pcs x' t' = pcs (cx s) t') →
+        cstep s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s))
+    (* return after installing (x_ret; Cx::install's return of the node's result) *)
+    | c_ret s t my o i u :
+        pcs (cx s) t = XRet my o → gp s t = GUpd i u →
+        cstep s (CState (XState (xm (cx s)) (tkt (cx s)) (updf (lk (cx s)) o XFree)
+                            (updf (pcs (cx s)) t XIdle) (my :: done (cx s)))
+                   (cq s) (updf (gp s) t GNone)
+                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) u))])
+                   (nid s) (pl s `max` my))
+    (* return after another thread installed the node (x_finsync; Cx::collect) *)
+    | c_finsync s t my i u :
+        pcs (cx s) t = XFinSync my → gp s t = GUpd i u →
+        cstep s (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s))
+                            (updf (pcs (cx s)) t XIdle) (my :: done (cx s)))
+                   (cq s) (updf (gp s) t GNone)
+                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) u))])
+                   (nid s) (pl s `max` my))
+    (* a read-only transaction is invoked (ptm.rs CxPtm::read_with, Cx::apply_read) *)
+    | c_rinvoke s t r :
+        t < N → gp s t = GNone →
+        cstep s (CState (cx s) (cq s) (updf (gp s) t (GRInv (nid s) r))
+                   (xh s ++ [XE (Invoke (nid s) t (Rd r))]) (S (nid s)) (pl s))
+    (* R{1}, R{3}: read curComb, shared-lock its Combined, check curComb, run
+       the read on its replica (Cx::read_designated, ptm.rs read_on) *)
+    | c_read s t i r :
+        gp s t = GRInv i r →
+        cstep s (CState (cx s) (cq s)
+                   (updf (gp s) t (GRd i r (chead (cx s))
+                      (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s))))) None))
+                   (if decide (pl s = chead (cx s))
+                    then xh s ++ [XL i (Rd r) (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s)))))]
+                    else xh s)
+                   (nid s) (pl s))
+    (* pwb(curComb) (Cx::read_designated -> Cx::ensure_durable) *)
+    | c_rpwb s t i r c v :
+        gp s t = GRd i r c v None →
+        cstep s (CState (XState (p_pwb cline (xm (cx s)) t TK) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+                   (cq s) (updf (gp s) t (GRd i r c v (Some (len0 (xm (cx s)))))) (xh s) (nid s) (pl s))
+    (* psync, return the value read (Cx::ensure_durable, Cx::apply_read) *)
+    | c_rsync s t i r c v n :
+        gp s t = GRd i r c v (Some n) →
+        cstep s (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+                   (cq s) (updf (gp s) t GNone)
+                   (xh s ++ adv s (pl s `max` c) ++ [XE (Return i v)]) (nid s) (pl s `max` c))
+    (* a crash and null recovery (x_crash; CxPtm::open, Cx::build): the
+       queue keeps the updates up to the recovered ticket *)
+    | c_crash s keep :
+        p_crash_ok (xm (cx s)) keep →
+        cstep s (CState (recover (cx s) keep) (take (ccn (xm (cx s)) (keep 0)).1 (cq s)) (λ _, GNone)
+                   (xh s ++ adv s (ccn (xm (cx s)) (keep 0)).1 ++ [XE Crash]) (nid s)
+                   (ccn (xm (cx s)) (keep 0)).1).
+
+  Definition cinit : cstate := CState (xinit NR) [] (λ _, GNone) [] 0 0.
+
+  Inductive creachable : cstate → Prop :=
+    | cr_init : creachable cinit
+    | cr_step s s' : creachable s → cstep s s' → creachable s'.
+
+  (** ** The invariant *)
+
+  Definition nopt (s : cstate) (i : opid) : Prop := ∀ o v, XL i o v ∉ xh s.
+
+  Definition ginv (s : cstate) (t : nat) (g : gpc) : Prop :=
+    match g with
+    | GNone => pcs (cx s) t = XIdle
+    | GInv i u => pcs (cx s) t = XIdle ∧ Invoke i t (Upd u) ∈ erase (xh s) ∧ i ∉ (cq s).*1 ∧ nopt s i
+    | GUpd i u => ∃ my, tick (pcs (cx s) t) = Some my ∧ 1 ≤ my ∧ cq s !! pred my = Some (i, u) ∧
+                   Invoke i t (Upd u) ∈ erase (xh s)
+    | GRInv i r => pcs (cx s) t = XIdle ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧ nopt s i
+    | GRd i r c v sy => pcs (cx s) t = XIdle ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧
+        v = rexec r (stq (cq s) c) ∧ (c ≤ pl s → XL i (Rd r) v ∈ xh s) ∧ (pl s < c → nopt s i) ∧
+        c ≤ chead (cx s) ∧
+        match sy with
+        | None => True
+        | Some n => n ≤ len0 (xm (cx s)) ∧ c ≤ (ccn (xm (cx s)) n).1 ∧ pending (xm (cx s)) t 0 n
+        end
+    end.
+
+  Record inv2 (s : cstate) : Prop := {
+    j_ok : prefix_ok point_ok (xh s);
+    j_run : runs_to init (effects (points (xh s))) (stq (cq s) (pl s));
+    j_len : length (cq s) = tkt (cx s);
+    j_pl : ∀ n, mk (xm (cx s)) 0 ≤ n → n ≤ len0 (xm (cx s)) → pl s ≤ (ccn (xm (cx s)) n).1;
+    j_nid : ∀ i t o, Invoke i t o ∈ erase (xh s) → i < nid s;
+    j_inv1 : ∀ i t o t' o', Invoke i t o ∈ erase (xh s) → Invoke i t' o' ∈ erase (xh s) → t = t' ∧ o = o';
+    j_qnd : NoDup (cq s).*1;
+    j_qinv : ∀ j i u, cq s !! j = Some (i, u) → ∃ t, Invoke i t (Upd u) ∈ erase (xh s);
+    j_qpt : ∀ j i u, cq s !! j = Some (i, u) → j < pl s → XL i (Upd u) (resq (cq s) j u) ∈ xh s;
+    j_qnpt : ∀ j i u, cq s !! j = Some (i, u) → pl s ≤ j → nopt s i;
+    j_thr : ∀ t, ginv s t (gp s t);
+    j_N : ∀ t, gp s t ≠ GNone → t < N;
+    j_xl : ∀ i u v, XL i (Upd u) v ∈ xh s → ∃ j, j < pl s ∧ cq s !! j = Some (i, u) ∧ v = resq (cq s) j u;
+  }.
+
+  (** ** Facts of the invariant *)
+
+  Lemma xl_invoked s i o v : inv2 s → XL i o v ∈ xh s → ∃ t, Invoke i t o ∈ erase (xh s).
+  Proof.
+    intros Hi (l1 & l2 & Eh)%elem_of_list_split. destruct (j_ok s Hi _ _ _ Eh) as [[t Ht] _].
+    exists t. rewrite Eh, erase_app. apply elem_of_app. by left.
+  Qed.
+
+  Lemma rd_at_Some g i r c v : rd_at g = Some (i, r, c, v) → ∃ sy, g = GRd i r c v sy.
+  Proof. destruct g; simpl; try done. intros [= -> -> -> ->]. eauto. Qed.
+
+  Lemma rd_invoked s t i r c v : inv2 s → rd_at (gp s t) = Some (i, r, c, v) → Invoke i t (Rd r) ∈ erase (xh s).
+  Proof. intros Hi (sy & Hg)%rd_at_Some. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht. Qed.
+
+  Lemma upd_rd_ne s j i u t i' r c v :
+    inv2 s → cq s !! j = Some (i, u) → rd_at (gp s t) = Some (i', r, c, v) → i ≠ i'.
+  Proof.
+    intros Hi Hj Hr ->. destruct (j_qinv s Hi j i' u Hj) as [t' Ht'].
+    pose proof (rd_invoked s t i' r c v Hi Hr) as Ht.
+    by destruct (j_inv1 s Hi i' t' (Upd u) t (Rd r) Ht' Ht).
+  Qed.
+
+  Lemma rd_rd_eq s t t' i r c v r' c' v' :
+    inv2 s → rd_at (gp s t) = Some (i, r, c, v) → rd_at (gp s t') = Some (i, r', c', v') → t = t'.
+  Proof.
+    intros Hi H1 H2. apply (j_inv1 s Hi i t (Rd r) t' (Rd r')); by eapply rd_invoked.
+  Qed.
+
+  Lemma q_nodup_eq (q : list (opid * UOp)) j j' i u u' :
+    NoDup q.*1 → q !! j = Some (i, u) → q !! j' = Some (i, u') → j = j'.
+  Proof.
+    intros Hnd H1 H2. apply (NoDup_lookup (q.*1) j j' i Hnd); by rewrite list_lookup_fmap, ?H1, ?H2.
+  Qed.
+
+  Lemma q_id_in (q : list (opid * UOp)) j i u : q !! j = Some (i, u) → i ∈ q.*1.
+  Proof. intros Hj. apply elem_of_list_fmap. exists (i, u). split; [done|]. by eapply elem_of_list_lookup_2. Qed.
+
+  (** ** The points of [adv] *)
+
+  Lemma elem_of_upt q j p : p ∈ upt q j ↔ ∃ i u, q !! j = Some (i, u) ∧ p = (i, Upd u, resq q j u).
+  Proof.
+    unfold upt. destruct (q !! j) as [[i u]|] eqn:E.
+    - rewrite elem_of_list_singleton. naive_solver.
+    - split; [by intros ?%elem_of_nil | naive_solver].
+  Qed.
+
+  Lemma elem_of_rpt c g p : p ∈ rpt c g ↔ ∃ i r v, rd_at g = Some (i, r, c, v) ∧ p = (i, Rd r, v).
+  Proof.
+    unfold rpt. destruct (rd_at g) as [[[[i r] c'] v]|] eqn:E.
+    - case_decide; [subst c'; rewrite elem_of_list_singleton; naive_solver|].
+      split; [by intros ?%elem_of_nil | naive_solver].
+    - split; [by intros ?%elem_of_nil | naive_solver].
+  Qed.
+
+  Lemma elem_of_rpts g c p :
+    p ∈ rpts g c ↔ ∃ t i r v, t < N ∧ rd_at (g t) = Some (i, r, c, v) ∧ p = (i, Rd r, v).
+  Proof.
+    unfold rpts. rewrite elem_of_list_join. split.
+    - intros (l & Hp & (t & -> & Ht)%elem_of_list_fmap). apply elem_of_seq in Ht.
+      apply elem_of_rpt in Hp as (i & r & v & ? & ->). exists t, i, r, v. split_and!; [lia|done|done].
+    - intros (t & i & r & v & Ht & Hr & ->). exists (rpt c (g t)). split.
+      + apply elem_of_rpt. eauto.
+      + apply elem_of_list_fmap. exists t. split; [done|]. apply elem_of_seq. lia.
+  Qed.
+
+  Lemma elem_of_advl s b p :
+    p ∈ advl s b ↔ ∃ j, pl s ≤ j < b ∧ (p ∈ upt (cq s) j ∨ p ∈ rpts (gp s) (S j)).
+  Proof.
+    unfold advl. rewrite elem_of_list_join. split.
+    - intros (l & Hp & (j & -> & Hj)%elem_of_list_fmap). apply elem_of_seq in Hj.
+      exists j. split; [lia|]. by apply elem_of_app.
+    - intros (j & Hj & Hp). exists (upt (cq s) j ++ rpts (gp s) (S j)). split; [by apply elem_of_app|].
+      apply elem_of_list_fmap. exists j. split; [done|]. apply elem_of_seq. lia.
+  Qed.
+
+  (** Where a point of [adv] comes from: an update after [pl], or a read of
+      a ticket after [pl]. *)
+  Definition src (s : cstate) (b : nat) (p : opid * op * Val) : Prop :=
+    (∃ j i u, pl s ≤ j < b ∧ cq s !! j = Some (i, u) ∧ p = (i, Upd u, resq (cq s) j u)) ∨
+    (∃ t i r c v, pl s < c ≤ b ∧ t < N ∧ rd_at (gp s t) = Some (i, r, c, v) ∧ p = (i, Rd r, v)).
+
+  Lemma advl_src s b p : p ∈ advl s b → src s b p.
+  Proof.
+    intros (j & Hj & [Hp | Hp])%elem_of_advl.
+    - apply elem_of_upt in Hp as (i & u & Hq & ->). left. exists j, i, u. done.
+    - apply elem_of_rpts in Hp as (t & i & r & v & Ht & Hr & ->). right. exists t, i, r, (S j), v.
+      split_and!; [lia|lia|lia|done|done].
+  Qed.
+
+  Lemma src_advl s b p : src s b p → p ∈ advl s b.
+  Proof.
+    intros [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; apply elem_of_advl.
+    - exists j. split; [done|]. left. apply elem_of_upt. eauto.
+    - exists (pred c). split; [lia|]. right. apply elem_of_rpts. replace (S (pred c)) with c by lia. eauto 10.
+  Qed.
+
+  Lemma src_invoked s b p : inv2 s → src s b p → ∃ t, Invoke p.1.1 t p.1.2 ∈ erase (xh s).
+  Proof.
+    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
+    - by apply (j_qinv s Hi j).
+    - exists t. by eapply rd_invoked.
+  Qed.
+
+  Lemma src_nopt s b p : inv2 s → src s b p → nopt s p.1.1.
+  Proof.
+    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
+    - apply (j_qnpt s Hi j i u Hq). lia.
+    - apply rd_at_Some in Hr as [sy Hg]. pose proof (j_thr s Hi t) as Hth. rewrite Hg in Hth.
+      destruct Hth as (_ & _ & _ & _ & Hn & _). apply Hn. lia.
+  Qed.
+
+  (** Two points of [adv] with one id are one. *)
+  Lemma src_same_id s b p p' :
+    inv2 s → src s b p → src s b p' → p.1.1 = p'.1.1 → p = p'.
+  Proof.
+    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]
+      [(j' & i' & u' & Hj' & Hq' & ->) | (t' & i' & r' & c' & v' & Hc' & Ht' & Hr' & ->)]; simpl; intros <-.
+    - pose proof (q_nodup_eq (cq s) j j' i u u' (j_qnd s Hi) Hq Hq') as <-. by rewrite Hq in Hq'; simplify_eq.
+    - by destruct (upd_rd_ne s j i u t' i r' c' v' Hi Hq Hr').
+    - by destruct (upd_rd_ne s j' i u' t i r c v Hi Hq' Hr).
+    - pose proof (rd_rd_eq s t t' i r c v r' c' v' Hi Hr Hr') as <-. by rewrite Hr in Hr'; simplify_eq.
+  Qed.
+
+  Lemma NoDup_fmap_join {A B C} (f : B → C) (g : A → list B) (l : list A) :
+    NoDup l → (∀ a, a ∈ l → NoDup (f <$> g a)) →
+    (∀ a a' b b', a ∈ l → a' ∈ l → b ∈ g a → b' ∈ g a' → f b = f b' → a = a') →
+    NoDup (f <$> mjoin (g <$> l)).
+  Proof.
+    induction l as [|a l IH]; intros Hnd Hg Hx; simpl; [constructor|].
+    apply stdpp.list.NoDup_cons in Hnd as [Hna Hnd]. rewrite fmap_app. apply NoDup_app. split; [apply Hg; by left|]. split.
+    - intros c Hc1 Hc2. apply elem_of_list_fmap in Hc1 as (b & -> & Hb).
+      apply elem_of_list_fmap in Hc2 as (b' & Heq & Hb').
+      apply elem_of_list_join in Hb' as (l' & Hb' & (a' & -> & Ha')%elem_of_list_fmap).
+      apply Hna. rewrite (Hx a a' b b'); [done | by left | by right | done | done | done].
+    - apply IH; [done | intros; apply Hg; by right |]. intros; eapply Hx; eauto; by right.
+  Qed.
+
+  Definition pid3 (p : opid * op * Val) : opid := p.1.1.
+
+  Lemma advl_nodup s b : inv2 s → NoDup (pid3 <$> advl s b).
+  Proof.
+    intros Hi. unfold advl. apply NoDup_fmap_join; [apply NoDup_seq | |].
+    - intros j Hj. apply elem_of_seq in Hj. rewrite fmap_app. apply NoDup_app. split_and!.
+      + unfold upt. destruct (cq s !! j) as [[]|]; simpl; [apply NoDup_singleton | constructor].
+      + intros x Hx1 Hx2. apply elem_of_list_fmap in Hx1 as (p & -> & Hp).
+        apply elem_of_list_fmap in Hx2 as (p' & Heq & Hp').
+        apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_rpts in Hp' as (t & i' & r & v & _ & Hr & ->).
+        by apply (upd_rd_ne s j i u t i' r (S j) v Hi Hq Hr).
+      + unfold rpts. apply NoDup_fmap_join; [apply NoDup_seq | |].
+        * intros t _. unfold rpt. destruct (rd_at (gp s t)) as [[[[]]]|]; [case_decide|]; simpl;
+            [apply NoDup_singleton | constructor | constructor].
+        * intros t t' p p' _ _ Hp Hp' Heq. apply elem_of_rpt in Hp as (i & r & v & Hr & ->).
+          apply elem_of_rpt in Hp' as (i' & r' & v' & Hr' & ->). unfold pid3 in Heq. simpl in Heq. subst i'.
+          by apply (rd_rd_eq s t t' i r (S j) v r' (S j) v').
+    - intros j j' p p' Hj Hj' Hp Hp' Heq. apply elem_of_seq in Hj, Hj'.
+      assert (p ∈ advl s (j `max` j' + 1) ∧ p' ∈ advl s (j `max` j' + 1)) as [Ha Ha'].
+      { split; apply elem_of_advl; [exists j | exists j']; (split; [lia | by apply elem_of_app]). }
+      pose proof (src_same_id s _ p p' Hi (advl_src _ _ _ Ha) (advl_src _ _ _ Ha') Heq) as <-.
+      apply elem_of_app in Hp as [Hp | Hp]; apply elem_of_app in Hp' as [Hp' | Hp'].
+      + apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_upt in Hp' as (i' & u' & Hq' & ?). simplify_eq.
+        by apply (q_nodup_eq (cq s) j j' i' u' u' (j_qnd s Hi)).
+      + apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_rpts in Hp' as (? & ? & ? & ? & _ & _ & ?). done.
+      + apply elem_of_rpts in Hp as (? & ? & ? & ? & _ & _ & ->). apply elem_of_upt in Hp' as (? & ? & _ & ?). done.
+      + apply elem_of_rpts in Hp as (t & i & r & v & _ & Hr & ->). apply elem_of_rpts in Hp' as (t' & i' & r' & v' & _ & Hr' & ?).
+        simplify_eq. pose proof (rd_rd_eq s t t' i' r' (S j) v' r' (S j') v' Hi Hr Hr') as <-.
+        rewrite Hr in Hr'. simplify_eq. done.
+  Qed.
+
+  Lemma points_to_xl (l : list (opid * op * Val)) : points (to_xl <$> l) = l.
+  Proof. induction l as [|[[i o] v] l IH]; [done|]. rewrite fmap_cons. unfold points in *. simpl. by f_equal. Qed.
+
+  Lemma erase_to_xl (l : list (opid * op * Val)) : erase (to_xl <$> l) = [].
+  Proof. induction l as [|p l IH]; simpl; done. Qed.
+
+  Lemma elem_of_adv s b i o v : XL i o v ∈ adv s b ↔ (i, o, v) ∈ advl s b.
+  Proof.
+    unfold adv. rewrite elem_of_list_fmap. split.
+    - intros ([[i' o'] v'] & Heq & Hp). unfold to_xl in Heq. simpl in Heq. by simplify_eq.
+    - intros Hp. by exists (i, o, v).
+  Qed.
+
+  Lemma adv_prefix_ok s b : inv2 s → prefix_ok point_ok (xh s ++ adv s b).
+  Proof.
+    intros Hi. apply prefix_ok_app; [apply (j_ok s Hi)|]. intros k1 x k2 Hk.
+    unfold adv in Hk. apply fmap_app_inv in Hk as (l1 & l' & -> & Hl' & Hl).
+    symmetry in Hl'. apply fmap_cons_inv in Hl' as (p & l2 & -> & -> & ->).
+    assert (Hp : p ∈ advl s b) by (rewrite Hl; apply elem_of_app; right; by left).
+    pose proof (advl_src s b p Hp) as Hs.
+    pose proof (advl_nodup s b Hi) as Hnd. rewrite Hl, fmap_app, fmap_cons in Hnd.
+    apply NoDup_app in Hnd as (_ & Hdis & _).
+    destruct p as [[i o] v]. unfold to_xl. cbn [fst snd point_ok]. split.
+    - destruct (src_invoked s b _ Hi Hs) as [t Ht]. exists t. rewrite erase_app. apply elem_of_app. by left.
+    - intros o' v' [Hin | Hin]%elem_of_app.
+      + by apply (src_nopt s b _ Hi Hs o' v').
+      + apply elem_of_list_fmap in Hin as ([[i' o''] v''] & Heq & Hin). unfold to_xl in Heq. simpl in Heq. simplify_eq.
+        apply (Hdis i'); [apply elem_of_list_fmap; by exists (i', o'', v'') | left].
+  Qed.
+
+  Lemma mjoin_app {A} (l1 l2 : list (list A)) : mjoin (l1 ++ l2) = mjoin l1 ++ mjoin l2.
+  Proof. induction l1 as [|l l1 IH]; simpl; [done|]. by rewrite IH, app_assoc. Qed.
+
+  Lemma advl_S s b : pl s ≤ b → advl s (S b) = advl s b ++ upt (cq s) b ++ rpts (gp s) (S b).
+  Proof.
+    intros Hb. unfold advl. replace (S b - pl s) with (S (b - pl s)) by lia.
+    rewrite seq_S, fmap_app, mjoin_app. simpl. rewrite app_nil_r.
+    by replace (pl s + (b - pl s)) with b by lia.
+  Qed.
+
+  Lemma advl_le s b : b ≤ pl s → advl s b = [].
+  Proof. intros Hb. unfold advl. by replace (b - pl s) with 0 by lia. Qed.
+
+  Lemma effects_app' (l1 l2 : list (opid * op * Val)) : effects (l1 ++ l2) = effects l1 ++ effects l2.
+  Proof. apply effects_app. Qed.
+
+  Lemma runs_to_reads σ (l : list (opid * op * Val)) :
+    (∀ p, p ∈ l → ∃ r, p.1.2 = Rd r ∧ p.2 = rexec r σ) → runs_to σ (effects l) σ.
+  Proof.
+    induction l as [|[[i o] v] l IH]; intros Hl; [constructor|].
+    destruct (Hl (i, o, v) ltac:(by left)) as (r & Ho & Hv). simpl in Ho, Hv. subst o v.
+    simpl. econstructor; [done|]. apply IH. intros p Hp. apply Hl. by right.
+  Qed.
+
+  Lemma adv_runs s b :
+    inv2 s → pl s ≤ b → b ≤ length (cq s) →
+    runs_to (stq (cq s) (pl s)) (effects (advl s b)) (stq (cq s) b).
+  Proof.
+    intros Hi Hb Hlen. induction Hb as [| b Hb IH].
+    - rewrite advl_le by done. constructor.
+    - rewrite advl_S by done. rewrite !effects_app'. apply (runs_to_app _ _ (stq (cq s) b)); [apply IH; lia|].
+      destruct (lookup_lt_is_Some_2 (cq s) b ltac:(lia)) as [[i u] Hq].
+      apply (runs_to_app _ _ (stq (cq s) (S b))).
+      + unfold upt. rewrite Hq. simpl. econstructor; [|constructor]. simpl.
+        rewrite (stq_S _ _ _ _ Hq). unfold resq. apply surjective_pairing.
+      + apply runs_to_reads. intros p (t & i' & r & v & _ & Hr & ->)%elem_of_rpts.
+        exists r. split; [done|]. simpl. apply rd_at_Some in Hr as [sy Hg].
+        pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
+  Qed.
+
+  Lemma adv_qpt s b j i u :
+    inv2 s → cq s !! j = Some (i, u) → j < b → XL i (Upd u) (resq (cq s) j u) ∈ xh s ++ adv s b.
+  Proof.
+    intros Hi Hq Hj. apply elem_of_app. destruct (decide (j < pl s)).
+    - left. by apply (j_qpt s Hi j).
+    - right. apply elem_of_adv, src_advl. left. exists j, i, u. split_and!; [lia|done|done|done].
+  Qed.
+
+  Lemma adv_qnpt s b j i u :
+    inv2 s → cq s !! j = Some (i, u) → b ≤ j → pl s ≤ j → ∀ o v, XL i o v ∉ xh s ++ adv s b.
+  Proof.
+    intros Hi Hq Hb Hp o v [Hin | Hin%elem_of_adv%advl_src]%elem_of_app; [by apply (j_qnpt s Hi j i u Hq Hp o v)|].
+    destruct Hin as [(j' & i' & u' & Hj' & Hq' & Heq) | (t & i' & r & c & v' & Hc & Ht & Hr & Heq)]; simplify_eq.
+    - pose proof (q_nodup_eq _ _ _ _ _ _ (j_qnd s Hi) Hq Hq'). lia.
+    - by apply (upd_rd_ne s j i' u t i' r c v' Hi Hq Hr).
+  Qed.
+
+  (** Another thread's invariant across a step that appends [ext] to the
+      history (points of [adv], or of the stepping thread's operation). *)
+  Lemma ginv_transfer s s' t' ext :
+    inv2 s → xaux (cx s') →
+    cq s' = cq s → xh s' = xh s ++ ext → pl s ≤ pl s' →
+    (∀ i o v, XL i o v ∈ ext → src s (pl s') (i, o, v) ∨ ∃ t'' o', t'' ≠ t' ∧ Invoke i t'' o' ∈ erase (xh s)) →
+    (∀ i r c v, rd_at (gp s t') = Some (i, r, c, v) → pl s < c ≤ pl s' → XL i (Rd r) v ∈ ext) →
+    mem_frame (xm (cx s)) (xm (cx s')) →
+    (pcs (cx s) t' = XIdle → pcs (cx s') t' = XIdle) →
+    (∀ my, tick (pcs (cx s) t') = Some my → tick (pcs (cx s') t') = Some my) →
+    ginv s t' (gp s t') → ginv s' t' (gp s t').
+  Proof.
+    intros Hi Ha' Hq Hx Hpl Hext Hrd (Hpre & Hmk & Hnl & Hpend) Hidle Htick Hg.
+    assert (Her : ∀ e, e ∈ erase (xh s) → e ∈ erase (xh s')).
+    { intros e He. rewrite Hx, erase_app. apply elem_of_app. by left. }
+    (* an id of [t'] that has no point before gets none in [ext], unless it
+       is a read of [t'] that [adv] reaches *)
+    assert (Hnew : ∀ i o, Invoke i t' o ∈ erase (xh s) →
+              (∀ j u, cq s !! j = Some (i, u) → False) →
+              (∀ r c v, rd_at (gp s t') = Some (i, r, c, v) → pl s' < c) →
+              nopt s i → nopt s' i).
+    { intros i o Hinv Hnq Hnr Hn o' v'. rewrite Hx. intros [Hin | Hin]%elem_of_app; [by apply (Hn o' v')|].
+      destruct (Hext i o' v' Hin) as [[(j & i1 & u & _ & Hq' & Heq) | (t'' & i1 & r & c & v1 & Hc & _ & Hr & Heq)]
+        | (t'' & o'' & Hne & Hinv')]; simplify_eq.
+      - by apply (Hnq j u).
+      - pose proof (rd_invoked s t'' i1 r c v1 Hi Hr) as Hinv''.
+        destruct (j_inv1 s Hi i1 t' o t'' (Rd r) Hinv Hinv'') as [<- _].
+        specialize (Hnr r c v1 Hr). lia.
+      - by destruct (j_inv1 s Hi i t' o t'' o'' Hinv Hinv'). }
+    destruct (gp s t') as [| i u | i u | i r | i r c v sy] eqn:Eg; cbv beta iota delta [ginv] in Hg |- *.
+    - by apply Hidle.
+    - destruct Hg as (Hp & Hinv & Hnq & Hn). rewrite Hq. split_and!; [by apply Hidle|by apply Her|done|].
+      apply (Hnew i (Upd u) Hinv); [| done | done].
+      intros j u' Hj. by apply Hnq, (q_id_in _ j i u').
+    - destruct Hg as (my & Htk & Hmy & Hj & Hinv). exists my. rewrite Hq. split_and!; [by apply Htick|done|done|by apply Her].
+    - destruct Hg as (Hp & Hinv & Hn). split_and!; [by apply Hidle|by apply Her|].
+      apply (Hnew i (Rd r) Hinv); [| done | done].
+      intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
+      by destruct (j_inv1 s Hi i t0 (Upd u) t' (Rd r) Ht0 Hinv).
+    - destruct Hg as (Hp & Hinv & Hv & Hle & Hgt & Hch & Hsy). rewrite Hq. split_and!.
+      + by apply Hidle.
+      + by apply Her.
+      + done.
+      + intros Hc. rewrite Hx. apply elem_of_app. destruct (decide (c ≤ pl s)); [left; by apply Hle|].
+        right. apply (Hrd i r c v); [done|lia].
+      + intros Hc. apply (Hnew i (Rd r) Hinv); [| | apply Hgt; lia].
+        * intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
+          by destruct (j_inv1 s Hi i t0 (Upd u) t' (Rd r) Ht0 Hinv).
+        * intros r' c' v' [= <- <- <-]. done.
+      + unfold chead, ccv. fold (ccn (xm (cx s')) (len0 (xm (cx s')))).
+        etrans; [exact Hch|]. unfold chead, ccv. fold (ccn (xm (cx s)) (len0 (xm (cx s)))).
+        rewrite <- (ccn_prefix (xm (cx s)) (xm (cx s')) (len0 (xm (cx s)))) by done.
+        apply (xa_mono _ Ha'); [by apply len0_prefix | done].
+      + destruct sy as [n|]; [|done]. destruct Hsy as (Hn & Hcn & Hpn). split_and!.
+        * etrans; [exact Hn | by apply len0_prefix].
+        * by rewrite (ccn_prefix (xm (cx s)) (xm (cx s'))).
+        * by apply Hpend.
+  Qed.
+
+  (** ** The invariant is inductive *)
+
+  Lemma chead_le_len s : inv2 s → xinv NR (cx s) → xaux (cx s) → chead (cx s) ≤ length (cq s).
+  Proof.
+    intros Hi Hx Ha. rewrite (j_len s Hi). unfold chead, ccv.
+    fold (ccn (xm (cx s)) (len0 (xm (cx s)))). by apply (xa_tkt _ Ha).
+  Qed.
+
+  Lemma pl_le_chead s : inv2 s → xinv NR (cx s) → pl s ≤ chead (cx s).
+  Proof.
+    intros Hi Hx. unfold chead, ccv. fold (ccn (xm (cx s)) (len0 (xm (cx s)))).
+    apply (j_pl s Hi); [by apply wf_mk_le, (xi_wf _ _ Hx) | done].
+  Qed.
+
+  (** Where the crash images of line 0 can be after a step that keeps
+      [mem_frame], the points can stay. *)
+  Lemma pl_frame s x' :
+    inv2 s → xinv NR (cx s) → xaux x' → mem_frame (xm (cx s)) (xm x') →
+    ∀ n, mk (xm x') 0 ≤ n → n ≤ len0 (xm x') → pl s ≤ (ccn (xm x') n).1.
+  Proof.
+    intros Hi Hx Ha (Hpre & Hmk & _) n H1 H2.
+    pose proof (wf_mk_le _ 0 (xi_wf _ _ Hx)) as Hml.
+    etrans; [apply (j_pl s Hi (mk (xm (cx s)) 0)); [done|exact Hml]|].
+    rewrite <- (ccn_prefix (xm (cx s)) (xm x')) by done. apply (xa_mono _ Ha); lia.
+  Qed.
+
+  Lemma erase_adv_ev s b (e : event op Val) :
+    erase (xh s ++ adv s b ++ [XE e]) = erase (xh s) ++ [e].
+  Proof. rewrite !erase_app. unfold adv. by rewrite erase_to_xl. Qed.
+
+  Lemma points_adv_ev s b (e : event op Val) :
+    points (xh s ++ adv s b ++ [XE e]) = points (xh s) ++ advl s b.
+  Proof. rewrite !points_app. unfold adv. rewrite points_to_xl. simpl. by rewrite app_nil_r. Qed.
+
+  (** A return: the points reach [b], then [Return i v]. *)
+  Lemma inv2_ret s s' t i v b :
+    inv2 s → xaux (cx s') →
+    cq s' = cq s → nid s' = nid s → pl s' = b → gp s' = updf (gp s) t GNone →
+    xh s' = xh s ++ adv s b ++ [XE (Return i v)] →
+    pl s ≤ b → b ≤ length (cq s) →
+    (∃ o, XL i o v ∈ xh s ++ adv s b) →
+    tkt (cx s') = tkt (cx s) →
+    mem_frame (xm (cx s)) (xm (cx s')) →
+    pcs (cx s') t = XIdle → (∀ t', t' ≠ t → pcs (cx s') t' = pcs (cx s) t') →
+    (∀ n, mk (xm (cx s')) 0 ≤ n → n ≤ len0 (xm (cx s')) → b ≤ (ccn (xm (cx s')) n).1) →
+    inv2 s'.
+  Proof.
+    intros Hi Ha' Hq Hn Hpl Hg Hx Hb Hbl Hpt Htk Hmf Hid Hoth Hdur.
+    assert (HinvE : ∀ i' t' o', Invoke i' t' o' ∈ erase (xh s') → Invoke i' t' o' ∈ erase (xh s)).
+    { intros i' t' o'. rewrite Hx, erase_adv_ev. intros [? | ?%elem_of_list_singleton]%elem_of_app; done. }
+    assert (HinvE' : ∀ e, e ∈ erase (xh s) → e ∈ erase (xh s')).
+    { intros e He. rewrite Hx, erase_adv_ev. apply elem_of_app. by left. }
+    split.
+    - rewrite Hx, app_assoc. apply prefix_ok_snoc. split; [by apply adv_prefix_ok | exact Hpt].
+    - rewrite Hx, points_adv_ev, effects_app, Hq, Hpl.
+      apply (runs_to_app _ _ (stq (cq s) (pl s))); [apply (j_run s Hi) | by apply adv_runs].
+    - rewrite Hq, Htk. apply (j_len s Hi).
+    - rewrite Hpl. exact Hdur.
+    - intros i' t' o' H. rewrite Hn. by apply HinvE, (j_nid s Hi) in H.
+    - intros i' t1 o1 t2 o2 H1 H2. apply HinvE in H1, H2. by apply (j_inv1 s Hi i').
+    - rewrite Hq. apply (j_qnd s Hi).
+    - rewrite Hq. intros j i' u Hj. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'. by apply HinvE'.
+    - rewrite Hq, Hpl. intros j i' u Hj Hjb. rewrite Hx, app_assoc. apply elem_of_app. left. by apply adv_qpt.
+    - rewrite Hq, Hpl. intros j i' u Hj Hjb o v'. rewrite Hx, app_assoc.
+      intros [Hin | Hin%elem_of_list_singleton]%elem_of_app; [|done].
+      by apply (adv_qnpt s b j i' u Hi Hj Hjb ltac:(lia) o v').
+    - intros t'. rewrite Hg. destruct (decide (t' = t)) as [-> | Hne]; [rewrite updf_eq; exact Hid|].
+      rewrite updf_ne by done.
+      apply (ginv_transfer s s' t' (adv s b ++ [XE (Return i v)])); [done|done|done|done|lia| | |done| | |apply (j_thr s Hi)].
+      + intros i' o' v' [Hin | Hin%elem_of_list_singleton]%elem_of_app; [|done]. left. rewrite Hpl.
+        by apply advl_src, elem_of_adv.
+      + intros i' r c v' Hr Hc. apply elem_of_app. left. apply elem_of_adv, src_advl. right.
+        exists t', i', r, c, v'. split_and!; [lia|lia| |done|done].
+        apply (j_N s Hi). intros E. by rewrite E in Hr.
+      + rewrite Hoth by done. done.
+      + intros my. by rewrite Hoth.
+    - intros t' Ht'. rewrite Hg in Ht'. destruct (decide (t' = t)) as [-> | Hne]; [by rewrite updf_eq in Ht'|].
+      rewrite updf_ne in Ht' by done. by apply (j_N s Hi).
+    - rewrite Hx, Hq, Hpl. intros i' u v' [Hin | [Hin | Hin%elem_of_list_singleton]%elem_of_app]%elem_of_app; [| |done].
+      + destruct (j_xl s Hi i' u v' Hin) as (j & Hj & Hq' & Hv). exists j. split_and!; [lia|done|done].
+      + apply elem_of_adv, advl_src in Hin as [(j & i1 & u1 & Hj & Hq' & Heq) | (t' & i1 & r & c & v1 & _ & _ & _ & Heq)];
+          simplify_eq. exists j. split_and!; [lia|done|done].
+  Qed.
+
+  Lemma inv2_crash s keep :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → p_crash_ok (xm (cx s)) keep →
+    inv2 (CState (recover (cx s) keep) (take (ccn (xm (cx s)) (keep 0)).1 (cq s)) (λ _, GNone)
+            (xh s ++ adv s (ccn (xm (cx s)) (keep 0)).1 ++ [XE Crash]) (nid s) (ccn (xm (cx s)) (keep 0)).1).
+  Proof.
+    intros Hi Hx Ha Hok. set (c := (ccn (xm (cx s)) (keep 0)).1).
+    assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
+    destruct (Hok 0 Hl0) as [Hk1 Hk2]. fold (mk (xm (cx s)) 0) in Hk1. fold (hist (xm (cx s)) 0) (len0 (xm (cx s))) in Hk2.
+    assert (Hpc : pl s ≤ c) by (by apply (j_pl s Hi)).
+    assert (Hcl : c ≤ length (cq s)) by (rewrite (j_len s Hi); by apply (xa_tkt _ Ha)).
+    assert (HinvE : ∀ i' t' o', Invoke i' t' o' ∈ erase (xh s ++ adv s c ++ [XE Crash]) → Invoke i' t' o' ∈ erase (xh s)).
+    { intros i' t' o'. rewrite erase_adv_ev. intros [? | ?%elem_of_list_singleton]%elem_of_app; done. }
+    split; cbn [xh cq pl gp nid cx].
+    - rewrite app_assoc. apply prefix_ok_snoc. split; [by apply adv_prefix_ok | done].
+    - rewrite points_adv_ev, effects_app, stq_take by done.
+      apply (runs_to_app _ _ (stq (cq s) (pl s))); [apply (j_run s Hi) | by apply adv_runs].
+    - rewrite take_length_le by done. done.
+    - unfold recover. cbn [xm]. rewrite crash_mk, len0_crash by done. intros n H1 H2.
+      assert (n = keep 0) as -> by lia. rewrite ccn_crash by done. done.
+    - intros i' t' o' H. by apply HinvE, (j_nid s Hi) in H.
+    - intros i' t1 o1 t2 o2 H1 H2. apply HinvE in H1, H2. by apply (j_inv1 s Hi i').
+    - pose proof (j_qnd s Hi) as Hnd. rewrite <- (take_drop c (cq s)), fmap_app in Hnd.
+      rewrite fmap_take. rewrite <- fmap_take. by apply NoDup_app in Hnd as [? _].
+    - intros j i' u Hj. destruct (decide (j < c)); [|by rewrite lookup_take_ge in Hj by lia].
+      rewrite lookup_take in Hj by done. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'.
+      rewrite erase_adv_ev. apply elem_of_app. by left.
+    - intros j i' u Hj Hjc. rewrite lookup_take in Hj by done. rewrite app_assoc. apply elem_of_app. left.
+      unfold resq. rewrite stq_take by lia. by apply adv_qpt.
+    - intros j i' u Hj Hjc. by rewrite lookup_take_ge in Hj.
+    - intros t'. done.
+    - intros t' Ht'. done.
+    - intros i' u v' [Hin | [Hin | Hin%elem_of_list_singleton]%elem_of_app]%elem_of_app; [| |done].
+      + destruct (j_xl s Hi i' u v' Hin) as (j & Hj & Hq' & Hv). exists j.
+        rewrite lookup_take by lia. unfold resq. rewrite stq_take by lia. split_and!; [lia|done|done].
+      + apply elem_of_adv, advl_src in Hin as [(j & i1 & u1 & Hj & Hq' & Heq) | (t' & i1 & r & c' & v1 & _ & _ & _ & Heq)];
+          simplify_eq. exists j. rewrite lookup_take by lia. unfold resq. rewrite stq_take by lia. split_and!; [lia|done|done].
+  Qed.
+
+  Lemma inv2_invoke s t o g :
+    inv2 s → xaux (cx s) → t < N → gp s t = GNone →
+    (∃ u, o = Upd u ∧ g = GInv (nid s) u) ∨ (∃ r, o = Rd r ∧ g = GRInv (nid s) r) →
+    inv2 (CState (cx s) (cq s) (updf (gp s) t g) (xh s ++ [XE (Invoke (nid s) t o)]) (S (nid s)) (pl s)).
+  Proof.
+    intros Hi Ha Ht Hg Hog. set (s' := CState (cx s) (cq s) (updf (gp s) t g) (xh s ++ [XE (Invoke (nid s) t o)]) (S (nid s)) (pl s)).
+    assert (Her : erase (xh s') = erase (xh s) ++ [Invoke (nid s) t o]) by (simpl; by rewrite erase_app).
+    assert (HinvE : ∀ e, e ∈ erase (xh s) → e ∈ erase (xh s')) by (intros e He; rewrite Her; apply elem_of_app; by left).
+    assert (Hxl : ∀ i' o' v', XL i' o' v' ∈ xh s' → XL i' o' v' ∈ xh s).
+    { intros i' o' v'. simpl. intros [? | ?%elem_of_list_singleton]%elem_of_app; done. }
+    assert (Hfresh : ∀ i' t' o', Invoke i' t' o' ∈ erase (xh s) → i' ≠ nid s).
+    { intros i' t' o' H ->. apply (j_nid s Hi) in H. lia. }
+    assert (Hn : nopt s' (nid s)).
+    { intros o' v' Hin%Hxl. destruct (xl_invoked s _ _ _ Hi Hin) as [t' Ht']. by apply (Hfresh _ _ _ Ht'). }
+    assert (Hinv : Invoke (nid s) t o ∈ erase (xh s')) by (rewrite Her; apply elem_of_app; right; by left).
+    assert (Htr : ∀ t', t' ≠ t → ginv s' t' (gp s t')).
+    { intros t' Hne. apply (ginv_transfer s s' t' [XE (Invoke (nid s) t o)] Hi Ha eq_refl eq_refl (le_n _));
+        [| | apply mf_refl | done | done | apply (j_thr s Hi)].
+      - intros ? ? ? ?%elem_of_list_singleton. done.
+      - intros. simpl in *. lia. }
+    subst s'. split; cbn [xh cq pl gp nid cx] in *.
+    - apply prefix_ok_snoc. split; [apply (j_ok s Hi) | done].
+    - rewrite points_app. simpl. rewrite app_nil_r. apply (j_run s Hi).
+    - apply (j_len s Hi).
+    - apply (j_pl s Hi).
+    - intros i' t' o'. rewrite erase_app. intros [H | H%elem_of_list_singleton]%elem_of_app.
+      + apply (j_nid s Hi) in H. lia.
+      + simplify_eq. lia.
+    - intros i' t1 o1 t2 o2. rewrite erase_app.
+      intros [H1 | H1%elem_of_list_singleton]%elem_of_app [H2 | H2%elem_of_list_singleton]%elem_of_app; simplify_eq.
+      + by apply (j_inv1 s Hi i').
+      + by destruct (Hfresh _ _ _ H1).
+      + by destruct (Hfresh _ _ _ H2).
+      + done.
+    - apply (j_qnd s Hi).
+    - intros j i' u Hj. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'. by apply HinvE.
+    - intros j i' u Hj Hjp. apply elem_of_app. left. by apply (j_qpt s Hi j).
+    - intros j i' u Hj Hjp o' v' Hin. by apply (j_qnpt s Hi j i' u Hj Hjp o' v'), Hxl.
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + rewrite updf_eq. pose proof (j_thr s Hi t) as Ht0. rewrite Hg in Ht0.
+        destruct Hog as [(u & -> & ->) | (r & -> & ->)]; cbv beta iota delta [ginv]; cbn [xh cq pl gp nid cx].
+        * split_and!; [done|exact Hinv| |exact Hn]. intros ([i' u'] & Heq & Hin)%elem_of_list_fmap. simpl in Heq. subst i'.
+          apply elem_of_list_lookup_1 in Hin as [j Hj]. destruct (j_qinv s Hi j (nid s) u' Hj) as [t' Ht'].
+          by apply (Hfresh _ _ _ Ht').
+        * split_and!; [done|exact Hinv|exact Hn].
+      + rewrite updf_ne by done. by apply Htr.
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne]; [done|]. rewrite updf_ne by done. apply (j_N s Hi).
+    - intros i' u v' Hin. apply (j_xl s Hi). by apply Hxl.
+  Qed.
+
+  Lemma inv2_enqueue s t i u :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GInv i u → pcs (cx s) t = XIdle →
+    inv2 (CState (XState (xm (cx s)) (S (tkt (cx s))) (lk (cx s))
+                     (updf (pcs (cx s)) t (XEnq (S (tkt (cx s))))) (done (cx s)))
+            (cq s ++ [(i, u)]) (updf (gp s) t (GUpd i u)) (xh s) (nid s) (pl s)).
+  Proof.
+    intros Hi Hx Ha Hg Hp. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (_ & Hinv & Hnq & Hn).
+    pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
+    pose proof (j_len s Hi) as Hlen.
+    split; cbn [xh cq pl gp nid cx xm tkt pcs].
+    - apply (j_ok s Hi).
+    - rewrite stq_app by lia. apply (j_run s Hi).
+    - rewrite app_length, Hlen. simpl. lia.
+    - apply (j_pl s Hi).
+    - apply (j_nid s Hi).
+    - apply (j_inv1 s Hi).
+    - rewrite fmap_app. apply NoDup_app. split_and!; [apply (j_qnd s Hi)| |apply NoDup_singleton].
+      intros x Hx1 ->%elem_of_list_singleton. done.
+    - intros j i' u' [Hj | [Hge Hj]]%lookup_app_Some; [by apply (j_qinv s Hi j)|].
+      destruct (j - length (cq s)); simplify_eq/=. by exists t.
+    - intros j i' u' Hj Hjp. rewrite lookup_app_l in Hj by lia. unfold resq. rewrite stq_app by lia.
+      by apply (j_qpt s Hi j).
+    - intros j i' u' [Hj | [Hge Hj]]%lookup_app_Some Hjp; [by apply (j_qnpt s Hi j i' u')|].
+      destruct (j - length (cq s)); simplify_eq/=. exact Hn.
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx xm tkt pcs].
+        exists (S (tkt (cx s))). rewrite updf_eq. split_and!; [done|lia| |done].
+        simpl. rewrite <- Hlen. by apply list_lookup_middle.
+      + rewrite updf_ne by done. pose proof (j_thr s Hi t') as Ht'.
+        destruct (gp s t') as [| i' u' | i' u' | i' r | i' r c v sy]; cbv beta iota delta [ginv] in Ht' |- *;
+          cbn [xh cq pl gp nid cx xm tkt pcs]; rewrite ?updf_ne by done.
+        * done.
+        * destruct Ht' as (Hp' & Hinv' & Hnq' & Hn'). split_and!; [done|done| |done].
+          rewrite fmap_app. intros [Hin | Heq%elem_of_list_singleton]%elem_of_app; [done|].
+          rewrite Heq in Hinv'. by destruct (j_inv1 s Hi i t' (Upd u') t (Upd u) Hinv' Hinv) as [? _].
+        * destruct Ht' as (my & Htk & Hmy & Hj & Hinv'). exists my. split_and!; [done|done| |done].
+          rewrite lookup_app_l; [done|]. by apply lookup_lt_Some in Hj.
+        * done.
+        * destruct Ht' as (Hp' & Hinv' & Hv & Hle & Hgt & Hch & Hsy). split_and!; try done.
+          rewrite stq_app; [done | lia].
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + intros _. apply (j_N s Hi). by rewrite Hg.
+      + rewrite updf_ne by done. apply (j_N s Hi).
+    - intros i' u' v' Hin. destruct (j_xl s Hi i' u' v' Hin) as (j & Hj & Hq & Hv). exists j.
+      rewrite lookup_app_l by lia. unfold resq. rewrite stq_app by lia. split_and!; [done|done|done].
+  Qed.
+
+  Lemma inv2_mid s t x' :
+    inv2 s → xinv NR (cx s) → xaux x' →
+    xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' t ≠ XIdle →
+    (∀ t', t' ≠ t → pcs x' t' = pcs (cx s) t') →
+    inv2 (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)).
+  Proof.
+    intros Hi Hx Ha' Hs Hn Hn' Hoth.
+    destruct (mid_step NR (cx s) x' t Hs Hn Hn' Hoth) as (Htk & _ & Hticks).
+    destruct (ystep_mem NR HNR (cx s) x' Hx (y_x NR _ _ Hs)) as [(keep & _ & ->) | Hmf];
+      [by unfold recover in Hn'; simpl in Hn'|].
+    split; cbn [xh cq pl gp nid cx]; try apply Hi.
+    - rewrite Htk. apply (j_len s Hi).
+    - by apply (pl_frame s x').
+    - intros t'. apply (ginv_transfer s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)) t' [] Hi Ha' eq_refl (eq_sym (app_nil_r _)) (le_n _));
+        [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | done | | | apply (j_thr s Hi)].
+      + intros Hid. by apply (Hticks t').
+      + intros my Hmy. cbn [cx]. by rewrite (proj1 (Hticks t')).
+  Qed.
+
+  Lemma inv2_read s t i r :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRInv i r →
+    inv2 (CState (cx s) (cq s)
+            (updf (gp s) t (GRd i r (chead (cx s)) (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s))))) None))
+            (if decide (pl s = chead (cx s))
+             then xh s ++ [XL i (Rd r) (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s)))))]
+             else xh s)
+            (nid s) (pl s)).
+  Proof.
+    intros Hi Hx Ha Hg. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (Hp & Hinv & Hn).
+    set (c := chead (cx s)).
+    assert (Hobj : objv (xm (cx s)) (cidx (cx s)) = c).
+    { pose proof (wf_mk_le _ 0 (xi_wf _ _ Hx)) as Hml.
+      destruct (xi_des _ _ Hx (len0 (xm (cx s))) Hml (le_n _)) as (_ & _ & _ & Ho). exact Ho. }
+    rewrite Hobj. set (v := rexec r (stq (cq s) c)).
+    pose proof (pl_le_chead s Hi Hx) as Hpc. fold c in Hpc.
+    set (ext := (if decide (pl s = c) then [XL i (Rd r) v] else []) : list (xevent op Val)).
+    assert (Hx' : (if decide (pl s = c) then xh s ++ [XL i (Rd r) v] else xh s) = xh s ++ ext)
+      by (unfold ext; case_decide; [done | by rewrite app_nil_r]).
+    rewrite Hx'.
+    assert (Hext : ∀ i' o' v', XL i' o' v' ∈ ext → i' = i ∧ o' = Rd r ∧ v' = v ∧ pl s = c).
+    { intros i' o' v'. unfold ext. case_decide; [|by intros ?%elem_of_nil].
+      intros [= -> -> ->]%elem_of_list_singleton. done. }
+    assert (Her : erase (xh s ++ ext) = erase (xh s)).
+    { rewrite erase_app. unfold ext. case_decide; simpl; by rewrite app_nil_r. }
+    assert (Hnq : ∀ j u, cq s !! j = Some (i, u) → False).
+    { intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
+      by destruct (j_inv1 s Hi i t0 (Upd u) t (Rd r) Ht0 Hinv). }
+    split; cbn [xh cq pl gp nid cx]; rewrite ?Her.
+    - unfold ext. case_decide; [|rewrite app_nil_r; apply (j_ok s Hi)].
+      apply prefix_ok_snoc. split; [apply (j_ok s Hi)|]. split; [by exists t | exact Hn].
+    - unfold ext. case_decide as Hpl; [|rewrite app_nil_r; apply (j_run s Hi)].
+      rewrite points_app, effects_app. apply (runs_to_app _ _ (stq (cq s) (pl s))); [apply (j_run s Hi)|].
+      simpl. econstructor; [|constructor]. simpl. unfold v. by rewrite Hpl.
+    - apply (j_len s Hi).
+    - apply (j_pl s Hi).
+    - apply (j_nid s Hi).
+    - apply (j_inv1 s Hi).
+    - apply (j_qnd s Hi).
+    - apply (j_qinv s Hi).
+    - intros j i' u Hj Hjp. apply elem_of_app. left. by apply (j_qpt s Hi j).
+    - intros j i' u Hj Hjp o' v' [Hin | Hin]%elem_of_app; [by apply (j_qnpt s Hi j i' u Hj Hjp o' v')|].
+      destruct (Hext _ _ _ Hin) as (-> & _). by apply (Hnq j u).
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx]. rewrite Her.
+        split_and!; [done|done|done| | |lia|done].
+        * intros Hle. apply elem_of_app. right. unfold ext. rewrite decide_True by lia. by left.
+        * intros Hlt o' v' [Hin | Hin]%elem_of_app; [by apply (Hn o' v')|].
+          destruct (Hext _ _ _ Hin) as (_ & _ & _ & ?). lia.
+      + rewrite updf_ne by done.
+        apply (ginv_transfer s (CState (cx s) (cq s) (updf (gp s) t (GRd i r c v None)) (xh s ++ ext) (nid s) (pl s))
+          t' ext Hi Ha eq_refl eq_refl (le_n _)); [| |apply mf_refl|done|done|apply (j_thr s Hi)].
+        * intros i' o' v' Hin. destruct (Hext _ _ _ Hin) as (-> & _). right. exists t, (Rd r). done.
+        * intros. simpl in *. lia.
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + intros _. apply (j_N s Hi). by rewrite Hg.
+      + rewrite updf_ne by done. apply (j_N s Hi).
+    - intros i' u v' [Hin | Hin]%elem_of_app; [by apply (j_xl s Hi)|].
+      by destruct (Hext _ _ _ Hin) as (_ & ? & _).
+  Qed.
+
+  Lemma inv2_rpwb s t i r c v :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRd i r c v None →
+    inv2 (CState (XState (p_pwb cline (xm (cx s)) t TK) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+            (cq s) (updf (gp s) t (GRd i r c v (Some (len0 (xm (cx s)))))) (xh s) (nid s) (pl s)).
+  Proof.
+    intros Hi Hx Ha Hg. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht.
+    destruct Ht as (Hp & Hinv & Hv & Hle & Hgt & Hch & _).
+    set (x' := XState (p_pwb cline (xm (cx s)) t TK) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s))).
+    assert (Ha' : xaux x') by (apply (xaux_frame (cx s)); [done|done|done|apply (xa_thr _ Ha)]).
+    split; cbn [xh cq pl gp nid cx]; try apply Hi.
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx].
+        split_and!; try done. left. by left.
+      + rewrite updf_ne by done.
+        apply (ginv_transfer s (CState x' (cq s) (updf (gp s) t (GRd i r c v (Some (len0 (xm (cx s)))))) (xh s) (nid s) (pl s))
+          t' [] Hi Ha' eq_refl (eq_sym (app_nil_r _)) (le_n _));
+          [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | apply mf_pwb | done | done | apply (j_thr s Hi)].
+    - intros t'. destruct (decide (t' = t)) as [-> | Hne].
+      + intros _. apply (j_N s Hi). by rewrite Hg.
+      + rewrite updf_ne by done. apply (j_N s Hi).
+  Qed.
+
+  (** An update returns, after its CAS ([x_ret]) or [Cx::collect] ([x_finsync]). *)
+  Lemma inv2_upd_ret s x' t my i u :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → xinv NR x' → xaux x' →
+    tick (pcs (cx s) t) = Some my → gp s t = GUpd i u →
+    tkt x' = tkt (cx s) → my ∈ done x' → mem_frame (xm (cx s)) (xm x') →
+    pcs x' t = XIdle → (∀ t', t' ≠ t → pcs x' t' = pcs (cx s) t') →
+    inv2 (CState x' (cq s) (updf (gp s) t GNone)
+            (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) u))])
+            (nid s) (pl s `max` my)).
+  Proof.
+    intros Hi Hx Ha Hx' Ha' Htk Hg Htkt Hmy Hmf Hid Hoth.
+    pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (my' & Htk' & H1 & Hj & Hinv).
+    rewrite Htk in Htk'. injection Htk' as <-.
+    pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
+    pose proof (xa_thr _ Ha t my Htk) as Hmt. rewrite <- (j_len s Hi) in Hmt.
+    apply (inv2_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); try done; cbn [cx]; [lia|lia| |].
+    - exists (Upd u). apply (adv_qpt s _ (pred my) i u Hi Hj). lia.
+    - intros n Hn1 Hn2. apply Nat.max_lub; [by apply (pl_frame s x')|].
+      by apply (xi_done _ _ Hx' my Hmy n).
+  Qed.
+
+  Lemma inv2_rsync s t i r c v n :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRd i r c v (Some n) →
+    inv2 (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+            (cq s) (updf (gp s) t GNone)
+            (xh s ++ adv s (pl s `max` c) ++ [XE (Return i v)]) (nid s) (pl s `max` c)).
+  Proof.
+    intros Hi Hx Ha Hg. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht.
+    destruct Ht as (Hp & Hinv & Hv & Hle & Hgt & Hch & Hn & Hcn & Hpn).
+    pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
+    pose proof (xi_wf _ _ Hx) as Hwf.
+    assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
+    set (x' := XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s))).
+    assert (Hmf : mem_frame (xm (cx s)) (xm x')) by (by apply mf_fence).
+    assert (Ha' : xaux x') by (apply (xaux_frame (cx s)); [done|apply hist_fence|done|apply (xa_thr _ Ha)]).
+    apply (inv2_ret s _ t i v (pl s `max` c)); try done; cbn [cx]; [lia|lia| |].
+    - exists (Rd r). apply elem_of_app. destruct (decide (c ≤ pl s)); [left; by apply Hle|right].
+      apply elem_of_adv, src_advl. right. exists t, i, r, c, v. split_and!; [lia|lia| |by rewrite Hg|done].
+      apply (j_N s Hi). by rewrite Hg.
+    - intros n' Hn1 Hn2. apply Nat.max_lub; [by apply (pl_frame s x')|].
+      destruct Hmf as (Hpre & _ & _ & _).
+      assert (Hcov : n ≤ mk (xm x') 0) by (by apply pending_fence_own).
+      etrans; [exact Hcn|]. rewrite <- (ccn_prefix (xm (cx s)) (xm x')) by done.
+      apply (xa_mono _ Ha'); lia.
+  Qed.
+
+  (** A step of the model is one of [ystep], or leaves [CXPTMPx.v]'s state. *)
+  Lemma cstep_y s s' : inv2 s → cstep s s' → ystep NR (cx s) (cx s') ∨ cx s' = cx s.
+  Proof.
+    intros Hi Hs. destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
+      | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
+      | s t i r c v n Hg | s keep Hok]; cbn [cx]; try (by right).
+    - left. apply y_x. by apply x_enqueue.
+    - left. by apply y_x.
+    - left. apply y_x. by apply x_ret.
+    - left. apply y_x. by apply (x_finsync NR false false (cx s) t my).
+    - left. apply y_pwb. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
+    - left. apply y_fence. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
+    - left. apply y_x. by apply x_crash.
+  Qed.
+
+  Lemma inv2_init : inv2 cinit.
+  Proof.
+    split; cbn [cinit xh cq pl gp nid cx].
+    - apply prefix_ok_nil.
+    - constructor.
+    - done.
+    - intros. lia.
+    - intros i t o Hin. by apply elem_of_nil in Hin.
+    - intros i t o t' o' Hin. by apply elem_of_nil in Hin.
+    - constructor.
+    - intros j i u Hj. by rewrite lookup_nil in Hj.
+    - intros j i u Hj. by rewrite lookup_nil in Hj.
+    - intros j i u Hj. by rewrite lookup_nil in Hj.
+    - intros t. done.
+    - intros t Ht. done.
+    - intros i u v Hin. by apply elem_of_nil in Hin.
+  Qed.
+
+  Lemma creach_inv s : creachable s → yreach NR (cx s) ∧ inv2 s.
+  Proof.
+    induction 1 as [| s s' _ [Hy Hi] Hs].
+    - split; [apply yr_init | apply inv2_init].
+    - destruct (yreach_inv NR HNR _ Hy) as [Hx Ha].
+      assert (Hy' : yreach NR (cx s')).
+      { destruct (cstep_y s s' Hi Hs) as [Hys | ->]; [by eapply yr_step | done]. }
+      destruct (yreach_inv NR HNR _ Hy') as [Hx' Ha']. split; [done|].
+      destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
+        | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
+        | s t i r c v n Hg | s keep Hok].
+      + apply inv2_invoke; [done|done|done|done|]. left. by exists u.
+      + by apply inv2_enqueue.
+      + by apply (inv2_mid s t).
+      + apply (inv2_upd_ret s _ t my i u); try done; cbn [tkt done xm pcs];
+          first [by rewrite Hp | by left | apply mf_refl | by rewrite updf_eq | (intros t' Hne; by rewrite updf_ne)].
+      + pose proof (xi_wf _ _ Hx) as Hwf.
+        assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
+        apply (inv2_upd_ret s _ t my i u); try done; cbn [tkt done xm pcs];
+          first [by rewrite Hp | by left | by apply mf_fence | by rewrite updf_eq | (intros t' Hne; by rewrite updf_ne)].
+      + apply inv2_invoke; [done|done|done|done|]. right. by exists r.
+      + by apply inv2_read.
+      + by apply inv2_rpwb.
+      + by apply (inv2_rsync s t i r c v n).
+      + by apply inv2_crash.
+  Qed.
+
+  (** ** The theorems *)
+
+  (** The histories of CX-PTM on Px86 — update transactions and direct
+      read-only transactions of any number of threads, crashes and null
+      recovery included — are durably linearizable ([Core/DurableLin.v])
+      for the sequential specification of the object. *)
+  Theorem cx_px_durably_linearizable s :
+    creachable s → durably_linearizable spec (erase (xh s)).
+  Proof.
+    intros Hr. destruct (creach_inv s Hr) as [_ Hi]. exists (xh s). split; [done | apply (j_ok s Hi) |].
+    apply (runs_to_runs _ _ _ (j_run s Hi)).
+  Qed.
+
+  (** [CompletedDurable] with the values: an update transaction that
+      returned [v] is the node of ticket [S j] of the queue, [v] is the
+      result the queue order gives it, and every crash image Px86 allows of
+      [curComb] is at that ticket or later. *)
+  Theorem cx_px_returned_durable s i t u v :
+    creachable s → Return i v ∈ erase (xh s) → Invoke i t (Upd u) ∈ erase (xh s) →
+    ∃ j, cq s !! j = Some (i, u) ∧ v = resq (cq s) j u ∧
+      ∀ keep, p_crash_ok (xm (cx s)) keep → S j ≤ p_image cline (xm (cx s)) keep TK.
+  Proof.
+    intros Hr Hret Hinv. destruct (creach_inv s Hr) as [Hy Hi]. destruct (yreach_inv NR HNR _ Hy) as [Hx _].
+    apply elem_of_erase, elem_of_list_split in Hret as (l1 & l2 & Eh).
+    destruct (j_ok s Hi _ _ _ Eh) as [o Ho].
+    assert (Hxl : XL i o v ∈ xh s) by (rewrite Eh; apply elem_of_app; by left).
+    destruct (xl_invoked s i o v Hi Hxl) as [t' Ht'].
+    destruct (j_inv1 s Hi i t' o t (Upd u) Ht' Hinv) as [_ ->].
+    destruct (j_xl s Hi i u v Hxl) as (j & Hj & Hq & Hv). exists j. split_and!; [done|done|].
+    intros keep Hok. assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
+    destruct (Hok 0 Hl0) as [Hk1 Hk2].
+    change (p_image cline (xm (cx s)) keep TK) with (ccn (xm (cx s)) (keep 0)).1.
+    pose proof (j_pl s Hi (keep 0) Hk1 Hk2). lia.
+  Qed.
+End cx_px_lin.
