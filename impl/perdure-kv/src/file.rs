@@ -17,8 +17,10 @@
 //! elsewhere.
 //!
 //! Opening is crash-safe at every step: a pool whose PTM was never
-//! formatted is formatted, a region whose store was never created gets
-//! one; a pool of another layout is refused ([`KvError::Foreign`]).
+//! formatted (its header's magic word still 0) is formatted, a region
+//! whose store was never created (root slot 0 empty, no block allocated)
+//! gets one; a damaged magic or root slot is reported, never formatted
+//! over; a pool of another layout is refused ([`KvError::Foreign`]).
 
 use crate::error::KvError;
 use crate::map::Entry;
@@ -279,24 +281,6 @@ fn store<P: Ptm>(ptm: P) -> Result<Store<P>, KvError> {
     }
 }
 
-/// Opens the PTM of `pool`, or formats it if it never was: the word where
-/// the PTM's header magic goes is 0 (a create cut off by a crash leaves it
-/// so: the header is written last). Any other word goes to `open`, which
-/// names what it finds — a damaged magic is an error, never formatted over.
-fn ptm<B: Backend, P>(
-    pool: Pool<B>,
-    open: impl FnOnce(Pool<B>) -> Result<P, perdure_ptm::PtmError>,
-    create: impl FnOnce(Pool<B>) -> Result<P, perdure_ptm::PtmError>,
-) -> Result<P, KvError> {
-    let mut magic = [0u8; 8];
-    pool.read_bytes(pool.data_offset(), &mut magic)?;
-    Ok(if magic == [0; 8] {
-        create(pool)?
-    } else {
-        open(pool)?
-    })
-}
-
 impl Db {
     /// Opens the database at `path`, or creates it there (see
     /// [`Options`]).
@@ -349,45 +333,37 @@ impl Db {
         let created = std::cell::Cell::new(false);
         let open = || -> Result<Inner, KvError> {
             Ok(match (construction, backend) {
-                (C::RedoOpt, B::Pmem) => Inner::OptPmem(store(ptm(
+                (C::RedoOpt, B::Pmem) => Inner::OptPmem(store(RedoOptPtm::open_or_create(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    |p| RedoOptPtm::open(p, &redo),
-                    |p| RedoOptPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::RedoOpt, _) => Inner::OptMsync(store(ptm(
+                (C::RedoOpt, _) => Inner::OptMsync(store(RedoOptPtm::open_or_create(
                     pool(path, &layout, create, &created, Msync)?,
-                    |p| RedoOptPtm::open(p, &redo),
-                    |p| RedoOptPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::Redo, B::Pmem) => Inner::RedoPmem(store(ptm(
+                (C::Redo, B::Pmem) => Inner::RedoPmem(store(RedoPtm::open_or_create(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    |p| RedoPtm::open(p, &redo),
-                    |p| RedoPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::Redo, _) => Inner::RedoMsync(store(ptm(
+                (C::Redo, _) => Inner::RedoMsync(store(RedoPtm::open_or_create(
                     pool(path, &layout, create, &created, Msync)?,
-                    |p| RedoPtm::open(p, &redo),
-                    |p| RedoPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::RedoTimed, B::Pmem) => Inner::TimedPmem(store(ptm(
+                (C::RedoTimed, B::Pmem) => Inner::TimedPmem(store(RedoTimedPtm::open_or_create(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    |p| RedoTimedPtm::open(p, &redo),
-                    |p| RedoTimedPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::RedoTimed, _) => Inner::TimedMsync(store(ptm(
+                (C::RedoTimed, _) => Inner::TimedMsync(store(RedoTimedPtm::open_or_create(
                     pool(path, &layout, create, &created, Msync)?,
-                    |p| RedoTimedPtm::open(p, &redo),
-                    |p| RedoTimedPtm::create(p, &redo),
+                    &redo,
                 )?)?),
-                (C::CxPtm, B::Pmem) => Inner::CxPmem(store(ptm(
+                (C::CxPtm, B::Pmem) => Inner::CxPmem(store(CxPtm::open_or_create(
                     pool(path, &layout, create, &created, pmem()?)?,
-                    |p| CxPtm::open(p, &cx),
-                    |p| CxPtm::create(p, &cx),
+                    &cx,
                 )?)?),
-                (C::CxPtm, _) => Inner::CxMsync(store(ptm(
+                (C::CxPtm, _) => Inner::CxMsync(store(CxPtm::open_or_create(
                     pool(path, &layout, create, &created, Msync)?,
-                    |p| CxPtm::open(p, &cx),
-                    |p| CxPtm::create(p, &cx),
+                    &cx,
                 )?)?),
             })
         };

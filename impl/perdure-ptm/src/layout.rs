@@ -200,11 +200,15 @@ pub(crate) fn create<B: Backend>(
     Ok(g)
 }
 
-/// Whether `pool` holds a header of `kind` (valid or not).
+/// Whether `pool` holds a header of `kind` (valid or not) or anything
+/// else where its magic goes: only a 0 word there (a fresh pool, or a
+/// `create` a crash cut off, as the header is written last) counts as not
+/// formatted. A damaged magic is not a fresh pool: [`open_or_create`] must
+/// open it (and report it), never format over what the pool holds.
 pub(crate) fn is_formatted<B: Backend>(pool: &Pool<B>, kind: &Kind) -> Result<bool, PtmError> {
     Ok(!matches!(
         meta::read(pool, pool.data_offset(), kind.magic)?,
-        meta::Verdict::NoMagic(_)
+        meta::Verdict::NoMagic(0)
     ))
 }
 

@@ -210,6 +210,15 @@ fn open_or_create<C: Construction>() {
     let p = C::open_or_create(pool, 5).unwrap();
     assert_eq!(C::threads(&p), 3, "opened, not re-created");
     assert_eq!(p.read_tx(|tx| tx.root(0)).unwrap(), 9);
+    // A damaged magic is reported, not formatted over: every bit of it.
+    let header = (pool_of::<C>(&p).data_offset() / 8) as usize;
+    for bit in 0..64 {
+        let mut w = words.clone();
+        w[header] ^= 1 << bit;
+        let pool = Pool::volatile_from_words(&w, NoFlush).unwrap();
+        let r = C::open_or_create(pool, 5).map(|_| ());
+        assert!(r.is_err(), "bit {bit} of the magic flipped: formatted over");
+    }
 }
 
 ptm_suite!(

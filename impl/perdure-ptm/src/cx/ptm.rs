@@ -279,6 +279,9 @@ impl<B: Backend> CxPtm<B> {
     }
 
     /// Opens the CX-PTM in `pool`, creating one if the pool holds none.
+    /// "None" is a 0 word where the header's magic goes (a fresh pool, or a
+    /// create a crash cut off); any other word is opened and, if it is not
+    /// the magic, reported: a damaged header is never formatted over.
     pub fn open_or_create(pool: Pool<B>, config: &Config) -> Result<CxPtm<B>, PtmError> {
         layout::open_or_create(
             pool,

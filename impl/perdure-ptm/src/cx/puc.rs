@@ -965,7 +965,8 @@ impl<B: Backend, T: Plain> CxPuc<B, T> {
     }
 
     /// Opens the CX-PUC in `pool`, creating one holding `init` if the pool
-    /// holds none.
+    /// holds none (see [`crate::CxPtm::open_or_create`]: a damaged header
+    /// is reported, never formatted over).
     pub fn open_or_create(
         pool: Pool<B>,
         config: &Config,
