@@ -15,7 +15,12 @@
     - [cx_px_returned_durable]: an update transaction that returned [v] is
       the node of some ticket [k] of the queue, [v] is the result the queue
       order gives it, and every crash image Px86 allows of [curComb] is at
-      ticket [k] or later (so null recovery keeps it).
+      ticket [k] or later (so null recovery keeps it);
+    - [cx_px_wf]: the histories are well formed ([History.wf], what
+      [perdure check-history] accepts), so [cx_px_linearizable_crash_free]:
+      a crash-free history is linearizable in the classic sense
+      ([DurableLin.v]'s [linearizable], by
+      [durably_linearizable_iff_linearizable]).
 
     The model ([cstep]): a state is [CXPTMPx.v]'s [xstate] ([cx]) plus
     ghost state: the update nodes of the queue in ticket order ([cq]: the
@@ -74,7 +79,9 @@
     node; a read's value is its ticket's state, it has a point exactly when
     [pl] reached its ticket, its ticket is at or before [curComb]'s, and
     after its [pwb(curComb)] the write-back covers a position of line 0 at
-    or after its ticket.
+    or after its ticket; [j_xl]: an update's point is its node's, before
+    [pl], with its queue-order result.  For [cx_px_wf], [inv3]: a thread's
+    operation is exactly its pending one in the history, not finished.
 
     What the model abstracts (beyond [CXPTMPx.v]'s list: a replica's
     content is a ticket, one cache line per replica, the turn queue, hazard
@@ -92,8 +99,11 @@
     - the durable watermark of [Cx::ensure_durable] (which skips the
       [pwb]/[psync] when another thread's [psync] covered the ticket): the
       model always writes back and fences;
-    - a panicking closure; well-formedness of the histories
-      ([History.wf]) is not stated; liveness. *)
+    - [c_finsync] and [c_rsync] make a [psync] and the return after it
+      one step (as [CXPTMPx.v]'s [x_finsync]); a direct read is one step
+      (the shared lock and the re-check of [curComb] keep the replica
+      still while it runs);
+    - a panicking closure; liveness. *)
 From stdpp Require Import base list list_numbers decidable.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin Px86 PxPersist.
@@ -1325,6 +1335,148 @@ Section cx_px_lin.
       + by apply inv2_crash.
   Qed.
 
+  (** ** The histories are well formed *)
+
+  Definition gid (g : gpc) : option opid :=
+    match g with GNone => None | GInv i _ | GUpd i _ | GRInv i _ | GRd i _ _ _ _ => Some i end.
+
+  Lemma gid_invoked s t i : inv2 s → gid (gp s t) = Some i → ∃ o, Invoke i t o ∈ erase (xh s).
+  Proof.
+    intros Hi Hg. pose proof (j_thr s Hi t) as Ht.
+    destruct (gp s t) as [| i' u | i' u | i' r | i' r c v sy]; simplify_eq/=.
+    - destruct Ht as (_ & Ht & _). eauto.
+    - destruct Ht as (my & _ & _ & _ & Ht). eauto.
+    - destruct Ht as (_ & Ht & _). eauto.
+    - destruct Ht as (_ & Ht & _). eauto.
+  Qed.
+
+  Lemma pending_on_snoc (h : history op Val) e t j :
+    pending_on (h ++ [e]) t j ↔ (∃ o, e = Invoke j t o) ∨ (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v).
+  Proof.
+    unfold pending_on. split.
+    - intros (h1 & h2 & o & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
+      + apply app_inj_tail in Eh as [_ ->]. left. by exists o.
+      + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [Eh <-]. right. split_and!.
+        * exists h1, h2, o. split_and!; [done| |].
+          -- intros Hin. apply Hc. apply elem_of_app. by left.
+          -- intros v Hin. apply (Hr v). apply elem_of_app. by left.
+        * intros ->. apply Hc. apply elem_of_app. right. by left.
+        * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
+    - intros [(o & ->) | ((h1 & h2 & o & -> & Hc & Hr) & Hne & Hnr)].
+      + exists h, [], o. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
+      + exists h1, (h2 ++ [e]), o. split_and!; [by rewrite <- app_assoc | |].
+        * intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by apply Hne].
+        * intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | by apply (Hnr v)].
+  Qed.
+
+  Lemma finished_snoc (h : history op Val) e j : finished (h ++ [e]) j → finished h j ∨ ends j e.
+  Proof.
+    intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | <-%elem_of_list_singleton].
+    - left. left. by exists v.
+    - by right.
+    - left. right. by exists v.
+    - by right.
+  Qed.
+
+  Record inv3 (s : cstate) : Prop := {
+    w_wf : wf (erase (xh s));
+    w_pend : ∀ t j, pending_on (erase (xh s)) t j → gid (gp s t) = Some j;
+    w_gid : ∀ t j, gid (gp s t) = Some j → pending_on (erase (xh s)) t j ∧ ¬ finished (erase (xh s)) j;
+  }.
+
+  Lemma inv3_same s s' : inv3 s → erase (xh s') = erase (xh s) → (∀ t, gid (gp s' t) = gid (gp s t)) → inv3 s'.
+  Proof.
+    intros [Hwf Hp Hg] He Hid. split; rewrite He; [done | |].
+    - intros t j H. rewrite Hid. by apply Hp.
+    - intros t j H. rewrite Hid in H. by apply Hg.
+  Qed.
+
+  Lemma inv3_invoke s t o g :
+    inv2 s → inv3 s → gp s t = GNone → gid g = Some (nid s) →
+    inv3 (CState (cx s) (cq s) (updf (gp s) t g) (xh s ++ [XE (Invoke (nid s) t o)]) (S (nid s)) (pl s)).
+  Proof.
+    intros Hi [Hwf Hp Hg] Hgt Hgid.
+    assert (Hnew : ¬ invoked (erase (xh s)) (nid s)).
+    { intros (t' & o' & H). apply (j_nid s Hi) in H. lia. }
+    assert (He : erase (xh s ++ [XE (Invoke (nid s) t o)]) = erase (xh s) ++ [Invoke (nid s) t o])
+      by (by rewrite erase_app).
+    split; cbn [xh gp]; rewrite He.
+    - apply wf_snoc. split; [done|]. split; [done|]. intros (j & Hj). apply Hp in Hj. by rewrite Hgt in Hj.
+    - intros t' j [(o' & [= <- <- <-]) | (Hj & _ & _)]%pending_on_snoc; [by rewrite updf_eq|].
+      destruct (decide (t' = t)) as [-> | Hne]; [apply Hp in Hj; by rewrite Hgt in Hj|].
+      rewrite updf_ne by done. by apply Hp.
+    - intros t' j Hj. destruct (decide (t' = t)) as [-> | Hne].
+      + rewrite updf_eq, Hgid in Hj. injection Hj as <-. split.
+        * apply pending_on_snoc. left. by exists o.
+        * intros [Hf | Hf]%finished_snoc; [|done]. apply Hnew.
+          destruct Hf as [[v Hr] | [v Hr]]; [by apply (wf_return_invoked _ _ v) | by apply (wf_recover_invoked _ _ v)].
+      + rewrite updf_ne in Hj by done. destruct (Hg t' j Hj) as [Hpj Hf]. split.
+        * apply pending_on_snoc. right. done.
+        * intros [? | ?]%finished_snoc; done.
+  Qed.
+
+  Lemma inv3_ret s s' t i v b :
+    inv2 s → inv3 s → gid (gp s t) = Some i → gp s' = updf (gp s) t GNone →
+    xh s' = xh s ++ adv s b ++ [XE (Return i v)] → inv3 s'.
+  Proof.
+    intros Hi [Hwf Hp Hg] Hgt Hgs Hx.
+    destruct (Hg t i Hgt) as [Hpi Hfi].
+    split; rewrite ?Hgs, Hx, erase_adv_ev.
+    - apply wf_snoc. split; [done|]. split; [by exists t | done].
+    - intros t' j [(? & ?) | (Hj & _ & Hr)]%pending_on_snoc; [done|].
+      destruct (decide (t' = t)) as [-> | Hne].
+      + apply Hp in Hj. rewrite Hgt in Hj. injection Hj as ->. by destruct (Hr v).
+      + rewrite updf_ne by done. by apply Hp.
+    - intros t' j Hj. destruct (decide (t' = t)) as [-> | Hne]; [by rewrite updf_eq in Hj|].
+      rewrite updf_ne in Hj by done. destruct (Hg t' j Hj) as [Hpj Hf].
+      assert (i ≠ j).
+      { intros <-. destruct (gid_invoked s t i Hi Hgt) as [o1 H1]. destruct (gid_invoked s t' i Hi Hj) as [o2 H2].
+        by destruct (j_inv1 s Hi i t o1 t' o2 H1 H2). }
+      split.
+      + apply pending_on_snoc. right. split_and!; [done|done|]. intros v' [= ?]. done.
+      + intros [? | ?]%finished_snoc; [done|]. simpl in *. done.
+  Qed.
+
+  Lemma inv3_crash s keep :
+    inv2 s → inv3 s →
+    inv3 (CState (recover (cx s) keep) (take (ccn (xm (cx s)) (keep 0)).1 (cq s)) (λ _, GNone)
+            (xh s ++ adv s (ccn (xm (cx s)) (keep 0)).1 ++ [XE Crash]) (nid s) (ccn (xm (cx s)) (keep 0)).1).
+  Proof.
+    intros Hi [Hwf Hp Hg]. split; cbn [xh gp]; rewrite erase_adv_ev.
+    - apply wf_snoc. by split.
+    - intros t j [(? & ?) | (_ & ? & _)]%pending_on_snoc; done.
+    - intros t j Hj. done.
+  Qed.
+
+  Lemma inv3_init : inv3 cinit.
+  Proof.
+    split; cbn [cinit xh gp erase].
+    - apply wf_nil.
+    - intros t j (h1 & h2 & o & Eh & _). by destruct h1.
+    - intros t j Hj. done.
+  Qed.
+
+  Lemma creach_inv3 s : creachable s → inv3 s.
+  Proof.
+    induction 1 as [| s s' Hr IH Hs]; [apply inv3_init|].
+    destruct (creach_inv s Hr) as [_ Hi].
+    destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
+      | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
+      | s t i r c v n Hg | s keep Hok].
+    - by apply inv3_invoke.
+    - apply (inv3_same s); [done|done|]. intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
+    - by apply (inv3_same s).
+    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); [| |rewrite Hg|..].
+    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); [| |rewrite Hg|..].
+    - by apply inv3_invoke.
+    - apply (inv3_same s); [done| |].
+      + cbn [xh]. case_decide; [|done]. rewrite erase_app. simpl. by rewrite app_nil_r.
+      + intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
+    - apply (inv3_same s); [done|done|]. intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
+    - by apply (inv3_ret s _ t i v (pl s `max` c)); [| |rewrite Hg|..].
+    - by apply inv3_crash.
+  Qed.
+
   (** ** The theorems *)
 
   (** The histories of CX-PTM on Px86 — update transactions and direct
@@ -1336,6 +1488,19 @@ Section cx_px_lin.
   Proof.
     intros Hr. destruct (creach_inv s Hr) as [_ Hi]. exists (xh s). split; [done | apply (j_ok s Hi) |].
     apply (runs_to_runs _ _ _ (j_run s Hi)).
+  Qed.
+
+  (** The histories are well formed ([History.wf]: what [perdure
+      check-history] accepts), and a crash-free one is linearizable in the
+      classic sense (Herlihy and Wing; [DurableLin.v]'s [linearizable]). *)
+  Theorem cx_px_wf s : creachable s → wf (erase (xh s)).
+  Proof. intros Hr. apply (w_wf s (creach_inv3 s Hr)). Qed.
+
+  Theorem cx_px_linearizable_crash_free s :
+    creachable s → crash_free (erase (xh s)) → linearizable spec (erase (xh s)).
+  Proof.
+    intros Hr Hcf. apply durably_linearizable_iff_linearizable; [by apply cx_px_wf | done |].
+    by apply cx_px_durably_linearizable.
   Qed.
 
   (** [CompletedDurable] with the values: an update transaction that
