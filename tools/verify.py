@@ -1222,7 +1222,7 @@ CRATE_OF_ROW = [
     (("explore:cas", "explore:checkpoint", "explore:combq", "explore:elim", "explore:msq", "explore:soft",
       "explore:treiber", "explore:baseline-", "mutant:memento/"), "perdure-memento"),
     (("explore:log", "explore:pm"), "perdure-pm"),
-    (("explore:kv",), "perdure-kv"),
+    (("explore:kv", "mutant:kv/"), "perdure-kv"),
 ]
 
 

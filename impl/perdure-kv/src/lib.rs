@@ -62,12 +62,18 @@
 //! the module docs of `src/map.rs`; how a value leaves a transaction:
 //! `src/store.rs`; transactions: `src/txn.rs`; files: `src/file.rs`.
 
+#[macro_use(mutant)]
+extern crate perdure_pm;
+
 mod error;
 // Pool files do not exist in the model-checking builds (their pools are
 // word arrays).
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 mod file;
 mod map;
+#[cfg(feature = "mutants")]
+#[doc(hidden)]
+pub mod mutant;
 mod store;
 mod txn;
 

@@ -301,7 +301,7 @@ fn tree_insert<T: Transaction>(tx: &T, hd: Header, key: &Key, node: u64) -> Resu
     }
     let mut i = path.len() - 1;
     st(tx, path[i], node)?;
-    while i > 0 {
+    while i > 0 && !mutant!(KvTreapNoRotation) {
         let parent = ld(tx, path[i - 1])?;
         if ld(tx, parent + N_HASH)? >= key.hash {
             break;
@@ -428,7 +428,9 @@ pub(crate) fn put_in<T: Transaction>(
         if at != found {
             return Err(Fault::Corrupt(Damage::Index));
         }
-        st(tx, path[path.len() - 1], block)?;
+        if !mutant!(KvOverwriteStaleIndex) {
+            st(tx, path[path.len() - 1], block)?;
+        }
         free(tx, found)?;
         return Ok(1);
     }
@@ -452,7 +454,7 @@ pub(crate) type Op = (Key, Option<(Vec<u64>, u64)>);
 pub(crate) fn write_in<T: Transaction>(tx: &T, root: usize, ops: &[Op]) -> Result<u64, Fault> {
     header(tx, root)?;
     let mut blocks = Vec::with_capacity(ops.len());
-    for (k, w) in ops {
+    for (k, w) in ops.iter().filter(|_| !mutant!(KvBatchNoAllocFirst)) {
         if let Some((v, _)) = w {
             match tx.alloc(node_size(k, v.len())) {
                 Ok(b) => blocks.push(b),

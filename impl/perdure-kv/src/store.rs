@@ -258,7 +258,14 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
     pub fn write(&self, batch: WriteBatch) -> Result<(), KvError> {
         let root = self.root;
         let needed = batch.bytes;
-        let ops = batch.ops;
+        let mut ops = batch.ops;
+        if mutant!(KvBatchInTwo) && ops.len() > 1 {
+            let first: Vec<Op> = ops.drain(..ops.len() / 2).collect();
+            let w = self
+                .ptm
+                .update_tx(move |tx| encode(map::write_in(tx, root, &first)))?;
+            decode(w, root, needed)?;
+        }
         let w = self
             .ptm
             .update_tx(move |tx| encode(map::write_in(tx, root, &ops)))?;
@@ -375,7 +382,12 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
                             .apply()
                             .map(|()| v)
                             .map_err(|(fault, needed)| E::from(error(fault, root, needed))),
-                        Err(e) => Err(e),
+                        Err(e) => {
+                            if mutant!(KvTxnAppliesOnErr) {
+                                let _ = txn.apply();
+                            }
+                            Err(e)
+                        }
                     })
                 }))
             })

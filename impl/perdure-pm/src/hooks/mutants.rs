@@ -168,4 +168,24 @@ declare_mutants! {
         /// the TSO-only mutant of RELAX.
         SpacePinNoFence = 37 => "space-pin-plain-store-no-fence",
     }
+    /// perdure-kv (seed 000, §6): the store on the PTMs.
+    kv {
+        /// `Store::write`: a batch's first half is committed in one
+        /// transaction and the rest in a second.
+        KvBatchInTwo = 40 => "batch-in-two-transactions",
+        /// `Store::transaction`: a closure's buffered writes are applied even
+        /// when it returns `Err`.
+        KvTxnAppliesOnErr = 41 => "transaction-applies-on-err",
+        /// `map::tree_insert`: the new leaf is not rotated up, so the treap
+        /// loses its heap order on the hashes.
+        KvTreapNoRotation = 42 => "treap-insert-no-rotation",
+        /// `map::put_in`: an overwrite by a value of another size links the
+        /// new node into the hash chain but leaves the old, freed one in the
+        /// ordered index.
+        KvOverwriteStaleIndex = 43 => "overwrite-leaves-old-node-in-index",
+        /// `map::write_in`: a batch's blocks are not allocated before its
+        /// first operation, so a put that does not fit leaves the batch's
+        /// earlier operations applied.
+        KvBatchNoAllocFirst = 44 => "batch-allocates-as-it-goes",
+    }
 }
