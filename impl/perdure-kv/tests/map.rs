@@ -162,6 +162,83 @@ fn two_threads_each_see_their_own_writes_and_all_land() {
     assert_eq!(db.check().unwrap(), 2 * 400);
 }
 
+/// Four threads (the PTM's four thread ids) on one store, each owning
+/// its keys: puts, overwrites by values of other sizes, deletes, batches
+/// and transactions, each thread checking its own keys against its own
+/// model, scans of its prefix included; at the end the whole store equals
+/// the union of the models, on Redo-PTM, RedoOpt-PTM and CX-PTM.
+fn four_threads<P: Ptm + 'static>(db: Store<P>) {
+    let models: Vec<BTreeMap<Vec<u8>, Vec<u8>>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4u8)
+            .map(|t| {
+                let db = &db;
+                s.spawn(move || {
+                    let mut r = Rng::new(17 + u64::from(t));
+                    let mut m = BTreeMap::new();
+                    for i in 0..300 {
+                        let k = vec![t, r.below(40) as u8];
+                        match r.below(6) {
+                            0 | 1 => {
+                                let v = bytes(&mut r, 60);
+                                assert_eq!(db.put(&k, &v).unwrap(), m.insert(k, v).is_some());
+                            }
+                            2 => assert_eq!(db.delete(&k).unwrap(), m.remove(&k).is_some()),
+                            3 => {
+                                let mut b = perdure_kv::WriteBatch::new();
+                                let k2 = vec![t, r.below(40) as u8];
+                                let v = bytes(&mut r, 20);
+                                b.put(&k, &v).unwrap().delete(&k2).unwrap();
+                                db.write(b).unwrap();
+                                m.insert(k.clone(), v);
+                                m.remove(&k2);
+                            }
+                            4 => {
+                                let old = m.get(&k).cloned();
+                                let (kk, n) = (k.clone(), i as u8);
+                                let got = db
+                                    .transaction(move |tx| {
+                                        let old = tx.get(&kk)?;
+                                        let mut v = old.clone().unwrap_or_default();
+                                        v.push(n);
+                                        tx.put(&kk, &v)?;
+                                        Ok::<_, KvError>(old)
+                                    })
+                                    .unwrap();
+                                assert_eq!(got, old, "thread {t}, op {i}");
+                                let mut v = old.unwrap_or_default();
+                                v.push(n);
+                                m.insert(k, v);
+                            }
+                            _ => {
+                                let want: Vec<_> =
+                                    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                                assert_eq!(db.scan_prefix(&[t], usize::MAX).unwrap(), want);
+                            }
+                        }
+                    }
+                    m
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let all: BTreeMap<_, _> = models.into_iter().flatten().collect();
+    assert_eq!(db.check().unwrap(), all.len() as u64);
+    let want: Vec<_> = all.into_iter().collect();
+    assert_eq!(db.scan_prefix(b"", usize::MAX).unwrap(), want);
+}
+
+#[test]
+fn four_threads_on_one_store() {
+    let config = Config::small();
+    four_threads(Store::create(RedoPtm::create(pool("kv-4t-redo"), &config).unwrap(), 0).unwrap());
+    four_threads(
+        Store::create(RedoOptPtm::create(pool("kv-4t-opt"), &config).unwrap(), 0).unwrap(),
+    );
+    let cx = perdure_ptm::cx::Config::small();
+    four_threads(Store::create(CxPtm::create(pool("kv-4t-cx"), &cx).unwrap(), 0).unwrap());
+}
+
 #[test]
 fn bad_input_gets_a_typed_error() {
     let config = Config::small();
