@@ -20,7 +20,11 @@
       [perdure check-history] accepts), so [cx_px_linearizable_crash_free]:
       a crash-free history is linearizable in the classic sense
       ([DurableLin.v]'s [linearizable], by
-      [durably_linearizable_iff_linearizable]).
+      [durably_linearizable_iff_linearizable]);
+    - [cx_px_lin_not_vacuous]: the theorems are not about an empty set of
+      histories: for a counter, two threads and two replicas, an explicit
+      run of 15 steps where an update returns after its CAS and [psync], a
+      read returns the value it wrote, and a crash follows.
 
     The model ([cstep]): a state is [CXPTMPx.v]'s [xstate] ([cx]) plus
     ghost state: the update nodes of the queue in ticket order ([cq]: the
@@ -1477,6 +1481,15 @@ Section cx_px_lin.
     - by apply inv3_crash.
   Qed.
 
+  (** A step of [CXPTMPx.v] that moves one thread inside its update. *)
+  Lemma c_mid_upd s t x' c :
+    xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' = updf (pcs (cx s)) t c → c ≠ XIdle →
+    cstep s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)).
+  Proof.
+    intros Hs Hn Hp Hc. apply (c_mid s t x' Hs Hn); rewrite Hp; [by rewrite updf_eq|].
+    intros t' Hne. by rewrite updf_ne.
+  Qed.
+
   (** ** The theorems *)
 
   (** The histories of CX-PTM on Px86 — update transactions and direct
@@ -1525,3 +1538,64 @@ Section cx_px_lin.
     pose proof (j_pl s Hi (keep 0) Hk1 Hk2). lia.
   Qed.
 End cx_px_lin.
+
+(** ** Not vacuous: an update returns, a read sees it, a crash keeps it *)
+
+(** A counter: an update increments it and returns the old value, a read
+    returns it. *)
+Definition ex_uexec (_ : unit) (σ : nat) : nat * nat := (S σ, σ).
+Definition ex_rexec (_ : unit) (σ : nat) : nat := σ.
+
+Ltac cur R := match type of R with creachable _ _ _ _ _ ?x => x end.
+Ltac nidle := let H := fresh in intros H; vm_compute in H; discriminate H.
+Ltac xlt := vm_compute; lia.
+
+(** Thread 0 increments (and returns 0) through its own CAS and [psync];
+    thread 1 reads the replica [curComb] names (1), writes [curComb] back,
+    fences and returns; then a crash that keeps every line: the history
+    every [cx_px_*] theorem speaks of. *)
+Theorem cx_px_lin_not_vacuous :
+  ∃ s, creachable 0 ex_uexec ex_rexec 2 2 s ∧
+    erase (xh s) = [Invoke 0 0 (Upd tt); Return 0 0; Invoke 1 1 (Rd tt); Return 1 1; Crash].
+Proof.
+  pose proof (cr_init 0 ex_uexec ex_rexec 2 2) as R.
+  let s := cur R in pose proof (cr_step _ _ _ _ _ _ _ R (c_invoke _ _ _ 2 2 s 0 tt ltac:(lia) eq_refl)) as R1.
+  vm_compute in R1.
+  let s := cur R1 in pose proof (cr_step _ _ _ _ _ _ _ R1 (c_enqueue _ _ _ 2 2 s 0 0 tt eq_refl eq_refl)) as R2.
+  vm_compute in R2.
+  let s := cur R2 in pose proof (cr_step _ _ _ _ _ _ _ R2 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_lock 2 false false (cx s) 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R3.
+  vm_compute in R3.
+  let s := cur R3 in pose proof (cr_step _ _ _ _ _ _ _ R3 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_settle 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R4.
+  vm_compute in R4.
+  let s := cur R4 in pose proof (cr_step _ _ _ _ _ _ _ R4 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_pwbrep 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R5.
+  vm_compute in R5.
+  let s := cur R5 in pose proof (cr_step _ _ _ _ _ _ _ R5 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_fence 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R6.
+  vm_compute in R6.
+  let s := cur R6 in pose proof (cr_step _ _ _ _ _ _ _ R6 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_cas 2 false false (cx s) 0 1 1 eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R7.
+  vm_compute in R7.
+  let s := cur R7 in pose proof (cr_step _ _ _ _ _ _ _ R7 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_pwbcc 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R8.
+  vm_compute in R8.
+  let s := cur R8 in pose proof (cr_step _ _ _ _ _ _ _ R8 (c_mid_upd _ _ _ 2 2 s 0 _ _
+    (x_sync 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R9.
+  vm_compute in R9.
+  let s := cur R9 in pose proof (cr_step _ _ _ _ _ _ _ R9 (c_ret _ _ _ 2 2 s 0 1 0 0 tt eq_refl eq_refl)) as R10.
+  vm_compute in R10.
+  let s := cur R10 in pose proof (cr_step _ _ _ _ _ _ _ R10 (c_rinvoke _ _ _ 2 2 s 1 tt ltac:(lia) eq_refl)) as R11.
+  vm_compute in R11.
+  let s := cur R11 in pose proof (cr_step _ _ _ _ _ _ _ R11 (c_read _ _ _ 2 2 s 1 1 tt eq_refl)) as R12.
+  vm_compute in R12.
+  let s := cur R12 in pose proof (cr_step _ _ _ _ _ _ _ R12 (c_rpwb _ _ _ 2 2 s 1 1 tt 1 1 eq_refl)) as R13.
+  vm_compute in R13.
+  let s := cur R13 in pose proof (cr_step _ _ _ _ _ _ _ R13 (c_rsync _ _ _ 2 2 s 1 1 tt 1 1 2 eq_refl)) as R14.
+  vm_compute in R14.
+  let s := cur R14 in pose proof (cr_step _ _ _ _ _ _ _ R14 (c_crash _ _ _ 2 2 s (λ L, match L with 0 => 2 | 1 => 0 | _ => 1 end)
+    ltac:(intros L HL; vm_compute in HL; destruct L as [|[|[|L]]]; vm_compute; lia))) as R15.
+  vm_compute in R15.
+  eexists. split; [exact R15 | reflexivity].
+Qed.
