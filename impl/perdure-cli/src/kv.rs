@@ -75,6 +75,44 @@ pub enum KvCommand {
         /// The database file.
         db: PathBuf,
     },
+    /// Run db_bench's workloads on perdure-kv (the stores beside it: `make bench`).
+    Bench(BenchArgs),
+}
+
+/// `perdure kv bench [--num N] [--threads 1,2] [--construction C,...] [--durability D] [--dir DIR]`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Keys (db_bench's --num; the seed's 1000000).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    num: u64,
+    /// Thread counts, comma-separated.
+    #[arg(
+        long,
+        value_name = "T,...",
+        value_delimiter = ',',
+        default_value = "1,2"
+    )]
+    threads: Vec<usize>,
+    /// Constructions, comma-separated.
+    #[arg(
+        long,
+        value_name = "C,...",
+        value_delimiter = ',',
+        default_value = "redo-opt"
+    )]
+    construction: Vec<Construction>,
+    /// pmem (cache-line flushes; the database on --dir, /dev/shm by default) or msync.
+    #[arg(long, value_name = "D", default_value = "pmem")]
+    durability: Durability,
+    /// Workloads, comma-separated (default: all of db_bench's).
+    #[arg(long, value_name = "W,...", value_delimiter = ',')]
+    workloads: Vec<perdure_harness::kvbench::Workload>,
+    /// Where the databases go (default: /dev/shm for pmem, the temp dir for msync).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Write the measures as JSON here, and SVG plots beside it.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 /// `perdure kv create DB [--size SIZE] [--construction C] [--durability D] [--threads N]`.
@@ -265,6 +303,7 @@ fn exec(cmd: KvCommand) -> Result<ExitCode, Failure> {
             }
             writeln!(out, "imported {} entries", entries.len())?;
         }
+        KvCommand::Bench(a) => bench(a, &mut out)?,
         KvCommand::Export { db } => {
             for (k, v) in open(&db)?.scan_prefix(b"", usize::MAX)? {
                 let field = |name: &str, b: &[u8]| match std::str::from_utf8(b) {
@@ -276,6 +315,58 @@ fn exec(cmd: KvCommand) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn bench(a: BenchArgs, out: &mut impl Write) -> Result<(), Failure> {
+    use perdure_harness::kvbench::{self, Config, PerdureKv, Workload};
+    let base = match &a.dir {
+        Some(d) => d.clone(),
+        None if a.durability == Durability::Msync => std::env::temp_dir(),
+        None => PathBuf::from("/dev/shm"),
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("perdure-kv-bench")
+        .tempdir_in(&base)?;
+    let mut all = Vec::new();
+    for &c in &a.construction {
+        for &t in &a.threads {
+            let cfg = Config {
+                num: a.num,
+                threads: t,
+                workloads: if a.workloads.is_empty() {
+                    Workload::ALL.to_vec()
+                } else {
+                    a.workloads.clone()
+                },
+                progress: true,
+                ..Config::default()
+            };
+            let subject = PerdureKv {
+                construction: c,
+                durability: a.durability,
+            };
+            let m = kvbench::run(&subject, dir.path(), &cfg, &mut |_| {}).map_err(|what| {
+                Failure::Input {
+                    file: subject_name(&subject),
+                    line: 0,
+                    what,
+                }
+            })?;
+            all.extend(m);
+        }
+    }
+    write!(out, "{}", kvbench::table(&all))?;
+    if let Some(path) = &a.json {
+        std::fs::write(path, kvbench::json(&all))?;
+        let svg = path.with_extension("svg");
+        std::fs::write(&svg, kvbench::throughput_svg("perdure-kv db_bench", &all))?;
+        writeln!(out, "wrote {} and {}", path.display(), svg.display())?;
+    }
+    Ok(())
+}
+
+fn subject_name(s: &dyn perdure_harness::kvbench::Subject) -> String {
+    s.name()
 }
 
 /// Bytes for a line of output (see the module docs).

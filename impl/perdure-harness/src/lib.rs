@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod kvbench;
 pub mod memento;
 pub mod ptm;
 pub mod relax;
