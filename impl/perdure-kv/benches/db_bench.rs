@@ -52,9 +52,15 @@ fn main() {
     std::fs::create_dir_all(&out).expect("create the output directory");
     std::fs::write(out.join("db_bench.txt"), &table).expect("write the table");
     std::fs::write(out.join("db_bench.json"), kvbench::json(&all)).expect("write the JSON");
-    let title = format!("perdure-kv db_bench, {num} keys, Pmem on {}", bench_dir().display());
-    std::fs::write(out.join("db_bench.svg"), kvbench::throughput_svg(&title, &all))
-        .expect("write the plot");
+    let title = format!(
+        "perdure-kv db_bench, {num} keys, Pmem on {}",
+        bench_dir().display()
+    );
+    std::fs::write(
+        out.join("db_bench.svg"),
+        kvbench::throughput_svg(&title, &all),
+    )
+    .expect("write the plot");
     std::fs::write(
         out.join("db_bench-recovery.svg"),
         kvbench::recovery_svg("perdure-kv: reopen and first write", &all),
