@@ -30,7 +30,8 @@ help:
 	@echo "             TLC on specs/**/*.cfg, the Coq build + Admitted/axiom scan -> out/verify.json"
 	@echo "             (DEPTH=deep: *_deep.cfg models, unbounded loom)"
 	@echo "  test       what CI runs (.ci/run): setup + the same checks as verify"
-	@echo "  bench      setup, then 'cargo bench --workspace' in impl/; output in out/bench/"
+	@echo "  bench      setup, then 'cargo bench --workspace' in impl/ and perdure-kv's db_bench beside"
+	@echo "             redb, sled and fjall (impl/kv-peers); output in out/bench/"
 	@echo "  bench-peers  perdure against the published RedoDB PTMs and Memento queues, point by point,"
 	@echo "             interleaved (tools/bench_peers.py; docs/bench/peers.md): REDODB_SRC=<checkout>"
 	@echo "             MEMENTO_SRC=<checkout>, a peer not given is skipped; POINTS=<filters>; SECS, ROUNDS"
@@ -65,6 +66,7 @@ bench: setup
 	  cd impl && PERDURE_OUT="$(CURDIR)/out" PERDURE_BENCH_OUT="$(CURDIR)/out/bench" \
 	  cargo bench --workspace 2>&1 | tee "$$log"; \
 	  cargo bench -p perdure-ptm --features breakdown --bench ptm_breakdown 2>&1 | tee -a "$$log"; \
+	  (cd kv-peers && cargo build --release && PERDURE_OUT="$(CURDIR)/out" ./target/release/kv-peers) 2>&1 | tee -a "$$log"; \
 	  echo "bench: output saved in $${log#$(CURDIR)/}"
 
 # perdure against its peers (issue 17): builds RedoDB's PTMs with tools/peers/redodb_point.cpp and

@@ -1,0 +1,407 @@
+//! db_bench of perdure-kv beside the Rust stores a user would pick
+//! instead (issue 18 §3): redb, sled and fjall from crates.io, in the same
+//! run, on the same file systems, through the same workloads
+//! (`perdure_harness::kvbench`). `make bench` runs it after the
+//! workspace's benches.
+//!
+//! Two groups:
+//! * **memory**: the databases in `/dev/shm`; perdure-kv on `Pmem` (cache-
+//!   line flushes, durable on persistent memory), the others with their
+//!   durability off (redb `Durability::None`, sled without `flush`, fjall
+//!   without `persist`) — the best case a DRAM-speed store reaches.
+//!   10^6 keys (`PERDURE_BENCH_QUICK=1`: 10^5), every workload, 1 and 2
+//!   threads.
+//! * **durable**: the databases in the temporary directory (an ordinary
+//!   file system); every write durable when it returns: perdure-kv on
+//!   `Msync`, redb's default `Durability::Immediate` commit per write,
+//!   sled's `flush` after each write, fjall's `persist(SyncAll)` after
+//!   each write. 10^4 keys (quick: 2,000): fillrandom, overwrite,
+//!   readrandom, 1 and 2 threads.
+//!
+//! Writes `kv/peers.{txt,json}`, `kv/peers-memory.svg`,
+//! `kv/peers-durable.svg` and `kv/peers-recovery.svg` under the bench
+//! output directory, and prints the tables and perdure-kv's ratio to each
+//! store per point.
+
+use perdure_harness::bench::{self, out_dir};
+use perdure_harness::kvbench::{self, Config, Engine, Measure, PerdureKv, Subject, Workload};
+use perdure_kv::{Construction, Durability};
+use redb::{ReadableDatabase, ReadableTable};
+use std::path::{Path, PathBuf};
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+// --- redb -------------------------------------------------------------------------
+
+const TABLE: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("kv");
+
+struct Redb {
+    durable: bool,
+}
+
+struct RedbEngine {
+    db: redb::Database,
+    durable: bool,
+}
+
+impl Subject for Redb {
+    fn name(&self) -> String {
+        format!("redb{}", if self.durable { "/fsync" } else { "/no-sync" })
+    }
+    fn durable(&self) -> bool {
+        self.durable
+    }
+    fn open(&self, dir: &Path, _fresh: bool, _: &Config) -> Result<Box<dyn Engine>, String> {
+        let db = redb::Database::create(dir.join("redb.db")).map_err(err)?;
+        Ok(Box::new(RedbEngine {
+            db,
+            durable: self.durable,
+        }))
+    }
+}
+
+impl RedbEngine {
+    fn write(
+        &self,
+        f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut tx = self.db.begin_write().map_err(err)?;
+        if !self.durable {
+            tx.set_durability(redb::Durability::None).map_err(err)?;
+        }
+        {
+            let mut t = tx.open_table(TABLE).map_err(err)?;
+            f(&mut t)?;
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+impl Engine for RedbEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.write(|t| t.insert(key, value).map(drop).map_err(err))
+    }
+    fn get(&self, key: &[u8]) -> Result<bool, String> {
+        let tx = self.db.begin_read().map_err(err)?;
+        let t = match tx.open_table(TABLE) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(false),
+            Err(e) => return Err(err(e)),
+        };
+        let found = t.get(key).map_err(err)?.map(|v| v.value().len()).is_some();
+        Ok(found)
+    }
+    fn delete(&self, key: &[u8]) -> Result<(), String> {
+        self.write(|t| t.remove(key).map(drop).map_err(err))
+    }
+    fn seek(&self, from: &[u8], n: usize) -> Result<usize, String> {
+        let tx = self.db.begin_read().map_err(err)?;
+        let t = tx.open_table(TABLE).map_err(err)?;
+        let mut c = 0;
+        for e in t.range(from..).map_err(err)?.take(n) {
+            let (k, v) = e.map_err(err)?;
+            c += usize::from(!k.value().is_empty() || v.value().is_empty());
+        }
+        Ok(c)
+    }
+    fn scan_all(&self) -> Result<u64, String> {
+        let tx = self.db.begin_read().map_err(err)?;
+        let t = tx.open_table(TABLE).map_err(err)?;
+        let mut c = 0;
+        for e in t.range(..).map_err(err)? {
+            let (k, _) = e.map_err(err)?;
+            c += u64::from(!k.value().is_empty());
+        }
+        Ok(c)
+    }
+}
+
+// --- sled -------------------------------------------------------------------------
+
+struct Sled {
+    durable: bool,
+}
+
+struct SledEngine {
+    db: sled::Db,
+    durable: bool,
+}
+
+impl Subject for Sled {
+    fn name(&self) -> String {
+        format!("sled{}", if self.durable { "/flush" } else { "/no-flush" })
+    }
+    fn durable(&self) -> bool {
+        self.durable
+    }
+    fn open(&self, dir: &Path, _fresh: bool, _: &Config) -> Result<Box<dyn Engine>, String> {
+        let db = sled::open(dir.join("sled")).map_err(err)?;
+        Ok(Box::new(SledEngine {
+            db,
+            durable: self.durable,
+        }))
+    }
+}
+
+impl SledEngine {
+    fn sync(&self) -> Result<(), String> {
+        if self.durable {
+            self.db.flush().map(drop).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+impl Engine for SledEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.db.insert(key, value).map_err(err)?;
+        self.sync()
+    }
+    fn get(&self, key: &[u8]) -> Result<bool, String> {
+        Ok(self.db.get(key).map_err(err)?.is_some())
+    }
+    fn delete(&self, key: &[u8]) -> Result<(), String> {
+        self.db.remove(key).map_err(err)?;
+        self.sync()
+    }
+    fn seek(&self, from: &[u8], n: usize) -> Result<usize, String> {
+        let mut c = 0;
+        for e in self.db.range(from..).take(n) {
+            e.map_err(err)?;
+            c += 1;
+        }
+        Ok(c)
+    }
+    fn scan_all(&self) -> Result<u64, String> {
+        let mut c = 0;
+        for e in self.db.iter() {
+            e.map_err(err)?;
+            c += 1;
+        }
+        Ok(c)
+    }
+}
+
+// --- fjall ------------------------------------------------------------------------
+
+struct Fjall {
+    durable: bool,
+}
+
+struct FjallEngine {
+    db: fjall::Database,
+    items: fjall::Keyspace,
+    durable: bool,
+}
+
+impl Subject for Fjall {
+    fn name(&self) -> String {
+        format!(
+            "fjall{}",
+            if self.durable {
+                "/sync-all"
+            } else {
+                "/no-sync"
+            }
+        )
+    }
+    fn durable(&self) -> bool {
+        self.durable
+    }
+    fn open(&self, dir: &Path, _fresh: bool, _: &Config) -> Result<Box<dyn Engine>, String> {
+        let db = fjall::Database::builder(dir.join("fjall"))
+            .open()
+            .map_err(err)?;
+        let items = db
+            .keyspace("kv", fjall::KeyspaceCreateOptions::default)
+            .map_err(err)?;
+        Ok(Box::new(FjallEngine {
+            db,
+            items,
+            durable: self.durable,
+        }))
+    }
+}
+
+impl FjallEngine {
+    fn sync(&self) -> Result<(), String> {
+        if self.durable {
+            self.db.persist(fjall::PersistMode::SyncAll).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+impl Engine for FjallEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.items.insert(key, value).map_err(err)?;
+        self.sync()
+    }
+    fn get(&self, key: &[u8]) -> Result<bool, String> {
+        Ok(self.items.get(key).map_err(err)?.is_some())
+    }
+    fn delete(&self, key: &[u8]) -> Result<(), String> {
+        self.items.remove(key).map_err(err)?;
+        self.sync()
+    }
+    fn seek(&self, from: &[u8], n: usize) -> Result<usize, String> {
+        let mut c = 0;
+        for g in self.items.range(from..).take(n) {
+            g.into_inner().map_err(err)?;
+            c += 1;
+        }
+        Ok(c)
+    }
+    fn scan_all(&self) -> Result<u64, String> {
+        let mut c = 0;
+        for g in self.items.iter() {
+            g.into_inner().map_err(err)?;
+            c += 1;
+        }
+        Ok(c)
+    }
+}
+
+// --- The run ----------------------------------------------------------------------
+
+fn group(
+    name: &str,
+    base: &Path,
+    subjects: &[Box<dyn Subject>],
+    num: u64,
+    workloads: &[Workload],
+) -> Vec<Measure> {
+    let mut all = Vec::new();
+    for threads in [1, 2] {
+        for s in subjects {
+            let cfg = Config {
+                num,
+                threads,
+                workloads: workloads.to_vec(),
+                progress: true,
+                ..Config::default()
+            };
+            let dir = tempfile::tempdir_in(base).expect("a directory for the database");
+            match kvbench::run(&**s, dir.path(), &cfg, &mut |_| {}) {
+                Ok(m) => all.extend(m),
+                Err(e) => eprintln!("kv-peers {name}: {} {threads}T failed: {e}", s.name()),
+            }
+        }
+    }
+    all
+}
+
+/// perdure-kv's throughput over each other store's, per workload and
+/// thread count.
+fn ratios(measures: &[Measure]) -> String {
+    let mut s = String::new();
+    for m in measures
+        .iter()
+        .filter(|m| m.subject.starts_with("perdure-kv") && m.workload != "recovery")
+    {
+        for o in measures.iter().filter(|o| {
+            !o.subject.starts_with("perdure-kv")
+                && o.workload == m.workload
+                && o.threads == m.threads
+        }) {
+            s += &format!(
+                "{:<17} {}T  {:<28} / {:<16} {:>7.2}x\n",
+                m.workload,
+                m.threads,
+                m.subject,
+                o.subject,
+                m.ops_per_sec() / o.ops_per_sec().max(1e-9)
+            );
+        }
+    }
+    s
+}
+
+fn main() {
+    let quick = bench::quick();
+    let shm = PathBuf::from("/dev/shm");
+    let memory_base = if shm.is_dir() {
+        shm
+    } else {
+        std::env::temp_dir()
+    };
+    let disk_base = std::env::temp_dir();
+    let memory: Vec<Box<dyn Subject>> = vec![
+        Box::new(PerdureKv {
+            construction: Construction::RedoOpt,
+            durability: Durability::Pmem,
+        }),
+        Box::new(Redb { durable: false }),
+        Box::new(Sled { durable: false }),
+        Box::new(Fjall { durable: false }),
+    ];
+    let durable: Vec<Box<dyn Subject>> = vec![
+        Box::new(PerdureKv {
+            construction: Construction::RedoOpt,
+            durability: Durability::Msync,
+        }),
+        Box::new(Redb { durable: true }),
+        Box::new(Sled { durable: true }),
+        Box::new(Fjall { durable: true }),
+    ];
+    let mem = group(
+        "memory",
+        &memory_base,
+        &memory,
+        if quick { 100_000 } else { 1_000_000 },
+        &Workload::ALL,
+    );
+    let dur = group(
+        "durable",
+        &disk_base,
+        &durable,
+        if quick { 2_000 } else { 10_000 },
+        &[
+            Workload::FillRandom,
+            Workload::Overwrite,
+            Workload::ReadRandom,
+        ],
+    );
+    let mut text = format!(
+        "== memory: {} (perdure-kv durable on Pmem; the others' durability off) ==\n{}\n{}\n",
+        memory_base.display(),
+        kvbench::table(&mem),
+        ratios(&mem)
+    );
+    text += &format!(
+        "== durable: {} (every write durable on return) ==\n{}\n{}",
+        disk_base.display(),
+        kvbench::table(&dur),
+        ratios(&dur)
+    );
+    print!("{text}");
+    let out = out_dir().join("kv");
+    std::fs::create_dir_all(&out).expect("create the output directory");
+    let all: Vec<Measure> = mem.iter().chain(&dur).cloned().collect();
+    std::fs::write(out.join("peers.txt"), &text).expect("write the table");
+    std::fs::write(out.join("peers.json"), kvbench::json(&all)).expect("write the JSON");
+    std::fs::write(
+        out.join("peers-memory.svg"),
+        kvbench::throughput_svg(
+            "db_bench in /dev/shm: perdure-kv (Pmem) and the others, durability off",
+            &mem,
+        ),
+    )
+    .expect("write a plot");
+    std::fs::write(
+        out.join("peers-durable.svg"),
+        kvbench::throughput_svg(
+            "db_bench, every write durable, on the temporary directory's file system",
+            &dur,
+        ),
+    )
+    .expect("write a plot");
+    std::fs::write(
+        out.join("peers-recovery.svg"),
+        kvbench::recovery_svg("reopen and first write", &all),
+    )
+    .expect("write a plot");
+    eprintln!("kv-peers: wrote {}", out.display());
+}
