@@ -6,9 +6,11 @@
     operations and their history: any deterministic sequential object
     ([uexec : UOp → St → St * Val] for update transactions, [rexec : ROp →
     St → Val] for read-only ones), threads [0 .. N-1] for any [N], any
-    number [NR ≥ 1] of replicas and any number of crashes.  For every
-    reachable state ([creachable]) the history of invocations, returns and
-    crashes is durably linearizable in the sense of [Core/DurableLin.v]:
+    number [NR ≥ 1] of replicas and any number of crashes; read-only
+    transactions both ways the code runs them (direct tries, and a node
+    published after them).  For every reachable state ([creachable]) the
+    history of invocations, returns and crashes is durably linearizable in
+    the sense of [Core/DurableLin.v]:
     - [cx_px_durably_linearizable]: [durably_linearizable spec (erase (xh
       s))], the witness being the model's ghost history with its
       linearization points ([xh]);
@@ -23,39 +25,53 @@
       [durably_linearizable_iff_linearizable]);
     - [cx_px_lin_not_vacuous]: the theorems are not about an empty set of
       histories: for a counter, two threads and two replicas, an explicit
-      run of 15 steps where an update returns after its CAS and [psync], a
-      read returns the value it wrote, and a crash follows.
+      run of 20 steps where an update returns after its CAS and [psync], a
+      direct read and a published read return the value it wrote, and a
+      crash follows.
 
     The model ([cstep]): a state is [CXPTMPx.v]'s [xstate] ([cx]) plus
-    ghost state: the update nodes of the queue in ticket order ([cq]: the
-    node of ticket [S j] at [j], cut at the recovered ticket by a crash),
-    each thread's operation ([gp]), the history with points ([xh]), the
-    next operation id and the ticket the points reach ([pl]).  The steps,
-    with the seed's lines ([/work/shared/seeds/000_f4454436cd5ee45b.txt])
-    and the Rust functions (files of [impl/perdure-ptm/src/cx/]):
+    ghost state: the nodes of the queue in ticket order ([cq]: the node of
+    ticket [S j] at [j], an update or a published read, cut at the
+    recovered ticket by a crash), each thread's operation ([gp]), the
+    history with points ([xh]), the next operation id and the ticket the
+    points reach ([pl]).  The steps, with the seed's lines
+    ([/work/shared/seeds/000_f4454436cd5ee45b.txt]) and the Rust functions
+    (files of [impl/perdure-ptm/src/cx/]):
     - [c_invoke]: an update transaction is invoked ([ptm.rs]
       [CxPtm::update_with], [core.rs] [Cx::apply_update]);
     - [c_enqueue]: step 1 (seed l. 132), its node gets the next ticket
       ([CXPTMPx.v]'s [x_enqueue]; [Cx::publish]);
-    - [c_mid]: every other step of [CXPTMPx.v]'s [xstep] that keeps the
-      stepping thread inside its update: steps 2–6 (l. 133–137) and the
-      exits' [pwb(curComb)] (l. 159–161) — [x_lock], [x_done], [x_apply],
-      [x_settle], [x_pwbrep], [x_fence], [x_cas], [x_cas_fail], [x_pwbcc],
-      [x_sync], [x_fin], whose Rust functions [CXPTMPx.v] lists
-      ([Cx::lock_any], [Cx::update_on], [Cx::install], [Cx::collect]);
+    - [c_mid]: every other step of [CXPTMPx.v]'s [xstep] that keeps a
+      thread whose node is its point inside its operation: steps 2–6
+      (l. 133–137) and the exits' [pwb(curComb)] (l. 159–161) — [x_lock],
+      [x_done], [x_apply], [x_settle], [x_pwbrep], [x_fence], [x_cas],
+      [x_cas_fail], [x_pwbcc], [x_sync], [x_fin], whose Rust functions
+      [CXPTMPx.v] lists ([Cx::lock_any], [Cx::update_on], [Cx::install],
+      [Cx::collect]);
     - [c_ret]: return after the thread's own CAS and [psync] ([x_ret];
       [Cx::install]'s return of the node's result); [c_finsync]: return
       after another thread installed the node, once [curComb] is synced
       ([x_finsync]; [Cx::collect], [Cx::ensure_durable]);
-    - [c_rinvoke], [c_read]: a read-only transaction is invoked, then reads
+    - [c_rinvoke], [c_read]: a read-only transaction is invoked ([ptm.rs]
+      [CxPtm::read_with], [core.rs] [Cx::apply_read]); a direct try reads
       [curComb], takes the shared lock of the [Combined] it names, finds
-      [curComb] unchanged and runs on its replica (R{1}, R{3}, l. 141–143;
-      [ptm.rs] [CxPtm::read_with], [core.rs] [Cx::apply_read],
-      [Cx::read_designated], [ptm.rs] [read_on]), in one step;
-    - [c_rpwb], [c_rsync]: its [pwb(curComb)], [psync] and return
-      ([Cx::read_designated]'s [Cx::ensure_durable(seq(cur))]); the
-      thread's [xstate] stays [XIdle], these two steps are [ystep]'s
-      [y_pwb], [y_fence];
+      [curComb] unchanged and runs on its replica (R{1}, R{3},
+      l. 141–143; [Cx::read_designated], [ptm.rs] [read_on]), in one step
+      (the failed tries change nothing and are not steps);
+    - [c_publish]: R{2} (l. 142, 145), after its direct tries the read
+      publishes a node, which gets the next ticket ([x_enqueue];
+      [Cx::apply_published_read], [Cx::publish]); its [way] says how it
+      will return: with the node's result ([Cx::collect], the node is its
+      linearization point and the thread then follows the update path's
+      [c_mid] and [c_finsync]) or with a later direct try's ([c_read]; the
+      node is no point).  [way] is a prophecy, as Redo-PTM's
+      [PublishRead] in [RedoPTMPx.v]: every run of the code has a run of
+      the model that prophesied right;
+    - [c_rpwb], [c_rsync]: a direct read's [pwb(curComb)], [psync] and
+      return ([Cx::read_designated]'s [Cx::ensure_durable(seq(cur))]); the
+      thread's [xstate] is [XIdle] or, for a published read, [XEnq], and
+      these two steps are [ystep]'s [y_pwb], [y_fence] (which returns
+      the thread to [XIdle]);
     - [c_crash]: [CXPTMPx.v]'s [x_crash], a crash keeping any image Px86
       allows and null recovery ([ptm.rs] [CxPtm::open], [Cx::build]).
 
@@ -63,50 +79,52 @@
     happens, up to the ticket the operation returned with (made durable
     first: its own [psync] after the CAS, or [Cx::ensure_durable]) or the
     ticket the crash recovered ([adv]).  The points of ticket [k] are its
-    update, with the result of the queue order, then the direct reads that
-    read the replica of ticket [k]; a read of the ticket the points are at
-    gets its point at once ([c_read]).  A crash never loses a point:
+    node's, if the node is a point (an update, or a published read that
+    collects), with the result of the queue order, then the direct reads
+    that read the replica of ticket [k]; a read of the ticket the points
+    are at gets its point at once ([c_read]).  A crash never loses a point:
     [pl] is at or before the ticket of every crash image of [curComb]
     ([j_pl]).
 
     The invariant: [CXPTMPx.v]'s [xinv], for the steps of [ystep] (its
-    [xstep] and a reader's [pwb]/[fence] of line 0, [xinv_pwb],
-    [xinv_fence]); [xaux]: the tickets on line 0 grow and were handed
-    out, a thread's ticket was handed out; and [inv2]: the history with
-    points is [prefix_ok point_ok] and its points run the object to the
-    state of ticket [pl] ([j_ok], [j_run]); the queue holds one node per
-    ticket handed out ([j_len]); ids are fresh, unique, and each invoked
-    once ([j_nid], [j_inv1], [j_qnd], [j_qinv]); the nodes before [pl] have
-    their points with their queue-order results, those after none
-    ([j_qpt], [j_qnpt]); [pl] is at or before every crash image of
-    [curComb] ([j_pl]); per thread ([ginv]): an update is at its ticket's
-    node; a read's value is its ticket's state, it has a point exactly when
-    [pl] reached its ticket, its ticket is at or before [curComb]'s, and
-    after its [pwb(curComb)] the write-back covers a position of line 0 at
-    or after its ticket; [j_xl]: an update's point is its node's, before
-    [pl], with its queue-order result.  For [cx_px_wf], [inv3]: a thread's
-    operation is exactly its pending one in the history, not finished.
+    [xstep], and a reader's [pwb]/[fence] of line 0 from outside any
+    replica, [xinv_pwb], [xinv_fence]); [xaux]: the tickets on line 0 grow
+    and were handed out, a thread's ticket was handed out; and [inv2]: the
+    history with points is [prefix_ok point_ok] and its points run the
+    object to the state of ticket [pl] ([j_ok], [j_run]); the queue holds
+    one node per ticket handed out ([j_len]); ids are fresh, unique, and
+    each invoked once ([j_nid], [j_inv1], [j_qnd], [j_qinv]); the nodes
+    that are points before [pl] have their points with their queue-order
+    results, those after none ([j_qpt], [j_qnpt]); [pl] is at or before
+    every crash image of [curComb] ([j_pl]); per thread ([ginv]): a thread
+    whose node is its point is at its ticket's node; a read's value is its
+    ticket's state, it has a point exactly when [pl] reached its ticket,
+    its ticket is at or before [curComb]'s, its node if published is no
+    point, and after its [pwb(curComb)] the write-back covers a position
+    of line 0 at or after its ticket; [j_xl]: an update's point is its
+    node's, before [pl], with its queue-order result.  For [cx_px_wf],
+    [inv3]: a thread's operation is exactly its pending one in the history,
+    not finished.
 
     What the model abstracts (beyond [CXPTMPx.v]'s list: a replica's
     content is a ticket, one cache line per replica, the turn queue, hazard
     pointers and reclamation, the locks' internals and retry loops,
     sequentially consistent steps):
-    - values: the result an update returns is the one the queue order
-      gives its node ([resq]); that the node holds it is [CXPTM.v]'s
-      [cx_results_correct], in that model, not here; a direct read's value
-      is the state of the ticket its replica holds ([objv]; that a replica
-      at ticket [k] holds the state of the first [k] nodes is [CXPTM.v]'s
-      [cx_applied_in_order]);
-    - read-only transactions that publish a node after [max_read_tries]
-      direct tries ([Cx::apply_published_read], R{2}) are not modelled: a
-      read here always reads the designated replica directly;
+    - values: the result a node's operation returns is the one the queue
+      order gives it ([resq]); that the node holds it is [CXPTM.v]'s
+      [cx_results_correct], in that model (for update nodes), not here; a
+      direct read's value is the state of the ticket its replica holds
+      ([objv]; that a replica at ticket [k] holds the state of the first
+      [k] nodes is [CXPTM.v]'s [cx_applied_in_order]);
     - the durable watermark of [Cx::ensure_durable] (which skips the
       [pwb]/[psync] when another thread's [psync] covered the ticket): the
       model always writes back and fences;
     - [c_finsync] and [c_rsync] make a [psync] and the return after it
       one step (as [CXPTMPx.v]'s [x_finsync]); a direct read is one step
       (the shared lock and the re-check of [curComb] keep the replica
-      still while it runs);
+      still while it runs); a thread whose published read collects may in
+      the model also take the update path's steps (lock, apply, CAS),
+      which the code's [Cx::apply_published_read] does not: more runs;
     - a panicking closure; liveness. *)
 From stdpp Require Import base list list_numbers decidable.
 From Coq Require Import Lia.
@@ -178,6 +196,17 @@ Qed.
 Lemma len0_crash p keep : 0 < nlines p → keep 0 ≤ len0 p → len0 (crash_mem p keep) = keep 0.
 Proof. intros Hl Hk. unfold len0. rewrite crash_hist by done. rewrite take_length. unfold len0 in Hk. lia. Qed.
 
+(** A thread outside any replica: idle, or its node enqueued and nothing
+    locked (a published read that reads directly). *)
+Definition outside (c : xpc) : Prop := c = XIdle ∨ ∃ my, c = XEnq my.
+
+Lemma outside_owns c : outside c → owns c = None.
+Proof. by intros [-> | [my ->]]. Qed.
+Lemma outside_target c : outside c → target c = None.
+Proof. by intros [-> | [my ->]]. Qed.
+Lemma outside_xtinv NR p t c : outside c → xtinv NR p t c.
+Proof. by intros [-> | [my ->]]. Qed.
+
 Section ymodel.
   Context (NR : nat) (HNR : 0 < NR).
 
@@ -186,34 +215,34 @@ Section ymodel.
 
   Inductive ystep : xstate → xstate → Prop :=
     | y_x x x' : xstep NR false false x x' → ystep x x'
-    | y_pwb x t : pcs x t = XIdle →
+    | y_pwb x t : outside (pcs x t) →
         ystep x (XState (p_pwb cline (xm x) t TK) (tkt x) (lk x) (pcs x) (done x))
-    | y_fence x t : pcs x t = XIdle →
-        ystep x (XState (p_fence (xm x) t) (tkt x) (lk x) (pcs x) (done x)).
+    | y_fence x t : outside (pcs x t) →
+        ystep x (XState (p_fence (xm x) t) (tkt x) (lk x) (updf (pcs x) t XIdle) (done x)).
 
   Inductive yreach : xstate → Prop :=
     | yr_init : yreach (xinit NR)
     | yr_step x x' : yreach x → ystep x x' → yreach x'.
 
   Lemma xinv_pwb x t :
-    xinv NR x → pcs x t = XIdle →
+    xinv NR x → outside (pcs x t) →
     xinv NR (XState (p_pwb cline (xm x) t TK) (tkt x) (lk x) (pcs x) (done x)).
   Proof.
     intros Hi Hp. pose proof Hi as [Hwf Hln Hm0 Hdes Hdone Howns Htg Hth].
     eapply (xinv_gen NR x _ t Hi); cbn [xm lk pcs done tkt];
       [by apply p_pwb_wf|exact Hln|exact Hm0|exact Hdes|exact Hdone|done|done| | | | |].
-    - intros t' o Hne Ho. split; [done|]. rewrite Hp. discriminate.
-    - rewrite Hp. discriminate.
-    - rewrite Hp. discriminate.
+    - intros t' o Hne Ho. split; [done|]. by rewrite outside_target.
+    - by rewrite outside_owns.
+    - by rewrite outside_target.
     - intros t' Hne Ht'. apply (xtinv_frame NR HNR (xm x));
         [done|apply Nat.le_refl| |intros L n' _ Hq; by apply pending_pwb|exact Ht'].
       intros r' _. split; [done|apply Nat.le_refl].
-    - rewrite Hp. exact I.
+    - by apply outside_xtinv.
   Qed.
 
   Lemma xinv_fence x t :
-    xinv NR x → pcs x t = XIdle →
-    xinv NR (XState (p_fence (xm x) t) (tkt x) (lk x) (pcs x) (done x)).
+    xinv NR x → outside (pcs x t) →
+    xinv NR (XState (p_fence (xm x) t) (tkt x) (lk x) (updf (pcs x) t XIdle) (done x)).
   Proof.
     intros Hi Hp. pose proof Hi as [Hwf Hln Hm0 Hdes Hdone Howns Htg Hth].
     assert (Hl0 : 0 < nlines (xm x)) by lia.
@@ -223,18 +252,20 @@ Section ymodel.
     assert (Hc : ∀ n, ccn p' n = ccn (xm x) n) by (intros n'; unfold ccn; by rewrite H0).
     assert (Hm : mk (xm x) 0 ≤ mk p' 0) by apply mk_fence.
     eapply (xinv_gen NR x _ t Hi); cbn [xm lk pcs done tkt];
-      [by apply p_fence_wf|unfold p'; rewrite nlines_fence; exact Hln|lia| | |done|done| | | | |].
+      [by apply p_fence_wf|unfold p'; rewrite nlines_fence; exact Hln|lia| | | | | | | | |].
     - intros n' H1 H2. rewrite Hc. rewrite Hl in H2.
       apply (des_frame NR HNR (lk x) _ (xm x)); [done|apply hist_fence|apply mk_fence|].
       apply Hdes; lia.
     - intros k Hk n' H1 H2. rewrite Hc. rewrite Hl in H2. apply Hdone; [done|lia|lia].
-    - intros t' o Hne Ho. split; [done|]. rewrite Hp. discriminate.
-    - rewrite Hp. discriminate.
-    - rewrite Hp. discriminate.
+    - intros t' Hne. by rewrite updf_ne.
+    - done.
+    - intros t' o Hne Ho. split; [done|]. by rewrite updf_eq.
+    - by rewrite updf_eq.
+    - by rewrite updf_eq.
     - intros t' Hne Ht'. apply (xtinv_frame NR HNR (xm x)); [exact H0|exact Hm| | |exact Ht'].
       + intros r' _. split; [apply hist_fence|apply mk_fence].
       + intros L n' HL Hq'. apply pending_fence_any; [done|lia|done].
-    - rewrite Hp. exact I.
+    - by rewrite updf_eq.
   Qed.
 
   Lemma xinv_ystep x x' : xinv NR x → ystep x x' → xinv NR x'.
@@ -302,7 +333,8 @@ Section ymodel.
     pose proof Ha as [Hmono Htkt Hthr].
     destruct Hs as [x x' Hs | x t Hp | x t Hp];
       [| apply (xaux_frame x); [done|done|done|exact Hthr]
-       | apply (xaux_frame x); [done|apply hist_fence|done|exact Hthr]].
+       | apply (xaux_frame x); [done|apply hist_fence|done|]].
+    2: { intros t' my [[_ [=]] | Hmy]%tick_updf. by apply (Hthr t'). }
     (* a thread's next pc has the same ticket, or none *)
     assert (∀ t c, (∀ my, tick c = Some my → tick (pcs x t) = Some my) →
               ∀ t' my, tick (updf (pcs x) t c t') = Some my → my ≤ tkt x) as Hupd.
@@ -424,15 +456,26 @@ Section cx_px_lin.
   Lemma runs_to_runs σ l σ' : runs_to σ l σ' → runs spec σ l.
   Proof. induction 1; econstructor; done. Qed.
 
-  (** ** The queue: update [j] (ticket [S j]) and the state after [k] updates *)
+  (** ** The queue: node [j] (ticket [S j]) and the state after [k] nodes *)
 
-  Definition runq (σ : St) (q : list (opid * UOp)) : St := foldl (λ σ e, (uexec e.2 σ).1) σ q.
-  Definition stq (q : list (opid * UOp)) (k : nat) : St := runq init (take k q).
-  (** The result of update [j], [u], in the queue order ([CXPTM.v]'s
+  (** A node: an update transaction, or a published read-only one; [pt]:
+      whether the node is the read's linearization point (it returns the
+      node's result, [Cx::collect]) or not (it returns what a direct read
+      gives, [Cx::read_designated]). *)
+  Inductive qop := QU (u : UOp) | QR (r : ROp) (pt : bool).
+
+  Definition qop_op (e : qop) : op := match e with QU u => Upd u | QR r _ => Rd r end.
+  Definition qpt (e : qop) : bool := match e with QU _ => true | QR _ b => b end.
+  Definition qstep (e : qop) (σ : St) : St := match e with QU u => (uexec u σ).1 | QR _ _ => σ end.
+
+  Definition runq (σ : St) (q : list (opid * qop)) : St := foldl (λ σ e, qstep e.2 σ) σ q.
+  Definition stq (q : list (opid * qop)) (k : nat) : St := runq init (take k q).
+  (** The result of node [j], [e], in the queue order ([CXPTM.v]'s
       [cx_results_correct]: the result its node holds). *)
-  Definition resq (q : list (opid * UOp)) (j : nat) (u : UOp) : Val := (uexec u (stq q j)).2.
+  Definition resq (q : list (opid * qop)) (j : nat) (e : qop) : Val :=
+    match e with QU u => (uexec u (stq q j)).2 | QR r _ => rexec r (stq q j) end.
 
-  Lemma stq_S q j i u : q !! j = Some (i, u) → stq q (S j) = (uexec u (stq q j)).1.
+  Lemma stq_S q j i e : q !! j = Some (i, e) → stq q (S j) = qstep e (stq q j).
   Proof. intros Hj. unfold stq, runq. rewrite (take_S_r _ _ _ Hj), foldl_app. done. Qed.
 
   Lemma stq_app q l k : k ≤ length q → stq (q ++ l) k = stq q k.
@@ -441,23 +484,37 @@ Section cx_px_lin.
   Lemma stq_take q c k : k ≤ c → stq (take c q) k = stq q k.
   Proof. intros Hk. unfold stq. rewrite take_take. by replace (k `min` c) with k by lia. Qed.
 
+  Lemma resq_take q c j e : j ≤ c → resq (take c q) j e = resq q j e.
+  Proof. intros Hj. unfold resq. by rewrite stq_take. Qed.
+
+  Lemma resq_app q l j e : j ≤ length q → resq (q ++ l) j e = resq q j e.
+  Proof. intros Hj. unfold resq. by rewrite stq_app. Qed.
+
+  Lemma qop_step q j i e : q !! j = Some (i, e) → op_step (stq q j) (qop_op e) (resq q j e) (stq q (S j)).
+  Proof.
+    intros Hj. rewrite (stq_S _ _ _ _ Hj). destruct e as [u | r b]; simpl; [apply surjective_pairing | done].
+  Qed.
+
   (** ** The threads' operations (ghost) *)
 
   Inductive gpc :=
     | GNone
     (** an update transaction invoked, its node not yet enqueued *)
     | GInv (i : opid) (u : UOp)
-    (** its node enqueued: its ticket is the [CXPTMPx.v] thread's *)
-    | GUpd (i : opid) (u : UOp)
-    (** a read-only transaction invoked *)
+    (** its node [e] enqueued, the point of its operation ([qpt e]): its
+        ticket is the [CXPTMPx.v] thread's *)
+    | GUpd (i : opid) (e : qop)
+    (** a read-only transaction invoked (its direct tries) *)
     | GRInv (i : opid) (r : ROp)
+    (** it published a node that is not its point, and reads directly *)
+    | GPub (i : opid) (r : ROp)
     (** it read [v] on the replica of ticket [c]; [sy]: the position of
         line 0 at its [pwb(curComb)], once issued *)
     | GRd (i : opid) (r : ROp) (c : nat) (v : Val) (sy : option nat).
 
   Record cstate := CState {
     cx : xstate;                    (* CXPTMPx.v's state *)
-    cq : list (opid * UOp);         (* ghost: the updates of the queue, ticket [S j] at [j] *)
+    cq : list (opid * qop);         (* ghost: the nodes of the queue, ticket [S j] at [j] *)
     gp : nat → gpc;                 (* ghost: each thread's operation *)
     xh : list (xevent op Val);      (* ghost: the history with linearization points *)
     nid : nat;                      (* the next operation id *)
@@ -469,10 +526,11 @@ Section cx_px_lin.
     match g with GRd i r c v _ => Some (i, r, c, v) | _ => None end.
 
   (** ** The points a return or a crash places: for each ticket from
-      [pl + 1] on, its update, then the reads of its replica *)
+      [pl + 1] on, its node if it is a point, then the direct reads of its
+      replica *)
 
-  Definition upt (q : list (opid * UOp)) (j : nat) : list (opid * op * Val) :=
-    match q !! j with Some (i, u) => [(i, Upd u, resq q j u)] | None => [] end.
+  Definition upt (q : list (opid * qop)) (j : nat) : list (opid * op * Val) :=
+    match q !! j with Some (i, e) => if qpt e then [(i, qop_op e, resq q j e)] else [] | None => [] end.
   Definition rpt (c : nat) (g : gpc) : list (opid * op * Val) :=
     match rd_at g with Some (i, r, c', v) => if decide (c' = c) then [(i, Rd r, v)] else [] | None => [] end.
   Definition rpts (g : nat → gpc) (c : nat) : list (opid * op * Val) :=
@@ -495,41 +553,55 @@ Section cx_px_lin.
         gp s t = GInv i u → pcs (cx s) t = XIdle →
         cstep s (CState (XState (xm (cx s)) (S (tkt (cx s))) (lk (cx s))
                             (updf (pcs (cx s)) t (XEnq (S (tkt (cx s))))) (done (cx s)))
-                   (cq s ++ [(i, u)]) (updf (gp s) t (GUpd i u)) (xh s) (nid s) (pl s))
-    (* steps 2–6 and the exits' persistence: every other step of
-       CXPTMPx.v's [xstep] that keeps the thread inside its update
-       (x_lock, x_done, x_apply, x_settle, x_pwbrep, x_fence, x_cas,
-       x_cas_fail, x_pwbcc, x_sync, x_fin; their seed steps and Rust
-       functions are listed in CXPTMPx.v) *)
-    | c_mid s t x' :
+                   (cq s ++ [(i, QU u)]) (updf (gp s) t (GUpd i (QU u))) (xh s) (nid s) (pl s))
+    (* steps 2–6 and the exits' persistence of a thread whose node is its
+       point: every other step of CXPTMPx.v's [xstep] that keeps the thread
+       inside its operation (x_lock, x_done, x_apply, x_settle, x_pwbrep,
+       x_fence, x_cas, x_cas_fail, x_pwbcc, x_sync, x_fin; their seed steps
+       and Rust functions are listed in CXPTMPx.v) *)
+    | c_mid s t x' i e :
+        gp s t = GUpd i e →
         xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' t ≠ XIdle →
         (∀ t', t' ≠ t → pcs x' t' = pcs (cx s) t') →
         cstep s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s))
     (* return after installing (x_ret; Cx::install's return of the node's result) *)
-    | c_ret s t my o i u :
-        pcs (cx s) t = XRet my o → gp s t = GUpd i u →
+    | c_ret s t my o i e :
+        pcs (cx s) t = XRet my o → gp s t = GUpd i e →
         cstep s (CState (XState (xm (cx s)) (tkt (cx s)) (updf (lk (cx s)) o XFree)
                             (updf (pcs (cx s)) t XIdle) (my :: done (cx s)))
                    (cq s) (updf (gp s) t GNone)
-                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) u))])
+                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) e))])
                    (nid s) (pl s `max` my))
     (* return after another thread installed the node (x_finsync; Cx::collect) *)
-    | c_finsync s t my i u :
-        pcs (cx s) t = XFinSync my → gp s t = GUpd i u →
+    | c_finsync s t my i e :
+        pcs (cx s) t = XFinSync my → gp s t = GUpd i e →
         cstep s (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s))
                             (updf (pcs (cx s)) t XIdle) (my :: done (cx s)))
                    (cq s) (updf (gp s) t GNone)
-                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) u))])
+                   (xh s ++ adv s (pl s `max` my) ++ [XE (Return i (resq (cq s) (pred my) e))])
                    (nid s) (pl s `max` my))
     (* a read-only transaction is invoked (ptm.rs CxPtm::read_with, Cx::apply_read) *)
     | c_rinvoke s t r :
         t < N → gp s t = GNone →
         cstep s (CState (cx s) (cq s) (updf (gp s) t (GRInv (nid s) r))
                    (xh s ++ [XE (Invoke (nid s) t (Rd r))]) (S (nid s)) (pl s))
+    (* R{2}: after its direct tries, it publishes its read as a node
+       (x_enqueue; Cx::apply_published_read, Cx::publish); [way]: whether
+       it will return the node's result (the node is its point: from then
+       on it is a thread of the update path, [Cx::collect]) or a direct
+       read's (a prophecy: every run of the code has a run of the model
+       that prophesied right) *)
+    | c_publish s t i r (way : bool) :
+        gp s t = GRInv i r → pcs (cx s) t = XIdle →
+        cstep s (CState (XState (xm (cx s)) (S (tkt (cx s))) (lk (cx s))
+                            (updf (pcs (cx s)) t (XEnq (S (tkt (cx s))))) (done (cx s)))
+                   (cq s ++ [(i, QR r way)]) (updf (gp s) t (if way then GUpd i (QR r true) else GPub i r))
+                   (xh s) (nid s) (pl s))
     (* R{1}, R{3}: read curComb, shared-lock its Combined, check curComb, run
-       the read on its replica (Cx::read_designated, ptm.rs read_on) *)
+       the read on its replica (Cx::read_designated, ptm.rs read_on), in
+       one step; a direct try or a published read's *)
     | c_read s t i r :
-        gp s t = GRInv i r →
+        gp s t = GRInv i r ∨ gp s t = GPub i r →
         cstep s (CState (cx s) (cq s)
                    (updf (gp s) t (GRd i r (chead (cx s))
                       (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s))))) None))
@@ -542,14 +614,16 @@ Section cx_px_lin.
         gp s t = GRd i r c v None →
         cstep s (CState (XState (p_pwb cline (xm (cx s)) t TK) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
                    (cq s) (updf (gp s) t (GRd i r c v (Some (len0 (xm (cx s)))))) (xh s) (nid s) (pl s))
-    (* psync, return the value read (Cx::ensure_durable, Cx::apply_read) *)
+    (* psync, return the value read (Cx::ensure_durable, Cx::apply_read,
+       Cx::apply_published_read) *)
     | c_rsync s t i r c v n :
         gp s t = GRd i r c v (Some n) →
-        cstep s (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+        cstep s (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (updf (pcs (cx s)) t XIdle)
+                            (done (cx s)))
                    (cq s) (updf (gp s) t GNone)
                    (xh s ++ adv s (pl s `max` c) ++ [XE (Return i v)]) (nid s) (pl s `max` c))
     (* a crash and null recovery (x_crash; CxPtm::open, Cx::build): the
-       queue keeps the updates up to the recovered ticket *)
+       queue keeps the nodes up to the recovered ticket *)
     | c_crash s keep :
         p_crash_ok (xm (cx s)) keep →
         cstep s (CState (recover (cx s) keep) (take (ccn (xm (cx s)) (keep 0)).1 (cq s)) (λ _, GNone)
@@ -566,14 +640,22 @@ Section cx_px_lin.
 
   Definition nopt (s : cstate) (i : opid) : Prop := ∀ o v, XL i o v ∉ xh s.
 
+  (** Where a read runs: idle after direct tries, or at its published node
+      (which is not its point). *)
+  Definition rdq (s : cstate) (t i : nat) (r : ROp) : Prop :=
+    (pcs (cx s) t = XIdle ∧ i ∉ (cq s).*1) ∨
+    (∃ my, pcs (cx s) t = XEnq my ∧ 1 ≤ my ∧ cq s !! pred my = Some (i, QR r false)).
+
   Definition ginv (s : cstate) (t : nat) (g : gpc) : Prop :=
     match g with
     | GNone => pcs (cx s) t = XIdle
     | GInv i u => pcs (cx s) t = XIdle ∧ Invoke i t (Upd u) ∈ erase (xh s) ∧ i ∉ (cq s).*1 ∧ nopt s i
-    | GUpd i u => ∃ my, tick (pcs (cx s) t) = Some my ∧ 1 ≤ my ∧ cq s !! pred my = Some (i, u) ∧
-                   Invoke i t (Upd u) ∈ erase (xh s)
-    | GRInv i r => pcs (cx s) t = XIdle ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧ nopt s i
-    | GRd i r c v sy => pcs (cx s) t = XIdle ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧
+    | GUpd i e => ∃ my, tick (pcs (cx s) t) = Some my ∧ 1 ≤ my ∧ cq s !! pred my = Some (i, e) ∧
+                   qpt e = true ∧ Invoke i t (qop_op e) ∈ erase (xh s)
+    | GRInv i r => pcs (cx s) t = XIdle ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧ i ∉ (cq s).*1 ∧ nopt s i
+    | GPub i r => (∃ my, pcs (cx s) t = XEnq my ∧ 1 ≤ my ∧ cq s !! pred my = Some (i, QR r false)) ∧
+                   Invoke i t (Rd r) ∈ erase (xh s) ∧ nopt s i
+    | GRd i r c v sy => rdq s t i r ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧
         v = rexec r (stq (cq s) c) ∧ (c ≤ pl s → XL i (Rd r) v ∈ xh s) ∧ (pl s < c → nopt s i) ∧
         c ≤ chead (cx s) ∧
         match sy with
@@ -590,12 +672,14 @@ Section cx_px_lin.
     j_nid : ∀ i t o, Invoke i t o ∈ erase (xh s) → i < nid s;
     j_inv1 : ∀ i t o t' o', Invoke i t o ∈ erase (xh s) → Invoke i t' o' ∈ erase (xh s) → t = t' ∧ o = o';
     j_qnd : NoDup (cq s).*1;
-    j_qinv : ∀ j i u, cq s !! j = Some (i, u) → ∃ t, Invoke i t (Upd u) ∈ erase (xh s);
-    j_qpt : ∀ j i u, cq s !! j = Some (i, u) → j < pl s → XL i (Upd u) (resq (cq s) j u) ∈ xh s;
-    j_qnpt : ∀ j i u, cq s !! j = Some (i, u) → pl s ≤ j → nopt s i;
+    j_qinv : ∀ j i e, cq s !! j = Some (i, e) → ∃ t, Invoke i t (qop_op e) ∈ erase (xh s);
+    j_qpt : ∀ j i e, cq s !! j = Some (i, e) → j < pl s → qpt e = true →
+              XL i (qop_op e) (resq (cq s) j e) ∈ xh s;
+    j_qnpt : ∀ j i e, cq s !! j = Some (i, e) → pl s ≤ j → qpt e = true → nopt s i;
     j_thr : ∀ t, ginv s t (gp s t);
     j_N : ∀ t, gp s t ≠ GNone → t < N;
-    j_xl : ∀ i u v, XL i (Upd u) v ∈ xh s → ∃ j, j < pl s ∧ cq s !! j = Some (i, u) ∧ v = resq (cq s) j u;
+    j_xl : ∀ i u v, XL i (Upd u) v ∈ xh s →
+             ∃ j, j < pl s ∧ cq s !! j = Some (i, QU u) ∧ v = resq (cq s) j (QU u);
   }.
 
   (** ** Facts of the invariant *)
@@ -612,12 +696,29 @@ Section cx_px_lin.
   Lemma rd_invoked s t i r c v : inv2 s → rd_at (gp s t) = Some (i, r, c, v) → Invoke i t (Rd r) ∈ erase (xh s).
   Proof. intros Hi (sy & Hg)%rd_at_Some. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht. Qed.
 
-  Lemma upd_rd_ne s j i u t i' r c v :
-    inv2 s → cq s !! j = Some (i, u) → rd_at (gp s t) = Some (i', r, c, v) → i ≠ i'.
+  Lemma q_nodup_eq (q : list (opid * qop)) j j' i u u' :
+    NoDup q.*1 → q !! j = Some (i, u) → q !! j' = Some (i, u') → j = j'.
   Proof.
-    intros Hi Hj Hr ->. destruct (j_qinv s Hi j i' u Hj) as [t' Ht'].
-    pose proof (rd_invoked s t i' r c v Hi Hr) as Ht.
-    by destruct (j_inv1 s Hi i' t' (Upd u) t (Rd r) Ht' Ht).
+    intros Hnd H1 H2. apply (NoDup_lookup (q.*1) j j' i Hnd); by rewrite list_lookup_fmap, ?H1, ?H2.
+  Qed.
+
+  Lemma q_id_in (q : list (opid * qop)) j i u : q !! j = Some (i, u) → i ∈ q.*1.
+  Proof. intros Hj. apply elem_of_list_fmap. exists (i, u). split; [done|]. by eapply elem_of_list_lookup_2. Qed.
+
+  (** A read that has read is not a node that is a point. *)
+  Lemma rdq_not_pt s t i r j e : inv2 s → rdq s t i r → cq s !! j = Some (i, e) → qpt e = false.
+  Proof.
+    intros Hi [[_ Hn] | (my & _ & _ & Hq)] Hj; [by destruct Hn; apply (q_id_in _ j i e) |].
+    pose proof (q_nodup_eq _ _ _ _ _ _ (j_qnd s Hi) Hj Hq) as ->. rewrite Hq in Hj. by simplify_eq.
+  Qed.
+
+  Lemma rd_rdq s t i r c v : inv2 s → rd_at (gp s t) = Some (i, r, c, v) → rdq s t i r.
+  Proof. intros Hi (sy & Hg)%rd_at_Some. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht. Qed.
+
+  Lemma upd_rd_ne s j i e t i' r c v :
+    inv2 s → cq s !! j = Some (i, e) → qpt e = true → rd_at (gp s t) = Some (i', r, c, v) → i ≠ i'.
+  Proof.
+    intros Hi Hj Hpt Hr ->. pose proof (rdq_not_pt s t i' r j e Hi (rd_rdq s t i' r c v Hi Hr) Hj). congruence.
   Qed.
 
   Lemma rd_rd_eq s t t' i r c v r' c' v' :
@@ -626,22 +727,16 @@ Section cx_px_lin.
     intros Hi H1 H2. apply (j_inv1 s Hi i t (Rd r) t' (Rd r')); by eapply rd_invoked.
   Qed.
 
-  Lemma q_nodup_eq (q : list (opid * UOp)) j j' i u u' :
-    NoDup q.*1 → q !! j = Some (i, u) → q !! j' = Some (i, u') → j = j'.
-  Proof.
-    intros Hnd H1 H2. apply (NoDup_lookup (q.*1) j j' i Hnd); by rewrite list_lookup_fmap, ?H1, ?H2.
-  Qed.
-
-  Lemma q_id_in (q : list (opid * UOp)) j i u : q !! j = Some (i, u) → i ∈ q.*1.
-  Proof. intros Hj. apply elem_of_list_fmap. exists (i, u). split; [done|]. by eapply elem_of_list_lookup_2. Qed.
-
   (** ** The points of [adv] *)
 
-  Lemma elem_of_upt q j p : p ∈ upt q j ↔ ∃ i u, q !! j = Some (i, u) ∧ p = (i, Upd u, resq q j u).
+  Lemma elem_of_upt q j p :
+    p ∈ upt q j ↔ ∃ i e, q !! j = Some (i, e) ∧ qpt e = true ∧ p = (i, qop_op e, resq q j e).
   Proof.
-    unfold upt. destruct (q !! j) as [[i u]|] eqn:E.
-    - rewrite elem_of_list_singleton. naive_solver.
-    - split; [by intros ?%elem_of_nil | naive_solver].
+    unfold upt. destruct (q !! j) as [[i e]|] eqn:E.
+    - destruct (qpt e) eqn:Ep.
+      + rewrite elem_of_list_singleton. split; [intros ->; eauto | intros (i' & e' & [= <- <-] & _ & ->); done].
+      + split; [by intros ?%elem_of_nil | intros (i' & e' & [= <- <-] & Hp & _); congruence].
+    - split; [by intros ?%elem_of_nil | intros (i' & e' & ? & _); done].
   Qed.
 
   Lemma elem_of_rpt c g p : p ∈ rpt c g ↔ ∃ i r v, rd_at g = Some (i, r, c, v) ∧ p = (i, Rd r, v).
@@ -673,38 +768,38 @@ Section cx_px_lin.
       apply elem_of_list_fmap. exists j. split; [done|]. apply elem_of_seq. lia.
   Qed.
 
-  (** Where a point of [adv] comes from: an update after [pl], or a read of
-      a ticket after [pl]. *)
+  (** Where a point of [adv] comes from: a node after [pl] that is a
+      point, or a read of a ticket after [pl]. *)
   Definition src (s : cstate) (b : nat) (p : opid * op * Val) : Prop :=
-    (∃ j i u, pl s ≤ j < b ∧ cq s !! j = Some (i, u) ∧ p = (i, Upd u, resq (cq s) j u)) ∨
+    (∃ j i e, pl s ≤ j < b ∧ cq s !! j = Some (i, e) ∧ qpt e = true ∧ p = (i, qop_op e, resq (cq s) j e)) ∨
     (∃ t i r c v, pl s < c ≤ b ∧ t < N ∧ rd_at (gp s t) = Some (i, r, c, v) ∧ p = (i, Rd r, v)).
 
   Lemma advl_src s b p : p ∈ advl s b → src s b p.
   Proof.
     intros (j & Hj & [Hp | Hp])%elem_of_advl.
-    - apply elem_of_upt in Hp as (i & u & Hq & ->). left. exists j, i, u. done.
+    - apply elem_of_upt in Hp as (i & e & Hq & Hpt & ->). left. exists j, i, e. done.
     - apply elem_of_rpts in Hp as (t & i & r & v & Ht & Hr & ->). right. exists t, i, r, (S j), v.
       split_and!; [lia|lia|lia|done|done].
   Qed.
 
   Lemma src_advl s b p : src s b p → p ∈ advl s b.
   Proof.
-    intros [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; apply elem_of_advl.
+    intros [(j & i & e & Hj & Hq & Hpt & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; apply elem_of_advl.
     - exists j. split; [done|]. left. apply elem_of_upt. eauto.
     - exists (pred c). split; [lia|]. right. apply elem_of_rpts. replace (S (pred c)) with c by lia. eauto 10.
   Qed.
 
   Lemma src_invoked s b p : inv2 s → src s b p → ∃ t, Invoke p.1.1 t p.1.2 ∈ erase (xh s).
   Proof.
-    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
+    intros Hi [(j & i & e & Hj & Hq & Hpt & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
     - by apply (j_qinv s Hi j).
     - exists t. by eapply rd_invoked.
   Qed.
 
   Lemma src_nopt s b p : inv2 s → src s b p → nopt s p.1.1.
   Proof.
-    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
-    - apply (j_qnpt s Hi j i u Hq). lia.
+    intros Hi [(j & i & e & Hj & Hq & Hpt & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]; simpl.
+    - apply (j_qnpt s Hi j i e Hq); [lia | done].
     - apply rd_at_Some in Hr as [sy Hg]. pose proof (j_thr s Hi t) as Hth. rewrite Hg in Hth.
       destruct Hth as (_ & _ & _ & _ & Hn & _). apply Hn. lia.
   Qed.
@@ -713,11 +808,11 @@ Section cx_px_lin.
   Lemma src_same_id s b p p' :
     inv2 s → src s b p → src s b p' → p.1.1 = p'.1.1 → p = p'.
   Proof.
-    intros Hi [(j & i & u & Hj & Hq & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]
-      [(j' & i' & u' & Hj' & Hq' & ->) | (t' & i' & r' & c' & v' & Hc' & Ht' & Hr' & ->)]; simpl; intros <-.
-    - pose proof (q_nodup_eq (cq s) j j' i u u' (j_qnd s Hi) Hq Hq') as <-. by rewrite Hq in Hq'; simplify_eq.
-    - by destruct (upd_rd_ne s j i u t' i r' c' v' Hi Hq Hr').
-    - by destruct (upd_rd_ne s j' i u' t i r c v Hi Hq' Hr).
+    intros Hi [(j & i & e & Hj & Hq & Hpt & ->) | (t & i & r & c & v & Hc & Ht & Hr & ->)]
+      [(j' & i' & e' & Hj' & Hq' & Hpt' & ->) | (t' & i' & r' & c' & v' & Hc' & Ht' & Hr' & ->)]; simpl; intros <-.
+    - pose proof (q_nodup_eq (cq s) j j' i e e' (j_qnd s Hi) Hq Hq') as <-. by rewrite Hq in Hq'; simplify_eq.
+    - by destruct (upd_rd_ne s j i e t' i r' c' v' Hi Hq Hpt Hr').
+    - by destruct (upd_rd_ne s j' i e' t i r c v Hi Hq' Hpt' Hr).
     - pose proof (rd_rd_eq s t t' i r c v r' c' v' Hi Hr Hr') as <-. by rewrite Hr in Hr'; simplify_eq.
   Qed.
 
@@ -741,11 +836,12 @@ Section cx_px_lin.
   Proof.
     intros Hi. unfold advl. apply NoDup_fmap_join; [apply NoDup_seq | |].
     - intros j Hj. apply elem_of_seq in Hj. rewrite fmap_app. apply NoDup_app. split_and!.
-      + unfold upt. destruct (cq s !! j) as [[]|]; simpl; [apply NoDup_singleton | constructor].
+      + unfold upt. destruct (cq s !! j) as [[i e]|]; [destruct (qpt e)|]; simpl;
+          [apply NoDup_singleton | constructor | constructor].
       + intros x Hx1 Hx2. apply elem_of_list_fmap in Hx1 as (p & -> & Hp).
         apply elem_of_list_fmap in Hx2 as (p' & Heq & Hp').
-        apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_rpts in Hp' as (t & i' & r & v & _ & Hr & ->).
-        by apply (upd_rd_ne s j i u t i' r (S j) v Hi Hq Hr).
+        apply elem_of_upt in Hp as (i & e & Hq & Hpt & ->). apply elem_of_rpts in Hp' as (t & i' & r & v & _ & Hr & ->).
+        by apply (upd_rd_ne s j i e t i' r (S j) v Hi Hq Hpt Hr).
       + unfold rpts. apply NoDup_fmap_join; [apply NoDup_seq | |].
         * intros t _. unfold rpt. destruct (rd_at (gp s t)) as [[[[]]]|]; [case_decide|]; simpl;
             [apply NoDup_singleton | constructor | constructor].
@@ -757,10 +853,12 @@ Section cx_px_lin.
       { split; apply elem_of_advl; [exists j | exists j']; (split; [lia | by apply elem_of_app]). }
       pose proof (src_same_id s _ p p' Hi (advl_src _ _ _ Ha) (advl_src _ _ _ Ha') Heq) as <-.
       apply elem_of_app in Hp as [Hp | Hp]; apply elem_of_app in Hp' as [Hp' | Hp'].
-      + apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_upt in Hp' as (i' & u' & Hq' & ?). simplify_eq.
-        by apply (q_nodup_eq (cq s) j j' i' u' u' (j_qnd s Hi)).
-      + apply elem_of_upt in Hp as (i & u & Hq & ->). apply elem_of_rpts in Hp' as (? & ? & ? & ? & _ & _ & ?). done.
-      + apply elem_of_rpts in Hp as (? & ? & ? & ? & _ & _ & ->). apply elem_of_upt in Hp' as (? & ? & _ & ?). done.
+      + apply elem_of_upt in Hp as (i & e & Hq & _ & ->). apply elem_of_upt in Hp' as (i' & e' & Hq' & _ & ?).
+        simplify_eq. by apply (q_nodup_eq (cq s) j j' i' e e' (j_qnd s Hi)).
+      + apply elem_of_upt in Hp as (i & e & Hq & Hpt & ->). apply elem_of_rpts in Hp' as (t & i' & r & v & _ & Hr & Heq2).
+        injection Heq2 as Hii _ _. subst i'. by destruct (upd_rd_ne s j i e t i r (S j') v Hi Hq Hpt Hr).
+      + apply elem_of_rpts in Hp as (t & i & r & v & _ & Hr & ->). apply elem_of_upt in Hp' as (i' & e & Hq & Hpt & Heq2).
+        injection Heq2 as Hii _ _. subst i'. by destruct (upd_rd_ne s j' i e t i r (S j) v Hi Hq Hpt Hr).
       + apply elem_of_rpts in Hp as (t & i & r & v & _ & Hr & ->). apply elem_of_rpts in Hp' as (t' & i' & r' & v' & _ & Hr' & ?).
         simplify_eq. pose proof (rd_rd_eq s t t' i' r' (S j) v' r' (S j') v' Hi Hr Hr') as <-.
         rewrite Hr in Hr'. simplify_eq. done.
@@ -827,30 +925,33 @@ Section cx_px_lin.
     intros Hi Hb Hlen. induction Hb as [| b Hb IH].
     - rewrite advl_le by done. constructor.
     - rewrite advl_S by done. rewrite !effects_app'. apply (runs_to_app _ _ (stq (cq s) b)); [apply IH; lia|].
-      destruct (lookup_lt_is_Some_2 (cq s) b ltac:(lia)) as [[i u] Hq].
+      destruct (lookup_lt_is_Some_2 (cq s) b ltac:(lia)) as [[i e] Hq].
       apply (runs_to_app _ _ (stq (cq s) (S b))).
-      + unfold upt. rewrite Hq. simpl. econstructor; [|constructor]. simpl.
-        rewrite (stq_S _ _ _ _ Hq). unfold resq. apply surjective_pairing.
+      + unfold upt. rewrite Hq. destruct (qpt e) eqn:Ept.
+        * simpl. econstructor; [|constructor]. by apply (qop_step _ _ i).
+        * rewrite (stq_S _ _ _ _ Hq). destruct e as [u | r pt]; [done|]. simpl. constructor.
       + apply runs_to_reads. intros p (t & i' & r & v & _ & Hr & ->)%elem_of_rpts.
         exists r. split; [done|]. simpl. apply rd_at_Some in Hr as [sy Hg].
         pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
   Qed.
 
-  Lemma adv_qpt s b j i u :
-    inv2 s → cq s !! j = Some (i, u) → j < b → XL i (Upd u) (resq (cq s) j u) ∈ xh s ++ adv s b.
+  Lemma adv_qpt s b j i e :
+    inv2 s → cq s !! j = Some (i, e) → j < b → qpt e = true →
+    XL i (qop_op e) (resq (cq s) j e) ∈ xh s ++ adv s b.
   Proof.
-    intros Hi Hq Hj. apply elem_of_app. destruct (decide (j < pl s)).
+    intros Hi Hq Hj Hpt. apply elem_of_app. destruct (decide (j < pl s)).
     - left. by apply (j_qpt s Hi j).
-    - right. apply elem_of_adv, src_advl. left. exists j, i, u. split_and!; [lia|done|done|done].
+    - right. apply elem_of_adv, src_advl. left. exists j, i, e. split_and!; [lia|lia|done|done|done].
   Qed.
 
-  Lemma adv_qnpt s b j i u :
-    inv2 s → cq s !! j = Some (i, u) → b ≤ j → pl s ≤ j → ∀ o v, XL i o v ∉ xh s ++ adv s b.
+  Lemma adv_qnpt s b j i e :
+    inv2 s → cq s !! j = Some (i, e) → b ≤ j → pl s ≤ j → qpt e = true → ∀ o v, XL i o v ∉ xh s ++ adv s b.
   Proof.
-    intros Hi Hq Hb Hp o v [Hin | Hin%elem_of_adv%advl_src]%elem_of_app; [by apply (j_qnpt s Hi j i u Hq Hp o v)|].
-    destruct Hin as [(j' & i' & u' & Hj' & Hq' & Heq) | (t & i' & r & c & v' & Hc & Ht & Hr & Heq)]; simplify_eq.
+    intros Hi Hq Hb Hp Hpt o v [Hin | Hin%elem_of_adv%advl_src]%elem_of_app; [by apply (j_qnpt s Hi j i e Hq Hp Hpt o v)|].
+    destruct Hin as [(j' & i' & e' & Hj' & Hq' & Hpt' & Heq) | (t & i' & r & c & v' & Hc & Ht & Hr & Heq)];
+      injection Heq as Hii _ _; subst i'.
     - pose proof (q_nodup_eq _ _ _ _ _ _ (j_qnd s Hi) Hq Hq'). lia.
-    - by apply (upd_rd_ne s j i' u t i' r c v' Hi Hq Hr).
+    - by apply (upd_rd_ne s j i e t i r c v' Hi Hq Hpt Hr).
   Qed.
 
   (** Another thread's invariant across a step that appends [ext] to the
@@ -861,46 +962,52 @@ Section cx_px_lin.
     (∀ i o v, XL i o v ∈ ext → src s (pl s') (i, o, v) ∨ ∃ t'' o', t'' ≠ t' ∧ Invoke i t'' o' ∈ erase (xh s)) →
     (∀ i r c v, rd_at (gp s t') = Some (i, r, c, v) → pl s < c ≤ pl s' → XL i (Rd r) v ∈ ext) →
     mem_frame (xm (cx s)) (xm (cx s')) →
-    (pcs (cx s) t' = XIdle → pcs (cx s') t' = XIdle) →
-    (∀ my, tick (pcs (cx s) t') = Some my → tick (pcs (cx s') t') = Some my) →
+    pcs (cx s') t' = pcs (cx s) t' ∨
+      ((∃ i e, gp s t' = GUpd i e) ∧ ∀ my, tick (pcs (cx s) t') = Some my → tick (pcs (cx s') t') = Some my) →
     ginv s t' (gp s t') → ginv s' t' (gp s t').
   Proof.
-    intros Hi Ha' Hq Hx Hpl Hext Hrd (Hpre & Hmk & Hnl & Hpend) Hidle Htick Hg.
+    intros Hi Ha' Hq Hx Hpl Hext Hrd (Hpre & Hmk & Hnl & Hpend) Hpc Hg.
     assert (Her : ∀ e, e ∈ erase (xh s) → e ∈ erase (xh s')).
     { intros e He. rewrite Hx, erase_app. apply elem_of_app. by left. }
     (* an id of [t'] that has no point before gets none in [ext], unless it
-       is a read of [t'] that [adv] reaches *)
+       is a node that is a point or a read of [t'] that [adv] reaches *)
     assert (Hnew : ∀ i o, Invoke i t' o ∈ erase (xh s) →
-              (∀ j u, cq s !! j = Some (i, u) → False) →
+              (∀ j e, cq s !! j = Some (i, e) → qpt e = true → False) →
               (∀ r c v, rd_at (gp s t') = Some (i, r, c, v) → pl s' < c) →
               nopt s i → nopt s' i).
     { intros i o Hinv Hnq Hnr Hn o' v'. rewrite Hx. intros [Hin | Hin]%elem_of_app; [by apply (Hn o' v')|].
-      destruct (Hext i o' v' Hin) as [[(j & i1 & u & _ & Hq' & Heq) | (t'' & i1 & r & c & v1 & Hc & _ & Hr & Heq)]
-        | (t'' & o'' & Hne & Hinv')]; simplify_eq.
-      - by apply (Hnq j u).
-      - pose proof (rd_invoked s t'' i1 r c v1 Hi Hr) as Hinv''.
-        destruct (j_inv1 s Hi i1 t' o t'' (Rd r) Hinv Hinv'') as [<- _].
+      destruct (Hext i o' v' Hin) as [[(j & i1 & e & _ & Hq' & Hpt & Heq) | (t'' & i1 & r & c & v1 & Hc & _ & Hr & Heq)]
+        | (t'' & o'' & Hne & Hinv')].
+      - injection Heq as Hii _ _. subst i1. by apply (Hnq j e).
+      - injection Heq as Hii _ _. subst i1. pose proof (rd_invoked s t'' i r c v1 Hi Hr) as Hinv''.
+        destruct (j_inv1 s Hi i t' o t'' (Rd r) Hinv Hinv'') as [<- _].
         specialize (Hnr r c v1 Hr). lia.
       - by destruct (j_inv1 s Hi i t' o t'' o'' Hinv Hinv'). }
-    destruct (gp s t') as [| i u | i u | i r | i r c v sy] eqn:Eg; cbv beta iota delta [ginv] in Hg |- *.
-    - by apply Hidle.
-    - destruct Hg as (Hp & Hinv & Hnq & Hn). rewrite Hq. split_and!; [by apply Hidle|by apply Her|done|].
-      apply (Hnew i (Upd u) Hinv); [| done | done].
-      intros j u' Hj. by apply Hnq, (q_id_in _ j i u').
-    - destruct Hg as (my & Htk & Hmy & Hj & Hinv). exists my. rewrite Hq. split_and!; [by apply Htick|done|done|by apply Her].
-    - destruct Hg as (Hp & Hinv & Hn). split_and!; [by apply Hidle|by apply Her|].
+    assert (Hnotin : ∀ i, i ∉ (cq s).*1 → ∀ j e, cq s !! j = Some (i, e) → qpt e = true → False).
+    { intros i Hni j e Hj _. by apply Hni, (q_id_in _ j i e). }
+    assert (Hsame : (∀ i e, gp s t' ≠ GUpd i e) → pcs (cx s') t' = pcs (cx s) t').
+    { intros Hne. destruct Hpc as [? | [(i & e & He) _]]; [done | by destruct (Hne i e)]. }
+    destruct (gp s t') as [| i u | i e | i r | i r | i r c v sy] eqn:Eg; cbv beta iota delta [ginv] in Hg |- *;
+      try (rewrite Hsame by done).
+    - done.
+    - destruct Hg as (Hp & Hinv & Hnq & Hn). rewrite Hq. split_and!; [done|by apply Her|done|].
+      apply (Hnew i (Upd u) Hinv); [by apply Hnotin | done | done].
+    - destruct Hg as (my & Htk & Hmy & Hj & Hpt & Hinv). exists my. rewrite Hq. split_and!; [|done|done|done|by apply Her].
+      destruct Hpc as [-> | [_ Htick]]; [done | by apply Htick].
+    - destruct Hg as (Hp & Hinv & Hnq & Hn). rewrite Hq. split_and!; [done|by apply Her|done|].
+      apply (Hnew i (Rd r) Hinv); [by apply Hnotin | done | done].
+    - destruct Hg as ((my & Hp & Hmy & Hj) & Hinv & Hn). rewrite Hq. split_and!; [by exists my|by apply Her|].
       apply (Hnew i (Rd r) Hinv); [| done | done].
-      intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
-      by destruct (j_inv1 s Hi i t0 (Upd u) t' (Rd r) Ht0 Hinv).
-    - destruct Hg as (Hp & Hinv & Hv & Hle & Hgt & Hch & Hsy). rewrite Hq. split_and!.
-      + by apply Hidle.
+      intros j e Hj' Hpt. pose proof (q_nodup_eq _ _ _ _ _ _ (j_qnd s Hi) Hj Hj') as <-.
+      rewrite Hj in Hj'. by simplify_eq.
+    - destruct Hg as (Hrq & Hinv & Hv & Hle & Hgt & Hch & Hsy). rewrite Hq. split_and!.
+      + unfold rdq. by rewrite Hq, Hsame.
       + by apply Her.
       + done.
       + intros Hc. rewrite Hx. apply elem_of_app. destruct (decide (c ≤ pl s)); [left; by apply Hle|].
         right. apply (Hrd i r c v); [done|lia].
       + intros Hc. apply (Hnew i (Rd r) Hinv); [| | apply Hgt; lia].
-        * intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
-          by destruct (j_inv1 s Hi i t0 (Upd u) t' (Rd r) Ht0 Hinv).
+        * intros j e Hj Hpt. pose proof (rdq_not_pt s t' i r j e Hi Hrq Hj). congruence.
         * intros r' c' v' [= <- <- <-]. done.
       + unfold chead, ccv. fold (ccn (xm (cx s')) (len0 (xm (cx s')))).
         etrans; [exact Hch|]. unfold chead, ccv. fold (ccn (xm (cx s)) (len0 (xm (cx s)))).
@@ -946,6 +1053,17 @@ Section cx_px_lin.
     points (xh s ++ adv s b ++ [XE e]) = points (xh s) ++ advl s b.
   Proof. rewrite !points_app. unfold adv. rewrite points_to_xl. simpl. by rewrite app_nil_r. Qed.
 
+  Lemma qop_op_upd e u : qop_op e = Upd u → e = QU u.
+  Proof. destruct e; simpl; congruence. Qed.
+
+  (** An update point of [adv] is its node's. *)
+  Lemma adv_upd s b i u v :
+    XL i (Upd u) v ∈ adv s b → ∃ j, pl s ≤ j < b ∧ cq s !! j = Some (i, QU u) ∧ v = resq (cq s) j (QU u).
+  Proof.
+    intros Hin. apply elem_of_adv, advl_src in Hin as [(j & i1 & e & Hj & Hq' & _ & Heq) | (t' & i1 & r & c & v1 & _ & _ & _ & Heq)];
+      injection Heq as Hii Ho Hv; [|done]. subst i1 v. symmetry in Ho. apply qop_op_upd in Ho as ->. by exists j.
+  Qed.
+
   (** A return: the points reach [b], then [Return i v]. *)
   Lemma inv2_ret s s' t i v b :
     inv2 s → xaux (cx s') →
@@ -974,26 +1092,24 @@ Section cx_px_lin.
     - intros i' t1 o1 t2 o2 H1 H2. apply HinvE in H1, H2. by apply (j_inv1 s Hi i').
     - rewrite Hq. apply (j_qnd s Hi).
     - rewrite Hq. intros j i' u Hj. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'. by apply HinvE'.
-    - rewrite Hq, Hpl. intros j i' u Hj Hjb. rewrite Hx, app_assoc. apply elem_of_app. left. by apply adv_qpt.
-    - rewrite Hq, Hpl. intros j i' u Hj Hjb o v'. rewrite Hx, app_assoc.
+    - rewrite Hq, Hpl. intros j i' u Hj Hjb Hpt'. rewrite Hx, app_assoc. apply elem_of_app. left. by apply adv_qpt.
+    - rewrite Hq, Hpl. intros j i' u Hj Hjb Hpt' o v'. rewrite Hx, app_assoc.
       intros [Hin | Hin%elem_of_list_singleton]%elem_of_app; [|done].
-      by apply (adv_qnpt s b j i' u Hi Hj Hjb ltac:(lia) o v').
+      by apply (adv_qnpt s b j i' u Hi Hj Hjb ltac:(lia) Hpt' o v').
     - intros t'. rewrite Hg. destruct (decide (t' = t)) as [-> | Hne]; [rewrite updf_eq; exact Hid|].
       rewrite updf_ne by done.
-      apply (ginv_transfer s s' t' (adv s b ++ [XE (Return i v)])); [done|done|done|done|lia| | |done| | |apply (j_thr s Hi)].
+      apply (ginv_transfer s s' t' (adv s b ++ [XE (Return i v)])); [done|done|done|done|lia| | |done| |apply (j_thr s Hi)].
       + intros i' o' v' [Hin | Hin%elem_of_list_singleton]%elem_of_app; [|done]. left. rewrite Hpl.
         by apply advl_src, elem_of_adv.
       + intros i' r c v' Hr Hc. apply elem_of_app. left. apply elem_of_adv, src_advl. right.
         exists t', i', r, c, v'. split_and!; [lia|lia| |done|done].
         apply (j_N s Hi). intros E. by rewrite E in Hr.
-      + rewrite Hoth by done. done.
-      + intros my. by rewrite Hoth.
+      + left. by rewrite Hoth.
     - intros t' Ht'. rewrite Hg in Ht'. destruct (decide (t' = t)) as [-> | Hne]; [by rewrite updf_eq in Ht'|].
       rewrite updf_ne in Ht' by done. by apply (j_N s Hi).
     - rewrite Hx, Hq, Hpl. intros i' u v' [Hin | [Hin | Hin%elem_of_list_singleton]%elem_of_app]%elem_of_app; [| |done].
       + destruct (j_xl s Hi i' u v' Hin) as (j & Hj & Hq' & Hv). exists j. split_and!; [lia|done|done].
-      + apply elem_of_adv, advl_src in Hin as [(j & i1 & u1 & Hj & Hq' & Heq) | (t' & i1 & r & c & v1 & _ & _ & _ & Heq)];
-          simplify_eq. exists j. split_and!; [lia|done|done].
+      + destruct (adv_upd s b i' u v' Hin) as (j & Hj & Hq' & Hv). exists j. split_and!; [lia|done|done].
   Qed.
 
   Lemma inv2_crash s keep :
@@ -1022,16 +1138,16 @@ Section cx_px_lin.
     - intros j i' u Hj. destruct (decide (j < c)); [|by rewrite lookup_take_ge in Hj by lia].
       rewrite lookup_take in Hj by done. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'.
       rewrite erase_adv_ev. apply elem_of_app. by left.
-    - intros j i' u Hj Hjc. rewrite lookup_take in Hj by done. rewrite app_assoc. apply elem_of_app. left.
-      unfold resq. rewrite stq_take by lia. by apply adv_qpt.
+    - intros j i' u Hj Hjc Hpt. rewrite lookup_take in Hj by done. rewrite app_assoc. apply elem_of_app. left.
+      rewrite resq_take by lia. by apply adv_qpt.
     - intros j i' u Hj Hjc. by rewrite lookup_take_ge in Hj.
     - intros t'. done.
     - intros t' Ht'. done.
     - intros i' u v' [Hin | [Hin | Hin%elem_of_list_singleton]%elem_of_app]%elem_of_app; [| |done].
       + destruct (j_xl s Hi i' u v' Hin) as (j & Hj & Hq' & Hv). exists j.
-        rewrite lookup_take by lia. unfold resq. rewrite stq_take by lia. split_and!; [lia|done|done].
-      + apply elem_of_adv, advl_src in Hin as [(j & i1 & u1 & Hj & Hq' & Heq) | (t' & i1 & r & c' & v1 & _ & _ & _ & Heq)];
-          simplify_eq. exists j. rewrite lookup_take by lia. unfold resq. rewrite stq_take by lia. split_and!; [lia|done|done].
+        rewrite lookup_take, resq_take by lia. split_and!; [lia|done|done].
+      + destruct (adv_upd s c i' u v' Hin) as (j & Hj & Hq' & Hv). exists j.
+        rewrite lookup_take, resq_take by lia. split_and!; [lia|done|done].
   Qed.
 
   Lemma inv2_invoke s t o g :
@@ -1051,9 +1167,13 @@ Section cx_px_lin.
     assert (Hinv : Invoke (nid s) t o ∈ erase (xh s')) by (rewrite Her; apply elem_of_app; right; by left).
     assert (Htr : ∀ t', t' ≠ t → ginv s' t' (gp s t')).
     { intros t' Hne. apply (ginv_transfer s s' t' [XE (Invoke (nid s) t o)] Hi Ha eq_refl eq_refl (le_n _));
-        [| | apply mf_refl | done | done | apply (j_thr s Hi)].
+        [| | apply mf_refl | by left | apply (j_thr s Hi)].
       - intros ? ? ? ?%elem_of_list_singleton. done.
       - intros. simpl in *. lia. }
+    assert (Hnq : nid s ∉ (cq s).*1).
+    { intros ([i' u'] & Heq & Hin)%elem_of_list_fmap. simpl in Heq. subst i'.
+      apply elem_of_list_lookup_1 in Hin as [j Hj]. destruct (j_qinv s Hi j (nid s) u' Hj) as [t' Ht'].
+      by apply (Hfresh _ _ _ Ht'). }
     subst s'. split; cbn [xh cq pl gp nid cx] in *.
     - apply prefix_ok_snoc. split; [apply (j_ok s Hi) | done].
     - rewrite points_app. simpl. rewrite app_nil_r. apply (j_run s Hi).
@@ -1070,29 +1190,41 @@ Section cx_px_lin.
       + done.
     - apply (j_qnd s Hi).
     - intros j i' u Hj. destruct (j_qinv s Hi j i' u Hj) as [t' Ht']. exists t'. by apply HinvE.
-    - intros j i' u Hj Hjp. apply elem_of_app. left. by apply (j_qpt s Hi j).
-    - intros j i' u Hj Hjp o' v' Hin. by apply (j_qnpt s Hi j i' u Hj Hjp o' v'), Hxl.
+    - intros j i' u Hj Hjp Hpt. apply elem_of_app. left. by apply (j_qpt s Hi j).
+    - intros j i' u Hj Hjp Hpt o' v' Hin. by apply (j_qnpt s Hi j i' u Hj Hjp Hpt o' v'), Hxl.
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
       + rewrite updf_eq. pose proof (j_thr s Hi t) as Ht0. rewrite Hg in Ht0.
         destruct Hog as [(u & -> & ->) | (r & -> & ->)]; cbv beta iota delta [ginv]; cbn [xh cq pl gp nid cx].
-        * split_and!; [done|exact Hinv| |exact Hn]. intros ([i' u'] & Heq & Hin)%elem_of_list_fmap. simpl in Heq. subst i'.
-          apply elem_of_list_lookup_1 in Hin as [j Hj]. destruct (j_qinv s Hi j (nid s) u' Hj) as [t' Ht'].
-          by apply (Hfresh _ _ _ Ht').
-        * split_and!; [done|exact Hinv|exact Hn].
+        * split_and!; [done|exact Hinv|exact Hnq|exact Hn].
+        * split_and!; [done|exact Hinv|exact Hnq|exact Hn].
       + rewrite updf_ne by done. by apply Htr.
     - intros t'. destruct (decide (t' = t)) as [-> | Hne]; [done|]. rewrite updf_ne by done. apply (j_N s Hi).
     - intros i' u v' Hin. apply (j_xl s Hi). by apply Hxl.
   Qed.
 
-  Lemma inv2_enqueue s t i u :
-    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GInv i u → pcs (cx s) t = XIdle →
+  (** A node enqueued (an update's, or a published read's) by a thread
+      [t] with operation [i] and no point yet; [t] then works for it
+      ([GUpd]) or reads directly ([GPub]). *)
+  Lemma inv2_enqueue s t i e g :
+    inv2 s → xinv NR (cx s) → xaux (cx s) → pcs (cx s) t = XIdle → gp s t ≠ GNone →
+    Invoke i t (qop_op e) ∈ erase (xh s) → i ∉ (cq s).*1 → nopt s i →
+    (qpt e = true ∧ g = GUpd i e) ∨ (∃ r, e = QR r false ∧ g = GPub i r) →
     inv2 (CState (XState (xm (cx s)) (S (tkt (cx s))) (lk (cx s))
                      (updf (pcs (cx s)) t (XEnq (S (tkt (cx s))))) (done (cx s)))
-            (cq s ++ [(i, u)]) (updf (gp s) t (GUpd i u)) (xh s) (nid s) (pl s)).
+            (cq s ++ [(i, e)]) (updf (gp s) t g) (xh s) (nid s) (pl s)).
   Proof.
-    intros Hi Hx Ha Hg Hp. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (_ & Hinv & Hnq & Hn).
+    intros Hi Hx Ha Hp Hgt Hinv Hnq Hn Hg.
     pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
     pose proof (j_len s Hi) as Hlen.
+    assert (Hnew : (cq s ++ [(i, e)]) !! pred (S (tkt (cx s))) = Some (i, e))
+      by (simpl; rewrite <- Hlen; by apply list_lookup_middle).
+    assert (Hold : ∀ j i' e', cq s !! j = Some (i', e') → (cq s ++ [(i, e)]) !! j = Some (i', e')).
+    { intros j i' e' Hj. rewrite lookup_app_l; [done|]. by apply lookup_lt_Some in Hj. }
+    assert (Hnq' : ∀ t' i' o', t' ≠ t → Invoke i' t' o' ∈ erase (xh s) → i' ∉ (cq s).*1 →
+                     i' ∉ (cq s ++ [(i, e)]).*1).
+    { intros t' i' o' Hne Hinv' Hn' Hin. rewrite fmap_app in Hin. apply elem_of_app in Hin as [Hin | Hin]; [done|].
+      apply elem_of_list_singleton in Hin. simpl in Hin. subst i'.
+      by destruct (j_inv1 s Hi i t' o' t (qop_op e) Hinv' Hinv). }
     split; cbn [xh cq pl gp nid cx xm tkt pcs].
     - apply (j_ok s Hi).
     - rewrite stq_app by lia. apply (j_run s Hi).
@@ -1102,42 +1234,46 @@ Section cx_px_lin.
     - apply (j_inv1 s Hi).
     - rewrite fmap_app. apply NoDup_app. split_and!; [apply (j_qnd s Hi)| |apply NoDup_singleton].
       intros x Hx1 ->%elem_of_list_singleton. done.
-    - intros j i' u' [Hj | [Hge Hj]]%lookup_app_Some; [by apply (j_qinv s Hi j)|].
+    - intros j i' e' [Hj | [Hge Hj]]%lookup_app_Some; [by apply (j_qinv s Hi j)|].
       destruct (j - length (cq s)); simplify_eq/=. by exists t.
-    - intros j i' u' Hj Hjp. rewrite lookup_app_l in Hj by lia. unfold resq. rewrite stq_app by lia.
+    - intros j i' e' Hj Hjp Hpt. rewrite lookup_app_l in Hj by lia. rewrite resq_app by lia.
       by apply (j_qpt s Hi j).
-    - intros j i' u' [Hj | [Hge Hj]]%lookup_app_Some Hjp; [by apply (j_qnpt s Hi j i' u')|].
+    - intros j i' e' [Hj | [Hge Hj]]%lookup_app_Some Hjp Hpt; [by apply (j_qnpt s Hi j i' e')|].
       destruct (j - length (cq s)); simplify_eq/=. exact Hn.
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
-      + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx xm tkt pcs].
-        exists (S (tkt (cx s))). rewrite updf_eq. split_and!; [done|lia| |done].
-        simpl. rewrite <- Hlen. by apply list_lookup_middle.
+      + rewrite updf_eq. destruct Hg as [[Hpt ->] | (r & -> & ->)]; cbv beta iota delta [ginv];
+          cbn [xh cq pl gp nid cx xm tkt pcs]; rewrite updf_eq.
+        * exists (S (tkt (cx s))). split_and!; [done|lia|done|done|done].
+        * split_and!; [|done|done]. exists (S (tkt (cx s))). split_and!; [done|lia|done].
       + rewrite updf_ne by done. pose proof (j_thr s Hi t') as Ht'.
-        destruct (gp s t') as [| i' u' | i' u' | i' r | i' r c v sy]; cbv beta iota delta [ginv] in Ht' |- *;
+        destruct (gp s t') as [| i' u' | i' e' | i' r | i' r | i' r c v sy]; cbv beta iota delta [ginv rdq] in Ht' |- *;
           cbn [xh cq pl gp nid cx xm tkt pcs]; rewrite ?updf_ne by done.
         * done.
-        * destruct Ht' as (Hp' & Hinv' & Hnq' & Hn'). split_and!; [done|done| |done].
-          rewrite fmap_app. intros [Hin | Heq%elem_of_list_singleton]%elem_of_app; [done|].
-          rewrite Heq in Hinv'. by destruct (j_inv1 s Hi i t' (Upd u') t (Upd u) Hinv' Hinv) as [? _].
-        * destruct Ht' as (my & Htk & Hmy & Hj & Hinv'). exists my. split_and!; [done|done| |done].
-          rewrite lookup_app_l; [done|]. by apply lookup_lt_Some in Hj.
-        * done.
-        * destruct Ht' as (Hp' & Hinv' & Hv & Hle & Hgt & Hch & Hsy). split_and!; try done.
-          rewrite stq_app; [done | lia].
+        * destruct Ht' as (Hp' & Hinv' & Hnq'' & Hn'). split_and!; [done|done| |done]. by apply (Hnq' t' i' (Upd u')).
+        * destruct Ht' as (my & Htk & Hmy & Hj & Hpt & Hinv'). exists my. split_and!; [done|done| |done|done].
+          by apply Hold.
+        * destruct Ht' as (Hp' & Hinv' & Hnq'' & Hn'). split_and!; [done|done| |done]. by apply (Hnq' t' i' (Rd r)).
+        * destruct Ht' as ((my & Hp' & Hmy & Hj) & Hinv' & Hn'). split_and!; [|done|done].
+          exists my. split_and!; [done|done|by apply Hold].
+        * destruct Ht' as (Hrq & Hinv' & Hv & Hle & Hgt' & Hch & Hsy). split_and!; try done.
+          -- destruct Hrq as [[Hp' Hnq''] | (my & Hp' & Hmy & Hj)].
+             ++ left. split; [done|]. by apply (Hnq' t' i' (Rd r)).
+             ++ right. exists my. split_and!; [done|done|by apply Hold].
+          -- rewrite stq_app; [done | lia].
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
-      + intros _. apply (j_N s Hi). by rewrite Hg.
+      + intros _. by apply (j_N s Hi).
       + rewrite updf_ne by done. apply (j_N s Hi).
     - intros i' u' v' Hin. destruct (j_xl s Hi i' u' v' Hin) as (j & Hj & Hq & Hv). exists j.
-      rewrite lookup_app_l by lia. unfold resq. rewrite stq_app by lia. split_and!; [done|done|done].
+      rewrite lookup_app_l, resq_app by lia. split_and!; [done|done|done].
   Qed.
 
-  Lemma inv2_mid s t x' :
-    inv2 s → xinv NR (cx s) → xaux x' →
+  Lemma inv2_mid s t x' i e :
+    inv2 s → xinv NR (cx s) → xaux x' → gp s t = GUpd i e →
     xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' t ≠ XIdle →
     (∀ t', t' ≠ t → pcs x' t' = pcs (cx s) t') →
     inv2 (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)).
   Proof.
-    intros Hi Hx Ha' Hs Hn Hn' Hoth.
+    intros Hi Hx Ha' Hg Hs Hn Hn' Hoth.
     destruct (mid_step NR (cx s) x' t Hs Hn Hn' Hoth) as (Htk & _ & Hticks).
     destruct (ystep_mem NR HNR (cx s) x' Hx (y_x NR _ _ Hs)) as [(keep & _ & ->) | Hmf];
       [by unfold recover in Hn'; simpl in Hn'|].
@@ -1145,13 +1281,13 @@ Section cx_px_lin.
     - rewrite Htk. apply (j_len s Hi).
     - by apply (pl_frame s x').
     - intros t'. apply (ginv_transfer s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)) t' [] Hi Ha' eq_refl (eq_sym (app_nil_r _)) (le_n _));
-        [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | done | | | apply (j_thr s Hi)].
-      + intros Hid. by apply (Hticks t').
-      + intros my Hmy. cbn [cx]. by rewrite (proj1 (Hticks t')).
+        [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | done | | apply (j_thr s Hi)].
+      destruct (decide (t' = t)) as [-> | Hne]; [right | left; by apply Hoth].
+      split; [by exists i, e|]. intros my Hmy. cbn [cx]. by rewrite (proj1 (Hticks t)).
   Qed.
 
   Lemma inv2_read s t i r :
-    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRInv i r →
+    inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRInv i r ∨ gp s t = GPub i r →
     inv2 (CState (cx s) (cq s)
             (updf (gp s) t (GRd i r (chead (cx s)) (rexec r (stq (cq s) (objv (xm (cx s)) (cidx (cx s))))) None))
             (if decide (pl s = chead (cx s))
@@ -1159,7 +1295,12 @@ Section cx_px_lin.
              else xh s)
             (nid s) (pl s)).
   Proof.
-    intros Hi Hx Ha Hg. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (Hp & Hinv & Hn).
+    intros Hi Hx Ha Hg.
+    assert (Hgn : gp s t ≠ GNone) by (by destruct Hg as [-> | ->]).
+    assert (rdq s t i r ∧ Invoke i t (Rd r) ∈ erase (xh s) ∧ nopt s i) as (Hrq & Hinv & Hn).
+    { pose proof (j_thr s Hi t) as Ht. destruct Hg as [Hg | Hg]; rewrite Hg in Ht.
+      - destruct Ht as (Hp & Hinv & Hnq & Hn). split_and!; [left; by split | done | done].
+      - destruct Ht as (Hq & Hinv & Hn). split_and!; [by right | done | done]. }
     set (c := chead (cx s)).
     assert (Hobj : objv (xm (cx s)) (cidx (cx s)) = c).
     { pose proof (wf_mk_le _ 0 (xi_wf _ _ Hx)) as Hml.
@@ -1175,9 +1316,8 @@ Section cx_px_lin.
       intros [= -> -> ->]%elem_of_list_singleton. done. }
     assert (Her : erase (xh s ++ ext) = erase (xh s)).
     { rewrite erase_app. unfold ext. case_decide; simpl; by rewrite app_nil_r. }
-    assert (Hnq : ∀ j u, cq s !! j = Some (i, u) → False).
-    { intros j u Hj. destruct (j_qinv s Hi j i u Hj) as [t0 Ht0].
-      by destruct (j_inv1 s Hi i t0 (Upd u) t (Rd r) Ht0 Hinv). }
+    assert (Hnq : ∀ j e, cq s !! j = Some (i, e) → qpt e = true → False).
+    { intros j e Hj Hpt. pose proof (rdq_not_pt s t i r j e Hi Hrq Hj). congruence. }
     split; cbn [xh cq pl gp nid cx]; rewrite ?Her.
     - unfold ext. case_decide; [|rewrite app_nil_r; apply (j_ok s Hi)].
       apply prefix_ok_snoc. split; [apply (j_ok s Hi)|]. split; [by exists t | exact Hn].
@@ -1190,22 +1330,22 @@ Section cx_px_lin.
     - apply (j_inv1 s Hi).
     - apply (j_qnd s Hi).
     - apply (j_qinv s Hi).
-    - intros j i' u Hj Hjp. apply elem_of_app. left. by apply (j_qpt s Hi j).
-    - intros j i' u Hj Hjp o' v' [Hin | Hin]%elem_of_app; [by apply (j_qnpt s Hi j i' u Hj Hjp o' v')|].
+    - intros j i' u Hj Hjp Hpt. apply elem_of_app. left. by apply (j_qpt s Hi j).
+    - intros j i' u Hj Hjp Hpt o' v' [Hin | Hin]%elem_of_app; [by apply (j_qnpt s Hi j i' u Hj Hjp Hpt o' v')|].
       destruct (Hext _ _ _ Hin) as (-> & _). by apply (Hnq j u).
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
       + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx]. rewrite Her.
-        split_and!; [done|done|done| | |lia|done].
+        split_and!; [exact Hrq|done|done| | |lia|done].
         * intros Hle. apply elem_of_app. right. unfold ext. rewrite decide_True by lia. by left.
         * intros Hlt o' v' [Hin | Hin]%elem_of_app; [by apply (Hn o' v')|].
           destruct (Hext _ _ _ Hin) as (_ & _ & _ & ?). lia.
       + rewrite updf_ne by done.
         apply (ginv_transfer s (CState (cx s) (cq s) (updf (gp s) t (GRd i r c v None)) (xh s ++ ext) (nid s) (pl s))
-          t' ext Hi Ha eq_refl eq_refl (le_n _)); [| |apply mf_refl|done|done|apply (j_thr s Hi)].
+          t' ext Hi Ha eq_refl eq_refl (le_n _)); [| |apply mf_refl|by left|apply (j_thr s Hi)].
         * intros i' o' v' Hin. destruct (Hext _ _ _ Hin) as (-> & _). right. exists t, (Rd r). done.
         * intros. simpl in *. lia.
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
-      + intros _. apply (j_N s Hi). by rewrite Hg.
+      + intros _. by apply (j_N s Hi).
       + rewrite updf_ne by done. apply (j_N s Hi).
     - intros i' u v' [Hin | Hin]%elem_of_app; [by apply (j_xl s Hi)|].
       by destruct (Hext _ _ _ Hin) as (_ & ? & _).
@@ -1223,11 +1363,11 @@ Section cx_px_lin.
     split; cbn [xh cq pl gp nid cx]; try apply Hi.
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
       + rewrite updf_eq. cbv beta iota delta [ginv]. cbn [xh cq pl gp nid cx].
-        split_and!; try done. left. by left.
+        split_and!; try exact Hp; try done. left. by left.
       + rewrite updf_ne by done.
         apply (ginv_transfer s (CState x' (cq s) (updf (gp s) t (GRd i r c v (Some (len0 (xm (cx s)))))) (xh s) (nid s) (pl s))
           t' [] Hi Ha' eq_refl (eq_sym (app_nil_r _)) (le_n _));
-          [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | apply mf_pwb | done | done | apply (j_thr s Hi)].
+          [by intros ? ? ? ?%elem_of_nil | intros; simpl in *; lia | apply mf_pwb | by left | apply (j_thr s Hi)].
     - intros t'. destruct (decide (t' = t)) as [-> | Hne].
       + intros _. apply (j_N s Hi). by rewrite Hg.
       + rewrite updf_ne by done. apply (j_N s Hi).
@@ -1244,19 +1384,19 @@ Section cx_px_lin.
             (nid s) (pl s `max` my)).
   Proof.
     intros Hi Hx Ha Hx' Ha' Htk Hg Htkt Hmy Hmf Hid Hoth.
-    pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (my' & Htk' & H1 & Hj & Hinv).
+    pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (my' & Htk' & H1 & Hj & Hpt & Hinv).
     rewrite Htk in Htk'. injection Htk' as <-.
     pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
     pose proof (xa_thr _ Ha t my Htk) as Hmt. rewrite <- (j_len s Hi) in Hmt.
     apply (inv2_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); try done; cbn [cx]; [lia|lia| |].
-    - exists (Upd u). apply (adv_qpt s _ (pred my) i u Hi Hj). lia.
+    - exists (qop_op u). apply (adv_qpt s _ (pred my) i u Hi Hj); [lia | done].
     - intros n Hn1 Hn2. apply Nat.max_lub; [by apply (pl_frame s x')|].
       by apply (xi_done _ _ Hx' my Hmy n).
   Qed.
 
   Lemma inv2_rsync s t i r c v n :
     inv2 s → xinv NR (cx s) → xaux (cx s) → gp s t = GRd i r c v (Some n) →
-    inv2 (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s)))
+    inv2 (CState (XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (updf (pcs (cx s)) t XIdle) (done (cx s)))
             (cq s) (updf (gp s) t GNone)
             (xh s ++ adv s (pl s `max` c) ++ [XE (Return i v)]) (nid s) (pl s `max` c)).
   Proof.
@@ -1265,10 +1405,13 @@ Section cx_px_lin.
     pose proof (pl_le_chead s Hi Hx) as Hpc. pose proof (chead_le_len s Hi Hx Ha) as Hcl.
     pose proof (xi_wf _ _ Hx) as Hwf.
     assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
-    set (x' := XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (pcs (cx s)) (done (cx s))).
+    set (x' := XState (p_fence (xm (cx s)) t) (tkt (cx s)) (lk (cx s)) (updf (pcs (cx s)) t XIdle) (done (cx s))).
     assert (Hmf : mem_frame (xm (cx s)) (xm x')) by (by apply mf_fence).
-    assert (Ha' : xaux x') by (apply (xaux_frame (cx s)); [done|apply hist_fence|done|apply (xa_thr _ Ha)]).
-    apply (inv2_ret s _ t i v (pl s `max` c)); try done; cbn [cx]; [lia|lia| |].
+    assert (Ha' : xaux x').
+    { apply (xaux_frame (cx s)); [done|apply hist_fence|done|].
+      intros t' my [[_ [=]] | Hmy]%tick_updf. by apply (xa_thr _ Ha t'). }
+    apply (inv2_ret s _ t i v (pl s `max` c)); try done; cbn [cx x' pcs]; [lia|lia| | | |];
+      [| by rewrite updf_eq | intros t' Hne; by rewrite updf_ne |].
     - exists (Rd r). apply elem_of_app. destruct (decide (c ≤ pl s)); [left; by apply Hle|right].
       apply elem_of_adv, src_advl. right. exists t, i, r, c, v. split_and!; [lia|lia| |by rewrite Hg|done].
       apply (j_N s Hi). by rewrite Hg.
@@ -1280,17 +1423,25 @@ Section cx_px_lin.
   Qed.
 
   (** A step of the model is one of [ystep], or leaves [CXPTMPx.v]'s state. *)
+  Lemma rdq_outside s t i r : rdq s t i r → outside (pcs (cx s) t).
+  Proof. intros [[-> _] | (my & -> & _)]; [by left | right; by exists my]. Qed.
+
+  Lemma rd_outside s t i r c v sy : inv2 s → gp s t = GRd i r c v sy → outside (pcs (cx s) t).
+  Proof. intros Hi Hg. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. by eapply rdq_outside, Ht. Qed.
+
+  (** A step of the model is one of [ystep], or leaves [CXPTMPx.v]'s state. *)
   Lemma cstep_y s s' : inv2 s → cstep s s' → ystep NR (cx s) (cx s') ∨ cx s' = cx s.
   Proof.
-    intros Hi Hs. destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
-      | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
-      | s t i r c v n Hg | s keep Hok]; cbn [cx]; try (by right).
+    intros Hi Hs. destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' i e Hg Hs Hn Hn' Hoth
+      | s t my o i e Hp Hg | s t my i e Hp Hg | s t r Ht Hg | s t i r way Hg Hp | s t i r Hg
+      | s t i r c v Hg | s t i r c v n Hg | s keep Hok]; cbn [cx]; try (by right).
     - left. apply y_x. by apply x_enqueue.
     - left. by apply y_x.
     - left. apply y_x. by apply x_ret.
     - left. apply y_x. by apply (x_finsync NR false false (cx s) t my).
-    - left. apply y_pwb. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
-    - left. apply y_fence. pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. apply Ht.
+    - left. apply y_x. by apply x_enqueue.
+    - left. apply y_pwb. by eapply rd_outside.
+    - left. apply y_fence. by eapply rd_outside.
     - left. apply y_x. by apply x_crash.
   Qed.
 
@@ -1320,19 +1471,24 @@ Section cx_px_lin.
       assert (Hy' : yreach NR (cx s')).
       { destruct (cstep_y s s' Hi Hs) as [Hys | ->]; [by eapply yr_step | done]. }
       destruct (yreach_inv NR HNR _ Hy') as [Hx' Ha']. split; [done|].
-      destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
-        | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
-        | s t i r c v n Hg | s keep Hok].
+      destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' i e Hg Hs Hn Hn' Hoth
+        | s t my o i e Hp Hg | s t my i e Hp Hg | s t r Ht Hg | s t i r way Hg Hp | s t i r Hg
+        | s t i r c v Hg | s t i r c v n Hg | s keep Hok].
       + apply inv2_invoke; [done|done|done|done|]. left. by exists u.
-      + by apply inv2_enqueue.
-      + by apply (inv2_mid s t).
-      + apply (inv2_upd_ret s _ t my i u); try done; cbn [tkt done xm pcs];
+      + pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (_ & Hinv & Hnq & Hn).
+        apply (inv2_enqueue s t i (QU u)); try done; [by rewrite Hg | by left].
+      + by apply (inv2_mid s t x' i e).
+      + apply (inv2_upd_ret s _ t my i e); try done; cbn [tkt done xm pcs];
           first [by rewrite Hp | by left | apply mf_refl | by rewrite updf_eq | (intros t' Hne; by rewrite updf_ne)].
       + pose proof (xi_wf _ _ Hx) as Hwf.
         assert (Hl0 : 0 < nlines (xm (cx s))) by (pose proof (xi_lines _ _ Hx); lia).
-        apply (inv2_upd_ret s _ t my i u); try done; cbn [tkt done xm pcs];
+        apply (inv2_upd_ret s _ t my i e); try done; cbn [tkt done xm pcs];
           first [by rewrite Hp | by left | by apply mf_fence | by rewrite updf_eq | (intros t' Hne; by rewrite updf_ne)].
       + apply inv2_invoke; [done|done|done|done|]. right. by exists r.
+      + pose proof (j_thr s Hi t) as Ht. rewrite Hg in Ht. destruct Ht as (_ & Hinv & Hnq & Hn).
+        destruct way.
+        * apply (inv2_enqueue s t i (QR r true)); try done; [by rewrite Hg | by left].
+        * apply (inv2_enqueue s t i (QR r false)); try done; [by rewrite Hg | right; by exists r].
       + by apply inv2_read.
       + by apply inv2_rpwb.
       + by apply (inv2_rsync s t i r c v n).
@@ -1342,14 +1498,15 @@ Section cx_px_lin.
   (** ** The histories are well formed *)
 
   Definition gid (g : gpc) : option opid :=
-    match g with GNone => None | GInv i _ | GUpd i _ | GRInv i _ | GRd i _ _ _ _ => Some i end.
+    match g with GNone => None | GInv i _ | GUpd i _ | GRInv i _ | GPub i _ | GRd i _ _ _ _ => Some i end.
 
   Lemma gid_invoked s t i : inv2 s → gid (gp s t) = Some i → ∃ o, Invoke i t o ∈ erase (xh s).
   Proof.
     intros Hi Hg. pose proof (j_thr s Hi t) as Ht.
-    destruct (gp s t) as [| i' u | i' u | i' r | i' r c v sy]; simplify_eq/=.
+    destruct (gp s t) as [| i' u | i' u | i' r | i' r | i' r c v sy]; simplify_eq/=.
     - destruct Ht as (_ & Ht & _). eauto.
-    - destruct Ht as (my & _ & _ & _ & Ht). eauto.
+    - destruct Ht as (my & _ & _ & _ & _ & Ht). eauto.
+    - destruct Ht as (_ & Ht & _). eauto.
     - destruct Ht as (_ & Ht & _). eauto.
     - destruct Ht as (_ & Ht & _). eauto.
   Qed.
@@ -1464,29 +1621,32 @@ Section cx_px_lin.
   Proof.
     induction 1 as [| s s' Hr IH Hs]; [apply inv3_init|].
     destruct (creach_inv s Hr) as [_ Hi].
-    destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' Hs Hn Hn' Hoth
-      | s t my o i u Hp Hg | s t my i u Hp Hg | s t r Ht Hg | s t i r Hg | s t i r c v Hg
-      | s t i r c v n Hg | s keep Hok].
+    destruct Hs as [s t u Ht Hg | s t i u Hg Hp | s t x' i e Hg Hs Hn Hn' Hoth
+      | s t my o i e Hp Hg | s t my i e Hp Hg | s t r Ht Hg | s t i r way Hg Hp | s t i r Hg
+      | s t i r c v Hg | s t i r c v n Hg | s keep Hok].
     - by apply inv3_invoke.
     - apply (inv3_same s); [done|done|]. intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
     - by apply (inv3_same s).
-    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); [| |rewrite Hg|..].
-    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) u) (pl s `max` my)); [| |rewrite Hg|..].
+    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) e) (pl s `max` my)); [| |rewrite Hg|..].
+    - by apply (inv3_ret s _ t i (resq (cq s) (pred my) e) (pl s `max` my)); [| |rewrite Hg|..].
     - by apply inv3_invoke.
+    - apply (inv3_same s); [done|done|]. intros t'. cbn [gp]. unfold updf.
+      case_decide; [subst; rewrite Hg; by destruct way|done].
     - apply (inv3_same s); [done| |].
       + cbn [xh]. case_decide; [|done]. rewrite erase_app. simpl. by rewrite app_nil_r.
-      + intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
+      + intros t'. cbn [gp]. unfold updf. case_decide; [subst; by destruct Hg as [-> | ->]|done].
     - apply (inv3_same s); [done|done|]. intros t'. cbn [gp]. unfold updf. case_decide; [subst; by rewrite Hg|done].
     - by apply (inv3_ret s _ t i v (pl s `max` c)); [| |rewrite Hg|..].
     - by apply inv3_crash.
   Qed.
 
   (** A step of [CXPTMPx.v] that moves one thread inside its update. *)
-  Lemma c_mid_upd s t x' c :
+  Lemma c_mid_upd s t x' c i e :
+    gp s t = GUpd i e →
     xstep NR false false (cx s) x' → pcs (cx s) t ≠ XIdle → pcs x' = updf (pcs (cx s)) t c → c ≠ XIdle →
     cstep s (CState x' (cq s) (gp s) (xh s) (nid s) (pl s)).
   Proof.
-    intros Hs Hn Hp Hc. apply (c_mid s t x' Hs Hn); rewrite Hp; [by rewrite updf_eq|].
+    intros Hg Hs Hn Hp Hc. apply (c_mid s t x' i e Hg Hs Hn); rewrite Hp; [by rewrite updf_eq|].
     intros t' Hne. by rewrite updf_ne.
   Qed.
 
@@ -1522,7 +1682,7 @@ Section cx_px_lin.
       [curComb] is at that ticket or later. *)
   Theorem cx_px_returned_durable s i t u v :
     creachable s → Return i v ∈ erase (xh s) → Invoke i t (Upd u) ∈ erase (xh s) →
-    ∃ j, cq s !! j = Some (i, u) ∧ v = resq (cq s) j u ∧
+    ∃ j, cq s !! j = Some (i, QU u) ∧ v = resq (cq s) j (QU u) ∧
       ∀ keep, p_crash_ok (xm (cx s)) keep → S j ≤ p_image cline (xm (cx s)) keep TK.
   Proof.
     intros Hr Hret Hinv. destruct (creach_inv s Hr) as [Hy Hi]. destruct (yreach_inv NR HNR _ Hy) as [Hx _].
@@ -1552,50 +1712,62 @@ Ltac xlt := vm_compute; lia.
 
 (** Thread 0 increments (and returns 0) through its own CAS and [psync];
     thread 1 reads the replica [curComb] names (1), writes [curComb] back,
-    fences and returns; then a crash that keeps every line: the history
-    every [cx_px_*] theorem speaks of. *)
+    fences and returns; thread 0 publishes a read as a node (ticket 2),
+    reads directly (1) and returns; then a crash that keeps every line: the
+    history every [cx_px_*] theorem speaks of. *)
 Theorem cx_px_lin_not_vacuous :
   ∃ s, creachable 0 ex_uexec ex_rexec 2 2 s ∧
-    erase (xh s) = [Invoke 0 0 (Upd tt); Return 0 0; Invoke 1 1 (Rd tt); Return 1 1; Crash].
+    erase (xh s) = [Invoke 0 0 (Upd tt); Return 0 0; Invoke 1 1 (Rd tt); Return 1 1;
+                    Invoke 2 0 (Rd tt); Return 2 1; Crash].
 Proof.
   pose proof (cr_init 0 ex_uexec ex_rexec 2 2) as R.
   let s := cur R in pose proof (cr_step _ _ _ _ _ _ _ R (c_invoke _ _ _ 2 2 s 0 tt ltac:(lia) eq_refl)) as R1.
   vm_compute in R1.
   let s := cur R1 in pose proof (cr_step _ _ _ _ _ _ _ R1 (c_enqueue _ _ _ 2 2 s 0 0 tt eq_refl eq_refl)) as R2.
   vm_compute in R2.
-  let s := cur R2 in pose proof (cr_step _ _ _ _ _ _ _ R2 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R2 in pose proof (cr_step _ _ _ _ _ _ _ R2 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_lock 2 false false (cx s) 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R3.
   vm_compute in R3.
-  let s := cur R3 in pose proof (cr_step _ _ _ _ _ _ _ R3 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R3 in pose proof (cr_step _ _ _ _ _ _ _ R3 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_settle 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R4.
   vm_compute in R4.
-  let s := cur R4 in pose proof (cr_step _ _ _ _ _ _ _ R4 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R4 in pose proof (cr_step _ _ _ _ _ _ _ R4 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_pwbrep 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R5.
   vm_compute in R5.
-  let s := cur R5 in pose proof (cr_step _ _ _ _ _ _ _ R5 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R5 in pose proof (cr_step _ _ _ _ _ _ _ R5 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_fence 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R6.
   vm_compute in R6.
-  let s := cur R6 in pose proof (cr_step _ _ _ _ _ _ _ R6 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R6 in pose proof (cr_step _ _ _ _ _ _ _ R6 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_cas 2 false false (cx s) 0 1 1 eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R7.
   vm_compute in R7.
-  let s := cur R7 in pose proof (cr_step _ _ _ _ _ _ _ R7 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R7 in pose proof (cr_step _ _ _ _ _ _ _ R7 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_pwbcc 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R8.
   vm_compute in R8.
-  let s := cur R8 in pose proof (cr_step _ _ _ _ _ _ _ R8 (c_mid_upd _ _ _ 2 2 s 0 _ _
+  let s := cur R8 in pose proof (cr_step _ _ _ _ _ _ _ R8 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_sync 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R9.
   vm_compute in R9.
-  let s := cur R9 in pose proof (cr_step _ _ _ _ _ _ _ R9 (c_ret _ _ _ 2 2 s 0 1 0 0 tt eq_refl eq_refl)) as R10.
+  let s := cur R9 in pose proof (cr_step _ _ _ _ _ _ _ R9 (c_ret _ _ _ 2 2 s 0 1 0 0 (QU tt) eq_refl eq_refl)) as R10.
   vm_compute in R10.
   let s := cur R10 in pose proof (cr_step _ _ _ _ _ _ _ R10 (c_rinvoke _ _ _ 2 2 s 1 tt ltac:(lia) eq_refl)) as R11.
   vm_compute in R11.
-  let s := cur R11 in pose proof (cr_step _ _ _ _ _ _ _ R11 (c_read _ _ _ 2 2 s 1 1 tt eq_refl)) as R12.
+  let s := cur R11 in pose proof (cr_step _ _ _ _ _ _ _ R11 (c_read _ _ _ 2 2 s 1 1 tt (or_introl eq_refl))) as R12.
   vm_compute in R12.
   let s := cur R12 in pose proof (cr_step _ _ _ _ _ _ _ R12 (c_rpwb _ _ _ 2 2 s 1 1 tt 1 1 eq_refl)) as R13.
   vm_compute in R13.
   let s := cur R13 in pose proof (cr_step _ _ _ _ _ _ _ R13 (c_rsync _ _ _ 2 2 s 1 1 tt 1 1 2 eq_refl)) as R14.
   vm_compute in R14.
-  let s := cur R14 in pose proof (cr_step _ _ _ _ _ _ _ R14 (c_crash _ _ _ 2 2 s (λ L, match L with 0 => 2 | 1 => 0 | _ => 1 end)
-    ltac:(intros L HL; vm_compute in HL; destruct L as [|[|[|L]]]; vm_compute; lia))) as R15.
+  let s := cur R14 in pose proof (cr_step _ _ _ _ _ _ _ R14 (c_rinvoke _ _ _ 2 2 s 0 tt ltac:(lia) eq_refl)) as R15.
   vm_compute in R15.
-  eexists. split; [exact R15 | reflexivity].
+  let s := cur R15 in pose proof (cr_step _ _ _ _ _ _ _ R15 (c_publish _ _ _ 2 2 s 0 2 tt false eq_refl eq_refl)) as R16.
+  vm_compute in R16.
+  let s := cur R16 in pose proof (cr_step _ _ _ _ _ _ _ R16 (c_read _ _ _ 2 2 s 0 2 tt (or_intror eq_refl))) as R17.
+  vm_compute in R17.
+  let s := cur R17 in pose proof (cr_step _ _ _ _ _ _ _ R17 (c_rpwb _ _ _ 2 2 s 0 2 tt 1 1 eq_refl)) as R18.
+  vm_compute in R18.
+  let s := cur R18 in pose proof (cr_step _ _ _ _ _ _ _ R18 (c_rsync _ _ _ 2 2 s 0 2 tt 1 1 2 eq_refl)) as R19.
+  vm_compute in R19.
+  let s := cur R19 in pose proof (cr_step _ _ _ _ _ _ _ R19 (c_crash _ _ _ 2 2 s (λ L, match L with 0 => 2 | 1 => 0 | _ => 1 end)
+    ltac:(intros L HL; vm_compute in HL; destruct L as [|[|[|L]]]; vm_compute; lia))) as R20.
+  vm_compute in R20.
+  eexists. split; [exact R20 | reflexivity].
 Qed.
