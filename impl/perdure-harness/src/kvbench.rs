@@ -48,6 +48,9 @@ pub trait Engine: Send + Sync {
     fn flush_counts(&self) -> Option<perdure_pm::stats::FlushCounts> {
         None
     }
+    /// The calling thread is done with the store (perdure-kv gives its
+    /// thread id back: a PTM's replicas are as many as its thread ids).
+    fn thread_done(&self) {}
 }
 
 /// A store on a backend: how to open it in a directory.
@@ -515,6 +518,7 @@ pub fn run(
                         e.put(&key(r.below(num)), value)?;
                         n += 1;
                     }
+                    e.thread_done();
                     Ok::<u64, String>(n)
                 })
             };
@@ -716,11 +720,11 @@ pub struct PerdureKv {
 
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 impl PerdureKv {
-    /// The thread ids a run of `cfg` needs: its threads, the writer of
-    /// `readwhilewriting`, and one for the thread that opens and writes
-    /// after recovery (scoped threads give theirs back late).
+    /// The thread ids a run of `cfg` needs: its threads and the writer of
+    /// `readwhilewriting` (every bench thread gives its id back when it is
+    /// done, [`Engine::thread_done`]). Each id is a replica more.
     fn ids(cfg: &Config) -> usize {
-        cfg.threads.max(1) + 2
+        cfg.threads.max(1) + 1
     }
 }
 
@@ -807,5 +811,8 @@ impl Engine for KvEngine {
     }
     fn flush_counts(&self) -> Option<perdure_pm::stats::FlushCounts> {
         Some(perdure_pm::stats::thread_counts())
+    }
+    fn thread_done(&self) {
+        self.0.release_thread();
     }
 }
