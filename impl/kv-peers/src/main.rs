@@ -18,6 +18,11 @@
 //!   each write. 10^4 keys (quick: 2,000): fillrandom, overwrite,
 //!   readrandom, 1 and 2 threads.
 //!
+//! With `REDODB_SRC` set to a checkout of pramalhe/RedoDB, the memory
+//! group also builds and runs RedoDB's own db_bench (`ptmdb/`, on
+//! RedoOpt-PTM, its sources unchanged; pool in `/dev/shm`) with the same
+//! key count, threads and value size; it reports µs per operation only.
+//!
 //! Writes `kv/peers.{txt,json}`, `kv/peers-memory.svg`,
 //! `kv/peers-durable.svg` and `kv/peers-recovery.svg` under the bench
 //! output directory, and prints the tables and perdure-kv's ratio to each
@@ -264,6 +269,133 @@ impl Engine for FjallEngine {
     }
 }
 
+// --- RedoDB's own db_bench (C++) ---------------------------------------------------
+
+/// The workloads RedoDB's `ptmdb/db_bench.cc` has of kvbench's.
+const REDODB_WORKLOADS: [&str; 6] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readseq",
+    "readwhilewriting",
+];
+
+/// Builds RedoDB's db_bench on RedoOpt-PTM (`ptmdb/`, its sources
+/// unchanged, with its Makefile's flags and this CPU's flush instruction)
+/// from the checkout `src` into `build`.
+fn build_redodb(src: &Path, build: &Path) -> Result<PathBuf, String> {
+    let ptmdb = src.join("ptmdb");
+    if !ptmdb.join("db_bench.cc").exists() {
+        return Err(format!(
+            "REDODB_SRC={}: no ptmdb/db_bench.cc (not a checkout of pramalhe/RedoDB)",
+            src.display()
+        ));
+    }
+    std::fs::create_dir_all(build).map_err(err)?;
+    let out = build.join("db_bench_redoopt");
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let pwb = if cpu.contains(" clwb") {
+        "CLWB"
+    } else {
+        "CLFLUSHOPT"
+    };
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    // Its Makefile's SRCS and REDOOPT_SRCS, and the bench.
+    let sources = [
+        "db_bench.cc",
+        "db_impl.cc",
+        "status.cc",
+        "port/port_posix.cc",
+        "util/histogram.cc",
+        "util/env_posix.cc",
+        "util/testutil.cc",
+        "write_batch.cc",
+        "common/ThreadRegistry.cpp",
+        "ptms/redoopt/RedoOpt.cpp",
+    ];
+    let status = std::process::Command::new(&cxx)
+        .current_dir(&ptmdb)
+        .args(["-std=c++14", "-O2", "-g", &format!("-DPWB_IS_{pwb}")])
+        .arg("-DPM_REGION_SIZE=4*1024*1024*1024ULL")
+        .arg("-DUSE_REDOOPT")
+        .args(sources.iter().filter(|f| ptmdb.join(f).exists()))
+        .args(["-I.", "-Iutil", "-Iport", "-o"])
+        .arg(&out)
+        .arg("-lpthread")
+        .status()
+        .map_err(|e| format!("{cxx}: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "RedoDB's db_bench did not build with {cxx} ({status})"
+        ));
+    }
+    Ok(out)
+}
+
+/// Runs RedoDB's db_bench (`num` keys, `threads` threads, 100-byte values)
+/// and reads its `name : X micros/op` lines.
+fn run_redodb(bin: &Path, num: u64, threads: usize) -> Result<Vec<Measure>, String> {
+    let _ = std::fs::remove_file("/dev/shm/redoopt_shared");
+    let o = std::process::Command::new(bin)
+        .arg(format!("--benchmarks={}", REDODB_WORKLOADS.join(",")))
+        .arg(format!("--num={num}"))
+        .arg(format!("--threads={threads}"))
+        .arg("--value_size=100")
+        .output()
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let _ = std::fs::remove_file("/dev/shm/redoopt_shared");
+    let text = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        return Err(format!(
+            "RedoDB's db_bench failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let name = name.trim();
+        let Some(us) = rest
+            .split_whitespace()
+            .next()
+            .and_then(|x| x.parse::<f64>().ok())
+        else {
+            continue;
+        };
+        if !REDODB_WORKLOADS.contains(&name) || !rest.contains("micros/op") {
+            continue;
+        }
+        // LevelDB's db_bench sums the threads' seconds: micros/op is per
+        // thread. Keep `us_per_op` as it says and `ops` as it ran.
+        let th = if name == "readseq" { 1 } else { threads };
+        let ops = num;
+        out.push(Measure {
+            subject: "RedoDB (C++)/redo-opt/pmem".into(),
+            durable: true,
+            workload: name.into(),
+            threads: th,
+            ops,
+            secs: us * ops as f64 / (1e6 * th as f64),
+            p50: f64::NAN,
+            p99: f64::NAN,
+            p999: f64::NAN,
+            flushes: None,
+            volatile_bytes: 0,
+            persistent_bytes: 0,
+        });
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "RedoDB's db_bench printed no micros/op line:\n{text}"
+        ));
+    }
+    Ok(out)
+}
+
 // --- The run ----------------------------------------------------------------------
 
 fn group(
@@ -297,6 +429,9 @@ fn group(
 /// thread count.
 fn ratios(measures: &[Measure]) -> String {
     let mut s = String::new();
+    // `readseq` is one thread in both thread counts' runs: its first run
+    // only.
+    let mut seen = std::collections::HashSet::new();
     for m in measures
         .iter()
         .filter(|m| m.subject.starts_with("perdure-kv") && m.workload != "recovery")
@@ -306,6 +441,14 @@ fn ratios(measures: &[Measure]) -> String {
                 && o.workload == m.workload
                 && o.threads == m.threads
         }) {
+            if !seen.insert((
+                m.workload.clone(),
+                m.threads,
+                m.subject.clone(),
+                o.subject.clone(),
+            )) {
+                continue;
+            }
             s += &format!(
                 "{:<17} {}T  {:<28} / {:<16} {:>7.2}x\n",
                 m.workload,
@@ -346,13 +489,26 @@ fn main() {
         Box::new(Sled { durable: true }),
         Box::new(Fjall { durable: true }),
     ];
-    let mem = group(
-        "memory",
-        &memory_base,
-        &memory,
-        if quick { 100_000 } else { 1_000_000 },
-        &Workload::ALL,
-    );
+    let mem_num = if quick { 100_000 } else { 1_000_000 };
+    let mut mem = group("memory", &memory_base, &memory, mem_num, &Workload::ALL);
+    // RedoDB's own db_bench, when its checkout is given.
+    match std::env::var_os("REDODB_SRC") {
+        None => eprintln!("kv-peers: REDODB_SRC not set: RedoDB's own db_bench left out"),
+        Some(src) => {
+            let build = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/redodb");
+            match build_redodb(Path::new(&src), &build) {
+                Err(e) => eprintln!("kv-peers: {e}"),
+                Ok(bin) => {
+                    for threads in [1, 2] {
+                        match run_redodb(&bin, mem_num, threads) {
+                            Ok(m) => mem.extend(m),
+                            Err(e) => eprintln!("kv-peers: {threads}T: {e}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
     let dur = group(
         "durable",
         &disk_base,
