@@ -1703,3 +1703,37 @@ fn redo_lost_cas_then_commit_on_the_same_replica() {
         Err(why) => panic!("{why}"),
     }
 }
+
+/// `cur_comb_word` (the accessor tools and tests read `cur_comb` through)
+/// names the replica each commit designates: a commit writes a replica
+/// other than the designated one and CASes `cur_comb` to it, so the
+/// replica index changes with every update, on Redo-PTM as on CX-PTM.
+#[test]
+fn cur_comb_word_moves_with_every_commit() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::internals::sti;
+    use perdure_ptm::{CxPtm, RedoPtm, Transaction};
+    let redo = RedoPtm::create(
+        Pool::volatile("cur-comb-redo", 1 << 20, NoFlush).unwrap(),
+        &perdure_ptm::redo::Config::small(),
+    )
+    .unwrap();
+    let cx = CxPtm::create(
+        Pool::volatile("cur-comb-cx", 1 << 20, NoFlush).unwrap(),
+        &perdure_ptm::cx::Config::small(),
+    )
+    .unwrap();
+    let mut seen = (Vec::new(), Vec::new());
+    for i in 0..6u64 {
+        redo.update_tx(move |tx| tx.set_root(0, i)).unwrap();
+        cx.update_tx(move |tx| tx.set_root(0, i)).unwrap();
+        seen.0.push(sti::idx(redo.cur_comb_word()));
+        seen.1.push(sti::idx(cx.cur_comb_word()));
+    }
+    for (name, idx) in [("Redo-PTM", &seen.0), ("CX-PTM", &seen.1)] {
+        assert!(
+            idx.windows(2).all(|w| w[0] != w[1]),
+            "{name}: the designated replica after each of 6 commits: {idx:?}"
+        );
+    }
+}
