@@ -23,7 +23,11 @@
       2 threads, 2 thread crashes, 22 steps: OK without effect.
     - [help_update_skipped_breaks] (mutant [loadhelp-skip-help-update]):
       2 threads, 1 full crash, 15 steps: ERR with effect.
-    The fixed protocol ([fixed]) is the subject of [DetCasPx.v]. *)
+    The fixed protocol ([fixed]) is proved detectable in [DetCasPx.v]
+    ([detcas_px_detectable], [detcas_px_returns]).  The mutant
+    [checkpoint-no-fence] concerns CHECKPOINT (§2.2, [checkpoint.rs]), not
+    the detectable CAS: it is not modelled here; the CAS's own memento
+    checkpoint without its fence is [l38_no_fence_breaks]. *)
 From Coq Require Import Lia.
 From perdure.Core Require Import Px86 PxPersist.
 From perdure.Memento Require Import DetCasPx.
