@@ -23,6 +23,8 @@
       2 threads, 2 thread crashes, 22 steps: OK without effect.
     - [help_update_skipped_breaks] (mutant [loadhelp-skip-help-update]):
       2 threads, 1 full crash, 15 steps: ERR with effect.
+    [fixed_crash_recoveries] runs the fixed protocol through two recoveries
+    (⑦ returning OK, ④ returning ERR) for contrast.
     The fixed protocol ([fixed]) is proved detectable in [DetCasPx.v]
     ([detcas_px_detectable], [detcas_px_returns]).  The mutant
     [checkpoint-no-fence] concerns CHECKPOINT (§2.2, [checkpoint.rs]), not
@@ -270,4 +272,35 @@ Proof.
     apply rtc_refl.
   - vm_compute; reflexivity.
   - has_eff 0 0.
+Qed.
+
+(** The fixed protocol, for contrast (the theorems of [DetCasPx.v] are not
+    vacuous): thread 1's CAS 0 (0 → 1) crashes after its first plain CAS,
+    which the crash keeps; recovery finds it (⑦), resumes at L33 and returns
+    OK; its CAS 1 (0 → 2) fails, checkpoints the failure, crashes before the
+    flush with the memento kept; recovery reports ERR (④). *)
+Theorem fixed_crash_recoveries :
+  ∃ s, rtc (step 1 1 fixed h_aba) (init 1 1) s ∧
+       res (th s 1) = [true; false] ∧ eff 1 s 1 0 ∧ ¬ eff 1 s 1 1.
+Proof.
+  eexists. split; [|split; [|split]].
+  - go (SStart _ _ _ _ _ 1 0 0 1).
+    go (S26ok _ _ _ _ _ 1 true 0).
+    crash_go (λ L : nat, if decide (L = 0) then 1 else 0).
+    go (SRec7 _ _ _ _ _ 1).
+    go (S33 _ _ _ _ _ 1 true 0).
+    go (S34 _ _ _ _ _ 1 true 0).
+    go (S36 _ _ _ _ _ 1 true 1).
+    go (S38 _ _ _ _ _ 1 true 1).
+    go (SCommit _ _ _ _ _ 1 true).
+    go (SStart _ _ _ _ _ 1 0 0 2).
+    go (S26fail _ _ _ _ _ 1 false 1).
+    go (SFail _ _ _ _ _ 1 false 1).
+    crash_go (λ L : nat, if decide (L = 0) then 2 else if decide (L = 6) then 2 else 0).
+    go (SRec4 _ _ _ _ _ 1).
+    go (SCommit _ _ _ _ _ 1 false).
+    apply rtc_refl.
+  - vm_compute; reflexivity.
+  - has_eff 0 0.
+  - no_eff.
 Qed.
