@@ -16,7 +16,7 @@
       removed on a backend whose CAS is no fence): 1 thread, 1 full crash,
       13 steps: ERR with effect.
     - [l38_no_writeback_breaks] (L38 as published, mutant
-      [cas-no-flush-loc-L38]): 2 threads, 2 locations, 1 full crash, 29
+      [cas-no-flush-loc-L38]): 2 threads, 2 locations, 1 full crash, 28
       steps: OK without effect (the helper's help of an annotated word a
       crash brought back is taken for a later CAS's).
     - [l20_as_written_breaks] (Finding 1 of [specs/memento/README.md]):
