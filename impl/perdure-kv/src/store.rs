@@ -285,17 +285,7 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
     /// The value of `key`, if present.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         let k = map::key(key)?;
-        let root = self.root;
-        let sink = Sink::new();
-        let s = Arc::clone(&sink);
-        let w = self.ptm.read_tx(move |tx| {
-            encode(
-                map::header(tx, root)
-                    .and_then(|hd| map::get_in(tx, hd, &k))
-                    .map(|v| s.put(v)),
-            )
-        })?;
-        sink.take(w, root, 0)
+        self.read_out(move |tx, hd| map::get_in(tx, hd, &k))
     }
 
     /// The entries whose keys are in `range`, in key order, at most
@@ -318,13 +308,24 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
     }
 
     fn scan_packed(&self, range: Range, limit: usize) -> Result<Vec<Entry>, KvError> {
+        self.read_out(move |tx, hd| map::scan_in(tx, hd, &range, limit))
+    }
+
+    /// Runs `f` on the store's header in a read-only transaction and
+    /// returns what the run the transaction returned found (through a
+    /// [`Sink`]).
+    fn read_out<R, F>(&self, f: F) -> Result<R, KvError>
+    where
+        R: Send + 'static,
+        F: for<'t> Fn(&P::ReadTx<'t>, map::Header) -> Result<R, Fault> + Send + Sync + 'static,
+    {
         let root = self.root;
         let sink = Sink::new();
         let s = Arc::clone(&sink);
         let w = self.ptm.read_tx(move |tx| {
             encode(
                 map::header(tx, root)
-                    .and_then(|hd| map::scan_in(tx, hd, &range, limit))
+                    .and_then(|hd| f(tx, hd))
                     .map(|v| s.put(v)),
             )
         })?;
