@@ -298,6 +298,14 @@ type Counts = Option<perdure_pm::stats::FlushCounts>;
 /// What one thread of a workload did: operations, latencies, flushes.
 type ThreadRun = Result<(u64, Histogram, Counts), String>;
 
+/// What a workload's threads did together.
+struct Timed {
+    ops: u64,
+    secs: f64,
+    hist: Histogram,
+    flushes: Counts,
+}
+
 /// Runs `per_thread` operations on each of `threads` threads; returns the
 /// operations counted (an op may count several, as a seek's entries),
 /// the wall time, the merged histogram and the summed flush counts.
@@ -308,7 +316,7 @@ fn timed(
     seed: u64,
     op: &Op<'_>,
     stop: Option<&AtomicBool>,
-) -> Result<(u64, f64, Histogram, Counts), String> {
+) -> Result<Timed, String> {
     let start = Instant::now();
     let results: Vec<ThreadRun> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -350,7 +358,12 @@ fn timed(
             *flushes.get_or_insert_with(Default::default) += f;
         }
     }
-    Ok((ops, secs, hist, flushes))
+    Ok(Timed {
+        ops,
+        secs,
+        hist,
+        flushes,
+    })
 }
 
 /// Runs `cfg`'s workloads on `subject` in fresh directories under `base`;
@@ -373,42 +386,35 @@ pub fn run(
         std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         Ok(d)
     };
-    let mut record = |w: &str,
-                      th: usize,
-                      ops: u64,
-                      secs: f64,
-                      h: &Histogram,
-                      f: Counts,
-                      vol: u64,
-                      dir: &Path,
-                      out: &mut Vec<Measure>| {
-        let m = Measure {
-            subject: subject.name(),
-            durable: subject.durable(),
-            workload: w.to_owned(),
-            threads: th,
-            ops,
-            secs,
-            p50: h.quantile(0.5),
-            p99: h.quantile(0.99),
-            p999: h.quantile(0.999),
-            flushes: f.map(|f| f.per_op(ops)),
-            volatile_bytes: vol,
-            persistent_bytes: dir_bytes(dir),
+    let mut record =
+        |w: &str, th: usize, t: &Timed, vol: u64, dir: &Path, out: &mut Vec<Measure>| {
+            let m = Measure {
+                subject: subject.name(),
+                durable: subject.durable(),
+                workload: w.to_owned(),
+                threads: th,
+                ops: t.ops,
+                secs: t.secs,
+                p50: t.hist.quantile(0.5),
+                p99: t.hist.quantile(0.99),
+                p999: t.hist.quantile(0.999),
+                flushes: t.flushes.map(|f| f.per_op(t.ops)),
+                volatile_bytes: vol,
+                persistent_bytes: dir_bytes(dir),
+            };
+            if cfg.progress {
+                eprintln!(
+                    "db_bench {} {} {}T: {:.0} ops/s, {:.2} us/op",
+                    m.subject,
+                    m.workload,
+                    m.threads,
+                    m.ops_per_sec(),
+                    m.us_per_op()
+                );
+            }
+            each(&m);
+            out.push(m);
         };
-        if cfg.progress {
-            eprintln!(
-                "db_bench {} {} {}T: {:.0} ops/s, {:.2} us/op",
-                m.subject,
-                m.workload,
-                m.threads,
-                m.ops_per_sec(),
-                m.us_per_op()
-            );
-        }
-        each(&m);
-        out.push(m);
-    };
     let put_seq = |e: &dyn Engine, _: &mut Rng, i: u64| e.put(&key(i), &value).map(|()| 1);
     let put_rand =
         |e: &dyn Engine, r: &mut Rng, _: u64| e.put(&key(r.below(num)), &value).map(|()| 1);
@@ -416,14 +422,11 @@ pub fn run(
         let dir = fresh_dir("fillseq")?;
         let rss0 = rss();
         let e = subject.open(&dir, true, cfg)?;
-        let (ops, secs, h, f) = timed(&*e, threads, per, 1, &put_seq, None)?;
+        let t = timed(&*e, threads, per, 1, &put_seq, None)?;
         record(
             "fillseq",
             threads,
-            ops,
-            secs,
-            &h,
-            f,
+            &t,
             rss().saturating_sub(rss0),
             &dir,
             &mut out,
@@ -435,14 +438,11 @@ pub fn run(
     // The later workloads need a filled database: fillrandom fills it, or
     // (when it is not asked for) an untimed fill in order.
     if wants(Workload::FillRandom) {
-        let (ops, secs, h, f) = timed(&*e, threads, per, 2, &put_rand, None)?;
+        let t = timed(&*e, threads, per, 2, &put_rand, None)?;
         record(
             "fillrandom",
             threads,
-            ops,
-            secs,
-            &h,
-            f,
+            &t,
             rss().saturating_sub(rss0),
             &dir,
             &mut out,
@@ -454,38 +454,18 @@ pub fn run(
     }
     let vol = |rss0: u64| rss().saturating_sub(rss0);
     if wants(Workload::Overwrite) {
-        let (ops, secs, h, f) = timed(&*e, threads, per, 3, &put_rand, None)?;
-        record(
-            "overwrite",
-            threads,
-            ops,
-            secs,
-            &h,
-            f,
-            vol(rss0),
-            &dir,
-            &mut out,
-        );
+        let t = timed(&*e, threads, per, 3, &put_rand, None)?;
+        record("overwrite", threads, &t, vol(rss0), &dir, &mut out);
     }
     if wants(Workload::ReadRandom) {
         let get = |e: &dyn Engine, r: &mut Rng, _: u64| e.get(&key(r.below(num))).map(|_| 1);
-        let (ops, secs, h, f) = timed(&*e, threads, per, 4, &get, None)?;
-        record(
-            "readrandom",
-            threads,
-            ops,
-            secs,
-            &h,
-            f,
-            vol(rss0),
-            &dir,
-            &mut out,
-        );
+        let t = timed(&*e, threads, per, 4, &get, None)?;
+        record("readrandom", threads, &t, vol(rss0), &dir, &mut out);
     }
     if wants(Workload::ReadSeq) {
         let all = |e: &dyn Engine, _: &mut Rng, _: u64| e.scan_all();
-        let (ops, secs, h, f) = timed(&*e, 1, 1, 5, &all, None)?;
-        record("readseq", 1, ops, secs, &h, f, vol(rss0), &dir, &mut out);
+        let t = timed(&*e, 1, 1, 5, &all, None)?;
+        record("readseq", 1, &t, vol(rss0), &dir, &mut out);
         if let Some(m) = out.last_mut() {
             (m.p50, m.p99, m.p999) = (f64::NAN, f64::NAN, f64::NAN);
         }
@@ -493,22 +473,12 @@ pub fn run(
     if wants(Workload::SeekRandom) {
         let n = cfg.seek_nexts;
         let seek = |e: &dyn Engine, r: &mut Rng, _: u64| e.seek(&key(r.below(num)), n).map(|_| 1);
-        let (ops, secs, h, f) = timed(&*e, threads, (per / 10).max(1), 6, &seek, None)?;
-        record(
-            "seekrandom",
-            threads,
-            ops,
-            secs,
-            &h,
-            f,
-            vol(rss0),
-            &dir,
-            &mut out,
-        );
+        let t = timed(&*e, threads, (per / 10).max(1), 6, &seek, None)?;
+        record("seekrandom", threads, &t, vol(rss0), &dir, &mut out);
     }
     if wants(Workload::ReadWhileWriting) {
         let stop = Arc::new(AtomicBool::new(false));
-        let (ops, secs, h, f) = std::thread::scope(|s| {
+        let t = std::thread::scope(|s| {
             let writer = {
                 let (e, stop, value) = (&*e, Arc::clone(&stop), &value);
                 s.spawn(move || {
@@ -530,32 +500,12 @@ pub fn run(
                 .unwrap_or_else(|_| Err("the writer panicked".into()));
             readers.and_then(|r| writes.map(|_| r))
         })?;
-        record(
-            "readwhilewriting",
-            threads,
-            ops,
-            secs,
-            &h,
-            f,
-            vol(rss0),
-            &dir,
-            &mut out,
-        );
+        record("readwhilewriting", threads, &t, vol(rss0), &dir, &mut out);
     }
     if wants(Workload::DeleteRandom) {
         let del = |e: &dyn Engine, r: &mut Rng, _: u64| e.delete(&key(r.below(num))).map(|()| 1);
-        let (ops, secs, h, f) = timed(&*e, threads, per, 8, &del, None)?;
-        record(
-            "deleterandom",
-            threads,
-            ops,
-            secs,
-            &h,
-            f,
-            vol(rss0),
-            &dir,
-            &mut out,
-        );
+        let t = timed(&*e, threads, per, 8, &del, None)?;
+        record("deleterandom", threads, &t, vol(rss0), &dir, &mut out);
     }
     // Recovery to first write: close, reopen, one put.
     drop(e);
@@ -563,9 +513,15 @@ pub fn run(
     e = subject.open(&dir, false, cfg)?;
     e.put(&key(0), &value)?;
     let secs = t0.elapsed().as_secs_f64();
-    let mut h = Histogram::new();
-    h.record((secs * 1e9) as u64);
-    record("recovery", 1, 1, secs, &h, None, 0, &dir, &mut out);
+    let mut hist = Histogram::new();
+    hist.record((secs * 1e9) as u64);
+    let t = Timed {
+        ops: 1,
+        secs,
+        hist,
+        flushes: None,
+    };
+    record("recovery", 1, &t, 0, &dir, &mut out);
     drop(e);
     Ok(out)
 }
