@@ -13,6 +13,15 @@
 # deadlock, parse/semantic error, bad cfg, crash). Counts TLC did not print are null.
 # Exit code: 0 on pass, 1 on fail, 2 on a usage error.
 #
+# Simulation mode: a cfg whose leading comment lines include
+#   \* TLC-MODE: simulate depth=D traces=N seed=S
+# is run in TLC's random simulation (-simulate num=N -depth D -seed S, one worker, so the traces
+# are the seed's and the run is reproducible) instead of exhaustive model checking. It passes iff
+# TLC exits 0 after its N traces of at most D states each with no error; the summary then also has
+# "mode":"simulate","traces":N,"sim_depth":D,"seed":S, "distinct" and "depth" are null,
+# "generated" is the number of states TLC checked, and the detail starts "simulation: ...", so the
+# result never reads as an exhaustive one.
+#
 # Environment:
 #   TLC_JAVA_OPTS   JVM options (default -XX:+UseParallelGC, which TLC asks for, and -Xss64m: the
 #                   recursive history checks of specs/common overflow the default stack on longer
@@ -64,6 +73,31 @@ elif [ -f "${model%.tla}.cfg" ]; then
   cfg="${model%.tla}.cfg"
 fi
 
+# The cfg's simulation directive (see the header), if any.
+sim_traces="" sim_depth="" sim_seed=""
+if [ -n "$cfg" ]; then
+  directive=$(awk '/^[[:space:]]*$/ { next } !/^[[:space:]]*(\\\*|\(\*)/ { exit }
+    /^[[:space:]]*\\\*[[:space:]]*TLC-MODE:/ { sub(/^[[:space:]]*\\\*[[:space:]]*TLC-MODE:[[:space:]]*/, ""); print; exit }' "$cfg")
+  if [ -n "$directive" ]; then
+    for word in $directive; do
+      case "$word" in
+      simulate) ;;
+      depth=[0-9]*) sim_depth=${word#depth=} ;;
+      traces=[0-9]*) sim_traces=${word#traces=} ;;
+      seed=[0-9]*) sim_seed=${word#seed=} ;;
+      *) sim_depth="" && break ;;
+      esac
+    done
+    if [[ "$directive" != simulate* || ! "$sim_depth$sim_traces$sim_seed" =~ ^[0-9]+$ ||
+      -z "$sim_depth" || -z "$sim_traces" || -z "$sim_seed" ]]; then
+      echo "tools/tlc.sh: $cfg: malformed directive 'TLC-MODE: $directive'" \
+        "(want 'TLC-MODE: simulate depth=D traces=N seed=S')" >&2
+      echo 'TLC-SUMMARY {"status":"fail","distinct":null,"generated":null,"depth":null,"seconds":0,"detail":"malformed TLC-MODE directive in the cfg"}'
+      exit 1
+    fi
+  fi
+fi
+
 if [ ! -s "$TLA_JAR" ]; then
   echo "tools/tlc.sh: TLC jar not found at $TLA_JAR -- run 'make setup' first." >&2
   echo 'TLC-SUMMARY {"status":"fail","distinct":null,"generated":null,"depth":null,"seconds":0,"detail":"TLC jar missing: run make setup"}'
@@ -94,6 +128,10 @@ log="$run_dir/tlc.out"
 java_opts=(${TLC_JAVA_OPTS:--XX:+UseParallelGC -Xss64m})
 tlc_args=(-workers "${TLC_WORKERS:-auto}" -metadir "$run_dir/meta")
 [ -n "$cfg" ] && tlc_args+=(-config "$cfg")
+if [ -n "$sim_traces" ]; then
+  tlc_args=(-workers 1 -metadir "$run_dir/meta" -config "$cfg"
+    -simulate "num=$sim_traces" -depth "$sim_depth" -seed "$sim_seed")
+fi
 
 start=$(date +%s.%N)
 set +e
@@ -107,10 +145,12 @@ set -e
 end=$(date +%s.%N)
 
 # Parse TLC's output into the summary line (python3 for reliable JSON escaping).
-python3 - "$log" "$rc" "$start" "$end" <<'PY'
+python3 - "$log" "$rc" "$start" "$end" "$sim_traces" "$sim_depth" "$sim_seed" <<'PY'
 import json, re, sys
 
 log, rc, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+sim = {"traces": int(sys.argv[5]), "sim_depth": int(sys.argv[6]), "seed": int(sys.argv[7])} \
+    if sys.argv[5] else None
 lines = open(log, encoding="utf-8", errors="replace").read().splitlines()
 text = "\n".join(lines)
 
@@ -161,7 +201,16 @@ def first_error():
             return " ".join(msg)
     return None
 
-ok = rc == 0 and "Model checking completed. No error has been found." in text
+if sim:
+    # Simulation prints no "Model checking completed": it ends with "Finished in" after its
+    # num=N traces, or reports an error (exit code 12 and "Error: ...").
+    checked = re.findall(r"^Progress: ([\d,]+) states checked", text, re.M)
+    if checked:
+        generated = num(checked[-1])
+    distinct = depth = None
+    ok = rc == 0 and re.search(r"^Finished in ", text, re.M) is not None and first_error() is None
+else:
+    ok = rc == 0 and "Model checking completed. No error has been found." in text
 if ok:
     detail = "no error found"
 else:
@@ -172,8 +221,13 @@ else:
             "TLC exited 0 without reporting 'Model checking completed. No error has been found.'"
     elif rc == 0:
         detail += " (TLC exited 0)"
+if sim:
+    detail = (f"simulation: {sim['traces']} traces, depth {sim['sim_depth']}, seed {sim['seed']}; "
+              + detail)
 summary = {"status": "pass" if ok else "fail", "distinct": distinct, "generated": generated,
            "depth": depth, "seconds": round(end - start, 1), "detail": detail[:500]}
+if sim:
+    summary = {"mode": "simulate", **sim, **summary}
 print("TLC-SUMMARY " + json.dumps(summary, separators=(",", ":")))
 sys.exit(0 if ok else 1)
 PY
