@@ -7,9 +7,11 @@
 (*     IndInv /\ [Next]_vars => IndInv'                                    *)
 (* with TLC: INIT IndInit is every state of a bounded, type-correct domain *)
 (* that satisfies IndInv (not only the reachable ones), NEXT is Mirror's   *)
-(* own Next, the INVARIANT is IndInv, and the CONSTRAINT IndDomain stops   *)
-(* TLC from expanding successors that leave the domain, so each IndInit    *)
-(* state is checked for exactly one step of every action.  A pass means no *)
+(* own Next, the INVARIANT is IndInv, and the ACTION_CONSTRAINT IndDomain  *)
+(* (on the source state only) stops TLC from expanding successors that     *)
+(* leave the domain; TLC still checks IndInv on them.  (A plain CONSTRAINT *)
+(* would not do: TLC checks no invariant on a state outside it.)  A pass   *)
+(* means no *)
 (* IndInv state of the domain has a successor violating IndInv: the        *)
 (* invariants hold in every reachable state by induction, not only within  *)
 (* a depth bound.                                                          *)
@@ -139,6 +141,11 @@ Locals(p) ==
 
 ThreadStates == UNION {{[pc |-> p, lc |-> l] : l \in Locals(p)} : p \in MirrorLabels \ {"L6", "L7", "L10", "L11"}}
 
+\* The ghosts' one value (see the header).
+GhostsFixed ==
+    /\ areg = InitVal /\ aop = [t \in Threads |-> Abs!NoOp]
+    /\ alast = [t \in Threads |-> Abs!NoRet] /\ nvOwner = NoThread
+
 \* The domain as a predicate (the CONSTRAINT): the shared pairs in range,
 \* DRAM's fixed, no crash or operation used, every thread's registers in the
 \* live form of its label.
@@ -147,6 +154,7 @@ IndDomain ==
     /\ dram = DramFixed /\ crashes = 0 /\ \A t \in Threads : done[t] = 0
     /\ nvP \in DomPairs /\ \A k \in 1 .. Len(nvS) : nvS[k] \in DomPairs
     /\ \A t \in Threads : lc[t] \in Locals(pc[t])
+    /\ GhostsFixed
 
 \* IndInit: every IndInv state of the domain.  The shared pairs first, then
 \* each thread's label and registers among those ThreadInv allows for them
@@ -161,7 +169,6 @@ IndInit ==
     /\ \E ts \in [Threads -> {s \in ThreadStates : ThreadInv(s.pc, s.lc)}] :
          /\ pc = [t \in Threads |-> ts[t].pc]
          /\ lc = [t \in Threads |-> ts[t].lc]
-    /\ areg = InitVal /\ aop = [t \in Threads |-> Abs!NoOp]
-    /\ alast = [t \in Threads |-> Abs!NoRet] /\ nvOwner = NoThread
+    /\ GhostsFixed
     /\ IndInv
 =============================================================================
