@@ -396,8 +396,42 @@ fn redodb_command(bin: &Path) -> std::process::Command {
     }
 }
 
+/// One line of db_bench's latency histogram: `[ left, right ) count
+/// percent% cumulative%`, in µs.
+fn histogram_bucket(line: &str) -> Option<(f64, f64, f64)> {
+    let rest = line.trim_start().strip_prefix('[')?;
+    let mut f = rest
+        .split(|c: char| c == ',' || c == ')' || c.is_whitespace())
+        .filter(|t| !t.is_empty());
+    let mut next = || f.next()?.parse::<f64>().ok();
+    Some((next()?, next()?, next()?))
+}
+
+/// p50/p99/p99.9 of `m` from its histogram `buckets` (emptied), as
+/// LevelDB's `Histogram::Percentile` interpolates within a bucket.
+fn set_quantiles(m: Option<&mut Measure>, buckets: &mut Vec<(f64, f64, f64)>) {
+    let total: f64 = buckets.iter().map(|b| b.2).sum();
+    if let Some(m) = m.filter(|_| total > 0.0) {
+        let q = |p: f64| {
+            let threshold = total * p / 100.0;
+            let mut sum = 0.0;
+            for &(left, right, count) in buckets.iter() {
+                if sum + count >= threshold {
+                    return left + (right - left) * (threshold - sum) / count;
+                }
+                sum += count;
+            }
+            f64::NAN
+        };
+        (m.p50, m.p99, m.p999) = (q(50.0), q(99.0), q(99.9));
+    }
+    buckets.clear();
+}
+
 /// Runs RedoDB's db_bench (`num` keys, `threads` threads, 100-byte values)
-/// on a new pool file `pool` and reads its `name : X micros/op` lines.
+/// on a new pool file `pool` and reads its `name : X micros/op` lines and
+/// the latency histogram after each (`--histogram=1`: one clock read per
+/// operation, as kvbench's own latencies take).
 fn run_redodb(bin: &Path, pool: &Path, num: u64, threads: usize) -> Result<Vec<Measure>, String> {
     // A pool left by a run of another size would be mapped as it is.
     let _ = std::fs::remove_file(pool);
@@ -406,6 +440,7 @@ fn run_redodb(bin: &Path, pool: &Path, num: u64, threads: usize) -> Result<Vec<M
         .arg(format!("--num={num}"))
         .arg(format!("--threads={threads}"))
         .arg("--value_size=100")
+        .arg("--histogram=1")
         .output()
         .map_err(|e| format!("{}: {e}", bin.display()))?;
     let _ = std::fs::remove_file(pool);
@@ -422,8 +457,26 @@ fn run_redodb(bin: &Path, pool: &Path, num: u64, threads: usize) -> Result<Vec<M
             o.status
         ));
     }
-    let mut out = Vec::new();
+    let out = parse_redodb(&text, num, threads);
+    if out.is_empty() {
+        return Err(format!(
+            "RedoDB's db_bench printed no micros/op line:\n{text}"
+        ));
+    }
+    Ok(out)
+}
+
+/// RedoDB's db_bench's report: a measure per `name : X micros/op` line,
+/// with the quantiles of the histogram that follows it.
+fn parse_redodb(text: &str, num: u64, threads: usize) -> Vec<Measure> {
+    let mut out: Vec<Measure> = Vec::new();
+    // The histogram lines that follow each result, `[ left, right ) count ...`.
+    let mut buckets: Vec<(f64, f64, f64)> = Vec::new();
     for line in text.lines() {
+        if let Some(b) = histogram_bucket(line) {
+            buckets.push(b);
+            continue;
+        }
         let Some((name, rest)) = line.split_once(':') else {
             continue;
         };
@@ -438,6 +491,7 @@ fn run_redodb(bin: &Path, pool: &Path, num: u64, threads: usize) -> Result<Vec<M
         if !REDODB_WORKLOADS.contains(&name) || !rest.contains("micros/op") {
             continue;
         }
+        set_quantiles(out.last_mut(), &mut buckets);
         // Each of LevelDB's db_bench threads does `num` operations
         // (`readwhilewriting`: each reader; the writer is not counted), and
         // micros/op is the threads' summed seconds over their summed
@@ -458,12 +512,8 @@ fn run_redodb(bin: &Path, pool: &Path, num: u64, threads: usize) -> Result<Vec<M
             persistent_bytes: 0,
         });
     }
-    if out.is_empty() {
-        return Err(format!(
-            "RedoDB's db_bench printed no micros/op line:\n{text}"
-        ));
-    }
-    Ok(out)
+    set_quantiles(out.last_mut(), &mut buckets);
+    out
 }
 
 // --- The run ----------------------------------------------------------------------
@@ -631,4 +681,34 @@ fn main() {
     )
     .expect("write a plot");
     eprintln!("kv-peers: wrote {}", out.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_redodb;
+
+    #[test]
+    fn reads_redodb_results_and_histograms() {
+        let text = "fillrandom   :      14.527 micros/op;   14.1 MB/s
+Microseconds per op:
+Count: 200  Average: 14.5839  StdDev: 466.71
+Min: 1.0000  Median: 2.5243  Max: 38104.0000
+------------------------------------------------------
+[       1,       2 )      20  10.000%  10.000% ##
+[       2,       3 )     178  89.000%  99.000% ##############
+[   35000,   40000 )       2   1.000% 100.000%
+
+readseq      :       0.000 micros/op;
+readrandom   :       3.926 micros/op; (100 of 100 found)
+";
+        let m = parse_redodb(text, 100, 2);
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].workload.as_str(), m[0].ops), ("fillrandom", 200));
+        assert!((m[0].secs - 14.527e-4).abs() < 1e-9);
+        assert!((m[0].p50 - 2.4494).abs() < 1e-3, "{}", m[0].p50);
+        assert!((m[0].p99 - 3.0).abs() < 1e-9);
+        assert!((m[0].p999 - 39_500.0).abs() < 1e-6, "{}", m[0].p999);
+        assert_eq!(m[1].workload, "readrandom");
+        assert!(m[1].p50.is_nan());
+    }
 }
