@@ -18,7 +18,7 @@
       persists, the full crash loses the timestamp, and the checkpoint
       returns another value, against [ckpt_px_stable].
     - [no_fence_unstable] (mutant [CheckpointNoFence]: ⑤'s deferred
-      [pfence] not paid before the next write): 1 thread, 1 full crash, 11
+      [pfence] not paid before the next write): 1 thread, 1 full crash, 12
       steps: the next write persists without the timestamp; same outcome.
     [fixed_recoveries] runs the fixed protocol, two threads, through both
     recovery branches (② returning the value after a thread crash, ②'s

@@ -9,10 +9,10 @@
       set, returns OK, and the full crash loses the insert: OK without
       effect, against [insdel_px_detectable].
     - [no_l37_breaks] (L37's write-back of [repl] removed): 1 thread, 1 full
-      crash, 12 steps: the location's null persists (DEFERFLUSH, the commit)
+      crash, 13 steps: the location's null persists (DEFERFLUSH, the commit)
       and [repl] does not: a DELETE returned its block without its effect.
     - [clear_before_flush_breaks] (mutant [ClearBeforeFlushL25] /
-      [InsertFlushSwapped]: L25 before L24): 1 thread, 3 steps: a clean word
+      [InsertFlushSwapped]: L25 before L24): 1 thread, 4 steps: a clean word
       naming a block whose insert is not persisted, against §4.1's
       invariant [insdel_px_link_and_persist] (a LOAD returns it; a crash
       loses it).
