@@ -4,6 +4,7 @@
 //! | --- | --- | --- |
 //! | [`treiber`] | Treiber stack | detectable CAS |
 //! | [`msq`] | Michael–Scott queue: MSQ-mmt-cas, MSQ-mmt-indel, MSQ-mmt-vol | detectable CAS; insert/delete; insert/delete + DRAM tail (§5) |
+//! | [`clevel`] | Clevel hash table: Clevel-mmt (§7.2) | detectable CAS; levels linked with link-and-persist; a detectable rehash |
 //! | [`soft`] | SOFT hash table: SOFT-mmt (§7.2) | checkpoints; DRAM lists as a scratchpad (§5); per-bucket persistent chains |
 //! | [`exchanger`] | exchanger | insert/delete |
 //! | [`elim`] | elimination-backoff stack (Hendler et al.) | detectable CAS + exchangers |
@@ -14,6 +15,7 @@
 //! Results of root operations are one word: [`encode_opt`] for "maybe a
 //! value".
 
+pub mod clevel;
 pub mod combq;
 pub mod elim;
 pub mod exchanger;

@@ -24,15 +24,23 @@ const MAX_POINTS: u64 = 120;
 const IMAGES: u64 = 3;
 
 fn config(threads: usize) -> Config {
+    config_heap(threads, HEAP)
+}
+
+fn config_heap(threads: usize, heap_bytes: u64) -> Config {
     Config {
         threads,
-        heap_bytes: HEAP,
+        heap_bytes,
         clock: ClockKind::Counter,
     }
 }
 
 fn new_pool<M: Memento>(threads: usize) -> Pool<Sim> {
-    let size = BASE + Runtime::<Sim, M>::required_bytes(&config(threads));
+    new_pool_heap::<M>(threads, HEAP)
+}
+
+fn new_pool_heap<M: Memento>(threads: usize, heap_bytes: u64) -> Pool<Sim> {
+    let size = BASE + Runtime::<Sim, M>::required_bytes(&config_heap(threads, heap_bytes));
     Pool::volatile("perdure-memento-test", size, Sim::default()).expect("pool")
 }
 
@@ -50,6 +58,19 @@ pub(crate) fn opt(v: Option<u64>) -> u64 {
 pub(crate) fn with_runtime<M: Memento>(threads: usize, f: impl FnOnce(&Rt<'_, M>)) {
     let pool = new_pool::<M>(threads);
     let rt = Runtime::<Sim, M>::create(&pool, BASE, &config(threads)).expect("runtime");
+    f(&rt);
+}
+
+/// [`with_runtime`] with a heap of `heap_bytes` (a structure whose blocks
+/// come in many size classes needs a chunk per class).
+pub(crate) fn with_runtime_heap<M: Memento>(
+    threads: usize,
+    heap_bytes: u64,
+    f: impl FnOnce(&Rt<'_, M>),
+) {
+    let pool = new_pool_heap::<M>(threads, heap_bytes);
+    let rt =
+        Runtime::<Sim, M>::create(&pool, BASE, &config_heap(threads, heap_bytes)).expect("runtime");
     f(&rt);
 }
 
