@@ -21,6 +21,7 @@ explore_tests! {
     combq_mmt_survives_every_crash_point => common::run("combq-mmt", 4, "");
     soft_mmt_survives_every_crash_point => common::run("soft-mmt", 4, "");
     soft_mmt_3_threads_survives_every_crash_point => common::run("soft-mmt-3t", 2, "");
+    clevel_mmt_survives_every_crash_point => common::run("clevel-mmt", 4, "");
     cas_register_2_threads_survives_every_crash_point => common::run("cas-register-2", 8, "");
     cas_register_3_threads_survives_every_crash_point => common::run("cas-register-3", 8, "");
     cas_register_2_wide_survives_every_crash_point => common::run("cas-register-2-wide", 2, "");
@@ -35,6 +36,7 @@ explore_tests! {
     cas_register_2_threads_survives_crashes_during_recovery => common::run_recovery_crashes("cas-register-2", 24);
     combq_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("combq-mmt", 24);
     elim_stack_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("elim-stack-mmt", 24);
+    clevel_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("clevel-mmt", 24);
     soft_mmt_survives_crashes_during_recovery => common::run_recovery_crashes_seeded("soft-mmt", 48, 4, 16);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     elim_stack_mmt_3_threads_3_exchangers_survives_every_crash_point => common::run("elim-stack-mmt-3t-3x", 2, "");
@@ -49,6 +51,7 @@ explore_tests! {
     elim_stack_mmt_create_crash => common::run_creation("elim-stack-mmt");
     combq_mmt_create_crash => common::run_creation("combq-mmt");
     soft_mmt_create_crash => common::run_creation("soft-mmt");
+    clevel_mmt_create_crash => common::run_creation("clevel-mmt");
     cas_register_2_create_crash => common::run_creation("cas-register-2");
     checkpoint_1line_create_crash => common::run_creation("checkpoint-1line");
 }

@@ -36,6 +36,7 @@ explore_tests! {
     elim_stack_mmt_survives_thread_crashes => run("elim-stack-mmt");
     combq_mmt_survives_thread_crashes => run("combq-mmt");
     soft_mmt_survives_thread_crashes => run("soft-mmt");
+    clevel_mmt_survives_thread_crashes => run("clevel-mmt");
     cas_register_2_threads_survives_thread_crashes => run("cas-register-2");
 }
 

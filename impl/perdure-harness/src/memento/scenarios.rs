@@ -18,6 +18,7 @@
 //! resumed one after another).
 
 use perdure_check::explore::{At, Call, Scenario, Session};
+use perdure_memento::ds::clevel::{ClevelMmt, ClevelOp, ClevelTable};
 use perdure_memento::ds::combq::{CombQMmt, CombQueue};
 use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
@@ -95,6 +96,7 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     )));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 2 })));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 3 })));
+    v.push(Arc::new(OnRuntime(ClevelSet)));
     v.extend(prim::all());
     v
 }
@@ -808,6 +810,122 @@ impl RuntimeScenario for SoftSet {
             let seen = self.call(Op::new(st, self.threads), &call)?;
             if seen != json!(in_pm) {
                 return Err(format!("contains({k}): DRAM says {seen}, PM says {in_pm}"));
+            }
+            out.push((call, seen));
+        }
+        Ok(out)
+    }
+}
+
+/// Clevel-mmt (seed 001, §7.2) checked as a `set`, on a table small enough
+/// that the workload grows it and rehashes: levels of 1 and 2 one-slot
+/// buckets (3 slots). Thread `t` inserts its own keys `10t + 1` and
+/// `10t + 2` (the fourth insert adds a level; Clevel's insert is not
+/// linearizable for concurrent inserts of one key: see `ds::clevel`), then
+/// removes or looks up a key of the other thread's; a workload thread's
+/// lookup is one root operation that first runs the detectable rehash
+/// (Clevel's resize thread, invisible to the set) and then looks up.
+#[derive(Debug, Clone, Copy)]
+pub struct ClevelSet;
+
+impl ClevelSet {
+    /// The value inserted with key `k`.
+    pub fn value(k: u64) -> u64 {
+        10 * k + 3
+    }
+}
+
+impl RuntimeScenario for ClevelSet {
+    type Mmt = ClevelMmt;
+    type Obj = ClevelTable;
+
+    fn name(&self) -> &'static str {
+        "clevel-mmt"
+    }
+
+    fn description(&self) -> &'static str {
+        "Memento Clevel-mmt hash table as a set, 2 threads x 3 ops, growth and a detectable rehash, detectability checked"
+    }
+
+    /// The workload's threads and an observer (as [`SoftSet`]'s).
+    fn threads(&self) -> usize {
+        THREADS + 1
+    }
+
+    fn object(&self) -> &'static str {
+        "set"
+    }
+
+    fn create(&self, h: &mut Handle<'_, '_, Sim, ClevelMmt>) -> Result<u64, MementoError> {
+        ClevelTable::create(h, 1, 1).map(|t| t.offset())
+    }
+
+    fn attach(&self, rt: &Runtime<'static, Sim, ClevelMmt>) -> Result<ClevelTable, String> {
+        ClevelTable::attach(rt.pool(), rt.object_root()).map_err(|e| e.to_string())
+    }
+
+    fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
+        (1..=THREADS as u64)
+            .map(|t| {
+                let bits = seed >> (8 * t);
+                let other = json!(10 * (3 - t) + 1 + (bits & 1));
+                let third = if bits & 2 == 0 { "remove" } else { "contains" };
+                vec![
+                    Call::new("insert", vec![json!(10 * t + 1)]),
+                    Call::new("insert", vec![json!(10 * t + 2)]),
+                    Call::new(third, vec![other]),
+                ]
+            })
+            .collect()
+    }
+
+    fn call(&self, at: Op<'_, ClevelMmt, ClevelTable>, call: &Call) -> Result<Value, String> {
+        let k = call
+            .args
+            .first()
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("{} needs a key", call.op))?;
+        let worker = at.thread < THREADS;
+        let obj = at.obj();
+        let w = at.try_run(|h, m, _| match call.op.as_str() {
+            "insert" => obj
+                .run(h, m, ClevelOp::Insert(k, Self::value(k)))
+                .map_err(|e| e.to_string()),
+            "remove" => obj
+                .run(h, m, ClevelOp::Delete(k))
+                .map_err(|e| e.to_string()),
+            "contains" => {
+                if worker {
+                    obj.resize(h, &mut m.resize).map_err(|e| e.to_string())?;
+                }
+                obj.run(h, m, ClevelOp::Lookup(k))
+                    .map_err(|e| e.to_string())
+            }
+            o => Err(format!("unknown operation {o}")),
+        })?;
+        match call.op.as_str() {
+            "contains" => match decode_opt(w) {
+                None => Ok(json!(false)),
+                Some(v) if v == Self::value(k) => Ok(json!(true)),
+                Some(v) => Err(format!("lookup({k}) returned value {v}")),
+            },
+            _ => Ok(json!(w == 1)),
+        }
+    }
+
+    fn observe(&self, pool: &Pool<Sim>, st: &State<ClevelMmt, ClevelTable>) -> Observed {
+        // Lookups through the recovered table must agree with its contents
+        // read directly.
+        let held = st.obj.contents(pool).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for k in [11u64, 12, 21, 22] {
+            let call = Call::new("contains", vec![json!(k)]);
+            let direct = held.iter().any(|&(key, v)| key == k && v == Self::value(k));
+            let seen = self.call(Op::new(st, THREADS), &call)?;
+            if seen != json!(direct) {
+                return Err(format!(
+                    "contains({k}): lookup says {seen}, the slots say {direct}"
+                ));
             }
             out.push((call, seen));
         }

@@ -362,6 +362,32 @@ impl ClevelTable {
         Ok(t)
     }
 
+    /// [`ClevelTable::create`], then `items` installed directly (a bulk
+    /// load before the table is published: not detectable, durable when it
+    /// returns). Keys must be distinct.
+    pub fn create_with<B: Backend, M: Memento>(
+        h: &mut Handle<'_, '_, B, M>,
+        base: u64,
+        slots: u64,
+        items: &[(u64, u64)],
+    ) -> Result<ClevelTable, MementoError> {
+        let t = Self::create(h, base, slots)?;
+        for &(k, v) in items {
+            if t.find(h, k).is_some() {
+                return Err(MementoError::Config(format!("Clevel: key {k} given twice")));
+            }
+            let s = t.free_slot(h, k)?;
+            let item = h.alloc(ITEM)?;
+            h.store_private(item, k);
+            h.store_private(item + 8, v);
+            h.pwb(item, ITEM);
+            h.pfence();
+            DetectableCasAtomic::at(s).init(h.pool(), item_word(item, hashes(k).0));
+        }
+        h.pfence();
+        Ok(t)
+    }
+
     /// The table whose header is at `off`, after a full crash: checks the
     /// header and the chain of levels, then settles every move a crash cut
     /// off (module docs). Run it once, before any thread resumes.
@@ -1153,21 +1179,10 @@ mod tests {
             &[3, 4],
             |rt| {
                 let mut h = rt.handle(1).unwrap();
-                let t = ClevelTable::create(&mut h, 1, 1).unwrap();
                 // Two keys of a third party fill two of the three slots, so
-                // the workload's inserts grow the chain (installed directly:
-                // a root operation would count as the workload's).
-                for k in [1, 2] {
-                    let s = t.free_slot(&mut h, k).unwrap();
-                    let item = h.alloc(ITEM).unwrap();
-                    h.store_private(item, k);
-                    h.store_private(item + 8, k);
-                    h.pwb(item, ITEM);
-                    h.pfence();
-                    DetectableCasAtomic::at(s).init(h.pool(), item_word(item, hashes(k).0));
-                }
-                h.pfence();
-                t
+                // the workload's inserts grow the chain (a bulk load: a root
+                // operation would count as the workload's).
+                ClevelTable::create_with(&mut h, 1, 1, &[(1, 1), (2, 2)]).unwrap()
             },
             |pool, off| {
                 let before = ClevelTable::with(off, 1).dump(pool);
