@@ -11,6 +11,7 @@
 //! | Algorithm 2: LOADHELP does not raise HELP | [`help_across_thread_crash`]: a thread crash after L33, a helper, the resumed CAS, checked as a `register` history; and the crash explorer, `cas-register-2` (a resumed CAS helps another) |
 //! | Algorithm 3: INSERT clears the persist bit before flushing | [`insert_behind_unflushed_insert`]: a thread crash after L25, a second insert behind it, every Px86 crash image |
 //! | Algorithm 1 L38 as published: the un-annotated word not written back | [`cas_after_stale_annotation`]: three committed CASes, every Px86 crash image, a LOAD that helps an old annotated word, a CAS of its parity |
+//! | Clevel-mmt: a new level linked without link-and-persist | crash explorer, `clevel-mmt` |
 //!
 //! The mutant switch is process-global, so one test runs them all, in
 //! turn. Prints a PERDURE-CHECK row per mutant for `make verify`.
@@ -294,6 +295,9 @@ fn check(m: Mutant) -> (&'static str, fn() -> Result<String, String>) {
             "three committed CASes, a full crash (every Px86 image), a LOAD helping an old annotated word, a CAS of its parity",
             cas_after_stale_annotation,
         ),
+        Mutant::ClevelLinkNoPersist => ("crash explorer on clevel-mmt", || {
+            explorer("clevel-mmt", 4)
+        }),
         // Only Memento's mutants reach here (`Mutant::of("memento")`); one
         // added to the catalogue without a check here fails the test.
         _ => ("no check", || Err(String::new())),

@@ -548,6 +548,12 @@ impl ClevelTable {
             return Ok(());
         }
         let l = self.new_level(h, 2 * n)?;
+        if mutant!(ClevelLinkNoPersist) {
+            if h.cas(top + L_NEXT, 0, l).is_err() {
+                self.free_level(h, l);
+            }
+            return Ok(());
+        }
         match h.cas(top + L_NEXT, 0, l | DIRTY) {
             Ok(_) => {
                 h.flush(top + L_NEXT, 8);

@@ -39,6 +39,11 @@ declare_mutants! {
         /// advances twice past it, and a block the thread holds is freed:
         /// the TSO-only mutant of Memento.
         EbrPinNoFence = 36 => "ebr-pin-plain-store-no-fence",
+        /// Clevel-mmt growth (`ds/clevel.rs`): a new level is linked with a
+        /// plain CAS of the top level's `next` and never written back (no
+        /// link-and-persist), so a crash can lose a level an acknowledged
+        /// insert used.
+        ClevelLinkNoPersist = 45 => "clevel-link-no-persist",
     }
     /// CX-PTM, CX-PUC, Redo-PTM and its variants (seed 000).
     ptm {
