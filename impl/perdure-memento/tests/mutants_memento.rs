@@ -296,7 +296,7 @@ fn check(m: Mutant) -> (&'static str, fn() -> Result<String, String>) {
             cas_after_stale_annotation,
         ),
         Mutant::ClevelLinkNoPersist => ("crash explorer on clevel-mmt", || {
-            explorer("clevel-mmt", 4)
+            explorer("clevel-mmt", 1)
         }),
         // Only Memento's mutants reach here (`Mutant::of("memento")`); one
         // added to the catalogue without a check here fails the test.
