@@ -943,6 +943,21 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
         }
     }
 
+    /// Runs `op` as one critical section of §6's reclamation, without a
+    /// root operation: no memento, no commit, nothing detectable. For
+    /// non-detectable structures on the same runtime (the baselines beside
+    /// the detectable versions, e.g. [`ClevelTable::insert_plain`](crate::ds::clevel::ClevelTable::insert_plain)).
+    /// Ends like a root operation's section: the deferred flushes, one
+    /// `pfence`, unpin. Do not call it while this thread has a root
+    /// operation pending (after a thread crash or an `Err` of
+    /// [`Handle::try_run_root`]): the section would be that operation's.
+    pub fn critical_section<R>(&mut self, op: impl FnOnce(&mut Self) -> R) -> R {
+        self.rt.ebr.pin(self.tid);
+        let r = op(self);
+        self.end_section();
+        r
+    }
+
     /// The end of the critical section: deferred flushes, fence, unpin,
     /// free what reclamation allows.
     fn end_section(&mut self) {

@@ -108,9 +108,19 @@
 //! through a move (to a different slot), and is reused only after §6's
 //! reclamation has seen every pinned thread leave — the MSQ argument.
 //!
+//! ## The baseline
+//!
+//! [`ClevelTable::insert_plain`], [`ClevelTable::delete_plain`],
+//! [`ClevelTable::lookup_plain`] and [`ClevelTable::resize_plain`] run the
+//! same table without mementos: plain CASes, each slot written back and
+//! fenced after its CAS (Clevel's persistence), one reclamation critical
+//! section per operation and no root operation. They are the non-detectable
+//! Clevel of §7.2's comparison, so that the difference measured is the cost
+//! of detectability on one table design (perdure's, with the changes above),
+//! not of two implementations.
+//!
 //! Not covered: a crash between allocating a level and linking it leaks the
-//! level (nothing names it); the non-detectable Clevel baseline is
-//! [`crate::baseline`]'s business, not this module's.
+//! level (nothing names it).
 
 use super::{encode_opt, peek};
 use crate::cas::{CasMmt, DetectableCasAtomic};
@@ -901,6 +911,129 @@ impl ClevelTable {
         }
     }
 
+    // --- the non-detectable baseline -------------------------------------------------
+
+    /// Clevel without mementos (the baseline of §7.2): insert if absent on
+    /// the same table, every CAS a plain CAS whose slot is then written
+    /// back and fenced (Clevel's persistence), one critical section of §6
+    /// ([`Handle::critical_section`]), no root operation. Not detectable: a
+    /// crash may leave it done or not, and nothing tells which.
+    pub fn insert_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        value: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<bool, MementoError> {
+        h.critical_section(|h| {
+            if self.find(h, key).is_some() {
+                return Ok(false);
+            }
+            let item = h.alloc(ITEM)?;
+            h.store_private(item, key);
+            h.store_private(item + 8, value);
+            h.pwb(item, ITEM);
+            h.pfence();
+            let w = item_word(item, hashes(key).0);
+            self.place_plain(key, w, h)?;
+            Ok(true)
+        })
+    }
+
+    fn place_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        w: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<(), MementoError> {
+        loop {
+            let s = self.free_slot(h, key)?;
+            if h.cas(s, 0, w).is_ok() {
+                h.flush(s, 8);
+                return Ok(());
+            }
+        }
+    }
+
+    /// Delete without mementos (see [`ClevelTable::insert_plain`]).
+    pub fn delete_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<bool, MementoError> {
+        h.critical_section(|h| loop {
+            let Some((s, w)) = self.find_unmarked(h, key) else {
+                return Ok(false);
+            };
+            if h.cas(s, w, 0).is_ok() {
+                h.flush(s, 8);
+                h.retire(offset_of(w));
+                return Ok(true);
+            }
+        })
+    }
+
+    /// Lookup in a critical section of its own, for the baseline (a
+    /// detectable structure's lookup runs inside its root operation).
+    pub fn lookup_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Option<u64> {
+        h.critical_section(|h| self.lookup(key, h))
+    }
+
+    /// The rehash without mementos (see [`ClevelTable::insert_plain`]);
+    /// returns 1 if it drained a level. A crash inside it is not resumed:
+    /// the next [`ClevelTable::attach`] settles a cut-off move and the next
+    /// rehash carries on.
+    pub fn resize_plain<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<u64, MementoError> {
+        h.critical_section(|h| {
+            let mut drained = 0;
+            loop {
+                let v = self.view(h);
+                let (last, n) = v.levels[0];
+                if v.len < 2 || n > v.threshold() {
+                    return Ok(drained);
+                }
+                let mut index = 0;
+                while index < n * self.slots {
+                    let s = self.slot_off(h, last, index / self.slots, index % self.slots);
+                    let w = DetectableCasAtomic::at(s).load(h);
+                    if w == 0 {
+                        if h.cas(s, 0, SEALED).is_ok() {
+                            h.pwb(s, 8);
+                        }
+                        continue;
+                    }
+                    if offset_of(w) == 0 || is_done(w) {
+                        index += 1;
+                        continue;
+                    }
+                    if is_moved(w) || h.cas(s, w, w | MOVED_BIT).is_err() {
+                        perdure_pm::sync::spin_loop();
+                        continue;
+                    }
+                    h.flush(s, 8);
+                    self.place_plain(h.load(offset_of(w)), w, h)?;
+                    if h.cas(s, w | MOVED_BIT, w | MOVED_BIT | DONE_BIT).is_ok() {
+                        h.pwb(s, 8);
+                    }
+                    index += 1;
+                }
+                h.pfence();
+                let next = v.levels[1].0;
+                if h.cas(self.hdr + H_LAST, last, next).is_ok() {
+                    h.flush(self.hdr + H_LAST, 8);
+                    self.retire_level(h, last);
+                }
+                drained = 1;
+            }
+        })
+    }
+
     // --- inspection ---------------------------------------------------------------------
 
     /// The chain of levels read from the pool, every pointer checked.
@@ -1245,5 +1378,45 @@ mod tests {
             },
         );
         assert!(sweep.images > 100, "{sweep:?}");
+    }
+
+    #[test]
+    fn the_baseline_agrees_with_a_model() {
+        testkit::with_runtime_heap::<ClevelMmt>(1, HEAP, |rt| {
+            let mut h = rt.handle(1).unwrap();
+            let t = ClevelTable::create(&mut h, 1, 2).unwrap();
+            let mut model = BTreeMap::new();
+            let mut rng = 0x5eed_u64;
+            for step in 0..600u64 {
+                rng = mix(rng);
+                let k = rng % 61;
+                match rng >> 61 {
+                    0..=3 => {
+                        let absent = !model.contains_key(&k);
+                        assert_eq!(
+                            t.insert_plain(k, step, &mut h).unwrap(),
+                            absent,
+                            "insert({k})"
+                        );
+                        model.entry(k).or_insert(step);
+                    }
+                    4 | 5 => {
+                        let had = model.remove(&k).is_some();
+                        assert_eq!(t.delete_plain(k, &mut h).unwrap(), had, "delete({k})");
+                    }
+                    _ => assert_eq!(
+                        t.lookup_plain(k, &mut h),
+                        model.get(&k).copied(),
+                        "lookup({k})"
+                    ),
+                }
+                if step % 5 == 0 {
+                    t.resize_plain(&mut h).unwrap();
+                }
+            }
+            let want: Vec<(u64, u64)> = model.into_iter().collect();
+            assert_eq!(t.contents(rt.pool()).unwrap(), want);
+            assert!(!t.needs_resize(&mut h) || t.resize_plain(&mut h).unwrap() == 1);
+        });
     }
 }
