@@ -66,8 +66,9 @@
 //! plain CAS sees "the same" word, raises HELP\[p\]\[tid\] to t_h < t_own and
 //! cleans the third CAS's word; a crash of the thread before L33 then makes
 //! recovery re-execute a CAS that took effect (`specs/memento/README.md`,
-//! Finding 4, TLC config `mutants/AbaDirtyWord.cfg`). No check between two
-//! 8-byte loads closes that window.
+//! Finding 4, TLC config `mutants/AbaDirtyWord.cfg`; the same schedule forced
+//! on this code: `tests/aba_memento.rs`). No check between two 8-byte loads
+//! closes that window.
 //!
 //! [`DetectableCasAtomic`] (the default, [`TwoWord`]) is a 16-byte location
 //! written with `cmpxchg16b` ([`perdure_pm::PmDword`]): the seed's word and
