@@ -1228,8 +1228,8 @@ def manifest_row(rows: list[Row], complete: bool) -> Row:
 CRATE_OF_ROW = [
     (("explore:ptm", "mutant:ptm/"), "perdure-ptm"),
     (("explore:relax", "mutant:relax/"), "perdure-relax"),
-    (("explore:cas", "explore:checkpoint", "explore:combq", "explore:elim", "explore:msq", "explore:soft",
-      "explore:treiber", "explore:baseline-", "mutant:memento/"), "perdure-memento"),
+    (("explore:cas", "explore:checkpoint", "explore:clevel", "explore:combq", "explore:elim", "explore:msq",
+      "explore:soft", "explore:treiber", "explore:baseline-", "mutant:memento/"), "perdure-memento"),
     (("explore:log", "explore:pm"), "perdure-pm"),
     (("explore:kv", "mutant:kv/"), "perdure-kv"),
 ]

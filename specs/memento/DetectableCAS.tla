@@ -77,6 +77,25 @@
 (*   HelpUpdate  L13-L16 of LOADHELP (CAS HELP and flushopt it); FALSE:    *)
 (*               the helper goes from L12 straight to L18                  *)
 (*                                                                         *)
+(* THE TWO-WORD LOCATION (Form = "twoWord"; README.md, "The two-word     *)
+(* location").  Finding 4 (below) is an ABA on the annotated word: CAS n   *)
+(* and CAS n+2 of one thread may write the same (parity, tid, new), and a  *)
+(* helper holding CAS n's word then helps CAS n+2.  With Form = "twoWord"  *)
+(* the location is 16 bytes, written by cmpxchg16b: the seed's word and a  *)
+(* nonce, t_own = the timestamp of the thread's previous successful CAS,   *)
+(* which the CAS reads from OWN at L6 anyway (0 in a clean word).  No two *)
+(* CASes of a thread that both make their first plain CAS use the same     *)
+(* t_own (OWN moves past it at L36 before the next one starts), so an      *)
+(* annotated word never recurs and a helper's L5 and L18 compare the whole *)
+(* 16 bytes: they can only ever see the CAS they first saw.  Recovery      *)
+(* re-derives the word where it needs it: L22 (case 7) from OWN, which    *)
+(* still holds t_own while the memento is not yet written; L20 (case 6),  *)
+(* where OWN may already hold t_n, from the location itself (an annotated  *)
+(* word of tid there can only be this CAS's: the thread's earlier ones are *)
+(* gone, README.md "Finding 4" and the L38 write-back).  Persistence: the  *)
+(* 16 bytes are one line and one locked store, so they persist together   *)
+(* (the model keeps a location as one word of its line).                   *)
+(*                                                                         *)
 (* PROPERTIES.  TypeOK; ExactlyOnce (each CAS's first plain CAS becomes    *)
 (* durable at most once, every result it ever reports is the same, "OK"   *)
 (* iff that first plain CAS is durable); HelpInvariant (§3.4, over the     *)
@@ -119,7 +138,8 @@
 (*     raises HELP below t_2 and cleans CAS 3; t1's crashed CAS 3 then     *)
 (*     re-executes and reports Err.  No one-word fix: a precondition (no   *)
 (*     same-thread repeat of (parity, new) on a location while a helper    *)
-(*     may hold the old word).                                             *)
+(*     may hold the old word), or the two-word location (Form =           *)
+(*     "twoWord", DetectableCAS_TwoWord*.cfg), which removes it.           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
@@ -129,6 +149,8 @@ CONSTANTS
     Locs,             \* locations (naturals)
     Vals,             \* values a location may hold (naturals, 0 the initial one)
     OpsPerRoot,       \* detectable CASes per root operation (= mementos per thread)
+    OneCasThreads,    \* threads whose root operations have a single CAS (the helpers of a
+                      \* workload whose other threads run OpsPerRoot; {}: none)
     RootOps,          \* root operations per thread
     MaxCrashes,       \* full-system crashes
     MaxThreadCrashes, \* thread crashes (all threads together)
@@ -136,6 +158,9 @@ CONSTANTS
                       \* "flip": CAS i of every thread is old = (i-1) % 2, new = i % 2;
                       \* "chain": CAS i of every thread is old = i-1, new = i (Vals 0..NOps)
     FailTs, OwnInit, RedoSecond,          \* see the header
+    Form,             \* "oneWord": the seed's location word; "twoWord": a 16-byte location
+                      \* whose annotation also carries t_own, the timestamp of the thread's
+                      \* previous successful CAS (see "THE TWO-WORD LOCATION" in the header)
     FlushLoc, FlushoptMmt, HelpUpdate     \* mutant switches
 
 ASSUME /\ NoTid \notin Threads
@@ -144,6 +169,8 @@ ASSUME /\ NoTid \notin Threads
        /\ FailTs \in {"zero", "rdtscp"}
        /\ OwnInit \in {"mementos", "floor"}
        /\ RedoSecond \in {"asWritten", "fixed"}
+       /\ Form \in {"oneWord", "twoWord"}
+       /\ OneCasThreads \subseteq Threads
        /\ {FlushLoc, FlushoptMmt, HelpUpdate} \subseteq BOOLEAN
 
 NOps == OpsPerRoot * RootOps
@@ -156,9 +183,13 @@ Range(f) == {f[x] : x \in DOMAIN f}
 -----------------------------------------------------------------------------
 (* Words.                                                                  *)
 
-\* A location word: ENCODE(parity, tid, offset) (§3.1).
-LocWord(p, t, v) == [par |-> p, tid |-> t, val |-> v]
+\* A location word: ENCODE(parity, tid, offset) (§3.1), and the nonce of the
+\* two-word form (0 in a clean word and always in the one-word form).
+LocWordN(p, t, v, n) == [par |-> p, tid |-> t, val |-> v, nonce |-> n]
+LocWord(p, t, v) == LocWordN(p, t, v, 0)
 Clean(v) == LocWord(Even, NoTid, v)
+\* The nonce a CAS whose L6 read t_own from OWN writes with its first plain CAS.
+NonceOf(town) == IF Form = "twoWord" THEN town ELSE 0
 \* A memento / OWN / LOCAL word: ENCODETS(parity or Fail, timestamp).
 TsWord(p, f, ts) == [par |-> p, fail |-> f, ts |-> ts]
 ZeroTs == TsWord(Even, FALSE, 0)
@@ -226,6 +257,8 @@ ThIdle(rec) ==
      hold |-> Clean(0), tcur |-> 0, hth |-> 0, hret |-> "none", hn |-> 0]
 
 I(t) == (th[t].r - 1) * OpsPerRoot + th[t].k
+\* CASes in each of thread t's root operations.
+OpsOf(t) == IF t \in OneCasThreads THEN 1 ELSE OpsPerRoot
 Op(t) == args[t][I(t)]
 
 Init ==
@@ -258,7 +291,7 @@ SetTh(t, r) == th' = [th EXCEPT ![t] = r]
 \* the thread moves on to its next CAS or to the end of its root operation.
 Finish(t, res) ==
     /\ rep' = [rep EXCEPT ![t][I(t)] = @ \cup {res}]
-    /\ SetTh(t, IF th[t].k < OpsPerRoot
+    /\ SetTh(t, IF th[t].k < OpsOf(t)
                 THEN [ThIdle(th[t].rec) EXCEPT !.pc = "L6", !.r = th[t].r, !.k = th[t].k + 1]
                 ELSE [ThIdle(th[t].rec) EXCEPT !.pc = CASE th[t].r = RootOps -> "EF"
                                                            [] OwnInit = "floor" -> "E0"
@@ -269,7 +302,7 @@ Finish(t, res) ==
 \* (0: none): which CAS a helper is looking at.
 EntryOf(u, l, w) ==
     LET ms == {m \in 1 .. Len(gh[u]) : gh[u][m].loc = l /\ gh[u][m].par = w.par
-                                       /\ gh[u][m].val = w.val}
+                                       /\ gh[u][m].val = w.val /\ gh[u][m].non = w.nonce}
     IN IF ms = {} THEN 0 ELSE CHOOSE m \in ms : \A m2 \in ms : m2 <= m
 
 \* LOADHELP(loc, old) is entered (L17, L27) or goes back to its L2 with old = w
@@ -379,7 +412,11 @@ L12(t) ==
            cur == Vis(pm, LocLine(a.loc))
            ptw == th[t].pt
            tm == ptw.ts
-           L22 == IF cur.tid = t /\ cur.val = a.new THEN "L33" ELSE "L23"
+           \* L22; the two-word form compares the whole annotated word, nonce included
+           mine == IF Form = "twoWord"
+                   THEN cur = LocWordN(Flip(th[t].pown), t, a.new, th[t].town)
+                   ELSE cur.tid = t /\ cur.val = a.new
+           L22 == IF mine THEN "L33" ELSE "L23"
            thr == [th[t] EXCEPT !.pt = ZeroTs, !.tloc = 0]   \* dead after this step
        IN CASE tm < th[t].tloc ->                              \* L14: goto 21
                  /\ SetTh(t, [thr EXCEPT !.pc = L22])
@@ -401,7 +438,14 @@ L12(t) ==
                          \* with the memento's parity
                          /\ own' = [own EXCEPT ![t] = TsWord(ptw.par, FALSE, tm)]
                          /\ pfo' = [pfo EXCEPT ![t] = @ \cup {MmtLine(t, th[t].k)}]
-                         /\ SetTh(t, [thr EXCEPT !.ts = ptw, !.pown = Flip(ptw.par), !.pc = "L38"])
+                         \* (two-word: the nonce is t_{n-1}, which OWN no longer holds
+                         \* once it is pt; only this CAS can have left an annotated word
+                         \* of t in the location, so it is taken from cur when cur's
+                         \* first word is this CAS's, and L38's CAS compares both words)
+                         /\ SetTh(t, [thr EXCEPT !.ts = ptw, !.pown = Flip(ptw.par), !.pc = "L38",
+                                      !.town = IF Form = "twoWord" /\ cur.par = ptw.par
+                                                  /\ cur.tid = t /\ cur.val = a.new
+                                               THEN cur.nonce ELSE @])
                  /\ UNCHANGED <<local, rep>>
             [] OTHER ->                                         \* L21-L22
                  /\ SetTh(t, [thr EXCEPT !.pc = L22])
@@ -426,12 +470,13 @@ L26(t) ==
            ln == LocLine(a.loc)
            m1 == Persist(pm, pfo[t])
            cur == Vis(m1, ln)
-           nw == LocWord(Flip(th[t].pown), t, a.new)
+           nw == LocWordN(Flip(th[t].pown), t, a.new, NonceOf(th[t].town))
        IN IF cur = Clean(a.old)
           THEN /\ pm' = StoreTo(m1, ln, nw, Tag(t, I(t)))
                  \* ghost: a successful first plain CAS (ts set at L34)
                /\ gh' = [gh EXCEPT ![t] = Append(@, [op |-> I(t), loc |-> a.loc, par |-> nw.par,
-                                                     val |-> a.new, ts |-> 0, hts |-> 0])]
+                                                     val |-> a.new, non |-> nw.nonce,
+                                                     ts |-> 0, hts |-> 0])]
                /\ SetTh(t, [th[t] EXCEPT !.pc = "L33"])
                /\ UNCHANGED rep
           ELSE /\ pm' = m1
@@ -493,7 +538,7 @@ L38(t) ==
     /\ LET a == Op(t)
            ln == LocLine(a.loc)
            m1 == Persist(pm, pfo[t])
-           nw == LocWord(Flip(th[t].pown), t, a.new)
+           nw == LocWordN(Flip(th[t].pown), t, a.new, NonceOf(th[t].town))
        IN pm' = IF Vis(m1, ln) = nw THEN StoreTo(m1, ln, Clean(a.new), NoTag) ELSE m1
     /\ pfo' = [pfo EXCEPT ![t] = {}]
     /\ local' = [local EXCEPT ![t] = th[t].ts.ts]
@@ -920,7 +965,8 @@ TypeOK ==
                              /\ afail[t][i] \in BOOLEAN
                              /\ i <= ninv[t] => args[t][i] \in ArgChoices
     /\ \A l \in Locs : \A w \in {pm[LocLine(l)].p} \cup {e.w : e \in Range(pm[LocLine(l)].s)} :
-         w.par \in {0, 1} /\ w.tid \in Threads \cup {NoTid} /\ w.val \in Vals
+         w.par \in {0, 1} /\ w.tid \in Threads \cup {NoTid} /\ w.val \in Vals /\ w.nonce \in Nat
+         /\ ((Form = "oneWord" \/ w.tid = NoTid) => w.nonce = 0)
     /\ clock \in Nat /\ crashes \in 0 .. MaxCrashes /\ tcrashes \in 0 .. MaxThreadCrashes
 
 \* Exactly once: each CAS's first plain CAS becomes durable at most once; all
@@ -958,27 +1004,34 @@ Abs == INSTANCE DetectableCasAbstract WITH
 AbstractSpec == Abs!ASpec
 
 Symmetry == Permutations(Threads)
+\* Where the threads differ (OneCasThreads), only the single-CAS threads are interchangeable.
+HelperSymmetry == Permutations(OneCasThreads)
 
 \* Timestamps are only compared (<, <=, =, # 0) and rdtscp returns a value
 \* above all of them, so two states that differ by an order-preserving
 \* renumbering of their timestamps (0 kept) have the same futures: TLC
 \* identifies them (VIEW).  Each timestamp becomes its rank.
-TsOf(w) == IF "ts" \in DOMAIN w THEN {w.ts} ELSE {}
+TsOf(w) == IF "ts" \in DOMAIN w THEN {w.ts} ELSE IF "nonce" \in DOMAIN w THEN {w.nonce} ELSE {}
 AllTs ==
     {0, clock}
     \cup UNION {TsOf(pm[ln].p) \cup UNION {TsOf(e.w) : e \in Range(pm[ln].s)} : ln \in LineIds}
     \cup UNION {{own[t].ts, local[t], th[t].town, th[t].pt.ts, th[t].tloc, th[t].ts.ts,
-                 th[t].tcur, th[t].hth} \cup {e.ts : e \in Range(gh[t])} \cup {e.hts : e \in Range(gh[t])}
+                 th[t].tcur, th[t].hth, th[t].hold.nonce, th[t].cur.nonce}
+                \cup {e.ts : e \in Range(gh[t])} \cup {e.hts : e \in Range(gh[t])}
+                \cup {e.non : e \in Range(gh[t])}
                 : t \in Threads}
 RankView ==
     LET all == AllTs
         R(x) == Cardinality({y \in all : y < x})
-        RW(w) == IF "ts" \in DOMAIN w THEN [w EXCEPT !.ts = R(w.ts)] ELSE w
+        RW(w) == IF "ts" \in DOMAIN w THEN [w EXCEPT !.ts = R(w.ts)]
+                 ELSE IF "nonce" \in DOMAIN w THEN [w EXCEPT !.nonce = R(w.nonce)] ELSE w
     IN << [ln \in LineIds |-> [p |-> RW(pm[ln].p),
                                s |-> [j \in DOMAIN pm[ln].s |-> [pm[ln].s[j] EXCEPT !.w = RW(@)]]]],
           pfo, orph, [t \in Threads |-> RW(own[t])], [t \in Threads |-> R(local[t])], R(clock),
           [t \in Threads |-> [th[t] EXCEPT !.town = R(@), !.pt = RW(@), !.tloc = R(@),
-                                           !.ts = RW(@), !.tcur = R(@), !.hth = R(@)]],
+                                           !.ts = RW(@), !.tcur = R(@), !.hth = R(@),
+                                           !.hold = RW(@), !.cur = RW(@)]],
           args, crashes, tcrashes, ninv, rep, ncom, afail,
-          [t \in Threads |-> [m \in DOMAIN gh[t] |-> [gh[t][m] EXCEPT !.ts = R(@), !.hts = R(@)]]] >>
+          [t \in Threads |-> [m \in DOMAIN gh[t] |-> [gh[t][m] EXCEPT !.ts = R(@), !.hts = R(@),
+                                                                  !.non = R(@)]]] >>
 =============================================================================

@@ -81,7 +81,9 @@ VARIABLES pm, pfo, orph, own, local, clock, th, args, crashes, tcrashes, ninv, r
 DC == INSTANCE DetectableCAS WITH
         NoTid <- 0, Locs <- {1}, OpsPerRoot <- 1, RootOps <- MaxOps + 1,
         MaxCrashes <- 1, MaxThreadCrashes <- 0, Workload <- "any", FailTs <- "rdtscp",
-        OwnInit <- "floor", RedoSecond <- "fixed", FlushLoc <- TRUE, FlushoptMmt <- TRUE,
+        OwnInit <- "floor", RedoSecond <- "fixed", Form <- "oneWord", OneCasThreads <- {},
+        FlushLoc <- TRUE,
+        FlushoptMmt <- TRUE,
         HelpUpdate <- TRUE
 
 dvars == <<pm, pfo, orph, own, local, clock, th, args, crashes, tcrashes, ninv, rep, ncom,

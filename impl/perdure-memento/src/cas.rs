@@ -1,8 +1,9 @@
 //! Detectable compare-and-swap in O(1) persistent space per location (seed
 //! 001, §3: Algorithm 1 LOAD/CAS/CASMEMENTOCLEAR, Algorithm 2 LOADHELP).
 //!
-//! A location is one 64-bit word: parity · thread id · user tag · offset
-//! ([`crate::word::CasWord`]); users see only tag and offset (54 bits). A
+//! A location is the seed's 64-bit word — parity · thread id · user tag ·
+//! offset ([`crate::word::CasWord`]) — plus, in the default two-word form, a
+//! nonce word (below); users see only tag and offset (54 bits). A
 //! CAS memento is one word: parity · failure flag · timestamp
 //! ([`crate::word::CasTs`]). Per thread, OWN\[tid\] (DRAM: parity and
 //! timestamp of its last successful CAS), LOCAL\[tid\] (DRAM) and HELP\[2\]\[tid\]
@@ -50,31 +51,57 @@
 //! Progress: lock-free (a CAS retries only when another CAS succeeded).
 //! Costs per successful CAS without contention: 2 plain CASes, 3 `pwb`, 1
 //! `pfence` (up to two more on backends whose RMWs are not fences): the third
-//! `pwb` writes back the un-annotated word (after L38, see below).
+//! `pwb` writes back the un-annotated word (after L38, see below). Both
+//! forms below have the same counts (a 16-byte location is in one line).
 //!
-//! ## Precondition: no ABA on an annotated word
+//! ## The two-word location: exactly once for any caller
 //!
-//! The §3.4 invariant, and with it recovery's ⑧, assumes a helper holding
-//! an annotated word `(p, tid, new)` never completes its help on a *later*
-//! CAS of `tid` that wrote the same word. If `tid` could CAS the location
-//! away from `new` and back to `new` with the same parity while a slow
-//! helper still holds the first annotated word, the helper's L15 would
-//! raise HELP\[p\]\[tid\] for the later CAS and recovery could report it
-//! helped (`specs/memento/README.md`, mutant AbaDirtyWord). The seed does
-//! not address this; perdure keeps the seed's algorithm and states the
-//! precondition: **a thread never re-installs the same value with the same
-//! parity while a helper may hold its earlier annotated word**. MSQ-mmt-cas
-//! meets it: its locations only move forward to blocks never installed
-//! there before (`next` goes from null to a fresh node once; `head` and
-//! `tail` advance along the list, and reclamation keeps a block from being
-//! reused while a pinned helper may hold it, §6). A Treiber stack's top,
-//! untagged, would not: a thread that pushes B over A, pops B, pushes C and
-//! pops C installs A twice with the same parity. The stacks here
-//! ([`crate::ds::treiber`], [`crate::ds::elim`]) therefore carry a 9-bit
-//! version in the top's user tag, so the same word returns only after a
-//! multiple of 512 CASes on the top while one helper stays stalled — the
-//! classic tag bound, not an exclusion (a wider version needs a wider word).
-//! Users storing plain integers in a location should tag them likewise.
+//! The §3.4 invariant, and with it recovery's ⑧, assumes that a helper
+//! holding an annotated word never completes its help on a *later* CAS that
+//! wrote the same word. With the seed's one-word location that happens: a
+//! thread that CASes a location `0 → 1`, `1 → 0`, `0 → 1` writes the
+//! annotated word `(p, tid, 1)` twice (same parity every other CAS); a
+//! helper that read the first, took its timestamp t_h (L4) before the
+//! thread's second CAS, and loads again (L5) after the third one's first
+//! plain CAS sees "the same" word, raises HELP\[p\]\[tid\] to t_h < t_own and
+//! cleans the third CAS's word; a crash of the thread before L33 then makes
+//! recovery re-execute a CAS that took effect (`specs/memento/README.md`,
+//! Finding 4, TLC config `mutants/AbaDirtyWord.cfg`; the same schedule forced
+//! on this code: `tests/aba_memento.rs`). No check between two 8-byte loads
+//! closes that window.
+//!
+//! [`DetectableCasAtomic`] (the default, [`TwoWord`]) is a 16-byte location
+//! written with `cmpxchg16b` ([`perdure_pm::PmDword`]): the seed's word and
+//! a nonce ([`CasPair`]). The first plain CAS (L26) writes the nonce t_own,
+//! the timestamp of the thread's previous successful CAS, which L6 reads
+//! from OWN anyway. A thread's CASes that make a first plain CAS have
+//! distinct t_own (OWN moves to t_n at L36 before CAS n + 1 starts), so an
+//! annotated pair never recurs; LOADHELP compares whole pairs (L5, L8, L18),
+//! so a stalled helper can only ever help the CAS whose pair it read, and
+//! §3.4's properties (1) and (2) hold as the seed argues them. Recovery
+//! re-derives the pair where it needs it: ⑦ from OWN (which still holds
+//! t_own until the memento records t_n), ⑥ from the location itself (OWN
+//! may hold t_n by then; an annotated pair of `tid` there can only be this
+//! CAS's, since every earlier CAS of `tid` removed its own before
+//! returning and wrote that removal back before the thread's next write).
+//! Model-checked as `Form = "twoWord"` of `specs/memento/DetectableCAS.tla`
+//! (`DetectableCAS_TwoWord*.cfg`). **Contract: for any sequence of CASes
+//! by any threads on any values, each CAS takes effect at most once, and
+//! reports, before and after any number of thread and full crashes, `Ok`
+//! iff it took effect.** The one assumption on the platform: a 16-byte
+//! aligned `cmpxchg16b` persists atomically (it writes one cache line in one
+//! locked instruction; Px86 persists a line's stores in order). The value is
+//! 54 bits as in the seed (the nonce word has no room for values).
+//!
+//! [`UniqueCasAtomic`] ([`OneWord`]) keeps the seed's 8-byte location for
+//! the structures that never reinstall a value: its constructor is an
+//! `unsafe fn` whose `# Safety` states the precondition. MSQ-mmt-cas uses it
+//! (its links go from null to a fresh node once; head and tail advance to
+//! blocks never installed there before, and reclamation keeps a block from
+//! being reused while a helper that read it is pinned, §6).
+//!
+//! One implementation serves both: the algorithm below is generic over the
+//! sealed [`CasForm`] (how a location is loaded, compared and swapped).
 //!
 //! Deviations, each explained where it is made: the location is written
 //! back after the second plain CAS (L38; without it a full crash can bring
@@ -84,14 +111,15 @@
 //! backwards; case ⑥ re-derives the annotation from the memento's parity;
 //! OWN survives memento clearing through `own_floor` ([`crate::runtime`]);
 //! recovery's L14 is strict (`>` LOCAL), and LOCAL starts at the root
-//! operation's floor.
+//! operation's floor; the two-word location (above).
 
 use crate::compose::Memento;
 use crate::patience::{self, Waited};
 use crate::runtime::Handle;
-use crate::word::{CasTs, CasWord, CAS_VALUE_MASK};
+use crate::word::{CasPair, CasTs, CasWord, CAS_VALUE_MASK};
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Backend, Pool};
+use std::marker::PhantomData;
 
 /// The memento of one detectable CAS: one word.
 #[derive(Debug)]
@@ -118,40 +146,203 @@ crate::compose::leaf_memento!(CasMmt, size: 8, align: 8, scan: |me, pool, scan| 
     scan.cas(me.peek(pool))
 });
 
-/// An atomic persistent location supporting detectable CAS: a pool offset
-/// (8-aligned) holding a [`CasWord`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DetectableCasAtomic {
-    off: u64,
+mod sealed {
+    use crate::compose::Memento;
+    use crate::runtime::Handle;
+    use crate::word::CasWord;
+    use perdure_pm::{Backend, Pool};
+
+    /// What the algorithm needs of a location's representation.
+    pub trait Form: Copy + std::fmt::Debug + Eq + Send + Sync + 'static {
+        /// The location's content (`u64` or `u128`).
+        type Raw: Copy + Eq + std::fmt::Debug;
+        /// Bytes of a location, and its alignment.
+        const BYTES: u64;
+        /// ENCODE: the §3.1 word, with `nonce` where the form has room.
+        fn encode(w: CasWord, nonce: u64) -> Self::Raw;
+        /// The §3.1 word of a content (the low 8 bytes).
+        fn first(r: Self::Raw) -> u64;
+        /// An atomic load of the whole location.
+        fn load<B: Backend, M: Memento>(h: &Handle<'_, '_, B, M>, off: u64) -> Self::Raw;
+        /// The whole location, given its first word `w0` just loaded: `w0`
+        /// itself for one word, a fresh 16-byte load for two.
+        fn widen<B: Backend, M: Memento>(h: &Handle<'_, '_, B, M>, off: u64, w0: u64) -> Self::Raw;
+        /// A plain CASPLAIN of the whole location (a crash point).
+        fn cas<B: Backend, M: Memento>(
+            h: &mut Handle<'_, '_, B, M>,
+            off: u64,
+            current: Self::Raw,
+            new: Self::Raw,
+        ) -> Result<Self::Raw, Self::Raw>;
+        /// Writes `r` before the location is published (not detectable).
+        fn init<B: Backend>(pool: &Pool<B>, off: u64, r: Self::Raw);
+    }
 }
 
-impl DetectableCasAtomic {
-    /// The location at pool offset `off`.
-    pub fn at(off: u64) -> DetectableCasAtomic {
-        DetectableCasAtomic { off }
-    }
+/// How a detectable-CAS location is laid out: [`TwoWord`] (the default,
+/// exactly once for any caller) or [`OneWord`] (the seed's word, for
+/// locations that never see a value installed twice). Sealed.
+pub trait CasForm: sealed::Form {}
 
+/// The 16-byte location: the seed's word and a nonce ([`CasPair`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TwoWord;
+
+/// The seed's 8-byte location ([`CasWord`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OneWord;
+
+impl CasForm for TwoWord {}
+impl CasForm for OneWord {}
+
+impl sealed::Form for OneWord {
+    type Raw = u64;
+    const BYTES: u64 = 8;
+    fn encode(w: CasWord, _nonce: u64) -> u64 {
+        w.encode()
+    }
+    fn first(r: u64) -> u64 {
+        r
+    }
+    fn load<B: Backend, M: Memento>(h: &Handle<'_, '_, B, M>, off: u64) -> u64 {
+        h.load(off)
+    }
+    fn widen<B: Backend, M: Memento>(_h: &Handle<'_, '_, B, M>, _off: u64, w0: u64) -> u64 {
+        w0
+    }
+    fn cas<B: Backend, M: Memento>(
+        h: &mut Handle<'_, '_, B, M>,
+        off: u64,
+        current: u64,
+        new: u64,
+    ) -> Result<u64, u64> {
+        h.cas(off, current, new)
+    }
+    fn init<B: Backend>(pool: &Pool<B>, off: u64, r: u64) {
+        crate::runtime::pm_word(pool, off).store(r, Ordering::Release);
+    }
+}
+
+impl sealed::Form for TwoWord {
+    type Raw = u128;
+    const BYTES: u64 = 16;
+    fn encode(w: CasWord, nonce: u64) -> u128 {
+        let nonce = if w.tid == 0 { 0 } else { nonce };
+        CasPair { word: w, nonce }.encode()
+    }
+    fn first(r: u128) -> u64 {
+        r as u64
+    }
+    fn load<B: Backend, M: Memento>(h: &Handle<'_, '_, B, M>, off: u64) -> u128 {
+        h.load16(off)
+    }
+    fn widen<B: Backend, M: Memento>(h: &Handle<'_, '_, B, M>, off: u64, _w0: u64) -> u128 {
+        h.load16(off)
+    }
+    fn cas<B: Backend, M: Memento>(
+        h: &mut Handle<'_, '_, B, M>,
+        off: u64,
+        current: u128,
+        new: u128,
+    ) -> Result<u128, u128> {
+        h.cas16(off, current, new)
+    }
+    fn init<B: Backend>(pool: &Pool<B>, off: u64, r: u128) {
+        // Unpublished: two plain stores; the caller's fence publishes both.
+        crate::runtime::pm_word(pool, off).store(r as u64, Ordering::Release);
+        crate::runtime::pm_word(pool, off + 8).store((r >> 64) as u64, Ordering::Release);
+    }
+}
+
+/// An atomic persistent location supporting detectable CAS: a pool offset
+/// holding a location of form `F` — by default the 16-byte [`TwoWord`]
+/// location (16-aligned), exactly once for any caller (module docs).
+#[derive(Debug, PartialEq, Eq)]
+pub struct DetectableCasAtomic<F: CasForm = TwoWord> {
+    off: u64,
+    _form: PhantomData<F>,
+}
+
+impl<F: CasForm> Clone for DetectableCasAtomic<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: CasForm> Copy for DetectableCasAtomic<F> {}
+
+/// The seed's one-word location, for structures that never install a value
+/// twice ([`DetectableCasAtomic::at_unique`]).
+pub type UniqueCasAtomic = DetectableCasAtomic<OneWord>;
+
+impl DetectableCasAtomic<TwoWord> {
+    /// The two-word location at pool offset `off` (16-aligned: a detectable
+    /// operation on a misaligned location panics).
+    pub fn at(off: u64) -> DetectableCasAtomic<TwoWord> {
+        debug_assert!(off % 16 == 0, "a two-word location is 16-aligned");
+        DetectableCasAtomic {
+            off,
+            _form: PhantomData,
+        }
+    }
+}
+
+impl DetectableCasAtomic<OneWord> {
+    /// The seed's one-word location at pool offset `off` (8-aligned).
+    ///
+    /// # Safety
+    ///
+    /// Detectability (and with it the memory safety of a structure that
+    /// frees what a CAS unlinked) rests on this precondition, which the
+    /// two-word [`DetectableCasAtomic::at`] does not have: **no thread
+    /// installs the same value on this location twice while a thread that
+    /// read the location during the first installation may still be in the
+    /// root operation in which it read it.** E.g. every value installed is a
+    /// block allocated after every such reader started (fresh nodes freed
+    /// only through the runtime's reclamation, §6), or each value is
+    /// installed at most once in the pool's lifetime. Otherwise a stalled
+    /// helper can complete its help on the later installation, and a crash
+    /// makes recovery report a CAS that took effect as failed, or the
+    /// reverse (module docs; `specs/memento/README.md`, Finding 4).
+    pub unsafe fn at_unique(off: u64) -> UniqueCasAtomic {
+        DetectableCasAtomic {
+            off,
+            _form: PhantomData,
+        }
+    }
+}
+
+impl<F: CasForm> DetectableCasAtomic<F> {
     /// Its pool offset.
     pub fn offset(&self) -> u64 {
         self.off
     }
 
+    /// Bytes the location takes (8 or 16), also its alignment.
+    pub const BYTES: u64 = F::BYTES;
+
     /// Initialises the location with a stable value (before it is
     /// published; not detectable).
     pub fn init<B: Backend>(&self, pool: &Pool<B>, value: u64) {
-        crate::runtime::pm_word(pool, self.off)
-            .store(CasWord::stable(value).encode(), Ordering::Release);
-        pool.pwb(self.off, 8);
+        F::init(pool, self.off, F::encode(CasWord::stable(value), 0));
+        pool.pwb(self.off, F::BYTES);
     }
 
-    /// The raw word (for inspection and recovery-time validation).
+    /// The §3.1 word (for inspection and recovery-time validation).
     pub fn peek<B: Backend>(&self, pool: &Pool<B>) -> CasWord {
         CasWord::decode(crate::runtime::pm_load(pool, self.off))
     }
 
     /// LOAD (Algorithm 1, L1–L4): a stable value, helping a CAS in progress.
+    /// The first word says whether the value is stable; only an annotated
+    /// one costs a 16-byte load.
     pub fn load<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
-        let cur = h.load(self.off);
+        let w0 = h.load(self.off);
+        let c = CasWord::decode(w0);
+        if c.tid == 0 {
+            return c.value;
+        }
+        let cur = F::widen(h, self.off, w0);
         self.load_help(h, cur)
     }
 
@@ -168,16 +359,16 @@ impl DetectableCasAtomic {
         debug_assert!(old <= CAS_VALUE_MASK && new <= CAS_VALUE_MASK);
         let tid = h.tid();
         let rt = h.runtime();
-        // L6–L8.
+        // L6–L8; the two-word form's nonce is t_own (module docs).
         let own = rt.own(tid);
         let p_new = !own.parity;
-        let old_w = CasWord::stable(old).encode();
-        let new_w = CasWord {
-            parity: p_new,
+        let old_w = F::encode(CasWord::stable(old), 0);
+        let annotation = |parity| CasWord {
+            parity,
             tid,
             value: new,
-        }
-        .encode();
+        };
+        let new_w = F::encode(annotation(p_new), own.ts);
         // L9–L25: recovery.
         enum Resume {
             FirstCas,
@@ -188,7 +379,7 @@ impl DetectableCasAtomic {
         if h.rec() {
             let pt = h.load(mmt.off); // L10
             let m = CasTs::decode(pt); // L11
-            let cur = h.load(self.off); // L12
+            let cur = F::load(h, self.off); // L12
             let t_local = h.local(); // L13
                                      // L14, strict: a memento is this CAS's only if newer than LOCAL (the seed's
                                      // `<` misreads a memento reused in a loop; proofs/theories/Memento/DetCas.v).
@@ -212,19 +403,22 @@ impl DetectableCasAtomic {
                 // Re-flush the memento: a crashed thread's flushopt has no
                 // ordering left (specs/memento, mutant AsWrittenL20).
                 h.pwb(mmt.off, 8);
-                let annotated = CasWord {
-                    parity: m.parity,
-                    tid,
-                    value: new,
-                }
-                .encode();
+                // The two-word nonce was t_{n-1}, which OWN may no longer
+                // hold: an annotated pair of this thread in the location can
+                // only be this CAS's, so it is taken from there (module docs).
+                let word = annotation(m.parity).encode();
+                let annotated = if F::first(cur) == word {
+                    cur
+                } else {
+                    F::encode(annotation(m.parity), own.ts)
+                };
                 self.second_cas(h, annotated, new);
                 h.set_local(m.ts);
                 return Ok(());
             }
-            // L21–L22 (⑦): our first plain CAS is still in the location.
-            let c = CasWord::decode(cur);
-            if c.tid == tid && c.value == new && c.parity == p_new {
+            // L21–L22 (⑦): our first plain CAS is still in the location
+            // (two words: the nonce too, which OWN still holds).
+            if cur == new_w {
                 resume = Resume::FlushLoc;
             } else {
                 // L23–L24 (⑧): helped since our last CAS.
@@ -239,7 +433,7 @@ impl DetectableCasAtomic {
         if let Resume::FirstCas = resume {
             // L26–L32.
             loop {
-                match h.cas(self.off, old_w, new_w) {
+                match F::cas(h, self.off, old_w, new_w) {
                     Ok(_) => break,
                     Err(cur) => {
                         let cur = self.load_help(h, cur); // L27
@@ -264,7 +458,7 @@ impl DetectableCasAtomic {
         }
         if let Resume::FlushLoc = resume {
             if !mutant!(NoFlushLocL33) {
-                h.flush(self.off, 8); // L33
+                h.flush(self.off, F::BYTES); // L33
             }
         }
         // L34–L35.
@@ -312,24 +506,27 @@ impl DetectableCasAtomic {
     fn second_cas<B: Backend, M: Memento>(
         &self,
         h: &mut Handle<'_, '_, B, M>,
-        annotated: u64,
+        annotated: F::Raw,
         new: u64,
     ) {
         h.fence_unless_rmw_fences();
-        let _ = h.cas(self.off, annotated, CasWord::stable(new).encode());
+        let _ = F::cas(h, self.off, annotated, F::encode(CasWord::stable(new), 0));
         if !mutant!(NoFlushLocL38) {
-            h.pwb(self.off, 8);
+            h.pwb(self.off, F::BYTES);
             h.defer_fence();
         }
     }
 
-    /// LOADHELP (Algorithm 2): from a loaded word `old`, a stable value,
+    /// LOADHELP (Algorithm 2): from a loaded location `old`, a stable value,
     /// helping the second plain CAS of a CAS in progress after PATIENCE.
-    pub fn load_help<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, old: u64) -> u64 {
+    /// In the two-word form every comparison is of whole pairs: the PATIENCE
+    /// wait (L5–L9) watches the first word, and when it runs out one more
+    /// 16-byte load must still find `old` (else L8: start again from it).
+    fn load_help<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, old: F::Raw) -> u64 {
         let patience = h.runtime().patience();
         let mut old = old;
         'l2: loop {
-            let o = CasWord::decode(old); // L2
+            let o = CasWord::decode(F::first(old)); // L2
             if o.tid == 0 {
                 return o.value; // L3
             }
@@ -340,33 +537,43 @@ impl DetectableCasAtomic {
                     (c.tid == 0).then_some(c.value)
                 };
                 // L5–L9.
-                match patience::wait(h, self.off, old, t_cur, patience, clean) {
-                    Waited::Clean(v) => return v,      // L7
-                    Waited::Changed(cur) => old = cur, // L8
-                    Waited::Expired => break t_cur,    // L9
+                match patience::wait(h, self.off, F::first(old), t_cur, patience, clean) {
+                    Waited::Clean(v) => return v,                           // L7
+                    Waited::Changed(w0) => old = F::widen(h, self.off, w0), // L8
+                    Waited::Expired => {
+                        // L5 of the whole location, after t_cur (two words).
+                        let cur = F::widen(h, self.off, F::first(old));
+                        if cur == old {
+                            break t_cur; // L9
+                        }
+                        old = cur; // L8
+                        if CasWord::decode(F::first(old)).tid == 0 {
+                            continue 'l2; // L7
+                        }
+                    }
                 }
             };
-            let o = CasWord::decode(old);
+            let o = CasWord::decode(F::first(old));
             let help = h.runtime().help_off(o.parity, o.tid);
             let t_help = h.load(help); // L10
             if t_cur <= t_help {
-                old = h.load(self.off); // L11
+                old = F::load(h, self.off); // L11
                 continue 'l2;
             }
             // L12: flushopt loc, completed by the locked CAS of L13 on x86.
-            h.pwb(self.off, 8);
+            h.pwb(self.off, F::BYTES);
             h.fence_unless_rmw_fences();
             if !mutant!(SkipHelpUpdate) {
                 if h.cas(help, t_help, t_cur).is_err() {
-                    old = h.load(self.off); // L13–L14
+                    old = F::load(h, self.off); // L13–L14
                     continue 'l2;
                 }
                 // L16: flushopt HELP, completed by the locked CAS of L18.
                 h.pwb(help, 8);
                 h.fence_unless_rmw_fences();
             }
-            let stable = CasWord::stable(o.value).encode(); // L17
-            match h.cas(self.off, old, stable) {
+            let stable = F::encode(CasWord::stable(o.value), 0); // L17
+            match F::cas(h, self.off, old, stable) {
                 Ok(_) => return o.value, // L21
                 Err(cur) => {
                     old = cur; // L19

@@ -14,7 +14,8 @@
 //! | --- | --- | --- |
 //! | [`ClockKind`] | §2.5, §3.1 | `rdtscp` timestamps, calibrated at start-up |
 //! | [`Checkpoint`] | §2.2 | stabilise a value |
-//! | [`DetectableCasAtomic`], [`CasMmt`] | §3, Algorithms 1–2 | detectable CAS in O(1) space per location, with helping |
+//! | [`DetectableCasAtomic`], [`CasMmt`] | §3, Algorithms 1–2 | detectable CAS in O(1) space per location (16 bytes), with helping; exactly once for any caller |
+//! | [`UniqueCasAtomic`], [`OneWord`], [`TwoWord`], [`CasForm`] | §3.1 | the seed's one-word location, for structures that never install a value twice (an `unsafe` constructor states that) |
 //! | [`InsDelAtomic`] | §4, Algorithms 3–4 | detectable insert/delete, checkpointed in the blocks |
 //! | [`memento!`], [`Memento`], [`NoMmt`], [`Scan`] | §2.3–2.4 | composite mementos, Requirements 1–3 |
 //! | [`Runtime`], [`Handle`], [`Config`] | §2.5, §6, §6.3 | the pool layout, the monitor, thread and full crashes, memento clearing, epoch-based reclamation with deferred flushes |
@@ -96,9 +97,9 @@
 //! After a crash anywhere in `push`, the runtime re-runs it with the same memento in recovery
 //! mode: `node` comes back from its checkpoint (no second allocation), the loop resumes in the
 //! iteration it was in, and the CAS reports whether it took effect — so the value is pushed
-//! exactly once. [`ds::treiber`] is this stack, complete with pop, reclamation and a version
-//! tag on the top: a pop lets the same node become the top again, and the detectable CAS needs
-//! the words a thread installs not to repeat (the ABA precondition of [`DetectableCasAtomic`]).
+//! exactly once. [`ds::treiber`] is this stack, complete with pop and reclamation. A pop lets
+//! the same node become the top again: [`DetectableCasAtomic`]'s 16-byte location is exactly
+//! once under that ABA too (the seed's one-word location is not; [`UniqueCasAtomic`]).
 //!
 //! ## Running an application (§2.5)
 //!
@@ -137,7 +138,7 @@ pub mod word;
 
 pub(crate) use perdure_pm::sync;
 
-pub use cas::{CasMmt, DetectableCasAtomic};
+pub use cas::{CasForm, CasMmt, DetectableCasAtomic, OneWord, TwoWord, UniqueCasAtomic};
 pub use checkpoint::Checkpoint;
 pub use compose::{Memento, NoMmt, Scan};
 pub use insdel::InsDelAtomic;

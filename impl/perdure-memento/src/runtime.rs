@@ -551,6 +551,14 @@ pub(crate) fn pm_word<B: Backend>(pool: &Pool<B>, off: u64) -> PmWord<'_, B> {
     }
 }
 
+pub(crate) fn pm_dword<B: Backend>(pool: &Pool<B>, off: u64) -> perdure_pm::PmDword<'_, B> {
+    match pool.dword(off) {
+        Ok(w) => w,
+        // As pm_word; a detectable-CAS location is 16-aligned by construction.
+        Err(e) => panic!("perdure-memento: persistent pair {off:#x} out of the pool or not 16-aligned ({e}); the pool is corrupt"),
+    }
+}
+
 /// A plain load of a pool word, for single-threaded inspection (`peek`s,
 /// recovery-time scans).
 pub(crate) fn pm_load<B: Backend>(pool: &Pool<B>, off: u64) -> u64 {
@@ -725,6 +733,33 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
             .rt
             .w(off)
             .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst);
+        self.tick();
+        r
+    }
+
+    /// A persistent 16-byte pair's atomic load (`off` 16-aligned): on x86 a
+    /// `lock cmpxchg16b` that writes back what it finds
+    /// ([`perdure_pm::PmDword::load`]); not a crash point.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn load16(&self, off: u64) -> u128 {
+        pm_dword(self.rt.pool, off).load()
+    }
+
+    /// A persistent 16-byte pair's compare-and-swap (`off` 16-aligned; a
+    /// crash point), as [`Handle::cas`] for a word; `Err` holds the current
+    /// pair.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn cas16(&mut self, off: u64, current: u128, new: u128) -> Result<u128, u128> {
+        if self.fence_due {
+            if self.rt.rmw_fences {
+                self.fence_due = false;
+            } else {
+                self.pfence();
+            }
+        }
+        let r = pm_dword(self.rt.pool, off).compare_exchange(current, new);
         self.tick();
         r
     }

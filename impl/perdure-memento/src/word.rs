@@ -3,6 +3,7 @@
 //! | word | bits 63 … 0 |
 //! | --- | --- |
 //! | detectable-CAS location (§3.1) | parity (1) · thread id (9) · user tag (9) · offset (45) |
+//! | its second word, in the two-word form ([`CasPair`]) | reserved (2) · nonce t_own (62) |
 //! | CAS memento (§3.1) | parity (1) · failure flag (1) · timestamp (62) |
 //! | insert/delete location (§4.1) | persist bit (1) · reserved (8) · user tag (10) · offset (45) |
 //! | `repl` field of a block (§4.1) | thread id (9) · user tag (10) · offset (45) |
@@ -99,6 +100,37 @@ impl CasWord {
     }
 }
 
+/// A two-word detectable-CAS location (16 bytes, 16-aligned, written with
+/// `cmpxchg16b`): the §3.1 word at the lower address and a *nonce* above
+/// it. A stable value has nonce 0; an annotated one carries t_own, the
+/// timestamp of the installing thread's previous successful CAS (OWN, read
+/// at L6), so two CASes of one thread never write the same pair
+/// (the detectable CAS's module docs, "The two-word location").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CasPair {
+    /// The §3.1 word.
+    pub word: CasWord,
+    /// 0 when stable, else the installer's t_own (62 bits).
+    pub nonce: u64,
+}
+
+impl CasPair {
+    /// ENCODE of the pair: the word low, the nonce high.
+    #[inline]
+    pub fn encode(self) -> u128 {
+        u128::from(self.word.encode()) | (u128::from(self.nonce & TS_MASK) << 64)
+    }
+
+    /// DECODE of the pair.
+    #[inline]
+    pub fn decode(w: u128) -> CasPair {
+        CasPair {
+            word: CasWord::decode(w as u64),
+            nonce: (w >> 64) as u64 & TS_MASK,
+        }
+    }
+}
+
 /// A CAS memento word or an OWN/LOCAL entry: ENCODETS(parity, ts) with the
 /// failure flag of §3.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +212,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn cas_pair_round_trips_and_stable_is_the_word() {
+        for nonce in [0, 1, TS_MASK] {
+            let p = CasPair {
+                word: CasWord {
+                    parity: true,
+                    tid: MAX_THREADS,
+                    value: CAS_VALUE_MASK,
+                },
+                nonce,
+            };
+            assert_eq!(CasPair::decode(p.encode()), p);
+        }
+        let s = CasPair {
+            word: CasWord::stable(5),
+            nonce: 0,
+        };
+        assert_eq!(s.encode(), u128::from(CasWord::stable(5).encode()));
     }
 
     #[test]

@@ -50,7 +50,7 @@ use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
 use perdure_memento::word::{CasTs, CasWord};
 use perdure_memento::ClockKind;
-use perdure_memento::{CasMmt, DetectableCasAtomic, InsDelAtomic};
+use perdure_memento::{CasMmt, InsDelAtomic, UniqueCasAtomic};
 use perdure_memento::{ClearMode, Config, MementoError, Runtime};
 use perdure_pm::sim::{SimEvent, SimOp};
 use perdure_pm::{Pool, Sim, SimOptions};
@@ -571,15 +571,20 @@ fn cas_run(
     // The seed's CASMEMENTOCLEAR between root operations (§6.3), as
     // DetectableCAS's E0-E3 model it; ClearMode::Floor is not traced.
     let clear = ClearMode::Zero;
+    // The one-word location: the traces replay through DetectableCAS.tla
+    // with Form = "oneWord".
+    // SAFETY: every value is installed at most once on the location in the
+    // pool's lifetime: CAS i of thread t installs t * 100 + i + 1
+    // (`cas_args`), so no reader can see a value installed twice.
+    let loc = unsafe { UniqueCasAtomic::at_unique(ex) };
     let setup = |pool: &Pool<Sim>| -> Result<(), TraceError> {
         let rt = Runtime::<Sim, CasMmt>::create(pool, BASE, &config(threads))?;
-        DetectableCasAtomic::at(ex).init(pool, 0);
+        loc.init(pool, 0);
         drop(rt);
         pool.pfence();
         Ok(())
     };
     let work = |rt: &Runtime<'_, Sim, CasMmt>, tid: usize| {
-        let loc = DetectableCasAtomic::at(ex);
         run_marked(rt, tid, ex, ops, |h, mmt, i| {
             let (old, new) = cas_args(seed, tid, i, threads);
             loc.cas(old, new, h, mmt).map_or(0, |()| 1)

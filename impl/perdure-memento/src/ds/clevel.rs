@@ -90,23 +90,22 @@
 //!
 //! ## Layout
 //!
-//! * header, one line: `[MAGIC, last, slots, base]`; `last` (the bottom
+//! * header, one line: `[MAGIC, _, last (two words), slots, base]`; `last` (the bottom
 //!   level) is a [`DetectableCasAtomic`];
 //! * level: `[buckets, next, segments, segment…]`, each segment a block of
 //!   whole buckets (blocks are at most [`perdure_pm::heap::MAX_CLASS_SHIFT`]
-//!   bytes), a bucket `slots` words;
-//! * slot (a [`DetectableCasAtomic`]): 0 empty; item offset with the tag
+//!   bytes), a bucket `slots` slots;
+//! * slot (a two-word [`DetectableCasAtomic`], 16 bytes): 0 empty; item offset with the tag
 //!   `fingerprint << 2 | DONE << 1 | MOVED` (a 7-bit fingerprint): an item
 //!   (neither bit), *marked* (moving), *done* (moved; the offset is kept so
 //!   that a delete of the item can find and write back the slot), or
 //!   `SEALED` (offset 0 with `MOVED`: passed while empty);
 //! * item: `[key, value]`, 16 bytes, immutable.
 //!
-//! The one-word detectable CAS needs the words a thread installs in a slot
-//! not to repeat while a helper may hold an earlier one (`cas`'s
-//! precondition): an item block is installed fresh, returns to a slot only
-//! through a move (to a different slot), and is reused only after §6's
-//! reclamation has seen every pinned thread leave — the MSQ argument.
+//! Slots and `last` are two-word (16-byte) detectable-CAS locations, exactly
+//! once for any caller: the one-word form would need the words a thread
+//! installs never to repeat, and a delete installs 0 in a slot every time.
+//! The cost is 16 bytes per slot where Clevel has 8.
 //!
 //! ## The baseline
 //!
@@ -123,7 +122,7 @@
 //! level (nothing names it).
 
 use super::{encode_opt, peek};
-use crate::cas::{CasMmt, DetectableCasAtomic};
+use crate::cas::{CasMmt, DetectableCasAtomic, TwoWord};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::runtime::{Handle, MementoError};
@@ -132,9 +131,11 @@ use perdure_pm::{Backend, Pool};
 use std::ops::ControlFlow;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"CLEVEL01");
-const H_LAST: u64 = 8;
-const H_SLOTS: u64 = 16;
-const H_BASE: u64 = 24;
+const H_LAST: u64 = 16;
+const H_SLOTS: u64 = 32;
+const H_BASE: u64 = 40;
+/// Bytes of a slot: a two-word detectable-CAS location.
+const SLOT: u64 = 16;
 const L_BUCKETS: u64 = 0;
 const L_NEXT: u64 = 8;
 const L_SEGS: u64 = 16;
@@ -320,6 +321,14 @@ fn buckets_of(hs: [u64; 2], n: u64) -> ([u64; 2], usize) {
     }
 }
 
+/// The detectable-CAS location at `off` (a slot or the `last` word): the
+/// two-word form, exactly once for any sequence of words. (The one-word
+/// form would need the words a thread installs never to repeat: a delete
+/// installs 0 in a slot each time, so the same annotated 0 could recur.)
+fn word_at(off: u64) -> DetectableCasAtomic<TwoWord> {
+    DetectableCasAtomic::at(off)
+}
+
 fn corrupt(msg: String) -> MementoError {
     MementoError::CorruptStructure(format!("Clevel: {msg}"))
 }
@@ -341,7 +350,7 @@ impl ClevelTable {
         ClevelTable {
             hdr,
             slots,
-            seg_buckets: Self::max_block() / (8 * slots),
+            seg_buckets: Self::max_block() / (SLOT * slots),
         }
     }
 
@@ -367,7 +376,7 @@ impl ClevelTable {
         h.store_private(hdr + H_SLOTS, slots);
         h.store_private(hdr + H_BASE, base);
         h.pwb(hdr, 64);
-        DetectableCasAtomic::at(hdr + H_LAST).init(h.pool(), bottom);
+        word_at(hdr + H_LAST).init(h.pool(), bottom);
         h.pool().pfence();
         Ok(t)
     }
@@ -392,7 +401,7 @@ impl ClevelTable {
             h.store_private(item + 8, v);
             h.pwb(item, ITEM);
             h.pfence();
-            DetectableCasAtomic::at(s).init(h.pool(), item_word(item, hashes(k).0));
+            word_at(s).init(h.pool(), item_word(item, hashes(k).0));
         }
         h.pfence();
         Ok(t)
@@ -416,7 +425,7 @@ impl ClevelTable {
         for &(l, n) in &levels {
             for i in 0..n * slots {
                 let s = t.slot_at(pool, l, i / slots, i % slots);
-                let w = DetectableCasAtomic::at(s).peek(pool).value;
+                let w = word_at(s).peek(pool).value;
                 if !is_moved(w) || is_done(w) || offset_of(w) == 0 {
                     continue;
                 }
@@ -425,10 +434,13 @@ impl ClevelTable {
                     .iter()
                     .any(|&(s2, x)| s2 != s && !is_moved(x));
                 let to = if placed { w | DONE_BIT } else { w & !MOVED_BIT };
+                // The pair becomes stable: the value word, then a nonce of 0.
                 crate::runtime::pm_word(pool, s).store(
                     CasWord::stable(to).encode(),
                     perdure_pm::sync::atomic::Ordering::Release,
                 );
+                crate::runtime::pm_word(pool, s + 8)
+                    .store(0, perdure_pm::sync::atomic::Ordering::Release);
                 pool.pwb(s, 8);
                 settled = true;
             }
@@ -444,8 +456,8 @@ impl ClevelTable {
         self.hdr
     }
 
-    fn last(&self) -> DetectableCasAtomic {
-        DetectableCasAtomic::at(self.hdr + H_LAST)
+    fn last(&self) -> DetectableCasAtomic<TwoWord> {
+        word_at(self.hdr + H_LAST)
     }
 
     // --- levels -------------------------------------------------------------------------
@@ -457,8 +469,9 @@ impl ClevelTable {
         n: u64,
     ) -> Result<u64, MementoError> {
         let segs = n.div_ceil(self.seg_buckets);
-        // At least a line each, so that small levels share one size class.
-        let dir_bytes = (L_SEG0 + 8 * segs).max(64);
+        // At least two lines each (a bucket of 8 slots), so that the blocks
+        // of small levels share one size class.
+        let dir_bytes = (L_SEG0 + 8 * segs).max(128);
         if dir_bytes > Self::max_block() {
             return Err(MementoError::Config(format!(
                 "Clevel: a level of {n} buckets is larger than the heap's largest block allows"
@@ -467,7 +480,7 @@ impl ClevelTable {
         let dir = h.alloc(dir_bytes)?;
         for k in 0..segs {
             let buckets = self.seg_buckets.min(n - k * self.seg_buckets);
-            let bytes = (buckets * self.slots * 8).max(64);
+            let bytes = (buckets * self.slots * SLOT).max(128);
             let seg = match h.alloc(bytes) {
                 Ok(s) => s,
                 Err(e) => {
@@ -539,12 +552,12 @@ impl ClevelTable {
         i: u64,
     ) -> u64 {
         let seg = h.load(l + L_SEG0 + 8 * (b / self.seg_buckets));
-        seg + ((b % self.seg_buckets) * self.slots + i) * 8
+        seg + ((b % self.seg_buckets) * self.slots + i) * SLOT
     }
 
     fn slot_at<B: Backend>(&self, pool: &Pool<B>, l: u64, b: u64, i: u64) -> u64 {
         let seg = peek(pool, l + L_SEG0 + 8 * (b / self.seg_buckets));
-        seg + ((b % self.seg_buckets) * self.slots + i) * 8
+        seg + ((b % self.seg_buckets) * self.slots + i) * SLOT
     }
 
     /// Adds a level on top of `top` (of `n` buckets) unless one is there.
@@ -590,7 +603,7 @@ impl ClevelTable {
             for &b in &bs[..nb] {
                 for i in 0..self.slots {
                     let s = self.slot_off(h, l, b, i);
-                    let w = DetectableCasAtomic::at(s).load(h);
+                    let w = word_at(s).load(h);
                     if offset_of(w) == 0
                         || is_done(w)
                         || fp_of(w) != fp
@@ -624,7 +637,7 @@ impl ClevelTable {
                 for &b in &bs[..nb] {
                     for i in 0..self.slots {
                         let s = self.slot_off(h, l, b, i);
-                        let w = DetectableCasAtomic::at(s).load(h);
+                        let w = word_at(s).load(h);
                         if offset_of(w) == 0 || fp_of(w) != fp || h.load(offset_of(w)) != key {
                             continue;
                         }
@@ -667,8 +680,7 @@ impl ClevelTable {
     /// own completion seen here may not be durable yet, hence the write-back.
     fn seal_moved<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, s: u64, mw: u64) {
         if !is_done(mw) {
-            while DetectableCasAtomic::at(s).load(h) == mw && h.cas(s, mw, mw | DONE_BIT).is_err() {
-            }
+            while word_at(s).load(h) == mw && h.cas(s, mw, mw | DONE_BIT).is_err() {}
         }
         h.pwb(s, 8);
     }
@@ -689,7 +701,7 @@ impl ClevelTable {
             for &b in &bs[..nb] {
                 for i in 0..self.slots {
                     let s = self.slot_at(pool, l, b, i);
-                    let x = DetectableCasAtomic::at(s).peek(pool).value;
+                    let x = word_at(s).peek(pool).value;
                     if offset_of(x) == item {
                         out.push((s, x));
                     }
@@ -743,7 +755,7 @@ impl ClevelTable {
                 Ok([t]) => t,
                 Err(e) => return ControlFlow::Break(Err(e)),
             };
-            match DetectableCasAtomic::at(t).cas(0, w, h, &mut mmt.cas) {
+            match word_at(t).cas(0, w, h, &mut mmt.cas) {
                 Ok(()) => ControlFlow::Break(Ok(())),
                 Err(_) => ControlFlow::Continue([k + 1]),
             }
@@ -795,7 +807,7 @@ impl ClevelTable {
             if s == 0 {
                 return ControlFlow::Break(Ok(false));
             }
-            match DetectableCasAtomic::at(s).cas(w, 0, h, &mut mmt.cas) {
+            match word_at(s).cas(w, 0, h, &mut mmt.cas) {
                 Ok(()) => {
                     h.retire(offset_of(w));
                     ControlFlow::Break(Ok(true))
@@ -856,7 +868,7 @@ impl ClevelTable {
                 return ControlFlow::Continue([last, index]);
             }
             let s = self.slot_off(h, last, index / self.slots, index % self.slots);
-            let w = DetectableCasAtomic::at(s).load(h);
+            let w = word_at(s).load(h);
             if w == 0 {
                 if h.cas(s, 0, SEALED).is_ok() {
                     h.pwb(s, 8);
@@ -871,10 +883,7 @@ impl ClevelTable {
             // mark fails and the slot is visited again until it is moved).
             let [s, w] = mmt.take.checkpoint(h, [s, w & !MOVED_BIT]);
             let marked = w | MOVED_BIT;
-            if DetectableCasAtomic::at(s)
-                .cas(w, marked, h, &mut mmt.mark)
-                .is_err()
-            {
+            if word_at(s).cas(w, marked, h, &mut mmt.mark).is_err() {
                 perdure_pm::sync::spin_loop();
                 return ControlFlow::Continue([last, index]);
             }
@@ -1001,7 +1010,7 @@ impl ClevelTable {
                 let mut index = 0;
                 while index < n * self.slots {
                     let s = self.slot_off(h, last, index / self.slots, index % self.slots);
-                    let w = DetectableCasAtomic::at(s).load(h);
+                    let w = word_at(s).load(h);
                     if w == 0 {
                         if h.cas(s, 0, SEALED).is_ok() {
                             h.pwb(s, 8);
@@ -1039,7 +1048,7 @@ impl ClevelTable {
     /// The chain of levels read from the pool, every pointer checked.
     fn levels_of<B: Backend>(&self, pool: &Pool<B>) -> Result<Vec<(u64, u64)>, MementoError> {
         let mut out = Vec::new();
-        let mut l = offset_of(DetectableCasAtomic::at(self.hdr + H_LAST).peek(pool).value);
+        let mut l = offset_of(word_at(self.hdr + H_LAST).peek(pool).value);
         while l != 0 {
             if out.len() == MAX_LEVELS {
                 return Err(corrupt("too many levels (a cycle?)".into()));
@@ -1054,7 +1063,7 @@ impl ClevelTable {
             }
             pool.check_range(l, L_SEG0 + 8 * segs, 8)?;
             for k in 0..segs {
-                let bytes = self.seg_buckets.min(n - k * self.seg_buckets) * self.slots * 8;
+                let bytes = self.seg_buckets.min(n - k * self.seg_buckets) * self.slots * SLOT;
                 pool.check_range(peek(pool, l + L_SEG0 + 8 * k), bytes, 8)?;
             }
             out.push((l, n));
@@ -1074,10 +1083,9 @@ impl ClevelTable {
         let mut items = std::collections::BTreeSet::new();
         for &(l, n) in &levels {
             for i in 0..n * self.slots {
-                let w =
-                    DetectableCasAtomic::at(self.slot_at(pool, l, i / self.slots, i % self.slots))
-                        .peek(pool)
-                        .value;
+                let w = word_at(self.slot_at(pool, l, i / self.slots, i % self.slots))
+                    .peek(pool)
+                    .value;
                 if offset_of(w) != 0 && !is_done(w) {
                     pool.check_range(offset_of(w), ITEM, 8)?;
                     items.insert(offset_of(w));
@@ -1095,10 +1103,7 @@ impl ClevelTable {
     /// The chain and every slot word, for failure messages.
     #[cfg(test)]
     fn dump<B: Backend>(&self, pool: &Pool<B>) -> String {
-        let mut out = format!(
-            "last word {:?}\n",
-            DetectableCasAtomic::at(self.hdr + H_LAST).peek(pool)
-        );
+        let mut out = format!("last word {:?}\n", word_at(self.hdr + H_LAST).peek(pool));
         let Ok(levels) = self.levels_of(pool) else {
             return out + "bad chain";
         };
@@ -1108,9 +1113,7 @@ impl ClevelTable {
                 peek(pool, l + L_NEXT)
             );
             for i in 0..n * self.slots {
-                let w =
-                    DetectableCasAtomic::at(self.slot_at(pool, l, i / self.slots, i % self.slots))
-                        .peek(pool);
+                let w = word_at(self.slot_at(pool, l, i / self.slots, i % self.slots)).peek(pool);
                 let key = if offset_of(w.value) != 0 {
                     peek(pool, offset_of(w.value))
                 } else {

@@ -70,8 +70,9 @@ pub const ELIM_SLOTS: u64 = 2;
 pub const MAX_ELIM_SLOTS: u64 = 64;
 /// A pop's offer (a push offers its value plus one).
 const POP_OFFER: u64 = 0;
-/// Word 1 of the stack's first line: the number of exchangers.
-const SLOTS_WORD: u64 = 8;
+/// Word 2 of the stack's first line (after the two-word `top`): the number
+/// of exchangers.
+const SLOTS_WORD: u64 = 16;
 
 crate::memento! {
     /// The memento of a push.

@@ -40,7 +40,7 @@
 //! Lock-free.
 
 use super::{encode_opt, peek, NODE};
-use crate::cas::{CasMmt, DetectableCasAtomic};
+use crate::cas::{CasMmt, UniqueCasAtomic};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::insdel::InsDelAtomic;
@@ -54,6 +54,23 @@ use std::ops::ControlFlow;
 perdure_pm::word_offsets!(VALUE, NEXT, REPL);
 // The layout is persistent: pools written before stay readable.
 const _: () = assert!(VALUE == 0 && NEXT == 8 && REPL == 16);
+/// MSQ-mmt-cas's `head`, `tail` and `next` words: the seed's one-word
+/// detectable-CAS location ([`UniqueCasAtomic`]), 8 bytes in a node line.
+fn cas_loc(off: u64) -> UniqueCasAtomic {
+    // SAFETY: no value is installed twice on these words while a reader of
+    // the first installation is still in its root operation. A `next` goes
+    // from null to a node once, the node freshly allocated by the enqueue
+    // (it is checkpointed, so a resumed enqueue links the same node, never
+    // a second one). `head` and `tail` move forward along the list to nodes
+    // never at that place before; a node comes back only after it was
+    // dequeued, retired and freed by the runtime's reclamation (§6), which
+    // frees it only once every thread pinned when it was retired — every
+    // thread that could have read it in `head`, `tail` or a `next` — has
+    // ended that critical section. A stalled helper holding an old word
+    // is such a pinned thread.
+    unsafe { UniqueCasAtomic::at_unique(off) }
+}
+
 /// The queue block: `head` in line 0, `tail` in line 1.
 const HEAD: u64 = 0;
 const TAIL: u64 = 64;
@@ -158,7 +175,7 @@ impl Msq {
 
     fn init_loc<B: Backend>(&self, pool: &Pool<B>, loc: u64, v: u64) {
         match self.kind {
-            MsqKind::Cas => DetectableCasAtomic::at(loc).init(pool, v),
+            MsqKind::Cas => cas_loc(loc).init(pool, v),
             MsqKind::Indel | MsqKind::Vol => InsDelAtomic::at(loc).init(pool, v),
         }
     }
@@ -248,7 +265,7 @@ impl Msq {
     fn load_tail<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
         match self.kind {
             MsqKind::Vol => self.tail_dram.load(Ordering::SeqCst),
-            MsqKind::Cas => DetectableCasAtomic::at(self.off + TAIL).load(h),
+            MsqKind::Cas => cas_loc(self.off + TAIL).load(h),
             MsqKind::Indel => crate::word::insdel_decode(h.load(self.off + TAIL)).1,
         }
     }
@@ -284,7 +301,7 @@ impl Msq {
     fn load_next<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, node: u64) -> u64 {
         let loc = offset_of(node) + NEXT;
         match self.kind {
-            MsqKind::Cas => DetectableCasAtomic::at(loc).load(h),
+            MsqKind::Cas => cas_loc(loc).load(h),
             _ => InsDelAtomic::at(loc).load(h),
         }
     }
@@ -335,7 +352,7 @@ impl Msq {
                             return ControlFlow::Continue([self.load_tail(h)]);
                         }
                     }
-                    let link = DetectableCasAtomic::at(offset_of(t) + NEXT);
+                    let link = cas_loc(offset_of(t) + NEXT);
                     match link.cas(0, node, h, &mut mmt.link) {
                         Ok(()) => {
                             self.swing_tail(h, t, node);
@@ -395,11 +412,9 @@ impl Msq {
                 self.swing_tail(h, t, next);
             }
             let r = match self.kind {
-                MsqKind::Cas => DetectableCasAtomic::at(head)
-                    .cas(old, next, h, &mut mmt.cas)
-                    .map(|()| {
-                        h.retire(offset_of(old));
-                    }),
+                MsqKind::Cas => cas_loc(head).cas(old, next, h, &mut mmt.cas).map(|()| {
+                    h.retire(offset_of(old));
+                }),
                 _ => InsDelAtomic::at(head)
                     .delete(old, next, offset_of(old) + REPL, h)
                     .map(|_| ()),
@@ -416,7 +431,7 @@ impl Msq {
     fn raw_head<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
         let head = self.off + HEAD;
         match self.kind {
-            MsqKind::Cas => DetectableCasAtomic::at(head).load(h),
+            MsqKind::Cas => cas_loc(head).load(h),
             _ => {
                 let old = crate::word::insdel_decode(h.load(head)).1;
                 InsDelAtomic::at(head).load_help(h, old, offset_of(old) + REPL)

@@ -20,22 +20,20 @@
 //! Linearization points: a push at its CAS's first plain CAS (L26), a pop at
 //! its CAS's, an empty pop at the load of a null top. Lock-free.
 //!
-//! **Version tag.** The top word's user tag (9 bits) counts the CASes on
-//! `top`: every push and pop installs `(node, tag + 1)`. Without it a thread
-//! that pushes B over A, pops B, pushes C and pops C re-installs the very
-//! word `A` it installed before, with the same parity — the ABA the detectable
-//! CAS's recovery cannot tell apart (`cas`, "Precondition: no ABA on
-//! an annotated word"). With it the same word comes back only after a
-//! multiple of 512 CASes on `top` that leaves the thread's parity where it
-//! was, all while one helper stays stalled holding the older word.
-//! Null is any word whose offset is 0.
+//! **No version tag.** A thread that pushes B over A, pops B, pushes C and
+//! pops C installs the top value `A` again; with the seed's one-word
+//! location that is the ABA the detectable CAS's recovery cannot tell apart
+//! (`cas`, "The two-word location"). `top` is the default two-word
+//! [`DetectableCasAtomic`], whose annotated pairs never recur, so the top's
+//! value is just the node's offset and the stack is exactly once for any
+//! workload. Null is offset 0.
 
 use super::{encode_opt, NODE};
 use crate::cas::{CasMmt, DetectableCasAtomic};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::runtime::{Handle, MementoError};
-use crate::word::{offset_of, tag_of, with_tag, CAS_VALUE_BITS, OFFSET_BITS};
+use crate::word::offset_of;
 use perdure_pm::{Backend, Pool};
 use std::ops::ControlFlow;
 
@@ -121,13 +119,6 @@ impl TreiberStack {
         Ok(())
     }
 
-    /// The top word that replaces `t` by the node at `to`'s offset: the
-    /// version tag advances (module docs).
-    fn next_top(t: u64, to: u64) -> u64 {
-        const TAG_MASK: u64 = (1 << (CAS_VALUE_BITS - OFFSET_BITS)) - 1;
-        with_tag(offset_of(to), (tag_of(t) + 1) & TAG_MASK)
-    }
-
     /// One push attempt: link `node` (its value persisted) above `t`,
     /// persist the link, and CAS the top from `t`.
     pub(crate) fn try_push<B: Backend, M: Memento>(
@@ -139,7 +130,7 @@ impl TreiberStack {
     ) -> Result<(), u64> {
         h.store(node + 8, t);
         h.flush(node, 16);
-        self.top.cas(t, Self::next_top(t, node), h, cas)
+        self.top.cas(t, node, h, cas)
     }
 
     /// One pop attempt from the observed top `t` (not null): CAS the top to
@@ -151,7 +142,7 @@ impl TreiberStack {
         cas: &mut CasMmt,
     ) -> Result<u64, u64> {
         let next = h.load(offset_of(t) + 8);
-        self.top.cas(t, Self::next_top(t, next), h, cas)?;
+        self.top.cas(t, next, h, cas)?;
         let v = h.load(offset_of(t));
         h.retire(offset_of(t));
         Ok(v)
@@ -221,24 +212,34 @@ mod tests {
     use crate::ds::testkit;
 
     #[test]
-    fn the_top_never_repeats_a_word_a_thread_installed() {
+    fn the_top_never_repeats_an_annotated_pair_a_thread_installed() {
         testkit::with_runtime::<StackMmt>(1, |rt| {
             let mut h = rt.handle(1).unwrap();
             let s = TreiberStack::create(&mut h).unwrap();
+            let pair = |rt: &crate::Runtime<'_, _, StackMmt>| {
+                let w = crate::runtime::pm_load(rt.pool(), s.offset());
+                let n = crate::runtime::pm_load(rt.pool(), s.offset() + 8);
+                (w, n)
+            };
+            // Push A; then B and C pushed and popped: A is the top's value
+            // again twice. Every push and pop leaves the top stable (nonce
+            // 0), and every annotated pair it went through carried a nonce
+            // t_own that no other CAS of the thread used: OWN advanced.
             let mut op = |o| h.run_root(|h, m, _| s.run(h, m, o).expect("op")).result;
-            // A under B, B popped, C pushed and popped: A is the top again
-            // three times, each time as a different word (the tag moved).
             op(Some(1));
-            let first = s.top.peek(rt.pool()).value;
-            let mut seen = vec![first];
+            let a = s.top.peek(rt.pool()).value;
+            let mut owns = vec![rt.own(1).ts];
             for v in [2, 3] {
                 op(Some(v));
+                owns.push(rt.own(1).ts);
                 assert_eq!(decode_opt(op(None)), Some(v));
-                let w = s.top.peek(rt.pool()).value;
-                assert_eq!(offset_of(w), offset_of(first), "A is the top again");
-                assert!(!seen.contains(&w), "word {w:#x} installed twice");
-                seen.push(w);
+                owns.push(rt.own(1).ts);
+                assert_eq!(s.top.peek(rt.pool()).value, a, "A is the top again");
+                assert_eq!(pair(rt).1, 0, "a stable top has nonce 0");
             }
+            let mut sorted = owns.clone();
+            sorted.dedup();
+            assert_eq!(sorted.len(), owns.len(), "t_own never repeats: {owns:?}");
             assert_eq!(decode_opt(op(None)), Some(1));
             assert_eq!(offset_of(s.top.peek(rt.pool()).value), 0, "empty");
             assert_eq!(decode_opt(op(None)), None);

@@ -2,7 +2,8 @@
 //! `check`): the detectable CAS of seed 001 §3 (Algorithms 1–2) and
 //! CHECKPOINT of §2.2, each checked as a `register` of `HISTORY.md`.
 //!
-//! * **`cas-register-2`, `cas-register-3`**: one [`DetectableCasAtomic`]
+//! * **`cas-register-2`, `cas-register-3`**: one [`DetectableCasAtomic`] (the
+//!   default two-word location, `cmpxchg16b`)
 //!   shared by 2 (3) threads; each root operation is one `cas(old, new)`
 //!   (a detectable CAS with the root memento, reporting whether it
 //!   succeeded) or one `read()` (LOAD, which helps an annotated value with
@@ -24,7 +25,7 @@ use super::{Observed, OnRuntime, Op, RuntimeScenario, State};
 use perdure_check::explore::{Call, Scenario};
 use perdure_memento::Checkpoint;
 use perdure_memento::Memento;
-use perdure_memento::{CasMmt, DetectableCasAtomic};
+use perdure_memento::{CasMmt, DetectableCasAtomic, TwoWord};
 use perdure_memento::{Handle, MementoError, Runtime};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
@@ -114,7 +115,7 @@ impl RuntimeScenario for CasRegister {
     fn attach(&self, rt: &Runtime<'static, Sim, CasMmt>) -> Result<DetectableCasAtomic, String> {
         let root = rt.object_root();
         rt.pool()
-            .check_range(root, 8, 8)
+            .check_range(root, DetectableCasAtomic::<TwoWord>::BYTES, 16)
             .map_err(|e| e.to_string())?;
         Ok(DetectableCasAtomic::at(root))
     }
