@@ -1,0 +1,205 @@
+//! The hash tables of seed 001, §7.2, first cut: Clevel-mmt against the
+//! non-detectable Clevel on the same table (`ds::clevel`'s `*_plain`
+//! operations), with write-backs and fences per operation and Clevel's load
+//! factor.
+//!
+//! * Phases, each timed on its own, on one fresh table per thread count:
+//!   *insert* (`n` distinct uniform keys, split over the threads; a thread
+//!   that finds the bottom level to be drained runs the rehash itself, as
+//!   Clevel's rehashing thread would), *search-hit* (`n` lookups of
+//!   inserted keys), *search-miss* (`n` of absent keys), *delete* (every
+//!   inserted key once).
+//! * `n`: 200,000 (`PERDURE_BENCH_QUICK=1`: 20,000; `PERDURE_BENCH_FULL=1`:
+//!   2,000,000); threads 1 and 2 (`PERDURE_BENCH_THREADS`).
+//! * Backend: `Pmem` on a pool file in `/dev/shm` (`PERDURE_BENCH_DIR`).
+//! * A Clevel-mmt operation is a root operation (`Handle::run_root`), as an
+//!   application runs it; a Clevel operation is one reclamation critical
+//!   section (`Handle::critical_section`).
+//!
+//! Not yet (issue 19 §2): Zipfian keys, the 50/50 mix, latency percentiles,
+//! SOFT-mmt, SOFT and the RELAX hash table beside them, and the plots.
+//! Writes `out/bench/hash.json` and prints a table.
+
+use perdure_harness::bench::{self as common, Rng};
+use perdure_memento::ds::clevel::{ClevelMmt, ClevelOp, ClevelTable};
+use perdure_memento::{ClockKind, Config, Runtime};
+use perdure_pm::stats::{self, FlushCounts};
+use perdure_pm::{Pmem, Pool};
+use std::time::Instant;
+
+const BASE: u64 = 4096;
+const LAYOUT: &str = "bench-hash";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Table {
+    ClevelMmt,
+    Clevel,
+}
+
+impl Table {
+    fn name(self) -> &'static str {
+        match self {
+            Table::ClevelMmt => "Clevel-mmt",
+            Table::Clevel => "Clevel",
+        }
+    }
+}
+
+const PHASES: [&str; 4] = ["insert", "search-hit", "search-miss", "delete"];
+
+/// One phase's totals over the threads.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    ops: u64,
+    secs: f64,
+    counts: FlushCounts,
+}
+
+/// The key of index `i` (distinct for distinct `i`; absent keys have the top bit set).
+fn key(i: u64) -> u64 {
+    let mut r = Rng::new(i);
+    r.next() >> 1
+}
+
+fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f64) {
+    let dir = tempfile::tempdir_in(common::bench_dir()).expect("a directory for the pool");
+    let path = dir.path().join("hash.pool");
+    // Items (16 B), levels (directories and segments), a chunk per class
+    // and thread, and room for the doubling chain.
+    let heap_bytes = (n * 160).max(64 << 20);
+    let cfg = Config {
+        threads,
+        heap_bytes,
+        clock: ClockKind::Tsc,
+    };
+    let size = BASE + Runtime::<Pmem, ClevelMmt>::required_bytes(&cfg);
+    let pool = Pool::create_with(&path, LAYOUT, size, pmem).expect("pool");
+    let rt = Runtime::<Pmem, ClevelMmt>::create(&pool, BASE, &cfg).expect("runtime");
+    let t = ClevelTable::create(&mut rt.handle(1).expect("handle"), 1024, 8).expect("table");
+    let per = n / threads as u64;
+    let mut tallies = Vec::new();
+    let mut load_factor = 0.0;
+    for phase in PHASES {
+        let barrier = std::sync::Barrier::new(threads);
+        let results: Vec<(u64, f64, FlushCounts)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..threads)
+                .map(|ti| {
+                    let (rt, t, barrier) = (&rt, &t, &barrier);
+                    s.spawn(move || {
+                        let mut h = rt.handle(ti + 1).expect("handle");
+                        let lo = ti as u64 * per;
+                        barrier.wait();
+                        let c0 = stats::thread_counts();
+                        let t0 = Instant::now();
+                        for i in lo..lo + per {
+                            let op = match phase {
+                                "insert" => ClevelOp::Insert(key(i), i),
+                                "search-hit" => ClevelOp::Lookup(key(i)),
+                                "search-miss" => ClevelOp::Lookup(key(i) | 1 << 63),
+                                _ => ClevelOp::Delete(key(i)),
+                            };
+                            match table {
+                                Table::ClevelMmt => {
+                                    h.run_root(|h, m, _| t.run(h, m, op).expect("operation"));
+                                }
+                                Table::Clevel => {
+                                    match op {
+                                        ClevelOp::Insert(k, v) => {
+                                            t.insert_plain(k, v, &mut h).expect("insert");
+                                        }
+                                        ClevelOp::Lookup(k) => {
+                                            t.lookup_plain(k, &mut h);
+                                        }
+                                        ClevelOp::Delete(k) => {
+                                            t.delete_plain(k, &mut h).expect("delete");
+                                        }
+                                        ClevelOp::Resize => {}
+                                    };
+                                }
+                            }
+                            if phase == "insert" && i % 1024 == 0 && t.needs_resize(&mut h) {
+                                match table {
+                                    Table::ClevelMmt => {
+                                        h.run_root(|h, m, _| {
+                                            t.run(h, m, ClevelOp::Resize).expect("resize")
+                                        });
+                                    }
+                                    Table::Clevel => {
+                                        t.resize_plain(&mut h).expect("resize");
+                                    }
+                                }
+                            }
+                        }
+                        (per, t0.elapsed().as_secs_f64(), stats::thread_counts() - c0)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|x| x.join().expect("thread")).collect()
+        });
+        let mut tally = Tally::default();
+        for (ops, secs, counts) in results {
+            tally.ops += ops;
+            tally.secs = tally.secs.max(secs);
+            tally.counts += counts;
+        }
+        if phase == "insert" {
+            load_factor = t.stats(&pool).expect("stats").load_factor();
+        }
+        tallies.push(tally);
+    }
+    (tallies, load_factor)
+}
+
+fn main() {
+    let n: u64 = if common::full() {
+        2_000_000
+    } else if common::quick() {
+        20_000
+    } else {
+        200_000
+    };
+    let threads = common::settings_or_exit("hash", common::thread_counts(2));
+    let pmem = common::settings_or_exit("hash", common::pmem());
+    let mut json = Vec::new();
+    println!(
+        "hash tables, {n} keys, Pmem in {}",
+        common::bench_dir().display()
+    );
+    println!(
+        "{:<11} {:>2} {:<12} {:>12} {:>9} {:>8} {:>8} {:>6}",
+        "table", "T", "phase", "ops/s", "us/op", "pwb/op", "pfence/op", "load"
+    );
+    for table in [Table::ClevelMmt, Table::Clevel] {
+        for &th in &threads {
+            let (tallies, lf) = run_point(table, n, th, pmem);
+            for (phase, t) in PHASES.iter().zip(&tallies) {
+                let ops_s = t.ops as f64 / t.secs;
+                let pwb = t.counts.pwb as f64 / t.ops as f64;
+                let pfence = t.counts.pfence as f64 / t.ops as f64;
+                println!(
+                    "{:<11} {:>2} {:<12} {:>12.0} {:>9.3} {:>8.2} {:>8.2} {:>6.2}",
+                    table.name(),
+                    th,
+                    phase,
+                    ops_s,
+                    1e6 * t.secs * th as f64 / t.ops as f64,
+                    pwb,
+                    pfence,
+                    lf
+                );
+                json.push(format!(
+                    "{{\"table\":{},\"threads\":{th},\"phase\":{},\"ops\":{},\"secs\":{},\"pwb_per_op\":{pwb},\"pfence_per_op\":{pfence},\"load_factor\":{lf}}}",
+                    common::json_str(table.name()),
+                    common::json_str(phase),
+                    t.ops,
+                    t.secs
+                ));
+            }
+        }
+    }
+    let out = common::out_dir();
+    std::fs::create_dir_all(&out).expect("the output directory");
+    let path = out.join("hash.json");
+    std::fs::write(&path, format!("[\n{}\n]\n", json.join(",\n"))).expect("write hash.json");
+    eprintln!("hash: wrote {}", path.display());
+}
