@@ -7,8 +7,10 @@
 //!   *insert* (`n` distinct uniform keys, split over the threads; a thread
 //!   that finds the bottom level to be drained runs the rehash itself, as
 //!   Clevel's rehashing thread would), *search-hit* (`n` lookups of
-//!   inserted keys), *search-miss* (`n` of absent keys), *delete* (every
-//!   inserted key once).
+//!   inserted keys), *search-miss* (`n` of absent keys), *search-zipf* (`n`
+//!   lookups of inserted keys drawn from a Zipfian distribution, θ = 0.99,
+//!   the hot ranks scattered over the keys), *delete* (every inserted key
+//!   once).
 //! * `n`: 200,000 (`PERDURE_BENCH_QUICK=1`: 20,000; `PERDURE_BENCH_FULL=1`:
 //!   2,000,000); threads 1 and 2 (`PERDURE_BENCH_THREADS`).
 //! * Backend: `Pmem` on a pool file in `/dev/shm` (`PERDURE_BENCH_DIR`).
@@ -16,7 +18,7 @@
 //!   application runs it; a Clevel operation is one reclamation critical
 //!   section (`Handle::critical_section`).
 //!
-//! Not yet (issue 19 §2): Zipfian keys, the 50/50 mix, latency percentiles,
+//! Not yet (issue 19 §2): Zipfian inserts and deletes, the 50/50 mix, latency percentiles,
 //! SOFT-mmt, SOFT and the RELAX hash table beside them, and the plots.
 //! Writes `out/bench/hash.json` and prints a table.
 
@@ -45,7 +47,51 @@ impl Table {
     }
 }
 
-const PHASES: [&str; 4] = ["insert", "search-hit", "search-miss", "delete"];
+const PHASES: [&str; 5] = [
+    "insert",
+    "search-hit",
+    "search-miss",
+    "search-zipf",
+    "delete",
+];
+
+/// Zipfian ranks in `[0, n)` with exponent `theta` (Gray et al., "Quickly
+/// generating billion-record synthetic databases", SIGMOD 1994; YCSB's
+/// generator).
+struct Zipf {
+    n: f64,
+    theta: f64,
+    zetan: f64,
+    alpha: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, theta: f64) -> Zipf {
+        let zeta = |m: u64| (1..=m).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = zeta(n);
+        Zipf {
+            n: n as f64,
+            theta,
+            zetan,
+            alpha: 1.0 / (1.0 - theta),
+            eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta(2) / zetan),
+        }
+    }
+
+    fn rank(&self, r: &mut Rng) -> u64 {
+        let u = r.unit();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            0
+        } else if uz < 1.0 + 0.5f64.powf(self.theta) {
+            1
+        } else {
+            ((self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64)
+                .min(self.n as u64 - 1)
+        }
+    }
+}
 
 /// One phase's totals over the threads.
 #[derive(Default, Clone, Copy)]
@@ -77,6 +123,7 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
     let rt = Runtime::<Pmem, ClevelMmt>::create(&pool, BASE, &cfg).expect("runtime");
     let t = ClevelTable::create(&mut rt.handle(1).expect("handle"), 1024, 8).expect("table");
     let per = n / threads as u64;
+    let zipf = Zipf::new(per * threads as u64, 0.99);
     let mut tallies = Vec::new();
     let mut load_factor = 0.0;
     for phase in PHASES {
@@ -84,10 +131,12 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
         let results: Vec<(u64, f64, FlushCounts)> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..threads)
                 .map(|ti| {
-                    let (rt, t, barrier) = (&rt, &t, &barrier);
+                    let (rt, t, barrier, zipf) = (&rt, &t, &barrier, &zipf);
                     s.spawn(move || {
                         let mut h = rt.handle(ti + 1).expect("handle");
                         let lo = ti as u64 * per;
+                        let mut rng = Rng::new(0x21cf + ti as u64);
+                        let total = per * threads as u64;
                         barrier.wait();
                         let c0 = stats::thread_counts();
                         let t0 = Instant::now();
@@ -96,6 +145,11 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
                                 "insert" => ClevelOp::Insert(key(i), i),
                                 "search-hit" => ClevelOp::Lookup(key(i)),
                                 "search-miss" => ClevelOp::Lookup(key(i) | 1 << 63),
+                                "search-zipf" => {
+                                    // The rank's key: hot ranks scattered.
+                                    let rank = zipf.rank(&mut rng);
+                                    ClevelOp::Lookup(key(Rng::new(rank).next() % total))
+                                }
                                 _ => ClevelOp::Delete(key(i)),
                             };
                             match table {
