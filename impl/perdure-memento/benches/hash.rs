@@ -1,7 +1,7 @@
 //! The hash tables of seed 001, §7.2, first cut: Clevel-mmt against the
 //! non-detectable Clevel on the same table (`ds::clevel`'s `*_plain`
-//! operations), with write-backs and fences per operation and Clevel's load
-//! factor.
+//! operations), and SOFT-mmt, with write-backs and fences per operation and
+//! Clevel's load factor.
 //!
 //! * Phases, each timed on its own, on one fresh table per thread count:
 //!   *insert* (`n` distinct uniform keys, split over the threads; a thread
@@ -19,12 +19,13 @@
 //!   section (`Handle::critical_section`).
 //!
 //! Not yet (issue 19 §2): Zipfian inserts and deletes, the 50/50 mix, latency percentiles,
-//! SOFT-mmt, SOFT and the RELAX hash table beside them, and the plots.
+//! SOFT (non-detectable) and the RELAX hash table beside them, and the plots.
 //! Writes `out/bench/hash.json` and prints a table.
 
 use perdure_harness::bench::{self as common, Rng};
 use perdure_memento::ds::clevel::{ClevelMmt, ClevelOp, ClevelTable};
-use perdure_memento::{ClockKind, Config, Runtime};
+use perdure_memento::ds::soft::{self, SoftMmt, SoftOp, SoftTable};
+use perdure_memento::{ClockKind, Config, Handle, Memento, Runtime};
 use perdure_pm::stats::{self, FlushCounts};
 use perdure_pm::{Pmem, Pool};
 use std::time::Instant;
@@ -32,20 +33,103 @@ use std::time::Instant;
 const BASE: u64 = 4096;
 const LAYOUT: &str = "bench-hash";
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Table {
-    ClevelMmt,
-    Clevel,
-}
-
-impl Table {
-    fn name(self) -> &'static str {
-        match self {
-            Table::ClevelMmt => "Clevel-mmt",
-            Table::Clevel => "Clevel",
-        }
+/// A table under test: its runtime's root memento, creation, one
+/// operation (as a root operation or a critical section), and upkeep.
+trait Subject: Sync + Sized {
+    type M: Memento + 'static;
+    const NAME: &'static str;
+    fn create(h: &mut Handle<'_, '_, Pmem, Self::M>) -> Self;
+    fn op(&self, h: &mut Handle<'_, '_, Pmem, Self::M>, op: ClevelOp);
+    /// Rehash if the table asks for it (Clevel's rehashing thread).
+    fn upkeep(&self, _h: &mut Handle<'_, '_, Pmem, Self::M>) {}
+    fn load_factor(&self, _pool: &Pool<Pmem>) -> Option<f64> {
+        None
     }
 }
+
+/// Clevel-mmt: every operation a root operation.
+struct ClevelMmtSubject(ClevelTable);
+/// Clevel without mementos on the same table.
+struct ClevelSubject(ClevelTable);
+/// SOFT-mmt (4,096 buckets, its largest table).
+struct SoftMmtSubject(SoftTable);
+
+fn new_clevel<M: Memento>(h: &mut Handle<'_, '_, Pmem, M>) -> ClevelTable {
+    ClevelTable::create(h, 1024, 8).expect("table")
+}
+
+impl Subject for ClevelMmtSubject {
+    type M = ClevelMmt;
+    const NAME: &'static str = "Clevel-mmt";
+    fn create(h: &mut Handle<'_, '_, Pmem, ClevelMmt>) -> Self {
+        ClevelMmtSubject(new_clevel(h))
+    }
+    fn op(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>, op: ClevelOp) {
+        h.run_root(|h, m, _| self.0.run(h, m, op).expect("operation"));
+    }
+    fn upkeep(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>) {
+        if self.0.needs_resize(h) {
+            self.op(h, ClevelOp::Resize);
+        }
+    }
+    fn load_factor(&self, pool: &Pool<Pmem>) -> Option<f64> {
+        Some(self.0.stats(pool).expect("stats").load_factor())
+    }
+}
+
+impl Subject for ClevelSubject {
+    type M = ClevelMmt;
+    const NAME: &'static str = "Clevel";
+    fn create(h: &mut Handle<'_, '_, Pmem, ClevelMmt>) -> Self {
+        ClevelSubject(new_clevel(h))
+    }
+    fn op(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>, op: ClevelOp) {
+        let t = &self.0;
+        match op {
+            ClevelOp::Insert(k, v) => {
+                t.insert_plain(k, v, h).expect("insert");
+            }
+            ClevelOp::Lookup(k) => {
+                t.lookup_plain(k, h);
+            }
+            ClevelOp::Delete(k) => {
+                t.delete_plain(k, h).expect("delete");
+            }
+            ClevelOp::Resize => {
+                t.resize_plain(h).expect("resize");
+            }
+        }
+    }
+    fn upkeep(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>) {
+        if self.0.needs_resize(h) {
+            self.op(h, ClevelOp::Resize);
+        }
+    }
+    fn load_factor(&self, pool: &Pool<Pmem>) -> Option<f64> {
+        Some(self.0.stats(pool).expect("stats").load_factor())
+    }
+}
+
+impl Subject for SoftMmtSubject {
+    type M = SoftMmt;
+    const NAME: &'static str = "SOFT-mmt";
+    fn create(h: &mut Handle<'_, '_, Pmem, SoftMmt>) -> Self {
+        SoftMmtSubject(SoftTable::create(h, soft::MAX_BUCKETS).expect("table"))
+    }
+    fn op(&self, h: &mut Handle<'_, '_, Pmem, SoftMmt>, op: ClevelOp) {
+        let op = match op {
+            ClevelOp::Insert(k, v) => SoftOp::Insert(k, v),
+            ClevelOp::Lookup(k) => SoftOp::Lookup(k),
+            ClevelOp::Delete(k) => SoftOp::Delete(k),
+            ClevelOp::Resize => return,
+        };
+        h.run_root(|h, m, _| self.0.run(h, m, op).expect("operation"));
+    }
+}
+
+/// A point's runner: keys, threads, backend → each phase's tally and the
+/// load factor after the inserts (for a table that has one).
+type Point = fn(u64, usize, Pmem) -> (Vec<Tally>, Option<f64>);
 
 const PHASES: [&str; 5] = [
     "insert",
@@ -107,7 +191,7 @@ fn key(i: u64) -> u64 {
     r.next() >> 1
 }
 
-fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f64) {
+fn run_point<S: Subject>(n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, Option<f64>) {
     let dir = tempfile::tempdir_in(common::bench_dir()).expect("a directory for the pool");
     let path = dir.path().join("hash.pool");
     // Items (16 B), levels (directories and segments), a chunk per class
@@ -118,14 +202,14 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
         heap_bytes,
         clock: ClockKind::Tsc,
     };
-    let size = BASE + Runtime::<Pmem, ClevelMmt>::required_bytes(&cfg);
+    let size = BASE + Runtime::<Pmem, S::M>::required_bytes(&cfg);
     let pool = Pool::create_with(&path, LAYOUT, size, pmem).expect("pool");
-    let rt = Runtime::<Pmem, ClevelMmt>::create(&pool, BASE, &cfg).expect("runtime");
-    let t = ClevelTable::create(&mut rt.handle(1).expect("handle"), 1024, 8).expect("table");
+    let rt = Runtime::<Pmem, S::M>::create(&pool, BASE, &cfg).expect("runtime");
+    let t = S::create(&mut rt.handle(1).expect("handle"));
     let per = n / threads as u64;
     let zipf = Zipf::new(per * threads as u64, 0.99);
     let mut tallies = Vec::new();
-    let mut load_factor = 0.0;
+    let mut load_factor = None;
     for phase in PHASES {
         let barrier = std::sync::Barrier::new(threads);
         let results: Vec<(u64, f64, FlushCounts)> = std::thread::scope(|s| {
@@ -152,36 +236,9 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
                                 }
                                 _ => ClevelOp::Delete(key(i)),
                             };
-                            match table {
-                                Table::ClevelMmt => {
-                                    h.run_root(|h, m, _| t.run(h, m, op).expect("operation"));
-                                }
-                                Table::Clevel => {
-                                    match op {
-                                        ClevelOp::Insert(k, v) => {
-                                            t.insert_plain(k, v, &mut h).expect("insert");
-                                        }
-                                        ClevelOp::Lookup(k) => {
-                                            t.lookup_plain(k, &mut h);
-                                        }
-                                        ClevelOp::Delete(k) => {
-                                            t.delete_plain(k, &mut h).expect("delete");
-                                        }
-                                        ClevelOp::Resize => {}
-                                    };
-                                }
-                            }
-                            if phase == "insert" && i % 1024 == 0 && t.needs_resize(&mut h) {
-                                match table {
-                                    Table::ClevelMmt => {
-                                        h.run_root(|h, m, _| {
-                                            t.run(h, m, ClevelOp::Resize).expect("resize")
-                                        });
-                                    }
-                                    Table::Clevel => {
-                                        t.resize_plain(&mut h).expect("resize");
-                                    }
-                                }
+                            t.op(&mut h, op);
+                            if phase == "insert" && i % 1024 == 0 {
+                                t.upkeep(&mut h);
                             }
                         }
                         (per, t0.elapsed().as_secs_f64(), stats::thread_counts() - c0)
@@ -197,7 +254,7 @@ fn run_point(table: Table, n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, f
             tally.counts += counts;
         }
         if phase == "insert" {
-            load_factor = t.stats(&pool).expect("stats").load_factor();
+            load_factor = t.load_factor(&pool);
         }
         tallies.push(tally);
     }
@@ -223,30 +280,39 @@ fn main() {
         "{:<11} {:>2} {:<12} {:>12} {:>9} {:>8} {:>8} {:>6}",
         "table", "T", "phase", "ops/s", "us/op", "pwb/op", "pfence/op", "load"
     );
-    for table in [Table::ClevelMmt, Table::Clevel] {
+    for (name, run) in [
+        (
+            ClevelMmtSubject::NAME,
+            run_point::<ClevelMmtSubject> as Point,
+        ),
+        (ClevelSubject::NAME, run_point::<ClevelSubject>),
+        (SoftMmtSubject::NAME, run_point::<SoftMmtSubject>),
+    ] {
         for &th in &threads {
-            let (tallies, lf) = run_point(table, n, th, pmem);
+            let (tallies, lf) = run(n, th, pmem);
+            let lf_text = lf.map_or("-".to_owned(), |x| format!("{x:.2}"));
             for (phase, t) in PHASES.iter().zip(&tallies) {
                 let ops_s = t.ops as f64 / t.secs;
                 let pwb = t.counts.pwb as f64 / t.ops as f64;
                 let pfence = t.counts.pfence as f64 / t.ops as f64;
                 println!(
-                    "{:<11} {:>2} {:<12} {:>12.0} {:>9.3} {:>8.2} {:>8.2} {:>6.2}",
-                    table.name(),
+                    "{:<11} {:>2} {:<12} {:>12.0} {:>9.3} {:>8.2} {:>8.2} {:>6}",
+                    name,
                     th,
                     phase,
                     ops_s,
                     1e6 * t.secs * th as f64 / t.ops as f64,
                     pwb,
                     pfence,
-                    lf
+                    lf_text
                 );
                 json.push(format!(
-                    "{{\"table\":{},\"threads\":{th},\"phase\":{},\"ops\":{},\"secs\":{},\"pwb_per_op\":{pwb},\"pfence_per_op\":{pfence},\"load_factor\":{lf}}}",
-                    common::json_str(table.name()),
+                    "{{\"table\":{},\"threads\":{th},\"phase\":{},\"ops\":{},\"secs\":{},\"pwb_per_op\":{pwb},\"pfence_per_op\":{pfence},\"load_factor\":{}}}",
+                    common::json_str(name),
                     common::json_str(phase),
                     t.ops,
-                    t.secs
+                    t.secs,
+                    lf.map_or("null".to_owned(), |x| x.to_string())
                 ));
             }
         }
