@@ -168,3 +168,68 @@ impl Rng {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
+
+/// A latency histogram: 64 powers of two of nanoseconds, 16 steps each
+/// (the benchmarks' p50/p99/p99.9).
+#[derive(Clone)]
+pub struct Histogram {
+    counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// An empty histogram.
+    pub fn new() -> Histogram {
+        Histogram {
+            counts: vec![0; 64 * 16],
+        }
+    }
+
+    fn bucket(ns: u64) -> usize {
+        if ns < 16 {
+            return ns as usize;
+        }
+        let p = 63 - ns.leading_zeros() as usize; // ns in [2^p, 2^(p+1))
+        let sub = ((ns >> (p - 4)) & 15) as usize;
+        (p - 3) * 16 + sub
+    }
+
+    fn lower(b: usize) -> u64 {
+        if b < 16 {
+            return b as u64;
+        }
+        let p = b / 16 + 3;
+        (1u64 << p) + ((b % 16) as u64) * (1u64 << (p - 4))
+    }
+
+    /// Counts one latency of `ns` nanoseconds.
+    pub fn record(&mut self, ns: u64) {
+        self.counts[Histogram::bucket(ns).min(64 * 16 - 1)] += 1;
+    }
+
+    /// Adds `o`'s counts.
+    pub fn merge(&mut self, o: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
+            *a += b;
+        }
+    }
+
+    /// The latency at quantile `q`, in µs.
+    pub fn quantile(&self, q: f64) -> f64 {
+        let total: u64 = self.counts.iter().sum();
+        let want = ((total as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= want {
+                return Histogram::lower(b) as f64 / 1000.0;
+            }
+        }
+        0.0
+    }
+}
+
+impl Default for Histogram {
+    fn default() -> Histogram {
+        Histogram::new()
+    }
+}

@@ -23,7 +23,7 @@
 //! `threads` threads the operations are split evenly; `readwhilewriting`
 //! runs `threads` readers and one writer and reports the readers.
 
-use crate::bench::Rng;
+use crate::bench::{Histogram, Rng};
 use crate::svg;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -164,61 +164,6 @@ pub fn key(i: u64) -> [u8; 16] {
     let s = i.to_string();
     k[16 - s.len().min(16)..].copy_from_slice(&s.as_bytes()[s.len().saturating_sub(16)..]);
     k
-}
-
-/// A latency histogram: 64 powers of two of nanoseconds, 16 steps each.
-#[derive(Clone)]
-struct Histogram {
-    counts: Vec<u64>,
-}
-
-impl Histogram {
-    fn new() -> Histogram {
-        Histogram {
-            counts: vec![0; 64 * 16],
-        }
-    }
-
-    fn bucket(ns: u64) -> usize {
-        if ns < 16 {
-            return ns as usize;
-        }
-        let p = 63 - ns.leading_zeros() as usize; // ns in [2^p, 2^(p+1))
-        let sub = ((ns >> (p - 4)) & 15) as usize;
-        (p - 3) * 16 + sub
-    }
-
-    fn lower(b: usize) -> u64 {
-        if b < 16 {
-            return b as u64;
-        }
-        let p = b / 16 + 3;
-        (1u64 << p) + ((b % 16) as u64) * (1u64 << (p - 4))
-    }
-
-    fn record(&mut self, ns: u64) {
-        self.counts[Histogram::bucket(ns).min(64 * 16 - 1)] += 1;
-    }
-
-    fn merge(&mut self, o: &Histogram) {
-        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
-            *a += b;
-        }
-    }
-
-    /// The latency at quantile `q`, in µs.
-    fn quantile(&self, q: f64) -> f64 {
-        let total: u64 = self.counts.iter().sum();
-        let want = ((total as f64) * q).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= want {
-                return Histogram::lower(b) as f64 / 1000.0;
-            }
-        }
-        0.0
-    }
 }
 
 /// One workload's figures.

@@ -18,11 +18,15 @@
 //!   application runs it; a Clevel operation is one reclamation critical
 //!   section (`Handle::critical_section`).
 //!
-//! Not yet (issue 19 §2): Zipfian inserts and deletes, the 50/50 mix, latency percentiles,
+//! Each phase reports ops/s, µs per operation per thread, p50/p99/p99.9
+//! latency (a timer around each operation), write-backs and fences per
+//! operation.
+//!
+//! Not yet (issue 19 §2): Zipfian inserts and deletes, the 50/50 mix, p99.99,
 //! SOFT (non-detectable) and the RELAX hash table beside them, and the plots.
 //! Writes `out/bench/hash.json` and prints a table.
 
-use perdure_harness::bench::{self as common, Rng};
+use perdure_harness::bench::{self as common, Histogram, Rng};
 use perdure_memento::ds::clevel::{ClevelMmt, ClevelOp, ClevelTable};
 use perdure_memento::ds::soft::{self, SoftMmt, SoftOp, SoftTable};
 use perdure_memento::{ClockKind, Config, Handle, Memento, Runtime};
@@ -178,11 +182,12 @@ impl Zipf {
 }
 
 /// One phase's totals over the threads.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Tally {
     ops: u64,
     secs: f64,
     counts: FlushCounts,
+    hist: Histogram,
 }
 
 /// The key of index `i` (distinct for distinct `i`; absent keys have the top bit set).
@@ -212,7 +217,7 @@ fn run_point<S: Subject>(n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, Opt
     let mut load_factor = None;
     for phase in PHASES {
         let barrier = std::sync::Barrier::new(threads);
-        let results: Vec<(u64, f64, FlushCounts)> = std::thread::scope(|s| {
+        let results: Vec<(u64, f64, FlushCounts, Histogram)> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..threads)
                 .map(|ti| {
                     let (rt, t, barrier, zipf) = (&rt, &t, &barrier, &zipf);
@@ -222,9 +227,11 @@ fn run_point<S: Subject>(n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, Opt
                         let mut rng = Rng::new(0x21cf + ti as u64);
                         let total = per * threads as u64;
                         barrier.wait();
+                        let mut hist = Histogram::new();
                         let c0 = stats::thread_counts();
                         let t0 = Instant::now();
                         for i in lo..lo + per {
+                            let o0 = Instant::now();
                             let op = match phase {
                                 "insert" => ClevelOp::Insert(key(i), i),
                                 "search-hit" => ClevelOp::Lookup(key(i)),
@@ -237,21 +244,24 @@ fn run_point<S: Subject>(n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, Opt
                                 _ => ClevelOp::Delete(key(i)),
                             };
                             t.op(&mut h, op);
+                            hist.record(o0.elapsed().as_nanos() as u64);
                             if phase == "insert" && i % 1024 == 0 {
                                 t.upkeep(&mut h);
                             }
                         }
-                        (per, t0.elapsed().as_secs_f64(), stats::thread_counts() - c0)
+                        let counts = stats::thread_counts() - c0;
+                        (per, t0.elapsed().as_secs_f64(), counts, hist)
                     })
                 })
                 .collect();
             hs.into_iter().map(|x| x.join().expect("thread")).collect()
         });
         let mut tally = Tally::default();
-        for (ops, secs, counts) in results {
+        for (ops, secs, counts, hist) in results {
             tally.ops += ops;
             tally.secs = tally.secs.max(secs);
             tally.counts += counts;
+            tally.hist.merge(&hist);
         }
         if phase == "insert" {
             load_factor = t.load_factor(&pool);
@@ -277,8 +287,18 @@ fn main() {
         common::bench_dir().display()
     );
     println!(
-        "{:<11} {:>2} {:<12} {:>12} {:>9} {:>8} {:>8} {:>6}",
-        "table", "T", "phase", "ops/s", "us/op", "pwb/op", "pfence/op", "load"
+        "{:<11} {:>2} {:<12} {:>12} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>6}",
+        "table",
+        "T",
+        "phase",
+        "ops/s",
+        "us/op",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "pwb/op",
+        "pfence/op",
+        "load"
     );
     for (name, run) in [
         (
@@ -295,19 +315,27 @@ fn main() {
                 let ops_s = t.ops as f64 / t.secs;
                 let pwb = t.counts.pwb as f64 / t.ops as f64;
                 let pfence = t.counts.pfence as f64 / t.ops as f64;
+                let (p50, p99, p999) = (
+                    t.hist.quantile(0.5),
+                    t.hist.quantile(0.99),
+                    t.hist.quantile(0.999),
+                );
                 println!(
-                    "{:<11} {:>2} {:<12} {:>12.0} {:>9.3} {:>8.2} {:>8.2} {:>6}",
+                    "{:<11} {:>2} {:<12} {:>12.0} {:>9.3} {:>7.2} {:>7.2} {:>8.2} {:>8.2} {:>8.2} {:>6}",
                     name,
                     th,
                     phase,
                     ops_s,
                     1e6 * t.secs * th as f64 / t.ops as f64,
+                    p50,
+                    p99,
+                    p999,
                     pwb,
                     pfence,
                     lf_text
                 );
                 json.push(format!(
-                    "{{\"table\":{},\"threads\":{th},\"phase\":{},\"ops\":{},\"secs\":{},\"pwb_per_op\":{pwb},\"pfence_per_op\":{pfence},\"load_factor\":{}}}",
+                    "{{\"table\":{},\"threads\":{th},\"phase\":{},\"ops\":{},\"secs\":{},\"p50_us\":{p50},\"p99_us\":{p99},\"p999_us\":{p999},\"pwb_per_op\":{pwb},\"pfence_per_op\":{pfence},\"load_factor\":{}}}",
                     common::json_str(name),
                     common::json_str(phase),
                     t.ops,
