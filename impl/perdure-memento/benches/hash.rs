@@ -9,8 +9,9 @@
 //!   Clevel's rehashing thread would), *search-hit* (`n` lookups of
 //!   inserted keys), *search-miss* (`n` of absent keys), *search-zipf* (`n`
 //!   lookups of inserted keys drawn from a Zipfian distribution, θ = 0.99,
-//!   the hot ranks scattered over the keys), *delete* (every inserted key
-//!   once).
+//!   the hot ranks scattered over the keys), *mix-50* (`n` operations, half
+//!   inserts of new keys, half lookups of inserted ones), *delete* (every
+//!   key of the first phase once).
 //! * `n`: 200,000 (`PERDURE_BENCH_QUICK=1`: 20,000; `PERDURE_BENCH_FULL=1`:
 //!   2,000,000); threads 1 and 2 (`PERDURE_BENCH_THREADS`).
 //! * Backend: `Pmem` on a pool file in `/dev/shm` (`PERDURE_BENCH_DIR`).
@@ -22,7 +23,7 @@
 //! latency (a timer around each operation), write-backs and fences per
 //! operation.
 //!
-//! Not yet (issue 19 §2): Zipfian inserts and deletes, the 50/50 mix, p99.99,
+//! Not yet (issue 19 §2): Zipfian inserts and deletes, p99.99,
 //! SOFT (non-detectable) and the RELAX hash table beside them, and the plots.
 //! Writes `out/bench/hash.json` and prints a table.
 
@@ -135,11 +136,12 @@ impl Subject for SoftMmtSubject {
 /// load factor after the inserts (for a table that has one).
 type Point = fn(u64, usize, Pmem) -> (Vec<Tally>, Option<f64>);
 
-const PHASES: [&str; 5] = [
+const PHASES: [&str; 6] = [
     "insert",
     "search-hit",
     "search-miss",
     "search-zipf",
+    "mix-50",
     "delete",
 ];
 
@@ -236,6 +238,9 @@ fn run_point<S: Subject>(n: u64, threads: usize, pmem: Pmem) -> (Vec<Tally>, Opt
                                 "insert" => ClevelOp::Insert(key(i), i),
                                 "search-hit" => ClevelOp::Lookup(key(i)),
                                 "search-miss" => ClevelOp::Lookup(key(i) | 1 << 63),
+                                // Half inserts of new keys, half lookups of inserted ones.
+                                "mix-50" if i % 2 == 0 => ClevelOp::Insert(key(total + i), i),
+                                "mix-50" => ClevelOp::Lookup(key(i)),
                                 "search-zipf" => {
                                     // The rank's key: hot ranks scattered.
                                     let rank = zipf.rank(&mut rng);
