@@ -591,3 +591,37 @@ fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
         );
     }
 }
+
+/// The same for the thread count (word 5): 0 or above `MAX_THREADS` in a
+/// checksummed header is refused by name — the count sizes every per-thread
+/// table the space opens (the campaign's `space.rs:292:25` gap: the bounds
+/// were checked at creation only).
+#[test]
+fn a_checksummed_header_with_a_thread_count_out_of_range_is_refused() {
+    for threads in [0u64, 257, 1 << 40] {
+        let p = Pool::volatile("relax-threads", POOL, NoFlush).unwrap();
+        let b = base(&p);
+        drop(create(&p, Tracking::Bitset));
+        let magic = p
+            .word(b)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let mut words = match perdure_pm::meta::read(&p, b, magic).unwrap() {
+            perdure_pm::meta::Verdict::Valid(w) => w,
+            _ => panic!("the space's header does not read back"),
+        };
+        words[5] = threads;
+        perdure_pm::meta::write(&p, b, &words).unwrap();
+        p.reincarnate();
+        let e =
+            perdure_relax::Space::open(&p, b, perdure_relax::OpenOptions::new(Tracking::Bitset))
+                .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                perdure_relax::RelaxError::Pm(perdure_pm::PmError::Corrupt { .. })
+            ) && e.to_string().contains("thread count"),
+            "thread count {threads}: {e}"
+        );
+    }
+}
