@@ -106,3 +106,30 @@ fn open_or_create_keeps_the_puc_object() {
     let q = CxPuc::open_or_create(pool, &common::cx_config(2), 0u64).unwrap();
     assert_eq!(q.read(|r| *r.obj()).unwrap(), 6);
 }
+
+/// A CX-PUC read through the annotated view ([`perdure_ptm::TxRead`])
+/// refuses every offset that is not a word of the allocated part:
+/// unaligned, at the allocated length, past it (the mutation campaign's
+/// `puc.rs:497:25` gap: no check handed a PUC read such an offset).
+#[test]
+fn a_puc_read_refuses_offsets_outside_the_allocated_words() {
+    use perdure_ptm::TxRead;
+    let pool = Pool::volatile("puc-offsets", SIZE, NoFlush).unwrap();
+    let q = CxPuc::open_or_create(pool, &common::cx_config(1), 5u64).unwrap();
+    let verdicts: u64 = q
+        .read(|r| {
+            let tx = r.tx();
+            let used = 8 * r.words().len() as u64;
+            let refused = [3, used - 5, used, used + 8, used + 3]
+                .iter()
+                .filter(|&&o| matches!(tx.try_load(o), Err(PtmError::BadOffset { .. })))
+                .count() as u64;
+            // 10 × refused + 1 if the last word of the allocated part loads.
+            10 * refused + u64::from(tx.try_load(used - 8).is_ok())
+        })
+        .unwrap();
+    assert_eq!(
+        verdicts, 51,
+        "5 bad offsets refused, the last allocated word loaded"
+    );
+}
