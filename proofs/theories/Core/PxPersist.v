@@ -25,7 +25,7 @@
     Not proved here: that a protocol model's sequentially consistent steps
     are Px86 executions (the models of issue 20 §1 state their own
     correspondence). *)
-From stdpp Require Import base list.
+From stdpp Require Import base list list_numbers.
 From Coq Require Import Lia.
 From perdure.Core Require Import Px86.
 
@@ -263,3 +263,45 @@ Section pmem.
   Lemma p_crash_ok_marks p : p_wf p → p_crash_ok p (λ L, mark (p_mem p) L).
   Proof. intros (_ & Hmark & _) L HL. split; [done | apply Hmark]. Qed.
 End pmem.
+
+(** ** Views of a persistent memory and the memory a crash leaves
+
+    Shared by the protocol models built on [pmem] ([Memento/CheckpointPx.v],
+    [Ptm/CXPTMPx.v]): line [L]'s history and mark, the line count, and the
+    memory after a crash keeping [keep L] writes of each line. *)
+
+Definition hist (p : pmem) (L : nat) : list write := line_hist (p_mem p) L.
+Definition mk (p : pmem) (L : nat) : nat := mark (p_mem p) L.
+Definition nlines (p : pmem) : nat := length (m_lines (p_mem p)).
+
+(** What a crash keeping [keep] leaves: each line cut to its image, the
+    image persisted, no write-back pending. *)
+Definition crash_mem (p : pmem) (keep : nat → nat) : pmem :=
+  PMem (Mem ((λ L, take (keep L) (hist p L)) <$> seq 0 (nlines p))
+            (keep <$> seq 0 (nlines p))) [].
+
+Lemma wf_mk_le p L : p_wf p → mk p L ≤ length (hist p L).
+Proof. intros (_ & H & _). apply H. Qed.
+
+Lemma crash_hist p keep L : L < nlines p → hist (crash_mem p keep) L = take (keep L) (hist p L).
+Proof.
+  intros HL. unfold hist at 1, line_hist, crash_mem; simpl.
+  rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
+Qed.
+
+Lemma crash_mk p keep L : L < nlines p → mk (crash_mem p keep) L = keep L.
+Proof.
+  intros HL. unfold mk, mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
+Qed.
+
+Lemma crash_nlines p keep : nlines (crash_mem p keep) = nlines p.
+Proof. unfold nlines, crash_mem; simpl. by rewrite fmap_length, seq_length. Qed.
+
+Lemma crash_wf p keep : p_crash_ok p keep → p_wf (crash_mem p keep).
+Proof.
+  intros Hok. split; [unfold crash_mem; simpl; by rewrite !fmap_length|]. split; [|constructor].
+  intros L. destruct (decide (L < nlines p)) as [HL|HL].
+  - fold (mk (crash_mem p keep) L) (hist (crash_mem p keep) L). rewrite crash_mk, crash_hist by done.
+    rewrite take_length. destruct (Hok L HL). unfold hist. lia.
+  - unfold mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_ge by lia. simpl. lia.
+Qed.

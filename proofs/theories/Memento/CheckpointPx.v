@@ -96,17 +96,8 @@ From perdure.Core Require Import Px86 PxPersist.
 
 (** ** Line-granular memory: views and changes *)
 
-Definition hist (p : pmem) (L : nat) : list write := line_hist (p_mem p) L.
-Definition mk (p : pmem) (L : nat) : nat := mark (p_mem p) L.
-Definition nlines (p : pmem) : nat := length (m_lines (p_mem p)).
 (** Everything visible in line [L] is persisted for sure. *)
 Definition dur (p : pmem) (L : nat) : Prop := mk p L = length (hist p L).
-
-(** What a crash keeping [keep] leaves: each line cut to its image, the
-    image persisted, no write-back pending. *)
-Definition crash_mem (p : pmem) (keep : nat → nat) : pmem :=
-  PMem (Mem ((λ L, take (keep L) (hist p L)) <$> seq 0 (nlines p))
-            (keep <$> seq 0 (nlines p))) [].
 
 (** A thread crash: its write-backs never take effect. *)
 Definition drop_pwbs (p : pmem) (t : nat) : pmem :=
@@ -182,36 +173,10 @@ Section mem.
   Lemma nlines_drop p t : nlines (drop_pwbs p t) = nlines p.
   Proof. done. Qed.
 
-  Lemma wf_mk_le p L : p_wf p → mk p L ≤ length (hist p L).
-  Proof. intros (_ & H & _). apply H. Qed.
-
   Lemma drop_wf p t : p_wf p → p_wf (drop_pwbs p t).
   Proof.
     intros (H1 & H2 & H3). split; [done|]. split; [done|]. simpl.
     apply Forall_forall. intros pw [_ Hpw]%elem_of_list_filter. rewrite Forall_forall in H3. by apply H3.
-  Qed.
-
-  Lemma crash_hist p keep L : L < nlines p → hist (crash_mem p keep) L = take (keep L) (hist p L).
-  Proof.
-    intros HL. unfold hist at 1, line_hist, crash_mem; simpl.
-    rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
-  Qed.
-
-  Lemma crash_mk p keep L : L < nlines p → mk (crash_mem p keep) L = keep L.
-  Proof.
-    intros HL. unfold mk, mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
-  Qed.
-
-  Lemma crash_nlines p keep : nlines (crash_mem p keep) = nlines p.
-  Proof. unfold nlines, crash_mem; simpl. by rewrite fmap_length, seq_length. Qed.
-
-  Lemma crash_wf p keep : p_crash_ok p keep → p_wf (crash_mem p keep).
-  Proof.
-    intros Hok. split; [unfold crash_mem; simpl; by rewrite !fmap_length|]. split; [|constructor].
-    intros L. destruct (decide (L < nlines p)) as [HL|HL].
-    - fold (mk (crash_mem p keep) L) (hist (crash_mem p keep) L). rewrite crash_mk, crash_hist by done.
-      rewrite take_length. destruct (Hok L HL). unfold hist. lia.
-    - unfold mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_ge by lia. simpl. lia.
   Qed.
 
   (** Durable lines. *)

@@ -163,9 +163,6 @@ Proof. rewrite seq_val_snoc_w. simpl. by rewrite decide_True. Qed.
 
 (** ** Memory facts *)
 
-Definition hist (p : pmem) (L : nat) : list write := line_hist (p_mem p) L.
-Definition mk (p : pmem) (L : nat) : nat := mark (p_mem p) L.
-Definition nlines (p : pmem) : nat := length (m_lines (p_mem p)).
 
 Lemma hist_write_same p L w : L < nlines p → hist (p_write p L w) L = hist p L ++ [w].
 Proof.
@@ -193,9 +190,6 @@ Proof. unfold nlines, p_fence; simpl. by rewrite foldr_fence_lines. Qed.
 
 Lemma mk_fence p t L : mk p L ≤ mk (p_fence p t) L.
 Proof. apply p_fence_mark_mono. Qed.
-
-Lemma wf_mk_le p L : p_wf p → mk p L ≤ length (hist p L).
-Proof. intros (_ & H & _). apply H. Qed.
 
 (** A write-back of [t] still pending, or covered by the mark. *)
 Definition pending (p : pmem) (t L n : nat) : Prop := (t, L, n) ∈ p_pwbs p ∨ n ≤ mk p L.
@@ -269,12 +263,6 @@ Definition chead (s : xstate) : nat := (ccv (xm s)).1.
 Definition cidx (s : xstate) : nat := (ccv (xm s)).2.
 (** The visible content of replica [r]. *)
 Definition objv (p : pmem) (r : nat) : nat := seq_val (OBJ r) (hist p (S r)).
-
-(** What a crash keeping [keep] leaves: each line cut to its image, the
-    image persisted, no write-back pending. *)
-Definition crash_mem (p : pmem) (keep : nat → nat) : pmem :=
-  PMem (Mem ((λ L, take (keep L) (hist p L)) <$> seq 0 (nlines p))
-            (keep <$> seq 0 (nlines p))) [].
 
 (** The state after a crash keeping [keep]: null recovery. *)
 Definition recover (s : xstate) (keep : nat → nat) : xstate :=
@@ -542,29 +530,6 @@ Section inv.
     - destruct Ht as (n & Hn & Ha). intros E. destruct (Ha (len0 p)) as [Hne _]; [lia|lia|]. congruence.
     - destruct Ht as (n & Hn & Ha & _). intros E. destruct (Ha (len0 p)) as [Hne _]; [lia|lia|]. congruence.
     - intros E. destruct (Ht (len0 p)) as [Hne _]; [by apply wf_mk_le|lia|]. congruence.
-  Qed.
-
-  Lemma crash_hist p keep L : L < nlines p → hist (crash_mem p keep) L = take (keep L) (hist p L).
-  Proof.
-    intros HL. unfold hist at 1, line_hist, crash_mem; simpl.
-    rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
-  Qed.
-
-  Lemma crash_mk p keep L : L < nlines p → mk (crash_mem p keep) L = keep L.
-  Proof.
-    intros HL. unfold mk, mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_lt by done. reflexivity.
-  Qed.
-
-  Lemma crash_nlines p keep : nlines (crash_mem p keep) = nlines p.
-  Proof. unfold nlines, crash_mem; simpl. by rewrite fmap_length, seq_length. Qed.
-
-  Lemma crash_wf p keep : p_crash_ok p keep → p_wf (crash_mem p keep).
-  Proof.
-    intros Hok. split; [unfold crash_mem; simpl; by rewrite !fmap_length|]. split; [|constructor].
-    intros L. destruct (decide (L < nlines p)) as [HL|HL].
-    - fold (mk (crash_mem p keep) L) (hist (crash_mem p keep) L). rewrite crash_mk, crash_hist by done.
-      rewrite take_length. destruct (Hok L HL). unfold hist. lia.
-    - unfold mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_ge by lia. simpl. lia.
   Qed.
 
   Lemma xinv_crash s keep : xinv s → p_crash_ok (xm s) keep → xinv (recover s keep).
