@@ -329,6 +329,20 @@ fn word_at(off: u64) -> DetectableCasAtomic<TwoWord> {
     DetectableCasAtomic::at(off)
 }
 
+/// A fresh item block `[key, value]`, written back (not fenced: the
+/// caller orders it before publishing the item).
+fn new_item<B: Backend, M: Memento>(
+    h: &mut Handle<'_, '_, B, M>,
+    key: u64,
+    value: u64,
+) -> Result<u64, MementoError> {
+    let item = h.alloc(ITEM)?;
+    h.store_private(item, key);
+    h.store_private(item + 8, value);
+    h.pwb(item, ITEM);
+    Ok(item)
+}
+
 fn corrupt(msg: String) -> MementoError {
     MementoError::CorruptStructure(format!("Clevel: {msg}"))
 }
@@ -396,10 +410,7 @@ impl ClevelTable {
                 return Err(MementoError::Config(format!("Clevel: key {k} given twice")));
             }
             let s = t.free_slot(h, k)?;
-            let item = h.alloc(ITEM)?;
-            h.store_private(item, k);
-            h.store_private(item + 8, v);
-            h.pwb(item, ITEM);
+            let item = new_item(h, k, v)?;
             h.pfence();
             word_at(s).init(h.pool(), item_word(item, hashes(k).0));
         }
@@ -544,20 +555,16 @@ impl ClevelTable {
     }
 
     /// Pool offset of slot `i` of bucket `b` of level `l`.
-    fn slot_off<B: Backend, M: Memento>(
-        &self,
-        h: &Handle<'_, '_, B, M>,
-        l: u64,
-        b: u64,
-        i: u64,
-    ) -> u64 {
-        let seg = h.load(l + L_SEG0 + 8 * (b / self.seg_buckets));
-        seg + ((b % self.seg_buckets) * self.slots + i) * SLOT
+    /// Pool offset of bucket `b` of level `l` (its first slot). Level
+    /// blocks are immutable once linked.
+    fn bucket_at<B: Backend>(&self, pool: &Pool<B>, l: u64, b: u64) -> u64 {
+        let seg = peek(pool, l + L_SEG0 + 8 * (b / self.seg_buckets));
+        seg + (b % self.seg_buckets) * self.slots * SLOT
     }
 
+    /// Pool offset of slot `i` of bucket `b` of level `l`.
     fn slot_at<B: Backend>(&self, pool: &Pool<B>, l: u64, b: u64, i: u64) -> u64 {
-        let seg = peek(pool, l + L_SEG0 + 8 * (b / self.seg_buckets));
-        seg + ((b % self.seg_buckets) * self.slots + i) * SLOT
+        self.bucket_at(pool, l, b) + i * SLOT
     }
 
     /// Adds a level on top of `top` (of `n` buckets) unless one is there.
@@ -589,6 +596,36 @@ impl ClevelTable {
 
     // --- finding --------------------------------------------------------------------
 
+    /// Visits, bottom to top over the levels of `v`, the slots of `key`'s
+    /// candidate buckets whose stable word names an item holding `key`
+    /// (empty and sealed slots, other fingerprints and other keys
+    /// skipped), until `f` breaks.
+    fn scan_key<B: Backend, M: Memento, R>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        v: &View,
+        key: u64,
+        mut f: impl FnMut(&mut Handle<'_, '_, B, M>, u64, u64) -> ControlFlow<R>,
+    ) -> Option<R> {
+        let (fp, hs) = hashes(key);
+        for (l, n) in v.iter() {
+            let (bs, nb) = buckets_of(hs, n);
+            for &b in &bs[..nb] {
+                let base = self.bucket_at(h.pool(), l, b);
+                for s in (0..self.slots).map(|i| base + i * SLOT) {
+                    let w = word_at(s).load(h);
+                    if offset_of(w) == 0 || fp_of(w) != fp || h.load(offset_of(w)) != key {
+                        continue;
+                    }
+                    if let ControlFlow::Break(r) = f(h, s, w) {
+                        return Some(r);
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// The slot holding `key` and its word, scanning bottom to top; a
     /// marked item counts (it is present until its move completes).
     fn find<B: Backend, M: Memento>(
@@ -596,26 +633,14 @@ impl ClevelTable {
         h: &mut Handle<'_, '_, B, M>,
         key: u64,
     ) -> Option<(u64, u64)> {
-        let (fp, hs) = hashes(key);
         let v = self.view(h);
-        for (l, n) in v.iter() {
-            let (bs, nb) = buckets_of(hs, n);
-            for &b in &bs[..nb] {
-                for i in 0..self.slots {
-                    let s = self.slot_off(h, l, b, i);
-                    let w = word_at(s).load(h);
-                    if offset_of(w) == 0
-                        || is_done(w)
-                        || fp_of(w) != fp
-                        || h.load(offset_of(w)) != key
-                    {
-                        continue;
-                    }
-                    return Some((s, w));
-                }
+        self.scan_key(h, &v, key, |_, s, w| {
+            if is_done(w) {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break((s, w))
             }
-        }
-        None
+        })
     }
 
     /// For a delete: the slot holding `key` unmarked, and its word. Marked
@@ -627,43 +652,32 @@ impl ClevelTable {
         h: &mut Handle<'_, '_, B, M>,
         key: u64,
     ) -> Option<(u64, u64)> {
-        let (fp, hs) = hashes(key);
         loop {
             let v = self.view(h);
             let mut marked = [(0u64, 0u64); 4];
             let mut nm = 0;
-            for (l, n) in v.iter() {
-                let (bs, nb) = buckets_of(hs, n);
-                for &b in &bs[..nb] {
-                    for i in 0..self.slots {
-                        let s = self.slot_off(h, l, b, i);
-                        let w = word_at(s).load(h);
-                        if offset_of(w) == 0 || fp_of(w) != fp || h.load(offset_of(w)) != key {
-                            continue;
-                        }
-                        if is_moved(w) {
-                            if nm < marked.len() {
-                                marked[nm] = (s, w);
-                                nm += 1;
-                            }
-                            continue;
-                        }
-                        let mut sealed = false;
-                        for &(ms, mw) in &marked[..nm] {
-                            if offset_of(mw) == offset_of(w) {
-                                self.seal_moved(h, ms, mw);
-                                sealed = true;
-                            }
-                        }
-                        if sealed {
-                            h.pfence();
-                        }
-                        return Some((s, w));
+            let found = self.scan_key(h, &v, key, |h, s, w| {
+                if is_moved(w) {
+                    if nm < marked.len() {
+                        marked[nm] = (s, w);
+                        nm += 1;
+                    }
+                    return ControlFlow::Continue(());
+                }
+                let mut sealed = false;
+                for &(ms, mw) in &marked[..nm] {
+                    if offset_of(mw) == offset_of(w) {
+                        self.seal_moved(h, ms, mw);
+                        sealed = true;
                     }
                 }
-            }
-            if marked[..nm].iter().all(|&(_, w)| is_done(w)) {
-                return None;
+                if sealed {
+                    h.pfence();
+                }
+                ControlFlow::Break((s, w))
+            });
+            if found.is_some() || marked[..nm].iter().all(|&(_, w)| is_done(w)) {
+                return found;
             }
             // Only a marked copy: its mover has not placed it yet.
             perdure_pm::sync::spin_loop();
@@ -724,9 +738,10 @@ impl ClevelTable {
             let th = v.threshold();
             for (l, n) in v.iter().rev().filter(|&(_, n)| n > th) {
                 let (bs, nb) = buckets_of(hs, n);
+                let bases = bs.map(|b| self.bucket_at(h.pool(), l, b));
                 for i in 0..self.slots {
-                    for &b in &bs[..nb] {
-                        let s = self.slot_off(h, l, b, i);
+                    for base in &bases[..nb] {
+                        let s = base + i * SLOT;
                         if h.load(s) == 0 {
                             return Ok(s);
                         }
@@ -777,13 +792,9 @@ impl ClevelTable {
             if self.find(h, key).is_some() {
                 return Ok([0]);
             }
-            let n = h.alloc(ITEM)?;
-            h.store_private(n, key);
-            h.store_private(n + 8, value);
             // Durable before the checkpoint names it (checkpoint_with
             // fences): recovery skips this closure.
-            h.pwb(n, ITEM);
-            Ok::<_, MementoError>([n])
+            Ok::<_, MementoError>([new_item(h, key, value)?])
         })?;
         if item == 0 {
             return Ok(false);
@@ -867,7 +878,7 @@ impl ClevelTable {
                 }
                 return ControlFlow::Continue([last, index]);
             }
-            let s = self.slot_off(h, last, index / self.slots, index % self.slots);
+            let s = self.slot_at(h.pool(), last, index / self.slots, index % self.slots);
             let w = word_at(s).load(h);
             if w == 0 {
                 if h.cas(s, 0, SEALED).is_ok() {
@@ -937,10 +948,7 @@ impl ClevelTable {
             if self.find(h, key).is_some() {
                 return Ok(false);
             }
-            let item = h.alloc(ITEM)?;
-            h.store_private(item, key);
-            h.store_private(item + 8, value);
-            h.pwb(item, ITEM);
+            let item = new_item(h, key, value)?;
             h.pfence();
             let w = item_word(item, hashes(key).0);
             self.place_plain(key, w, h)?;
@@ -1009,7 +1017,7 @@ impl ClevelTable {
                 }
                 let mut index = 0;
                 while index < n * self.slots {
-                    let s = self.slot_off(h, last, index / self.slots, index % self.slots);
+                    let s = self.slot_at(h.pool(), last, index / self.slots, index % self.slots);
                     let w = word_at(s).load(h);
                     if w == 0 {
                         if h.cas(s, 0, SEALED).is_ok() {

@@ -56,9 +56,7 @@ pub(crate) fn opt(v: Option<u64>) -> u64 {
 
 /// Runs `f` on a fresh runtime with `threads` threads.
 pub(crate) fn with_runtime<M: Memento>(threads: usize, f: impl FnOnce(&Rt<'_, M>)) {
-    let pool = new_pool::<M>(threads);
-    let rt = Runtime::<Sim, M>::create(&pool, BASE, &config(threads)).expect("runtime");
-    f(&rt);
+    with_runtime_heap(threads, HEAP, f)
 }
 
 /// [`with_runtime`] with a heap of `heap_bytes` (a structure whose blocks
