@@ -52,44 +52,24 @@ trait Subject: Sync + Sized {
     }
 }
 
-/// Clevel-mmt: every operation a root operation.
-struct ClevelMmtSubject(ClevelTable);
-/// Clevel without mementos on the same table.
-struct ClevelSubject(ClevelTable);
+/// Clevel on one table: Clevel-mmt (`MMT`: every operation a root
+/// operation) or Clevel without mementos (one critical section each).
+struct ClevelSubject<const MMT: bool>(ClevelTable);
 /// SOFT-mmt (4,096 buckets, its largest table).
 struct SoftMmtSubject(SoftTable);
 
-fn new_clevel<M: Memento>(h: &mut Handle<'_, '_, Pmem, M>) -> ClevelTable {
-    ClevelTable::create(h, 1024, 8).expect("table")
-}
-
-impl Subject for ClevelMmtSubject {
+impl<const MMT: bool> Subject for ClevelSubject<MMT> {
     type M = ClevelMmt;
-    const NAME: &'static str = "Clevel-mmt";
+    const NAME: &'static str = if MMT { "Clevel-mmt" } else { "Clevel" };
     fn create(h: &mut Handle<'_, '_, Pmem, ClevelMmt>) -> Self {
-        ClevelMmtSubject(new_clevel(h))
-    }
-    fn op(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>, op: ClevelOp) {
-        h.run_root(|h, m, _| self.0.run(h, m, op).expect("operation"));
-    }
-    fn upkeep(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>) {
-        if self.0.needs_resize(h) {
-            self.op(h, ClevelOp::Resize);
-        }
-    }
-    fn load_factor(&self, pool: &Pool<Pmem>) -> Option<f64> {
-        Some(self.0.stats(pool).expect("stats").load_factor())
-    }
-}
-
-impl Subject for ClevelSubject {
-    type M = ClevelMmt;
-    const NAME: &'static str = "Clevel";
-    fn create(h: &mut Handle<'_, '_, Pmem, ClevelMmt>) -> Self {
-        ClevelSubject(new_clevel(h))
+        ClevelSubject(ClevelTable::create(h, 1024, 8).expect("table"))
     }
     fn op(&self, h: &mut Handle<'_, '_, Pmem, ClevelMmt>, op: ClevelOp) {
         let t = &self.0;
+        if MMT {
+            h.run_root(|h, m, _| t.run(h, m, op).expect("operation"));
+            return;
+        }
         match op {
             ClevelOp::Insert(k, v) => {
                 t.insert_plain(k, v, h).expect("insert");
@@ -307,10 +287,13 @@ fn main() {
     );
     for (name, run) in [
         (
-            ClevelMmtSubject::NAME,
-            run_point::<ClevelMmtSubject> as Point,
+            ClevelSubject::<true>::NAME,
+            run_point::<ClevelSubject<true>> as Point,
         ),
-        (ClevelSubject::NAME, run_point::<ClevelSubject>),
+        (
+            ClevelSubject::<false>::NAME,
+            run_point::<ClevelSubject<false>>,
+        ),
         (SoftMmtSubject::NAME, run_point::<SoftMmtSubject>),
     ] {
         for &th in &threads {

@@ -559,13 +559,12 @@ fn create_roots_are_durably_empty(c: Config) {
     assert!(checked > 0, "no crash image after create");
 }
 
-/// A header whose checksum is valid but whose root count is 0, or above
-/// the largest, is refused by name (a header rewritten with its checksum,
-/// as a tool or a bug would leave it): the count bounds every root access.
-#[test]
-fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
-    for roots in [0u64, 1 << 40] {
-        let p = Pool::volatile("relax-roots", POOL, NoFlush).unwrap();
+/// Rewrites word `index` of a fresh space's header to each of `values`,
+/// with a valid checksum (as a tool or a bug would leave it), and checks that
+/// `open` refuses it as corrupt, naming `what`.
+fn refuses_checksummed_header_word(index: usize, values: &[u64], what: &str) {
+    for &v in values {
+        let p = Pool::volatile("relax-header", POOL, NoFlush).unwrap();
         let b = base(&p);
         drop(create(&p, Tracking::Bitset));
         let magic = p
@@ -576,7 +575,7 @@ fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
             perdure_pm::meta::Verdict::Valid(w) => w,
             _ => panic!("the space's header does not read back"),
         };
-        words[2] = roots;
+        words[index] = v;
         perdure_pm::meta::write(&p, b, &words).unwrap();
         p.reincarnate();
         let e =
@@ -586,10 +585,17 @@ fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
             matches!(
                 e,
                 perdure_relax::RelaxError::Pm(perdure_pm::PmError::Corrupt { .. })
-            ) && e.to_string().contains("root count"),
-            "root count {roots}: {e}"
+            ) && e.to_string().contains(what),
+            "{what} {v}: {e}"
         );
     }
+}
+
+/// A header whose checksum is valid but whose root count is 0, or above
+/// the largest, is refused by name: the count bounds every root access.
+#[test]
+fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
+    refuses_checksummed_header_word(2, &[0, 1 << 40], "root count");
 }
 
 /// The same for the thread count (word 5): 0 or above `MAX_THREADS` in a
@@ -598,30 +604,5 @@ fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
 /// were checked at creation only).
 #[test]
 fn a_checksummed_header_with_a_thread_count_out_of_range_is_refused() {
-    for threads in [0u64, 257, 1 << 40] {
-        let p = Pool::volatile("relax-threads", POOL, NoFlush).unwrap();
-        let b = base(&p);
-        drop(create(&p, Tracking::Bitset));
-        let magic = p
-            .word(b)
-            .unwrap()
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let mut words = match perdure_pm::meta::read(&p, b, magic).unwrap() {
-            perdure_pm::meta::Verdict::Valid(w) => w,
-            _ => panic!("the space's header does not read back"),
-        };
-        words[5] = threads;
-        perdure_pm::meta::write(&p, b, &words).unwrap();
-        p.reincarnate();
-        let e =
-            perdure_relax::Space::open(&p, b, perdure_relax::OpenOptions::new(Tracking::Bitset))
-                .unwrap_err();
-        assert!(
-            matches!(
-                e,
-                perdure_relax::RelaxError::Pm(perdure_pm::PmError::Corrupt { .. })
-            ) && e.to_string().contains("thread count"),
-            "thread count {threads}: {e}"
-        );
-    }
+    refuses_checksummed_header_word(5, &[0, 257, 1 << 40], "thread count");
 }
