@@ -137,6 +137,16 @@
 //! * **A fixed bucket count** (SOFT does not resize either), at most
 //!   [`MAX_BUCKETS`].
 //!
+//! ## SOFT itself: the baseline
+//!
+//! [`SoftTable::insert_plain`], [`SoftTable::delete_plain`] and
+//! [`SoftTable::lookup_plain`] run SOFT without mementos on the same table,
+//! each in one critical section ([`Handle::critical_section`]): durable
+//! linearizable, not detectable. They are the detectable operations minus
+//! the checkpoints (two per insert and delete), so a benchmark of both
+//! measures what detectability costs; the chains are the same, so the
+//! baseline carries this table's extra flushes (above) too.
+//!
 //! ## Reclamation (§6)
 //!
 //! PM nodes are retired with [`Handle::retire`] by their owner only — the
@@ -759,15 +769,34 @@ impl SoftTable {
         } else {
             self.chain_push(h, b, node);
         }
+        let linked = self.link(h, b, key, value, node, stamp);
+        mmt.result.checkpoint(h, [u64::from(linked)]);
+        if !linked {
+            self.discard(h, b, node);
+        }
+        Ok(linked)
+    }
+
+    /// SOFT's insert from the DRAM link on, for PM node `node` (on the
+    /// chain already): links a DRAM node in *intend-to-insert* and completes
+    /// it (`true`), or finds `key` present, helps it to *inserted* and
+    /// returns `false` (the caller then discards `node`).
+    fn link<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        b: u64,
+        key: u64,
+        value: u64,
+        node: u64,
+        stamp: u64,
+    ) -> bool {
         loop {
             let f = self.find(h, b, key);
             if f.curr != 0 && self.vnode(f.curr).key == key {
                 if f.curr_state == INTEND_TO_INSERT {
                     self.complete_insert(h, f.curr);
                 }
-                mmt.result.checkpoint(h, [0]);
-                self.discard(h, b, node);
-                return Ok(false);
+                return false;
             }
             let fresh = VNode::new(key, value, node, stamp, f.curr | INTEND_TO_INSERT);
             let fresh = Box::into_raw(Box::new(fresh)) as usize;
@@ -780,8 +809,7 @@ impl SoftTable {
             match linked {
                 Ok(_) => {
                     self.complete_insert(h, fresh);
-                    mmt.result.checkpoint(h, [1]);
-                    return Ok(true);
+                    return true;
                 }
                 Err(_) => {
                     // SAFETY: the CAS failed, so `fresh` was never published:
@@ -888,6 +916,79 @@ impl SoftTable {
             .is_ok();
         self.complete_delete(h, p);
         won
+    }
+
+    /// Insert without mementos: SOFT itself (durable linearizable, not
+    /// detectable), the baseline beside SOFT-mmt on the same table, in one
+    /// critical section of its own ([`Handle::critical_section`]). The steps
+    /// of [`SoftTable::insert`] without its two checkpoints: the node is
+    /// written and pushed on its chain (`chain_push` writes it back before
+    /// the head names it), linked in DRAM and made valid (SOFT's one flush).
+    /// A crash leaves at most an invalid node on a chain, which
+    /// [`SoftTable::attach`] unlinks.
+    pub fn insert_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        value: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<bool, MementoError> {
+        h.critical_section(|h| {
+            let b = self.bucket(key);
+            let f = self.find(h, b, key);
+            if f.curr != 0 && self.vnode(f.curr).key == key {
+                if f.curr_state == INTEND_TO_INSERT {
+                    self.complete_insert(h, f.curr);
+                }
+                return Ok(false);
+            }
+            let node = h.alloc(NODE)?;
+            let stamp = h.now();
+            h.store_private(node + KEY, key);
+            h.store_private(node + VALUE, value);
+            h.store_private(node + STAMP, stamp);
+            self.chain_push(h, b, node);
+            let linked = self.link(h, b, key, value, node, stamp);
+            if !linked {
+                self.discard(h, b, node);
+            }
+            Ok(linked)
+        })
+    }
+
+    /// Delete without mementos (see [`SoftTable::insert_plain`]): claim,
+    /// SOFT's `destroy` (the one flush) and the move to *deleted*; the
+    /// winner trims and discards the node.
+    pub fn delete_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<bool, MementoError> {
+        h.critical_section(|h| {
+            let b = self.bucket(key);
+            let f = self.find(h, b, key);
+            let present = f.curr != 0
+                && self.vnode(f.curr).key == key
+                && matches!(f.curr_state, INSERTED | INTEND_TO_DELETE);
+            if !present {
+                return Ok(false);
+            }
+            let target = self.vnode(f.curr).pptr;
+            let won = self.claim(h, f.curr);
+            if won {
+                self.find(h, b, key);
+                self.discard(h, b, target);
+            }
+            Ok(won)
+        })
+    }
+
+    /// Lookup in a critical section of its own, for the baseline.
+    pub fn lookup_plain<B: Backend, M: Memento>(
+        &self,
+        key: u64,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<Option<u64>, MementoError> {
+        h.critical_section(|h| self.lookup(key, h))
     }
 
     /// SOFT's `contains`, returning the value: DRAM only, wait-free.
@@ -1161,6 +1262,33 @@ mod tests {
             let want = encode_opt(model.get(&k).copied());
             assert_eq!(run_op(&t, &mut h, SoftOp::Lookup(k)).result, want);
         }
+    }
+
+    /// SOFT without mementos on the same table: a model's results, both
+    /// copies equal, and every crash image after a completed operation
+    /// rebuilds to the model (durable linearizability, sequentially).
+    #[test]
+    fn the_baseline_agrees_with_a_model_and_is_durable() {
+        let pool = new_pool(1);
+        let (rt, mut t) = setup(&pool, 1, 4);
+        let mut h = rt.handle(1).expect("handle");
+        let mut model = BTreeMap::new();
+        let mut rng = Rng(0xba5e);
+        for i in 0..1200 {
+            let op = random_op(&mut rng, 40);
+            let want = model_apply(&mut model, op);
+            let got = match op {
+                SoftOp::Insert(k, v) => u64::from(t.insert_plain(k, v, &mut h).unwrap()),
+                SoftOp::Delete(k) => u64::from(t.delete_plain(k, &mut h).unwrap()),
+                SoftOp::Lookup(k) => encode_opt(t.lookup_plain(k, &mut h).unwrap()),
+            };
+            assert_eq!(got, want, "op {i}: {op:?}");
+            if i % 150 == 0 {
+                assert_copies(&mut t, &pool, &entries(&model), &format!("after op {i}"));
+                assert_durable(&t, &pool, &entries(&model), &format!("after op {i}"));
+            }
+        }
+        assert_durable(&t, &pool, &entries(&model), "at the end");
     }
 
     #[test]
