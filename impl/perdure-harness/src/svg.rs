@@ -1,6 +1,6 @@
 //! A small dependency-free SVG writer for the benchmark plots: a line chart
-//! (x = threads, y = throughput, one line per series), a line chart with a
-//! linear x axis (time series), a grouped bar chart and a forest plot
+//! (x = threads, y = throughput, one line per series; a logarithmic y axis
+//! for latency percentiles), a line chart with a linear x axis (time series), a grouped bar chart and a forest plot
 //! (estimates with confidence intervals, one row each). Plain SVG 1.1 text,
 //! readable by any browser.
 
@@ -78,11 +78,17 @@ struct Frame {
     y_max: f64,
     plot_w: f64,
     plot_h: f64,
+    /// A logarithmic y axis from 10^lo to 10^`y_max` (`y_max` then an exponent).
+    log_lo: Option<f64>,
 }
 
 impl Frame {
     fn y(&self, v: f64) -> f64 {
-        TOP + self.plot_h * (1.0 - v / self.y_max)
+        let share = match self.log_lo {
+            Some(lo) => (v.max(f64::MIN_POSITIVE).log10().max(lo) - lo) / (self.y_max - lo),
+            None => v / self.y_max,
+        };
+        TOP + self.plot_h * (1.0 - share)
     }
 
     /// A label `text` under the x axis at `x`.
@@ -129,7 +135,40 @@ fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64)
         y_max,
         plot_w: W - LEFT - RIGHT,
         plot_h: H - TOP - BOTTOM,
+        log_lo: None,
     };
+    let ticks: Vec<f64> = (0..)
+        .map(|i| i as f64 * step)
+        .take_while(|&v| v <= y_max + step / 2.0)
+        .collect();
+    frame(out, &f, title, x_label, y_label, &ticks);
+    f
+}
+
+/// As [`open`], with a logarithmic y axis over the decades that hold
+/// `[y_min, y_top]` (both positive), a grid line at each power of ten.
+fn open_log(
+    out: &mut String,
+    title: &str,
+    (x_label, y_label): (&str, &str),
+    y_min: f64,
+    y_top: f64,
+) -> Frame {
+    let lo = y_min.max(1e-9).log10().floor();
+    let hi = y_top.max(y_min * 10.0).log10().ceil().max(lo + 1.0);
+    let f = Frame {
+        y_max: hi,
+        plot_w: W - LEFT - RIGHT,
+        plot_h: H - TOP - BOTTOM,
+        log_lo: Some(lo),
+    };
+    let ticks: Vec<f64> = (lo as i32..=hi as i32).map(|e| 10f64.powi(e)).collect();
+    frame(out, &f, title, x_label, y_label, &ticks);
+    f
+}
+
+/// The document's start, title, y grid at `ticks`, axes and axis labels.
+fn frame(out: &mut String, f: &Frame, title: &str, x_label: &str, y_label: &str, ticks: &[f64]) {
     open_svg(out, H, 12);
     let _ = writeln!(
         out,
@@ -137,8 +176,7 @@ fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64)
         LEFT + f.plot_w / 2.0,
         esc(title)
     );
-    let mut v = 0.0;
-    while v <= y_max + step / 2.0 {
+    for &v in ticks {
         let y = f.y(v);
         let _ = writeln!(
             out,
@@ -148,7 +186,6 @@ fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64)
             y + 4.0,
             fmt_tick(v)
         );
-        v += step;
     }
     let _ = writeln!(
         out,
@@ -171,7 +208,6 @@ fn open(out: &mut String, title: &str, x_label: &str, y_label: &str, y_top: f64)
         TOP + f.plot_h / 2.0,
         esc(y_label)
     );
-    f
 }
 
 fn legend(out: &mut String, names: &[&str], f: &Frame) {
@@ -193,14 +229,41 @@ fn legend(out: &mut String, names: &[&str], f: &Frame) {
 /// A line chart of `series` over the x values they share (plotted at equal
 /// spacing, labelled with their values: thread counts).
 pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let mut out = String::new();
+    let f = open(&mut out, title, x_label, y_label, top(series, |p| p.1));
+    category_lines(out, &f, series)
+}
+
+/// As [`line_chart`], with a logarithmic y axis (for latency percentiles,
+/// whose tail is orders of magnitude above the median); values must be
+/// positive (smaller ones are drawn at the axis' bottom).
+pub fn line_chart_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let y_min = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let y_min = if y_min.is_finite() { y_min } else { 1.0 };
+    let mut out = String::new();
+    let f = open_log(
+        &mut out,
+        title,
+        (x_label, y_label),
+        y_min,
+        top(series, |p| p.1),
+    );
+    category_lines(out, &f, series)
+}
+
+/// The lines of `series` in frame `f`, the x values they share at equal
+/// spacing, and the legend.
+fn category_lines(mut out: String, f: &Frame, series: &[Series]) -> String {
     let mut xs: Vec<f64> = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
-    let mut out = String::new();
-    let f = open(&mut out, title, x_label, y_label, top(series, |p| p.1));
     let slot = f.plot_w / xs.len().max(1) as f64;
     let x_at = |x: f64| {
         let i = xs.iter().position(|v| *v == x).unwrap_or(0);
@@ -424,6 +487,40 @@ pub fn forest_plot(
         y_max: 1.0,
         plot_w: W - LEFT - RIGHT,
         plot_h,
+        log_lo: None,
     };
     f.close(out, series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The circles' y coordinates in a chart, in document order.
+    fn circle_ys(doc: &str) -> Vec<f64> {
+        doc.split("<circle ")
+            .skip(1)
+            .map(|c| {
+                let at = c.find("cy=\"").expect("cy") + 4;
+                c[at..at + c[at..].find('"').expect("quote")]
+                    .parse()
+                    .expect("a number")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_log_axis_spaces_decades_evenly() {
+        let s = [Series {
+            name: "x".into(),
+            points: vec![(1.0, 10.0), (2.0, 100.0), (3.0, 1000.0)],
+        }];
+        let y = circle_ys(&line_chart_log("t", "x", "y", &s));
+        assert_eq!(y.len(), 3);
+        assert!(y[0] > y[1] && y[1] > y[2], "{y:?}");
+        assert!(((y[0] - y[1]) - (y[1] - y[2])).abs() < 0.2, "{y:?}");
+        // On the linear axis the first two points are 10x closer.
+        let y = circle_ys(&line_chart("t", "x", "y", &s));
+        assert!((y[0] - y[1]) * 5.0 < y[1] - y[2], "{y:?}");
+    }
 }
