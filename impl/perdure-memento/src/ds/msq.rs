@@ -38,9 +38,22 @@
 //! INSERT's CAS); a dequeue at its CAS on head (or DELETE's commit, the CAS
 //! on the old head's `repl`); an empty dequeue at the load of a null `next`.
 //! Lock-free.
+//!
+//! **The location form** (`Msq<F>`, MSQ-mmt-cas only). By default
+//! ([`OneWord`]) `head` and the `next` links are the seed's 8-byte
+//! detectable-CAS words ([`UniqueCasAtomic`]), sound here because the queue
+//! never installs a value twice on them while a reader of the first
+//! installation is pinned (the `SAFETY` argument of its constructor). [`Msq::create_with_form`] with
+//! [`TwoWord`] makes them the crate's default 16-byte
+//! [`DetectableCasAtomic`] instead, exactly once without that argument:
+//! `next` moves to bytes 16–31 of the node (`[value, -, next]`), and `head`
+//! takes bytes 0–15 of its line. `tail` is never the target of a detectable
+//! CAS (plain CASes of stable words) and stays one word in both. The two
+//! forms are the same algorithm; `benches/cas_forms.rs` measures what the
+//! second word costs (`docs/bench/cas-forms.md`).
 
 use super::{encode_opt, peek, NODE};
-use crate::cas::{CasMmt, UniqueCasAtomic};
+use crate::cas::{CasMmt, DetectableCasAtomic, OneWord, TwoWord, UniqueCasAtomic};
 use crate::checkpoint::Checkpoint;
 use crate::compose::Memento;
 use crate::insdel::InsDelAtomic;
@@ -48,27 +61,67 @@ use crate::runtime::{Handle, MementoError};
 use crate::word::{offset_of, CasWord};
 use perdure_pm::sync::atomic::{AtomicU64, Ordering};
 use perdure_pm::{Backend, Pool};
+use std::marker::PhantomData;
 use std::ops::ControlFlow;
 
 // A node's words (one line).
 perdure_pm::word_offsets!(VALUE, NEXT, REPL);
 // The layout is persistent: pools written before stay readable.
 const _: () = assert!(VALUE == 0 && NEXT == 8 && REPL == 16);
-/// MSQ-mmt-cas's `head`, `tail` and `next` words: the seed's one-word
-/// detectable-CAS location ([`UniqueCasAtomic`]), 8 bytes in a node line.
-fn cas_loc(off: u64) -> UniqueCasAtomic {
-    // SAFETY: no value is installed twice on these words while a reader of
-    // the first installation is still in its root operation. A `next` goes
-    // from null to a node once, the node freshly allocated by the enqueue
-    // (it is checkpointed, so a resumed enqueue links the same node, never
-    // a second one). `head` and `tail` move forward along the list to nodes
-    // never at that place before; a node comes back only after it was
-    // dequeued, retired and freed by the runtime's reclamation (§6), which
-    // frees it only once every thread pinned when it was retired — every
-    // thread that could have read it in `head`, `tail` or a `next` — has
-    // ended that critical section. A stalled helper holding an old word
-    // is such a pinned thread.
-    unsafe { UniqueCasAtomic::at_unique(off) }
+
+mod sealed {
+    use crate::cas::{CasForm, DetectableCasAtomic};
+
+    /// What MSQ-mmt-cas needs of a form: where a node's `next` is, and how
+    /// a location is made.
+    pub trait Links: CasForm {
+        /// Offset of `next` in a node of MSQ-mmt-cas.
+        const NEXT: u64;
+        /// The location of this form at `off`.
+        fn loc(off: u64) -> DetectableCasAtomic<Self>;
+    }
+}
+use sealed::Links;
+
+/// A form MSQ-mmt-cas's locations can take: [`OneWord`] (the default) or
+/// [`TwoWord`] (module docs). Sealed.
+pub trait QueueForm: Links {}
+impl QueueForm for OneWord {}
+impl QueueForm for TwoWord {}
+
+impl Links for OneWord {
+    const NEXT: u64 = NEXT;
+    /// MSQ-mmt-cas's `head`, `tail` and `next` words in the seed's one-word
+    /// form ([`UniqueCasAtomic`]), 8 bytes in a node line.
+    fn loc(off: u64) -> UniqueCasAtomic {
+        // SAFETY: no value is installed twice on these words while a reader of
+        // the first installation is still in its root operation. A `next` goes
+        // from null to a node once, the node freshly allocated by the enqueue
+        // (it is checkpointed, so a resumed enqueue links the same node, never
+        // a second one). `head` and `tail` move forward along the list to nodes
+        // never at that place before; a node comes back only after it was
+        // dequeued, retired and freed by the runtime's reclamation (§6), which
+        // frees it only once every thread pinned when it was retired — every
+        // thread that could have read it in `head`, `tail` or a `next` — has
+        // ended that critical section. A stalled helper holding an old word
+        // is such a pinned thread.
+        unsafe { UniqueCasAtomic::at_unique(off) }
+    }
+}
+
+impl Links for TwoWord {
+    /// 16-aligned, in the node's line: `[value, -, next (2 words)]` (REPL's
+    /// word, which only insert/delete uses, is the first word of `next`).
+    const NEXT: u64 = REPL;
+    fn loc(off: u64) -> DetectableCasAtomic {
+        DetectableCasAtomic::at(off)
+    }
+}
+
+/// `tail` of MSQ-mmt-cas, one word in both forms: only plain CASes of
+/// stable words and initialisation write it, so LOAD never helps there.
+fn tail_loc(off: u64) -> UniqueCasAtomic {
+    OneWord::loc(off)
 }
 
 /// The queue block: `head` in line 0, `tail` in line 1.
@@ -122,22 +175,41 @@ crate::memento! {
 /// A root memento for a thread that enqueues and dequeues.
 pub type QueueMmt = super::RootMmt<EnqMmt, DeqMmt>;
 
-/// A detectable Michael–Scott queue.
+/// A detectable Michael–Scott queue; `F` is the form of MSQ-mmt-cas's
+/// detectable-CAS locations (module docs; the other variants ignore it).
 #[derive(Debug)]
-pub struct Msq {
+pub struct Msq<F: QueueForm = OneWord> {
     kind: MsqKind,
     off: u64,
     /// MSQ-mmt-vol's tail (a node offset).
     tail_dram: AtomicU64,
+    _form: PhantomData<F>,
 }
 
 impl Msq {
     /// Creates an empty queue (a block holding head and tail, and a
-    /// sentinel node), durably.
+    /// sentinel node), durably; MSQ-mmt-cas in the seed's one-word form.
     pub fn create<B: Backend, M: Memento>(
         kind: MsqKind,
         h: &mut Handle<'_, '_, B, M>,
     ) -> Result<Msq, MementoError> {
+        Msq::create_with_form(kind, h)
+    }
+
+    /// The queue whose block is at `off`, after a crash or restart: call
+    /// [`Msq::recover`] before any operation.
+    pub fn at(kind: MsqKind, off: u64) -> Msq {
+        Msq::at_with_form(kind, off)
+    }
+}
+
+impl<F: QueueForm> Msq<F> {
+    /// [`Msq::create`] with MSQ-mmt-cas's locations in form `F`
+    /// (`Msq::<TwoWord>::create_with_form`: 16-byte locations).
+    pub fn create_with_form<B: Backend, M: Memento>(
+        kind: MsqKind,
+        h: &mut Handle<'_, '_, B, M>,
+    ) -> Result<Msq<F>, MementoError> {
         let off = h.alloc(2 * NODE)?;
         let sentinel = h.alloc(NODE)?;
         let pool = h.pool();
@@ -146,20 +218,21 @@ impl Msq {
             kind,
             off,
             tail_dram: AtomicU64::new(sentinel),
+            _form: PhantomData,
         };
-        q.init_loc(pool, off + HEAD, sentinel);
-        q.init_loc(pool, off + TAIL, sentinel);
+        q.init_head(pool, sentinel);
+        q.init_tail(pool, sentinel);
         pool.pfence();
         Ok(q)
     }
 
-    /// The queue whose block is at `off`, after a crash or restart: call
-    /// [`Msq::recover`] before any operation.
-    pub fn at(kind: MsqKind, off: u64) -> Msq {
+    /// [`Msq::at`] of a queue created in form `F`.
+    pub fn at_with_form(kind: MsqKind, off: u64) -> Msq<F> {
         Msq {
             kind,
             off,
             tail_dram: AtomicU64::new(0),
+            _form: PhantomData,
         }
     }
 
@@ -173,11 +246,29 @@ impl Msq {
         self.off
     }
 
-    fn init_loc<B: Backend>(&self, pool: &Pool<B>, loc: u64, v: u64) {
+    fn init_head<B: Backend>(&self, pool: &Pool<B>, v: u64) {
+        let loc = self.off + HEAD;
         match self.kind {
-            MsqKind::Cas => cas_loc(loc).init(pool, v),
+            MsqKind::Cas => F::loc(loc).init(pool, v),
             MsqKind::Indel | MsqKind::Vol => InsDelAtomic::at(loc).init(pool, v),
         }
+    }
+
+    fn init_tail<B: Backend>(&self, pool: &Pool<B>, v: u64) {
+        let loc = self.off + TAIL;
+        match self.kind {
+            MsqKind::Cas => tail_loc(loc).init(pool, v),
+            MsqKind::Indel | MsqKind::Vol => InsDelAtomic::at(loc).init(pool, v),
+        }
+    }
+
+    /// The offset of `node`'s `next` word (MSQ-mmt-cas's depends on `F`).
+    fn next_of(&self, node: u64) -> u64 {
+        offset_of(node)
+            + match self.kind {
+                MsqKind::Cas => F::NEXT,
+                MsqKind::Indel | MsqKind::Vol => NEXT,
+            }
     }
 
     /// Start-up recovery (single-threaded, before the threads resume):
@@ -198,12 +289,12 @@ impl Msq {
             if steps > pool.size() / NODE {
                 return Err(MementoError::CorruptStructure("cycle in the queue".into()));
             }
-            n = self.raw(pool, offset_of(n) + NEXT);
+            n = self.raw(pool, self.next_of(n));
         }
         match self.kind {
             MsqKind::Vol => self.tail_dram.store(head, Ordering::SeqCst),
             _ => {
-                self.init_loc(pool, self.off + TAIL, head);
+                self.init_tail(pool, head);
                 pool.pfence();
             }
         }
@@ -254,10 +345,10 @@ impl Msq {
     pub fn contents<B: Backend>(&self, pool: &Pool<B>) -> Result<Vec<u64>, MementoError> {
         self.recover(pool)?;
         let mut out = Vec::new();
-        let mut n = self.raw(pool, offset_of(self.raw(pool, self.off + HEAD)) + NEXT);
+        let mut n = self.raw(pool, self.next_of(self.raw(pool, self.off + HEAD)));
         while n != 0 {
             out.push(peek(pool, offset_of(n) + VALUE));
-            n = self.raw(pool, offset_of(n) + NEXT);
+            n = self.raw(pool, self.next_of(n));
         }
         Ok(out)
     }
@@ -265,7 +356,7 @@ impl Msq {
     fn load_tail<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
         match self.kind {
             MsqKind::Vol => self.tail_dram.load(Ordering::SeqCst),
-            MsqKind::Cas => cas_loc(self.off + TAIL).load(h),
+            MsqKind::Cas => tail_loc(self.off + TAIL).load(h),
             MsqKind::Indel => crate::word::insdel_decode(h.load(self.off + TAIL)).1,
         }
     }
@@ -299,9 +390,9 @@ impl Msq {
     /// A node's `next`, persisted (the link may be in the middle of an
     /// insert or a CAS).
     fn load_next<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, node: u64) -> u64 {
-        let loc = offset_of(node) + NEXT;
+        let loc = self.next_of(node);
         match self.kind {
-            MsqKind::Cas => cas_loc(loc).load(h),
+            MsqKind::Cas => F::loc(loc).load(h),
             _ => InsDelAtomic::at(loc).load(h),
         }
     }
@@ -352,7 +443,7 @@ impl Msq {
                             return ControlFlow::Continue([self.load_tail(h)]);
                         }
                     }
-                    let link = cas_loc(offset_of(t) + NEXT);
+                    let link = F::loc(self.next_of(t));
                     match link.cas(0, node, h, &mut mmt.link) {
                         Ok(()) => {
                             self.swing_tail(h, t, node);
@@ -401,7 +492,7 @@ impl Msq {
             // it plainly unless old is the tail; the others always LOAD.
             let t = self.load_tail(h);
             let next = if self.kind == MsqKind::Vol && offset_of(old) != offset_of(t) {
-                crate::word::insdel_decode(h.load(offset_of(old) + NEXT)).1
+                crate::word::insdel_decode(h.load(self.next_of(old))).1
             } else {
                 self.load_next(h, old)
             };
@@ -412,7 +503,7 @@ impl Msq {
                 self.swing_tail(h, t, next);
             }
             let r = match self.kind {
-                MsqKind::Cas => cas_loc(head).cas(old, next, h, &mut mmt.cas).map(|()| {
+                MsqKind::Cas => F::loc(head).cas(old, next, h, &mut mmt.cas).map(|()| {
                     h.retire(offset_of(old));
                 }),
                 _ => InsDelAtomic::at(head)
@@ -431,7 +522,7 @@ impl Msq {
     fn raw_head<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>) -> u64 {
         let head = self.off + HEAD;
         match self.kind {
-            MsqKind::Cas => cas_loc(head).load(h),
+            MsqKind::Cas => F::loc(head).load(h),
             _ => {
                 let old = crate::word::insdel_decode(h.load(head)).1;
                 InsDelAtomic::at(head).load_help(h, old, offset_of(old) + REPL)
@@ -452,5 +543,69 @@ impl Msq {
             Some(v) => self.enqueue(v, h, &mut mmt.insert).map(|()| 0),
             None => Ok(encode_opt(self.dequeue(h, &mut mmt.remove))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! MSQ-mmt-cas in the two-word form; the one-word form (the default) is
+    //! swept by the crash explorer and `tests/proptest_memento.rs`.
+    use super::*;
+    use crate::ds::{decode_opt, testkit};
+
+    fn create(rt: &testkit::Rt<'_, QueueMmt>) -> Msq<TwoWord> {
+        let mut h = rt.handle(1).expect("handle");
+        Msq::create_with_form(MsqKind::Cas, &mut h).expect("create")
+    }
+
+    fn attach(pool: &Pool<perdure_pm::Sim>, off: u64) -> Msq<TwoWord> {
+        let q = Msq::at_with_form(MsqKind::Cas, off);
+        q.recover(pool).expect("recover");
+        q
+    }
+
+    #[test]
+    fn two_word_locations_sit_where_the_form_says() {
+        testkit::with_runtime::<QueueMmt>(1, |rt| {
+            let q = create(rt);
+            let mut h = rt.handle(1).unwrap();
+            let mut op = |o| decode_opt(h.run_root(|h, m, _| q.run(h, m, o).unwrap()).result);
+            assert_eq!(op(Some(5)), None);
+            let pool = rt.pool();
+            let sentinel = CasWord::decode(peek(pool, q.offset() + HEAD)).value;
+            let node = CasWord::decode(peek(pool, offset_of(sentinel) + REPL)).value;
+            assert_eq!(peek(pool, offset_of(sentinel) + NEXT), 0, "word 1 unused");
+            assert_eq!(peek(pool, offset_of(node) + VALUE), 5);
+            assert_eq!(q.contents(pool).unwrap(), vec![5]);
+            assert_eq!(op(None), Some(5));
+            assert_eq!(op(None), None);
+        });
+    }
+
+    #[test]
+    fn two_word_form_conserves_every_value_across_thread_crashes() {
+        testkit::with_runtime::<QueueMmt>(2, |rt| {
+            let q = create(rt);
+            testkit::two_thread_conservation(
+                rt,
+                &q,
+                150,
+                Some(29),
+                &|q, h, o| h.run_root(|h, m, _| q.run(h, m, o).unwrap()).result,
+                |q| q.contents(rt.pool()).expect("contents"),
+            );
+        });
+    }
+
+    #[test]
+    fn two_word_form_loses_and_repeats_nothing_across_full_crashes() {
+        let sweep = testkit::insert_remove_full_crash_sweep::<QueueMmt, Msq<TwoWord>>(
+            create,
+            attach,
+            Msq::offset,
+            &|q, h, m, o| q.run(h, m, o).expect("op"),
+            |q, pool| q.contents(pool).expect("contents"),
+        );
+        assert!(sweep.images > 20, "{sweep:?}");
     }
 }
