@@ -1391,6 +1391,124 @@ mod tests {
         assert!(sweep.images > 100, "{sweep:?}");
     }
 
+    /// The baseline is durably linearizable: one thread runs plain inserts
+    /// that grow the table (levels of 1 and 2 one-slot buckets at first),
+    /// rehashes, deletes and lookups; at every persistence event (a crash
+    /// hook), up to 3 crash images attach (settling a cut-off move) to a
+    /// table holding exactly the operations completed by then, with or
+    /// without the one in flight, and reopen a runtime that can go on.
+    #[test]
+    fn the_baseline_is_durable_at_every_crash_point() {
+        use perdure_pm::sim::VolatileFill;
+        use perdure_pm::{Pool, Sim};
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        use std::sync::{Arc, Mutex};
+        let mut ops = Vec::new();
+        for k in 1..=7u64 {
+            ops.push(ClevelOp::Insert(k, 100 + k));
+            if k % 2 == 0 {
+                ops.push(ClevelOp::Resize);
+            }
+        }
+        for k in [2u64, 5, 9, 7] {
+            ops.push(ClevelOp::Delete(k));
+        }
+        ops.extend([
+            ClevelOp::Resize,
+            ClevelOp::Insert(8, 108),
+            ClevelOp::Lookup(8),
+        ]);
+        // The set after `i` operations completed.
+        let mut states = vec![BTreeMap::new()];
+        for op in &ops {
+            let mut next = states.last().unwrap().clone();
+            match *op {
+                ClevelOp::Insert(k, v) => {
+                    next.entry(k).or_insert(v);
+                }
+                ClevelOp::Delete(k) => {
+                    next.remove(&k);
+                }
+                _ => {}
+            }
+            states.push(next);
+        }
+        let (mut images, mut points) = (0, 0);
+        testkit::with_runtime_heap::<ClevelMmt>(1, HEAP, |rt| {
+            let pool = rt.pool();
+            let mut h = rt.handle(1).unwrap();
+            let t = ClevelTable::create(&mut h, 1, 1).unwrap();
+            pool.psync();
+            let done = Arc::new(AtomicUsize::new(0));
+            let captured: Arc<Mutex<Vec<_>>> = Arc::default();
+            {
+                let (done, captured) = (done.clone(), captured.clone());
+                pool.backend().set_crash_hook(move |_, view| {
+                    captured
+                        .lock()
+                        .unwrap()
+                        .push((view.capture(), done.load(SeqCst)));
+                });
+            }
+            for (i, &op) in ops.iter().enumerate() {
+                let got = match op {
+                    ClevelOp::Insert(k, v) => u64::from(t.insert_plain(k, v, &mut h).unwrap()),
+                    ClevelOp::Delete(k) => u64::from(t.delete_plain(k, &mut h).unwrap()),
+                    ClevelOp::Lookup(k) => encode_opt(t.lookup_plain(k, &mut h)),
+                    ClevelOp::Resize => t.resize_plain(&mut h).unwrap(),
+                };
+                if let ClevelOp::Lookup(k) = op {
+                    assert_eq!(decode_opt(got), states[i].get(&k).copied(), "op {i}");
+                }
+                done.store(i + 1, SeqCst);
+            }
+            pool.backend().clear_crash_hook();
+            assert!(
+                t.stats(pool).unwrap().levels >= 2,
+                "the workload grows the table"
+            );
+            let captured = std::mem::take(&mut *captured.lock().unwrap());
+            points = captured.len();
+            for (cp, n) in &captured {
+                let (_, choices) = cp.images(3, cp.event);
+                for choice in choices {
+                    images += 1;
+                    let words = cp.materialize(&choice, VolatileFill::Zeroed);
+                    let image = Pool::volatile_from_words(&words, Sim::default()).unwrap();
+                    image.reincarnate();
+                    let a = ClevelTable::attach(&image, t.offset())
+                        .unwrap_or_else(|e| panic!("event {}: attach: {e}", cp.event));
+                    let got: BTreeMap<u64, u64> = a.contents(&image).unwrap().into_iter().collect();
+                    let ok = got == states[*n] || states.get(n + 1) == Some(&got);
+                    assert!(
+                        ok,
+                        "event {} after {n} operations ({:?} in flight): {got:?}, want {:?}",
+                        cp.event,
+                        ops.get(*n),
+                        &states[*n..(n + 2).min(states.len())]
+                    );
+                    let rt2 = crate::Runtime::<Sim, ClevelMmt>::open_with(
+                        &image,
+                        4096,
+                        crate::ClockKind::Counter,
+                    )
+                    .unwrap();
+                    let mut h2 = rt2.handle(1).unwrap();
+                    assert!(
+                        a.insert_plain(99, 1, &mut h2).unwrap(),
+                        "event {}",
+                        cp.event
+                    );
+                    assert_eq!(a.lookup_plain(99, &mut h2), Some(1));
+                }
+            }
+        });
+        assert!(
+            points > 100 && images > points,
+            "{points} points, {images} images"
+        );
+    }
+
     #[test]
     fn the_baseline_agrees_with_a_model() {
         testkit::with_runtime_heap::<ClevelMmt>(1, HEAP, |rt| {
