@@ -76,12 +76,12 @@ CONSTANTS
     MaxCrashes  \* full-system crashes
 
 Threads == 1 .. NThreads
-\* Values for the cfgs: thread 1 inserts key 1 and deletes key 2, thread 2 inserts key 2
-\* and rehashes; key 3 is bulk-loaded in the bottom level; levels of 1, 2, 4 (and 8) slots.
-CIWork == <<<<<<"ins", 1>>, <<"del", 2>>>>, <<<<"ins", 2>>, <<"rsz", 0>>>>>>
-DeepWork == <<<<<<"ins", 1>>, <<"del", 2>>, <<"del", 3>>>>, <<<<"ins", 2>>, <<"rsz", 0>>, <<"del", 1>>>>>>
+\* Values for the cfgs.  CI: thread 1 deletes the bulk-loaded key 3 (which the rehash moves),
+\* thread 2 inserts key 2 (growing the chain) and rehashes.  Deep: thread 1 also inserts key 1
+\* and deletes key 2.  Key 3 is bulk-loaded in the bottom level; levels of 1, 2, 4 slots.
+CIWork == <<<<<<"del", 3>>>>, <<<<"ins", 2>>, <<"rsz", 0>>>>>>
+DeepWork == <<<<<<"ins", 1>>, <<"del", 3>>, <<"del", 2>>>>, <<<<"ins", 2>>, <<"rsz", 0>>>>>>
 CISize == <<1, 2, 4>>
-DeepSize == <<1, 2, 4, 8>>
 CIPre == <<<<<<1, 0>>, 3>>>>
 Levels == 1 .. Len(Size)
 Slots == UNION {{<<l, j>> : j \in 0 .. Size[l] - 1} : l \in Levels}
@@ -128,6 +128,19 @@ Durable(t) == fly[t].j = 0 \/ pm[fly[t].ln].m >= fly[t].j
 Busy(t, ln) == \E u \in Threads \ {t} : fly[u].ln = ln /\ ~Durable(u)
 
 SlotW(s) == Vis(SLine(s))
+
+\* A reader never acts on another thread's detectable CAS that is not durable: the code's
+\* detectable LOAD (cas.rs load/load_help) of an annotated word waits for its owner's
+\* write-back (L33) or writes it back itself (LOADHELP) before it returns the value.  So a
+\* decision about key `key` waits until no pending CAS of another thread wrote or replaced
+\* an item of that key (the code reads every word in the key's buckets; with every slot a
+\* candidate here, only the key's own are required, the weakest guard that keeps decisions
+\* on durable words).
+ItKey(w) == IF w.it = 0 THEN 0 ELSE KeyOf(w.it)
+KeySettled(t, key) ==
+    \A u \in Threads \ {t} :
+        (~Durable(u) /\ fly[u].ln[1] = "s") =>
+            LET w == pm[fly[u].ln].w IN ItKey(w[fly[u].j]) # key /\ ItKey(w[fly[u].j - 1]) # key
 
 \* The chain of levels in memory m (a function from lines to words), bottom to top.
 RECURSIVE ChainFrom(_, _, _)
@@ -227,7 +240,7 @@ PCas(t, ln, old, new) ==
 
 \* insert L788-L795: node := checkpoint_with(find(key) ? 0 : new_item) -- "present": false.
 IFind(t) ==
-    /\ th[t].pc = "I0"
+    /\ th[t].pc = "I0" /\ KeySettled(t, Op(t)[2])
     /\ IF Present(Op(t)[2])
        THEN th' = [th EXCEPT ![t].pc = "Ret", ![t].res = 0, ![t].ck = "present"]
        ELSE th' = [th EXCEPT ![t].pc = "I1", ![t].ck = "item"]
@@ -248,7 +261,7 @@ IPlace(t, s) ==
 \* find_unmarked returns None (the key is absent: no copy, marked or not, that is not done);
 \* the target checkpoint [0, 0]: false.
 DAbsent(t) ==
-    /\ th[t].pc = "D0"
+    /\ th[t].pc = "D0" /\ KeySettled(t, Op(t)[2])
     /\ ~Present(Op(t)[2])
     /\ th' = [th EXCEPT ![t].pc = "Ret", ![t].res = 0, ![t].ck = "absent"]
     /\ UNCHANGED <<pm, fl, fly, crashes, ab, eff, out, wb>>
@@ -258,7 +271,8 @@ DAbsent(t) ==
 DSeal(t, s) ==
     LET w == SlotW(s) IN
     /\ th[t].pc = "D0" /\ w.it # 0 /\ w.mv /\ ~w.dn /\ KeyOf(w.it) = Op(t)[2]
-    /\ Placed(VisMem, w.it)
+    /\ \E s2 \in ChainSlots(VisMem) \ {s} :
+         Holds(VisMem, s2, w.it) /\ ~SlotW(s2).mv /\ ~Busy(t, SLine(s2))
     /\ PCas(t, SLine(s), w, SW(w.it, TRUE, TRUE))
     /\ UNCHANGED <<fl, th, fly, crashes, ab, eff, out>>
 
@@ -281,7 +295,7 @@ DDel(t, s) ==
 \* The loop's head L858-L865: begin with the bottom level if it is to be drained, else
 \* return whether a level was begun (its position checkpoint names it).
 RHead(t) ==
-    /\ th[t].pc = "R0"
+    /\ th[t].pc = "R0" /\ ~Busy(t, LastLine)
     /\ IF Drainable
        THEN th' = [th EXCEPT ![t].pc = "R1", ![t].lv = Bottom, ![t].began = TRUE]
        ELSE th' = [th EXCEPT ![t].pc = "Ret", ![t].res = IF th[t].began THEN 1 ELSE 0]
@@ -289,7 +303,7 @@ RHead(t) ==
 
 \* The level was unlinked by another resize: back to the head.
 RLost(t) ==
-    /\ th[t].pc = "R1" /\ Bottom # th[t].lv
+    /\ th[t].pc = "R1" /\ Bottom # th[t].lv /\ ~Busy(t, LastLine)
     /\ th' = [th EXCEPT ![t].pc = "R0"]
     /\ UNCHANGED <<pm, fl, fly, crashes, ab, eff, out, wb>>
 
@@ -330,7 +344,7 @@ RDone(t) ==
 RUnlink(t) ==
     LET l == th[t].lv IN
     /\ th[t].pc = "R1" /\ Bottom = l /\ Len(Chain) > 1
-    /\ \A s \in LevelSlots(l) : SlotW(s) = Sealed \/ SlotW(s).dn
+    /\ \A s \in LevelSlots(l) : (SlotW(s) = Sealed \/ SlotW(s).dn) /\ ~Busy(t, SLine(s))
     /\ DCas(t, LastLine, l, Chain[2])
     /\ th' = [th EXCEPT ![t].pc = "RU"]
     /\ UNCHANGED <<fl, crashes, ab, eff, out>>
@@ -378,14 +392,26 @@ Max(a, b) == IF a > b THEN a ELSE b
 NewMark(t, ln) ==
     LET ns == {p[2] : p \in {q \in fl[t] : q[1] = ln}} IN
     IF ns = {} THEN pm[ln].m ELSE Max(pm[ln].m, CHOOSE n \in ns : \A n2 \in ns : n2 <= n)
-Fence(t) ==
-    LET d == [ln \in LineIds |-> NewMark(t, ln) - 1] IN
+\* Lines persisted up to new marks (d[ln] words dropped from each line), t's write-backs done.
+MarksTo(t, d) ==
     /\ pm' = [ln \in LineIds |-> [w |-> SubSeq(pm[ln].w, d[ln] + 1, Len(pm[ln].w)), m |-> 1]]
     /\ fl' = [u \in Threads |-> IF u = t THEN {}
                                ELSE {<<q[1], q[2] - d[q[1]]>> : q \in {q2 \in fl[u] : q2[2] > d[q2[1]] + 1}}]
-    /\ fly' = [u \in Threads |-> IF fly[u].j <= d[fly[u].ln] + 1 THEN [fly[u] EXCEPT !.j = 0]
+    /\ fly' = [u \in Threads |-> IF fly[u].j <= d[fly[u].ln] + 1 THEN NoFly
                                 ELSE [fly[u] EXCEPT !.j = @ - d[fly[u].ln]]]
+Fence(t) ==
+    /\ MarksTo(t, [ln \in LineIds |-> NewMark(t, ln) - 1])
     /\ UNCHANGED <<th, crashes, ab, eff, out, wb>>
+
+\* Next's write-back: a pwb of line ln and the thread's fence in one step (clflush).  Between
+\* a pwb and its fence Px86 lets the line persist as it was at the pwb; the same content
+\* persists if this step is taken at the pwb's point, so the images Next reaches are those of
+\* separate Pwb and Fence steps (the trace replays those).  t has no write-back pending.
+Flush(t, ln) ==
+    /\ fl[t] = {}
+    /\ MarksTo(t, [l2 \in LineIds |-> IF l2 = ln THEN Len(pm[ln].w) - 1 ELSE 0])
+    /\ wb' = [wb EXCEPT ![t] = @ \ {ln}]
+    /\ UNCHANGED <<th, crashes, ab, eff, out>>
 
 -----------------------------------------------------------------------------
 (* Full crash, attach, recovery.                                           *)
@@ -445,19 +471,31 @@ Crash ==
 
 -----------------------------------------------------------------------------
 
+\* Next places only where free_slot looks first: the first empty slot (lowest index) of the
+\* highest usable level with one, levels being drained left out.
+EmptyIn(l) == {s \in LevelSlots(l) : SlotW(s) = Empty}
+FreeSlot(t, s) ==
+    LET ls == {l \in Levels : Usable(l) /\ EmptyIn(l) # {} /\ ~(Drainable /\ l = Bottom)} IN
+    /\ ls # {}
+    /\ s[1] = CHOOSE l \in ls : \A l2 \in ls : l2 <= l
+    /\ s[2] = CHOOSE j \in {x[2] : x \in EmptyIn(s[1])} : \A j2 \in {x[2] : x \in EmptyIn(s[1])} : j <= j2
+
 Next ==
     \/ \E t \in Threads :
          \/ Invoke(t) \/ Finish(t)
          \/ IFind(t) \/ DAbsent(t) \/ RHead(t) \/ RLost(t) \/ RDone(t) \/ RUnlink(t)
          \/ RUnlinked(t) \/ Grow(t)
-         \/ \E s \in Slots : IPlace(t, s) \/ DSeal(t, s) \/ DDel(t, s) \/ RSeal(t, s)
-                             \/ RMark(t, s) \/ RPlace(t, s)
+         \/ \E s \in Slots : DSeal(t, s) \/ DDel(t, s) \/ RSeal(t, s) \/ RMark(t, s)
+         \/ \E s \in Slots : FreeSlot(t, s) /\ (IPlace(t, s) \/ RPlace(t, s))
          \/ \E l \in Levels : LinkClean(t, l)
-         \/ \E ln \in Dirty : Running(t) /\ PwbDue(t, ln) /\ Pwb(t, ln)
-         \/ fl[t] # {} /\ Fence(t)
+         \/ \E ln \in Dirty : Running(t) /\ PwbDue(t, ln) /\ Flush(t, ln)
     \/ Crash
 
 Spec == Init /\ [][Next]_vars
+
+\* (Next's free_slot: the first empty slot of the highest usable level not being drained,
+\* clevel.rs's top-first order; IPlace and RPlace themselves take any empty slot, as a
+\* stale view may, and the trace replay uses them so.)
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)

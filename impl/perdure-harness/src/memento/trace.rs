@@ -1336,4 +1336,36 @@ mod tests {
         let dropped = tamper(&no_crash, Tamper::DropReplFlush).unwrap();
         assert_eq!(dropped.lines().count() + 1, no_crash.lines().count());
     }
+
+    #[test]
+    fn clevel_traces_grow_resize_and_crash() {
+        // The CI cases' shape: 2 threads of 2 operations (the second thread's second a resize).
+        let opts = TraceOptions {
+            object: Object::Clevel,
+            crash: true,
+            runs: 5,
+            ops: 2,
+            ..Default::default()
+        };
+        let t = trace(&opts).unwrap();
+        for a in [
+            "\"DCas\"",
+            "\"DCasLast\"",
+            "\"CasNext\"",
+            "\"CasSlot\"",
+            "\"Crash\"",
+        ] {
+            assert!(t.contains(a), "no {a} in {t}");
+        }
+        assert!(t.contains("\"type\":\"crash\""));
+        assert!(!t.contains("\"Unknown\""), "{t}");
+        assert!(tamper(&t, Tamper::LostItem).is_some());
+        let no_crash = trace(&TraceOptions {
+            crash: false,
+            ..opts
+        })
+        .unwrap();
+        assert!(tamper(&no_crash, Tamper::FlipInsert).is_some());
+        assert!(tamper(&no_crash, Tamper::LostItem).is_none());
+    }
 }
