@@ -2,8 +2,9 @@
 (***************************************************************************)
 (* Clevel-mmt, the detectable level-hashing table of seed 001 (§7.2) as    *)
 (* perdure builds it: impl/perdure-memento/src/ds/clevel.rs (ClevelTable:  *)
-(* insert/place/free_slot L684-L769, delete L802-L826, resize L848-L912,  *)
-(* grow L537-L559, find_unmarked/seal_moved L587-L654, attach L402-L443).  *)
+(* free_slot L730, place L758, insert L784, delete L809, resize L851,     *)
+(* grow L571, next_of L533, find_unmarked L650, seal_moved L695, attach   *)
+(* L424; lines as of this module's commit).                                *)
 (*                                                                         *)
 (* The model is at the grain of the code's persistent words:               *)
 (*  * slots: Slot <<l, j>> is slot j of level l; its word is an item (the  *)
@@ -73,7 +74,9 @@ CONSTANTS
     Work,       \* Work[t]: thread t's operations, <<"ins", k>>, <<"del", k>> or <<"rsz", 0>>
     Size,       \* Size[l]: buckets (= slots) of level l; levels 1 (bottom) and 2 exist at first
     Pre,        \* items bulk-loaded at creation: a sequence of <<slot, key>> (item 900 + j)
-    MaxCrashes  \* full-system crashes
+    MaxCrashes, \* full-system crashes
+    ReadDurable \* TRUE: readers decide only on durable words (the code's detectable LOAD);
+                \* FALSE: the mutant whose readers act on another's CAS before it is durable
 
 Threads == 1 .. NThreads
 \* Values for the cfgs.  CI: thread 1 deletes the bulk-loaded key 3 (which the rehash moves),
@@ -138,6 +141,7 @@ SlotW(s) == Vis(SLine(s))
 \* on durable words).
 ItKey(w) == IF w.it = 0 THEN 0 ELSE KeyOf(w.it)
 KeySettled(t, key) ==
+    ReadDurable =>
     \A u \in Threads \ {t} :
         (~Durable(u) /\ fly[u].ln[1] = "s") =>
             LET w == pm[fly[u].ln].w IN ItKey(w[fly[u].j]) # key /\ ItKey(w[fly[u].j - 1]) # key
@@ -238,7 +242,7 @@ PCas(t, ln, old, new) ==
 -----------------------------------------------------------------------------
 (* Insert (clevel.rs insert, place, free_slot).                            *)
 
-\* insert L788-L795: node := checkpoint_with(find(key) ? 0 : new_item) -- "present": false.
+\* insert L791: node := checkpoint_with(find(key) ? 0 : new_item) -- "present": false.
 IFind(t) ==
     /\ th[t].pc = "I0" /\ KeySettled(t, Op(t)[2])
     /\ IF Present(Op(t)[2])
@@ -246,7 +250,7 @@ IFind(t) ==
        ELSE th' = [th EXCEPT ![t].pc = "I1", ![t].ck = "item"]
     /\ UNCHANGED <<pm, fl, fly, crashes, ab, eff, out, wb>>
 
-\* place L769-L782: the detectable CAS 0 -> item on an empty slot free_slot chose.
+\* place L773: the detectable CAS 0 -> item on an empty slot free_slot chose.
 IPlace(t, s) ==
     /\ th[t].pc = "I1" /\ Usable(s[1])
     /\ DCas(t, SLine(s), Empty, SW(th[t].x, FALSE, FALSE))
@@ -266,17 +270,17 @@ DAbsent(t) ==
     /\ th' = [th EXCEPT ![t].pc = "Ret", ![t].res = 0, ![t].ck = "absent"]
     /\ UNCHANGED <<pm, fl, fly, crashes, ab, eff, out, wb>>
 
-\* seal_moved L636-L641: a marked copy of the item it found unmarked elsewhere is made done
+\* seal_moved L695-L700: a marked copy of the item it found unmarked elsewhere is made done
 \* (plain CAS marked -> done; the write-back and fence follow).
 DSeal(t, s) ==
     LET w == SlotW(s) IN
     /\ th[t].pc = "D0" /\ w.it # 0 /\ w.mv /\ ~w.dn /\ KeyOf(w.it) = Op(t)[2]
     /\ \E s2 \in ChainSlots(VisMem) \ {s} :
-         Holds(VisMem, s2, w.it) /\ ~SlotW(s2).mv /\ ~Busy(t, SLine(s2))
+         Holds(VisMem, s2, w.it) /\ ~SlotW(s2).mv /\ (ReadDurable => ~Busy(t, SLine(s2)))
     /\ PCas(t, SLine(s), w, SW(w.it, TRUE, TRUE))
     /\ UNCHANGED <<fl, th, fly, crashes, ab, eff, out>>
 
-\* delete L811-L818: the detectable CAS item -> 0 on the unmarked slot it found, once every
+\* delete L817-L821: the detectable CAS item -> 0 on the unmarked slot it found, once every
 \* marked copy of that item is durably done (seal_moved's write-back and fence).
 DDel(t, s) ==
     LET w == SlotW(s) IN
@@ -292,10 +296,10 @@ DDel(t, s) ==
 -----------------------------------------------------------------------------
 (* Resize (clevel.rs resize: seal, mark, place, done, unlink).             *)
 
-\* The loop's head L858-L865: begin with the bottom level if it is to be drained, else
+\* The loop's head (resize L857-L866): begin with the bottom level if it is to be drained, else
 \* return whether a level was begun (its position checkpoint names it).
 RHead(t) ==
-    /\ th[t].pc = "R0" /\ ~Busy(t, LastLine)
+    /\ th[t].pc = "R0" /\ (ReadDurable => ~Busy(t, LastLine))
     /\ IF Drainable
        THEN th' = [th EXCEPT ![t].pc = "R1", ![t].lv = Bottom, ![t].began = TRUE]
        ELSE th' = [th EXCEPT ![t].pc = "Ret", ![t].res = IF th[t].began THEN 1 ELSE 0]
@@ -303,17 +307,17 @@ RHead(t) ==
 
 \* The level was unlinked by another resize: back to the head.
 RLost(t) ==
-    /\ th[t].pc = "R1" /\ Bottom # th[t].lv /\ ~Busy(t, LastLine)
+    /\ th[t].pc = "R1" /\ Bottom # th[t].lv /\ (ReadDurable => ~Busy(t, LastLine))
     /\ th' = [th EXCEPT ![t].pc = "R0"]
     /\ UNCHANGED <<pm, fl, fly, crashes, ab, eff, out, wb>>
 
-\* L882-L887: an empty slot is sealed (plain CAS 0 -> SEALED, then written back).
+\* resize L882-L887: an empty slot is sealed (plain CAS 0 -> SEALED, then written back).
 RSeal(t, s) ==
     /\ th[t].pc = "R1" /\ s[1] = th[t].lv /\ Bottom = th[t].lv
     /\ PCas(t, SLine(s), Empty, Sealed)
     /\ UNCHANGED <<fl, th, fly, crashes, ab, eff, out>>
 
-\* L891-L897: an item is marked (take checkpoint, detectable CAS item -> item | MOVED).
+\* resize L895-L897: an item is marked (take checkpoint, detectable CAS item -> item | MOVED).
 RMark(t, s) ==
     LET w == SlotW(s) IN
     /\ th[t].pc = "R1" /\ s[1] = th[t].lv /\ Bottom = th[t].lv
@@ -322,14 +326,14 @@ RMark(t, s) ==
     /\ th' = [th EXCEPT ![t].pc = "RM", ![t].mv = s, ![t].x = w.it]
     /\ UNCHANGED <<fl, crashes, ab, eff, out>>
 
-\* L903-L906: the marked item is placed in a level not being drained (place's detectable CAS).
+\* resize L907: the marked item is placed in a level not being drained (place's detectable CAS).
 RPlace(t, s) ==
     /\ th[t].pc = "RM" /\ s[1] # th[t].lv /\ Usable(s[1])
     /\ DCas(t, SLine(s), Empty, SW(th[t].x, FALSE, FALSE))
     /\ th' = [th EXCEPT ![t].pc = "RP"]
     /\ UNCHANGED <<fl, crashes, ab, eff, out>>
 
-\* L907-L909: the old slot is marked done (plain CAS; it fails if a delete did it).
+\* resize L910-L912: the old slot is marked done (plain CAS; it fails if a delete did it).
 RDone(t) ==
     LET s == th[t].mv
         w == SlotW(s) IN
@@ -340,11 +344,11 @@ RDone(t) ==
     /\ th' = [th EXCEPT ![t].pc = "R1", ![t].mv = <<0, 0>>, ![t].x = 0]
     /\ UNCHANGED <<fl, fly, crashes, ab, eff, out>>
 
-\* L866-L879: every slot of the level sealed or done: the detectable CAS on `last`.
+\* resize L867-L879: every slot of the level sealed or done: the detectable CAS on `last`.
 RUnlink(t) ==
     LET l == th[t].lv IN
     /\ th[t].pc = "R1" /\ Bottom = l /\ Len(Chain) > 1
-    /\ \A s \in LevelSlots(l) : (SlotW(s) = Sealed \/ SlotW(s).dn) /\ ~Busy(t, SLine(s))
+    /\ \A s \in LevelSlots(l) : (SlotW(s) = Sealed \/ SlotW(s).dn) /\ (ReadDurable => ~Busy(t, SLine(s)))
     /\ DCas(t, LastLine, l, Chain[2])
     /\ th' = [th EXCEPT ![t].pc = "RU"]
     /\ UNCHANGED <<fl, crashes, ab, eff, out>>
@@ -357,14 +361,14 @@ RUnlinked(t) ==
 -----------------------------------------------------------------------------
 (* Growth (clevel.rs grow, next_of) and persistence.                       *)
 
-\* grow L545-L556: a new level linked on top with a plain CAS 0 -> level | DIRTY
+\* grow L587-L592: a new level linked on top with a plain CAS 0 -> level | DIRTY
 \* (free_slot found no empty slot: insert's and the move's place).
 Grow(t) ==
     /\ th[t].pc \in {"I1", "RM"} /\ Top < Len(Size)
     /\ PCas(t, NLine(Top), LW(0, FALSE), LW(Top + 1, TRUE))
     /\ UNCHANGED <<fl, th, fly, crashes, ab, eff, out>>
 
-\* grow L552 / next_of L498-L501: a dirty link, written back, gets its bit cleared.
+\* grow L589 / next_of L535-L538: a dirty link, written back, gets its bit cleared.
 LinkClean(t, l) ==
     LET w == Vis(NLine(l)) IN
     /\ Running(t) /\ w.dirty /\ Dur(NLine(l)).to = w.to
@@ -421,7 +425,7 @@ Images == {c \in [Dirty -> 1 .. MaxLen] : \A ln \in Dirty : pm[ln].m <= c[ln] /\
 Pick(c, ln) == IF ln \in Dirty THEN c[ln] ELSE Len(pm[ln].w)
 ImageOf(c) == [ln \in LineIds |-> pm[ln].w[Pick(c, ln)]]
 
-\* attach L418-L437: in the image's chain, a marked slot not done is done if its item is
+\* attach L436-L456: in the image's chain, a marked slot not done is done if its item is
 \* present unmarked elsewhere (placed), else unmarked.
 Attach(m) ==
     LET cs == ChainSlots(m) IN

@@ -49,7 +49,7 @@ VARIABLES pm, fl, th, fly, crashes, ab, eff, out, wb,
 
 C == INSTANCE ClevelMmt WITH
        NThreads <- NT, Work <- Trace[1].work, Size <- Trace[1].size, Pre <- Trace[1].pre,
-       MaxCrashes <- 1
+       MaxCrashes <- 1, ReadDurable <- TRUE
 
 cvars == <<pm, fl, th, fly, crashes, ab, eff, out, wb>>
 vars == <<cvars, k>>
