@@ -53,11 +53,13 @@ Record traces of Memento on the simulator.
 
 Runs R runs (seeds N, N+1, ...) of the detectable CAS (memento-cas: T threads
 (1..=4) x K root operations of one CAS each) or of MSQ-mmt-indel
-(memento-queue: T threads alternating enqueue and dequeue) on the simulated
+(memento-queue: T threads alternating enqueue and dequeue) or of Clevel-mmt
+(memento-clevel: T threads inserting their own keys into a small table, deleting
+the next thread's, the last one rehashing; growth and a resize) on the simulated
 Px86 backend, each under the seed's schedule, with --crash a full crash at a
 seeded persistence event and recovery; prints the ndjson trace
-(traces/SCHEMA.md) for traces/memento/DetectableCASTrace.tla or
-InsDelQueueTrace.tla. --tamper alters the trace so that validation must
+(traces/SCHEMA.md) for traces/memento/DetectableCASTrace.tla,
+InsDelQueueTrace.tla or clevel/ClevelTrace.tla. --tamper alters the trace so that validation must
 reject it. --mutant NAME runs the code with a memento mutant of
 perdure_pm::hooks::mutants switched on (e.g. cas-no-flush-loc-L33).";
 
@@ -101,6 +103,9 @@ pub enum TraceCommand {
     /// Record traces of Memento's MSQ-mmt-indel queue.
     #[command(long_about = MEMENTO_ABOUT, after_help = EXIT)]
     MementoQueue(MementoArgs<QueueObject>),
+    /// Record traces of Memento's Clevel-mmt hash table.
+    #[command(long_about = MEMENTO_ABOUT, after_help = EXIT)]
+    MementoClevel(MementoArgs<ClevelObject>),
     /// Record traces of Redo-PTM.
     #[command(long_about = PTM_ABOUT, after_help = EXIT)]
     RedoPtm(PtmArgs),
@@ -247,13 +252,21 @@ impl MementoObject for QueueObject {
     const OBJECT: memento::trace::Object = memento::trace::Object::Queue;
 }
 
-/// `perdure trace memento-cas|memento-queue`.
+/// Memento's Clevel-mmt.
+#[derive(Debug)]
+pub struct ClevelObject;
+impl MementoObject for ClevelObject {
+    const OBJECT: memento::trace::Object = memento::trace::Object::Clevel;
+}
+
+/// `perdure trace memento-cas|memento-queue|memento-clevel`.
 #[derive(Debug, Args)]
 pub struct MementoArgs<O: MementoObject> {
     #[command(flatten)]
     run: RunArgs,
     /// Alter the trace this way (drop-first-cas, flip-err or lost-write for memento-cas,
-    /// dequeue-twice, drop-repl-flush or lost-link for memento-queue).
+    /// dequeue-twice, drop-repl-flush or lost-link for memento-queue, flip-insert or
+    /// lost-item for memento-clevel).
     #[arg(long, value_name = "MODE",
           value_parser = named(memento::trace::Tamper::of(O::OBJECT)))]
     tamper: Option<memento::trace::Tamper>,
@@ -320,6 +333,7 @@ pub fn run(cmd: TraceCommand) -> ExitCode {
         TraceCommand::Log(a) => trace_log(a),
         TraceCommand::MementoCas(a) => memento_trace("memento-cas", a),
         TraceCommand::MementoQueue(a) => memento_trace("memento-queue", a),
+        TraceCommand::MementoClevel(a) => memento_trace("memento-clevel", a),
         TraceCommand::RedoPtm(a) => ptm(Construction::Redo, a),
         TraceCommand::RedoTimed(a) => ptm(Construction::RedoTimed, a),
         TraceCommand::RedoOpt(a) => ptm(Construction::RedoOpt, a),

@@ -45,6 +45,8 @@
 //! Several runs go into one trace, each opening with a `Begin` step: the
 //! validation spec restarts there, so one TLC run checks them all.
 
+mod clevel;
+
 use crate::traces::crash_image;
 use perdure_memento::ds::decode_opt;
 use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
@@ -1030,6 +1032,8 @@ pub enum Object {
     Cas,
     /// MSQ-mmt-indel.
     Queue,
+    /// Clevel-mmt.
+    Clevel,
 }
 
 /// The trace of `opts.runs` runs, as ndjson, tampered with if
@@ -1044,6 +1048,7 @@ pub fn trace(opts: &TraceOptions) -> Result<String, TraceError> {
         match opts.object {
             Object::Cas => cas_run(seed, r, opts, &mut out)?,
             Object::Queue => queue_run(seed, r, opts, &mut out)?,
+            Object::Clevel => clevel::clevel_run(seed, r, opts, &mut out)?,
         }
     }
     let mut s = String::new();
@@ -1081,6 +1086,12 @@ pub enum Tamper {
     /// line, `Fence`, all by the inserter), put the link back to null: an
     /// image that lost a persisted link.
     LostLink,
+    /// Turn the first insert that returned true (1) into one that returned false.
+    FlipInsert,
+    /// In the first crash image holding an item whose insert wrote it back and fenced it
+    /// (`DCas` of the slot, `Pwb` of its line, `Fence`, all by the inserter), empty the slot:
+    /// an image that lost a persisted item.
+    LostItem,
 }
 
 impl Tamper {
@@ -1093,6 +1104,7 @@ impl Tamper {
                 Tamper::DropReplFlush,
                 Tamper::LostLink,
             ],
+            Object::Clevel => &[Tamper::FlipInsert, Tamper::LostItem],
         }
     }
 }
@@ -1105,6 +1117,8 @@ impl Named for Tamper {
         Tamper::DequeueTwice,
         Tamper::DropReplFlush,
         Tamper::LostLink,
+        Tamper::FlipInsert,
+        Tamper::LostItem,
     ];
 
     fn name(self) -> &'static str {
@@ -1115,6 +1129,8 @@ impl Named for Tamper {
             Tamper::DequeueTwice => "dequeue-twice",
             Tamper::DropReplFlush => "drop-repl-flush",
             Tamper::LostLink => "lost-link",
+            Tamper::FlipInsert => "flip-insert",
+            Tamper::LostItem => "lost-item",
         }
     }
 }
@@ -1206,6 +1222,59 @@ pub fn tamper(ndjson: &str, t: Tamper) -> Option<String> {
             let n = nodes.iter_mut().find(|n| n["of"] == of)?;
             n["next"] = json!({"p": false, "ptr": null});
         }
+        Tamper::FlipInsert => {
+            let ins: Vec<Value> = lines
+                .iter()
+                .filter(|v| v["type"] == "invoke" && v["op"][0] == "ins")
+                .map(|v| v["id"].clone())
+                .collect();
+            let v = lines.iter_mut().find(|v| {
+                (v["type"] == "return" || v["type"] == "recover")
+                    && v["value"] == 1
+                    && ins.contains(&v["id"])
+            })?;
+            v["value"] = json!(0);
+        }
+        Tamper::LostItem => {
+            // Per run, the slots an insert's CAS wrote (slot, thread, stage 0 CAS / 1 pwb /
+            // 2 fenced), and the first crash image holding one of them fenced.
+            let mut placed: Vec<(Value, Value, Value, u8)> = Vec::new();
+            let mut hit = None;
+            for (k, v) in lines.iter().enumerate() {
+                let (a, t) = (&v["action"], &v["thread"]);
+                if a == "Begin" {
+                    placed.clear();
+                } else if a == "DCas" && v["w"]["it"] != 0 && v["w"]["mv"] == false {
+                    placed.push((v["s"].clone(), t.clone(), v["w"].clone(), 0));
+                } else if a == "Pwb" {
+                    for p in placed.iter_mut().filter(|p| &p.1 == t && p.3 == 0) {
+                        let (l, j) = (&p.0[0], &p.0[1]);
+                        if v["lines"]
+                            .as_array()
+                            .is_some_and(|ls| ls.iter().any(|x| x == &json!(["s", l, j])))
+                        {
+                            p.3 = 1;
+                        }
+                    }
+                } else if a == "Fence" {
+                    for p in placed.iter_mut().filter(|p| &p.1 == t && p.3 == 1) {
+                        p.3 = 2;
+                    }
+                } else if a == "Crash" {
+                    let slots = v["slots"].as_array()?;
+                    if let Some((i, _)) = slots.iter().enumerate().find(|(_, s)| {
+                        placed
+                            .iter()
+                            .any(|p| p.3 == 2 && s[0] == p.0[0] && s[1] == p.0[1] && s[2] == p.2)
+                    }) {
+                        hit = Some((k, i));
+                        break;
+                    }
+                }
+            }
+            let (k, i) = hit?;
+            lines[k]["slots"][i][2] = json!({"it": 0, "mv": false, "dn": false});
+        }
     }
     Some(lines.iter().map(|l| format!("{l}\n")).collect())
 }
@@ -1266,5 +1335,37 @@ mod tests {
         .unwrap();
         let dropped = tamper(&no_crash, Tamper::DropReplFlush).unwrap();
         assert_eq!(dropped.lines().count() + 1, no_crash.lines().count());
+    }
+
+    #[test]
+    fn clevel_traces_grow_resize_and_crash() {
+        // The CI cases' shape: 2 threads of 2 operations (the second thread's second a resize).
+        let opts = TraceOptions {
+            object: Object::Clevel,
+            crash: true,
+            runs: 5,
+            ops: 2,
+            ..Default::default()
+        };
+        let t = trace(&opts).unwrap();
+        for a in [
+            "\"DCas\"",
+            "\"DCasLast\"",
+            "\"CasNext\"",
+            "\"CasSlot\"",
+            "\"Crash\"",
+        ] {
+            assert!(t.contains(a), "no {a} in {t}");
+        }
+        assert!(t.contains("\"type\":\"crash\""));
+        assert!(!t.contains("\"Unknown\""), "{t}");
+        assert!(tamper(&t, Tamper::LostItem).is_some());
+        let no_crash = trace(&TraceOptions {
+            crash: false,
+            ..opts
+        })
+        .unwrap();
+        assert!(tamper(&no_crash, Tamper::FlipInsert).is_some());
+        assert!(tamper(&no_crash, Tamper::LostItem).is_none());
     }
 }
