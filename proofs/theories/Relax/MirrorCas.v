@@ -1,8 +1,10 @@
 (** * Mirror's CAS over two replicas: a logically atomic specification
 
     Justifies the crash-free behaviour of Mirror's [compare_exchange_strong]
-    (thesis, Chapter 4, Algorithm 4.1; [impl/perdure-relax]'s persistent
-    atomic CAS) against any number of concurrent CASes that help each
+    (thesis, Chapter 4, Algorithm 4.1, as published, line 47 included:
+    TLC showed that line wrong (finding M1), and [impl/perdure-relax]'s
+    [Space::mirror_cas] in [patomic.rs] runs the fixed retry instead, which
+    this file does not model) against any number of concurrent CASes that help each
     other, i.e. the normal-execution part of [specs/relax/Mirror.tla].
 
     The code ([mirror_cas], [new_mirror]) is heap_lang.  Each replica of the

@@ -5,9 +5,11 @@
     recent crash, it answers yes only if some [recover_field]
     ([recover_node]) on that field (node) returned since that crash.  The
     thesis leaves the case analysis out; here it is, for each tracking
-    variant of §6.4 ([impl/perdure-relax]'s [BitsetAtomic],
+    variant of §6.4 (the thesis's [BitsetAtomic],
     [MarkableAtomicPointer], [HybridAtomicPointer],
-    [ZMarkableAtomicPointer], [PseudoBitsetAtomic]).
+    [ZMarkableAtomicPointer], [PseudoBitsetAtomic]; in
+    [impl/perdure-relax/src/space.rs] the [Tracking] variants [Bitset],
+    [Markable], [Hybrid], [ZMarkable], [PseudoBitset]).
 
     The model ([step]), for any number of threads and objects (fields or
     nodes, numbered) and any number of crashes.  The part every variant
