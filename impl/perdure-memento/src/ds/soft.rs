@@ -688,6 +688,47 @@ impl SoftTable {
         }
     }
 
+    /// Whether `f` (a find of `key`) found it, helping a node in
+    /// *intend-to-insert* to *inserted* first, as SOFT's insert does.
+    fn found_helping<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        f: &Found,
+        key: u64,
+    ) -> bool {
+        if f.curr == 0 || self.vnode(f.curr).key != key {
+            return false;
+        }
+        if f.curr_state == INTEND_TO_INSERT {
+            self.complete_insert(h, f.curr);
+        }
+        true
+    }
+
+    /// Whether `f` (a find of `key`) found a node a delete may claim: in
+    /// *inserted* or *intend-to-delete*.
+    fn deletable(&self, f: &Found, key: u64) -> bool {
+        f.curr != 0
+            && self.vnode(f.curr).key == key
+            && matches!(f.curr_state, INSERTED | INTEND_TO_DELETE)
+    }
+
+    /// A fresh PM node `[key, value, stamp]` (not written back): its
+    /// offset and stamp.
+    fn new_node<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        key: u64,
+        value: u64,
+    ) -> Result<(u64, u64), MementoError> {
+        let n = h.alloc(NODE)?;
+        let stamp = h.now();
+        h.store_private(n + KEY, key);
+        h.store_private(n + VALUE, value);
+        h.store_private(n + STAMP, stamp);
+        Ok((n, stamp))
+    }
+
     /// Cleanup of a PM node whose owner decided it is garbage (a delete that
     /// won, an insert that lost): off the chain, then retired (§6).
     fn discard<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, b: u64, p: u64) {
@@ -710,20 +751,13 @@ impl SoftTable {
         // checkpoint makes both stable, and recovery reuses the block.
         let [node, stamp] = mmt.node.checkpoint_with(h, |h| {
             let f = self.find(h, b, key);
-            if f.curr != 0 && self.vnode(f.curr).key == key {
-                if f.curr_state == INTEND_TO_INSERT {
-                    self.complete_insert(h, f.curr);
-                }
+            if self.found_helping(h, &f, key) {
                 return Ok([0, 0]);
             }
             // Durable before the checkpoint names it (checkpoint_with fences
             // after this pwb): a reused block must not show its previous
             // life's `ins`/`del`/`stamp` to a recovery.
-            let n = h.alloc(NODE)?;
-            let stamp = h.now();
-            h.store_private(n + KEY, key);
-            h.store_private(n + VALUE, value);
-            h.store_private(n + STAMP, stamp);
+            let (n, stamp) = self.new_node(h, key, value)?;
             h.pwb(n, NODE);
             Ok::<_, MementoError>([n, stamp])
         })?;
@@ -792,10 +826,7 @@ impl SoftTable {
     ) -> bool {
         loop {
             let f = self.find(h, b, key);
-            if f.curr != 0 && self.vnode(f.curr).key == key {
-                if f.curr_state == INTEND_TO_INSERT {
-                    self.complete_insert(h, f.curr);
-                }
+            if self.found_helping(h, &f, key) {
                 return false;
             }
             let fresh = VNode::new(key, value, node, stamp, f.curr | INTEND_TO_INSERT);
@@ -833,10 +864,7 @@ impl SoftTable {
         let mut seen = 0usize;
         let [target, stamp] = mmt.target.checkpoint_with(h, |h| {
             let f = self.find(h, b, key);
-            let present = f.curr != 0
-                && self.vnode(f.curr).key == key
-                && matches!(f.curr_state, INSERTED | INTEND_TO_DELETE);
-            if present {
+            if self.deletable(&f, key) {
                 seen = f.curr;
                 let v = self.vnode(f.curr);
                 Ok::<_, MementoError>([v.pptr, v.stamp])
@@ -935,17 +963,10 @@ impl SoftTable {
         h.critical_section(|h| {
             let b = self.bucket(key);
             let f = self.find(h, b, key);
-            if f.curr != 0 && self.vnode(f.curr).key == key {
-                if f.curr_state == INTEND_TO_INSERT {
-                    self.complete_insert(h, f.curr);
-                }
+            if self.found_helping(h, &f, key) {
                 return Ok(false);
             }
-            let node = h.alloc(NODE)?;
-            let stamp = h.now();
-            h.store_private(node + KEY, key);
-            h.store_private(node + VALUE, value);
-            h.store_private(node + STAMP, stamp);
+            let (node, stamp) = self.new_node(h, key, value)?;
             self.chain_push(h, b, node);
             let linked = self.link(h, b, key, value, node, stamp);
             if !linked {
@@ -966,16 +987,13 @@ impl SoftTable {
         h.critical_section(|h| {
             let b = self.bucket(key);
             let f = self.find(h, b, key);
-            let present = f.curr != 0
-                && self.vnode(f.curr).key == key
-                && matches!(f.curr_state, INSERTED | INTEND_TO_DELETE);
-            if !present {
+            if !self.deletable(&f, key) {
                 return Ok(false);
             }
             let target = self.vnode(f.curr).pptr;
             let won = self.claim(h, f.curr);
             if won {
-                self.find(h, b, key);
+                self.find(h, b, key); // trims the node
                 self.discard(h, b, target);
             }
             Ok(won)
