@@ -87,6 +87,14 @@ enum Op {
     Delete(u64),
 }
 
+impl Op {
+    fn key(self) -> u64 {
+        match self {
+            Op::Insert(k, _) | Op::Lookup(k) | Op::LookupRoot(k) | Op::Delete(k) => k,
+        }
+    }
+}
+
 /// One thread's access to a table under test.
 trait Worker {
     /// Runs `op`: whether it added (insert), found (lookup) or removed
@@ -159,9 +167,7 @@ fn shards_for(n: u64, cap: u64, max: u64) -> u64 {
 
 impl<const MMT: bool> Worker for SoftWorker<'_, '_, MMT> {
     fn op(&mut self, op: Op) -> bool {
-        let key = match op {
-            Op::Insert(k, _) | Op::Lookup(k) | Op::LookupRoot(k) | Op::Delete(k) => k,
-        };
+        let key = op.key();
         let t = &self.shards[shard_of(key, self.shards.len())];
         let h = &mut self.h;
         if MMT {
@@ -192,9 +198,7 @@ struct RelaxWorker<'s, 'p> {
 
 impl Worker for RelaxWorker<'_, '_> {
     fn op(&mut self, op: Op) -> bool {
-        let key = match op {
-            Op::Insert(k, _) | Op::Lookup(k) | Op::LookupRoot(k) | Op::Delete(k) => k,
-        };
+        let key = op.key();
         let t = self.shards[shard_of(key, self.shards.len())];
         let h = &mut self.h;
         match op {
@@ -514,60 +518,50 @@ fn find<'r>(rows: &'r [Row], table: &str, threads: usize, phase: &str) -> Option
 /// each a line "holds" / "does not hold" with the ratios behind it.
 fn relations(rows: &[Row], threads: usize, lf: &[(&str, f64)]) -> Vec<String> {
     let mut out = Vec::new();
-    let ratio = |a: &str, b: &str, phase: &str| -> Option<f64> {
-        Some(find(rows, a, threads, phase)?.ops_s() / find(rows, b, threads, phase)?.ops_s())
-    };
     let verdict = |ok: bool| if ok { "holds" } else { "does not hold" };
+    // A claim's verdict with the ratios behind it.
+    let line = |claim: &str, pairs: &[(&str, f64)], ok: bool| {
+        let list: Vec<String> = pairs.iter().map(|(p, r)| format!("{p} {r:.2}x")).collect();
+        format!("{claim}: {} ({})", verdict(ok), list.join(", "))
+    };
     for (det, base) in [("Clevel-mmt", "Clevel"), ("SOFT-mmt", "SOFT")] {
-        let upd: Vec<(&str, f64)> = ["insert", "delete"]
-            .iter()
-            .filter_map(|&p| Some((p, ratio(det, base, p)?)))
-            .collect();
-        let slower = upd.iter().all(|&(_, r)| r < 1.0);
-        out.push(format!(
-            "{det} slower than {base} on insert and delete (\"incur overhead\"): {} ({})",
-            verdict(slower),
-            upd.iter()
-                .map(|(p, r)| format!("{p} {r:.2}x"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        // `of(det's row, base's row)` for each phase both tables ran.
+        let pairs = |phases: &[&'static str], of: fn(&Row, &Row) -> f64| -> Vec<(&str, f64)> {
+            phases
+                .iter()
+                .filter_map(|&p| {
+                    Some((
+                        p,
+                        of(find(rows, det, threads, p)?, find(rows, base, threads, p)?),
+                    ))
+                })
+                .collect()
+        };
+        let speed = |a: &Row, b: &Row| a.ops_s() / b.ops_s();
+        let upd = pairs(&["insert", "delete"], speed);
+        out.push(line(
+            &format!("{det} slower than {base} on insert and delete (\"incur overhead\")"),
+            &upd,
+            upd.iter().all(|&(_, r)| r < 1.0),
         ));
-        let srch: Vec<(&str, f64)> = ["search-hit", "search-miss", "search-hit-zipf"]
-            .iter()
-            .filter_map(|&p| Some((p, ratio(det, base, p)?)))
-            .collect();
-        let similar = srch.iter().all(|&(_, r)| (0.8..=1.25).contains(&r));
-        out.push(format!(
-            "{det} as fast as {base} on searches (\"similar throughput\", read here as within 0.8x-1.25x): {} ({})",
-            verdict(similar),
-            srch.iter()
-                .map(|(p, r)| format!("{p} {r:.2}x"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let srch = pairs(&["search-hit", "search-miss", "search-hit-zipf"], speed);
+        out.push(line(
+            &format!("{det} as fast as {base} on searches (\"similar throughput\", read here as within 0.8x-1.25x)"),
+            &srch,
+            srch.iter().all(|&(_, r)| (0.8..=1.25).contains(&r)),
         ));
-        if let Some(r) = ratio(det, base, "search-hit-root") {
+        if let Some(&(_, r)) = pairs(&["search-hit-root"], speed).first() {
             out.push(format!(
                 "{det}'s lookup as a root operation: {r:.2}x {base}'s lookup (no relation in the seed, whose lookups are not root operations)"
             ));
         }
-        let mut tails = Vec::new();
-        for phase in ["insert", "search-hit", "delete"] {
-            if let (Some(a), Some(b)) = (
-                find(rows, det, threads, phase),
-                find(rows, base, threads, phase),
-            ) {
-                tails.push((phase, a.q(0.99) / b.q(0.99).max(1e-3)));
-            }
-        }
-        let close = tails.iter().all(|&(_, r)| r <= 1.5);
-        out.push(format!(
-            "{det} p99 latency similar to {base}'s (\"similar tail latencies\", read here as at most 1.5x): {} ({})",
-            verdict(close),
-            tails
-                .iter()
-                .map(|(p, r)| format!("{p} {r:.2}x"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let tails = pairs(&["insert", "search-hit", "delete"], |a, b| {
+            a.q(0.99) / b.q(0.99).max(1e-3)
+        });
+        out.push(line(
+            &format!("{det} p99 latency similar to {base}'s (\"similar tail latencies\", read here as at most 1.5x)"),
+            &tails,
+            tails.iter().all(|&(_, r)| r <= 1.5),
         ));
     }
     let get = |name: &str| lf.iter().find(|x| x.0 == name).map(|x| x.1);
