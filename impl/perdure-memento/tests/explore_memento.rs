@@ -22,6 +22,7 @@ explore_tests! {
     soft_mmt_survives_every_crash_point => common::run("soft-mmt", 4, "");
     soft_mmt_3_threads_survives_every_crash_point => common::run("soft-mmt-3t", 2, "");
     clevel_mmt_survives_every_crash_point => common::run("clevel-mmt", 4, "");
+    clevel_mmt_drain_survives_every_crash_point => common::run_seeded("clevel-mmt-drain", 8, 1);
     cas_register_2_threads_survives_every_crash_point => common::run("cas-register-2", 8, "");
     cas_register_3_threads_survives_every_crash_point => common::run("cas-register-3", 8, "");
     cas_register_2_wide_survives_every_crash_point => common::run("cas-register-2-wide", 2, "");
@@ -37,6 +38,7 @@ explore_tests! {
     combq_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("combq-mmt", 24);
     elim_stack_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("elim-stack-mmt", 24);
     clevel_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("clevel-mmt", 24);
+    clevel_mmt_drain_survives_crashes_during_recovery => common::run_recovery_crashes("clevel-mmt-drain", 24);
     soft_mmt_survives_crashes_during_recovery => common::run_recovery_crashes_seeded("soft-mmt", 48, 4, 16);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     elim_stack_mmt_3_threads_3_exchangers_survives_every_crash_point => common::run("elim-stack-mmt-3t-3x", 2, "");
@@ -52,6 +54,7 @@ explore_tests! {
     combq_mmt_create_crash => common::run_creation("combq-mmt");
     soft_mmt_create_crash => common::run_creation("soft-mmt");
     clevel_mmt_create_crash => common::run_creation("clevel-mmt");
+    clevel_mmt_drain_create_crash => common::run_creation("clevel-mmt-drain");
     cas_register_2_create_crash => common::run_creation("cas-register-2");
     checkpoint_1line_create_crash => common::run_creation("checkpoint-1line");
 }

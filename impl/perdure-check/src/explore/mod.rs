@@ -84,6 +84,12 @@ pub trait Scenario: Send + Sync + 'static {
     /// The sequential model of `HISTORY.md` its histories are checked
     /// against.
     fn object(&self) -> &'static str;
+    /// The object's initial state, the history header's `init`
+    /// (`HISTORY.md`), when [`Scenario::setup`] builds it non-empty; `None`:
+    /// the model's default (empty).
+    fn init(&self) -> Option<Value> {
+        None
+    }
     /// Pool size in bytes.
     fn pool_size(&self) -> u64 {
         64 << 10
@@ -376,6 +382,7 @@ fn keep_sample<T>(v: &mut Vec<T>, n: usize, rng: &mut u64) {
 /// events, the recovering threads' calls and observations.
 fn history_text(
     object: &str,
+    init: Option<Value>,
     prefix: &[HEvent],
     recovered: &[(u64, Value)],
     concurrent: &[HEvent],
@@ -387,7 +394,10 @@ fn history_text(
         out.push_str(&v.to_string());
         out.push('\n');
     };
-    push(json!({"type":"header","object":object}));
+    push(match init {
+        Some(init) => json!({"type":"header","object":object,"init":init}),
+        None => json!({"type":"header","object":object}),
+    });
     let events = |es: &[HEvent], push: &mut dyn FnMut(Value)| {
         for e in es {
             match e {
@@ -1239,7 +1249,17 @@ fn recover_and_check(
     next_id: u64,
 ) -> Result<(), (String, String)> {
     let pool = pool.clone();
-    let partial = || history_text(scenario.object(), prefix, &[], &[], &[], next_id);
+    let partial = || {
+        history_text(
+            scenario.object(),
+            scenario.init(),
+            prefix,
+            &[],
+            &[],
+            &[],
+            next_id,
+        )
+    };
     scenario
         .recover(&pool)
         .map_err(|e| (format!("recovery failed: {e}"), partial()))?;
@@ -1261,6 +1281,7 @@ fn recover_and_check(
         .map_err(|e| (format!("observing after recovery failed: {e}"), partial()))?;
     let text = history_text(
         scenario.object(),
+        scenario.init(),
         prefix,
         &recovered,
         &concurrent,

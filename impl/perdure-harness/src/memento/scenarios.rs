@@ -96,7 +96,8 @@ pub fn all() -> Vec<Arc<dyn Scenario>> {
     )));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 2 })));
     v.push(Arc::new(OnRuntime(SoftSet { threads: 3 })));
-    v.push(Arc::new(OnRuntime(ClevelSet)));
+    v.push(Arc::new(OnRuntime(ClevelSet { drain: false })));
+    v.push(Arc::new(OnRuntime(ClevelSet { drain: true })));
     v.extend(prim::all());
     v
 }
@@ -225,6 +226,11 @@ trait RuntimeScenario: Send + Sync + 'static {
     fn create(&self, h: &mut Handle<'_, '_, Sim, Self::Mmt>) -> Result<u64, MementoError>;
     /// The object at the runtime's object root, after its start-up recovery.
     fn attach(&self, rt: &Runtime<'static, Sim, Self::Mmt>) -> Result<Self::Obj, String>;
+    /// The object's initial state as the history's `init`, when
+    /// [`RuntimeScenario::create`] builds it non-empty.
+    fn init(&self) -> Option<Value> {
+        None
+    }
     /// Each thread's calls.
     fn workload(&self, seed: u64) -> Vec<Vec<Call>>;
     /// Runs `call` as `op`'s root operation ([`Op::run`]).
@@ -310,6 +316,10 @@ impl<T: RuntimeScenario> Scenario for OnRuntime<T> {
 
     fn object(&self) -> &'static str {
         self.0.object()
+    }
+
+    fn init(&self) -> Option<Value> {
+        self.0.init()
     }
 
     fn sim_options(&self) -> perdure_pm::SimOptions {
@@ -825,10 +835,28 @@ impl RuntimeScenario for SoftSet {
 /// removes or looks up a key of the other thread's; a workload thread's
 /// lookup is one root operation that first runs the detectable rehash
 /// (Clevel's resize thread, invisible to the set) and then looks up.
+///
+/// `drain` (`clevel-mmt-drain`): the rehash's races, which the growing
+/// workload reaches only by chance. The table starts with
+/// [`ClevelSet::PRELOADED`] in three levels (1, 2 and 4 buckets; key 21
+/// alone in the bottom one, which is to be drained); thread 1 drains it
+/// (a lookup of 21, so a resize first) while thread 2 removes 21 and then
+/// looks up 12 (a second resize, racing the first). Thread 2's remove
+/// either empties the bottom slot before the rehash reaches it (which
+/// then seals it), or meets 21 marked as moving, waits for the move, and
+/// completes the move's mark itself before removing the placed copy
+/// (`seal_moved`): the delete/move race of Clevel's bug (ASPLOS 2022).
 #[derive(Debug, Clone, Copy)]
-pub struct ClevelSet;
+pub struct ClevelSet {
+    /// The pre-loaded table and the rehash races, instead of growth.
+    pub drain: bool,
+}
 
 impl ClevelSet {
+    /// The keys of `clevel-mmt-drain`'s table, in their bulk-load order
+    /// (21 lands in the bottom level: `create` checks it).
+    pub const PRELOADED: [u64; 4] = [11, 12, 21, 22];
+
     /// The value inserted with key `k`.
     pub fn value(k: u64) -> u64 {
         10 * k + 3
@@ -840,11 +868,19 @@ impl RuntimeScenario for ClevelSet {
     type Obj = ClevelTable;
 
     fn name(&self) -> &'static str {
-        "clevel-mmt"
+        if self.drain {
+            "clevel-mmt-drain"
+        } else {
+            "clevel-mmt"
+        }
     }
 
     fn description(&self) -> &'static str {
-        "Memento Clevel-mmt hash table as a set, 2 threads x 3 ops, growth and a detectable rehash, detectability checked"
+        if self.drain {
+            "Memento Clevel-mmt hash table as a set, pre-loaded in three levels, 2 threads: a rehash draining the bottom level against a remove of its key and a second rehash, detectability checked"
+        } else {
+            "Memento Clevel-mmt hash table as a set, 2 threads x 3 ops, growth and a detectable rehash, detectability checked"
+        }
     }
 
     /// The workload's threads and an observer (as [`SoftSet`]'s).
@@ -857,7 +893,27 @@ impl RuntimeScenario for ClevelSet {
     }
 
     fn create(&self, h: &mut Handle<'_, '_, Sim, ClevelMmt>) -> Result<u64, MementoError> {
-        ClevelTable::create(h, 1, 1).map(|t| t.offset())
+        if !self.drain {
+            return ClevelTable::create(h, 1, 1).map(|t| t.offset());
+        }
+        let items: Vec<(u64, u64)> = Self::PRELOADED
+            .iter()
+            .map(|&k| (k, Self::value(k)))
+            .collect();
+        let t = ClevelTable::create_with(h, 1, 1, &items)?;
+        // The races need 21 alone in a bottom level that is to be drained:
+        // three levels (1, 2 and 4 buckets of one slot) and a rehash due.
+        let stats = t.stats(h.pool())?;
+        if stats.levels != 3 || stats.slots != 7 || !t.needs_resize(h) {
+            return Err(MementoError::Config(format!(
+                "clevel-mmt-drain: the bulk load gave {stats:?}, not three levels with a rehash due"
+            )));
+        }
+        Ok(t.offset())
+    }
+
+    fn init(&self) -> Option<Value> {
+        self.drain.then(|| json!(Self::PRELOADED))
     }
 
     fn attach(&self, rt: &Runtime<'static, Sim, ClevelMmt>) -> Result<ClevelTable, String> {
@@ -865,6 +921,15 @@ impl RuntimeScenario for ClevelSet {
     }
 
     fn workload(&self, seed: u64) -> Vec<Vec<Call>> {
+        if self.drain {
+            return vec![
+                vec![Call::new("contains", vec![json!(21)])],
+                vec![
+                    Call::new("remove", vec![json!(21)]),
+                    Call::new("contains", vec![json!(12)]),
+                ],
+            ];
+        }
         (1..=THREADS as u64)
             .map(|t| {
                 let bits = seed >> (8 * t);

@@ -1160,6 +1160,25 @@ mod tests {
         h.run_root(|h, m, _| t.run(h, m, op).expect("op")).result
     }
 
+    /// The explorer's `clevel-mmt-drain` (perdure-harness) stands on this
+    /// bulk load: 21 alone in the bottom of three levels, a rehash due.
+    #[test]
+    fn the_drain_scenarios_table_has_21_alone_in_its_bottom_level() {
+        testkit::with_runtime_heap::<ClevelMmt>(1, HEAP, |rt| {
+            let mut h = rt.handle(1).unwrap();
+            let items: Vec<(u64, u64)> =
+                [11, 12, 21, 22].iter().map(|&k| (k, 10 * k + 3)).collect();
+            let t = ClevelTable::create_with(&mut h, 1, 1, &items).unwrap();
+            let levels = t.levels_of(h.pool()).unwrap();
+            assert_eq!(levels.iter().map(|l| l.1).collect::<Vec<_>>(), [1, 2, 4]);
+            let w = word_at(t.slot_at(h.pool(), levels[0].0, 0, 0))
+                .peek(h.pool())
+                .value;
+            assert_eq!(peek(h.pool(), offset_of(w)), 21, "{}", t.dump(h.pool()));
+            assert!(t.needs_resize(&mut h));
+        });
+    }
+
     #[test]
     fn model_with_growth_and_resize() {
         testkit::with_runtime_heap::<ClevelMmt>(1, HEAP, |rt| {
