@@ -38,7 +38,7 @@ explore_tests! {
     combq_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("combq-mmt", 24);
     elim_stack_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("elim-stack-mmt", 24);
     clevel_mmt_survives_crashes_during_recovery => common::run_recovery_crashes("clevel-mmt", 24);
-    clevel_mmt_drain_survives_crashes_during_recovery => common::run_recovery_crashes("clevel-mmt-drain", 24);
+    clevel_mmt_drain_survives_crashes_during_recovery => common::run_recovery_crashes_over("clevel-mmt-drain", 2, 24, 3, 8);
     soft_mmt_survives_crashes_during_recovery => common::run_recovery_crashes_seeded("soft-mmt", 48, 4, 16);
     elim_stack_mmt_3_threads_survives_every_crash_point => common::run("elim-stack-mmt-3t", 2, "");
     elim_stack_mmt_3_threads_3_exchangers_survives_every_crash_point => common::run("elim-stack-mmt-3t-3x", 2, "");

@@ -59,12 +59,27 @@ pub fn run_recovery_crashes(name: &str, points: usize) {
 /// took effect, whose write-back 4 inner points never sample).
 #[allow(dead_code)] // not every test binary uses it
 pub fn run_recovery_crashes_seeded(name: &str, points: usize, seed: u64, inner: usize) {
+    run_recovery_crashes_over(name, 1, points, seed, inner)
+}
+
+/// [`run_recovery_crashes_seeded`] over `schedules` schedules (`points`
+/// sampled crash points each): for a recovery path only some schedules
+/// lead to (Clevel-mmt's `attach` settling a move a crash cut off needs a
+/// schedule in which the rehash moves an item).
+#[allow(dead_code)] // not every test binary uses it
+pub fn run_recovery_crashes_over(
+    name: &str,
+    schedules: usize,
+    points: usize,
+    seed: u64,
+    inner: usize,
+) {
     run_with(
         name,
         "@recovery-crash",
         ExploreConfig {
             seed,
-            schedules: 1,
+            schedules,
             scheduler: SchedulerKind::Random,
             crash_points: CrashPoints::Sample(points * depth_factor()),
             images: 2,
