@@ -47,7 +47,9 @@
 (*                                                                         *)
 (* The bound (RelaxRecoverFieldInd.cfg): 2 threads (symmetry set), values  *)
 (* {0,1}, operations {cas, load}, 1 op each, SeqMod = 4, StallBound = 1,   *)
-(* relaxed tracking (its steps include exact tracking's), all fixes on.    *)
+(* relaxed tracking (its steps include exact tracking's), all fixes on;    *)
+(* DomCalls = "cas01" (the CI cfg) keeps the domain's threads to CAS(0->1), *)
+(* "all" (RelaxRecoverFieldInd_deep.cfg) lets them hold any call.           *)
 (* Reductions, each sound for this check (MirrorInd.tla argues the first   *)
 (* three for Mirror; recoverField's steps commute with the same renamings: *)
 (* InWindow depends on seq differences only, and a crash's DRAM ranges     *)
@@ -152,12 +154,15 @@ Dead == [d |-> DeadD, n |-> NoPair]
 \* that covers it (ThreadCover, for IndInit).  After recovery a late
 \* attempt's (V_D, S_D) is one DRAM may hold, or the visible pair (line 3
 \* then returns), or dead; its registers are dead when DRAM cannot hold it.
+\* (A constant-level function: TLC computes it once.)
+MirrorLocals == [p \in M!MirrorLabels \ {"L6", "L7", "L10", "L11"} |->
+                    {l \in MI!Locals(p) : DomCallOK(l)}]
 LiveD(d, st) == d = Visible \/ DramReach(d, st)
 ThreadDomain(rec, p, l, r, st) ==
     /\ st \in 0 .. StallBound
     /\ CASE p \in M!MirrorLabels \ {"L6", "L7", "L10", "L11"} ->
               /\ rec \/ p = "idle"
-              /\ r = RFInit /\ st = 0 /\ l \in MI!Locals(p) /\ DomCallOK(l)
+              /\ r = RFInit /\ st = 0 /\ l \in MirrorLocals[p]
          [] p = "R1" -> l \in StartLocals /\ r = RFInit /\ st = 0
          [] p = "R2" -> /\ l \in StartLocals /\ r.n = NoPair
                        /\ IF rec THEN r.d = DeadD \/ (r.d \in Pairs /\ LiveD(r.d, st))
