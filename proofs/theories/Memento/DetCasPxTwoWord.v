@@ -275,6 +275,85 @@ Section nonce.
   Proof. intros Hr. by destruct (nonce_inv s Hr). Qed.
 End nonce.
 
+(** ** The model's word-only comparisons are the code's whole-location ones *)
+Section compare.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation inv := (inv N NL).
+  Notation vism := (vism N NL).
+
+  Lemma hx_wt_any s x i a : hx s x !! i = Some a → a = lw0 ∨ ∃ n, wt s !! n = Some (CLoc a).
+  Proof.
+    unfold hx, hc. intros Ha.
+    apply list_lookup_fmap_inv in Ha as (c & -> & Hc). apply list_lookup_fmap_inv in Hc as (n & -> & _).
+    unfold lw_of. destruct (wt s !! n) as [[w | w | w] |] eqn:E; [right; by exists n | left; done ..].
+  Qed.
+
+  (** The visible word's nonce: 0 if clean; t_own of the running invocation
+      of its tid if annotated. *)
+  Lemma visx_nonce s x : reachable2 N NL s → x < NL →
+    (la (visx s x) = None → lnc (visx s x) = 0) ∧
+    (∀ p u, la (visx s x) = Some (p, u) → lnc (visx s x) = (ofl (th s u)).2).
+  Proof.
+    intros Hr Hx. destruct (nonce_inv N NL s Hr) as (Hi & [Hc Hg] & _). split.
+    - intros Hla. unfold visx in *. destruct (last (hx s x)) as [w |] eqn:E; [| done]. simpl in *.
+      rewrite last_lookup in E. destruct (hx_wt_any s x _ w E) as [-> | [n Hn]]; [done |]. by eapply Hc.
+    - intros p u Hla. pose proof (visx_ann s x p u Hla) as Hl.
+      destruct (vis_own_ann N NL s x (visx s x) p u Hi Hx Hl Hla) as (Hu & Hlg & _).
+      pose proof Hl as Hl'. rewrite last_lookup in Hl'.
+      destruct (hx_wt_any s x _ _ Hl') as [Heq | [n Hn]]; [rewrite Heq in Hla; discriminate |].
+      by apply (Hg n _ u (kk (th s u)) Hn Hlg Hu).
+  Qed.
+
+  (** L26 ([h.cas(self.off, old_w, new_w)], [old_w = F::encode(stable(old), 0)]):
+      comparing the word with [(ao, clean)] is comparing the location with
+      [old_w]. *)
+  Lemma tw_l26_compare s x v : reachable2 N NL s → x < NL →
+    phys (visx s x) = (v, None) ↔ phys2 (visx s x) = ((v, None), 0).
+  Proof.
+    intros Hr Hx. unfold phys2, phys. split; [intros [= H1 H2] | intros [= H1 H2 _]; by rewrite H1, H2].
+    by rewrite H1, H2, (proj1 (visx_nonce s x Hr Hx) H2).
+  Qed.
+
+  (** L38 in normal execution ([second_cas(h, new_w, new)]: [new_w]'s nonce
+      is t_own, the OWN timestamp read at L6, i.e. [own_floor]'s during the
+      invocation): comparing the word is comparing the whole location. *)
+  Lemma tw_l38_compare s t p ts : reachable2 N NL s → tr t → pc (th s t) = P38 p ts →
+    let T := th s t in
+    phys (visx s (ax T)) = (an T, Some (p, t)) ↔ phys2 (visx s (ax T)) = ((an T, Some (p, t)), (ofl T).2).
+  Proof.
+    intros Hr Ht Hpc T. subst T.
+    pose proof (i_pc _ _ _ (tw_reachable_inv N NL s Hr) t Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
+    destruct Hp as (_ & _ & _ & _ & _ & Hax).
+    unfold phys2, phys. split; [intros [= H1 H2] | intros [= H1 H2 _]; by rewrite H1, H2].
+    by rewrite H1, H2, (proj2 (visx_nonce s _ Hr Hax) p t H2).
+  Qed.
+
+  (** Recovery's ⑦–⑨ branch (the memento not newer than LOCAL): OWN is the
+      committed [own_floor] there. *)
+  Lemma rec_own_ofl s t : inv s → tr t → mts (vism s t) ≤ fl (th s t) → own (th s t) = ofl (th s t).
+  Proof.
+    intros Hi Ht Hle. destruct (i_own _ _ _ Hi t Ht) as [? | (w & Hl & Hg & _)]; [done | exfalso].
+    unfold vism in Hle. rewrite Hl in Hle. simpl in Hle.
+    pose proof Hl as Hl'. rewrite last_lookup in Hl'.
+    destruct (i_mmt _ _ _ Hi t _ w Ht Hl') as [(_ & Hlt & _) | (Hk & _)]; [lia |].
+    specialize (Hk _ Hg). lia.
+  Qed.
+
+  (** L21–L22 (⑦: [cur == new_w], [new_w]'s nonce OWN's timestamp): comparing
+      the word is comparing the whole location. *)
+  Lemma tw_rec7_compare s t : reachable2 N NL s → tr t → pc (th s t) = PRec → mts (vism s t) ≤ fl (th s t) →
+    let T := th s t in
+    phys (visx s (ax T)) = (an T, Some (negb (own T).1, t)) ↔
+    phys2 (visx s (ax T)) = ((an T, Some (negb (own T).1, t)), (own T).2).
+  Proof.
+    intros Hr Ht Hpc Hle T. subst T. pose proof (tw_reachable_inv N NL s Hr) as Hi.
+    pose proof (i_pc _ _ _ Hi t Ht) as Hax. unfold pcok in Hax. rewrite Hpc in Hax.
+    unfold phys2, phys. split; [intros [= H1 H2] | intros [= H1 H2 _]; by rewrite H1, H2].
+    rewrite H1, H2, (proj2 (visx_nonce s _ Hr Hax) _ t H2). by rewrite (rec_own_ofl s t Hi Ht Hle).
+  Qed.
+End compare.
+
 (** ** Detectability of the two-word location, in every run *)
 Section theorems.
   Context (N NL : nat).
