@@ -428,3 +428,71 @@ Section theorems.
       rewrite (i_nl _ _ _ Hi') in Hkeep. specialize (Hkeep (LX_lt N NL x Hx)). unfold mk in Hi0. lia.
   Qed.
 End theorems.
+
+(** ** The one-word instance: every nonce is 0
+
+    With [c2w cfg = false] (the one-word location, [fixed] and the mutants
+    of [DetCasPxBugs.v]), every location word written and every word a
+    helper holds has nonce 0, so the whole-location comparisons [phys2] of
+    [DetCasPx.v]'s LOADHELP steps are comparisons of the words ([phys]): the
+    nonce changes nothing in the one-word model. *)
+Section one_word.
+  Context (N NL : nat) (cfg : config) (aba : state → nat → lword → Prop).
+
+  Definition zero_nonces (s : state) : Prop :=
+    (∀ n w, wt s !! n = Some (CLoc w) → lnc w = 0) ∧
+    (∀ u c y h a, pc (th s u) = PLH c y h → held h = Some a → lnc a = 0).
+
+  Lemma visx_zero s x : zero_nonces s → lnc (visx s x) = 0.
+  Proof.
+    intros [Hz _]. unfold visx. destruct (last (hx s x)) as [w |] eqn:E; [| done]. simpl.
+    rewrite last_lookup in E. destruct (hx_wt_any s x _ w E) as [-> | [n Hn]]; [done |]. by eapply Hz.
+  Qed.
+
+  Lemma zero_nonces_step s s' : c2w cfg = false → zero_nonces s → step N NL cfg aba s s' → zero_nonces s'.
+  Proof.
+    intros H2 Hz Hs. assert (Hv : ∀ x, lnc (visx s x) = 0) by (intros x; by apply visx_zero).
+    assert (Hv' : ∀ t x, lnc (visx (pfence s t) x) = 0)
+      by (intros t x; apply visx_zero; split; [apply Hz | apply Hz]).
+    destruct Hz as [Hz Hp].
+    destruct Hs; try (unfold s2, s1 in * ); try (unfold w in * ); try (unfold T in * ).
+    all: try (rewrite H2; cbn iota).
+    all: repeat match goal with |- context [if ?b then _ else _] =>
+           lazymatch b with true => fail | false => fail | _ => destruct b end end.
+    all: split; [intros n0 w0 Hw; cbn [wt setth pwrite pfence ppwb tick drop_pwbs] in Hw;
+                 first [by eapply Hz
+                       | apply lookup_app_Some in Hw as [Hw | [_ Hw]];
+                         [by eapply Hz
+                         | apply list_lookup_singleton_Some in Hw as [_ Hw];
+                           first [discriminate Hw | injection Hw as <-; cbn; by rewrite ?H2]]] |].
+    all: intros u c' y' h' a' Hpc' Hh'; cbn [th setth pwrite pfence ppwb tick drop_pwbs] in Hpc'.
+    all: try (unfold upd in Hpc'; destruct (decide (u = t)) as [-> | Hne];
+              [cbn [with_pc with_own pc] in Hpc' | by eapply Hp]).
+    all: try (unfold lh_enter, lh_ret in Hpc'; repeat case_match; simplify_eq; cbn in Hh'; simplify_eq;
+              first [by apply Hv | by apply Hv' | by eapply Hp | done]).
+    - unfold crash_pc in Hpc'. repeat case_match; simplify_eq.
+    - destruct (decide (tr N u)) as [Hu | Hu].
+      + rewrite H0 in Hpc' by done. unfold reinit in Hpc'. cbn [with_own with_pc pc crash_pc] in Hpc'.
+        unfold crash_pc in Hpc'. repeat case_match; simplify_eq.
+      + rewrite H1 in Hpc' by done. by eapply Hp.
+  Qed.
+
+  Lemma one_word_nonce_zero s : c2w cfg = false → rtc (step N NL cfg aba) (init N NL) s → zero_nonces s.
+  Proof.
+    intros H2 Hr. assert (∀ s1 s2, rtc (step N NL cfg aba) s1 s2 → zero_nonces s1 → zero_nonces s2) as Hgen.
+    { intros s1 s2 H. induction H as [| s1 s1' s2 Hs _ IH]; [done |]. intros Hz. apply IH.
+      by eapply zero_nonces_step. }
+    apply (Hgen (init N NL)); [done |]. split; [intros n w; cbn; rewrite lookup_nil; discriminate |].
+    intros u c y h a Hpc. discriminate.
+  Qed.
+
+  (** So in the one-word model LOADHELP's comparisons of whole locations
+      are comparisons of words. *)
+  Theorem one_word_phys2 s u c y h a x : c2w cfg = false → rtc (step N NL cfg aba) (init N NL) s →
+    pc (th s u) = PLH c y h → held h = Some a → (phys2 (visx s x) = phys2 a ↔ phys (visx s x) = phys a).
+  Proof.
+    intros H2 Hr Hpc Hh. pose proof (one_word_nonce_zero s H2 Hr) as Hz.
+    pose proof (visx_zero s x Hz) as H1. destruct Hz as [_ Hp]. pose proof (Hp u c y h a Hpc Hh) as Ha.
+    unfold phys2. rewrite H1, Ha. split; [intros [= H3 H4]; unfold phys; by rewrite H3, H4 | by intros ->].
+  Qed.
+End one_word.
