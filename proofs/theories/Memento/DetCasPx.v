@@ -101,8 +101,17 @@
     (durable linearizability and [detectable] over invoke/return/crash/
     recover histories) -- detectability is stated on the model's states;
     the linearizability of loads and of failed CASes; multi-CAS root
-    operations and memento clearing; liveness; the precondition-free
-    (16-byte) form. *)
+    operations and memento clearing; liveness.
+
+    The precondition-free (16-byte, [TwoWord]) form is the same model with
+    [fixedw true]: a location word carries a nonce ([lnc]), 0 in every
+    clean word and, in the one-word form ([fixed], [c2w] false), in every
+    word; L26 writes the nonce t_own in the two-word form; LOADHELP
+    compares whole locations ([phys2]).  The invariant is proved for
+    [fixedw tw] under the premise [h_aba2] (the same as [h_aba] on whole
+    locations, implied by it): [step_inv_w], [reachable_inv_w].
+    [DetCasPxTwoWord.v] proves [h_aba2] at every first plain CAS of every
+    run of the two-word form, and so the theorems above for all its runs. *)
 From Coq Require Import Lia.
 From perdure.Core Require Import Px86 PxPersist.
 From stdpp Require Import base list relations.
@@ -292,7 +301,12 @@ Section steps.
       step s (setth s t (with_pc (th s t) (lh_enter (th s t) KLoad y (visx s y))))
   (** L26, the first plain CAS ([h.cas(self.off, old_w, new_w)]; a locked
       RMW: the thread's write-backs complete first), from the stable [old] to
-      [new] annotated with the parity and the tid. *)
+      [new] annotated with the parity and the tid; in the two-word form
+      ([c2w]) with the nonce t_own, OWN's timestamp read at L6
+      ([new_w = F::encode(annotation(p_new), own.ts)]; [town]).  The
+      comparison is of the word: a clean word's nonce is 0, so it is the
+      code's comparison with [old_w] ([DetCasPxTwoWord.v],
+      [tw_l26_compare]). *)
   | S26ok s t p town : tr t → pc (th s t) = P26 p town →
       let T := th s t in
       let w := LW (an T) (Some (p, t)) (if c2w cfg then town else 0) (Some (t, kk T)) in
@@ -310,7 +324,10 @@ Section steps.
       [Waited::Clean]). *)
   | SH5clean s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) = None →
       step s (setth s t (with_pc (th s t) (lh_ret (th s t) c (lv (visx s y)))))
-  (** L8: another word: [old := cur; goto 4] ([Waited::Changed]). *)
+  (** L8: another word: [old := cur; goto 4] ([Waited::Changed]).  Here
+      and at L9 and L18, LOADHELP compares whole locations (word and nonce,
+      [phys2]), as the two-word form does; in the one-word form every nonce
+      is 0 ([DetCasPxTwoWord.v], [one_word_phys2]). *)
   | SH5chg s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) ≠ None →
       phys2 (visx s y) ≠ phys2 a →
       step s (setth s t (with_pc (th s t) (PLH c y (H4 (visx s y)))))
