@@ -43,8 +43,11 @@
       L26, L38 and ⑦ (L21–L22) compare the word only; the code compares the
       whole location, with nonce 0 (L26: [old_w]) or the invocation's t_own
       ([new_w] at L38 in normal execution and at ⑦): on every reachable
-      state the two comparisons agree.  (At ⑥ the code takes the nonce from
-      the location itself when its word matches: a word-only comparison.)
+      state the two comparisons agree;
+    - [one_word_phys2]: in the one-word instance ([c2w] false: [fixed] and
+      the mutants of [DetCasPxBugs.v]) every nonce is 0, so LOADHELP's
+      whole-location comparisons are the word comparisons [DetCasPx.v]
+      made before it had nonces.
 
     What the model abstracts (besides what [DetCasPx.v]'s header lists:
     SC, each word its own line, one CAS per root operation, ...):
@@ -61,6 +64,13 @@
       (the code's 54 bits);
     - LOAD's first 8-byte read ([load]: a clean first word returns its
       value) is a whole-location read.
+    - at ⑥ (L20) the code's second plain CAS compares the location with
+      the pair it read at L12 when that pair's word is this CAS's annotated
+      word, else with [(word, OWN's timestamp)]; the model's L38 compares the
+      word at the time of the CAS.  Argued, not proved: only the thread
+      itself writes annotated words of its tid, and helpers only clean them,
+      so the location holds the pair read at L12 or a clean word, or never
+      held the annotated word; both comparisons agree.
     Not covered: as in [DetCasPx.v] (history-level durable linearizability,
     loads and failed CASes' linearizability, multi-CAS root operations,
     memento clearing, liveness). *)
@@ -72,8 +82,11 @@ From stdpp Require Import base list relations.
 (** The two-word location ([cas.rs] [TwoWord], [DetectableCasAtomic::at]):
     the fixed protocol whose L26 writes the nonce t_own. *)
 Definition fixed2 : config := fixedw true.
-(** No premise at L26: every run. *)
+(** No premise at L26 ([DetectableCasAtomic::at] is safe: no [# Safety]
+    contract, unlike [at_unique]): every run. *)
 Definition any_run : state → nat → lword → Prop := λ _ _ _, True.
+(** The states of every run of [DetectableCasAtomic::cas], [load] and their
+    recovery on two-word locations, with crashes. *)
 Definition reachable2 (N NL : nat) (s : state) : Prop := reachable N NL fixed2 any_run s.
 
 Section nonce.
@@ -439,6 +452,8 @@ End theorems.
 Section one_word.
   Context (N NL : nat) (cfg : config) (aba : state → nat → lword → Prop).
 
+  (** [OneWord::encode] ignores the nonce: every word written and every word
+      a helper holds ([load_help]'s [old]) has nonce 0. *)
   Definition zero_nonces (s : state) : Prop :=
     (∀ n w, wt s !! n = Some (CLoc w) → lnc w = 0) ∧
     (∀ u c y h a, pc (th s u) = PLH c y h → held h = Some a → lnc a = 0).
