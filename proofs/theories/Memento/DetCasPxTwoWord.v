@@ -47,7 +47,10 @@
     - [one_word_phys2]: in the one-word instance ([c2w] false: [fixed] and
       the mutants of [DetCasPxBugs.v]) every nonce is 0, so LOADHELP's
       whole-location comparisons are the word comparisons [DetCasPx.v]
-      made before it had nonces.
+      made before it had nonces;
+    - [tw_finding4_run]: the theorems cover runs H-ABA excludes: Finding 4's
+      schedule is a run of the two-word model (explicit, with
+      [DetCasPxBugs.v]'s tactics).
 
     What the model abstracts (besides what [DetCasPx.v]'s header lists:
     SC, each word its own line, one CAS per root operation, ...):
@@ -76,7 +79,7 @@
     memento clearing, liveness). *)
 From Coq Require Import Lia.
 From perdure.Core Require Import Px86 PxPersist.
-From perdure.Memento Require Import DetCasPx.
+From perdure.Memento Require Import DetCasPx DetCasPxBugs.
 From stdpp Require Import base list relations.
 
 (** The two-word location ([cas.rs] [TwoWord], [DetectableCasAtomic::at]):
@@ -511,3 +514,52 @@ Section one_word.
     unfold phys2. rewrite H1, Ha. split; [intros [= H3 H4]; unfold phys; by rewrite H3, H4 | by intros ->].
   Qed.
 End one_word.
+
+(** ** Finding 4's schedule is a run of the two-word model
+
+    The theorems above cover runs that [DetCasPx.v]'s premise excludes:
+    thread 1 CASes location 0 from 0 to 1, 1 to 0, 0 to 1 (CAS 0 and CAS 2
+    both write the word (1, parity Odd, tid 1)); thread 2's LOAD reads CAS
+    0's annotated word and takes its L4 timestamp before CAS 1.  When CAS 2
+    is at L26 thread 2 still holds CAS 0's word: H-ABA fails ([h_aba]); the
+    locations differ in the nonce (0 and 4, t_own of CAS 0 and CAS 2), so
+    once CAS 2 has written its word, thread 2's L5 finds another location
+    (L8) instead of helping CAS 2 with its old timestamp (Finding 4). *)
+Section finding4.
+  Tactic Notation "go2" uconstr(c) := eapply rtc_l_eq; [apply c; first [exact I | side] | norm_state |].
+
+  Theorem tw_finding4_run :
+    ∃ s, reachable2 2 1 s ∧ pc (th s 1) = P26 true 4 ∧
+         pc (th s 2) = PLH KLoad 0 (H5 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 1) ∧
+         ¬ h_aba s 0 (LW 1 (Some (true, 1)) 4 (Some (1, 2))) ∧
+         ∃ s', step 2 1 fixed2 any_run s s' ∧
+               phys (visx s' 0) = phys (LW 1 (Some (true, 1)) 0 (Some (1, 0))) ∧
+               phys2 (visx s' 0) ≠ phys2 (LW 1 (Some (true, 1)) 0 (Some (1, 0))).
+  Proof.
+    eexists. unfold reachable2, reachable. split; [| split; [| split; [| split]]].
+    - go2 (SStart _ _ _ _ _ 1 0 0 1).
+      go2 (S26ok _ _ _ _ _ 1 true 0).
+      go2 (SLoad _ _ _ _ _ 2 0).
+      go2 (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0)))).
+      go2 (S33 _ _ _ _ _ 1 true 0).
+      go2 (S34 _ _ _ _ _ 1 true 0).
+      go2 (S36 _ _ _ _ _ 1 true 2).
+      go2 (S38 _ _ _ _ _ 1 true 2).
+      go2 (SCommit _ _ _ _ _ 1 true).
+      go2 (SStart _ _ _ _ _ 1 0 1 0).
+      go2 (S26ok _ _ _ _ _ 1 false 2).
+      go2 (S33 _ _ _ _ _ 1 false 2).
+      go2 (S34 _ _ _ _ _ 1 false 2).
+      go2 (S36 _ _ _ _ _ 1 false 4).
+      go2 (S38 _ _ _ _ _ 1 false 4).
+      go2 (SCommit _ _ _ _ _ 1 true).
+      go2 (SStart _ _ _ _ _ 1 0 0 1).
+      apply rtc_refl.
+    - vm_compute; reflexivity.
+    - vm_compute; reflexivity.
+    - intros H. apply (H 2 KLoad 0 (H5 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 1) (LW 1 (Some (true, 1)) 0 (Some (1, 0))));
+        vm_compute; reflexivity.
+    - eexists. split; [apply (S26ok _ _ _ _ _ 1 true 4); first [exact I | side] |].
+      split; vm_compute; [reflexivity | congruence].
+  Qed.
+End finding4.
