@@ -101,8 +101,17 @@
     (durable linearizability and [detectable] over invoke/return/crash/
     recover histories) -- detectability is stated on the model's states;
     the linearizability of loads and of failed CASes; multi-CAS root
-    operations and memento clearing; liveness; the precondition-free
-    (16-byte) form. *)
+    operations and memento clearing; liveness.
+
+    The precondition-free (16-byte, [TwoWord]) form is the same model with
+    [fixedw true]: a location word carries a nonce ([lnc]), 0 in every
+    clean word and, in the one-word form ([fixed], [c2w] false), in every
+    word; L26 writes the nonce t_own in the two-word form; LOADHELP
+    compares whole locations ([phys2]).  The invariant is proved for
+    [fixedw tw] under the premise [h_aba2] (the same as [h_aba] on whole
+    locations, implied by it): [step_inv_w], [reachable_inv_w].
+    [DetCasPxTwoWord.v] proves [h_aba2] at every first plain CAS of every
+    run of the two-word form, and so the theorems above for all its runs. *)
 From Coq Require Import Lia.
 From perdure.Core Require Import Px86 PxPersist.
 From stdpp Require Import base list relations.
@@ -110,19 +119,25 @@ From stdpp Require Import base list relations.
 (** ** Words *)
 
 (** A location's word: its value, its annotation (parity, tid) if any (the
-    physical word, [phys]), and a ghost tag, the (thread, invocation) of the
-    first plain CAS that wrote it. *)
-Record lword := LW { lv : nat; la : option (bool * nat); lg : option (nat * nat) }.
+    physical word, [phys]), the nonce (the second word of the two-word
+    location, [cas.rs] [CasPair]'s [nonce]: 0 in a clean word and in the
+    one-word form, see [c2w]; [phys2] is the whole location), and a ghost
+    tag, the (thread, invocation) of the first plain CAS that wrote it. *)
+Record lword := LW { lv : nat; la : option (bool * nat); lnc : nat; lg : option (nat * nat) }.
 (** A CAS memento: parity, failure flag, timestamp; ghost: the invocation. *)
 Record mword := MW { mpar : bool; mfail : bool; mts : nat; mg : option nat }.
 (** A HELP entry: a timestamp; ghost: the invocation of its owner it helped. *)
 Record hword := HW { hts : nat; hg : option nat }.
 Inductive cont := CLoc (w : lword) | CMmt (w : mword) | CHelp (w : hword).
 
-Definition lw0 : lword := LW 0 None None.
+Definition lw0 : lword := LW 0 None 0 None.
 Definition mw0 : mword := MW false false 0 None.
 Definition hw0 : hword := HW 0 None.
 Definition phys (w : lword) : nat * option (bool * nat) := (lv w, la w).
+(** The whole location (the pair [cas.rs] [TwoWord] compares): the word and
+    its nonce.  In the one-word form every nonce is 0, so comparing [phys2]
+    is comparing [phys]. *)
+Definition phys2 (w : lword) : (nat * option (bool * nat)) * nat := (phys w, lnc w).
 
 Definition lw_of (c : option cont) : lword := match c with Some (CLoc w) => w | _ => lw0 end.
 Definition mw_of (c : option cont) : mword := match c with Some (CMmt w) => w | _ => mw0 end.
@@ -137,8 +152,12 @@ Record config := Cfg {
   c38wb : bool;  (* after L38: pwb of loc, fenced at the commit (perdure's fix) *)
   c20 : bool;    (* L20 (⑥): OWN := memento, pwb memento, memento's parity (Finding 1's fix) *)
   chelp : bool;  (* L13–L16: the helper raises HELP and writes it back *)
+  c2w : bool;    (* the two-word location (cas.rs [TwoWord]): L26 writes the nonce t_own;
+                    false: the one-word form ([OneWord]), every nonce 0 *)
 }.
-Definition fixed : config := Cfg true true true true true true.
+Definition fixed : config := Cfg true true true true true true false.
+(** The fixed protocol on the one-word ([false]) or two-word ([true]) location. *)
+Definition fixedw (tw : bool) : config := Cfg true true true true true true tw.
 
 (** LOADHELP's continuation and position. *)
 Inductive lhk := KL27 (p : bool) (town : nat) | KL17 | KLoad.
@@ -244,6 +263,13 @@ Section model.
       holds, for [x], a word with the same value, parity and tid. *)
   Definition h_aba (s : state) (x : nat) (w : lword) : Prop :=
     ∀ u c y h a, pc (th s u) = PLH c y h → held h = Some a → y = x → phys a ≠ phys w.
+  (** The same on whole locations (word and nonce): what the invariant's
+      proof needs; implied by [h_aba], and, for the two-word location, proved
+      of every run in [DetCasPxTwoWord.v] (a helper holds an older nonce). *)
+  Definition h_aba2 (s : state) (x : nat) (w : lword) : Prop :=
+    ∀ u c y h a, pc (th s u) = PLH c y h → held h = Some a → y = x → phys2 a ≠ phys2 w.
+  Lemma h_aba_aba2 s x w : h_aba s x w → h_aba2 s x w.
+  Proof. intros H u c y h a Hpc Hh Hy Heq. apply (H u c y h a Hpc Hh Hy). unfold phys2 in Heq. congruence. Qed.
 End model.
 
 Section steps.
@@ -275,10 +301,15 @@ Section steps.
       step s (setth s t (with_pc (th s t) (lh_enter (th s t) KLoad y (visx s y))))
   (** L26, the first plain CAS ([h.cas(self.off, old_w, new_w)]; a locked
       RMW: the thread's write-backs complete first), from the stable [old] to
-      [new] annotated with the parity and the tid. *)
+      [new] annotated with the parity and the tid; in the two-word form
+      ([c2w]) with the nonce t_own, OWN's timestamp read at L6
+      ([new_w = F::encode(annotation(p_new), own.ts)]; [town]).  The
+      comparison is of the word: a clean word's nonce is 0, so it is the
+      code's comparison with [old_w] ([DetCasPxTwoWord.v],
+      [tw_l26_compare]). *)
   | S26ok s t p town : tr t → pc (th s t) = P26 p town →
       let T := th s t in
-      let w := LW (an T) (Some (p, t)) (Some (t, kk T)) in
+      let w := LW (an T) (Some (p, t)) (if c2w cfg then town else 0) (Some (t, kk T)) in
       phys (visx (pfence s t) (ax T)) = (ao T, None) → aba s (ax T) w →
       step s (setth (pwrite (pfence s t) (LX (ax T)) (CLoc w)) t (with_pc T (P33 p town)))
   (** L26 fails: L27, LOADHELP of the word seen. *)
@@ -293,13 +324,16 @@ Section steps.
       [Waited::Clean]). *)
   | SH5clean s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) = None →
       step s (setth s t (with_pc (th s t) (lh_ret (th s t) c (lv (visx s y)))))
-  (** L8: another word: [old := cur; goto 4] ([Waited::Changed]). *)
+  (** L8: another word: [old := cur; goto 4] ([Waited::Changed]).  Here
+      and at L9 and L18, LOADHELP compares whole locations (word and nonce,
+      [phys2]), as the two-word form does; in the one-word form every nonce
+      is 0 ([DetCasPxTwoWord.v], [one_word_phys2]). *)
   | SH5chg s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) ≠ None →
-      phys (visx s y) ≠ phys a →
+      phys2 (visx s y) ≠ phys2 a →
       step s (setth s t (with_pc (th s t) (PLH c y (H4 (visx s y)))))
   (** L9: the same word when patience ran out ([Waited::Expired]); when it
       runs out is the scheduler's choice. *)
-  | SH5same s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → phys (visx s y) = phys a →
+  | SH5same s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → phys2 (visx s y) = phys2 a →
       step s (setth s t (with_pc (th s t) (PLH c y (H10 a tc))))
   (** L10–L11: [t_help := HELP[p_old][tid_old]]; someone helped already:
       reload (L11). *)
@@ -334,12 +368,12 @@ Section steps.
   (** L17–L18, L21: the helper's second plain CAS (locked), success: return
       the value. *)
   | SH18ok s t c y a tc : tr t → pc (th s t) = PLH c y (H18 a tc) →
-      phys (visx (pfence s t) y) = phys a →
-      step s (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None None))) t
+      phys2 (visx (pfence s t) y) = phys2 a →
+      step s (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) t
                (with_pc (th s t) (lh_ret (th s t) c (lv a))))
   (** L18–L19: it fails: [old := cur; goto 2]. *)
   | SH18fail s t c y a tc : tr t → pc (th s t) = PLH c y (H18 a tc) →
-      phys (visx (pfence s t) y) ≠ phys a →
+      phys2 (visx (pfence s t) y) ≠ phys2 a →
       step s (setth (pfence s t) t (with_pc (th s t) (lh_enter (th s t) c y (visx (pfence s t) y))))
   (** L29–L30: [ts_fail := encodeTs(Fail, rdtscp)] (the code's timestamp,
       Finding 2's fix); [STOREPLAIN(mmt, ts_fail)] ([h.store]). *)
@@ -371,7 +405,7 @@ Section steps.
       let T := th s t in
       let s1 := if c38f cfg then pfence s t else s in
       let s2 := if decide (phys (visx s1 (ax T)) = (an T, Some (p, t)))
-                then pwrite s1 (LX (ax T)) (CLoc (LW (an T) None None)) else s1 in
+                then pwrite s1 (LX (ax T)) (CLoc (LW (an T) None 0 None)) else s1 in
       step s (setth (if c38wb cfg then ppwb s2 t (LX (ax T)) else s2) t (with_pc T (PCommit true)))
   (** L39 / L31 / L17 and the root operation's commit
       (runtime.rs Handle::try_run_root, step 3 and [end_section]): the
@@ -435,6 +469,30 @@ Section steps.
 
   Definition reachable (s : state) : Prop := rtc step init s.
 End steps.
+
+(** A weaker premise at L26 allows more runs. *)
+Lemma step_mono N NL cfg (aba aba' : state → nat → lword → Prop) s s' :
+  (∀ s x w, aba s x w → aba' s x w) → step N NL cfg aba s s' → step N NL cfg aba' s s'.
+Proof.
+  intros Himp Hs. destruct Hs;
+    [eapply SStart | eapply SStartRec | eapply SLoad | eapply S26ok | eapply S26fail | eapply SH4
+    | eapply SH5clean | eapply SH5chg | eapply SH5same | eapply SH10wait | eapply SH10go | eapply SH11
+    | eapply SH13ok | eapply SH13fail | eapply SH18ok | eapply SH18fail | eapply SFail | eapply SFailF
+    | eapply S33 | eapply S34 | eapply S36 | eapply S38 | eapply SCommit | eapply SRec4 | eapply SRec5
+    | eapply SRec6 | eapply SRec7 | eapply SRecH | eapply SRec8 | eapply SRec9 | eapply STCrash
+    | eapply SCrash]; eauto.
+Qed.
+
+Lemma rtc_step_mono N NL cfg (aba aba' : state → nat → lword → Prop) s s' :
+  (∀ s x w, aba s x w → aba' s x w) → rtc (step N NL cfg aba) s s' → rtc (step N NL cfg aba') s s'.
+Proof.
+  intros Himp H. induction H as [| s1 s2 s3 Hs _ IH]; [done |]. eapply rtc_l; [| exact IH].
+  by eapply step_mono.
+Qed.
+
+(** The step relation under another name (the theorems' [step] is a
+    notation for its instance with [fixed] and [h_aba]). *)
+Notation stepg := step (only parsing).
 
 (** ** The memory views under the steps' changes *)
 Section infra.
@@ -761,7 +819,7 @@ Section invariant.
     match held h with
     | None => True
     | Some a => ∃ i p u k, hx s y !! i = Some a ∧ la a = Some (p, u) ∧ lg a = Some (u, k) ∧
-        (∀ b, last (hx s y) = Some b → phys b = phys a → b = a) ∧
+        (∀ b, last (hx s y) = Some b → phys2 b = phys2 a → b = a) ∧
         match h with
         | H4 _ | H11 => True
         | H5 _ tc => tc < clock s ∧ (k = kk (th s u) → (ofl (th s u)).2 < tc)
@@ -1613,7 +1671,7 @@ Section more_steps.
     eapply (lhok_enter_fr N NL s _ t); try done. apply frame_local; try done; by left.
   Qed.
 
-  Lemma step_h5same s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H5 a tc) → phys (visx s y) = phys a →
+  Lemma step_h5same s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H5 a tc) → phys2 (visx s y) = phys2 a →
     inv (setth s t (with_pc (th s t) (PLH c y (H10 a tc)))).
   Proof.
     intros Hi Ht Hpc Hph. pose proof (pcok_of s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
@@ -1621,7 +1679,7 @@ Section more_steps.
     pose proof (frame_refl NL s t (i_wf _ _ _ Hi)) as Hf0.
     assert (Hf' : frame s (setth s t (with_pc (th s t) (PLH c y (H10 a tc)))) t)
       by (apply frame_local; try done; by left).
-    assert (la (visx s y) = Some (p, u)) as Hlv by (unfold phys in Hph; injection Hph; congruence).
+    assert (la (visx s y) = Some (p, u)) as Hlv by (unfold phys2, phys in Hph; injection Hph; congruence).
     pose proof (visx_ann s y p u Hlv) as Hl. pose proof (Hab _ Hl Hph) as Heq.
     destruct (vis_own_ann N NL s y (visx s y) p u Hi Hy Hl Hlv) as (Hu & Hg & _).
     rewrite Heq in Hg. rewrite Hlg in Hg. injection Hg as ->.
@@ -2030,7 +2088,7 @@ Section ext.
     ex_wf : p_wf (pm s);
     ex_vish : ∀ p u', tr u' → vish s p u' ≤ vish s' p u';
     ex_aba : ∀ c y h a b, pc (th s u) = PLH c y h → held h = Some a →
-               last (hx s' y) = Some b → phys b = phys a → last (hx s y) = Some b;
+               last (hx s' y) = Some b → phys2 b = phys2 a → last (hx s y) = Some b;
   }.
 
   Arguments ex_hx {_ _ _} _.
@@ -2217,10 +2275,10 @@ Section write_steps.
         by rewrite Nat.sub_diag.
   Qed.
 
-  Lemma step_26ok_core s t p town : inv s → tr t → pc (th s t) = P26 p town →
+  Lemma step_26ok_core s t p town n : inv s → tr t → pc (th s t) = P26 p town →
     let T := th s t in
-    let w := LW (an T) (Some (p, t)) (Some (t, kk T)) in
-    phys (visx s (ax T)) = (ao T, None) → h_aba s (ax T) w →
+    let w := LW (an T) (Some (p, t)) n (Some (t, kk T)) in
+    phys (visx s (ax T)) = (ao T, None) → h_aba2 s (ax T) w →
     inv (setth (pwrite s (LX (ax T)) (CLoc w)) t (with_pc T (P33 p town))).
   Proof.
     intros Hi Ht Hpc T w Hph Haba.
@@ -2383,7 +2441,7 @@ Section clean_write.
       the second plain CAS of the owner or of a helper. *)
   Lemma inv_clean_write s s' t X a p u : inv s → tr t → X < NL →
     last (hx s X) = Some a → la a = Some (p, u) →
-    (∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = X) then [LW (lv a) None None] else [])) →
+    (∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = X) then [LW (lv a) None 0 None] else [])) →
     (∀ u', hm s' u' = hm s u') → (∀ p' u', hh s' p' u' = hh s p' u') → (∀ L, mk s' L = mk s L) →
     (∀ pw, pw ∈ pwbs s → pw ∈ pwbs s') → p_wf (pm s') → nl_ok s' → ids_ok s' → clock s' = clock s →
     (∀ u', u' ≠ t → th s' u' = th s u') →
@@ -2474,7 +2532,7 @@ Section clean_write.
           rewrite last_snoc in Hl. injection Hl as <-. exfalso.
           pose proof (i_pc _ _ _ Hi u' Hu') as Hpu. unfold pcok in Hpu. rewrite Hpcu in Hpu.
           destruct Hpu as [_ [_ Hhld]]. rewrite Hh in Hhld. destruct Hhld as (? & ? & ? & ? & _ & Hlab & _).
-          unfold phys in Hpb. simpl in Hpb. injection Hpb as _ Hpb. congruence.
+          unfold phys2, phys in Hpb. simpl in Hpb. injection Hpb as _ Hpb _. congruence.
         * exfalso. pose proof (i_pc _ _ _ Hi u' Hu') as Hpu. unfold pcok in Hpu. rewrite Hpcu in Hpu.
           destruct Hpu as [_ [? _]]. lia.
   Qed.
@@ -2551,18 +2609,18 @@ Section clean_steps.
   Proof. intros pw Hin. rewrite pwbs_pfence in Hin. by apply elem_of_list_filter in Hin as [? _]. Qed.
 
   Lemma step_18ok_core s t c y a tc : inv s → tr t → (∀ pw, pw ∈ pwbs s → pw.1.1 ≠ t) →
-    pc (th s t) = PLH c y (H18 a tc) → phys (visx s y) = phys a →
-    inv (setth (pwrite s (LX y) (CLoc (LW (lv a) None None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
+    pc (th s t) = PLH c y (H18 a tc) → phys2 (visx s y) = phys2 a →
+    inv (setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
   Proof.
     intros Hi Ht Hnp Hpc Hph. pose proof (pcok_of N NL s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
     destruct Hp as [Hpre [Hy (i & p & u & k & Ha & Hla & Hlg & Hab & Htc & Hlow & Hhi & Himk & Hcov)]].
-    assert (la (visx s y) = Some (p, u)) as Hlv by (unfold phys in Hph; injection Hph; congruence).
+    assert (la (visx s y) = Some (p, u)) as Hlv by (unfold phys2, phys in Hph; injection Hph; congruence).
     pose proof (visx_ann s y p u Hlv) as Hl. pose proof (Hab _ Hl Hph) as Heq. rewrite Heq in Hl.
     destruct (vis_own_ann N NL s y a p u Hi Hy Hl Hla) as (Hu & Hga & _ & _ & _ & Hp & _).
     rewrite Hlg in Hga. injection Hga as ->.
     pose proof (i_nl _ _ _ Hi) as Hnl. pose proof (i_ids _ _ _ Hi) as Hids.
-    set (s' := setth (pwrite s (LX y) (CLoc (LW (lv a) None None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
-    assert (Hhx : ∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = y) then [LW (lv a) None None] else [])).
+    set (s' := setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
+    assert (Hhx : ∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = y) then [LW (lv a) None 0 None] else [])).
     { intros x Hx. apply (hx_wloc N NL); done. }
     assert (Htt : th s' t = with_pc (th s t) (lh_ret (th s t) c (lv a))) by (unfold s'; by rewrite th_setth, decide_True).
     eapply (inv_clean_write N NL s s' t y a p u); try done.
@@ -2593,8 +2651,8 @@ Section clean_steps.
   Qed.
 
   Lemma step_18ok s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H18 a tc) →
-    phys (visx (pfence s t) y) = phys a →
-    inv (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None None))) t
+    phys2 (visx (pfence s t) y) = phys2 a →
+    inv (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) t
            (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
   Proof.
     intros Hi Ht Hpc Hph. apply (step_18ok_core (pfence s t) t c y a tc); try done.
@@ -2624,13 +2682,13 @@ Section owner_writes.
   Notation pcok := (pcok N NL).
   Notation frame := (frame NL).
 
-  Lemma step_26ok s t p town : inv s → tr t → pc (th s t) = P26 p town →
+  Lemma step_26ok s t p town n : inv s → tr t → pc (th s t) = P26 p town →
     let T := th s t in
-    let w := LW (an T) (Some (p, t)) (Some (t, kk T)) in
-    phys (visx (pfence s t) (ax T)) = (ao T, None) → h_aba s (ax T) w →
+    let w := LW (an T) (Some (p, t)) n (Some (t, kk T)) in
+    phys (visx (pfence s t) (ax T)) = (ao T, None) → h_aba2 s (ax T) w →
     inv (setth (pwrite (pfence s t) (LX (ax T)) (CLoc w)) t (with_pc T (P33 p town))).
   Proof.
-    intros Hi Ht Hpc T w Hph Haba. apply (step_26ok_core N NL (pfence s t) t p town); try done.
+    intros Hi Ht Hpc T w Hph Haba. apply (step_26ok_core N NL (pfence s t) t p town n); try done.
     by apply inv_pfence.
   Qed.
 
@@ -2642,7 +2700,7 @@ Section owner_writes.
   Lemma step_38_core s t p ts : inv s → tr t → (∀ pw, pw ∈ pwbs s → pw.1.1 ≠ t) → pc (th s t) = P38 p ts →
     let T := th s t in
     inv (setth (if decide (phys (visx s (ax T)) = (an T, Some (p, t)))
-                then ppwb (pwrite s (LX (ax T)) (CLoc (LW (an T) None None))) t (LX (ax T))
+                then ppwb (pwrite s (LX (ax T)) (CLoc (LW (an T) None 0 None))) t (LX (ax T))
                 else ppwb s t (LX (ax T))) t (with_pc T (PCommit true))).
   Proof.
     intros Hi Ht Hnp Hpc T. subst T. pose proof (pcok_of N NL s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
@@ -2661,9 +2719,9 @@ Section owner_writes.
       assert (visx s (ax (th s t)) = a) as Hva.
       { apply last_lookup_len in Hlast as [Hl' _]. rewrite <- Hia in Hl'. rewrite Ha in Hl'. by injection Hl' as ->. }
       rewrite Hva in Hlast, Hlv', Hlvv. rewrite <- Hlvv.
-      set (s' := setth (ppwb (pwrite s (LX (ax (th s t))) (CLoc (LW (lv a) None None))) t (LX (ax (th s t)))) t
+      set (s' := setth (ppwb (pwrite s (LX (ax (th s t))) (CLoc (LW (lv a) None 0 None))) t (LX (ax (th s t)))) t
                    (with_pc (th s t) (PCommit true))).
-      assert (Hhx : ∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = ax (th s t)) then [LW (lv a) None None] else [])).
+      assert (Hhx : ∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = ax (th s t)) then [LW (lv a) None 0 None] else [])).
       { intros x Hx. unfold s'. rewrite hx_setth. cbn [ppwb]. apply (hx_wloc N NL); done. }
       assert (Htt : th s' t = with_pc (th s t) (PCommit true)) by (unfold s'; by rewrite th_setth, decide_True).
       eapply (inv_clean_write N NL s s' t (ax (th s t)) a p t); try (by rewrite ?Htt); try done.
@@ -2672,7 +2730,7 @@ Section owner_writes.
       + intros pw Hin. unfold s'. rewrite pwbs_setth, pwbs_ppwb. by right.
       + by apply p_pwb_wf, p_write_wf, Hi.
       + unfold nl_ok, s'. rewrite pm_setth. cbn [pm ppwb p_pwb p_mem]. rewrite pwrite_lines. apply Hi.
-      + change (ids_ok (pwrite s (LX (ax (th s t))) (CLoc (LW (lv a) None None)))).
+      + change (ids_ok (pwrite s (LX (ax (th s t))) (CLoc (LW (lv a) None 0 None)))).
         apply ids_ok_pwrite; [done | rewrite Hnl; by apply LX_lt].
       + intros u' Hu'. unfold s'. by rewrite th_setth, decide_False.
       + by left.
@@ -3507,7 +3565,7 @@ Section theorems.
     let T := th s t in
     let s1 := if c38f fixed then pfence s t else s in
     let s2 := if decide (phys (visx s1 (ax T)) = (an T, Some (p, t)))
-              then pwrite s1 (LX (ax T)) (CLoc (LW (an T) None None)) else s1 in
+              then pwrite s1 (LX (ax T)) (CLoc (LW (an T) None 0 None)) else s1 in
     inv (setth (if c38wb fixed then ppwb s2 t (LX (ax T)) else s2) t (with_pc T (PCommit true))).
   Proof.
     intros Hi Ht Hpc T s1 s2. cbn [c38f c38wb fixed] in *.
@@ -3516,7 +3574,9 @@ Section theorems.
     subst s1 s2. destruct (decide _); done.
   Qed.
 
-  Lemma step_inv s s' : inv s → step s s' → inv s'.
+  (** The fixed protocol on either location form ([fixedw]), in runs whose
+      first plain CASes satisfy [h_aba2]. *)
+  Lemma step_inv_w tw s s' : inv s → stepg N NL (fixedw tw) h_aba2 s s' → inv s'.
   Proof.
     intros Hi Hstep. destruct Hstep.
     - by apply step_start.
@@ -3553,12 +3613,18 @@ Section theorems.
     - by eapply step_crash.
   Qed.
 
-  Lemma reachable_inv s : reachable N NL fixed h_aba s → inv s.
+  Lemma reachable_inv_w tw s : rtc (stepg N NL (fixedw tw) h_aba2) (init N NL) s → inv s.
   Proof.
-    unfold reachable. intros Hr. assert (∀ s1 s2, rtc step s1 s2 → inv s1 → inv s2) as Hgen.
-    { intros s1 s2 H. induction H as [| s1 s1' s2 Hs _ IH]; [done |]. intros Hi. apply IH. by eapply step_inv. }
+    intros Hr. assert (∀ s1 s2, rtc (stepg N NL (fixedw tw) h_aba2) s1 s2 → inv s1 → inv s2) as Hgen.
+    { intros s1 s2 H. induction H as [| s1 s1' s2 Hs _ IH]; [done |]. intros Hi. apply IH. by eapply step_inv_w. }
     apply (Hgen (init N NL)); [done | apply inv_init].
   Qed.
+
+  Lemma step_inv s s' : inv s → step s s' → inv s'.
+  Proof. intros Hi Hs. apply (step_inv_w false s s' Hi). eapply step_mono; [| exact Hs]. apply h_aba_aba2. Qed.
+
+  Lemma reachable_inv s : reachable N NL fixed h_aba s → inv s.
+  Proof. intros Hr. apply (reachable_inv_w false). eapply rtc_step_mono; [| exact Hr]. apply h_aba_aba2. Qed.
 
   (** ** Detectability *)
 

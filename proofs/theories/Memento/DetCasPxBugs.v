@@ -80,7 +80,7 @@ Ltac has_eff x i := exists x, i; split; [lia | eexists; split; vm_compute; refle
 (** The location's first plain CAS not flushed (L33 removed): the memento
     persists, the annotated word does not; recovery redoes the second plain
     CAS and returns OK for a CAS with no effect. *)
-Definition cfg_no33 : config := Cfg false true true true true true.
+Definition cfg_no33 : config := Cfg false true true true true true false.
 Theorem l33_no_flush_breaks :
   ∃ s, rtc (step 1 1 cfg_no33 h_aba) (init 1 1) s ∧
        res (th s 1) !! 0 = Some true ∧ ¬ eff 1 s 1 0.
@@ -105,7 +105,7 @@ Qed.
     after the second plain CAS loses the memento and keeps the location's
     clean word; recovery re-executes, fails and reports ERR for a CAS whose
     effect persisted. *)
-Definition cfg_no35 : config := Cfg true false true true true true.
+Definition cfg_no35 : config := Cfg true false true true true true false.
 Theorem l35_no_flush_breaks :
   ∃ s, rtc (step 1 1 cfg_no35 h_aba) (init 1 1) s ∧
        res (th s 1) !! 0 = Some false ∧ eff 1 s 1 0.
@@ -132,7 +132,7 @@ Qed.
 (** The second plain CAS not waiting for the memento's write-back (a
     backend whose locked CAS is no fence, without [fence_unless_rmw_fences]
     before L38): the clean word may persist before the memento. *)
-Definition cfg_no38f : config := Cfg true true false true true true.
+Definition cfg_no38f : config := Cfg true true false true true true false.
 Theorem l38_no_fence_breaks :
   ∃ s, rtc (step 1 1 cfg_no38f h_aba) (init 1 1) s ∧
        res (th s 1) !! 0 = Some false ∧ eff 1 s 1 0.
@@ -164,7 +164,7 @@ Qed.
     (parity Odd again), run in recovery mode, finds HELP[Odd][1] above
     OWN's timestamp (L23–L24), takes the help for its own and returns OK
     without effect. *)
-Definition cfg_no38wb : config := Cfg true true true false true true.
+Definition cfg_no38wb : config := Cfg true true true false true true false.
 Theorem l38_no_writeback_breaks :
   ∃ s, rtc (step 2 2 cfg_no38wb h_aba) (init 2 2) s ∧
        res (th s 1) !! 2 = Some true ∧ ¬ eff 2 s 1 2.
@@ -187,11 +187,11 @@ Proof.
     crash_go (λ L : nat, if decide (L = 0) then 1 else if decide (L = 1) then 2
                          else if decide (L = 9) then 2 else 0).
     go (SLoad _ _ _ _ _ 2 0).
-    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0)))).
-    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 5).
-    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 5).
-    go (SH13ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 5 0).
-    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 5).
+    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0)))).
+    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 5).
+    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 5).
+    go (SH13ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 5 0).
+    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 5).
     go (SStartRec _ _ _ _ _ 1 1 1 0).
     go (SRecH _ _ _ _ _ 1).
     go (SRec8 _ _ _ _ _ 1 true 3).
@@ -211,7 +211,7 @@ Qed.
     commit keeps [own_floor] = (Even, 0) and CAS 1 takes parity Odd again;
     it crashes before its first plain CAS and its recovery takes CAS 0's help
     for its own (L23–L24): OK without effect.  Thread crashes only. *)
-Definition cfg_asw20 : config := Cfg true true true true false true.
+Definition cfg_asw20 : config := Cfg true true true true false true false.
 Theorem l20_as_written_breaks :
   ∃ s, rtc (step 2 1 cfg_asw20 h_aba) (init 2 1) s ∧
        res (th s 1) !! 1 = Some true ∧ ¬ eff 1 s 1 1.
@@ -222,11 +222,11 @@ Proof.
     go (S33 _ _ _ _ _ 1 true 0).
     go (S34 _ _ _ _ _ 1 true 0).
     go (SLoad _ _ _ _ _ 2 0).
-    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0)))).
-    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 2).
-    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 2).
-    go (SH13ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 2 0).
-    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 2).
+    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0)))).
+    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 2).
+    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 2).
+    go (SH13ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 2 0).
+    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 2).
     go (STCrash _ _ _ _ _ 1).
     go (SRec6 _ _ _ _ _ 1).
     go (S38 _ _ _ _ _ 1 true 1).
@@ -248,7 +248,7 @@ Qed.
     cleans the annotated word without raising HELP; the owner crashes before
     its memento; its recovery finds neither the word (L22) nor a help (L24),
     re-executes, fails and reports ERR for a CAS whose effect persisted. *)
-Definition cfg_nohelp : config := Cfg true true true true true false.
+Definition cfg_nohelp : config := Cfg true true true true true false false.
 Theorem help_update_skipped_breaks :
   ∃ s, rtc (step 2 1 cfg_nohelp h_aba) (init 2 1) s ∧
        res (th s 1) !! 0 = Some false ∧ eff 1 s 1 0.
@@ -258,10 +258,10 @@ Proof.
     go (S26ok _ _ _ _ _ 1 true 0).
     go (S33 _ _ _ _ _ 1 true 0).
     go (SLoad _ _ _ _ _ 2 0).
-    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0)))).
-    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 1).
-    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 1).
-    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) (Some (1, 0))) 1).
+    go (SH4 _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0)))).
+    go (SH5same _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 1).
+    go (SH10go _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 1).
+    go (SH18ok _ _ _ _ _ 2 KLoad 0 (LW 1 (Some (true, 1)) 0 (Some (1, 0))) 1).
     crash_go (λ L : nat, if decide (L = 0) then 2 else 0).
     go (SRecH _ _ _ _ _ 1).
     go (SRec9 _ _ _ _ _ 1 true 0).
