@@ -67,7 +67,7 @@
     ([Relax/RecoverFieldPx.v], [specs/relax/Mirror.tla]); the pointer
     field ([PAtomicPtr], recovery marks, Algorithms 6.3–6.4, the case M2
     is about); [fetch_add]; termination/lock-freedom (the WPs are
-    partial).  Compile time: about 70 s of CPU. *)
+    partial).  Compile time: about 90 s of CPU (the largest file). *)
 From iris.algebra Require Import excl.
 From iris.base_logic.lib Require Import invariants ghost_var ghost_map mono_nat.
 From iris.program_logic Require Import atomic.
