@@ -5,7 +5,9 @@
     TLC showed that line wrong (finding M1), and [impl/perdure-relax]'s
     [Space::mirror_cas] in [patomic.rs] runs the fixed retry instead, which
     this file does not model) against any number of concurrent CASes that help each
-    other, i.e. the normal-execution part of [specs/relax/Mirror.tla].
+    other, i.e. the normal-execution part of [specs/relax/Mirror.tla].  It is
+    kept as the published algorithm; the code's algorithm (fixes M1 and M2),
+    with loads and stores, is [Relax/MirrorCode.v].
 
     The code ([mirror_cas], [new_mirror]) is heap_lang.  Each replica of the
     field, the NVMM pair at [p] and the DRAM pair at [d], is one location
