@@ -382,6 +382,15 @@ Proof.
   - apply log_ok_rs_single.
 Qed.
 
+(** A reader that is not idle has a non-empty cell. *)
+Lemma ip_present N n vs ph X L i p :
+  inv_pure N n vs ph X L → ph !! i = Some p → p ≠ Idle → present vs = true.
+Proof.
+  intros Hip Hp Hne. destruct (ip_lookup _ _ _ _ _ _ Hip i p Hp) as (v & Hv & Hok).
+  apply bool_decide_eq_true, Exists_exists. exists v. split; [by eapply elem_of_list_lookup_2 |].
+  destruct p; simpl in Hok; [done | ..]; lia.
+Qed.
+
 (** *** Authors *)
 
 Lemma authors_ok_init n : n < 4 → authors_ok n ∅ ∅.
@@ -444,3 +453,414 @@ Proof.
     + rewrite lookup_insert in Hc'. injection Hc' as <-. lia.
     + rewrite lookup_insert_ne // in Hc'. by apply (Hl c').
 Qed.
+
+(** ** Ghost state *)
+
+Class rwlockRsG Σ := RwlockRsG {
+  rwlock_rs_baseG :> rwlockG Σ;
+  rwlock_rs_mapG :> ghost_mapG Σ nat nat;
+}.
+Definition rwlockRsΣ : gFunctors := #[rwlockΣ; ghost_mapΣ nat nat].
+Global Instance subG_rwlockRsΣ {Σ} : subG rwlockRsΣ Σ → rwlockRsG Σ.
+Proof. solve_inG. Qed.
+
+(** The ghost names of [StrongTryRWLock.v] and two maps: the authors of the
+    HLOCK sequences, and every writer identity's bound. *)
+Record lock_names_rs := LockNamesRs { rs_base :> lock_names; γ_auth : gname; γ_hw : gname }.
+
+Definition rwRsN : namespace := nroot .@ "perdure" .@ "strong_try_rwlock_rs".
+
+Section proof.
+  Context `{!heapGS Σ, !rwlockRsG Σ}.
+  Context (R : Qp → iProp Σ) `{!Fractional R}.
+  Implicit Types (γ : lock_names_rs) (N n : nat) (L : list entry).
+  Local Set Default Proof Using "All".
+
+  Definition authors_at γ n : iProp Σ :=
+    ∃ A HW, ghost_map_auth γ.(γ_auth) 1 A ∗ ([∗ map] s ↦ c ∈ A, s ↪[γ.(γ_auth)]□ c) ∗
+            ghost_map_auth γ.(γ_hw) 1 HW ∗ ⌜authors_ok n A HW⌝.
+
+  Definition lock_inv_rs γ (w ri : loc) N : iProp Σ :=
+    ∃ n (vs : list Z) (ph : gmap nat phase) (X : gset (nat * nat)) L,
+      w ↦ #n ∗ ri ↦∗ ((λ v : Z, #v) <$> vs) ∗
+      mono_nat_auth_own γ.(γ_word) 1 n ∗ own γ.(γ_clean) (● X) ∗
+      ghost_map_auth γ.(γ_phase) 1 ph ∗ own γ.(γ_log) (log_auth L) ∗
+      ⌜inv_rs N n vs ph X L⌝ ∗ writer_part R γ N n ph ∗ authors_at γ n.
+
+  Definition is_rwlock_rs γ (lk : val) N : iProp Σ :=
+    ∃ w ri : loc, ⌜lk = (#w, #ri, #N)%V ∧ 0 < N⌝ ∗ inv rwRsN (lock_inv_rs γ w ri N).
+
+  (** A writer identity. *)
+  Definition wid γ (c : nat) : iProp Σ := ∃ h, c ↪[γ.(γ_hw)] h.
+
+  (** At the snapshot [L0] or later, the word was HLOCK of a sequence [s]
+      that the writer with identity [c' ≠ c] announced. *)
+  Definition rival_since γ L0 (c : nat) : iProp Σ :=
+    ∃ L1 k (e : entry) (s c' : nat), log_lb γ L1 ∗ s ↪[γ.(γ_auth)]□ c' ∗
+      ⌜L0 `prefix_of` L1 ∧ length L0 ≤ S k ∧ L1 !! k = Some e ∧ e.1 = (4 * s)%nat ∧ c' ≠ c⌝.
+
+  Global Instance is_rwlock_rs_persistent γ lk N : Persistent (is_rwlock_rs γ lk N).
+  Proof. apply _. Qed.
+  Global Instance rival_since_persistent γ L c : Persistent (rival_since γ L c).
+  Proof. apply _. Qed.
+
+  (** *** Authors *)
+  Lemma authors_mono γ n n' :
+    n ≤ n' → (∀ s, 1 ≤ s → 4 * s ≤ n' → 4 * s ≤ n) → authors_at γ n -∗ authors_at γ n'.
+  Proof.
+    iIntros (Hle Hs) "(%A & %HW & HA & HAs & HHW & %Hok)". iExists A, HW. iFrame.
+    iPureIntro. by eapply authors_ok_mono.
+  Qed.
+
+  Lemma authors_hw γ n c h : authors_at γ n -∗ c ↪[γ.(γ_hw)] h -∗ ⌜4 * h ≤ n⌝.
+  Proof.
+    iIntros "(%A & %HW & HA & HAs & HHW & %Hok) Hc".
+    iDestruct (ghost_map_lookup with "HHW Hc") as %Hc. iPureIntro. by apply Hok in Hc.
+  Qed.
+
+  Lemma authors_announce γ n t c h :
+    n < 4 * t → 4 * t ≤ n + 4 →
+    authors_at γ n -∗ c ↪[γ.(γ_hw)] h ==∗ authors_at γ (4 * t) ∗ c ↪[γ.(γ_hw)] t.
+  Proof.
+    iIntros (H1 H2) "(%A & %HW & HA & #HAs & HHW & %Hok) Hc".
+    iDestruct (ghost_map_lookup with "HHW Hc") as %Hc.
+    destruct (authors_ok_announce n t c h A HW Hok Hc H1 H2) as [Ht Hok'].
+    iMod (ghost_map_insert_persist t c with "HA") as "[HA #Ht]"; [done |].
+    iMod (ghost_map_update t with "HHW Hc") as "[HHW Hc]".
+    iModIntro. iFrame "Hc". iExists _, _. iFrame. iSplit; [| done].
+    rewrite big_sepM_insert //. by iFrame "Ht HAs".
+  Qed.
+
+  Lemma authors_rival γ n c h s :
+    1 ≤ s → 4 * s ≤ n → h < s →
+    authors_at γ n -∗ c ↪[γ.(γ_hw)] h -∗
+    authors_at γ n ∗ c ↪[γ.(γ_hw)] h ∗ ∃ c', s ↪[γ.(γ_auth)]□ c' ∗ ⌜c' ≠ c⌝.
+  Proof.
+    iIntros (H1 H2 H3) "(%A & %HW & HA & #HAs & HHW & %Hok) Hc".
+    iDestruct (ghost_map_lookup with "HHW Hc") as %Hc.
+    destruct (authors_ok_rival n c h A HW s Hok Hc H1 H2 H3) as (c' & Hs & Hne).
+    iDestruct (big_sepM_lookup with "HAs") as "#Hs"; [done |].
+    iFrame "Hc". iSplitL; [iExists A, HW; by iFrame "∗ #" |].
+    iExists c'. by iFrame "Hs".
+  Qed.
+
+  Lemma authors_alloc γ n : authors_at γ n ==∗ authors_at γ n ∗ ∃ c, wid γ c.
+  Proof.
+    iIntros "(%A & %HW & HA & HAs & HHW & %Hok)".
+    set (c := fresh (dom HW)).
+    assert (HW !! c = None) as Hc.
+    { apply stdpp.fin_map_dom.not_elem_of_dom. apply is_fresh. }
+    iMod (ghost_map_insert c 0 with "HHW") as "[HHW Hc]"; [done |].
+    iModIntro. iSplitR "Hc"; [| iExists c, 0; done].
+    iExists A, _. iFrame. iPureIntro. by apply authors_ok_alloc.
+  Qed.
+
+  (** The invariant, opened: the pattern every proof step uses. *)
+  Local Ltac open_inv :=
+    iInv rwRsN as (?n ?vs ?ph ?X ?L) "(>Hw & >Hri & >Hn & >HX & >Hph & >HL & >%Hir & Hwp & >Hau)";
+    lazymatch goal with H : inv_rs _ _ _ _ _ _ |- _ => pose proof (ir_base _ _ _ _ _ _ H) as Hip end.
+
+  Lemma rs_wid_alloc γ lk N E :
+    ↑rwRsN ⊆ E → is_rwlock_rs γ lk N ={E}=∗ ∃ c, wid γ c.
+  Proof.
+    iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
+    iMod (authors_alloc with "Hau") as "[Hau Hc]".
+    iModIntro. iSplitR "Hc". { iNext. iExists _, _, _, _, _. iFrame. done. }
+    done.
+  Qed.
+
+  (** After a snapshot, whatever a try operation reports is relative to it. *)
+  Lemma rs_snapshot γ lk N E :
+    ↑rwRsN ⊆ E → is_rwlock_rs γ lk N ={E}=∗ ∃ L0, log_lb γ L0.
+  Proof.
+    iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
+    iDestruct (log_lb_get with "HL") as "#Hlb".
+    iModIntro. iSplitL. { iNext. iExists _, _, _, _, _. iFrame. done. }
+    iModIntro. by iExists _.
+  Qed.
+
+
+  (** *** Construction *)
+  Lemma rs_new_lock_spec N :
+    0 < N →
+    {{{ R 1 }}} rs_new_lock #N
+    {{{ lk γ, RET lk; is_rwlock_rs γ lk N ∗ ([∗ list] i ∈ seq 0 N, slot γ i) ∗
+        log_lb γ [(3, false)] }}}.
+  Proof.
+    iIntros (HN Φ) "HR HΦ". wp_lam.
+    wp_apply wp_allocN; [lia | done |]. iIntros (ri) "[Hri _]".
+    wp_alloc w as "Hw". wp_pures.
+    iMod (mono_nat_own_alloc 3) as (γn) "[Hn _]".
+    iMod (own_alloc (● (∅ : gset (nat * nat)))) as (γX) "HX"; [by apply auth_auth_valid |].
+    iMod (ghost_map_alloc (map_seq 0 (replicate N Idle))) as (γp) "[Hph Hslots]".
+    iMod (ghost_var_alloc (None : option nat)) as (γw) "Hg".
+    iMod (own_alloc (log_auth [(3, false)])) as (γl) "HL"; [apply mono_list_auth_valid |].
+    iMod (ghost_map_alloc_empty (K:=nat) (V:=nat)) as (γa) "HA".
+    iMod (ghost_map_alloc_empty (K:=nat) (V:=nat)) as (γh) "HHW".
+    set γ := LockNamesRs (LockNames γn γX γp γw γl) γa γh.
+    iDestruct (log_lb_get R γ with "HL") as "#Hlb".
+    iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots]") as "#Hinv".
+    { iNext. iExists 3, (replicate N 0%Z), _, ∅, [(3, false)]. iFrame.
+      rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init |].
+      iSplitR "HA HHW".
+      - iLeft. iSplit; [iPureIntro; by right |]. iFrame.
+        rewrite (R_halves R). iDestruct "HR" as "[$ HR]".
+        rewrite (shares_all R); [by rewrite -(rq_sum R) |].
+        intros i. rewrite lookup_map_seq_0. intros Hi. apply elem_of_list_lookup_2 in Hi.
+        by apply elem_of_replicate in Hi as [? _].
+      - iExists ∅, ∅. iFrame. rewrite big_sepM_empty. iSplit; [done |].
+        iPureIntro. apply authors_ok_init. lia. }
+    iModIntro. iApply "HΦ". iFrame "Hlb". iSplit.
+    - iExists w, ri. iFrame "Hinv". done.
+    - by iApply (slots_init R).
+  Qed.
+
+  (** [new] then [set_read_lock], at start-up: the lock is read-only
+      ([RLOCK] of sequence 0) and its creator holds it as a downgraded
+      writer. *)
+  Lemma rs_new_lock_read_locked_spec N :
+    0 < N →
+    {{{ R 1 }}} rs_new_lock_read_locked #N
+    {{{ lk γ, RET lk; is_rwlock_rs γ lk N ∗ ([∗ list] i ∈ seq 0 N, slot γ i) ∗
+        downgraded γ ∗ R (1/2) ∗ log_lb γ [(2, false)] }}}.
+  Proof.
+    iIntros (HN Φ) "HR HΦ". wp_lam. wp_lam.
+    wp_apply wp_allocN; [lia | done |]. iIntros (ri) "[Hri _]".
+    wp_alloc w as "Hw". wp_pures. wp_lam. wp_pures. wp_load. wp_pures. wp_store.
+    iMod (mono_nat_own_alloc 2) as (γn) "[Hn _]".
+    iMod (own_alloc (● (∅ : gset (nat * nat)))) as (γX) "HX"; [by apply auth_auth_valid |].
+    iMod (ghost_map_alloc (map_seq 0 (replicate N Idle))) as (γp) "[Hph Hslots]".
+    iMod (ghost_var_alloc (Some 2 : option nat)) as (γw) "Hg".
+    iEval (rewrite -Qp.half_half) in "Hg". iDestruct "Hg" as "[Hg Hg']".
+    iMod (own_alloc (log_auth [(2, false)])) as (γl) "HL"; [apply mono_list_auth_valid |].
+    iMod (ghost_map_alloc_empty (K:=nat) (V:=nat)) as (γa) "HA".
+    iMod (ghost_map_alloc_empty (K:=nat) (V:=nat)) as (γh) "HHW".
+    set γ := LockNamesRs (LockNames γn γX γp γw γl) γa γh.
+    iDestruct (log_lb_get R γ with "HL") as "#Hlb".
+    rewrite (R_halves R). iDestruct "HR" as "[HR HRc]".
+    iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots Hg HRc]") as "#Hinv".
+    { iNext. iExists 2, (replicate N 0%Z), _, ∅, [(2, false)]. iFrame.
+      rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init_rlocked |].
+      iSplitR "HA HHW".
+      - iRight; iRight. iSplit; [done |]. iFrame.
+        rewrite (shares_all R); [by rewrite -(rq_sum R) |].
+        intros i. rewrite lookup_map_seq_0. intros Hi. apply elem_of_list_lookup_2 in Hi.
+        by apply elem_of_replicate in Hi as [? _].
+      - iExists ∅, ∅. iFrame. rewrite big_sepM_empty. iSplit; [done |].
+        iPureIntro. apply authors_ok_init. lia. }
+    iModIntro. iApply "HΦ". iFrame "Hlb HRc". iSplit; [| iSplitL "Hslots"].
+    - iExists w, ri. iFrame "Hinv". done.
+    - by iApply (slots_init R).
+    - iExists 2. by iFrame.
+  Qed.
+
+  (** *** Readers *)
+  Lemma rs_shared_unlock_spec γ lk N i :
+    {{{ is_rwlock_rs γ lk N ∗ reader_locked γ i ∗ R (rq N) }}}
+      rs_shared_unlock lk #i
+    {{{ RET #(); slot γ i }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & Hslot & HR) HΦ".
+    wp_lam. wp_pures. open_inv.
+    iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
+    assert (i < N) as Hi by (by eapply ip_dom).
+    destruct (ip_lookup _ _ _ _ _ _ Hip i _ Hpi) as (v & Hv & Hok).
+    iDestruct (update_array ri _ _ i #v with "Hri") as "[Hri_i Hri_close]".
+    { by rewrite list_lookup_fmap Hv. }
+    wp_store. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+    rewrite -(list_fmap_insert (λ v : Z, #v) vs i 0%Z).
+    assert (n mod 4 ≠ 1) as Hn1.
+    { intros Hn. by destruct (ip_wlock _ _ _ _ _ _ Hip Hn i) as [? _]. }
+    iDestruct (writer_part_give R _ _ _ _ i Idle with "HR Hwp") as "Hwp"; [done.. |].
+    iMod (ghost_map_update Idle with "Hph Hslot") as "[Hph Hslot]".
+    iMod (log_append R _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
+    iModIntro. iSplitR "HΦ Hslot".
+    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+      eapply ir_cells; [exact Hir |]. apply (ip_leave _ _ _ _ _ _ Hip i Holding); auto. }
+    by iApply "HΦ".
+  Qed.
+
+  (** The roll-back of an arrival after seeing WLOCK (L207): it stands if a
+      writer's [abort_rollback] confirmed it meanwhile. *)
+  Lemma rs_rollback_spec γ w ri N i L0 :
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ i ↪[γ.(γ_phase)] Rolling ∗ excl_since γ L0 }}}
+      FAA #(ri +ₗ (i : Z)) #(-1)
+    {{{ (v : Z), RET #v; (⌜v = 1%Z⌝ ∗ slot γ i ∗ excl_since γ L0) ∨
+                         (⌜v ≠ 1%Z⌝ ∗ reader_locked γ i ∗ R (rq N)) }}}.
+  Proof.
+    iIntros (Φ) "(#Hinv & Hslot & #Hex) HΦ". open_inv.
+    iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
+    assert (i < N) as Hi by (by eapply ip_dom).
+    destruct (ip_lookup _ _ _ _ _ _ Hip i _ Hpi) as (v & Hv & Hok).
+    iDestruct (update_array ri _ _ i #v with "Hri") as "[Hri_i Hri_close]".
+    { by rewrite list_lookup_fmap Hv. }
+    wp_faa. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+    rewrite -(list_fmap_insert (λ v : Z, #v) vs i (v + -1)%Z).
+    destruct Hok as [-> | ->].
+    - iMod (ghost_map_update Idle with "Hph Hslot") as "[Hph Hslot]".
+      iMod (log_append R _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
+      iDestruct (writer_part_other R _ _ _ _ i Rolling Idle with "Hwp") as "Hwp"; [done.. |].
+      iModIntro. iSplitR "HΦ Hslot".
+      { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+        eapply ir_cells; [exact Hir |]. apply (ip_leave _ _ _ _ _ _ Hip i Rolling); auto. }
+      iApply "HΦ". iLeft. iSplit; [done |]. by iFrame.
+    - destruct (ip_rollback_hold _ _ _ _ _ _ Hip i Hpi Hv) as [Hn1 Hip'].
+      iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
+      iDestruct (writer_part_take R _ _ _ _ i Rolling with "Hwp") as "[HR Hwp]"; [done.. |].
+      iModIntro. iSplitR "HΦ Hslot HR".
+      { iNext. iExists n, _, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
+        eapply ir_same; [exact Hir | exact Hip' |]. by apply (present_insert_same vs i 2%Z). }
+      iApply "HΦ". iRight. by iFrame.
+  Qed.
+
+  Lemma shared_settle_spec γ w ri N (i ws : nat) L0 :
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗
+        ((⌜ws mod 4 = 1⌝ ∗ i ↪[γ.(γ_phase)] Rolling ∗ excl_since γ L0) ∨
+         (⌜ws mod 4 ≠ 1⌝ ∗ reader_locked γ i ∗ R (rq N))) }}}
+      rs_shared_settle #ri #i #ws
+    {{{ (b : bool), RET #b;
+        if b then reader_locked γ i ∗ R (rq N) else slot γ i ∗ excl_since γ L0 }}}.
+  Proof.
+    iIntros (Φ) "(#Hinv & [(%Hws & Hslot & #Hex) | (%Hws & Hslot & HR)]) HΦ";
+      wp_lam; wp_pures; rewrite Z_rem4.
+    - rewrite Hws. wp_pures.
+      wp_apply (rs_rollback_spec with "[$Hinv $Hslot $Hex]").
+      iIntros (v) "[(-> & Hslot & _) | (% & Hslot & HR)]".
+      + wp_pures. iApply "HΦ". by iFrame.
+      + wp_pures. rewrite bool_decide_false; [| by intros [=]].
+        iApply "HΦ". by iFrame.
+    - rewrite bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
+      iApply "HΦ". by iFrame.
+  Qed.
+
+  Lemma rs_shared_try_lock_spec γ lk N (i : nat) L0 :
+    {{{ is_rwlock_rs γ lk N ∗ slot γ i ∗ log_lb γ L0 }}}
+      rs_shared_try_lock lk #i
+    {{{ (b : bool), RET #b;
+        if b then reader_locked γ i ∗ R (rq N) else slot γ i ∗ excl_since γ L0 }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & Hslot & #HL0) HΦ".
+    wp_lam. wp_pures.
+    (* L185: [if state_of(load) == WLOCK return false] *)
+    wp_bind (! _)%E. open_inv. wp_load.
+    iDestruct (log_prefix R with "HL HL0") as %Hpre.
+    iDestruct (log_lb_get R with "HL") as "#HL1".
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+    wp_pures. rewrite Z_rem4. case_bool_decide as Hb; rewrite val_int_eq in Hb.
+    { wp_pures. iApply "HΦ". iFrame "Hslot". iApply (excl_now R _ _ L n with "HL1"); [done | | lia].
+      apply (ir_last _ _ _ _ _ _ Hir). }
+    wp_pures.
+    (* L188: arrive *)
+    wp_bind (_ <- _)%E. iClear "HL1". clear dependent n vs ph X L. open_inv.
+    iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
+    assert (i < N) as Hi by (by eapply ip_dom).
+    destruct (ip_lookup _ _ _ _ _ _ Hip i _ Hpi) as (v & Hv & Hok).
+    iDestruct (update_array ri _ _ i #v with "Hri") as "[Hri_i Hri_close]".
+    { by rewrite list_lookup_fmap Hv. }
+    wp_store. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+    rewrite -(list_fmap_insert (λ v : Z, #v) vs i 1%Z).
+    iMod (ghost_map_update Arrived with "Hph Hslot") as "[Hph Hslot]".
+    iMod (log_append R _ _ (n, present (<[i:=1%Z]> vs)) with "HL") as "HL".
+    iDestruct (writer_part_other R _ _ _ _ i Idle Arrived with "Hwp") as "Hwp"; [done.. |].
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+      eapply ir_cells; [exact Hir |]. by apply ip_arrive. }
+    wp_pures.
+    (* L190: [ws = wstate.load()] *)
+    wp_bind (! _)%E. clear dependent n vs ph X L v. open_inv. wp_load.
+    iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
+    iDestruct (log_prefix R with "HL HL0") as %Hpre.
+    iDestruct (log_lb_get R with "HL") as "#HL1".
+    iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlb".
+    destruct (mod4_cases n) as [H0 | [H1 | H23]].
+    - (* HLOCK: try to beat the writer (L191–L199) *)
+      set (s := n `div` 4). assert (n = 4 * s) as Hns by (pose proof (mod4_eq n 0 H0); unfold s; lia).
+      iMod (ghost_map_update (CasP s) with "Hph Hslot") as "[Hph Hslot]".
+      iDestruct (writer_part_other R _ _ _ _ i Arrived (CasP s) with "Hwp") as "Hwp"; [done.. |].
+      iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+        eapply ir_same; [exact Hir | | done].
+        apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); [done | done | done | lia |].
+        intros s' _ Hs'. assert (s' = s) as -> by lia. by right; right. }
+      wp_pures. rewrite Z_rem4 H0. wp_pures.
+      wp_bind (CmpXchg _ _ _). iClear "HL1". clear dependent vs ph X L. open_inv.
+      iDestruct (ghost_map_lookup with "Hph Hslot") as %Hpi.
+      destruct (decide (n0 = n)) as [-> | Hne].
+      + (* the reader wins (L198): HLOCK → NOLOCK *)
+        wp_cmpxchg_suc.
+        assert (present vs = true) as Hpres by (eapply ip_present; [exact Hip | exact Hpi | done]).
+        iDestruct (writer_part_take R _ _ _ _ i (CasP s) with "Hwp") as "[HR Hwp]"; [done | done | done | lia |].
+        iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
+        iMod (mono_nat_own_update (n + 3) with "Hn") as "[Hn _]"; [lia |].
+        iMod (log_append R _ _ (n + 3, present vs) with "HL") as "HL".
+        iDestruct "Hwp" as "[(_ & Hg & HRw & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
+        iModIntro. iSplitR "HΦ Hslot HR".
+        { iNext. iExists (n + 3), vs, _, X, _.
+          replace (Z.of_nat n + 3)%Z with (Z.of_nat (n + 3)) by lia. iFrame.
+          iSplit.
+          { iPureIntro. eapply ir_step; [exact Hir | | left; right; right; split; [done | lia] |].
+            - replace (n + 3) with (4 * s + 3) by lia. apply (ip_cas_win _ _ _ _ _ _ Hip i s Hpi Hns).
+            - intros _ _. left. unfold busy. simpl. by right; right. }
+          iSplitR "Hau".
+          { iLeft. iFrame. iPureIntro. right. rewrite Hns mod4_add. done. }
+          iApply (authors_mono with "Hau"); lia. }
+        wp_pures. iApply "HΦ". by iFrame.
+      + (* the CAS failed (L199): settle on the word it returned *)
+        wp_cmpxchg_fail; [intros [=]; lia |].
+        iDestruct (mono_nat_lb_own_valid with "Hn Hlb") as %[_ Hle].
+        iDestruct (log_prefix R with "HL HL0") as %Hpre'.
+        iDestruct (log_lb_get R with "HL") as "#HL2".
+        assert (∀ s', (s', i) ∈ X → n0 = 4 * s' → False) as Hnc.
+        { intros s' Hx Hs'. destruct (ip_clean_at _ _ _ _ _ _ Hip s' i (CasP s) Hpi Hx Hs')
+            as [? | [? | ?]]; simplify_eq; lia. }
+        destruct (decide (n0 mod 4 = 1)) as [Hn1 | Hn1].
+        * iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
+          iDestruct (writer_part_other R _ _ _ _ i (CasP s) Rolling with "Hwp") as "Hwp"; [done.. |].
+          iAssert (excl_since γ L0) as "#Hex".
+          { iApply (excl_now R _ _ L n0 with "HL2"); [done | apply (ir_last _ _ _ _ _ _ Hir) | done]. }
+          iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+          { iNext. iExists n0, vs, _, X, L. iFrame. iPureIntro.
+            eapply ir_same; [exact Hir | | done].
+            apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
+            intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
+          wp_pures.
+          wp_apply (shared_settle_spec _ _ _ _ i n0 L0 with "[$Hinv Hslot]"); [iLeft; by iFrame "Hslot Hex" |].
+          iIntros (b) "Hb". by iApply "HΦ".
+        * iDestruct (writer_part_take R _ _ _ _ i (CasP s) with "Hwp") as "[HR Hwp]"; [done.. |].
+          iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
+          iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+          { iNext. iExists n0, vs, _, X, L. iFrame. iPureIntro.
+            eapply ir_same; [exact Hir | | done].
+            apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
+            intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
+          wp_pures.
+          wp_apply (shared_settle_spec _ _ _ _ i n0 L0 with "[$Hinv Hslot HR]"); [iRight; by iFrame |].
+          iIntros (b) "Hb". by iApply "HΦ".
+    - (* WLOCK: roll back (L202, L207) *)
+      iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
+      iDestruct (writer_part_other R _ _ _ _ i Arrived Rolling with "Hwp") as "Hwp"; [done.. |].
+      iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+        eapply ir_same; [exact Hir | | done].
+        apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done.
+        intros s' _ Hs'. rewrite Hs' mod4_mul in H1. done. }
+      iAssert (excl_since γ L0) as "#Hex".
+      { iApply (excl_now R _ _ L n with "HL1"); [done | apply (ir_last _ _ _ _ _ _ Hir) | done]. }
+      wp_pures. rewrite Z_rem4 H1. wp_pures.
+      wp_apply (shared_settle_spec _ _ _ _ i n L0 with "[$Hinv Hslot]"); [iLeft; by iFrame "Hslot Hex" |].
+      iIntros (b) "Hb". by iApply "HΦ".
+    - (* RLOCK or NOLOCK: the reader is in (L202–L203) *)
+      iDestruct (writer_part_take R _ _ _ _ i Arrived with "Hwp") as "[HR Hwp]"; [done | done | done | lia |].
+      iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
+      iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+        eapply ir_same; [exact Hir | | done].
+        apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done; [lia |].
+        intros s' _ Hs'. rewrite Hs' mod4_mul in H23. lia. }
+      wp_pures. rewrite Z_rem4 bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
+      wp_apply (shared_settle_spec _ _ _ _ i n L0 with "[$Hinv Hslot HR]"); [iRight; iFrame; iPureIntro; lia |].
+      iIntros (b) "Hb". by iApply "HΦ".
+  Qed.
+
+End proof.
