@@ -863,4 +863,421 @@ Section proof.
       iIntros (b) "Hb". by iApply "HΦ".
   Qed.
 
+  (** *** Writers *)
+
+  Lemma rs_readers_empty_spec γ w ri N m L0 (i : nat) :
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ mono_nat_lb_own γ.(γ_word) m ∗ log_lb γ L0 ∗
+        ⌜i ≤ N⌝ ∗ [∗ list] j ∈ seq 0 i, cop γ m j }}}
+      rs_readers_empty #ri #N #i
+    {{{ (b : bool), RET #b; if b then [∗ list] j ∈ seq 0 N, cop γ m j else busy_since γ L0 }}}.
+  Proof.
+    iIntros (Φ) "(#Hinv & #Hm & #HL0 & %Hle & Hcops) HΦ".
+    iLöb as "IH" forall (i Hle).
+    wp_rec. wp_pures. case_bool_decide as Hi; wp_pures.
+    - assert (i < N) as HiN by lia.
+      wp_bind (! _)%E. open_inv.
+      destruct (ip_vs_lookup _ _ _ _ _ _ Hip i HiN) as [v Hv].
+      iDestruct (update_array ri _ _ i #v with "Hri") as "[Hri_i Hri_close]".
+      { by rewrite list_lookup_fmap Hv. }
+      wp_load. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+      rewrite list_insert_id; [| by rewrite list_lookup_fmap Hv].
+      iDestruct (log_prefix R with "HL HL0") as %Hpre.
+      iDestruct (log_lb_get R with "HL") as "#HL1".
+      destruct (decide (v = 0%Z)) as [-> | Hv0].
+      + (* empty: a clean witness, or the word has moved on *)
+        iDestruct (mono_nat_lb_own_valid with "Hn Hm") as %[_ Hmn].
+        iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlbn".
+        iAssert (|==> ∃ X', own γ.(γ_clean) (● X') ∗ ⌜inv_rs N n vs ph X' L⌝ ∗ cop γ m i)%I
+          with "[HX]" as ">(%X' & HX & %Hir' & #Hc)".
+        { destruct (decide (m mod 4 = 0)) as [Hm0 | Hm0].
+          2: { iModIntro. iExists X. iFrame. iSplit; [done | by iLeft]. }
+          destruct (decide (n = m)) as [-> | Hne].
+          - iMod (clean_add R _ X (m `div` 4, i) with "HX") as "[HX Hc]".
+            iModIntro. iExists _. iSplitL "HX"; [done |]. iSplit; [| iRight; by iLeft].
+            iPureIntro. eapply ir_same; [exact Hir | | done].
+            apply (ip_clean_add _ _ _ _ _ _ Hip); [| done].
+            pose proof (mod4_eq m 0 Hm0). lia.
+          - iModIntro. iExists X. iFrame. iSplit; [done |]. iRight; iRight.
+            iApply (mono_nat_lb_own_le with "Hlbn"). lia. }
+        iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+        { iNext. iExists n, vs, ph, X', L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+        wp_op. wp_if. wp_op.
+        replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
+        iApply ("IH" $! (S i) with "[%] [Hcops] HΦ"); [lia |].
+        rewrite seq_S big_sepL_app /=. by iFrame "Hcops Hc".
+      + iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+        { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+        wp_pures. rewrite bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
+        iApply "HΦ". iApply (busy_now R _ L0 L (n, present vs) Hpre (ir_last _ _ _ _ _ _ Hir) with "HL1").
+        right; right. apply bool_decide_eq_true, Exists_exists. exists v.
+        split; [by eapply elem_of_list_lookup_2 | done].
+    - assert (i = N) as -> by lia. iApply "HΦ". done.
+  Qed.
+
+  (** [abort_rollback], by the writer that has just stored RLOCK ([m]). *)
+  Lemma rs_abort_rollback_spec γ w ri N m (i : nat) :
+    m mod 4 = 2 →
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ ghost_var γ.(γ_writer) (1/2) (Some m) }}}
+      rs_abort_rollback #ri #N #i
+    {{{ RET #(); ghost_var γ.(γ_writer) (1/2) (Some m) }}}.
+  Proof.
+    iIntros (Hm Φ) "(#Hinv & Hg) HΦ".
+    iLöb as "IH" forall (i).
+    wp_rec. wp_pures. case_bool_decide as Hi; wp_pures; [| by iApply "HΦ"].
+    assert (i < N) as HiN by lia.
+    wp_bind (! _)%E. open_inv.
+    destruct (ip_vs_lookup _ _ _ _ _ _ Hip i HiN) as [v Hv].
+    iDestruct (update_array ri _ _ i #v with "Hri") as "[Hri_i Hri_close]".
+    { by rewrite list_lookup_fmap Hv. }
+    wp_load. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+    rewrite list_insert_id; [| by rewrite list_lookup_fmap Hv].
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+    clear dependent n vs ph X L.
+    wp_op. case_bool_decide; wp_if.
+    - wp_bind (CmpXchg _ _ _). wp_pures. open_inv.
+      destruct (ip_vs_lookup _ _ _ _ _ _ Hip i HiN) as [v' Hv].
+      iDestruct (update_array ri _ _ i #v' with "Hri") as "[Hri_i Hri_close]".
+      { by rewrite list_lookup_fmap Hv. }
+      destruct (decide (v' = 1%Z)) as [-> | Hne].
+      + wp_cmpxchg_suc. iDestruct (writer_part_agree R with "Hwp Hg") as %->.
+        iDestruct ("Hri_close" with "Hri_i") as "Hri".
+        rewrite -(list_fmap_insert (λ v : Z, #v) vs i 2%Z).
+        iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+        { iNext. iExists m, _, ph, X, L. iFrame. iPureIntro.
+          eapply ir_same; [exact Hir | by apply ip_mark |]. by apply (present_insert_same vs i 1%Z). }
+        wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
+        by iApply ("IH" with "Hg HΦ").
+      + wp_cmpxchg_fail. iDestruct ("Hri_close" with "Hri_i") as "Hri".
+        rewrite list_insert_id; [| by rewrite list_lookup_fmap Hv].
+        iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+        { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+        wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
+        by iApply ("IH" with "Hg HΦ").
+    - wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
+      by iApply ("IH" with "Hg HΦ").
+  Qed.
+
+  (** The holder reads the word: it is its own. *)
+  Lemma rs_load_own_spec γ w ri N (m : nat) :
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ ghost_var γ.(γ_writer) (1/2) (Some m) }}}
+      ! #w
+    {{{ RET #m; ghost_var γ.(γ_writer) (1/2) (Some m) }}}.
+  Proof.
+    iIntros (Φ) "(#Hinv & Hg) HΦ". open_inv.
+    wp_load. iDestruct (writer_part_agree R with "Hwp Hg") as %->.
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists m, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+    by iApply "HΦ".
+  Qed.
+
+  (** WLOCK → RLOCK ([exclusive_unlock] L276, [downgrade] L286). *)
+  Lemma rs_rlock_spec γ w ri N m :
+    0 < N → m mod 4 = 1 →
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ ghost_var γ.(γ_writer) (1/2) (Some m) ∗ R 1 }}}
+      #w <- #(S m)
+    {{{ RET #(); ghost_var γ.(γ_writer) (1/2) (Some (S m)) ∗ R (1/2) }}}.
+  Proof.
+    iIntros (HN Hm Φ) "(#Hinv & Hg & HR) HΦ". open_inv.
+    wp_store. iDestruct (writer_part_agree R with "Hwp Hg") as %->.
+    iDestruct "Hwp" as "[(%Hbad & _) | [(_ & Hg') | (%Hbad & _)]]"; [lia | | lia].
+    iMod (ghost_var_update_halves (Some (S m)) with "Hg Hg'") as "[Hg Hg']".
+    iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
+    iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
+    rewrite (R_halves R). iDestruct "HR" as "[HR HRr]".
+    iModIntro. iSplitR "HΦ Hg HR".
+    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+      { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
+        intros Hm0. exfalso. lia. }
+      iSplitR "Hau".
+      - iRight; iRight. iFrame. iSplit.
+        { iPureIntro. by rewrite (mod4_S m 1). }
+        rewrite (shares_all R); [by rewrite -(rq_sum R); [| lia] |].
+        intros i. by destruct (ip_wlock _ _ _ _ _ _ Hip Hm i).
+      - iApply (authors_mono with "Hau"); [lia |]. intros s' _ Hs'.
+        pose proof (mod4_eq m 1 Hm). lia. }
+    iApply "HΦ". by iFrame.
+  Qed.
+
+  (** RLOCK → NOLOCK ([exclusive_unlock] L279, [downgrade_unlock] L303). *)
+  Lemma rs_release_spec γ w ri N m :
+    m mod 4 = 2 →
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ ghost_var γ.(γ_writer) (1/2) (Some m) ∗ R (1/2) }}}
+      #w <- #(S m)
+    {{{ RET #(); True }}}.
+  Proof.
+    iIntros (Hm Φ) "(#Hinv & Hg & HR) HΦ". open_inv.
+    wp_store. iDestruct (writer_part_agree R with "Hwp Hg") as %->.
+    iDestruct "Hwp" as "[(%Hbad & _) | [(%Hbad & _) | (_ & Hg' & Hs)]]"; [lia | lia |].
+    iMod (ghost_var_update_halves None with "Hg Hg'") as "[Hg Hg']".
+    iCombine "Hg Hg'" as "Hg".
+    iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
+    iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
+    iModIntro. iSplitR "HΦ".
+    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+      { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
+        intros Hm0. exfalso. lia. }
+      iSplitR "Hau".
+      - iLeft. iFrame. iPureIntro. right. by rewrite (mod4_S m 2).
+      - iApply (authors_mono with "Hau"); [lia |]. intros s' _ Hs'.
+        pose proof (mod4_eq m 2 Hm). lia. }
+    by iApply "HΦ".
+  Qed.
+
+  (** A writer's failure after it saw the word at [m] (an HLOCK or a
+      NOLOCK), the word being beyond [m] now: a busy state, or the HLOCK of
+      a sequence beyond [m], which the writer [c] did not announce (it has
+      announced none beyond [h], [4h ≤ m]). *)
+  Lemma conflict_since γ L0 L1 L e0 m c h n pv :
+    L0 `prefix_of` L1 → last L1 = Some e0 → e0.1 ≤ m → m mod 4 = 0 ∨ m mod 4 = 3 →
+    4 * h ≤ m → log_ok_rs L → last L = Some (n, pv) → m < n →
+    own γ.(γ_log) (log_auth L) -∗ log_lb γ L1 -∗ authors_at γ n -∗ c ↪[γ.(γ_hw)] h -∗
+    own γ.(γ_log) (log_auth L) ∗ authors_at γ n ∗ c ↪[γ.(γ_hw)] h ∗
+      (busy_since γ L0 ∨ rival_since γ L0 c).
+  Proof.
+    iIntros (Hp01 Hl1 He0 Hm Hh Hok Hl Hn) "HL #HL1 Hau Hc".
+    iDestruct (log_prefix R with "HL HL1") as %Hp1.
+    iDestruct (log_lb_get R with "HL") as "#HL2".
+    apply prefix_length in Hp01 as Hlen.
+    destruct (log_busy_after_rs L1 L m e0 (n, pv) Hp1 Hok Hl1 Hl Hm He0 Hn)
+      as (k & b & Hk & Hb & [Hbusy | [Hb0 Hbm]]).
+    - iFrame. iLeft. iExists L, k, b. iFrame "HL2". iPureIntro.
+      split; [by trans L1 |]. split; [lia | done].
+    - set (s := b.1 `div` 4).
+      assert (b.1 = 4 * s) as Hbs by (pose proof (mod4_eq b.1 0 Hb0); unfold s; lia).
+      assert (b.1 ≤ n).
+      { rewrite last_lookup in Hl.
+        apply (log_rs_words_mono L Hok k (pred (length L)) b (n, pv)); [| done | done].
+        apply lookup_lt_Some in Hb. lia. }
+      iDestruct (authors_rival _ _ c h s with "Hau Hc") as "(Hau & Hc & %c' & #Hs & %Hne)";
+        [lia | lia | lia |].
+      iFrame. iRight. iExists L, k, b, s, c'. iFrame "HL2 Hs". iPureIntro.
+      split; [by trans L1 |]. split; [lia |]. done.
+  Qed.
+
+  (** L252–L259: the CAS of the word the writer loaded ([n0], an HLOCK or a
+      NOLOCK) to HLOCK of the next sequence, [nx = 4t]. *)
+  Lemma announce_spec γ w ri N n0 nx t c h L0 L1 e1 :
+    n0 mod 4 = 0 ∨ n0 mod 4 = 3 → t = n0 `div` 4 + 1 → nx = 4 * t → 4 * h ≤ n0 →
+    L0 `prefix_of` L1 → last L1 = Some e1 → e1.1 = n0 →
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ mono_nat_lb_own γ.(γ_word) n0 ∗ log_lb γ L1 ∗
+        c ↪[γ.(γ_hw)] h }}}
+      CmpXchg #w #n0 #nx
+    {{{ v (b : bool), RET (v, #b)%V;
+        if b then c ↪[γ.(γ_hw)] t ∗ mono_nat_lb_own γ.(γ_word) nx ∗
+          ∃ L2 e2, log_lb γ L2 ∗ ⌜L0 `prefix_of` L2 ∧ last L2 = Some e2 ∧ e2.1 = nx⌝
+        else c ↪[γ.(γ_hw)] h ∗ (busy_since γ L0 ∨ rival_since γ L0 c) }}}.
+  Proof.
+    iIntros (H03 Ht Hnx Hh Hp01 Hl1 He1 Φ) "(#Hinv & #Hlb & #HL1 & Hc) HΦ". open_inv.
+    iDestruct (mono_nat_lb_own_valid with "Hn Hlb") as %[_ Hle].
+    pose proof (Nat.div_mod n0 4 ltac:(lia)) as Hq.
+    assert (n0 < 4 * t ∧ 4 * t ≤ n0 + 4) as [Ht1 Ht2] by (subst t; destruct H03; lia).
+    destruct (decide (n = n0)) as [-> | Hne].
+    - wp_cmpxchg_suc.
+      iMod (authors_announce _ _ t with "Hau Hc") as "[Hau Hc]"; [lia | lia |].
+      rewrite -Hnx.
+      iMod (mono_nat_own_update nx with "Hn") as "[Hn #Hlb']"; [lia |].
+      iMod (log_append R _ _ (nx, present vs) with "HL") as "HL".
+      iDestruct (log_lb_get R with "HL") as "#HL2".
+      iDestruct (log_prefix R with "HL HL1") as %Hp12.
+      iDestruct "Hwp" as "[(_ & Hg & HR & Hs) | [(%Hbad & _) | (%Hbad & _)]]";
+        [| destruct H03; lia | destruct H03; lia].
+      iModIntro. iSplitR "HΦ Hc".
+      { iNext. iExists nx, vs, ph, X, _. iFrame. iSplit.
+        { iPureIntro. destruct H03 as [H0 | H3].
+          - eapply ir_step; [exact Hir | | right; split; [done | lia] |].
+            + replace nx with (n0 + 4) by lia. by apply (ip_renew _ _ _ _ _ _ Hip).
+            + intros _ _. right. rewrite Hnx. apply mod4_mul.
+          - eapply ir_step; [exact Hir | | left; right; left; lia |].
+            + replace nx with (S n0) by lia. apply ip_word_succ; [done | lia].
+            + intros Hc0. exfalso. lia. }
+        iLeft. iFrame. iPureIntro. left. rewrite Hnx. apply mod4_mul. }
+      iApply "HΦ". iFrame "Hc Hlb'". iExists _, _. iFrame "HL2". iPureIntro.
+      split; [| split; [apply last_snoc | done]].
+      by trans L1.
+    - wp_cmpxchg_fail; [intros [=]; lia |].
+      iDestruct (conflict_since _ L0 L1 L e1 n0 c h n (present vs) with "HL HL1 Hau Hc")
+        as "(HL & Hau & Hc & Hres)";
+        [done | done | lia | done | done | apply (ir_log _ _ _ _ _ _ Hir) | apply (ir_last _ _ _ _ _ _ Hir) | lia |].
+      iModIntro. iSplitR "HΦ Hc Hres".
+      { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+      iApply "HΦ". iFrame.
+  Qed.
+
+  (** L266–L269: HLOCK → WLOCK, having found every cell empty while the
+      word was the writer's own HLOCK ([4t]). *)
+  Lemma acquire_rs_spec γ w ri N nx t c L0 L2 e2 :
+    nx = 4 * t → 0 < N → L0 `prefix_of` L2 → last L2 = Some e2 → e2.1 = nx →
+    {{{ inv rwRsN (lock_inv_rs γ w ri N) ∗ ([∗ list] j ∈ seq 0 N, cop γ nx j) ∗
+        mono_nat_lb_own γ.(γ_word) nx ∗ log_lb γ L2 ∗ c ↪[γ.(γ_hw)] t }}}
+      CmpXchg #w #nx #(nx + 1)
+    {{{ v (b : bool), RET (v, #b)%V; c ↪[γ.(γ_hw)] t ∗
+        if b then writer_locked γ ∗ R 1 else busy_since γ L0 ∨ rival_since γ L0 c }}}.
+  Proof.
+    iIntros (Hnx HN Hp02 Hl2 He2 Φ) "(#Hinv & #Hcops & #Hlb & #HL2 & Hc) HΦ". open_inv.
+    iDestruct (mono_nat_lb_own_valid with "Hn Hlb") as %[_ Hle].
+    assert (nx mod 4 = 0) as Hm0 by (rewrite Hnx; apply mod4_mul).
+    destruct (decide (n = nx)) as [-> | Hne].
+    - wp_cmpxchg_suc.
+      iAssert (⌜∀ j, j < N → (t, j) ∈ X⌝)%I as %Hall.
+      { iIntros (j Hj).
+        iDestruct (big_sepL_forall with "Hcops") as "Hf".
+        iDestruct ("Hf" $! j j with "[%]") as "[%Hbad | [Hc' | Hc']]".
+        { apply lookup_seq. lia. }
+        - done.
+        - assert (nx `div` 4 = t) as Hs by (rewrite Hnx (Nat.mul_comm 4 t) Nat.div_mul; lia).
+          rewrite Hs. by iApply (clean_elem R with "HX Hc'").
+        - iDestruct (mono_nat_lb_own_valid with "Hn Hc'") as %[_ ?]. lia. }
+      destruct (ip_acquire _ _ _ _ _ _ Hip t Hnx Hall) as [Hip' Hnh].
+      replace (4 * t + 1) with (nx + 1) in Hip' by lia.
+      iDestruct "Hwp" as "[(_ & Hg & HR & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
+      iMod (ghost_var_update (Some (nx + 1)) with "Hg") as "Hg".
+      iEval (rewrite -Qp.half_half) in "Hg". iDestruct "Hg" as "[Hg Hg']".
+      iMod (mono_nat_own_update (nx + 1) with "Hn") as "[Hn _]"; [lia |].
+      iMod (log_append R _ _ (nx + 1, present vs) with "HL") as "HL".
+      rewrite (shares_all R) // -(rq_sum R) //.
+      assert ((nx + 1) mod 4 = 1) as HS1 by (by rewrite Hnx mod4_add).
+      iModIntro. iSplitR "HΦ Hg HR Hs Hc".
+      { iNext. iExists (nx + 1), vs, ph, X, _.
+        replace (Z.of_nat nx + 1)%Z with (Z.of_nat (nx + 1)) by lia. iFrame "Hw Hri Hn HX Hph HL".
+        iSplit.
+        { iPureIntro. eapply ir_step; [exact Hir | exact Hip' | left; right; left; lia |].
+          intros _ _. left. by left. }
+        iSplitR "Hau".
+        - iRight; iLeft. by iFrame.
+        - iApply (authors_mono with "Hau"); lia. }
+      iApply "HΦ". iFrame "Hc". iSplitL "Hg".
+      + iExists (nx + 1). by iFrame.
+      + rewrite (R_halves R). iFrame.
+    - wp_cmpxchg_fail; [intros [=]; lia |].
+      iDestruct (conflict_since _ L0 L2 L e2 nx c t n (present vs) with "HL HL2 Hau Hc")
+        as "(HL & Hau & Hc & Hres)";
+        [done | done | lia | by left | lia | apply (ir_log _ _ _ _ _ _ Hir) | apply (ir_last _ _ _ _ _ _ Hir) | lia |].
+      iModIntro. iSplitR "HΦ Hc Hres".
+      { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+      iApply "HΦ". iFrame.
+  Qed.
+
+  Lemma rs_exclusive_try_lock_spec γ lk N L0 c :
+    {{{ is_rwlock_rs γ lk N ∗ log_lb γ L0 ∗ wid γ c }}}
+      rs_exclusive_try_lock lk
+    {{{ (b : bool), RET #b; wid γ c ∗
+        if b then writer_locked γ ∗ R 1 else busy_since γ L0 ∨ rival_since γ L0 c }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & #HL0 & [%h Hc]) HΦ".
+    wp_lam. wp_pures.
+    (* L241: load *)
+    wp_bind (! _)%E. open_inv. wp_load.
+    iDestruct (log_prefix R with "HL HL0") as %Hpre.
+    iDestruct (log_lb_get R with "HL") as "#HL1".
+    iDestruct (mono_nat_lb_own_get with "Hn") as "#Hlb".
+    iDestruct (authors_hw with "Hau Hc") as %Hh.
+    pose proof (ir_last _ _ _ _ _ _ Hir) as Hlast.
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+    wp_pures. rewrite Z_rem4.
+    remember (n mod 4) as st eqn:Hst.
+    destruct (decide (st = 1 ∨ st = 2)) as [Hwr | Hwr].
+    { (* L243–L245: WLOCK or RLOCK *)
+      iAssert (busy_since γ L0) as "#Hb".
+      { iApply (busy_now R _ L0 L (n, present vs) Hpre Hlast with "HL1").
+        unfold busy. cbn [fst]. rewrite -Hst. tauto. }
+      destruct Hwr as [-> | ->]; wp_pures; iApply "HΦ";
+        (iSplitL "Hc"; [by iExists h | by iLeft]). }
+    assert (n mod 4 = 0 ∨ n mod 4 = 3) as H03 by (pose proof (mod4_cases n); lia).
+    rewrite bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
+    rewrite bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
+    (* L246–L248: the first scan *)
+    wp_apply (rs_readers_empty_spec _ _ _ _ n L0 0 with "[$Hinv $Hlb $HL0]");
+      [iSplit; [iPureIntro; lia | done] |].
+    iIntros ([]) "Hb"; wp_pures; last first.
+    { iApply "HΦ". iSplitL "Hc"; [by iExists h | by iLeft]. }
+    iClear "Hb".
+    (* L251–L259: announce HLOCK of the next sequence *)
+    remember (n `div` 4 + 1) as t eqn:Ht.
+    remember (4 * t) as nx eqn:Hnx.
+    replace (Z.of_nat n - Z.of_nat st + 4)%Z with (Z.of_nat nx)
+      by (pose proof (Nat.div_mod n 4 ltac:(lia)); lia).
+    wp_apply (announce_spec _ _ _ _ n nx t c h L0 L with "[$Hinv $Hlb $HL1 $Hc]");
+      [done | done | done | lia | done | done | done |].
+    iIntros (v [|]) "H"; wp_pures; last first.
+    { iDestruct "H" as "[Hc Hres]". iApply "HΦ". iFrame "Hres". by iExists h. }
+    iDestruct "H" as "(Hc & #Hlb' & %L2 & %e2 & #HL2 & %Hp2 & %Hl2 & %He2)".
+    (* L263–L265: the second scan, under the writer's own HLOCK *)
+    wp_apply (rs_readers_empty_spec _ _ _ _ nx L0 0 with "[$Hinv $Hlb' $HL0]");
+      [iSplit; [iPureIntro; lia | done] |].
+    iIntros ([]) "Hcops"; wp_pures; last first.
+    { iApply "HΦ". iSplitL "Hc"; [by iExists _ | by iLeft]. }
+    iDestruct "Hcops" as "#Hcops".
+    (* L266–L269: HLOCK → WLOCK *)
+    wp_apply (acquire_rs_spec _ _ _ _ nx t c L0 L2 e2 with "[$Hinv $Hcops $Hlb' $HL2 $Hc]");
+      [done | done | done | done | done |].
+    iIntros (v' b) "[Hc H]". wp_pures. iApply "HΦ". iFrame "H". by iExists _.
+  Qed.
+
+  Lemma rs_exclusive_unlock_spec γ lk N :
+    {{{ is_rwlock_rs γ lk N ∗ writer_locked γ ∗ R 1 }}}
+      rs_exclusive_unlock lk
+    {{{ RET #(); True }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & (%m & %Hm & Hg) & HR) HΦ".
+    wp_lam. wp_pures.
+    wp_apply (rs_load_own_spec with "[$Hinv $Hg]"). iIntros "Hg". wp_pures.
+    rewrite Z_rem4 Hm. replace (Z.of_nat m - Z.of_nat 1 + 2)%Z with (Z.of_nat (S m)) by lia.
+    wp_apply (rs_rlock_spec with "[$Hinv $Hg $HR]"); [done | done |]. iIntros "[Hg HR]". wp_pures.
+    assert ((S m) mod 4 = 2) as Hm2 by (by rewrite (mod4_S m 1)).
+    wp_apply (rs_abort_rollback_spec _ _ _ _ _ 0 with "[$Hinv $Hg]"); [done |]. iIntros "Hg". wp_pures.
+    replace (Z.of_nat m - Z.of_nat 1 + 3)%Z with (Z.of_nat (S (S m))) by lia.
+    wp_apply (rs_release_spec with "[$Hinv $Hg $HR]"); [done |]. done.
+  Qed.
+
+  Lemma rs_downgrade_spec γ lk N :
+    {{{ is_rwlock_rs γ lk N ∗ writer_locked γ ∗ R 1 }}}
+      rs_downgrade lk
+    {{{ RET #(); downgraded γ ∗ R (1/2) }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & (%m & %Hm & Hg) & HR) HΦ".
+    wp_lam. wp_pures.
+    wp_apply (rs_load_own_spec with "[$Hinv $Hg]"). iIntros "Hg". wp_pures.
+    rewrite Z_rem4 Hm. replace (Z.of_nat m - Z.of_nat 1 + 2)%Z with (Z.of_nat (S m)) by lia.
+    wp_apply (rs_rlock_spec with "[$Hinv $Hg $HR]"); [done | done |]. iIntros "[Hg HR]". wp_pures.
+    assert ((S m) mod 4 = 2) as Hm2 by (by rewrite (mod4_S m 1)).
+    wp_apply (rs_abort_rollback_spec _ _ _ _ _ 0 with "[$Hinv $Hg]"); [done |]. iIntros "Hg".
+    iApply "HΦ". iFrame. by iExists (S m); iFrame.
+  Qed.
+
+  (** A downgraded lock is released by [downgrade_unlock], whoever
+      downgraded it (Redo-PTM: the next winner of [cur_comb]). *)
+  Lemma rs_downgrade_unlock_spec γ lk N :
+    {{{ is_rwlock_rs γ lk N ∗ downgraded γ ∗ R (1/2) }}}
+      rs_downgrade_unlock lk
+    {{{ RET #(); True }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & (%m & %Hm & Hg) & HR) HΦ".
+    wp_lam. wp_pures.
+    wp_apply (rs_load_own_spec with "[$Hinv $Hg]"). iIntros "Hg". wp_pures.
+    rewrite Z_rem4 Hm. replace (Z.of_nat m - Z.of_nat 2 + 3)%Z with (Z.of_nat (S m)) by lia.
+    by wp_apply (rs_release_spec with "[$Hinv $Hg $HR]").
+  Qed.
+
+  (** ... or by [exclusive_unlock]: storing RLOCK again changes nothing. *)
+  Lemma rs_exclusive_unlock_downgraded_spec γ lk N :
+    {{{ is_rwlock_rs γ lk N ∗ downgraded γ ∗ R (1/2) }}}
+      rs_exclusive_unlock lk
+    {{{ RET #(); True }}}.
+  Proof.
+    iIntros (Φ) "((%w & %ri & [-> %HN] & #Hinv) & (%m & %Hm & Hg) & HR) HΦ".
+    wp_lam. wp_pures.
+    wp_apply (rs_load_own_spec with "[$Hinv $Hg]"). iIntros "Hg". wp_pures.
+    rewrite Z_rem4 Hm. replace (Z.of_nat m - Z.of_nat 2 + 2)%Z with (Z.of_nat m) by lia.
+    wp_bind (_ <- _)%E. open_inv.
+    wp_store. iDestruct (writer_part_agree R with "Hwp Hg") as %->.
+    iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
+    { iNext. iExists m, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
+    wp_pures.
+    wp_apply (rs_abort_rollback_spec _ _ _ _ _ 0 with "[$Hinv $Hg]"); [done |]. iIntros "Hg". wp_pures.
+    replace (Z.of_nat m - Z.of_nat 2 + 3)%Z with (Z.of_nat (S m)) by lia.
+    by wp_apply (rs_release_spec with "[$Hinv $Hg $HR]").
+  Qed.
+
 End proof.
