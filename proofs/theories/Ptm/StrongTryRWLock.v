@@ -14,7 +14,8 @@
     when that CAS fails, where the published code takes an HLOCK over after
     re-reading it and ignores the outcome of its own NOLOCK→HLOCK CAS; and
     it adds the fences and read-modify-write stores C11 needs.  That variant
-    is checked by loom, not here.
+    is checked by loom, and transcribed and verified (under SC) in
+    [StrongTryRWLockRust.v], which reuses this file's definitions.
 
     The code, in [heap_lang].  The lock is a triple [(w, ri, N)]:
     - [w], the writer-state word.  The C++ packs a 62-bit sequence and a
