@@ -854,7 +854,9 @@ pub struct ClevelSet {
 
 impl ClevelSet {
     /// The keys of `clevel-mmt-drain`'s table, in their bulk-load order
-    /// (21 lands in the bottom level: `create` checks it).
+    /// (21 lands alone in the bottom level: pinned by perdure-memento's
+    /// unit test `the_drain_scenarios_table_has_21_alone_in_its_bottom_level`;
+    /// `create` checks the three levels and that a rehash is due).
     pub const PRELOADED: [u64; 4] = [11, 12, 21, 22];
 
     /// The value inserted with key `k`.
