@@ -3635,11 +3635,13 @@ Section theorems.
       and an effect returned OK is under its line's mark.  Stated at every
       reachable state: no later crash undoes a returned effect or brings an
       ERR's back. *)
-  Theorem detcas_px_detectable s t k : reachable N NL fixed h_aba s → tr t → k < kk (th s t) →
+  (** [detcas_px_detectable]'s statement on any state of the invariant:
+      the two-word model's [detcas_px2_detectable] stands on it too. *)
+  Lemma inv_detectable s t k : inv s → tr t → k < kk (th s t) →
     (res (th s t) !! k = Some true ↔ eff s t k) ∧ (res (th s t) !! k = Some false ↔ ¬ eff s t k) ∧
     (eff s t k → durable s t k).
   Proof.
-    intros Hr Ht Hk. pose proof (reachable_inv s Hr) as Hi.
+    intros Hi Ht Hk.
     destruct (i_clock _ _ _ Hi t Ht) as (_ & _ & Hlen).
     destruct (lookup_lt_is_Some_2 (res (th s t)) k) as [r Hr']; [lia |].
     pose proof (i_res _ _ _ Hi t k Ht Hk) as Hiff. rewrite Hr' in Hiff |- *.
@@ -3653,6 +3655,11 @@ Section theorems.
       destruct (tookat_locok N NL s t k x i Hi Hx Hti) as (_ & _ & _ & _ & _ & _ & _ & _ & Hold & _).
       specialize (Hold Hk). lia.
   Qed.
+
+  Theorem detcas_px_detectable s t k : reachable N NL fixed h_aba s → tr t → k < kk (th s t) →
+    (res (th s t) !! k = Some true ↔ eff s t k) ∧ (res (th s t) !! k = Some false ↔ ¬ eff s t k) ∧
+    (eff s t k → durable s t k).
+  Proof. intros Hr. apply inv_detectable, (reachable_inv s Hr). Qed.
 
   (** (b) An invocation's first plain CAS is at most once in the histories. *)
   Theorem detcas_px_at_most_once s t k x i x' i' : reachable N NL fixed h_aba s → x < NL → x' < NL →

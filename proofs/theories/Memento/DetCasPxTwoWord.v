@@ -385,21 +385,7 @@ Section theorems.
   Theorem detcas_px2_detectable s t k : reachable2 N NL s → tr t → k < kk (th s t) →
     (res (th s t) !! k = Some true ↔ eff s t k) ∧ (res (th s t) !! k = Some false ↔ ¬ eff s t k) ∧
     (eff s t k → durable s t k).
-  Proof.
-    intros Hr Ht Hk. pose proof (tw_reachable_inv N NL s Hr) as Hi.
-    destruct (i_clock _ _ _ Hi t Ht) as (_ & _ & Hlen).
-    destruct (lookup_lt_is_Some_2 (res (th s t)) k) as [r Hr']; [lia |].
-    pose proof (i_res _ _ _ Hi t k Ht Hk) as Hiff. rewrite Hr' in Hiff |- *.
-    split_and!; [done | |].
-    - destruct r; split; intros H.
-      + done.
-      + exfalso. apply H. by apply Hiff.
-      + intros He. apply Hiff in He. done.
-      + done.
-    - intros (x & i & Hx & Hti). exists x, i. split_and!; try done.
-      destruct (tookat_locok N NL s t k x i Hi Hx Hti) as (_ & _ & _ & _ & _ & _ & _ & _ & Hold & _).
-      specialize (Hold Hk). lia.
-  Qed.
+  Proof. intros Hr. apply inv_detectable, (tw_reachable_inv N NL s Hr). Qed.
 
   (** (b) An invocation's first plain CAS is at most once in the histories. *)
   Theorem detcas_px2_at_most_once s t k x i x' i' : reachable2 N NL s → x < NL → x' < NL →
