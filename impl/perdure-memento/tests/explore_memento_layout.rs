@@ -12,13 +12,14 @@
 //! * the runtime's creation zeroes its header, HELP and slots, and nothing
 //!   past its region; on a pool too small it fails before writing;
 //! * `Handle::alloc` returns a zeroed block, also one freed and reused;
-//! * a few behaviours the scenarios do not reach: `CombQueue::at` on a
-//!   block past the pool's end, an exchanger's creation, two threads
-//!   meeting in it, an exchange retried after a lost attempt and one that
-//!   loses every attempt, SOFT's bad bucket counts, a table attached at the
-//!   pool's end, a one-bucket table (keys sharing a sorted list), a delete
-//!   cut by a thread crash, a handle's successive operations, and
-//!   `Runtime::open`'s thread-count check;
+//! * a few behaviours the scenarios do not reach: `CombQueue::at` on a block
+//!   past the pool's end, an exchanger's creation, two threads meeting in it,
+//!   an offer's kind durable while it waits, an exchange retried after a lost
+//!   attempt and one that loses every attempt, SOFT's bad bucket counts, a
+//!   table attached at the pool's end, a one-bucket table (keys sharing a
+//!   sorted list), a delete cut by a thread crash, a handle's successive
+//!   operations, `Runtime::open`'s thread-count check, and the clear mode a
+//!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
@@ -731,6 +732,77 @@ fn elim_exchanger_swaps_two_threads_values() {
     });
 }
 
+/// An offer's `kind` (word 2 of the node `[value, repl, kind]`) is durable
+/// before the slot names the node (`set_kind`'s write-back): thread 1
+/// offers 7 and waits (a patience no run reaches), and the crash image
+/// that keeps only what was guaranteed persisted, taken while the offer is
+/// in the slot, must hold the node in the slot and `WAITING` (1) as its
+/// kind. A node whose kind is lost reads as `MATCHED`'s "finished
+/// exchange" after the crash: the next exchange clears it, and the
+/// recovered waiter takes that exchange for its partner. A second thread
+/// then takes the offer so that the waiter returns. The scenarios never
+/// crash with an offer in the slot.
+#[test]
+fn elim_exchanger_offer_s_kind_is_durable_when_the_slot_names_it() {
+    within(30, "an offer's kind in a crash image", || {
+        use perdure_memento::ds::elim::ElimStackMmt;
+        use perdure_memento::ds::exchanger::Exchanger;
+        use perdure_memento::word::insdel_decode;
+        use perdure_pm::sim::{ImageChoice, VolatileFill};
+        let p = pool("exchanger-kind");
+        let rt =
+            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut h = rt.handle(1).expect("handle");
+                h.run_root(|h, m, _| {
+                    opt(x
+                        .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
+                        .expect("exchange"))
+                })
+                .result
+            });
+            while x.peek(&p).is_none() && !waiter.is_finished() {
+                std::thread::yield_now();
+            }
+            let offer = x.peek(&p);
+            let cp = p.backend().capture();
+            let words = cp.materialize(
+                &ImageChoice(vec![0; cp.unsettled_lines()]),
+                VolatileFill::Zeroed,
+            );
+            let mut h = rt.handle(2).expect("handle");
+            let taker = h
+                .run_root(|h, m, _| {
+                    opt(x
+                        .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
+                        .expect("exchange"))
+                })
+                .result;
+            let waited = waiter.join().expect("waiter");
+            let Some((node, true)) = offer else {
+                panic!("the waiter's offer is not in the slot: {offer:?}");
+            };
+            assert_eq!(
+                insdel_decode(words[(x.offset() / 8) as usize]).1,
+                node,
+                "the slot in a crash image while the offer {node:#x} waits"
+            );
+            assert_eq!(
+                words[((node + 16) / 8) as usize],
+                1,
+                "the offer {node:#x}'s kind in a crash image while it waits in the slot"
+            );
+            assert_eq!(
+                (taker, waited),
+                (opt(Some(7)), opt(Some(8))),
+                "the exchange"
+            );
+        });
+    });
+}
+
 /// An exchange whose attempt on the slot fails retries with what it finds
 /// there (up to `TRIES` attempts), and clearing a finished exchange (a
 /// `MATCHED` node) records the clearing in that node's `repl` word, durably
@@ -1402,6 +1474,31 @@ fn elim_exchanger_lone_offer_cut_by_a_crash_times_out() {
             .result;
         assert_eq!(r, opt(None), "a lone exchange cut after event {n}");
     }
+}
+
+/// `Runtime::clear_mode` reports the mode `set_clear_mode` set: `Floor`
+/// (the default) on a new runtime, `Zero` once asked for, `Floor` again.
+/// The explorer's `PERDURE_CLEAR=zero` runs set it, and both modes are
+/// correct (recovery handles both), so no scenario's result shows which
+/// one a runtime uses.
+#[test]
+fn runtime_clear_mode_is_the_one_set() {
+    use perdure_memento::ClearMode;
+    let p = pool("clear-mode");
+    let mut rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    assert_eq!(rt.clear_mode(), ClearMode::Floor, "a new runtime's mode");
+    rt.set_clear_mode(ClearMode::Zero);
+    assert_eq!(
+        rt.clear_mode(),
+        ClearMode::Zero,
+        "after set_clear_mode(Zero)"
+    );
+    rt.set_clear_mode(ClearMode::Floor);
+    assert_eq!(
+        rt.clear_mode(),
+        ClearMode::Floor,
+        "after set_clear_mode(Floor)"
+    );
 }
 
 /// `quiet_thread_crashes` keeps an injected thread crash's unwind off stderr

@@ -113,7 +113,9 @@ fn the_bst_takes_every_key_below_its_sentinels() {
 
 /// The heights of a fresh skip list's 64 nodes after `seed_heights(seed)`
 /// and the inserts of keys 1 to 64 in order (the `k`th height drawn is key
-/// `k`'s), read from the nodes' `height` fields along level 0.
+/// `k`'s), read from the nodes' `height` fields along level 0. Each upper
+/// level `l` from the head must then link exactly the nodes of height above
+/// `l`, in key order: one thread's inserts link every level they drew.
 fn skip_list_heights(seed: u64) -> Vec<u64> {
     use perdure_pm::{NoFlush, Pool};
     use perdure_relax::ds::{skiplist, SkipList};
@@ -129,12 +131,33 @@ fn skip_list_heights(seed: u64) -> Vec<u64> {
     // A node is [key, height, next[0], ...], 16 bytes a field.
     let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
     let mut out = Vec::new();
+    let mut nodes = Vec::new();
     let mut n = word(l.head() + 32) & !0xf;
     while n != 0 {
+        nodes.push(n);
         out.push(word(n + 16));
         n = word(n + 32) & !0xf;
     }
     assert_eq!(out.len(), 64);
+    for level in 1..skiplist::MAX_HEIGHT as u64 {
+        let next = |n: u64| word(n + 32 + 16 * level) & !0xf;
+        let mut linked = Vec::new();
+        let mut n = next(l.head());
+        while n != 0 && linked.len() <= 64 {
+            linked.push(n);
+            n = next(n);
+        }
+        let expected: Vec<u64> = nodes
+            .iter()
+            .zip(&out)
+            .filter(|&(_, &height)| height > level)
+            .map(|(&n, _)| n)
+            .collect();
+        assert_eq!(
+            linked, expected,
+            "seed {seed:#x}: the nodes linked at level {level}"
+        );
+    }
     out
 }
 
