@@ -267,6 +267,15 @@ pub unsafe trait Backend: std::fmt::Debug + Send + Sync + 'static {
         let _ = (pool_size, initial);
     }
 
+    /// [`Backend::attach`] for a pool made from a simulator's crash image
+    /// ([`crate::Pool::volatile_from_image`]): its initial words are
+    /// `image`'s. The simulator keeps the image's pages instead of copying
+    /// them; every other backend is told as by `attach`.
+    #[inline]
+    fn attach_image(&self, pool_size: u64, image: &crate::sim::CrashImage) {
+        self.attach(pool_size, &mut || image.words());
+    }
+
     /// Told by the pool of every `pwb` with its pool offset (after the
     /// write-back itself); a recording backend notes it.
     #[inline]

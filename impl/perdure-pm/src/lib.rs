@@ -53,6 +53,7 @@ pub mod heap;
 pub mod hooks;
 mod layout;
 pub mod meta;
+mod pages;
 mod pm_error;
 pub mod pool;
 pub mod px86;

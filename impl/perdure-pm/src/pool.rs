@@ -147,6 +147,25 @@ mod memory {
             self.base.as_ptr()
         }
 
+        /// The word at `off` (a plain acquire load in this build; the
+        /// model checkers' memory reads it outside the model).
+        ///
+        /// # Safety
+        /// `off` must be 8-aligned and `off + 8 <= len`.
+        pub(super) unsafe fn load_unscheduled(&self, off: usize) -> u64 {
+            // SAFETY: the caller's contract is word's.
+            unsafe { self.word(off) }.load(crate::sync::atomic::Ordering::Acquire)
+        }
+
+        /// Stores `v` at `off` (a plain relaxed store in this build).
+        ///
+        /// # Safety
+        /// `off` must be 8-aligned and `off + 8 <= len`.
+        pub(super) unsafe fn store_unscheduled(&self, off: usize, v: u64) {
+            // SAFETY: the caller's contract is word's.
+            unsafe { self.word(off) }.store(v, crate::sync::atomic::Ordering::Relaxed)
+        }
+
         /// The atomic word at `off`.
         ///
         /// # Safety
@@ -232,6 +251,32 @@ mod memory {
         /// `off` must be 8-aligned and `off + 8 <= len`.
         pub(super) unsafe fn word(&self, off: usize) -> &AtomicU64 {
             &self.words[off / 8]
+        }
+
+        /// The word at `off`, read outside the model checker where it can
+        /// be (shuttle: no scheduling point, no store buffer); loom reads
+        /// through its model.
+        ///
+        /// # Safety
+        /// `off` must be 8-aligned and `off + 8 <= len`.
+        pub(super) unsafe fn load_unscheduled(&self, off: usize) -> u64 {
+            #[cfg(perdure_shuttle)]
+            let v = self.words[off / 8].load_unmodelled();
+            #[cfg(not(perdure_shuttle))]
+            let v = self.words[off / 8].load(crate::sync::atomic::Ordering::Acquire);
+            v
+        }
+
+        /// Stores `v` at `off` outside the model checker where it can be,
+        /// as [`Memory::load_unscheduled`] reads.
+        ///
+        /// # Safety
+        /// `off` must be 8-aligned and `off + 8 <= len`.
+        pub(super) unsafe fn store_unscheduled(&self, off: usize, v: u64) {
+            #[cfg(perdure_shuttle)]
+            self.words[off / 8].store_unmodelled(v);
+            #[cfg(not(perdure_shuttle))]
+            self.words[off / 8].store(v, crate::sync::atomic::Ordering::Relaxed);
         }
 
         /// The two words at `off` (the model's atomics are not 8 bytes
@@ -486,7 +531,7 @@ impl<B: Backend> Pool<B> {
     pub fn snapshot_words(&self) -> Vec<u64> {
         (0..self.header.pool_size / 8)
             // SAFETY: every 8-aligned offset below the pool size is mapped.
-            .map(|i| unsafe { self.mem.word(i as usize * 8) }.load(Ordering::Acquire))
+            .map(|i| unsafe { self.mem.load_unscheduled(i as usize * 8) })
             .collect()
     }
 
@@ -494,12 +539,52 @@ impl<B: Backend> Pool<B> {
     /// of a pool, possibly modified into a crash image), with `backend`.
     /// The header in `words` is validated like a file's.
     pub fn volatile_from_words(words: &[u64], backend: B) -> Result<Pool<B>, PoolError> {
-        let bytes: Vec<u8> = words
-            .iter()
-            .take((HEADER_SIZE / 8) as usize)
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        let header = Header::decode(&bytes, words.len() as u64 * 8)?;
+        let head = &words[..words.len().min((HEADER_SIZE / 8) as usize)];
+        let pool = Self::volatile_from(head, words.len(), backend, |mem| {
+            for (i, w) in words.iter().enumerate() {
+                if *w != 0 {
+                    // SAFETY: i * 8 < pool size (the header's size equals the
+                    // snapshot's, checked by decode).
+                    unsafe { mem.store_unscheduled(i * 8, *w) };
+                }
+            }
+        })?;
+        let size = pool.header.pool_size;
+        pool.backend.attach(size, &mut || words.to_vec());
+        Ok(pool)
+    }
+
+    /// [`Pool::volatile_from_words`] of a simulator's crash image
+    /// ([`crate::sim::CrashPoint::image`]) without materialising its words:
+    /// only the image's written pages are copied, and a [`crate::Sim`]
+    /// backend shares them.
+    pub fn volatile_from_image(
+        image: &crate::sim::CrashImage,
+        backend: B,
+    ) -> Result<Pool<B>, PoolError> {
+        let head = image.head((HEADER_SIZE / 8) as usize);
+        let pool = Self::volatile_from(&head, image.len(), backend, |mem| {
+            image.for_each_nonzero(|i, w| {
+                // SAFETY: i * 8 < pool size (the header's size equals the
+                // image's, checked by decode).
+                unsafe { mem.store_unscheduled(i * 8, w) };
+            });
+        })?;
+        let size = pool.header.pool_size;
+        pool.backend.attach_image(size, image);
+        Ok(pool)
+    }
+
+    /// A volatile pool of `len` words whose first words are `head` (the
+    /// header, validated like a file's), its memory written by `fill`.
+    fn volatile_from(
+        head: &[u64],
+        len: usize,
+        backend: B,
+        fill: impl FnOnce(&Memory),
+    ) -> Result<Pool<B>, PoolError> {
+        let bytes: Vec<u8> = head.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let header = Header::decode(&bytes, len as u64 * 8)?;
         let mem = Memory::anonymous(header.pool_size as usize).map_err(|source| {
             PoolError::MapFailed {
                 path: PathBuf::from("<anonymous>"),
@@ -507,13 +592,7 @@ impl<B: Backend> Pool<B> {
                 source,
             }
         })?;
-        for (i, w) in words.iter().enumerate() {
-            if *w != 0 {
-                // SAFETY: i * 8 < pool size (the header's size equals the
-                // snapshot's, checked by decode).
-                unsafe { mem.word(i * 8) }.store(*w, Ordering::Relaxed);
-            }
-        }
+        fill(&mem);
         let mode = if cfg!(any(perdure_loom, perdure_shuttle)) {
             MapMode::Model
         } else {
@@ -528,8 +607,6 @@ impl<B: Backend> Pool<B> {
             #[cfg(not(any(perdure_loom, perdure_shuttle)))]
             _file: None,
         };
-        let size = pool.header.pool_size;
-        pool.backend.attach(size, &mut || words.to_vec());
         Ok(pool)
     }
 

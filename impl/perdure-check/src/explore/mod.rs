@@ -49,7 +49,7 @@
 pub mod scenarios;
 
 use perdure_pm::px86::Coverage;
-use perdure_pm::sim::{CrashPoint, ImageLine, SimModel, SimOptions, VolatileFill};
+use perdure_pm::sim::{CrashImage, CrashPoint, ImageLine, SimModel, SimOptions, VolatileFill};
 use perdure_pm::{Pool, Sim};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -633,7 +633,7 @@ fn creation_schedule(scenario: &Arc<dyn Scenario>, cfg: &ExploreConfig) -> Creat
         let (_, images) = cp.images(cfg.images, cfg.seed ^ cp.event);
         for (k, image) in images.enumerate() {
             out.images_checked += 1;
-            let words = cp.materialize(&image, cfg.volatile_fill);
+            let words = cp.image(&image, cfg.volatile_fill);
             let options = sim_options(scenario, cfg, cp.event ^ (k as u64) << 40);
             let (verdict, _) = check_image(scenario, options, &words, &[], 1, false);
             match verdict {
@@ -1117,7 +1117,7 @@ fn check_points(
         }
         for (k, image) in images.enumerate() {
             out.images_checked += 1;
-            let words = cp.materialize(&image, cfg.volatile_fill);
+            let words = cp.image(&image, cfg.volatile_fill);
             let seed = cp.event ^ (k as u64) << 40;
             let verdict = check_crash_image(scenario, cfg, &words, prefix, run.ids_used, seed, out);
             if let Err((reason, history)) = verdict {
@@ -1146,7 +1146,7 @@ fn check_points(
 fn check_crash_image(
     scenario: &Arc<dyn Scenario>,
     cfg: &ExploreConfig,
-    words: &[u64],
+    words: &CrashImage,
     prefix: &[HEvent],
     next_id: u64,
     seed: u64,
@@ -1183,7 +1183,7 @@ fn crash_recovery(
         let (_, images) = rcp.images(RECOVERY_IMAGES, rng ^ rcp.event);
         for image in images {
             out.recovery_images_checked += 1;
-            let words = rcp.materialize(&image, cfg.volatile_fill);
+            let words = rcp.image(&image, cfg.volatile_fill);
             let options = sim_options(scenario, cfg, seed ^ rcp.event);
             if let (Err((reason, history)), _) =
                 check_image(scenario, options, &words, prefix, next_id, false)
@@ -1211,12 +1211,12 @@ type ImageVerdict = (Result<(), (String, String)>, Vec<CrashPoint>);
 fn check_image(
     scenario: &Arc<dyn Scenario>,
     options: SimOptions,
-    words: &[u64],
+    words: &CrashImage,
     prefix: &[HEvent],
     next_id: u64,
     capture: bool,
 ) -> ImageVerdict {
-    let pool = match Pool::volatile_from_words(words, Sim::new(options)) {
+    let pool = match Pool::volatile_from_image(words, Sim::new(options)) {
         Ok(pool) => Arc::new(pool),
         Err(e) => {
             return (

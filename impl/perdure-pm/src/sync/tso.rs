@@ -146,6 +146,14 @@ impl Slot {
         self.rmw(|c| c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, &mut f))
     }
 
+    /// The value without a scheduling point or a store buffer, and without
+    /// creating the cell (an atomic never accessed holds its initial value).
+    fn peek(&self) -> u64 {
+        self.cell
+            .get()
+            .map_or(self.init, |c| c.load(Ordering::SeqCst))
+    }
+
     fn into_inner(self) -> u64 {
         match self.cell.into_inner() {
             Some(c) => c.load(Ordering::SeqCst),
@@ -265,6 +273,18 @@ macro_rules! int_atomic {
             /// The value, consuming the atomic.
             pub fn into_inner(self) -> $t {
                 self.0.into_inner() as $t
+            }
+            /// The value, read outside the model: no scheduling point and
+            /// no store buffer. For a snapshot no thread's access races
+            /// with (a pool's words copied into a crash image), which would
+            /// otherwise be a context switch per word.
+            pub fn load_unmodelled(&self) -> $t {
+                self.0.peek() as $t
+            }
+            /// Stores `v` outside the model, as [`Self::load_unmodelled`]
+            /// reads (a fresh pool filled from an image).
+            pub fn store_unmodelled(&self, v: $t) {
+                self.0.cell().store(v as u64, Ordering::SeqCst)
             }
         }
 
