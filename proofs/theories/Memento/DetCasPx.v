@@ -471,17 +471,21 @@ Section steps.
 End steps.
 
 (** A weaker premise at L26 allows more runs. *)
-Lemma step_mono N NL cfg (aba aba' : state → nat → lword → Prop) s s' :
-  (∀ s x w, aba s x w → aba' s x w) → step N NL cfg aba s s' → step N NL cfg aba' s s'.
-Proof.
-  intros Himp Hs. destruct Hs;
+(** A step of one instance as the same rule of another: [destruct] on the
+    step [H], each case re-applying its own constructor (its premises left
+    to the caller). *)
+Ltac step_same_rule H :=
+  destruct H;
     [eapply SStart | eapply SStartRec | eapply SLoad | eapply S26ok | eapply S26fail | eapply SH4
     | eapply SH5clean | eapply SH5chg | eapply SH5same | eapply SH10wait | eapply SH10go | eapply SH11
     | eapply SH13ok | eapply SH13fail | eapply SH18ok | eapply SH18fail | eapply SFail | eapply SFailF
     | eapply S33 | eapply S34 | eapply S36 | eapply S38 | eapply SCommit | eapply SRec4 | eapply SRec5
     | eapply SRec6 | eapply SRec7 | eapply SRecH | eapply SRec8 | eapply SRec9 | eapply STCrash
-    | eapply SCrash]; eauto.
-Qed.
+    | eapply SCrash].
+
+Lemma step_mono N NL cfg (aba aba' : state → nat → lword → Prop) s s' :
+  (∀ s x w, aba s x w → aba' s x w) → step N NL cfg aba s s' → step N NL cfg aba' s s'.
+Proof. intros Himp Hs. step_same_rule Hs; eauto. Qed.
 
 Lemma rtc_step_mono N NL cfg (aba aba' : state → nat → lword → Prop) s s' :
   (∀ s x w, aba s x w → aba' s x w) → rtc (step N NL cfg aba) s s' → rtc (step N NL cfg aba') s s'.
@@ -3661,6 +3665,41 @@ Section theorems.
     (eff s t k → durable s t k).
   Proof. intros Hr. apply inv_detectable, (reachable_inv s Hr). Qed.
 
+  (** (b)-(d) below, each stated once over [inv] (the two-word model,
+      [DetCasPxTwoWord.v], derives its theorems from these too). *)
+  Lemma inv_first_cas_not_taken s t p town : inv s → tr t →
+    pc (th s t) = P26 p town → ¬ eff s t (kk (th s t)).
+  Proof.
+    intros Hi Ht Hpc. pose proof (i_pc _ _ _ Hi t Ht) as Hp. unfold pcok in Hp.
+    rewrite Hpc in Hp. by destruct Hp as (_ & _ & (? & _) & _).
+  Qed.
+
+  Lemma inv_no_future_effect s t k : inv s → tr t → eff s t k → k ≤ kk (th s t).
+  Proof.
+    intros Hi Ht (x & i & Hx & Hti).
+    by destruct (tookat_locok N NL s t k x i Hi Hx Hti) as (_ & _ & _ & _ & _ & _ & ? & _).
+  Qed.
+
+  Lemma inv_returns s s' t r : inv s → inv s' → tr t →
+    res (th s' t) = res (th s t) ++ [r] →
+    (r = true ↔ eff s' t (kk (th s t))) ∧
+    (r = true → ∃ x i, x < NL ∧ tookat s' t (kk (th s t)) x i ∧
+                      ∀ keep, p_crash_ok (pm s') keep → i < keep (LX x)).
+  Proof.
+    intros Hi Hi' Ht Hres.
+    destruct (i_clock _ _ _ Hi t Ht) as (_ & _ & Hl). destruct (i_clock _ _ _ Hi' t Ht) as (_ & _ & Hl').
+    rewrite Hres, app_length in Hl'. simpl in Hl'.
+    destruct (inv_detectable s' t (kk (th s t)) Hi' Ht ltac:(lia)) as (Hok & Herr & Hdur).
+    assert (res (th s' t) !! kk (th s t) = Some r) as Hk.
+    { rewrite Hres, lookup_app_r by lia. rewrite Hl, Nat.sub_diag. done. }
+    rewrite Hk in Hok. split.
+    - split; [intros ->; by apply Hok | intros He; destruct r; [done | exfalso]].
+      rewrite Hk in Herr. by apply Herr.
+    - intros ->. destruct (Hdur (proj1 Hok eq_refl)) as (x & i & Hx & Hti & Hi0). exists x, i.
+      split_and!; [done | done |]. intros keep Hkeep. specialize (Hkeep (LX x)).
+      rewrite (i_nl _ _ _ Hi') in Hkeep. specialize (Hkeep (LX_lt N NL x Hx)). unfold mk in Hi0. lia.
+  Qed.
+
   (** (b) An invocation's first plain CAS is at most once in the histories. *)
   Theorem detcas_px_at_most_once s t k x i x' i' : reachable N NL fixed h_aba s → x < NL → x' < NL →
     tookat s t k x i → tookat s t k x' i' → x = x' ∧ i = i'.
@@ -3672,16 +3711,10 @@ Section theorems.
       takes effect at most once over the whole run. *)
   Theorem detcas_px_first_cas_not_taken s t p town : reachable N NL fixed h_aba s → tr t →
     pc (th s t) = P26 p town → ¬ eff s t (kk (th s t)).
-  Proof.
-    intros Hr Ht Hpc. pose proof (i_pc _ _ _ (reachable_inv s Hr) t Ht) as Hp. unfold pcok in Hp.
-    rewrite Hpc in Hp. by destruct Hp as (_ & _ & (? & _) & _).
-  Qed.
+  Proof. intros Hr. apply inv_first_cas_not_taken, (reachable_inv s Hr). Qed.
 
   Theorem detcas_px_no_future_effect s t k : reachable N NL fixed h_aba s → tr t → eff s t k → k ≤ kk (th s t).
-  Proof.
-    intros Hr Ht (x & i & Hx & Hti).
-    by destruct (tookat_locok N NL s t k x i (reachable_inv s Hr) Hx Hti) as (_ & _ & _ & _ & _ & _ & ? & _).
-  Qed.
+  Proof. intros Hr. apply inv_no_future_effect, (reachable_inv s Hr). Qed.
 
   (** (d) When a thread returns (the step that commits its invocation, from
       the normal path or from recovery), the result is the one the
@@ -3693,18 +3726,7 @@ Section theorems.
     (r = true → ∃ x i, x < NL ∧ tookat s' t (kk (th s t)) x i ∧
                       ∀ keep, p_crash_ok (pm s') keep → i < keep (LX x)).
   Proof.
-    intros Hr Hs Ht Hres. assert (Hr' : reachable N NL fixed h_aba s') by (eapply rtc_r; [exact Hr | exact Hs]).
-    pose proof (reachable_inv s Hr) as Hi. pose proof (reachable_inv s' Hr') as Hi'.
-    destruct (i_clock _ _ _ Hi t Ht) as (_ & _ & Hl). destruct (i_clock _ _ _ Hi' t Ht) as (_ & _ & Hl').
-    rewrite Hres, app_length in Hl'. simpl in Hl'.
-    destruct (detcas_px_detectable s' t (kk (th s t)) Hr' Ht ltac:(lia)) as (Hok & Herr & Hdur).
-    assert (res (th s' t) !! kk (th s t) = Some r) as Hk.
-    { rewrite Hres, lookup_app_r by lia. rewrite Hl, Nat.sub_diag. done. }
-    rewrite Hk in Hok. split.
-    - split; [intros ->; by apply Hok | intros He; destruct r; [done | exfalso]].
-      rewrite Hk in Herr. by apply Herr.
-    - intros ->. destruct (Hdur (proj1 Hok eq_refl)) as (x & i & Hx & Hti & Hi0). exists x, i.
-      split_and!; [done | done |]. intros keep Hkeep. specialize (Hkeep (LX x)).
-      rewrite (i_nl _ _ _ Hi') in Hkeep. specialize (Hkeep (LX_lt N NL x Hx)). unfold mk in Hi0. lia.
+    intros Hr Hs. apply inv_returns; [apply (reachable_inv s Hr) |].
+    apply reachable_inv. eapply rtc_r; [exact Hr | exact Hs].
   Qed.
 End theorems.

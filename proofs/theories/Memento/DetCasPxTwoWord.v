@@ -262,13 +262,7 @@ Section nonce.
   Lemma tw_step s s' : inv s → nonce_ok s → (∀ u, ¬ tr u → pc (th s u) = PIdle) →
     step s s' → DetCasPx.step N NL fixed2 h_aba2 s s'.
   Proof.
-    intros Hi Hn Hout Hs. destruct Hs;
-      [eapply SStart | eapply SStartRec | eapply SLoad | eapply S26ok | eapply S26fail | eapply SH4
-      | eapply SH5clean | eapply SH5chg | eapply SH5same | eapply SH10wait | eapply SH10go | eapply SH11
-      | eapply SH13ok | eapply SH13fail | eapply SH18ok | eapply SH18fail | eapply SFail | eapply SFailF
-      | eapply S33 | eapply S34 | eapply S36 | eapply S38 | eapply SCommit | eapply SRec4 | eapply SRec5
-      | eapply SRec6 | eapply SRec7 | eapply SRecH | eapply SRec8 | eapply SRec9 | eapply STCrash
-      | eapply SCrash]; eauto.
+    intros Hi Hn Hout Hs. step_same_rule Hs; eauto.
     by apply (tw_h_aba2 s t p town).
   Qed.
 
@@ -395,16 +389,10 @@ Section theorems.
   (** (c) L26 runs only while its invocation has no effect. *)
   Theorem detcas_px2_first_cas_not_taken s t p town : reachable2 N NL s → tr t →
     pc (th s t) = P26 p town → ¬ eff s t (kk (th s t)).
-  Proof.
-    intros Hr Ht Hpc. pose proof (i_pc _ _ _ (tw_reachable_inv N NL s Hr) t Ht) as Hp. unfold pcok in Hp.
-    rewrite Hpc in Hp. by destruct Hp as (_ & _ & (? & _) & _).
-  Qed.
+  Proof. intros Hr. apply inv_first_cas_not_taken, (tw_reachable_inv N NL s Hr). Qed.
 
   Theorem detcas_px2_no_future_effect s t k : reachable2 N NL s → tr t → eff s t k → k ≤ kk (th s t).
-  Proof.
-    intros Hr Ht (x & i & Hx & Hti).
-    by destruct (tookat_locok N NL s t k x i (tw_reachable_inv N NL s Hr) Hx Hti) as (_ & _ & _ & _ & _ & _ & ? & _).
-  Qed.
+  Proof. intros Hr. apply inv_no_future_effect, (tw_reachable_inv N NL s Hr). Qed.
 
   (** (d) At the step where a thread returns, the result is the one its
       invocation took effect with, and an OK's effect is in every crash
@@ -415,19 +403,8 @@ Section theorems.
     (r = true → ∃ x i, x < NL ∧ tookat s' t (kk (th s t)) x i ∧
                       ∀ keep, p_crash_ok (pm s') keep → i < keep (LX x)).
   Proof.
-    intros Hr Hs Ht Hres. assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | exact Hs]).
-    pose proof (tw_reachable_inv N NL s Hr) as Hi. pose proof (tw_reachable_inv N NL s' Hr') as Hi'.
-    destruct (i_clock _ _ _ Hi t Ht) as (_ & _ & Hl). destruct (i_clock _ _ _ Hi' t Ht) as (_ & _ & Hl').
-    rewrite Hres, app_length in Hl'. simpl in Hl'.
-    destruct (detcas_px2_detectable s' t (kk (th s t)) Hr' Ht ltac:(lia)) as (Hok & Herr & Hdur).
-    assert (res (th s' t) !! kk (th s t) = Some r) as Hk.
-    { rewrite Hres, lookup_app_r by lia. rewrite Hl, Nat.sub_diag. done. }
-    rewrite Hk in Hok. split.
-    - split; [intros ->; by apply Hok | intros He; destruct r; [done | exfalso]].
-      rewrite Hk in Herr. by apply Herr.
-    - intros ->. destruct (Hdur (proj1 Hok eq_refl)) as (x & i & Hx & Hti & Hi0). exists x, i.
-      split_and!; [done | done |]. intros keep Hkeep. specialize (Hkeep (LX x)).
-      rewrite (i_nl _ _ _ Hi') in Hkeep. specialize (Hkeep (LX_lt N NL x Hx)). unfold mk in Hi0. lia.
+    intros Hr Hs. apply inv_returns; [apply (tw_reachable_inv N NL s Hr) |].
+    apply (tw_reachable_inv N NL). eapply rtc_r; [exact Hr | exact Hs].
   Qed.
 End theorems.
 
