@@ -28,6 +28,11 @@
 #                         function, to try a mutant by hand. cargo-mutants 27.1 applies neither
 #                         this nor exclude_re to its "delete field" mutants (6, all in
 #                         perdure-ptm): give MUTANTS_PACKAGE too
+#   MUTANTS_SOURCE=id     the source state to record results under, instead of the one computed
+#                         from impl/ and the test command: to continue a campaign after changing
+#                         files that no mutant is in and no verdict depends on (a faster explorer
+#                         that explores the same images). The caller vouches for that; say so in
+#                         docs/MUTANTS.md, and run the baseline again (MUTANTS_BASELINE=run)
 #   MUTANTS_OUT=dir       where the shards and the summary go (default out/mutants)
 #   MUTANTS_LEDGER=file   the committed record of complete shards (default docs/mutants/ledger.tsv;
 #                         none when MUTANTS_RE or MUTANTS_PACKAGE filter the list, unless set): a
@@ -150,7 +155,7 @@ source_id() {
   fi
   echo "$t-$(git hash-object tools/mutants_cargo.py | cut -c1-12)"
 }
-SOURCE=$(source_id)
+SOURCE=${MUTANTS_SOURCE:-$(source_id)}
 # Checks at another depth than the mutation tier (PERDURE_DEPTH=ci) are another experiment.
 [ "${PERDURE_DEPTH:-mutants}" = mutants ] || SOURCE="$SOURCE-depth-$PERDURE_DEPTH"
 TREE=$SOURCE
