@@ -20,7 +20,9 @@
 //!   sorted list), a delete cut by a thread crash, a handle's successive
 //!   operations, `Runtime::open`'s thread-count check, and the clear mode a
 //!   runtime reports;
-//! * CombQ's dequeues, one thread after the enqueues, checked one by one.
+//! * CombQ's dequeues, one thread after the enqueues, checked one by one,
+//!   and a waiting thread's own `served` word read past other states;
+//! * an MSQ's block holding both its lines, whatever is allocated after it.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
 //! this binary (`tools/mutants_cargo.py`), and the checks were written for
@@ -221,6 +223,95 @@ fn combq_dequeues_the_values_in_order() {
         "the queue after every value was dequeued: {:?}",
         q.contents(&p)
     );
+}
+
+/// A thread waiting for its request reads its own `served` word of the
+/// published state, whatever lies around the state block: thread 2
+/// dequeues ten times from the empty queue (ten state blocks, side by side
+/// in the heap, with thread 2's `served` at 1 to 10), then thread 1
+/// enqueues 7 and dequeues. Each of thread 1's operations must take effect
+/// before it returns: 7 in the queue after the enqueue, then taken out by
+/// the dequeue. (Reading `s - served(1)`, the campaign's `combq.rs:299:25`
+/// mutant, finds the state before, where thread 2's `served` is 9, and
+/// returns before the request is served.)
+#[test]
+fn combq_a_waiting_thread_reads_its_own_served_word() {
+    let p = pool("combq-served");
+    let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let q = CombQueue::create(&mut rt.handle(1).expect("handle")).expect("create");
+    let run = |tid: usize, op: Option<u64>| {
+        let mut h = rt.handle(tid).expect("handle");
+        h.run_root(|h, m, _| q.run(h, m, op).expect("operation"))
+            .result
+    };
+    for i in 0..10 {
+        assert_eq!(
+            run(2, None),
+            0,
+            "thread 2's dequeue {i} from the empty queue"
+        );
+    }
+    assert_eq!(run(1, Some(7)), 0, "thread 1's enqueue of 7");
+    assert_eq!(q.contents(&p).expect("contents"), [7], "after the enqueue");
+    assert_eq!(
+        perdure_memento::ds::decode_opt(run(1, None)),
+        Some(7),
+        "thread 1's dequeue after its enqueue"
+    );
+    assert!(
+        q.contents(&p).expect("contents").is_empty(),
+        "after the dequeue"
+    );
+}
+
+/// An MSQ's block holds both its lines, head's and tail's: with the queue
+/// made, eight blocks of each of the smaller classes (16 and 32 bytes)
+/// taken after it and filled with a pattern, enqueues of 1, 2 and 3 and a
+/// dequeue must give `[2, 3]` and leave the pattern intact, for each kind.
+/// (The scenarios allocate nothing of those classes, so they cannot see a
+/// queue block too small for its tail line: with the campaign's
+/// `msq.rs:124:29` mutant, `2 / NODE` bytes, the block is a 16-byte one and
+/// the tail word, 64 bytes on, lies in a block the heap hands out later.)
+#[test]
+fn msq_block_holds_its_head_and_tail_lines() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
+        let p = sized_pool("msq-block", 1 << 24);
+        let rt = Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let q = Msq::create(kind, &mut h).expect("create");
+        let mut taken = Vec::new();
+        for size in [16u64, 32] {
+            for _ in 0..8 {
+                let b = h.alloc(size).expect("alloc");
+                dirty(&p, b, b + size);
+                taken.push((b, size));
+            }
+        }
+        let mut op = |o| {
+            h.run_root(|h, m, _| q.run(h, m, o).expect("operation"))
+                .result
+        };
+        for v in 1..=3 {
+            assert_eq!(op(Some(v)), 0, "{kind:?}: enqueue {v}");
+        }
+        assert_eq!(
+            perdure_memento::ds::decode_opt(op(None)),
+            Some(1),
+            "{kind:?}: the first dequeue"
+        );
+        assert_eq!(q.contents(&p).expect("contents"), [2, 3], "{kind:?}");
+        for (b, size) in taken {
+            for w in (b..b + size).step_by(8) {
+                assert_eq!(
+                    word(&p, w),
+                    0xA5A5_A5A5_A5A5_A5A5,
+                    "{kind:?}: word {w:#x} of a block taken after the queue block {:#x}",
+                    q.offset()
+                );
+            }
+        }
+    }
 }
 
 /// splitmix64's finaliser (Steele, Lea, Flood 2014), written out here to

@@ -606,3 +606,91 @@ fn a_checksummed_header_with_a_root_count_out_of_range_is_refused() {
 fn a_checksummed_header_with_a_thread_count_out_of_range_is_refused() {
     refuses_checksummed_header_word(5, &[0, 257, 1 << 40], "thread count");
 }
+
+/// Fix M2's retry (`finish_dram_half`) stops once DRAM shows another
+/// sequence than the one L9 read, whatever the value: that pair is a later
+/// write's. t1 runs `CAS(0→1)` on a data field and is held after its NVMM
+/// DWCAS; a store of 0 then helps t1's pair into DRAM (L18–L24) and writes
+/// 0 again, at the next sequence — the value t1's L9 read; t1 goes on and
+/// its L44 DWCAS fails. The store returned after t1's CAS took effect, so a
+/// load must return 0, and the replicas agree. (Retrying from that later
+/// pair, as if it were the one L9 read, rolls DRAM back to t1's `(1, s+1)`:
+/// the campaign's `patomic.rs:497:34` gap.)
+#[test]
+fn an_overtaken_dram_half_is_left_to_the_later_write() {
+    let _g = mutant::lock();
+    let pool = Pool::volatile("relax-overtaken", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let off = {
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<ListNode>(&[0, 0]).unwrap()
+    };
+    let f = PAtomic::at(off);
+    std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::CasAfterNvmmDwcas], || {
+            f.compare_exchange(&sp, 0, 1).unwrap()
+        });
+        assert_eq!(t1.next(), Ev::At(Point::CasAfterNvmmDwcas));
+        f.store(&sp, 0).unwrap();
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        assert_eq!(t1h.join().unwrap(), Ok(0), "t1's CAS succeeded at L40");
+    });
+    assert_eq!(f.load(&sp).unwrap(), 0, "the store after t1's CAS");
+    let (nv, d) = sp.replicas(off).unwrap();
+    assert_eq!(nv, d, "the replicas agree when quiescent");
+}
+
+/// Fraser's relinking in the skip list's `link_upper`: a node whose link at
+/// an upper level loses its CAS to a neighbour's insert takes the new
+/// successor into its own pointer and links again, so every level it drew
+/// links it. t1 inserts 10 (height 2, `seed_heights(1)`) and is held before
+/// the NVMM DWCAS of its level-1 link (its second CAS, after level 0's); 20
+/// (height 2) is inserted meanwhile and takes the head's level-1 pointer;
+/// t1 goes on, its CAS fails and it finds again. Level 1 from the head must
+/// then link 10 and 20. (Giving up the node's upper levels when its own
+/// pointer is no longer the successor — the campaign's `skiplist.rs:266:24`
+/// gap — leaves 10 at level 0 only: a correct set, a flatter list.)
+#[test]
+fn a_skip_list_node_that_lost_an_upper_link_race_links_again() {
+    use perdure_relax::ds::{skiplist, SkipList};
+    use std::sync::atomic::Ordering;
+    let _g = mutant::lock();
+    let pool = Pool::volatile("relax-relink", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let l = {
+        let mut h = sp.handle().unwrap();
+        SkipList::create(&mut h, 0).unwrap()
+    };
+    std::thread::scope(|sc| {
+        let stops = [Point::CasBeforeNvmmDwcas, Point::CasBeforeNvmmDwcas];
+        let (t1, t1h) = spawn_held(sc, &stops, || {
+            skiplist::seed_heights(1);
+            let mut h = sp.handle().unwrap();
+            l.insert(&mut h, 10).unwrap()
+        });
+        assert_eq!(t1.next(), Ev::At(Point::CasBeforeNvmmDwcas), "level 0");
+        t1.release();
+        assert_eq!(t1.next(), Ev::At(Point::CasBeforeNvmmDwcas), "level 1");
+        skiplist::seed_heights(1);
+        let mut h = sp.handle().unwrap();
+        assert!(l.insert(&mut h, 20).unwrap());
+        drop(h);
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        assert!(t1h.join().unwrap(), "10 inserted");
+    });
+    // A node is [key, height, next[0], ...], 16 bytes a field.
+    let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
+    let level = |lvl: u64| {
+        let mut keys = Vec::new();
+        let mut n = word(l.head() + 32 + 16 * lvl) & !0xf;
+        while n != 0 && keys.len() < 4 {
+            keys.push((word(n), word(n + 16)));
+            n = word(n + 32 + 16 * lvl) & !0xf;
+        }
+        keys
+    };
+    assert_eq!(level(0), [(10, 2), (20, 2)], "level 0: keys and heights");
+    assert_eq!(level(1), [(10, 2), (20, 2)], "level 1 links both nodes");
+}
