@@ -779,118 +779,97 @@ const PATIENT: u64 = 1 << 50;
 
 use perdure_memento::ds::encode_opt as opt;
 
-/// Two threads meet in an exchanger and swap their values: thread 1 offers
-/// 7 and waits (a patience no run reaches), thread 2, once the offer is in
-/// the slot, offers 8 and takes it. Each gets the other's value. The
-/// elimination stack's scenarios never get two operations to meet.
+/// Thread 1 offers 7 in a new exchanger and waits (a patience no run
+/// reaches); once the offer is in the slot (or the waiter has returned),
+/// `at_offer` runs, then thread 2 offers 8 and takes it. Returns the
+/// taker's and the waiter's results and what `at_offer` returned.
+fn meet_in_exchanger<R>(
+    name: &str,
+    at_offer: impl FnOnce(&Pool<Sim>, &perdure_memento::ds::exchanger::Exchanger) -> R,
+) -> (u64, u64, R) {
+    use perdure_memento::ds::elim::ElimStackMmt;
+    use perdure_memento::ds::exchanger::Exchanger;
+    let p = pool(name);
+    let rt = Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let mut h = rt.handle(1).expect("handle");
+            h.run_root(|h, m, _| {
+                opt(x
+                    .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result
+        });
+        while x.peek(&p).is_none() && !waiter.is_finished() {
+            std::thread::yield_now();
+        }
+        let seen = at_offer(&p, &x);
+        let mut h = rt.handle(2).expect("handle");
+        let taker = h
+            .run_root(|h, m, _| {
+                opt(x
+                    .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result;
+        (taker, waiter.join().expect("waiter"), seen)
+    })
+}
+
+/// Two threads meet in an exchanger and swap their values
+/// ([`meet_in_exchanger`]): each gets the other's value. The elimination
+/// stack's scenarios never get two operations to meet.
 #[test]
 fn elim_exchanger_swaps_two_threads_values() {
     within(30, "two threads' exchange", || {
-        use perdure_memento::ds::elim::ElimStackMmt;
-        use perdure_memento::ds::exchanger::Exchanger;
-        let p = pool("exchanger-swap");
-        let rt =
-            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
-        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                let mut h = rt.handle(1).expect("handle");
-                h.run_root(|h, m, _| {
-                    opt(x
-                        .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
-                        .expect("exchange"))
-                })
-                .result
-            });
-            while x.peek(&p).is_none() && !waiter.is_finished() {
-                std::thread::yield_now();
-            }
-            let mut h = rt.handle(2).expect("handle");
-            let taker = h
-                .run_root(|h, m, _| {
-                    opt(x
-                        .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
-                        .expect("exchange"))
-                })
-                .result;
-            assert_eq!(taker, opt(Some(7)), "the taker's result");
-            assert_eq!(
-                waiter.join().expect("waiter"),
-                opt(Some(8)),
-                "the waiter's result"
-            );
-        });
+        let (taker, waited, ()) = meet_in_exchanger("exchanger-swap", |_, _| ());
+        assert_eq!(taker, opt(Some(7)), "the taker's result");
+        assert_eq!(waited, opt(Some(8)), "the waiter's result");
     });
 }
 
 /// An offer's `kind` (word 2 of the node `[value, repl, kind]`) is durable
-/// before the slot names the node (`set_kind`'s write-back): thread 1
-/// offers 7 and waits (a patience no run reaches), and the crash image
-/// that keeps only what was guaranteed persisted, taken while the offer is
-/// in the slot, must hold the node in the slot and `WAITING` (1) as its
-/// kind. A node whose kind is lost reads as `MATCHED`'s "finished
-/// exchange" after the crash: the next exchange clears it, and the
-/// recovered waiter takes that exchange for its partner. A second thread
-/// then takes the offer so that the waiter returns. The scenarios never
-/// crash with an offer in the slot.
+/// before the slot names the node (`set_kind`'s write-back): while thread
+/// 1's offer waits in the slot ([`meet_in_exchanger`]), the crash image
+/// that keeps only what was guaranteed persisted must hold the node in the
+/// slot and `WAITING` (1) as its kind. A node whose kind is lost reads as
+/// `MATCHED`'s "finished exchange" after the crash: the next exchange
+/// clears it, and the recovered waiter takes that exchange for its
+/// partner. The second thread then takes the offer so that the waiter
+/// returns. The scenarios never crash with an offer in the slot.
 #[test]
 fn elim_exchanger_offer_s_kind_is_durable_when_the_slot_names_it() {
     within(30, "an offer's kind in a crash image", || {
-        use perdure_memento::ds::elim::ElimStackMmt;
-        use perdure_memento::ds::exchanger::Exchanger;
         use perdure_memento::word::insdel_decode;
         use perdure_pm::sim::{ImageChoice, VolatileFill};
-        let p = pool("exchanger-kind");
-        let rt =
-            Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
-        let x = Exchanger::create(&mut rt.handle(1).expect("handle")).expect("create");
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                let mut h = rt.handle(1).expect("handle");
-                h.run_root(|h, m, _| {
-                    opt(x
-                        .exchange(7, |_| true, PATIENT, h, &mut m.insert.xchg)
-                        .expect("exchange"))
-                })
-                .result
-            });
-            while x.peek(&p).is_none() && !waiter.is_finished() {
-                std::thread::yield_now();
-            }
-            let offer = x.peek(&p);
+        let (taker, waited, (offer, slot, words)) = meet_in_exchanger("exchanger-kind", |p, x| {
             let cp = p.backend().capture();
             let words = cp.materialize(
                 &ImageChoice(vec![0; cp.unsettled_lines()]),
                 VolatileFill::Zeroed,
             );
-            let mut h = rt.handle(2).expect("handle");
-            let taker = h
-                .run_root(|h, m, _| {
-                    opt(x
-                        .exchange(8, |_| true, PATIENT, h, &mut m.insert.xchg)
-                        .expect("exchange"))
-                })
-                .result;
-            let waited = waiter.join().expect("waiter");
-            let Some((node, true)) = offer else {
-                panic!("the waiter's offer is not in the slot: {offer:?}");
-            };
-            assert_eq!(
-                insdel_decode(words[(x.offset() / 8) as usize]).1,
-                node,
-                "the slot in a crash image while the offer {node:#x} waits"
-            );
-            assert_eq!(
-                words[((node + 16) / 8) as usize],
-                1,
-                "the offer {node:#x}'s kind in a crash image while it waits in the slot"
-            );
-            assert_eq!(
-                (taker, waited),
-                (opt(Some(7)), opt(Some(8))),
-                "the exchange"
-            );
+            (x.peek(p), x.offset(), words)
         });
+        let Some((node, true)) = offer else {
+            panic!("the waiter's offer is not in the slot: {offer:?}");
+        };
+        assert_eq!(
+            insdel_decode(words[(slot / 8) as usize]).1,
+            node,
+            "the slot in a crash image while the offer {node:#x} waits"
+        );
+        assert_eq!(
+            words[((node + 16) / 8) as usize],
+            1,
+            "the offer {node:#x}'s kind in a crash image while it waits in the slot"
+        );
+        assert_eq!(
+            (taker, waited),
+            (opt(Some(7)), opt(Some(8))),
+            "the exchange"
+        );
     });
 }
 
