@@ -272,7 +272,7 @@ pub unsafe trait Backend: std::fmt::Debug + Send + Sync + 'static {
     /// `image`'s. The simulator keeps the image's pages instead of copying
     /// them; every other backend is told as by `attach`.
     #[inline]
-    fn attach_image(&self, pool_size: u64, image: &crate::sim::CrashImage) {
+    fn attach_image(&self, pool_size: u64, image: &crate::pages::CrashImage) {
         self.attach(pool_size, &mut || image.words());
     }
 

@@ -103,6 +103,52 @@ impl Pages {
     }
 }
 
+/// One crash image's pool words ([`crate::sim::CrashPoint::image`]), in shared
+/// copy-on-write pages.
+#[derive(Clone, Debug)]
+pub struct CrashImage {
+    words: Pages,
+}
+
+impl CrashImage {
+    pub(crate) fn new(words: Pages) -> CrashImage {
+        CrashImage { words }
+    }
+
+    /// The shared pages themselves (the simulator attaches them as a new
+    /// pool's memory without copying).
+    pub(crate) fn pages(&self) -> &Pages {
+        &self.words
+    }
+
+    /// The words as one vector (what [`crate::sim::CrashPoint::materialize`] returns).
+    pub fn words(&self) -> Vec<u64> {
+        self.words.to_vec()
+    }
+
+    /// The number of words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether the image has no words.
+    pub fn is_empty(&self) -> bool {
+        self.words.len() == 0
+    }
+
+    /// The first `n` words (fewer if the image is shorter).
+    pub fn head(&self, n: usize) -> Vec<u64> {
+        (0..n.min(self.len()))
+            .map(|i| self.words.get(i).unwrap_or(0))
+            .collect()
+    }
+
+    /// Calls `f` with the index and value of every non-zero word.
+    pub fn for_each_nonzero(&self, f: impl FnMut(usize, u64)) {
+        self.words.for_each_nonzero(f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -559,7 +559,7 @@ impl<B: Backend> Pool<B> {
     /// only the image's written pages are copied, and a [`crate::Sim`]
     /// backend shares them.
     pub fn volatile_from_image(
-        image: &crate::sim::CrashImage,
+        image: &crate::pages::CrashImage,
         backend: B,
     ) -> Result<Pool<B>, PoolError> {
         let head = image.head((HEADER_SIZE / 8) as usize);

@@ -110,6 +110,7 @@
 //! it, which resets its state.
 
 use crate::backend::{Backend, BackendKind};
+pub use crate::pages::CrashImage;
 use crate::pages::Pages;
 use crate::px86::{xorshift, Buffered, Coverage, CrashImages, LineHistory, Pending, ThreadBuffer};
 use crate::site::{self, Site};
@@ -1302,43 +1303,7 @@ impl CrashPoint {
                 words.set(i as usize, if rng == 0 { 0 } else { xorshift(&mut rng) });
             }
         }
-        CrashImage { words }
-    }
-}
-
-/// One crash image's pool words ([`CrashPoint::image`]), in shared
-/// copy-on-write pages.
-#[derive(Clone, Debug)]
-pub struct CrashImage {
-    words: Pages,
-}
-
-impl CrashImage {
-    /// The words as one vector (what [`CrashPoint::materialize`] returns).
-    pub fn words(&self) -> Vec<u64> {
-        self.words.to_vec()
-    }
-
-    /// The number of words.
-    pub fn len(&self) -> usize {
-        self.words.len()
-    }
-
-    /// Whether the image has no words.
-    pub fn is_empty(&self) -> bool {
-        self.words.len() == 0
-    }
-
-    /// The first `n` words (fewer if the image is shorter).
-    pub fn head(&self, n: usize) -> Vec<u64> {
-        (0..n.min(self.len()))
-            .map(|i| self.words.get(i).unwrap_or(0))
-            .collect()
-    }
-
-    /// Calls `f` with the index and value of every non-zero word.
-    pub fn for_each_nonzero(&self, f: impl FnMut(usize, u64)) {
-        self.words.for_each_nonzero(f);
+        CrashImage::new(words)
     }
 }
 
@@ -1411,7 +1376,7 @@ unsafe impl Backend for Sim {
         }
         let mut st = self.state();
         *st = State::fresh(&self.options);
-        st.memory = image.words.clone();
+        st.memory = image.pages().clone();
     }
 
     fn load(&self, word: &AtomicU64, off: u64, order: Ordering) -> u64 {
