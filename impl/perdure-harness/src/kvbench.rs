@@ -648,9 +648,12 @@ impl Subject for PerdureKv {
             _ => ids + 1,
         } as u64;
         // A node of a 16-byte key and a value takes a block of the next
-        // power of two; the buckets and the PTM's metadata are the rest.
-        let node = (48 + 16 + cfg.value_size as u64 + 7).next_power_of_two();
-        let replica = (cfg.num * (node + 48)).max(8 << 20);
+        // power of two; per key besides: the index (a 24-byte leaf entry
+        // in 1 KiB leaves at least half full: up to 50 bytes), the buckets
+        // (up to 16 bytes, twice while a resize copies them); the PTM's
+        // metadata is the rest.
+        let node = (32 + 16 + cfg.value_size as u64 + 7).next_power_of_two();
+        let replica = (cfg.num * (node + 96)).max(8 << 20);
         let size = (replica * replicas + (16 << 20)).next_multiple_of(1 << 20);
         let db = perdure_kv::Db::open(
             dir.join("kv.db"),

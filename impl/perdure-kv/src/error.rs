@@ -48,6 +48,12 @@ pub enum KvError {
         /// The root slot.
         root: usize,
     },
+    /// The root slot holds a store of perdure-kv's first format.
+    #[error("root slot {root} holds a store of perdure-kv's first format (PDKVMAP2, an ordered treap), which this version does not read: export it with the perdure that wrote it (perdure kv export) and import it into a new database")]
+    OldFormat {
+        /// The root slot.
+        root: usize,
+    },
     /// The root slot already holds something.
     #[error("root slot {root} is not empty: open the store there, or create it in an empty slot")]
     Exists {

@@ -56,6 +56,7 @@
 //!
 //! What is checked: `tests/map.rs` (the model on four PTMs, reopens, two
 //! and four threads, limits, a full region, damaged images),
+//! `tests/index.rs` (the B+tree index at three levels),
 //! `tests/txn.rs` (transactions and snapshots), `tests/file.rs` (files on
 //! both backends, bad files and options), `tests/proptest_kv.rs`
 //! (generated runs with reopens and Px86 crashes inside batches and
@@ -63,8 +64,8 @@
 //! `tests/mutants_kv.rs`; in `perdure-cli`: `kv_kill.rs` (SIGKILL),
 //! `kv_damage.rs` (10,000 damaged files), `kv_cli.rs`.
 //!
-//! The map's layout (a hash map and an ordered treap over the same nodes):
-//! the module docs of `src/map.rs`; how a value leaves a transaction:
+//! The map's layout (a hash map and a B+tree index over the same nodes):
+//! the module docs of `src/map.rs`, `src/index.rs` and `src/node.rs`; how a value leaves a transaction:
 //! `src/store.rs`; transactions: `src/txn.rs`; files: `src/file.rs`.
 
 #[macro_use(mutant)]
@@ -75,16 +76,19 @@ mod error;
 // word arrays).
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 mod file;
+mod index;
 mod map;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutant;
+mod node;
 mod store;
 mod txn;
 
 pub use error::KvError;
 #[cfg(not(any(perdure_loom, perdure_shuttle)))]
 pub use file::{Construction, Db, Durability, Options, Stat, LAYOUT_PREFIX};
-pub use map::{Entry, MAGIC, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+pub use map::{Entry, MAGIC};
+pub use node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 pub use store::{Store, WriteBatch};
 pub use txn::{Snapshot, Txn};

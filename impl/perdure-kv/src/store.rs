@@ -18,17 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 const FAULT_BASE: u64 = u64::MAX - 63;
-const DAMAGE: [Damage; 9] = [
-    Damage::Pointer,
-    Damage::BucketCount,
-    Damage::Cycle,
-    Damage::Lengths,
-    Damage::Misplaced,
-    Damage::Count,
-    Damage::Order,
-    Damage::Heap,
-    Damage::Index,
-];
+const DAMAGE: [Damage; 10] = Damage::ALL;
 
 impl Fault {
     pub(crate) fn code(self) -> u64 {
@@ -38,6 +28,7 @@ impl Fault {
                 Fault::NotAStore => 1,
                 Fault::Full => 2,
                 Fault::Exists => 3,
+                Fault::OldFormat => 4,
                 Fault::Corrupt(d) => 8 + DAMAGE.iter().position(|&x| x == d).unwrap_or(0) as u64,
             }
     }
@@ -51,6 +42,7 @@ impl Fault {
             1 => Fault::NotAStore,
             2 => Fault::Full,
             3 => Fault::Exists,
+            4 => Fault::OldFormat,
             c => Fault::Corrupt(
                 DAMAGE
                     .get((c - 8) as usize)
@@ -247,7 +239,7 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
         let vlen = value.len() as u64;
         let root = self.root;
         let w = self.ptm.update_tx(move |tx| {
-            encode(map::header(tx, root).and_then(|hd| map::put_in(tx, hd, &k, &v, vlen, None)))
+            encode(map::header(tx, root).and_then(|hd| map::put_in(tx, hd, &k, &v, vlen, None, 0)))
         })?;
         Ok(decode(w, root, needed)? == 1)
     }

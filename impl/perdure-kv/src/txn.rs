@@ -33,6 +33,7 @@ pub(crate) trait RawTx: RawRead {
     fn raw_store(&self, off: u64, val: u64) -> Result<(), PtmError>;
     fn raw_alloc(&self, size: u64) -> Result<u64, PtmError>;
     fn raw_free(&self, off: u64) -> Result<(), PtmError>;
+    fn raw_has_room(&self, needs: &[(u64, u64)]) -> Result<bool, PtmError>;
 }
 
 impl<T: TxRead> RawRead for T {
@@ -53,6 +54,9 @@ impl<T: Transaction> RawTx for T {
     }
     fn raw_free(&self, off: u64) -> Result<(), PtmError> {
         self.free(off)
+    }
+    fn raw_has_room(&self, needs: &[(u64, u64)]) -> Result<bool, PtmError> {
+        self.has_room(needs)
     }
 }
 
@@ -91,6 +95,9 @@ impl Transaction for DynTx<'_> {
     }
     fn free(&self, off: u64) -> Result<(), PtmError> {
         self.0.raw_free(off)
+    }
+    fn has_room(&self, needs: &[(u64, u64)]) -> Result<bool, PtmError> {
+        self.0.raw_has_room(needs)
     }
 }
 

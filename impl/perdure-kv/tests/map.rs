@@ -324,49 +324,92 @@ fn a_full_region_leaves_the_store_unchanged() {
     assert!(!db.put(&first, &[8u8; 1000]).unwrap());
 }
 
-/// Damaged words of a store's image: a random bit pattern xored into a
-/// random non-zero word of the pool (headers, replicas, logs, the store's
-/// nodes), 400 times. Opening, reading and checking either work or return
-/// a typed error — never a panic or an endless walk — and some of the
-/// damage lands in the store and is reported as `Corrupt`.
-#[test]
-fn damaged_words_are_reported_not_followed() {
-    let config = Config::small();
-    let db = Store::create(RedoOptPtm::create(pool("kv-damage"), &config).unwrap(), 0).unwrap();
-    for i in 0..40u32 {
-        db.put(&i.to_le_bytes(), b"value").unwrap();
-    }
-    let words = db.ptm().pool().snapshot_words();
+/// 400 damaged images of `words` (a RedoOpt-PTM pool with a store in
+/// root slot 0): a random bit pattern xored into a random non-zero word
+/// (headers, replicas, logs, the store's nodes and index). Opening either
+/// works or returns a typed error — never a panic — and `probe` runs on
+/// each store that opens (true if it saw `Corrupt`). Returns how many
+/// images were reported damaged.
+fn damaged_images(
+    words: &[u64],
+    seed: u64,
+    probe: impl Fn(&Store<RedoOptPtm<NoFlush>>) -> bool,
+) -> usize {
     let nonzero: Vec<usize> = (0..words.len()).filter(|&i| words[i] != 0).collect();
-    let mut r = Rng::new(99);
+    let mut r = Rng::new(seed);
     let mut corrupt = 0;
     for _ in 0..400 {
-        let mut w = words.clone();
+        let mut w = words.to_vec();
         let at = nonzero[r.below(nonzero.len() as u64) as usize];
         w[at] ^= r.next() | 1;
         let Ok(p) = Pool::volatile_from_words(&w, NoFlush) else {
             continue;
         };
-        let Ok(ptm) = RedoOptPtm::open(p, &config) else {
+        let Ok(ptm) = RedoOptPtm::open(p, &Config::small()) else {
             continue;
         };
-        let db = match Store::open(ptm, 0) {
-            Ok(db) => db,
+        match Store::open(ptm, 0) {
+            Ok(db) => corrupt += usize::from(probe(&db)),
             Err(
                 KvError::Corrupt { .. } | KvError::NotAStore { .. } | KvError::NotCreated { .. },
-            ) => {
-                corrupt += 1;
-                continue;
-            }
+            ) => corrupt += 1,
             Err(e) => panic!("unexpected error opening a damaged store: {e}"),
-        };
+        }
+    }
+    corrupt
+}
+
+/// Damaged images of a store of 40 entries: `get` of every key and
+/// `check` either work or return a typed error — never a panic or an
+/// endless walk — and some of the damage is reported as `Corrupt`.
+#[test]
+fn damaged_words_are_reported_not_followed() {
+    let db = Store::create(
+        RedoOptPtm::create(pool("kv-damage"), &Config::small()).unwrap(),
+        0,
+    )
+    .unwrap();
+    for i in 0..40u32 {
+        db.put(&i.to_le_bytes(), b"value").unwrap();
+    }
+    let corrupt = damaged_images(&db.ptm().pool().snapshot_words(), 99, |db| {
         let mut seen = false;
         for i in 0..40u32 {
             seen |= matches!(db.get(&i.to_le_bytes()), Err(KvError::Corrupt { .. }));
         }
-        seen |= matches!(db.check(), Err(KvError::Corrupt { .. }));
-        corrupt += usize::from(seen);
+        seen | matches!(db.check(), Err(KvError::Corrupt { .. }))
+    });
+    assert!(corrupt > 0, "no damage of 400 was reported");
+}
+
+/// Damaged images of a store whose ordered index has two levels (600
+/// keys, a dozen leaves under an inner block): `check`, scans, a put and a
+/// delete either work or return a typed error, and some damage is
+/// reported.
+#[test]
+fn a_damaged_index_is_reported_not_followed() {
+    let db = Store::create(
+        RedoOptPtm::create(pool("kv-index-damage"), &Config::small()).unwrap(),
+        0,
+    )
+    .unwrap();
+    for i in 0..600u32 {
+        db.put(format!("key-{i:05}").as_bytes(), b"value").unwrap();
     }
+    let corrupt = damaged_images(&db.ptm().pool().snapshot_words(), 11, |db| {
+        let mut seen = matches!(db.check(), Err(KvError::Corrupt { .. }));
+        seen |= matches!(
+            db.scan_prefix(b"", usize::MAX),
+            Err(KvError::Corrupt { .. })
+        );
+        seen |= matches!(
+            db.scan(&b"key-001"[..]..&b"key-009"[..], 50),
+            Err(KvError::Corrupt { .. })
+        );
+        let _ = db.put(b"key-00500x", b"after");
+        let _ = db.delete(b"key-00003");
+        seen
+    });
     assert!(corrupt > 0, "no damage of 400 was reported");
 }
 

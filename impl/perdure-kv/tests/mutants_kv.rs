@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | `batch-in-two-transactions` | every Px86 crash image taken inside a 4-put batch holds all of it or none (`Sim`, RedoOpt-PTM) |
 //! | `transaction-applies-on-err` | a transaction that returns `Err` leaves the store as it was |
-//! | `treap-insert-no-rotation` | `check` after 200 puts (the treap's heap order) |
+//! | `index-split-drops-next-link` | `check` and a scan after 200 puts (the index's leaves split; the leaf chain) |
 //! | `overwrite-leaves-old-node-in-index` | `check` after overwrites by values of other sizes |
 //! | `batch-allocates-as-it-goes` | a batch whose last put does not fit leaves the store as it was |
 
@@ -106,7 +106,14 @@ fn puts_pass_check() -> Result<String, String> {
     for i in 0..200u32 {
         s.put(&i.to_be_bytes(), b"v").unwrap();
     }
-    contents(&s).map(|m| format!("200 puts, check passes with {}", m.len()))
+    let m = contents(&s)?;
+    if m.len() != 200 {
+        return Err(format!("a scan after 200 puts found {}", m.len()));
+    }
+    Ok(format!(
+        "200 puts (index leaves split), check passes, a scan finds {}",
+        m.len()
+    ))
 }
 
 fn overwrites_pass_check() -> Result<String, String> {
@@ -157,7 +164,7 @@ fn check_of(m: Mutant) -> Check {
     match m {
         Mutant::KvBatchInTwo => batch_is_crash_atomic,
         Mutant::KvTxnAppliesOnErr => err_applies_nothing,
-        Mutant::KvTreapNoRotation => puts_pass_check,
+        Mutant::KvIndexSplitDropsNext => puts_pass_check,
         Mutant::KvOverwriteStaleIndex => overwrites_pass_check,
         Mutant::KvBatchNoAllocFirst => full_batch_changes_nothing,
         other => panic!("{other:?} is not a kv mutant"),

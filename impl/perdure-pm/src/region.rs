@@ -252,6 +252,55 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
         Ok(payload)
     }
 
+    /// Whether `alloc` could now give, one after the other, `count` blocks
+    /// of `size` bytes for every `(size, count)` of `needs` — reading only:
+    /// each class's free list (at most as many links as it is asked for;
+    /// a link that does not lead to a free block of its class ends it),
+    /// then the room after the bump pointer for the rest. A caller that
+    /// must not fail half-way through its stores asks first.
+    pub fn has_room(&self, needs: &[(u64, u64)]) -> bool {
+        // Per class asked for: its shift and block count.
+        let mut classes: Vec<(u32, u64)> = Vec::with_capacity(needs.len());
+        for &(size, count) in needs {
+            let Some(shift) = class_for(size) else {
+                return false;
+            };
+            match classes.iter_mut().find(|c| c.0 == shift) {
+                Some(c) => c.1 = c.1.saturating_add(count),
+                None => classes.push((shift, count)),
+            }
+        }
+        let bump = self.mem.load(OFF_BUMP);
+        let room = self.mem.load(OFF_LEN).saturating_sub(bump);
+        let bytes = |c: &[(u32, u64)]| {
+            c.iter().try_fold(0u64, |a, &(shift, n)| {
+                a.checked_add(n.checked_mul(1 << shift)?)
+            })
+        };
+        // Usually the room after the bump pointer is enough by itself.
+        if bytes(&classes).is_some_and(|b| b <= room) {
+            return true;
+        }
+        for c in classes.iter_mut() {
+            let (shift, count) = *c;
+            let mut head = self.mem.load(OFF_HEADS + 8 * u64::from(shift - MIN_SHIFT));
+            let mut free = 0;
+            while free < count
+                && head % 16 == 0
+                && head >= BLOCKS_START + BLOCK_HEADER
+                && head < bump
+            {
+                if self.check_block(head, head - BLOCK_HEADER, false) != Ok(shift) {
+                    break;
+                }
+                free += 1;
+                head = self.mem.load(head);
+            }
+            c.1 = count - free;
+        }
+        bytes(&classes).is_some_and(|b| b <= room)
+    }
+
     /// Returns the block with payload at `offset` to its class.
     pub fn free(&mut self, offset: u64) -> Result<(), RegionError> {
         let bump = self.mem.load(OFF_BUMP);
@@ -345,6 +394,51 @@ mod tests {
         assert_eq!(class_for(u64::MAX), None);
         assert_eq!(class_for(u64::MAX - 15), None);
         assert_eq!(class_for(u64::MAX - 16), None);
+    }
+
+    /// `has_room` against `alloc` itself: after random allocations and
+    /// frees (free lists of several classes, a bump pointer near the end),
+    /// each of 400 random requests of one to three sizes is answered true
+    /// exactly when a copy of the region can allocate all of it.
+    #[test]
+    fn has_room_says_what_alloc_does() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut mem = vec![0u64; 4096];
+        let mut live = Vec::new();
+        {
+            let mut a = RegionAlloc::format(&mut mem[..]).unwrap();
+            for _ in 0..300 {
+                if next(3) == 0 && !live.is_empty() {
+                    let i = next(live.len() as u64) as usize;
+                    a.free(live.swap_remove(i)).unwrap();
+                } else if let Ok(off) = a.alloc(16 + next(1000)) {
+                    live.push(off);
+                }
+            }
+        }
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..400 {
+            let needs: Vec<(u64, u64)> = (0..1 + next(3)).map(|_| (next(700), next(5))).collect();
+            let said = RegionAlloc::attach(&mut mem[..]).unwrap().has_room(&needs);
+            let mut copy = mem.clone();
+            let mut a = RegionAlloc::attach(&mut copy[..]).unwrap();
+            let did = needs
+                .iter()
+                .all(|&(size, count)| (0..count).all(|_| a.alloc(size).is_ok()));
+            assert_eq!(said, did, "{needs:?}");
+            if did {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 40 && no > 40, "{yes} fit, {no} did not");
     }
 
     #[test]

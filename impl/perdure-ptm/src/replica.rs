@@ -127,6 +127,12 @@ pub(crate) fn tx_alloc<T: Transaction>(tx: &T, size: u64) -> Result<u64, PtmErro
     Ok(ALLOC_BASE + off)
 }
 
+/// `has_room` through a transaction (loads only).
+pub(crate) fn tx_has_room<T: Transaction>(tx: &T, needs: &[(u64, u64)]) -> Result<bool, PtmError> {
+    let mut view = TxAllocView { tx };
+    Ok(RegionAlloc::attach(&mut view)?.has_room(needs))
+}
+
 /// `free` through a transaction, of a region offset `alloc` returned.
 pub(crate) fn tx_free<T: Transaction>(tx: &T, off: u64) -> Result<(), PtmError> {
     let Some(inner) = off.checked_sub(ALLOC_BASE) else {

@@ -346,6 +346,13 @@ pub trait Transaction: TxRead {
     /// Frees the block at `off` (an offset `alloc` returned).
     fn free(&self, off: u64) -> Result<(), PtmError>;
 
+    /// Whether [`Transaction::alloc`] could now give, one after the other,
+    /// `count` blocks of `size` bytes for every `(size, count)` of `needs`
+    /// — reading only. A closure whose stores must not stop half-way for
+    /// want of room (a transaction's stores are kept whatever it returns)
+    /// asks before its first store.
+    fn has_room(&self, needs: &[(u64, u64)]) -> Result<bool, PtmError>;
+
     /// Stores `val` at region offset `off`.
     ///
     /// # Panics

@@ -221,11 +221,16 @@ Definition busy (e : entry) : Prop := e.1 mod 4 = 1 ∨ e.1 mod 4 = 2 ∨ e.2 = 
     reader's HLOCK→NOLOCK. *)
 Definition word_step (a b : nat) : Prop := b = a ∨ b = S a ∨ (a mod 4 = 0 ∧ b = a + 3).
 
+(** A log whose consecutive entries are related by [P] (this file's
+    [log_ok]; [StrongTryRWLockRust.v]'s [log_ok_rs] with the Rust lock's
+    steps). *)
+Definition log_rel (P : entry → entry → Prop) (L : list entry) : Prop :=
+  ∀ k a b, L !! k = Some a → L !! S k = Some b → P a b.
+
 (** Leaving HLOCK is an acquisition: by a writer (WLOCK) or a reader that
     beat the writers (its cell is non-empty). *)
 Definition log_ok (L : list entry) : Prop :=
-  ∀ k a b, L !! k = Some a → L !! S k = Some b →
-    word_step a.1 b.1 ∧ (a.1 mod 4 = 0 → b.1 ≠ a.1 → busy b).
+  log_rel (λ a b, word_step a.1 b.1 ∧ (a.1 mod 4 = 0 → b.1 ≠ a.1 → busy b)) L.
 
 Definition clean_phase (s : nat) (o : option phase) : Prop :=
   o = Some Idle ∨ o = Some Arrived ∨ o = Some (CasP s).
@@ -288,14 +293,13 @@ Proof.
   exists v. split; [| done]. apply elem_of_list_lookup. eauto.
 Qed.
 
-Lemma log_ok_single e : log_ok [e].
+Lemma log_rel_single (P : entry → entry → Prop) e : log_rel P [e].
 Proof. intros [|k] a b; simpl; [done |]. by rewrite lookup_nil. Qed.
 
-Lemma log_ok_snoc L e e' :
-  log_ok L → last L = Some e → word_step e.1 e'.1 → (e.1 mod 4 = 0 → e'.1 ≠ e.1 → busy e') →
-  log_ok (L ++ [e']).
+Lemma log_rel_snoc (P : entry → entry → Prop) L e e' :
+  log_rel P L → last L = Some e → P e e' → log_rel P (L ++ [e']).
 Proof.
-  intros Hok Hlast Hstep Hbusy k a b Ha Hb.
+  intros Hok Hlast Hstep k a b Ha Hb.
   assert (L ≠ []) as Hne by (intros ->; done).
   rewrite last_lookup in Hlast.
   destruct (decide (S k < length L)) as [Hlt | Hge].
@@ -308,15 +312,41 @@ Proof.
     injection Hlast as <-. done.
 Qed.
 
-Lemma log_words_mono L : log_ok L → ∀ k j a b, k ≤ j → L !! k = Some a → L !! j = Some b → a.1 ≤ b.1.
+Lemma log_rel_words_mono (P : entry → entry → Prop) L :
+  (∀ a b, P a b → a.1 ≤ b.1) → log_rel P L →
+  ∀ k j a b, k ≤ j → L !! k = Some a → L !! j = Some b → a.1 ≤ b.1.
 Proof.
-  intros Hok k j a b Hkj. revert b. induction Hkj as [| j Hkj IH]; intros b Ha Hb.
+  intros HP Hok k j a b Hkj. revert b. induction Hkj as [| j Hkj IH]; intros b Ha Hb.
   - rewrite Ha in Hb. by injection Hb as ->.
   - destruct (lookup_lt_is_Some_2 L j) as [c Hc].
     { apply lookup_lt_Some in Hb. lia. }
-    specialize (IH c Ha Hc). destruct (Hok j c b Hc Hb) as [Hs _].
-    unfold word_step in Hs. lia.
+    specialize (IH c Ha Hc). specialize (HP c b (Hok j c b Hc Hb)). lia.
 Qed.
+
+(** A snapshot [L0] of the log and the log now [L]: their last entries, as
+    entries of [L], in order. *)
+Lemma log_snapshot (L0 L : list entry) e0 e :
+  L0 `prefix_of` L → last L0 = Some e0 → last L = Some e →
+  L !! pred (length L0) = Some e0 ∧ L !! pred (length L) = Some e ∧
+  pred (length L0) ≤ pred (length L).
+Proof.
+  intros Hpre H0 H1.
+  assert (L0 ≠ []) by (intros ->; done). assert (L ≠ []) by (intros ->; done).
+  rewrite last_lookup in H0. rewrite last_lookup in H1.
+  split; [by eapply prefix_lookup | split; [done |]].
+  apply prefix_length in Hpre. lia.
+Qed.
+
+Lemma log_ok_single e : log_ok [e].
+Proof. apply log_rel_single. Qed.
+
+Lemma log_ok_snoc L e e' :
+  log_ok L → last L = Some e → word_step e.1 e'.1 → (e.1 mod 4 = 0 → e'.1 ≠ e.1 → busy e') →
+  log_ok (L ++ [e']).
+Proof. intros Hok Hlast Hs Hb. eapply log_rel_snoc; [done.. | split; done]. Qed.
+
+Lemma log_words_mono L : log_ok L → ∀ k j a b, k ≤ j → L !! k = Some a → L !! j = Some b → a.1 ≤ b.1.
+Proof. apply log_rel_words_mono. intros a b [Hs _]. unfold word_step in Hs. lia. Qed.
 
 (** Between an index where the word is at most [4s] and a later one where it
     is beyond, the word left an HLOCK: there an acquisition took place. *)
@@ -347,13 +377,8 @@ Lemma log_busy_after L0 L s e0 e :
   ∃ k b, length L0 ≤ S k ∧ L !! k = Some b ∧ busy b.
 Proof.
   intros Hpre Hok H0 H1 Hs0 Hs1.
-  assert (L0 ≠ []) by (intros ->; done). assert (L ≠ []) by (intros ->; done).
-  rewrite last_lookup in H0. rewrite last_lookup in H1.
-  assert (L !! pred (length L0) = Some e0) as H0'.
-  { by eapply prefix_lookup. }
-  assert (pred (length L0) ≤ pred (length L)).
-  { apply prefix_length in Hpre. lia. }
-  destruct (log_cross L s _ _ e0 e Hok ltac:(done) H0' H1 Hs0 Hs1) as (k & b & ? & ? & ? & ?).
+  destruct (log_snapshot L0 L e0 e Hpre H0 H1) as (H0' & H1' & Hle).
+  destruct (log_cross L s _ _ e0 e Hok Hle H0' H1' Hs0 Hs1) as (k & b & ? & ? & ? & ?).
   exists k, b. split; [lia | done].
 Qed.
 

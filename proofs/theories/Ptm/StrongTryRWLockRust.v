@@ -207,8 +207,7 @@ Definition word_step_rs (a b : nat) : Prop := word_step a b ∨ (a mod 4 = 0 ∧
 (** Leaving HLOCK is an acquisition (by a writer, or by a reader whose cell
     is non-empty) or a renewal (the word is HLOCK again). *)
 Definition log_ok_rs (L : list entry) : Prop :=
-  ∀ k a b, L !! k = Some a → L !! S k = Some b →
-    word_step_rs a.1 b.1 ∧ (a.1 mod 4 = 0 → b.1 ≠ a.1 → busy b ∨ b.1 mod 4 = 0).
+  log_rel (λ a b, word_step_rs a.1 b.1 ∧ (a.1 mod 4 = 0 → b.1 ≠ a.1 → busy b ∨ b.1 mod 4 = 0)) L.
 
 (** The pure invariant: [StrongTryRWLock.v]'s for the current state (with a
     one-entry log), and the log of the Rust lock. *)
@@ -234,36 +233,17 @@ Lemma word_step_rs_le a b : word_step_rs a b → a ≤ b.
 Proof. unfold word_step_rs, word_step. lia. Qed.
 
 Lemma log_ok_rs_single e : log_ok_rs [e].
-Proof. intros [|k] a b; simpl; [done |]. by rewrite lookup_nil. Qed.
+Proof. apply log_rel_single. Qed.
 
 Lemma log_ok_rs_snoc L e e' :
   log_ok_rs L → last L = Some e → word_step_rs e.1 e'.1 →
   (e.1 mod 4 = 0 → e'.1 ≠ e.1 → busy e' ∨ e'.1 mod 4 = 0) →
   log_ok_rs (L ++ [e']).
-Proof.
-  intros Hok Hlast Hstep Hbusy k a b Ha Hb.
-  assert (L ≠ []) as Hne by (intros ->; done).
-  rewrite last_lookup in Hlast.
-  destruct (decide (S k < length L)) as [Hlt | Hge].
-  - rewrite lookup_app_l in Ha; [| lia]. rewrite lookup_app_l in Hb; [| done]. by apply (Hok k).
-  - apply lookup_lt_Some in Hb as Hb'. rewrite app_length /= in Hb'.
-    assert (S k = length L) as Hk by lia.
-    rewrite lookup_app_l in Ha; [| lia]. rewrite lookup_app_r in Hb; [| lia].
-    rewrite Hk Nat.sub_diag /= in Hb. injection Hb as <-.
-    assert (k = pred (length L)) as -> by lia. rewrite Ha in Hlast.
-    injection Hlast as <-. done.
-Qed.
+Proof. intros Hok Hlast Hs Hb. eapply log_rel_snoc; [done.. | split; done]. Qed.
 
 Lemma log_rs_words_mono L :
   log_ok_rs L → ∀ k j a b, k ≤ j → L !! k = Some a → L !! j = Some b → a.1 ≤ b.1.
-Proof.
-  intros Hok k j a b Hkj. revert b. induction Hkj as [| j Hkj IH]; intros b Ha Hb.
-  - rewrite Ha in Hb. by injection Hb as ->.
-  - destruct (lookup_lt_is_Some_2 L j) as [c Hc].
-    { apply lookup_lt_Some in Hb. lia. }
-    specialize (IH c Ha Hc). destruct (Hok j c b Hc Hb) as [Hs _].
-    apply word_step_rs_le in Hs. lia.
-Qed.
+Proof. apply log_rel_words_mono. intros a b [Hs _]. by apply word_step_rs_le. Qed.
 
 (** Between an index where the word is at most [m] (an HLOCK or a NOLOCK)
     and a later one where it is beyond, an entry is busy or is an HLOCK
@@ -297,13 +277,8 @@ Lemma log_busy_after_rs L0 L m e0 e :
   ∃ k b, length L0 ≤ S k ∧ L !! k = Some b ∧ (busy b ∨ (b.1 mod 4 = 0 ∧ m < b.1)).
 Proof.
   intros Hpre Hok H0 H1 Hm Hs0 Hs1.
-  assert (L0 ≠ []) by (intros ->; done). assert (L ≠ []) by (intros ->; done).
-  rewrite last_lookup in H0. rewrite last_lookup in H1.
-  assert (L !! pred (length L0) = Some e0) as H0'.
-  { by eapply prefix_lookup. }
-  assert (pred (length L0) ≤ pred (length L)).
-  { apply prefix_length in Hpre. lia. }
-  destruct (log_cross_rs L m _ _ e0 e Hok Hm ltac:(done) H0' H1 Hs0 Hs1) as (k & b & ? & ? & ? & ?).
+  destruct (log_snapshot L0 L e0 e Hpre H0 H1) as (H0' & H1' & Hle).
+  destruct (log_cross_rs L m _ _ e0 e Hok Hm Hle H0' H1' Hs0 Hs1) as (k & b & ? & ? & ? & ?).
   exists k, b. split; [lia | done].
 Qed.
 

@@ -246,6 +246,10 @@ pub trait Object: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// The sequential model of HISTORY.md it is checked against.
     fn model(&self) -> &'static str;
+    /// The PTM's pool size.
+    fn pool(&self) -> u64 {
+        POOL
+    }
     /// Builds the empty object (before the explored run).
     fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError>;
     /// Thread `thread`'s `ops` calls, drawn from `rng`.
@@ -694,6 +698,11 @@ impl Object for Kv {
     fn model(&self) -> &'static str {
         "map"
     }
+    /// The ordered index takes 1 KiB blocks: CX-PTM's four replicas of a
+    /// 32 KiB pool leave no room for a put's.
+    fn pool(&self) -> u64 {
+        64 << 10
+    }
     fn init<P: Ptm>(&self, p: &P) -> Result<(), PtmError> {
         match perdure_kv::Store::create_at(p, 0) {
             Ok(_) => Ok(()),
@@ -838,8 +847,12 @@ impl<C: Construction, O: Object + Clone> Scenario for PtmScenario<C, O> {
             .map_err(|e| e.to_string())?;
             Arc::new(self.construction.open(own).map_err(ptm_err)?)
         } else {
-            let own = Pool::volatile(self.name, POOL, Sim::new(pool.backend().options()))
-                .map_err(|e| e.to_string())?;
+            let own = Pool::volatile(
+                self.name,
+                self.object.pool(),
+                Sim::new(pool.backend().options()),
+            )
+            .map_err(|e| e.to_string())?;
             let ptm = Arc::new(self.construction.create(own).map_err(ptm_err)?);
             let (p, o) = (ptm.clone(), self.object.clone());
             Self::on_own_thread(move || o.init(&*p))?.map_err(ptm_err)?;

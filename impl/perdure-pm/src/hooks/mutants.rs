@@ -181,9 +181,9 @@ declare_mutants! {
         /// `Store::transaction`: a closure's buffered writes are applied even
         /// when it returns `Err`.
         KvTxnAppliesOnErr = 41 => "transaction-applies-on-err",
-        /// `map::tree_insert`: the new leaf is not rotated up, so the treap
-        /// loses its heap order on the hashes.
-        KvTreapNoRotation = 42 => "treap-insert-no-rotation",
+        /// `index::split_leaf`: a split leaf is not linked to its new right
+        /// half, so the leaf chain skips the upper half's keys.
+        KvIndexSplitDropsNext = 42 => "index-split-drops-next-link",
         /// `map::put_in`: an overwrite by a value of another size links the
         /// new node into the hash chain but leaves the old, freed one in the
         /// ordered index.

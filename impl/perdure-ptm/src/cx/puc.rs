@@ -896,6 +896,11 @@ impl Transaction for PucTx<'_> {
         Ok(off)
     }
 
+    fn has_room(&self, needs: &[(u64, u64)]) -> Result<bool, PtmError> {
+        let mut lines = self.lines().0;
+        Ok(RegionAlloc::attach(&mut Heap(&mut lines))?.has_room(needs))
+    }
+
     fn free(&self, off: u64) -> Result<(), PtmError> {
         free_in(&mut self.lines().0, off)
     }

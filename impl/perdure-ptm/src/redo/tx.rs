@@ -63,6 +63,10 @@ macro_rules! update_tx_in_place {
             fn free(&self, off: u64) -> Result<(), $crate::error::PtmError> {
                 $crate::replica::tx_free(self, off)
             }
+
+            fn has_room(&self, needs: &[(u64, u64)]) -> Result<bool, $crate::error::PtmError> {
+                $crate::replica::tx_has_room(self, needs)
+            }
         }
     };
 }
