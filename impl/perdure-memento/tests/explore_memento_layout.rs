@@ -1231,6 +1231,47 @@ fn patience_follows_the_clock() {
     }
 }
 
+/// `Runtime::set_patience` sets the PATIENCE the runtime's helping loads
+/// wait (`patience` reports it): 0, the help at once that
+/// `mutants_memento`'s impatient runtimes and the explorer's `patience`
+/// option ask for, then a large one and the counter clock's default. A
+/// setter that kept the default would let those checks explore another
+/// PATIENCE than they say, with every result still correct.
+#[test]
+fn runtime_patience_is_the_one_set() {
+    use perdure_memento::DEFAULT_PATIENCE_COUNTER;
+    let p = pool("runtime-set-patience");
+    let mut rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    for patience in [0, 1_000_000, DEFAULT_PATIENCE_COUNTER] {
+        rt.set_patience(patience);
+        assert_eq!(rt.patience(), patience, "after set_patience({patience})");
+    }
+}
+
+/// `tsc_available` reports what the CPU has (CPUID 0x8000_0001, EDX bit
+/// 27), checked against the flags Linux lists in `/proc/cpuinfo`, a reading
+/// of its own. The checks of the TSC clock (`patience_follows_the_clock`,
+/// the `ts` unit test) are skipped where it says false, so a
+/// `tsc_available` that said false on a CPU with `rdtscp` would turn them
+/// off unnoticed.
+#[test]
+fn tsc_available_matches_the_cpu_s_flags() {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+        let flags = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .expect("a flags line in /proc/cpuinfo");
+        let listed = flags.split_whitespace().any(|f| f == "rdtscp");
+        assert_eq!(
+            perdure_memento::tsc_available(),
+            listed,
+            "tsc_available() against rdtscp in /proc/cpuinfo's flags"
+        );
+    }
+}
+
 /// `SoftTable::attach` checks the bucket count it reads from the table's
 /// header: the largest (`MAX_BUCKETS`), which `create` makes, attaches; a
 /// count that is not a power of two (3, within the bound) or past the bound

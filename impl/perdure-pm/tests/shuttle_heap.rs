@@ -529,6 +529,46 @@ fn recovery_checks_the_alloc_sets_count() {
     perdure_pm::sync::seeded::check_random(recover_counts, 1);
 }
 
+/// A slot's count of completed sets (`set_count`, word 3 of its class
+/// line) follows its stack in persistent memory: 1 once `flush` pushed a
+/// set, 0 once the slot's next allocation popped it. Recovery reloads the
+/// count and a restarted slot donates by it, so a count left stale by a pop
+/// makes it donate sets it does not have to.
+fn set_count() {
+    let pool = Pool::volatile("shuttle-set-count", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let mut a = heap.register().unwrap();
+    let blocks: Vec<u64> = (0..SET_CAPACITY - 1)
+        .map(|_| a.alloc(16).unwrap())
+        .collect();
+    for &b in &blocks {
+        a.free(b).unwrap();
+    }
+    a.flush().unwrap();
+    let line = class_line(base, 0, 0);
+    assert_eq!(
+        load(&pool, line + 24),
+        1,
+        "set_count after flush pushed a set"
+    );
+    let b = a.alloc(16).unwrap();
+    assert!(
+        blocks.contains(&b),
+        "the next block, {b:#x}, is not a flushed one"
+    );
+    assert_eq!(
+        load(&pool, line + 24),
+        0,
+        "set_count after the set was popped"
+    );
+}
+
+#[test]
+fn set_count_follows_the_slot_s_stack() {
+    perdure_pm::sync::seeded::check_random(set_count, 1);
+}
+
 /// Recovery validates a slot's bump word on both of its fields: after a
 /// 16-byte block is carved from the slot's chunk, a restart whose bump word
 /// names a chunk past the heap's last (`nchunks`, header word 4) makes

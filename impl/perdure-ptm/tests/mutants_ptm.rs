@@ -643,6 +643,31 @@ fn redo_read_tx_knows_the_region_length() {
     assert_eq!(p.update_tx(|tx| tx.region_len()).unwrap(), len);
 }
 
+/// A CX-PUC of one word for two threads, on a 1 MiB pool without flushes.
+fn two_thread_cx_puc(name: &str) -> perdure_ptm::CxPuc<perdure_pm::NoFlush, u64> {
+    use perdure_ptm::cx::Config;
+    let pool = Pool::volatile(name, 1 << 20, perdure_pm::NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        ..Config::small()
+    };
+    perdure_ptm::CxPuc::create(pool, &config, 0).unwrap()
+}
+
+/// CX-PUC's transactions see the region's length through the annotated
+/// interface, reads (the working copy's words) as updates (its lines), as
+/// Redo-PTM's do: `region_len` of `PucRead`, which `PucTx` passes on.
+#[test]
+fn cx_puc_transactions_know_the_region_length() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let p = two_thread_cx_puc("cx-puc-region-len");
+    let len = p.region_len();
+    assert!(len > 16, "region of {len} bytes");
+    assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), len, "a read");
+    assert_eq!(p.update_tx(|tx| tx.region_len()).unwrap(), len, "an update");
+}
+
 /// RedoOpt-PTM logs a word stored many times in one update once (its store
 /// aggregation), Redo-PTM once per store.
 #[test]
@@ -1002,17 +1027,9 @@ fn cx_frees_the_node_of_a_thread_that_left() {
 /// allocation of its size class reuses it, and freeing it twice is refused.
 #[test]
 fn cx_puc_frees_blocks_for_reuse() {
-    use perdure_pm::NoFlush;
-    use perdure_ptm::cx::Config;
-    use perdure_ptm::CxPuc;
     let _guard = mutant::lock();
     mutant::set(None);
-    let pool = Pool::volatile("cx-puc-free", 1 << 20, NoFlush).unwrap();
-    let config = Config {
-        threads: 2,
-        ..Config::small()
-    };
-    let p = CxPuc::<NoFlush, u64>::create(pool, &config, 0).unwrap();
+    let p = two_thread_cx_puc("cx-puc-free");
     let (a, b) = (
         p.update(|m| m.alloc(64).unwrap()).unwrap(),
         p.update(|m| m.alloc(64).unwrap()).unwrap(),
