@@ -579,19 +579,21 @@ pub(crate) fn scan<T: TxRead>(
     };
     let (_, mut leaf, _) = descend(tx, root, start)?;
     let bound = step_bound(tx, BLOCK_BYTES);
+    let mut entries = Vec::with_capacity(LEAF_CAP as usize);
     for _ in 0..bound {
         let (kind, count) = block(tx, leaf)?;
         if kind != Kind::Leaf {
             return Err(Fault::Corrupt(Damage::Chain));
         }
-        let mut entries = Vec::with_capacity(count as usize);
-        for e in leaf_entries(tx, leaf, count)? {
+        entries.clear();
+        for i in 0..count {
+            let e = leaf_entry(tx, leaf, i)?;
             if range.above_start(tx, e)? {
                 entries.push(e);
             }
         }
         sort_entries(tx, &mut entries)?;
-        for e in entries {
+        for &e in &entries {
             if !range.below_end(tx, e)? {
                 return Ok(out);
             }

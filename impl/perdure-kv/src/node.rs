@@ -141,12 +141,6 @@ pub(crate) fn pack(bytes: &[u8]) -> Vec<u64> {
         .collect()
 }
 
-pub(crate) fn unpack(words: &[u64], len: usize) -> Vec<u8> {
-    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    out.truncate(len);
-    out
-}
-
 pub(crate) fn words_for(len: u64) -> u64 {
     len.div_ceil(8)
 }
@@ -223,10 +217,7 @@ impl StoredKey {
     /// Its bytes.
     pub(crate) fn bytes<T: TxRead>(self, tx: &T) -> Result<Vec<u8>, Fault> {
         let len = self.len(tx)?;
-        let words = (0..words_for(len))
-            .map(|i| ld(tx, self.data_at + 8 * i))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(unpack(&words, len as usize))
+        read_bytes(tx, self.data_at, len)
     }
 }
 
@@ -254,9 +245,15 @@ pub(crate) fn value_of<T: TxRead>(tx: &T, node: u64, kwords: u64) -> Result<Vec<
     if vlen > MAX_VALUE_BYTES as u64 {
         return Err(Fault::Corrupt(Damage::Lengths));
     }
-    let base = node + N_DATA + 8 * kwords;
-    let words = (0..words_for(vlen))
-        .map(|i| ld(tx, base + 8 * i))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(unpack(&words, vlen as usize))
+    read_bytes(tx, node + N_DATA + 8 * kwords, vlen)
+}
+
+/// The `len` bytes whose words start at `at` (one allocation: the bytes).
+fn read_bytes<T: TxRead>(tx: &T, at: u64, len: u64) -> Result<Vec<u8>, Fault> {
+    let mut out = Vec::with_capacity(8 * words_for(len) as usize);
+    for i in 0..words_for(len) {
+        out.extend_from_slice(&ld(tx, at + 8 * i)?.to_le_bytes());
+    }
+    out.truncate(len as usize);
+    Ok(out)
 }
