@@ -1792,4 +1792,90 @@ Section redo_px_lin.
     destruct (inv1_image W uexec rexec N NR NR_pos line NL line_lt line_cc s keep H1 Hok) as (H0 & _ & Hm).
     unfold img. rewrite H0. pose proof (j_plm s H2). lia.
   Qed.
+  (** ** RedoTimed-PTM: the window as a schedule constraint
+
+      Its theorems are corollaries of the ones above: the constraint only
+      removes steps.  Time is abstracted: the window's closing is an
+      arbitrary oracle, so they hold for every clock and window length. *)
+
+  (** RedoTimed-PTM ([redo/variant.rs] [lock_combined], seed §5 "Timed
+      variant") locks, while a thread's window is open, only [combs[0]] or
+      [combs[1]] ([lock_first_two]), and any replica once it has closed
+      ([lock_any]); it backs off and gives up when [curComb] moves, which
+      the model allows at any point ([Abandon], [GiveUp]).  Time is not
+      modelled: [closed s t] says that thread [t]'s window has closed in
+      state [s], an arbitrary oracle (the code's [now_ns() >= deadline]).
+      A step that takes the lock of a free replica [r] for a thread [t]
+      ([Prepare], [PrepFail] with no replica kept) is allowed only if
+      [r < 2] or [t]'s window has closed. *)
+  Definition takes_lock (s s' : rstate) (t r : nat) : Prop :=
+    rlock s r = Free ∧ rlock s' r = Owned t.
+
+  Inductive timed_reachable (closed : rstate → nat → Prop) : rstate → Prop :=
+    | timed_init : timed_reachable closed (init_state W NL)
+    | timed_step s s' :
+        timed_reachable closed s → step s s' →
+        (∀ t r, takes_lock s s' t r → r < 2 ∨ closed s t) →
+        timed_reachable closed s'.
+
+  (** The constraint only removes steps: every state RedoTimed-PTM reaches,
+      for any window, Redo-PTM's model reaches. *)
+  Lemma timed_reachable_reachable closed s : timed_reachable closed s → reachable s.
+  Proof.
+    induction 1 as [| s s' _ IH Hs _]; [constructor | by eapply reachable_step].
+  Qed.
+
+  Theorem redotimed_px_durably_linearizable closed s :
+    timed_reachable closed s → durably_linearizable spec (erase (xh s)).
+  Proof.
+    intros Hr. by apply redo_px_durably_linearizable, (timed_reachable_reachable closed).
+  Qed.
+
+  Theorem redotimed_px_exactly_once closed s k1 k2 e1 e2 :
+    timed_reachable closed s → e1 ∈ batch_at (ch s) k1 → e2 ∈ batch_at (ch s) k2 →
+    e_id e1 = e_id e2 → k1 = k2 ∧ e1 = e2.
+  Proof.
+    intros Hr. by apply redo_px_exactly_once, (timed_reachable_reachable closed).
+  Qed.
+
+  Lemma p_load_empty x : p_load line (pmem_empty NL) x = 0.
+  Proof.
+    unfold p_load, mem_visible, line_hist; simpl.
+    destruct (replicate NL [] !! line x) eqn:E; [by apply lookup_replicate in E as [-> _] | done].
+  Qed.
+
+  (** Not vacuous: with a window that never closes, thread 0's first update
+      takes the lock of replica 1 (one of the first two) and goes on to
+      simulate: RedoTimed-PTM's model has runs past the lock. *)
+  Lemma redotimed_window_not_vacuous (u : UOp) :
+    0 < N → 1 < NR →
+    ∃ s, timed_reachable (λ _ _, False) s ∧ rlock s 1 = Owned 0.
+  Proof.
+    intros HN HNR.
+    set (s0 := (init_state W NL : rstate)).
+    assert (∀ s s', rlock s' = rlock s → ∀ t r, takes_lock s s' t r → r < 2 ∨ False) as Hkeep.
+    { intros s s' Heq t r [Hf Ho]. rewrite Heq, Hf in Ho. done. }
+    assert (ccv (mem s0) = (0, 0)) as Hcc.
+    { unfold ccv, s0, init_state; simpl. by rewrite !p_load_empty. }
+    pose proof (Announce W uexec rexec N NR RS line true true s0 0 u HN eq_refl) as H1.
+    set (s1 := RState _ _ _ _ _ _ _ _ _ _ _ _ _ _) in H1.
+    pose proof (Snapshot W uexec rexec N NR RS line true true s1 0 0 u None 0 0
+                  eq_refl Hcc eq_refl) as H2.
+    set (s2 := RState _ _ _ _ _ _ _ _ _ _ _ _ _ _) in H2.
+    assert (ccv (mem s2) = (0, 0)) as Hcc2 by exact Hcc.
+    pose proof (Prepare W uexec rexec N NR RS line true true s2 0 0 u None 0 0
+                  (app_at (ch s0) 0) (res_at (ch s0) 0) 1
+                  (map (λ w, (w, p_load line (mem s2) (rloc W 0 w))) (seq 0 W))
+                  eq_refl ltac:(unfold s0, init_state, app_at; simpl; lia) (or_intror (conj eq_refl (conj HNR eq_refl)))
+                  (or_introl (conj Hcc2 eq_refl))) as H3.
+    eexists. split.
+    - eapply timed_step; [eapply timed_step; [eapply timed_step; [constructor | exact H1 |] | exact H2 |]
+                         | exact H3 |].
+      + apply Hkeep. reflexivity.
+      + apply Hkeep. reflexivity.
+      + intros t r [Hf Ho]. left. destruct (decide (r = 1)) as [-> | Hr]; [lia |].
+        exfalso. simpl in Ho. unfold upd in Ho. rewrite decide_False in Ho by done.
+        simpl in Hf. rewrite Hf in Ho. done.
+    - simpl. unfold upd. by rewrite decide_True.
+  Qed.
 End redo_px_lin.
