@@ -191,7 +191,7 @@ macro_rules! each {
 pub struct Stat {
     /// The number of entries.
     pub entries: u64,
-    /// Bytes of the region in allocated blocks (nodes, buckets, header).
+    /// Bytes of the region in allocated blocks (nodes, buckets, index blocks, header).
     pub bytes_used: u64,
     /// Bytes of one replica's region.
     pub region_bytes: u64,
