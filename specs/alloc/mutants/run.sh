@@ -23,8 +23,8 @@ for n in "${names[@]}"; do
   cfg="$here/$n.cfg"
   expected=$(sed -n 's/.*EXPECTED RESULT: VIOLATION of \([A-Za-z]*\).*/\1/p' "$cfg" | head -1)
   log="$work/$n.log"
-  # the model: the cfg's "\* MODEL: ../X.tla" line (HeapIndNoFixUp runs HeapInd.tla), else Heap.tla
-  model=$(sed -n 's|^\\\* MODEL: \.\./\([A-Za-z]*\.tla\).*|\1|p' "$cfg" | head -1)
+  # the model: the cfg's "\* MODEL: ../X.tla" line (HeapInd*.cfg run HeapInd.tla, HeapInd2.tla), else Heap.tla
+  model=$(sed -n 's|^\\\* MODEL: \.\./\([A-Za-z0-9]*\.tla\).*|\1|p' "$cfg" | head -1)
   (cd "$here/.." && java -XX:+UseParallelGC -Djava.io.tmpdir="$work" -cp "$TLA_JAR" tlc2.TLC \
       -workers "${TLC_WORKERS:-2}" -metadir "$work/$n.meta" -config "$cfg" "${model:-Heap.tla}") >"$log" 2>&1
   got=$(sed -n 's/^Error: Invariant \([A-Za-z]*\) is violated.*/\1/p' "$log" | head -1)
