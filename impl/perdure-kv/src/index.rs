@@ -273,14 +273,10 @@ pub(crate) fn height<T: TxRead>(tx: &T, tree: Tree) -> Result<u64, Fault> {
     Ok(h)
 }
 
-/// Whether the region has room for `inserts` inserts into the tree, and
-/// `also` besides (module docs, "Room").
-pub(crate) fn has_room<T: Transaction>(
-    tx: &T,
-    tree: Tree,
-    inserts: u64,
-    also: &[(u64, u64)],
-) -> Result<bool, Fault> {
+/// What `inserts` inserts into the tree may take from the allocator, as a
+/// `(size, count)` need of [`perdure_ptm::Transaction::has_room`] (module
+/// docs, "Room").
+pub(crate) fn room_for<T: TxRead>(tx: &T, tree: Tree, inserts: u64) -> Result<(u64, u64), Fault> {
     // A batch's inserts can make the tree taller as they go: one level
     // more per factor of INNER_CAP / 2 in their number.
     let mut growth = 1;
@@ -290,14 +286,11 @@ pub(crate) fn has_room<T: Transaction>(
         growth += 1;
     }
     let per = blocks_per_insert(height(tx, tree)? + growth - 1);
-    let mut needs = also.to_vec();
-    needs.push((BLOCK_BYTES, inserts.saturating_mul(per)));
-    tx.has_room(&needs)
-        .map_err(|_| Fault::Corrupt(Damage::Pointer))
+    Ok((BLOCK_BYTES, inserts.saturating_mul(per)))
 }
 
 /// Adds `node` (key `key`, not in the tree) to the tree. The caller asked
-/// [`has_room`] first.
+/// for [`room_for`] first.
 pub(crate) fn insert<T: Transaction>(
     tx: &T,
     tree: Tree,

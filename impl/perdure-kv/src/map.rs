@@ -22,7 +22,7 @@
 //!   index, and the old block is freed.
 //! * Room: a transaction's stores are kept whatever it returns, so every
 //!   operation asks for the room it needs (its node, the index's
-//!   [`index::has_room`]) before its first store, and a batch for all of
+//!   [`index::room_for`]) before its first store, and a batch for all of
 //!   its operations before the first: [`Fault::Full`] leaves the store as
 //!   it was.
 //! * Bad input: every offset read from the region goes through the PTM's
@@ -147,6 +147,12 @@ fn find<T: TxRead>(tx: &T, hd: Header, key: &Key) -> Result<(u64, u64, u64), Fau
     Ok((bucket, link, 0))
 }
 
+/// [`Transaction::has_room`], a damaged allocator as damage.
+fn has_room<T: Transaction>(tx: &T, needs: &[(u64, u64)]) -> Result<bool, Fault> {
+    tx.has_room(needs)
+        .map_err(|_| Fault::Corrupt(Damage::Pointer))
+}
+
 /// Doubles the buckets when `len > 2 · count` (as `perdure_ptm::ds::hash`):
 /// every node relinked by its kept hash; skipped if there is no room for
 /// the new buckets and `inserts` more inserts into the index.
@@ -156,7 +162,10 @@ fn maybe_resize<T: Transaction>(tx: &T, hd: Header, inserts: u64) -> Result<(), 
         return Ok(());
     }
     let new_count = 2 * hd.count;
-    if !index::has_room(tx, hd.tree(), inserts, &[(8 * new_count, 1)])? {
+    if !has_room(
+        tx,
+        &[(8 * new_count, 1), index::room_for(tx, hd.tree(), inserts)?],
+    )? {
         return Ok(());
     }
     let Ok(nb) = tx.alloc_zeroed(8 * new_count) else {
@@ -217,7 +226,7 @@ pub(crate) fn put_in<T: Transaction>(
         None => {
             let size = node_size(key, value.len());
             let inserts = u64::from(found == 0);
-            if !index::has_room(tx, hd.tree(), inserts, &[(size, 1)])? {
+            if !has_room(tx, &[(size, 1), index::room_for(tx, hd.tree(), inserts)?])? {
                 return Err(Fault::Full);
             }
             alloc(tx, size)?
@@ -262,7 +271,9 @@ pub(crate) fn write_in<T: Transaction>(tx: &T, root: usize, ops: &[Op]) -> Resul
         .collect();
     let mut blocks = Vec::with_capacity(sizes.len());
     if !mutant!(KvBatchNoAllocFirst) {
-        if !index::has_room(tx, hd.tree(), sizes.len() as u64, &sizes)? {
+        let mut needs = sizes.clone();
+        needs.push(index::room_for(tx, hd.tree(), sizes.len() as u64)?);
+        if !has_room(tx, &needs)? {
             return Err(Fault::Full);
         }
         for &(size, _) in &sizes {

@@ -120,14 +120,9 @@ impl Key {
     /// The first two words byte-swapped (0 past the key's end): ordered
     /// as the key's first 16 bytes, zero-padded.
     pub(crate) fn prefix(&self) -> (u64, u64) {
-        prefix_of(&self.words)
+        let w = |i: usize| self.words.get(i).map_or(0, |w| w.swap_bytes());
+        (w(0), w(1))
     }
-}
-
-/// [`Key::prefix`] of packed words.
-pub(crate) fn prefix_of(words: &[u64]) -> (u64, u64) {
-    let w = |i: usize| words.get(i).map_or(0, |w| w.swap_bytes());
-    (w(0), w(1))
 }
 
 pub(crate) fn pack(bytes: &[u8]) -> Vec<u64> {

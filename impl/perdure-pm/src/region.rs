@@ -259,30 +259,30 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
     /// then the room after the bump pointer for the rest. A caller that
     /// must not fail half-way through its stores asks first.
     pub fn has_room(&self, needs: &[(u64, u64)]) -> bool {
-        // Per class asked for: its shift and block count.
-        let mut classes: Vec<(u32, u64)> = Vec::with_capacity(needs.len());
+        let mut bytes = 0u64;
         for &(size, count) in needs {
             let Some(shift) = class_for(size) else {
                 return false;
             };
-            match classes.iter_mut().find(|c| c.0 == shift) {
-                Some(c) => c.1 = c.1.saturating_add(count),
-                None => classes.push((shift, count)),
-            }
+            bytes = bytes.saturating_add(count.saturating_mul(1 << shift));
         }
         let bump = self.mem.load(OFF_BUMP);
         let room = self.mem.load(OFF_LEN).saturating_sub(bump);
-        let bytes = |c: &[(u32, u64)]| {
-            c.iter().try_fold(0u64, |a, &(shift, n)| {
-                a.checked_add(n.checked_mul(1 << shift)?)
-            })
-        };
         // Usually the room after the bump pointer is enough by itself.
-        if bytes(&classes).is_some_and(|b| b <= room) {
+        if bytes <= room {
             return true;
         }
-        for c in classes.iter_mut() {
-            let (shift, count) = *c;
+        // Otherwise each class asked for takes what its free list holds,
+        // the rest from the bump.
+        let mut shifts: Vec<u32> = needs.iter().filter_map(|n| class_for(n.0)).collect();
+        shifts.sort_unstable();
+        shifts.dedup();
+        let mut from_bump = 0u64;
+        for shift in shifts {
+            let count = needs
+                .iter()
+                .filter(|n| class_for(n.0) == Some(shift))
+                .fold(0u64, |a, n| a.saturating_add(n.1));
             let mut head = self.mem.load(OFF_HEADS + 8 * u64::from(shift - MIN_SHIFT));
             let mut free = 0;
             while free < count
@@ -296,9 +296,9 @@ impl<'m, M: RegionMemory + ?Sized> RegionAlloc<'m, M> {
                 free += 1;
                 head = self.mem.load(head);
             }
-            c.1 = count - free;
+            from_bump = from_bump.saturating_add((count - free).saturating_mul(1 << shift));
         }
-        bytes(&classes).is_some_and(|b| b <= room)
+        from_bump <= room
     }
 
     /// Returns the block with payload at `offset` to its class.
