@@ -191,14 +191,14 @@ fn combq_announce_lines_lie_in_the_queue_block() {
     }
 }
 
-/// Dequeues take the values out in the order they were enqueued, across
-/// threads, and report an empty queue once they are gone: thread 1
-/// enqueues 11 and 12, thread 2 enqueues 21, then thread 2 dequeues four
-/// times. (In the mutation tier, the `combq` explorer rows did not notice
-/// a dequeue that takes nothing and reports the queue empty.)
-#[test]
-fn combq_dequeues_the_values_in_order() {
-    let p = pool("combq-dequeue");
+/// A two-thread runtime with a combining queue in pool `name`: `f` gets the
+/// pool, the queue and a runner of one root operation (`Some(v)` enqueues
+/// `v`, `None` dequeues) on a thread, which returns its result word.
+fn on_combq(
+    name: &str,
+    f: impl FnOnce(&Pool<Sim>, &CombQueue, &dyn Fn(usize, Option<u64>) -> u64),
+) {
+    let p = pool(name);
     let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
     let q = CombQueue::create(&mut rt.handle(1).expect("handle")).expect("create");
     let run = |tid: usize, op: Option<u64>| {
@@ -206,23 +206,35 @@ fn combq_dequeues_the_values_in_order() {
         h.run_root(|h, m, _| q.run(h, m, op).expect("operation"))
             .result
     };
-    for (tid, v) in [(1, 11), (1, 12), (2, 21)] {
-        assert_eq!(run(tid, Some(v)), 0, "thread {tid}'s enqueue of {v}");
-    }
-    assert_eq!(q.contents(&p).expect("contents"), [11, 12, 21], "enqueued");
-    let taken: Vec<Option<u64>> = (0..4)
-        .map(|_| perdure_memento::ds::decode_opt(run(2, None)))
-        .collect();
-    assert_eq!(
-        taken,
-        [Some(11), Some(12), Some(21), None],
-        "four dequeues after the enqueues of 11, 12 and 21"
-    );
-    assert!(
-        q.contents(&p).expect("contents").is_empty(),
-        "the queue after every value was dequeued: {:?}",
-        q.contents(&p)
-    );
+    f(&p, &q, &run);
+}
+
+/// Dequeues take the values out in the order they were enqueued, across
+/// threads, and report an empty queue once they are gone: thread 1
+/// enqueues 11 and 12, thread 2 enqueues 21, then thread 2 dequeues four
+/// times. (In the mutation tier, the `combq` explorer rows did not notice
+/// a dequeue that takes nothing and reports the queue empty.)
+#[test]
+fn combq_dequeues_the_values_in_order() {
+    on_combq("combq-dequeue", |p, q, run| {
+        for (tid, v) in [(1, 11), (1, 12), (2, 21)] {
+            assert_eq!(run(tid, Some(v)), 0, "thread {tid}'s enqueue of {v}");
+        }
+        assert_eq!(q.contents(p).expect("contents"), [11, 12, 21], "enqueued");
+        let taken: Vec<Option<u64>> = (0..4)
+            .map(|_| perdure_memento::ds::decode_opt(run(2, None)))
+            .collect();
+        assert_eq!(
+            taken,
+            [Some(11), Some(12), Some(21), None],
+            "four dequeues after the enqueues of 11, 12 and 21"
+        );
+        assert!(
+            q.contents(p).expect("contents").is_empty(),
+            "the queue after every value was dequeued: {:?}",
+            q.contents(p)
+        );
+    });
 }
 
 /// A thread waiting for its request reads its own `served` word of the
@@ -236,32 +248,26 @@ fn combq_dequeues_the_values_in_order() {
 /// returns before the request is served.)
 #[test]
 fn combq_a_waiting_thread_reads_its_own_served_word() {
-    let p = pool("combq-served");
-    let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
-    let q = CombQueue::create(&mut rt.handle(1).expect("handle")).expect("create");
-    let run = |tid: usize, op: Option<u64>| {
-        let mut h = rt.handle(tid).expect("handle");
-        h.run_root(|h, m, _| q.run(h, m, op).expect("operation"))
-            .result
-    };
-    for i in 0..10 {
+    on_combq("combq-served", |p, q, run| {
+        for i in 0..10 {
+            assert_eq!(
+                run(2, None),
+                0,
+                "thread 2's dequeue {i} from the empty queue"
+            );
+        }
+        assert_eq!(run(1, Some(7)), 0, "thread 1's enqueue of 7");
+        assert_eq!(q.contents(p).expect("contents"), [7], "after the enqueue");
         assert_eq!(
-            run(2, None),
-            0,
-            "thread 2's dequeue {i} from the empty queue"
+            perdure_memento::ds::decode_opt(run(1, None)),
+            Some(7),
+            "thread 1's dequeue after its enqueue"
         );
-    }
-    assert_eq!(run(1, Some(7)), 0, "thread 1's enqueue of 7");
-    assert_eq!(q.contents(&p).expect("contents"), [7], "after the enqueue");
-    assert_eq!(
-        perdure_memento::ds::decode_opt(run(1, None)),
-        Some(7),
-        "thread 1's dequeue after its enqueue"
-    );
-    assert!(
-        q.contents(&p).expect("contents").is_empty(),
-        "after the dequeue"
-    );
+        assert!(
+            q.contents(p).expect("contents").is_empty(),
+            "after the dequeue"
+        );
+    });
 }
 
 /// An MSQ's block holds both its lines, head's and tail's: with the queue
