@@ -398,6 +398,105 @@ fn soft_create_lays_out_a_durable_head_per_bucket() {
     }
 }
 
+/// The PM nodes on bucket `b`'s chain of table `t`, head first (a node's
+/// `pnext` is its word 16; bit 63 is the Harris mark).
+fn soft_chain(p: &Pool<Sim>, t: &SoftTable, b: u64) -> Vec<u64> {
+    let mut chain = Vec::new();
+    let mut cur = word(p, t.offset() + LINE + 8 * b);
+    while cur != 0 {
+        chain.push(cur);
+        cur = word(p, cur + 16) & !(1 << 63);
+    }
+    chain
+}
+
+/// Chains longer than one node, in a one-bucket table (as
+/// `soft_one_bucket_list_keeps_every_key`): `on_chain` finds every node and
+/// walks the whole chain before it says a node is not there. Then a node in the
+/// middle of the chain is left as a delete leaves it before its unlink (its
+/// `del` word set; a crash image of a delete cut off there): after a reopen,
+/// `SoftTable::attach` unlinks it through its predecessor's `pnext` and
+/// keeps every other node. The nodes' stamps come back with them: a delete
+/// on the reattached table, cut by a thread crash after each of its
+/// persistence events in turn, still takes effect once (recovery compares
+/// the stamp its memento took from the DRAM node with the PM node's).
+#[test]
+fn soft_chains_of_several_nodes_survive_a_reattach() {
+    use perdure_memento::quiet_thread_crashes;
+    quiet_thread_crashes();
+    let keys = [3u64, 1, 4, 5, 9];
+    for n in 0u64.. {
+        let p = pool("soft-chain");
+        let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let t = SoftTable::create(&mut h, 1).expect("create");
+        for k in keys {
+            let done =
+                h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, 10 * k)).expect("insert"));
+            assert_eq!(done.result, 1, "insert {k}");
+        }
+        let mut all: Vec<(u64, u64)> = keys.iter().map(|&k| (k, 10 * k)).collect();
+        all.sort_unstable();
+        let chain = soft_chain(&p, &t, 0);
+        assert_eq!(chain.len(), keys.len(), "every node on the one chain");
+        for &node in &chain {
+            let key = word(&p, node);
+            assert!(
+                t.on_chain(&p, key, node).expect("on_chain"),
+                "node {node:#x}"
+            );
+        }
+        assert!(
+            !t.on_chain(&p, 3, 8).expect("on_chain"),
+            "a word that is no node: off the chain, after walking all of it"
+        );
+        // The middle node's delete recorded, its unlink not done.
+        let (gone, kept) = (chain[2], chain[1]);
+        let gone_key = word(&p, gone);
+        p.word(gone + 32).expect("del").store(1, Ordering::SeqCst);
+        let off = t.offset();
+        drop(t);
+        drop(h);
+        drop(rt);
+        let rt =
+            Runtime::<Sim, SoftMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+        let t = SoftTable::attach(&p, off).expect("attach");
+        assert!(
+            !t.on_chain(&p, gone_key, gone).expect("on_chain"),
+            "the deleted node, unlinked"
+        );
+        let left: Vec<u64> = chain.iter().copied().filter(|&c| c != gone).collect();
+        assert_eq!(
+            soft_chain(&p, &t, 0),
+            left,
+            "every other node kept, in order"
+        );
+        let kept_key = word(&p, kept);
+        assert!(
+            keys.contains(&kept_key),
+            "the predecessor's key: {kept_key}"
+        );
+        assert_eq!(word(&p, kept + 8), 10 * kept_key, "the predecessor's value");
+        all.retain(|&(k, _)| k != gone_key);
+        assert_eq!(t.contents(&p).expect("contents"), all, "after the reattach");
+        // A delete of the kept node, cut after its n-th persistence event.
+        let mut h = rt.handle(1).expect("handle");
+        h.crash_after(Some(n));
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(kept_key)).expect("delete"));
+        assert_eq!(done.result, 1, "delete {kept_key} cut after event {n}");
+        all.retain(|&(k, _)| k != kept_key);
+        assert_eq!(
+            t.contents(&p).expect("contents"),
+            all,
+            "delete cut after event {n}"
+        );
+        if done.thread_crashes == 0 {
+            assert!(n > 2, "the delete has persistence events to cut after");
+            break;
+        }
+    }
+}
+
 /// One table's life: created, `n` keys inserted, half deleted, dropped.
 fn soft_table_life(n: u64) {
     let p = pool("soft-drop");
@@ -1531,6 +1630,114 @@ fn runtime_open_keeps_a_thread_s_cas_parity_past_a_zeroed_memento() {
             "{before} CAS(es), a reopen, one more: parities {parities:?}"
         );
     }
+}
+
+/// A fresh detectable-CAS location holding 0, allocated by `h`.
+fn cas_location<M: Memento>(
+    h: &mut perdure_memento::Handle<'_, '_, Sim, M>,
+    p: &Pool<Sim>,
+) -> perdure_memento::DetectableCasAtomic {
+    let loc = perdure_memento::DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
+    loc.init(p, 0);
+    p.pfence();
+    loc
+}
+
+/// `cas(v, v + 1)` through CAS memento `m`, noting the parity `m` then holds;
+/// 1 if it succeeded.
+fn cas_noting_parity<M: Memento>(
+    loc: &perdure_memento::DetectableCasAtomic,
+    v: u64,
+    h: &mut perdure_memento::Handle<'_, '_, Sim, M>,
+    m: &mut perdure_memento::CasMmt,
+    parities: &mut Vec<bool>,
+) -> u64 {
+    let ok = loc.cas(v, v + 1, h, m).is_ok();
+    parities.push(m.peek(h.pool()).parity);
+    u64::from(ok)
+}
+
+/// An operation left pending across a reopen (its body returned an error
+/// after its CAS took effect, so the root memento holds a CAS newer than the
+/// commit line's `own_floor`) resumes: its CAS reports the success it had
+/// (recovery's case ⑥, which also brings OWN up to the memento), with the
+/// parity it took, and the next CAS takes the other parity.
+#[test]
+fn runtime_open_resumes_a_pending_cas_with_its_parity() {
+    use perdure_memento::CasMmt;
+    let p = pool("runtime-own-newest");
+    let rt = Runtime::<Sim, CasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let loc = cas_location(&mut h, &p);
+    let mut parities = Vec::new();
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 0, h, m, &mut parities));
+    assert_eq!(done.result, 1, "cas(0, 1)");
+    let pending = h.try_run_root(|h, m, _| {
+        assert_eq!(
+            cas_noting_parity(&loc, 1, h, m, &mut parities),
+            1,
+            "cas(1, 2)"
+        );
+        Err("left pending")
+    });
+    assert_eq!(pending.err(), Some("left pending"));
+    drop(h);
+    drop(rt);
+    let rt = Runtime::<Sim, CasMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+    let mut h = rt.handle(1).expect("handle");
+    let mut resumed = Vec::new();
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 1, h, m, &mut resumed));
+    assert_eq!(done.result, 1, "cas(1, 2), resumed after the reopen");
+    assert_eq!(
+        resumed.last(),
+        parities.last(),
+        "the resumed CAS reports the parity it took"
+    );
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 2, h, m, &mut parities));
+    assert_eq!(done.result, 1, "cas(2, 3)");
+    assert!(
+        parities.windows(2).all(|w| w[0] != w[1]),
+        "cas(0, 1), cas(1, 2) left pending, a reopen, cas(2, 3): parities {parities:?}"
+    );
+}
+
+perdure_memento::memento! {
+    /// A root memento with two CAS sub-mementos (`b` scanned after `a`).
+    struct TwoCasMmt {
+        a: perdure_memento::CasMmt,
+        b: perdure_memento::CasMmt,
+    }
+}
+
+/// `Runtime::open` takes OWN from the newest successful CAS of a root
+/// memento whatever the order its sub-mementos are scanned in: the first
+/// operation CASes through `b`, the second through `a`, so the memento
+/// holds the older CAS in the sub-memento scanned last. After a reopen the
+/// next CAS takes the parity after the second's.
+#[test]
+fn runtime_open_takes_own_from_the_newest_sub_memento() {
+    let p = pool("runtime-own-sub");
+    let rt = Runtime::<Sim, TwoCasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let loc = cas_location(&mut h, &p);
+    let mut parities = Vec::new();
+    for (v, second) in [(0u64, true), (1, false)] {
+        let done = h.run_root(|h, m, _| {
+            let sub = if second { &mut m.b } else { &mut m.a };
+            cas_noting_parity(&loc, v, h, sub, &mut parities)
+        });
+        assert_eq!(done.result, 1, "cas({v}, {})", v + 1);
+    }
+    drop(h);
+    drop(rt);
+    let rt = Runtime::<Sim, TwoCasMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+    let mut h = rt.handle(1).expect("handle");
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 2, h, &mut m.a, &mut parities));
+    assert_eq!(done.result, 1, "cas(2, 3) after the reopen");
+    assert!(
+        parities.windows(2).all(|w| w[0] != w[1]),
+        "cas(0, 1) through b, cas(1, 2) through a, a reopen, cas(2, 3): parities {parities:?}"
+    );
 }
 
 /// `run_root` reports the thread crashes an operation survived

@@ -169,6 +169,31 @@ fn a_space_fits_in_its_required_bytes() {
     }
 }
 
+/// A space opens again at any base it was created at, however far into the
+/// pool, as long as it fits: `Space::open` checks the root table's range
+/// (`base..heap_base`) and the heap's, and neither reaches past the pool's
+/// end when the space ends exactly there.
+#[test]
+fn a_space_far_into_its_pool_opens_again() {
+    use perdure_relax::Config;
+    let cfg = Config {
+        threads: 2,
+        roots: 4,
+        heap_bytes: 1 << 20,
+        msb_sequences: false,
+    };
+    let need = Space::<NoFlush>::required_bytes(&cfg);
+    let probe = Pool::volatile("relax-far", 1 << 20, NoFlush).unwrap();
+    let first = base(&probe);
+    for at in [first, first + (4 << 20)] {
+        let pool = Pool::volatile("relax-far", at + need, NoFlush).unwrap();
+        Space::create(&pool, at, &cfg, OpenOptions::new(Tracking::Bitset))
+            .unwrap_or_else(|e| panic!("created at {at:#x}: {e}"));
+        Space::open(&pool, at, OpenOptions::new(Tracking::Bitset))
+            .unwrap_or_else(|e| panic!("opened at {at:#x} in a pool of {} bytes: {e}", at + need));
+    }
+}
+
 /// A field's sequence (§6.4.4–§6.4.5): a fresh field starts at 1 — with the
 /// MSB set in an MSB-sequence space (PseudoBitsetAtomic's, where the MSB
 /// tells a recovered DRAM pair from a zeroed one) — and every write adds
