@@ -34,7 +34,7 @@ pub enum KvCommand {
         /// The value.
         value: OsString,
     },
-    /// Print the value of KEY (exit 1 when absent).
+    /// Print the value of KEY (exit 1 when absent, 2 when the database cannot answer).
     Get {
         /// The database file.
         db: PathBuf,
@@ -44,7 +44,7 @@ pub enum KvCommand {
         #[arg(long)]
         raw: bool,
     },
-    /// Delete KEY (exit 1 when absent).
+    /// Delete KEY (exit 1 when absent, 2 when the database cannot answer).
     Del {
         /// The database file.
         db: PathBuf,
@@ -58,7 +58,7 @@ pub enum KvCommand {
         /// The database file.
         db: PathBuf,
     },
-    /// Walk the structure and check its invariants (exit 1, naming the damage, if one fails).
+    /// Walk the structure and check its invariants (exit 1, naming the damage, if one fails or the file is no database).
     Check {
         /// The database file.
         db: PathBuf,
@@ -164,13 +164,23 @@ fn open(db: &PathBuf) -> Result<Db, KvError> {
     )
 }
 
-/// Runs a kv command.
+/// Runs a kv command. Exit status: 0 when it did its job; 1 for a key
+/// `get` or `del` did not find, and for a database `check` did not pass
+/// (damage found, or a file it could not open as a database: the message
+/// says which); 2 for every other failure (a missing, foreign, damaged,
+/// locked or full database, bad input, an I/O error), as for wrong usage —
+/// so a script tells "absent" from "could not answer".
 pub fn run(cmd: KvCommand) -> ExitCode {
+    let failed = if matches!(cmd, KvCommand::Check { .. }) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::from(2)
+    };
     match exec(cmd) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("perdure kv: {e}");
-            ExitCode::FAILURE
+            failed
         }
     }
 }

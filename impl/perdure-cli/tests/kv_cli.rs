@@ -30,10 +30,12 @@ fn ok<S: AsRef<OsStr>>(args: &[S]) -> String {
     out(&o)
 }
 
-fn fails<S: AsRef<OsStr>>(args: &[S], expect: &str) {
+/// Runs `perdure args`, which must exit with `code` (1: absent key or a
+/// failed check; 2: any other failure) and say `expect`.
+fn fails<S: AsRef<OsStr>>(args: &[S], code: i32, expect: &str) {
     let o = perdure(args);
     let t = format!("{}{}", out(&o), String::from_utf8_lossy(&o.stderr));
-    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert_eq!(o.status.code(), Some(code), "{t}");
     assert!(t.contains(expect), "expected {expect:?} in: {t}");
     assert!(!t.contains("panicked"), "{t}");
 }
@@ -55,7 +57,7 @@ fn a_database_from_the_command_line() {
     }
     assert_eq!(ok(&["kv", "get", db, "fruit:apple"]), "red\n");
     assert_eq!(ok(&["kv", "get", db, "fruit:fig", "--raw"]), "tab\there");
-    fails(&["kv", "get", db, "fruit:pear"], "no key fruit:pear");
+    fails(&["kv", "get", db, "fruit:pear"], 1, "no key fruit:pear");
     assert_eq!(
         ok(&["kv", "scan", db, "fruit:"]),
         "fruit:apple\tred\nfruit:fig\ttab\\there\nfruit:kiwi\tgreen\n"
@@ -69,7 +71,7 @@ fn a_database_from_the_command_line() {
         "fruit:apple\tred\n"
     );
     ok(&["kv", "del", db, "veg:leek"]);
-    fails(&["kv", "del", db, "veg:leek"], "no key veg:leek");
+    fails(&["kv", "del", db, "veg:leek"], 1, "no key veg:leek");
     let t = ok(&["kv", "stat", db]);
     assert!(
         t.contains("entries       3") && t.contains("redo-opt"),
@@ -131,10 +133,11 @@ fn bad_input_fails_cleanly_and_changes_nothing() {
     let db = db.to_str().unwrap();
     ok(&["kv", "create", db, "--size", "16M", "--threads", "2"]);
     ok(&["kv", "put", db, "k", "v"]);
-    fails(&["kv", "create", db], "exists");
+    fails(&["kv", "create", db], 2, "exists");
     let missing = dir.path().join("missing.db");
     fails(
         &["kv", "get", missing.to_str().unwrap(), "k"],
+        2,
         "does not exist",
     );
     assert!(!missing.exists());
@@ -142,19 +145,24 @@ fn bad_input_fails_cleanly_and_changes_nothing() {
     std::fs::write(&junk, vec![7u8; 1 << 16]).unwrap();
     fails(
         &["kv", "check", junk.to_str().unwrap()],
+        1,
         "not a perdure pool",
     );
     let pool = dir.path().join("other.pool");
     let p = pool.to_str().unwrap();
     ok(&["pool", "create", p, "--layout", "mine", "--size", "1M"]);
-    fails(&["kv", "stat", p], "not a perdure-kv database");
+    fails(&["kv", "stat", p], 2, "not a perdure-kv database");
     // A bad line anywhere: nothing is imported.
     let bad = dir.path().join("bad.ndjson");
     std::fs::write(&bad, "{\"key\":\"a\",\"value\":\"1\"}\n{\"key\":\"b\"}\n").unwrap();
-    fails(&["kv", "import", db, bad.to_str().unwrap()], "bad.ndjson:2");
-    fails(&["kv", "get", db, "a"], "no key a");
+    fails(
+        &["kv", "import", db, bad.to_str().unwrap()],
+        2,
+        "bad.ndjson:2",
+    );
+    fails(&["kv", "get", db, "a"], 1, "no key a");
     let key = "k".repeat(perdure_kv_max_key() + 1);
-    fails(&["kv", "put", db, &key, "v"], "over the limit");
+    fails(&["kv", "put", db, &key, "v"], 2, "over the limit");
     assert!(ok(&["kv", "check", db]).contains("ok: 1 entries"));
     // Wrong usage exits 2.
     assert_eq!(perdure(&["kv", "put", db]).status.code(), Some(2));
