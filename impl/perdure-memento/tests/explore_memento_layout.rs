@@ -1587,44 +1587,30 @@ fn runtime_open_pins_exactly_the_threads_cut_off_in_an_operation() {
 /// the next CAS after `Runtime::open` takes the other parity.
 #[test]
 fn runtime_open_keeps_a_thread_s_cas_parity_past_a_zeroed_memento() {
-    use perdure_memento::{CasMmt, ClearMode, DetectableCasAtomic};
+    use perdure_memento::{CasMmt, ClearMode};
     for before in 1..=2u64 {
         let p = pool("runtime-own-floor");
         let mut rt =
             Runtime::<Sim, CasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
         rt.set_clear_mode(ClearMode::Zero);
         let mut h = rt.handle(1).expect("handle");
-        let loc = DetectableCasAtomic::at(h.alloc(64).expect("alloc"));
-        loc.init(&p, 0);
-        p.pfence();
+        let loc = cas_location(&mut h, &p);
         let mut parities = Vec::new();
         for v in 0..before {
-            let mut parity = None;
-            let done = h.run_root(|h, m, _| {
-                let ok = loc.cas(v, v + 1, h, m).is_ok();
-                parity = Some(m.peek(h.pool()).parity);
-                u64::from(ok)
-            });
+            let done = h.run_root(|h, m, _| cas_noting_parity(&loc, v, h, m, &mut parities));
             assert_eq!(done.result, 1, "cas({v}, {})", v + 1);
-            parities.push(parity.expect("ran"));
         }
         drop(h);
         drop(rt);
         let rt = Runtime::<Sim, CasMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
         let mut h = rt.handle(1).expect("handle");
-        let mut parity = None;
-        let done = h.run_root(|h, m, _| {
-            let ok = loc.cas(before, before + 1, h, m).is_ok();
-            parity = Some(m.peek(h.pool()).parity);
-            u64::from(ok)
-        });
+        let done = h.run_root(|h, m, _| cas_noting_parity(&loc, before, h, m, &mut parities));
         assert_eq!(
             done.result,
             1,
             "cas({before}, {}) after the reopen",
             before + 1
         );
-        parities.push(parity.expect("ran"));
         assert!(
             parities.windows(2).all(|w| w[0] != w[1]),
             "{before} CAS(es), a reopen, one more: parities {parities:?}"
