@@ -84,6 +84,9 @@ Threads == 1 .. NThreads
 \* and deletes key 2.  Key 3 is bulk-loaded in the bottom level; levels of 1, 2, 4 slots.
 CIWork == <<<<<<"del", 3>>>>, <<<<"ins", 2>>, <<"rsz", 0>>>>>>
 DeepWork == <<<<<<"ins", 1>>, <<"del", 3>>, <<"del", 2>>>>, <<<<"ins", 2>>, <<"rsz", 0>>>>>>
+\* 3 threads (ClevelMmt_3T): CI's operations, one per thread: the delete, the insert (which
+\* grows the chain) and the rehash run concurrently.
+ThreeWork == <<<<<<"del", 3>>>>, <<<<"ins", 2>>>>, <<<<"rsz", 0>>>>>>
 CISize == <<1, 2, 4>>
 CIPre == <<<<<<1, 0>>, 3>>>>
 Levels == 1 .. Len(Size)

@@ -30,6 +30,16 @@
 (* label never reads are NULL (as Idle leaves them): `last` outside        *)
 (* I21-I25, `h` and `nx` outside A11, P11, D34, D38.                       *)
 (*                                                                         *)
+(* The orders of the linked nodes (IndPaths).  InsDelQueueInd_deep.cfg     *)
+(* takes all five (Paths); InsDelQueueInd.cfg, the CI row, only <<>>,      *)
+(* <<1>> and <<1, 2>> (CanonPaths), and IndDomain keeps TLC from expanding *)
+(* a successor in another order.  That loses nothing: the two threads run  *)
+(* the same work, thread t on node t, and swapping the threads together   *)
+(* with their nodes maps Init, Next (its one CHOOSE picks a position on    *)
+(* the path, not a node) and IndInv onto themselves, so a state linked in  *)
+(* the order <<2>> or <<2, 1>> has a successor breaking IndInv iff its     *)
+(* swapped twin, in the order <<1>> or <<1, 2>>, has one.                  *)
+(*                                                                         *)
 (* The strengthening (Reach = the nodes on the visible path from the       *)
 (* sentinel, Tg(x) = x's visible successor):                               *)
 (*  - each `next` line is NULL, or one target n in every word it holds     *)
@@ -48,8 +58,13 @@
 (*    persisted; at I24/I25 its node is the last node's successor (at I25  *)
 (*    persisted); a dequeuer at D34/D38 holds a checkpointed (h, Tg(h)),   *)
 (*    at D38 with its repl on h; at A11 h's repl is set.                   *)
+(*                                                                         *)
+(* Not vacuous: mutants/InsDelQueueIndRecoveryPlainLoad.cfg (RecoveryLoad  *)
+(* = FALSE, Finding 6) gets a successor breaking IndInv.                   *)
 (***************************************************************************)
 EXTENDS InsDelQueue
+
+CONSTANT IndPaths   \* the orders of the linked nodes IndInit builds: Paths, or CanonPaths
 
 Tg(x) == Vis(pm, NextLine(x)).ptr
 Reach == LET c == Walk(pm, Sentinel, Cardinality(Nodes) + 1) IN {c[j] : j \in DOMAIN c}
@@ -161,6 +176,7 @@ Dcks == {NoDck, [op |-> 2, h |-> NULL, nx |-> NULL]}
 \* NThreads = 2.)
 ASSUME NThreads = 2
 Paths == {<<>>} \cup {<<n>> : n \in {1, 2}} \cup {<<1, 2>>, <<2, 1>>}
+CanonPaths == {<<>>, <<1>>, <<1, 2>>}
 NextLines(n) == {[p |-> Ptr(FALSE, NULL), s |-> <<Ptr(TRUE, n)>>], [p |-> Ptr(TRUE, n), s |-> <<>>],
                  [p |-> Ptr(TRUE, n), s |-> <<Ptr(FALSE, n)>>], [p |-> Ptr(FALSE, n), s |-> <<>>]}
 NullNext == [p |-> Ptr(FALSE, NULL), s |-> <<>>]
@@ -179,6 +195,7 @@ NextOf(chain, x) == IF \E k \in 1 .. Len(chain) - 1 : chain[k] = x
 
 IndDomain ==
     /\ crashes = 0 /\ tcrashes = 0
+    /\ Tail(Walk(pm, Sentinel, Cardinality(Nodes) + 1)) \in IndPaths
     /\ hist = <<>> /\ cut = [t \in Threads |-> FALSE] /\ tl = Sentinel /\ fl = [t \in Threads |-> NoFl]
     /\ \A t \in Threads : th[t] \in ThStates
 
@@ -200,7 +217,11 @@ Cands(t) ==
                                  /\ s.pc \in {"D34", "D38"} => s.nx = Tg(s.h)}
         dks == {NoDck, [op |-> 2, h |-> NULL, nx |-> NULL]}
                \cup {[op |-> 2, h |-> h, nx |-> Tg(h)] : h \in {x \in R : pm[NextLine(x)].p.ptr # NULL}}
-    IN {sd \in sts \X dks : ThreadOK(t, sd[1], sd[2])}
+        \* (only the checkpoints ThreadOK can accept for the record: a speed-up)
+        dfor(s) == CASE s.i = 1 -> {NoDck}
+                     [] s.pc \in {"D34", "D38"} -> {[op |-> 2, h |-> s.h, nx |-> s.nx]}
+                     [] OTHER -> dks
+    IN {sd \in UNION {{<<s, d>> : d \in dfor(s)} : s \in sts} : ThreadOK(t, sd[1], sd[2])}
 
 \* IndInit: every IndInv state of the domain; each choice filtered as soon as
 \* what it decides can be judged.
@@ -209,7 +230,7 @@ IndInit ==
     /\ hist = <<>> /\ cut = [t \in Threads |-> FALSE]
     /\ tl = Sentinel /\ fl = [t \in Threads |-> NoFl]
     /\ pfo = [t \in Threads |-> {}] /\ orph = {}
-    /\ \E path \in Paths :
+    /\ \E path \in IndPaths :
        LET chain == <<Sentinel>> \o path IN
        \E n0 \in NextChoices(NextOf(chain, 0)), n1 \in NextChoices(NextOf(chain, 1)),
           n2 \in NextChoices(NextOf(chain, 2)), hl \in HeadLines(chain),
@@ -223,8 +244,11 @@ IndInit ==
                                        [] ln = ReplLine(1) -> r1
                                        [] OTHER -> r2]
          /\ MemInvNoThreads
+         /\ MemInv
          /\ \E s1 \in Cands(1), s2 \in Cands(2) :
               /\ th = [t \in Threads |-> IF t = 1 THEN s1[1] ELSE s2[1]]
               /\ dck = [t \in Threads |-> IF t = 1 THEN s1[2] ELSE s2[2]]
-    /\ IndInv
+\* (Every part of IndInv is decided above: the memory's by MemInvNoThreads and MemInv, each
+\* thread's by Cands, TypeOK by construction.  TLC checks IndInv on every initial state as the
+\* invariant, so a state built here that broke it would be reported, not skipped.)
 =============================================================================
