@@ -1549,6 +1549,176 @@ fn redo_timed_window_counts_from_the_update_start() {
     assert_eq!(roots, (1 << 8) | 2, "roots 1 and 2 after both updates");
 }
 
+/// Redo-PTM with a number of states per thread that is not a power of two
+/// (3): a thread takes its states in turn, `(i + 1) mod 3`, never the one
+/// its last commit designated. Were it to take that one, its next update
+/// would overwrite the state `cur_comb` names (its ticket changed, every
+/// attempt would find the designated state gone, and the update would
+/// never return). One thread's 12 updates, on a thread of its own, must
+/// return within 10 s.
+#[test]
+fn redo_takes_its_states_in_turn_whatever_their_count() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-three-states", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        states_per_thread: 3,
+        ..Config::small()
+    };
+    let p = Arc::new(RedoPtm::create(pool, &config).unwrap());
+    let done = Arc::new(AtomicU64::new(0));
+    let (q, d) = (p.clone(), done.clone());
+    // Not joined: a thread whose update never returns is left behind.
+    std::thread::spawn(move || {
+        for i in 1..=12u64 {
+            q.update_tx(move |tx| tx.set_root(1, i)).unwrap();
+            d.store(i, SeqCst);
+        }
+    });
+    let start = Instant::now();
+    while done.load(SeqCst) < 12 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let done = done.load(SeqCst);
+    assert_eq!(
+        done,
+        12,
+        "updates returned within 10 s, of 12 on one thread with 3 states per thread ({:?})",
+        p.stats()
+    );
+    assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 12);
+}
+
+/// The reading thread of [`published_read`], the numbers of its
+/// persistent-memory accesses to pause before, the one it is paused
+/// before (0: none) and the last one it may pass.
+static R_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+static R_PAUSE_AT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static R_PAUSED: AtomicU64 = AtomicU64::new(0);
+static R_GO: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    static R_ACCESSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A yield hook: on the reading thread, counts its persistent-memory
+/// accesses and waits before each one `R_PAUSE_AT` lists until `R_GO`
+/// reaches it.
+fn gate_reader() {
+    if *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) != Some(std::thread::current().id()) {
+        return;
+    }
+    let k = R_ACCESSES.with(|a| {
+        a.set(a.get() + 1);
+        a.get()
+    });
+    if R_PAUSE_AT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&k)
+    {
+        R_PAUSED.store(k, SeqCst);
+        while R_GO.load(SeqCst) < k {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// CX-PTM's published read (R{2}, `max_read_tries` 0, `N` = 2), under a
+/// directed schedule: thread R runs `get()` on a counter at 0, which
+/// enqueues its node and then tries the designated replica; before each
+/// of R's persistent-memory accesses numbered in `pause_at` (its first,
+/// the `cur_comb` load of its first try; its second, the load that checks
+/// `cur_comb` has not moved, and so on), R waits while this thread commits
+/// one `add(1)` (the first applies R's node, at the counter's 0). Returns
+/// what `get()` returned and the commits made.
+fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
+    let c = CxAnnotated {
+        config: perdure_ptm::cx::Config {
+            threads: 2,
+            max_read_tries: 0,
+            replay_window: 8,
+            dirty_lines_per_replica: 32,
+            undo_entries_per_thread: 64,
+        },
+    };
+    let p = leaked(&c, "published-read")?;
+    let o = Counter;
+    o.init(p).map_err(|e| e.to_string())?;
+    *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *R_PAUSE_AT.lock().unwrap_or_else(|e| e.into_inner()) = pause_at.to_vec();
+    R_PAUSED.store(0, SeqCst);
+    R_GO.store(0, SeqCst);
+    if !c.pool(p).backend().set_yield_hook(gate_reader) {
+        return Err("the simulator already has a yield hook".into());
+    }
+    let reader = std::thread::spawn(move || {
+        R_ACCESSES.with(|a| a.set(0));
+        *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
+        let r = o.apply(p, &Call::new("get", vec![]));
+        R_GO.store(u64::MAX, SeqCst);
+        r
+    });
+    let mut commits = 0;
+    for &k in pause_at {
+        let start = Instant::now();
+        while R_PAUSED.load(SeqCst) != k && !reader.is_finished() {
+            if start.elapsed() > Duration::from_secs(20) {
+                R_GO.store(u64::MAX, SeqCst);
+                return Err(format!("R never reached its access {k}"));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        if reader.is_finished() {
+            break;
+        }
+        o.apply(p, &Call::new("add", vec![json!(1)]))?;
+        commits += 1;
+        R_GO.store(k, SeqCst);
+    }
+    R_GO.store(u64::MAX, SeqCst);
+    let got = reader.join().map_err(|_| "R panicked".to_string())??;
+    let got = got
+        .as_u64()
+        .ok_or_else(|| format!("get() returned {got}"))?;
+    Ok((got, commits))
+}
+
+/// R{2}'s bound of `N` tries, and the tries before it. A published read
+/// that finds the designated replica free reads it, however far `cur_comb`
+/// has moved past its node: with one commit before its first try (which
+/// applies the node at 0) it returns 1, and so it does with the commit
+/// between the two loads of its first try (that try fails, the second
+/// reads). Only after `N` = 2 failed tries (a commit inside each) does it
+/// take its node's result, 0, which the first commit left there, instead
+/// of trying again. Each schedule is checked to have run all its commits.
+#[test]
+fn cx_published_read_tries_n_times_then_collects() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for (pause_at, expected, why) in [
+        (&[1][..], 1, "a commit before the first try"),
+        (&[2][..], 1, "a commit inside the first try"),
+        (
+            &[2, 4][..],
+            0,
+            "a commit inside each of the first two tries",
+        ),
+    ] {
+        let (got, commits) = published_read(pause_at).unwrap_or_else(|e| panic!("{why}: {e}"));
+        assert_eq!(
+            (got, commits),
+            (expected, pause_at.len()),
+            "{why}: (get()'s result, commits made)"
+        );
+    }
+}
+
 /// RedoOpt-PTM's full-flush switch (seed §5, "postpone issuing pwbs"):
 /// an update that dirties more than a tenth of the replica's lines writes
 /// back its whole used part; one that dirties fewer writes back each line
