@@ -427,11 +427,15 @@ fn check_images<C: Construction>(
 }
 
 /// `RedoReadWithoutSync`: T1's `get()` inside the window returns 1, so
-/// every image after it must recover 1.
-fn read_in_window() -> Result<String, String> {
-    let c = Redo::small("redo", 4);
+/// every image after it must recover 1. On CX-PTM the read's own
+/// `ensure_durable` (the published code's `PWB(&per->curComb); PSYNC()`
+/// before a read returns) is what makes that hold.
+fn read_in_window<C: Construction>(c: &C, what: &str) -> Result<String, String>
+where
+    C::P: Ptm + 'static,
+{
     let w = window(
-        &c,
+        c,
         Counter,
         Call::new("add", vec![json!(1)]),
         Call::new("get", vec![]),
@@ -439,7 +443,7 @@ fn read_in_window() -> Result<String, String> {
     if w.t1_result != json!(1) {
         return Err(format!("T1's get() returned {}, not 1", w.t1_result));
     }
-    let summary = check_images(&c, &w, |p, last| {
+    let summary = check_images(c, &w, |p, last| {
         let v: u64 = p
             .read_tx(|tx| tx.load(tx.root(0)))
             .map_err(|e| e.to_string())?;
@@ -451,8 +455,16 @@ fn read_in_window() -> Result<String, String> {
         }
     })?;
     Ok(format!(
-        "Redo-PTM add(1) paused after its CAS, get() in the window; {summary}"
+        "{what} add(1) paused after its CAS, get() in the window; {summary}"
     ))
+}
+
+fn redo_get() -> Result<String, String> {
+    read_in_window(&Redo::small("redo", 4), "Redo-PTM")
+}
+
+fn cx_get() -> Result<String, String> {
+    read_in_window(&cx_small(), "CX-PTM")
 }
 
 /// The queue of [`Queue`] read raw: its values, or what is wrong with it.
@@ -521,19 +533,21 @@ fn redo_enq() -> Result<String, String> {
     enq_in_window(&Redo::small("redo", 4), "Redo-PTM")
 }
 
-fn cx_enq() -> Result<String, String> {
-    enq_in_window(
-        &CxAnnotated {
-            config: perdure_ptm::cx::Config {
-                threads: THREADS,
-                max_read_tries: 2,
-                replay_window: 8,
-                dirty_lines_per_replica: 32,
-                undo_entries_per_thread: 64,
-            },
+/// CX-PTM for the window checks: a small replay window and lists.
+fn cx_small() -> CxAnnotated {
+    CxAnnotated {
+        config: perdure_ptm::cx::Config {
+            threads: THREADS,
+            max_read_tries: 2,
+            replay_window: 8,
+            dirty_lines_per_replica: 32,
+            undo_entries_per_thread: 64,
         },
-        "CX-PTM",
-    )
+    }
+}
+
+fn cx_enq() -> Result<String, String> {
+    enq_in_window(&cx_small(), "CX-PTM")
 }
 
 /// A check: what it explored, or the violation.
@@ -543,7 +557,7 @@ type Check = fn() -> Result<String, String>;
 fn window_mutants_are_caught() {
     let _guard = mutant::lock();
     let cases: [(Mutant, Check); 4] = [
-        (Mutant::RedoReadWithoutSync, read_in_window),
+        (Mutant::RedoReadWithoutSync, redo_get),
         (Mutant::RedoReleaseBeforeSync, redo_enq),
         (Mutant::RedoNoUndoOnFailedCas, lost_cas_over_wider_batch),
         (Mutant::RedoReplayWithoutValidity, replay_of_reused_state),
@@ -579,6 +593,22 @@ fn cx_window_as_written() {
     mutant::set(None);
     if let Err(why) = cx_enq() {
         panic!("CX-PTM as written, enq(2) in enq(1)'s window: {why}");
+    }
+}
+
+/// CX-PTM as written, in `RedoReadWithoutSync`'s window: `add(1)` held
+/// right after its `cur_comb` CAS, before its `pwb(cur_comb)` + `psync`;
+/// `get()` runs meanwhile, directly on the replica `cur_comb` designates
+/// (read-locked since before the CAS), and returns 1, so every crash image
+/// from its return on must recover 1: the read must make `cur_comb`
+/// durable itself before it returns (`ensure_durable`).
+#[test]
+fn cx_read_in_window_as_written() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    match cx_get() {
+        Ok(s) => println!("{s}"),
+        Err(why) => panic!("CX-PTM as written, get() in add(1)'s window: {why}"),
     }
 }
 
@@ -641,6 +671,30 @@ fn redo_read_tx_knows_the_region_length() {
     assert!(len > 8, "region of {len} bytes");
     assert_eq!(p.read_tx(|tx| tx.region_len()).unwrap(), len);
     assert_eq!(p.update_tx(|tx| tx.region_len()).unwrap(), len);
+}
+
+/// Redo-PTM's read-only transactions refuse an offset at the region's end
+/// (`PtmError::BadOffset`), as past it, and read the last word before it.
+#[test]
+fn redo_read_tx_refuses_the_region_end() {
+    use perdure_ptm::PtmError;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let p = small_redo("redo-region-end");
+    let len = p.region_len();
+    // What `try_load(off)` gave, as a word: 0 read, 1 `BadOffset` naming
+    // `off` and the region's length, 2 any other error.
+    let outcome = |off: u64| {
+        p.read_tx(move |tx| match tx.try_load(off) {
+            Ok(_) => 0u64,
+            Err(PtmError::BadOffset { offset, len: l }) if (offset, l) == (off, len) => 1,
+            Err(_) => 2,
+        })
+        .unwrap()
+    };
+    assert_eq!(outcome(len - 8), 0, "the region's last word");
+    assert_eq!(outcome(len), 1, "a read at the region's end ({len} bytes)");
+    assert_eq!(outcome(len + 8), 1, "a read past the region's end");
 }
 
 /// A CX-PUC of one word for two threads, on a 1 MiB pool without flushes.
@@ -834,6 +888,121 @@ fn small_configs_are_the_documented_sizes() {
         (4, 16, 4096, 1024, 10),
         "{redo:?}"
     );
+}
+
+/// The documented bounds, computed by hand for two threads:
+/// `cx::Config::max_retained_nodes` is `N·(replay_window + scan threshold)
+/// + 7N` (scan threshold `2·(5 + 2)·N + 16`, `cx/queue.rs`), and
+/// `redo::Config::volatile_bytes` is `N·(24·log + 8) + N·RSIZE·(40 + 16·N)
+/// + 8·ring + (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, plus for RedoOpt
+/// its hash sets of 16-byte slots, `N·16·pow2(2·log) +
+/// (N+1)·16·pow2(2·dirty)` (`WordSet::bytes_for`). `PtmConfig`'s sizing of
+/// pools and the benches' memory columns read these; the checks of
+/// `redo_variants.rs` (not in the mutation tier) only compare them.
+#[test]
+fn configs_report_their_documented_bounds() {
+    use perdure_ptm::redo::Variant;
+    let cx = perdure_ptm::cx::Config {
+        threads: 2,
+        replay_window: 64,
+        ..perdure_ptm::cx::Config::small()
+    };
+    assert_eq!(cx.max_retained_nodes(), 2 * (64 + 44) + 7 * 2, "{cx:?}");
+    let n = 2u64;
+    let (log, dirty, rsize) = (4096u64, 1024u64, 16u64);
+    let redo_bytes = n * (24 * log + 8)
+        + n * rsize * (40 + 16 * n)
+        + 8 * (n * rsize).next_power_of_two()
+        + (n + 1) * (128 * (n + 1) + 8 * dirty + 96)
+        + 64 * n;
+    let sets =
+        n * 16 * (2 * log).next_power_of_two() + (n + 1) * 16 * (2 * dirty).next_power_of_two();
+    for (variant, expected) in [
+        (Variant::Redo, redo_bytes),
+        (Variant::Timed, redo_bytes),
+        (Variant::Opt, redo_bytes + sets),
+    ] {
+        let config = perdure_ptm::redo::Config {
+            threads: 2,
+            variant,
+            ..perdure_ptm::redo::Config::small()
+        };
+        assert_eq!(
+            (
+                config.log_entries_per_thread,
+                config.dirty_lines_per_replica,
+                config.states_per_thread
+            ),
+            (log as usize, dirty as usize, rsize as usize)
+        );
+        assert_eq!(config.volatile_bytes(), expected, "{variant:?}");
+    }
+}
+
+/// Each handle names the thread id it claimed (`Handle::tid`): two
+/// handles of a two-thread PTM hold ids 0 and 1, and a dropped handle's id
+/// is claimed again.
+#[test]
+fn handles_report_their_thread_ids() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let p = small_redo("handle-tids");
+    let (a, b) = (p.handle().unwrap(), p.handle().unwrap());
+    let mut tids = [a.tid(), b.tid()];
+    tids.sort_unstable();
+    assert_eq!(tids, [0, 1], "the thread ids of two handles");
+    let freed = b.tid();
+    drop(b);
+    assert_eq!(p.handle().unwrap().tid(), freed, "a dropped handle's id");
+}
+
+/// `RedoPtm::variant` is the variant it was created with.
+#[test]
+fn redo_reports_its_variant() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for variant in Variant::ALL {
+        let pool = Pool::volatile("redo-variant", 1 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            variant,
+            ..Config::small()
+        };
+        assert_eq!(RedoPtm::create(pool, &config).unwrap().variant(), variant);
+    }
+}
+
+/// An uncontended read-only transaction of CX-PTM runs directly on the
+/// designated replica (R{1}, `CxStats::reads_direct`); only with no direct
+/// tries (`max_read_tries` 0) is it published as a node (R{2}).
+#[test]
+fn cx_reads_run_directly_when_uncontended() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::{CxPtm, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for (tries, expected) in [(10, (3, 0)), (0, (0, 3))] {
+        let pool = Pool::volatile("cx-direct-reads", 1 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            max_read_tries: tries,
+            ..Config::small()
+        };
+        let p = CxPtm::create(pool, &config).unwrap();
+        p.update_tx(|tx| tx.set_root(1, 7)).unwrap();
+        for _ in 0..3 {
+            assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 7);
+        }
+        let s = p.stats();
+        assert_eq!(
+            (s.reads_direct, s.reads_published),
+            expected,
+            "max_read_tries {tries}: (direct, published) reads of 3: {s:?}"
+        );
+    }
 }
 
 /// CX-PTM keeps the nodes disposed of but not yet freed within
@@ -1220,6 +1389,334 @@ fn redo_writes_back_each_copy_and_times_it() {
         window >= Duration::from_micros(1) && window <= 4 * longest,
         "window {window:?}, longest copying update {longest:?}"
     );
+}
+
+/// RedoTimed's window without `Config::timed_window` is four times a
+/// running average of the copies' times (`copy_words`: the first copy's
+/// time, then `(3·old + new) / 4`), each copy timed inside its update. A
+/// copy takes at most its update's time `U` (measured around it here), so
+/// `V`, the same running average of the copying updates' times, bounds the
+/// average: `window ≤ 4·V` after every update, whatever the machine's
+/// load. Here a first copy of a few words, then copies of 2 MiB (each
+/// update overflows its log of 4 entries, so the next replica must copy),
+/// which take nearly all of their updates' time: a window that is the
+/// latest copy alone (`old != 0`) breaks that bound at the first long copy.
+/// And from the second copy on, four times the average exceeds both `2·V`
+/// and `2·U`, which a window of one average (`avg + 4`: at most `V + 4`),
+/// an average that gives the old one a quarter of the weight (`3 + old`:
+/// its average stays below `V`, so it could exceed `2·V` only with an
+/// update faster than the old average, which `2·U` rules out) or none
+/// (`3 / old`: at most `U + 3`) never reach. An update stretched outside
+/// its copy (a loaded machine) can hide that, so it gets up to 5 fresh
+/// PTMs.
+#[test]
+fn redo_window_is_four_running_copy_times() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let mut tried = Vec::new();
+    for attempt in 0..5 {
+        let pool = Pool::volatile("redo-copy-average", 16 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            log_entries_per_thread: 4,
+            ..Config::small()
+        };
+        let p = RedoPtm::create(pool, &config).unwrap();
+        let h = p.handle().unwrap();
+        // `v`: the running average of the copying updates' times (ns).
+        let (mut v, mut copies, mut seen) = (0f64, 0u64, Vec::new());
+        for k in 0..10u64 {
+            let before = p.stats().copies;
+            let start = Instant::now();
+            if k == 0 {
+                h.update_tx(|tx| {
+                    let a = tx.alloc(2 << 20).unwrap();
+                    tx.set_root(0, a);
+                });
+            } else {
+                h.update_tx(move |tx| {
+                    for r in 1..=5 {
+                        tx.set_root(r, k);
+                    }
+                });
+            }
+            let u = start.elapsed().as_nanos() as u64;
+            for _ in before..p.stats().copies {
+                v = if copies == 0 {
+                    u as f64
+                } else {
+                    (3.0 * v + u as f64) / 4.0
+                };
+                copies += 1;
+            }
+            let w = p.timed_window().as_nanos() as u64;
+            assert!(
+                w as f64 <= 4.0 * v + 4.0,
+                "attempt {attempt}, update {k} ({copies} copies): window {w} ns, more than four running averages of the copying updates' times ({v:.0} ns)"
+            );
+            if copies >= 2 && w as f64 >= 2.0 * v + 8.0 && w > 2 * u {
+                println!(
+                    "attempt {attempt}, update {k}: window {w} ns, running average of the copying updates {v:.0} ns, this update {u} ns"
+                );
+                return;
+            }
+            seen.push(format!("{w}/{v:.0}/{u}"));
+        }
+        assert!(
+            copies >= 9,
+            "attempt {attempt}: {copies} copies in 10 updates"
+        );
+        tried.push(seen.join(" "));
+    }
+    panic!(
+        "the window never exceeded twice the copying updates' running average and the update's time (window/average/update, ns, per PTM):\n{}",
+        tried.join("\n")
+    );
+}
+
+/// RedoTimed-PTM's window starts with each update (`note_update_start`),
+/// not when the PTM was opened. With a window of 150 ms: thread H's update
+/// holds the one of the first two replicas that is not designated (its
+/// closure waits), and once the PTM is older than the window, this
+/// thread's update finds both taken and backs off for the whole window
+/// before it falls back to the third replica, where it runs H's closure
+/// too and commits; H then finds its update applied.
+#[test]
+fn redo_timed_window_counts_from_the_update_start() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    const WINDOW: Duration = Duration::from_millis(150);
+    std::thread_local! {
+        static HOLDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-timed-start", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        variant: Variant::Timed,
+        timed_window: Some(WINDOW),
+        ..Config::small()
+    };
+    let p = RedoPtm::create(pool, &config).unwrap();
+    let opened = Instant::now();
+    p.update_tx(|tx| tx.set_root(1, 0)).unwrap();
+    let (entered, release) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let p = &p;
+    let took = std::thread::scope(|s| {
+        let (e, r) = (entered.clone(), release.clone());
+        let holder = s.spawn(move || {
+            HOLDER.with(|h| h.set(true));
+            p.update_tx(move |tx| {
+                if HOLDER.with(|h| h.get()) {
+                    e.store(true, SeqCst);
+                    while !r.load(SeqCst) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                tx.set_root(1, 1)
+            })
+        });
+        let waited = wait_for(&entered);
+        let took = waited.then(|| {
+            std::thread::sleep(
+                (WINDOW + Duration::from_millis(20)).saturating_sub(opened.elapsed()),
+            );
+            let start = Instant::now();
+            p.update_tx(|tx| tx.set_root(2, 2)).unwrap();
+            start.elapsed()
+        });
+        release.store(true, SeqCst);
+        holder.join().unwrap().unwrap();
+        took
+    });
+    let took = took.expect("the holder's closure never ran");
+    let s = p.stats();
+    assert!(
+        took >= WINDOW,
+        "an update that found the first two replicas taken committed after {took:?}, within the window of {WINDOW:?} ({s:?})"
+    );
+    assert!(s.timed_fallbacks >= 1, "no fallback: {s:?}");
+    let roots = p.read_tx(|tx| (tx.root(1) << 8) | tx.root(2)).unwrap();
+    assert_eq!(roots, (1 << 8) | 2, "roots 1 and 2 after both updates");
+}
+
+/// Redo-PTM with a number of states per thread that is not a power of two
+/// (3): a thread takes its states in turn, `(i + 1) mod 3`, never the one
+/// its last commit designated. Were it to take that one, its next update
+/// would overwrite the state `cur_comb` names (its ticket changed, every
+/// attempt would find the designated state gone, and the update would
+/// never return). One thread's 12 updates, on a thread of its own, must
+/// return within 10 s.
+#[test]
+fn redo_takes_its_states_in_turn_whatever_their_count() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile("redo-three-states", 1 << 20, NoFlush).unwrap();
+    let config = Config {
+        threads: 2,
+        states_per_thread: 3,
+        ..Config::small()
+    };
+    let p = Arc::new(RedoPtm::create(pool, &config).unwrap());
+    let done = Arc::new(AtomicU64::new(0));
+    let (q, d) = (p.clone(), done.clone());
+    // Not joined: a thread whose update never returns is left behind.
+    std::thread::spawn(move || {
+        for i in 1..=12u64 {
+            q.update_tx(move |tx| tx.set_root(1, i)).unwrap();
+            d.store(i, SeqCst);
+        }
+    });
+    let start = Instant::now();
+    while done.load(SeqCst) < 12 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let done = done.load(SeqCst);
+    assert_eq!(
+        done,
+        12,
+        "updates returned within 10 s, of 12 on one thread with 3 states per thread ({:?})",
+        p.stats()
+    );
+    assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 12);
+}
+
+/// The reading thread of [`published_read`], the numbers of its
+/// persistent-memory accesses to pause before, the one it is paused
+/// before (0: none) and the last one it may pass.
+static R_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+static R_PAUSE_AT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static R_PAUSED: AtomicU64 = AtomicU64::new(0);
+static R_GO: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    static R_ACCESSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A yield hook: on the reading thread, counts its persistent-memory
+/// accesses and waits before each one `R_PAUSE_AT` lists until `R_GO`
+/// reaches it.
+fn gate_reader() {
+    if *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) != Some(std::thread::current().id()) {
+        return;
+    }
+    let k = R_ACCESSES.with(|a| {
+        a.set(a.get() + 1);
+        a.get()
+    });
+    if R_PAUSE_AT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&k)
+    {
+        R_PAUSED.store(k, SeqCst);
+        while R_GO.load(SeqCst) < k {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// CX-PTM's published read (R{2}, `max_read_tries` 0, `N` = 2), under a
+/// directed schedule: thread R runs `get()` on a counter at 0, which
+/// enqueues its node and then tries the designated replica; before each
+/// of R's persistent-memory accesses numbered in `pause_at` (its first,
+/// the `cur_comb` load of its first try; its second, the load that checks
+/// `cur_comb` has not moved, and so on), R waits while this thread commits
+/// one `add(1)` (the first applies R's node, at the counter's 0). Returns
+/// what `get()` returned and the commits made.
+fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
+    let c = CxAnnotated {
+        config: perdure_ptm::cx::Config {
+            threads: 2,
+            max_read_tries: 0,
+            replay_window: 8,
+            dirty_lines_per_replica: 32,
+            undo_entries_per_thread: 64,
+        },
+    };
+    let p = leaked(&c, "published-read")?;
+    let o = Counter;
+    o.init(p).map_err(|e| e.to_string())?;
+    *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *R_PAUSE_AT.lock().unwrap_or_else(|e| e.into_inner()) = pause_at.to_vec();
+    R_PAUSED.store(0, SeqCst);
+    R_GO.store(0, SeqCst);
+    if !c.pool(p).backend().set_yield_hook(gate_reader) {
+        return Err("the simulator already has a yield hook".into());
+    }
+    let reader = std::thread::spawn(move || {
+        R_ACCESSES.with(|a| a.set(0));
+        *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
+        let r = o.apply(p, &Call::new("get", vec![]));
+        R_GO.store(u64::MAX, SeqCst);
+        r
+    });
+    let mut commits = 0;
+    for &k in pause_at {
+        let start = Instant::now();
+        while R_PAUSED.load(SeqCst) != k && !reader.is_finished() {
+            if start.elapsed() > Duration::from_secs(20) {
+                R_GO.store(u64::MAX, SeqCst);
+                return Err(format!("R never reached its access {k}"));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        if reader.is_finished() {
+            break;
+        }
+        o.apply(p, &Call::new("add", vec![json!(1)]))?;
+        commits += 1;
+        R_GO.store(k, SeqCst);
+    }
+    R_GO.store(u64::MAX, SeqCst);
+    let got = reader.join().map_err(|_| "R panicked".to_string())??;
+    let got = got
+        .as_u64()
+        .ok_or_else(|| format!("get() returned {got}"))?;
+    Ok((got, commits))
+}
+
+/// R{2}'s bound of `N` tries, and the tries before it. A published read
+/// that finds the designated replica free reads it, however far `cur_comb`
+/// has moved past its node: with one commit before its first try (which
+/// applies the node at 0) it returns 1, and so it does with the commit
+/// between the two loads of its first try (that try fails, the second
+/// reads). Only after `N` = 2 failed tries (a commit inside each) does it
+/// take its node's result, 0, which the first commit left there, instead
+/// of trying again. Each schedule is checked to have run all its commits.
+#[test]
+fn cx_published_read_tries_n_times_then_collects() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for (pause_at, expected, why) in [
+        (&[1][..], 1, "a commit before the first try"),
+        (&[2][..], 1, "a commit inside the first try"),
+        (
+            &[2, 4][..],
+            0,
+            "a commit inside each of the first two tries",
+        ),
+    ] {
+        let (got, commits) = published_read(pause_at).unwrap_or_else(|e| panic!("{why}: {e}"));
+        assert_eq!(
+            (got, commits),
+            (expected, pause_at.len()),
+            "{why}: (get()'s result, commits made)"
+        );
+    }
 }
 
 /// RedoOpt-PTM's full-flush switch (seed §5, "postpone issuing pwbs"):
