@@ -22,7 +22,14 @@
 //!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
 //!   and a waiting thread's own `served` word read past other states;
-//! * an MSQ's block holding both its lines, whatever is allocated after it.
+//! * an MSQ's block holding both its lines, whatever is allocated after it;
+//! * races forced by thread crashes that leave an operation pending while
+//!   other threads act (`cut_pending`): an elimination-stack push or pop that
+//!   fails on `top` twice and meets its partner in the exchanger its φ-node
+//!   names, a SOFT insert that lost and is resumed after a delete of its key,
+//!   and two SOFT inserts of one key, the second finding the first's node in
+//!   *intend-to-insert*; an insert's recovery beside a line of 1s, and
+//!   CASMEMENTOCLEAR.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
 //! this binary (`tools/mutants_cargo.py`), and the checks were written for
@@ -2016,7 +2023,7 @@ fn elim_retry(pushing: bool, cuts: &[u64], finish: bool) -> ElimRetry {
 /// and a pop within the exchanger's patience after both failed on `top`).
 #[test]
 fn elim_stack_retry_eliminates_in_the_exchanger_its_phi_names() {
-    within(120, "retried elimination-stack operations", || {
+    within(60, "retried elimination-stack operations", || {
         for pushing in [true, false] {
             let what = if pushing { "push 7" } else { "pop" };
             let mut cuts = Vec::new();
