@@ -22,7 +22,14 @@
 //!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
 //!   and a waiting thread's own `served` word read past other states;
-//! * an MSQ's block holding both its lines, whatever is allocated after it.
+//! * an MSQ's block holding both its lines, whatever is allocated after it;
+//! * races forced by thread crashes that leave an operation pending while
+//!   other threads act (`cut_pending`): an elimination-stack push or pop that
+//!   fails on `top` twice and meets its partner in the exchanger its φ-node
+//!   names, a SOFT insert that lost and is resumed after a delete of its key,
+//!   and two SOFT inserts of one key, the second finding the first's node in
+//!   *intend-to-insert*; an insert's recovery beside a line of 1s, and
+//!   CASMEMENTOCLEAR.
 //!
 //! These are plain assertions (no PERDURE-CHECK row); the mutation tier runs
 //! this binary (`tools/mutants_cargo.py`), and the checks were written for
@@ -414,7 +421,8 @@ fn soft_chain(p: &Pool<Sim>, t: &SoftTable, b: u64) -> Vec<u64> {
 /// `soft_one_bucket_list_keeps_every_key`): `on_chain` finds every node and
 /// walks the whole chain before it says a node is not there. Then a node in the
 /// middle of the chain is left as a delete leaves it before its unlink (its
-/// `del` word set; a crash image of a delete cut off there): after a reopen,
+/// `del` word set; a crash image of a delete cut off there): `contents`,
+/// which lists valid and undeleted nodes only, leaves it out; after a reopen,
 /// `SoftTable::attach` unlinks it through its predecessor's `pnext` and
 /// keeps every other node. The nodes' stamps come back with them: a delete
 /// on the reattached table, cut by a thread crash after each of its
@@ -454,6 +462,12 @@ fn soft_chains_of_several_nodes_survive_a_reattach() {
         let (gone, kept) = (chain[2], chain[1]);
         let gone_key = word(&p, gone);
         p.word(gone + 32).expect("del").store(1, Ordering::SeqCst);
+        all.retain(|&(k, _)| k != gone_key);
+        assert_eq!(
+            t.contents(&p).expect("contents"),
+            all,
+            "before the reattach: a node whose delete is recorded is not listed"
+        );
         let off = t.offset();
         drop(t);
         drop(h);
@@ -477,7 +491,6 @@ fn soft_chains_of_several_nodes_survive_a_reattach() {
             "the predecessor's key: {kept_key}"
         );
         assert_eq!(word(&p, kept + 8), 10 * kept_key, "the predecessor's value");
-        all.retain(|&(k, _)| k != gone_key);
         assert_eq!(t.contents(&p).expect("contents"), all, "after the reattach");
         // A delete of the kept node, cut after its n-th persistence event.
         let mut h = rt.handle(1).expect("handle");
@@ -1845,5 +1858,460 @@ fn quiet_thread_crashes_silences_only_thread_crashes() {
         err.matches("panicked at").count(),
         1,
         "only the ordinary panic may be reported, not the thread crash: {err}"
+    );
+}
+
+/// Runs `h`'s next root operation (or resumes its pending one) with `op`,
+/// cut by a thread crash after `n` of its persistence events and left
+/// pending: the body hands the crash back as `try_run_root`'s `Err` instead
+/// of letting `run_root` re-run it at once, so other threads act before the
+/// crashed thread restarts (its next run resumes the operation in recovery
+/// mode). `Err(at_cut(pool, memento))` if the cut came, `Ok(result)` if the
+/// operation completed first.
+fn cut_pending<M: Memento, R>(
+    h: &mut perdure_memento::Handle<'_, '_, Sim, M>,
+    n: u64,
+    mut op: impl FnMut(&mut perdure_memento::Handle<'_, '_, Sim, M>, &mut M) -> u64,
+    at_cut: impl Fn(&Pool<Sim>, &M) -> R,
+) -> Result<u64, R> {
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+    perdure_memento::quiet_thread_crashes();
+    h.crash_after(Some(n));
+    let r = h.try_run_root(
+        |h, m, _| match catch_unwind(AssertUnwindSafe(|| op(h, m))) {
+            Ok(v) => Ok(v),
+            Err(crash) if crash.is::<perdure_memento::ThreadCrash>() => Err(at_cut(h.pool(), m)),
+            Err(other) => resume_unwind(other),
+        },
+    );
+    h.crash_after(None);
+    r.map(|done| done.result)
+}
+
+/// The exchanger an elimination stack's attempt on `top` in `round` uses,
+/// as an index among `slots`: `ElimStack::exchanger`'s hash of the φ-node
+/// `[top, round]`, written out, so that a check can wait in the exchanger a
+/// retrying operation goes to.
+fn elim_slot(top: u64, round: u64, slots: u64) -> u64 {
+    let mix =
+        (top ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    (mix >> 32) % slots
+}
+
+/// Exchangers of the stacks in [`elim_retry`].
+const ELIM_RETRY_SLOTS: u64 = 8;
+
+/// How far [`elim_retry`] got.
+enum ElimRetry {
+    /// Thread 1's operation was cut after its last cut point: its φ-node
+    /// `[top, round]` then, and the stack's top.
+    Cut { phi: [u64; 2], top: u64 },
+    /// It completed before its last cut point.
+    Completed,
+    /// Every cut was taken, and then it completed.
+    Done {
+        /// Thread 1's result, the partner's, and the stack's contents.
+        results: (u64, u64),
+        contents: Vec<u64>,
+        /// The φ-node's top at the last cut and the exchangers of rounds 1,
+        /// 0 and `u64::MAX` on it.
+        top: u64,
+        slots: [u64; 3],
+    },
+}
+
+/// An elimination stack of [`ELIM_RETRY_SLOTS`] exchangers whose
+/// operations wait 0 in an exchanger (a partner must already wait there).
+/// Thread 3 pushes 1 (and 2 and 3 when thread 1 pops); thread 1 pushes 7
+/// (`pushing`) or pops, cut by thread crashes after `cuts[0]` events, then
+/// after `cuts[1]` events of its resumed run, and left pending after each
+/// cut while thread 3 moves `top` (pushing 2 and 3, or popping 3 and 2).
+/// Unless `finish`, it stops at the last cut. Otherwise, after the cuts, thread 2 offers in the exchanger that thread 1's φ-node
+/// then names for round 1 — a pop's offer (0) for a push, a push of 7's
+/// (8) for a pop — and waits; thread 1 resumes. If thread 2 still waits
+/// after that, thread 3 takes its offer.
+fn elim_retry(pushing: bool, cuts: &[u64], finish: bool) -> ElimRetry {
+    use perdure_memento::ds::elim::{ElimStack, ElimStackMmt};
+    use perdure_memento::ds::exchanger::Exchanger;
+    use perdure_memento::DetectableCasAtomic;
+    let p = pool("elim-retry");
+    // A chunk of the heap for each thread and class.
+    let rt = Runtime::<Sim, ElimStackMmt>::create(&p, BASE, &config(3, 1 << 21)).expect("runtime");
+    let mut h3 = rt.handle(3).expect("handle");
+    let mut s = ElimStack::create_with(&mut h3, ELIM_RETRY_SLOTS).expect("create");
+    s.set_patience(0);
+    let s = s;
+    let mut op3 = |o: Option<u64>| h3.run_root(|h, m, _| s.run(h, m, o).expect("op")).result;
+    let preload: &[u64] = if pushing { &[1] } else { &[1, 2, 3] };
+    for &v in preload {
+        op3(Some(v));
+    }
+    let top = || DetectableCasAtomic::at(s.offset()).peek(&p).value;
+    let op1 = if pushing { Some(7) } else { None };
+    let mut h1 = rt.handle(1).expect("handle");
+    let mut phi = [0; 2];
+    for (i, &n) in cuts.iter().enumerate() {
+        let cut = cut_pending(
+            &mut h1,
+            n,
+            |h, m| s.run(h, m, op1).expect("op"),
+            |p, m| {
+                if pushing {
+                    m.insert.ctx.peek(p).0
+                } else {
+                    m.remove.ctx.peek(p).0
+                }
+            },
+        );
+        let Err(at_cut) = cut else {
+            return ElimRetry::Completed;
+        };
+        phi = at_cut;
+        if i + 1 == cuts.len() && !finish {
+            return ElimRetry::Cut { phi, top: top() };
+        }
+        op3(if pushing { Some(2 + i as u64) } else { None });
+    }
+    let slot = elim_slot(phi[0], 1, ELIM_RETRY_SLOTS);
+    let slots = [
+        slot,
+        elim_slot(phi[0], 0, ELIM_RETRY_SLOTS),
+        elim_slot(phi[0], u64::MAX, ELIM_RETRY_SLOTS),
+    ];
+    let x = Exchanger::at(s.offset() + LINE * (1 + slot));
+    let (offer, theirs_pushed) = if pushing { (0, true) } else { (8, false) };
+    std::thread::scope(|sc| {
+        let partner = sc.spawn(|| {
+            let mut h = rt.handle(2).expect("handle");
+            h.run_root(|h, m, _| {
+                opt(x
+                    .exchange(offer, |v| (v != 0) == theirs_pushed, PATIENT, h, &mut m.insert.xchg)
+                    .expect("exchange"))
+            })
+            .result
+        });
+        while !matches!(x.peek(&p), Some((_, true))) && !partner.is_finished() {
+            std::thread::yield_now();
+        }
+        let r1 = h1.run_root(|h, m, _| s.run(h, m, op1).expect("op")).result;
+        if matches!(x.peek(&p), Some((_, true))) {
+            // Nobody took the partner's offer: take it, so that it returns.
+            h3.run_root(|h, m, _| {
+                opt(x
+                    .exchange(100, |_| true, PATIENT, h, &mut m.remove.xchg)
+                    .expect("exchange"))
+            });
+        }
+        let r2 = partner.join().expect("partner");
+        ElimRetry::Done {
+            results: (r1, r2),
+            contents: s.contents(&p).expect("contents"),
+            top: phi[0],
+            slots,
+        }
+    })
+}
+
+/// An elimination stack's operation that fails on `top` goes to the
+/// exchanger its φ-node `[top, round]` names and eliminates with a partner
+/// of the other kind waiting there ([`elim_retry`]): a push, cut by thread
+/// crashes after its φ-nodes of rounds 0 and 1 while another thread pushes,
+/// fails twice on `top`, finds nobody in round 0's exchanger, and in round
+/// 1's meets a waiting pop, which takes 7; the push never reaches the stack.
+/// A pop cut the same way while another thread pops meets a waiting push
+/// of 7 and returns 7. No scenario's schedule gets an elimination (a push
+/// and a pop within the exchanger's patience after both failed on `top`).
+#[test]
+fn elim_stack_retry_eliminates_in_the_exchanger_its_phi_names() {
+    within(60, "retried elimination-stack operations", || {
+        for pushing in [true, false] {
+            let what = if pushing { "push 7" } else { "pop" };
+            let mut cuts = Vec::new();
+            for round in 0..2 {
+                let n = (0..200u64)
+                    .find(|&n| {
+                        let mut tried = cuts.clone();
+                        tried.push(n);
+                        match elim_retry(pushing, &tried, false) {
+                            ElimRetry::Cut { phi, top } => phi[0] == top,
+                            ElimRetry::Completed => {
+                                panic!("{what} completed before its round-{round} φ-node")
+                            }
+                            ElimRetry::Done { .. } => unreachable!("not finished"),
+                        }
+                    })
+                    .unwrap_or_else(|| panic!("{what}: no cut after its round-{round} φ-node"));
+                cuts.push(n);
+            }
+            let ElimRetry::Done {
+                results,
+                contents,
+                top,
+                slots,
+            } = elim_retry(pushing, &cuts, true)
+            else {
+                panic!("{what}: completed before its cuts {cuts:?}");
+            };
+            assert!(
+                slots[0] != 0 && slots[0] != slots[1] && slots[0] != slots[2],
+                "the check wants round 1's exchanger on top {top:#x} apart from exchanger 0 \
+                 and from rounds 0's and u64::MAX's: {slots:?}"
+            );
+            let (want_results, want_contents) = if pushing {
+                ((0, opt(Some(8))), vec![3, 2, 1])
+            } else {
+                ((opt(Some(7)), opt(Some(0))), vec![1])
+            };
+            assert_eq!(
+                (results, contents),
+                (want_results, want_contents),
+                "{what} cut after its φ-nodes of rounds 0 and 1 (cuts {cuts:?}), round 1's \
+                 exchanger {} holding the partner's offer: (thread 1's result, the partner's), \
+                 the stack",
+                slots[0]
+            );
+        }
+    });
+}
+
+/// A SOFT table of `buckets` buckets on a fresh pool whose runtime has
+/// `threads` threads, handed to `f` with the pool and the runtime.
+fn with_soft<R>(
+    name: &str,
+    threads: usize,
+    buckets: u64,
+    f: impl FnOnce(&Pool<Sim>, &Runtime<'_, Sim, SoftMmt>, &SoftTable) -> R,
+) -> R {
+    let p = pool(name);
+    let rt =
+        Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(threads, 1 << 20)).expect("runtime");
+    let t = SoftTable::create(&mut rt.handle(1).expect("handle"), buckets).expect("create");
+    f(&p, &rt, &t)
+}
+
+/// The crash image of `p` now that keeps only what was guaranteed
+/// persisted, as a pool.
+fn persisted_image(p: &Pool<Sim>) -> Pool<Sim> {
+    use perdure_pm::sim::{ImageChoice, VolatileFill};
+    let cp = p.backend().capture();
+    let words = cp.materialize(
+        &ImageChoice(vec![0; cp.unsettled_lines()]),
+        VolatileFill::Zeroed,
+    );
+    Pool::volatile_from_words(&words, Sim::default()).expect("image")
+}
+
+/// `run` of SOFT operation `op` on table `t` by `h`: its result word.
+fn soft_op(h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, t: &SoftTable, op: SoftOp) -> u64 {
+    h.run_root(|h, m, _| t.run(h, m, op).expect("op")).result
+}
+
+/// Thread 1 inserts 7 (value 1) into a one-bucket SOFT table, cut by a
+/// thread crash after `cuts[0]` events and left pending; thread 2 inserts
+/// 7 (value 2); thread 1 resumes, cut after `cuts[1]` events of that run
+/// and left pending; thread 2 deletes 7; thread 1 resumes and completes.
+/// Unless `finish`, it stops at the last cut with thread 1's checkpoints
+/// then, `[node, node's timestamp, result, result's timestamp]`
+/// (`Err(None)`: it completed before that cut). Otherwise: thread 1's
+/// result, the table's contents, and whether thread 1's node is on the
+/// chain.
+fn soft_lost_insert(cuts: &[u64], finish: bool) -> Result<(u64, Vec<(u64, u64)>, bool), Option<[u64; 4]>> {
+    with_soft("soft-lost-insert", 2, 1, |p, rt, t| {
+        let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
+        let mut node = 0;
+        for (i, &n) in cuts.iter().enumerate() {
+            let cut = cut_pending(
+                &mut h1,
+                n,
+                |h, m| t.run(h, m, SoftOp::Insert(7, 1)).expect("insert"),
+                |p, m| {
+                    let ([node, _], node_ts) = m.insert.node.peek(p);
+                    let ([result], result_ts) = m.insert.result.peek(p);
+                    [node, node_ts, result, result_ts]
+                },
+            );
+            let Err(at_cut) = cut else {
+                return Err(None);
+            };
+            node = at_cut[0];
+            if i + 1 == cuts.len() && !finish {
+                return Err(Some(at_cut));
+            }
+            let (op, what) = if i == 0 {
+                (SoftOp::Insert(7, 2), "thread 2's insert of 7")
+            } else {
+                (SoftOp::Delete(7), "thread 2's delete of 7")
+            };
+            assert_eq!(soft_op(&mut h2, t, op), 1, "{what} (cuts {cuts:?})");
+        }
+        let r1 = soft_op(&mut h1, t, SoftOp::Insert(7, 1));
+        Ok((
+            r1,
+            t.contents(p).expect("contents"),
+            t.on_chain(p, 7, node).expect("on_chain"),
+        ))
+    })
+}
+
+/// An insert that lost (its key appeared between its first find and its
+/// link), cut by a thread crash after checkpointing `false`, returns
+/// `false` when resumed, whatever happened to the key meanwhile, and its
+/// node stays off the chain: recovery replays the checkpointed result
+/// ([`soft_lost_insert`]: thread 1's insert is cut after its node
+/// checkpoint, thread 2 inserts the key, thread 1's resumed insert loses,
+/// checkpoints `false` and is cut again, thread 2 deletes the key). Its
+/// node was discarded (retired) with the `false`: a re-run that decides
+/// again finds the key absent, links that node and returns `true`, and
+/// reclamation later frees a node the table holds. No scenario deletes a
+/// key between a lost insert's crash and its re-run.
+#[test]
+fn soft_insert_resumed_after_losing_replays_its_false() {
+    let mut cuts = Vec::new();
+    for (what, decided) in [
+        ("its node checkpoint", (|c: [u64; 4]| c[1] != 0) as fn([u64; 4]) -> bool),
+        ("its result checkpoint", |c: [u64; 4]| c[3] != 0),
+    ] {
+        let n = (0..200u64)
+            .find(|&n| {
+                let mut tried = cuts.clone();
+                tried.push(n);
+                match soft_lost_insert(&tried, false) {
+                    Err(Some(at_cut)) => decided(at_cut),
+                    Err(None) => panic!("thread 1's insert completed before {what}"),
+                    Ok(_) => unreachable!("not finished"),
+                }
+            })
+            .unwrap_or_else(|| panic!("no cut after {what}"));
+        cuts.push(n);
+    }
+    let Err(Some([node, _, result, _])) = soft_lost_insert(&cuts, false) else {
+        panic!("thread 1's insert, cut after {cuts:?} events");
+    };
+    assert_eq!(result, 0, "thread 1's checkpointed result (cuts {cuts:?})");
+    let (r1, contents, on_chain) = soft_lost_insert(&cuts, true).expect("finished");
+    assert_eq!(
+        (r1, contents, on_chain),
+        (0, vec![], false),
+        "thread 1's insert of 7, resumed after checkpointing false and thread 2's delete \
+         of 7 (cuts {cuts:?}): its result, the table, its node {node:#x} on the chain"
+    );
+}
+
+/// Two inserts of the same key race, the first cut by a thread crash after
+/// each of its persistence events in turn and left pending while the
+/// second runs: an insert that finds the key's node in *intend-to-insert*
+/// helps it to *inserted* (its PM node made durably valid) before
+/// returning `false`, so the crash image right after keeps the key; then
+/// the first insert resumes, and exactly one of the two returns `true`.
+/// Cut right after storing its node's `ins` (not yet written back), the
+/// first insert has linked its DRAM node in *intend-to-insert*: without the
+/// help, the second's `false` would rest on a key that a full crash then
+/// loses. No scenario's schedule gets an insert to find another in
+/// *intend-to-insert*.
+#[test]
+fn soft_insert_helps_an_intend_to_insert_node_before_returning_false() {
+    for n in 0u64.. {
+        let completed = with_soft("soft-insert-race", 2, 1, |p, rt, t| {
+            let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
+            let insert = |v| move |h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, m: &mut SoftMmt| {
+                t.run(h, m, SoftOp::Insert(7, v)).expect("insert")
+            };
+            let cut = cut_pending(&mut h1, n, insert(1), |_, _| ());
+            let r2 = soft_op(&mut h2, t, SoftOp::Insert(7, 2));
+            let want = vec![(7, if r2 == 1 { 2 } else { 1 })];
+            let image = persisted_image(p);
+            let attached = SoftTable::attach(&image, t.offset()).expect("attach the image");
+            assert_eq!(
+                attached.contents(&image).expect("contents"),
+                want,
+                "a crash image after thread 2's insert returned {r2}, thread 1's cut after \
+                 event {n}"
+            );
+            let r1 = match cut {
+                Ok(r1) => r1,
+                Err(()) => h1.run_root(|h, m, _| insert(1)(h, m)).result,
+            };
+            assert_eq!(
+                (r1 + r2, t.contents(p).expect("contents")),
+                (1, want),
+                "thread 1's insert cut after event {n}: inserts that returned true, the table"
+            );
+            cut.is_ok()
+        });
+        if completed {
+            assert!(n > 5, "the insert had only {n} persistence events");
+            break;
+        }
+    }
+}
+
+/// An insert's recovery reads its own node's `ins` and `del` words,
+/// whatever the line before the node holds: an insert cut by a thread
+/// crash after each of its persistence events in turn, re-run at once,
+/// returns `true` and the key is in the table, with every word of the line
+/// allocated just before its node reading 1 (`INS_VALID`).
+#[test]
+fn soft_insert_recovery_reads_its_own_node() {
+    for n in 0u64.. {
+        let completed = with_soft("soft-insert-neighbour", 1, 1, |p, rt, t| {
+            let mut h = rt.handle(1).expect("handle");
+            let before = h.alloc(LINE).expect("alloc");
+            for w in (before..before + LINE).step_by(8) {
+                p.word(w).expect("word").store(1, Ordering::Relaxed);
+            }
+            p.pwb(before, LINE);
+            p.pfence();
+            h.crash_after(Some(n));
+            let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(7, 70)).expect("insert"));
+            h.crash_after(None);
+            assert_eq!(
+                (done.result, t.contents(p).expect("contents")),
+                (1, vec![(7, 70)]),
+                "insert of 7 cut after event {n}: its result, the table"
+            );
+            if done.thread_crashes == 0 {
+                assert_eq!(
+                    soft_chain(p, t, 0),
+                    [before + LINE],
+                    "the node follows the line of 1s"
+                );
+            }
+            done.thread_crashes == 0
+        });
+        if completed {
+            assert!(n > 5, "the insert had only {n} persistence events");
+            break;
+        }
+    }
+}
+
+/// CASMEMENTOCLEAR (Algorithm 1, L41–L44): a CAS memento cleared after its
+/// CAS holds the cleared word (timestamp 0, no failure, even), and the
+/// crash image after the operation that keeps only what was guaranteed
+/// persisted holds it too. No composite clears a CAS memento (the runtime
+/// clears whole root mementos itself), so nothing else calls it.
+#[test]
+fn cas_memento_clear_resets_it_durably() {
+    use perdure_memento::word::CasTs;
+    use perdure_memento::CasMmt;
+    let p = pool("cas-clear");
+    let rt = Runtime::<Sim, CasMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let loc = cas_location(&mut h, &p);
+    let mut at = 0;
+    let mut before = CasTs::CLEAR;
+    let done = h.run_root(|h, m, _| {
+        let ok = loc.cas(0, 1, h, m).is_ok();
+        before = m.peek(h.pool());
+        m.clear(h);
+        at = m.offset();
+        u64::from(ok)
+    });
+    assert_eq!(done.result, 1, "cas(0, 1)");
+    assert_ne!(before.ts, 0, "the memento of the CAS, before the clear");
+    assert_eq!(
+        (CasTs::decode(word(&p, at)), CasTs::decode(word(&persisted_image(&p), at))),
+        (CasTs::CLEAR, CasTs::CLEAR),
+        "the CAS memento after the clear: in memory, in a crash image after the operation"
     );
 }
