@@ -399,3 +399,231 @@ Proof.
   unfold reachable2, reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)); [apply ms_init |].
   intros s1 s2 Hr Hs IH. apply (ms_step N NL s1); [| done | done]. by apply (tw_reachable_inv N NL).
 Qed.
+
+(** ** What a step does, seen from the history *)
+Section summary.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation eff := (eff NL).
+  Notation dec := (dec N NL).
+  Notation step := (step N NL fixed2 any_run).
+
+  Definition same_op (s s' : state) (t : nat) : Prop :=
+    kk (th s' t) = kk (th s t) ∧ opof (th s' t) = opof (th s t) ∧ res (th s' t) = res (th s t).
+
+  (** The step of thread [t], for its operation: inside it (its decision to
+      fail may be taken, L28, or dropped by a thread crash before the
+      failure memento), its start, or its commit. *)
+  Definition cls (s s' : state) (t : nat) : Prop :=
+    (same_op s s' t ∧ activeb (pc (th s' t)) = activeb (pc (th s t)) ∧
+       (dec s' t = dec s t ∨
+        (dec s t = false ∧ dec s' t = true ∧ la (visx s' (ax (th s t))) = None ∧
+           lv (visx s' (ax (th s t))) ≠ ao (th s t)) ∨
+        (dec s t = true ∧ dec s' t = false)))
+    ∨ (activeb (pc (th s t)) = false ∧ activeb (pc (th s' t)) = true ∧ kk (th s' t) = kk (th s t) ∧
+       res (th s' t) = res (th s t) ∧ dec s' t = false ∧ ¬ eff s' t (kk (th s' t)))
+    ∨ (∃ r, pc (th s t) = PCommit r ∧ kk (th s' t) = S (kk (th s t)) ∧ res (th s' t) = res (th s t) ++ [r] ∧
+       activeb (pc (th s' t)) = false ∧ dec s' t = false ∧ ¬ eff s' t (kk (th s' t))).
+
+  (** A step of thread [t] other than a full crash. *)
+  Record nc (s s' : state) (t : nat) : Prop := {
+    nc_t : tr t;
+    nc_th : ∀ u, u ≠ t → th s' u = th s u;
+    nc_hm : ∀ u, tr u → u ≠ t → hm s' u = hm s u;
+    nc_hx : ∀ x, x < NL → hx s x `prefix_of` hx s' x;
+    nc_mk : ∀ x, x < NL → mk s (LX x) ≤ mk s' (LX x) ∧ mk s' (LX x) ≤ length (hx s x);
+    nc_cls : cls s s' t;
+  }.
+
+  Lemma dec_eq s s' t : hm s' t = hm s t → kk (th s' t) = kk (th s t) →
+    isfail (pc (th s' t)) = isfail (pc (th s t)) → dec s' t = dec s t.
+  Proof. intros Hm Hk Hf. unfold dec, lastmf. by rewrite Hm, Hk, Hf. Qed.
+
+  Lemma cls_pc s s' t p' : th s' t = with_pc (th s t) p' ∨ (∃ o, th s' t = with_own (with_pc (th s t) p') o) →
+    hm s' t = hm s t → activeb p' = activeb (pc (th s t)) → isfail p' = isfail (pc (th s t)) → cls s s' t.
+  Proof.
+    intros Ht Hm Ha Hf. left.
+    assert (kk (th s' t) = kk (th s t) ∧ opof (th s' t) = opof (th s t) ∧ res (th s' t) = res (th s t) ∧
+            pc (th s' t) = p') as (Hk & Ho & Hr & Hp) by (destruct Ht as [Ht | [o Ht]]; by rewrite Ht).
+    split; [by split_and! |]. rewrite Hp. split; [done |]. left. apply dec_eq; [done | done | by rewrite Hp].
+  Qed.
+
+  (** No memento of the current invocation: not decided. *)
+  Lemma lastmf_nokm s t : nokm N NL s t → lastmf N NL s t = false.
+  Proof.
+    intros Hn. unfold lastmf. destruct (last (hm s t)) as [w |] eqn:E; [| done].
+    rewrite bool_decide_false; [done |]. apply Hn. rewrite last_lookup in E. by eapply elem_of_list_lookup_2.
+  Qed.
+
+  (** LOADHELP returns [v] to its caller. *)
+  Lemma cls_lhret s s' t c y v : (∀ p town, c = KL27 p town → lhpre N NL s t c y) →
+    activeb (pc (th s t)) = activeb (PLH c y H11) →
+    isfail (pc (th s t)) = false →
+    th s' t = with_pc (th s t) (lh_ret (th s t) c v) → hm s' t = hm s t →
+    la (visx s' y) = None → lv (visx s' y) = v → cls s s' t.
+  Proof.
+    intros Hpre Ha Hf Ht Hm Hla Hv. destruct c as [p town | |]; cbn [lh_ret] in Ht.
+    - destruct (Hpre p town eq_refl) as [(_ & _ & (_ & Hnk & _) & _) ->].
+      destruct (decide (v = ao (th s t))) as [-> | Hne].
+      + apply (cls_pc s s' t (P26 p town)); [by left | done | by rewrite Ha | by rewrite Hf].
+      + left. unfold same_op. rewrite Ht. split; [by split_and! |]. split; [by rewrite Ha |]. right; left.
+        split_and!.
+        * unfold dec. by rewrite Hf, lastmf_nokm.
+        * unfold dec. by rewrite Ht.
+        * done.
+        * by rewrite Hv.
+    - apply (cls_pc s s' t (PCommit false)); [by left | done | by rewrite Ha | by rewrite Hf].
+    - apply (cls_pc s s' t PIdle); [by left | done | by rewrite Ha | by rewrite Hf].
+  Qed.
+
+  Lemma cls_lhenter s s' t c y w : (∀ p town, c = KL27 p town → lhpre N NL s t c y) →
+    activeb (pc (th s t)) = activeb (PLH c y H11) →
+    isfail (pc (th s t)) = false →
+    th s' t = with_pc (th s t) (lh_enter (th s t) c y w) → hm s' t = hm s t →
+    (la w = None → la (visx s' y) = None ∧ lv (visx s' y) = lv w) → cls s s' t.
+  Proof.
+    intros Hpre Ha Hf Ht Hm Hw. unfold lh_enter in Ht. destruct (la w) as [pu |] eqn:E.
+    - apply (cls_pc s s' t (PLH c y (H4 w))); [by left | done | by rewrite Ha; destruct c | by rewrite Hf].
+    - destruct (Hw eq_refl). by apply (cls_lhret s s' t c y (lv w)).
+  Qed.
+
+  Lemma lastmf_eq s s' t : hm s' t = hm s t → kk (th s' t) = kk (th s t) → lastmf N NL s' t = lastmf N NL s t.
+  Proof. intros Hm Hk. unfold lastmf. by rewrite Hm, Hk. Qed.
+  Lemma act_crash_pc p : activeb (crash_pc p) = activeb p.
+  Proof. destruct p; try destruct c; reflexivity. Qed.
+  Lemma isfail_crash_pc p : isfail (crash_pc p) = false.
+  Proof. destruct p; try destruct c; reflexivity. Qed.
+
+  Lemma act_PLH c y h y' h' : activeb (PLH c y h) = activeb (PLH c y' h').
+  Proof. by destruct c. Qed.
+
+  Lemma mk_le s x : p_wf (pm s) → mk s (LX x) ≤ length (hx s x).
+  Proof. intros Hwf. unfold hx, hc, ids, mk. rewrite !fmap_length. apply (proj1 (proj2 Hwf)). Qed.
+  Lemma mk_pf_le s t x : p_wf (pm s) → mk (pfence s t) (LX x) ≤ length (hx s x).
+  Proof. intros Hwf. rewrite <- (hx_pfence s t x). apply mk_le. by apply p_fence_wf. Qed.
+
+  Ltac vnorm := repeat (progress rewrite ?hx_setth, ?hm_setth, ?mk_setth, ?hx_ppwb, ?hm_ppwb, ?mk_ppwb,
+    ?hx_pfence, ?hm_pfence, ?hx_tick, ?hm_tick, ?mk_tick, ?hx_drop, ?hm_drop, ?mk_drop, ?mk_pwrite).
+
+  (** Every step is a step of one thread or a full crash. *)
+  Lemma step_nc s s' : inv s → step s s' →
+    (∃ t, nc s s' t) ∨
+    (∃ keep f, p_crash_ok (pm s) keep ∧ (∀ u, tr u → f u = reinit N NL s keep u) ∧
+       (∀ u, ¬ tr u → f u = th s u) ∧ s' = St (crash_pm (pm s) keep) (wt s) (clock s) f).
+  Proof.
+    intros Hi Hs. pose proof (i_ids _ _ _ Hi) as Hids. pose proof (i_nl _ _ _ Hi) as Hnl.
+    pose proof (i_wf _ _ _ Hi) as Hwf.
+    destruct Hs;
+      try (unfold s2 in * ); try (unfold s1 in * ); try (unfold w in * ); try (unfold T in * );
+      try (unfold m in * ); try (unfold thv in * );
+      cbn [c33 c35 c38f c38wb c20 chelp c2w fixed2 fixedw] in *;
+      [left; exists t .. | right; by exists keep, f].
+    all: try (pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp).
+    all: assert (Ht : t ≤ N) by (unfold DetCasPx.tr in H; lia).
+    (* the location written, if any, is below [NL] *)
+    all: assert (∀ x0 c0, x0 < NL → ∀ u, hm (pwrite (pfence s t) (LX x0) c0) u = hm s u) as Hwx
+      by (intros x0 c0 Hx0 u; rewrite hm_pw_other; [by vnorm | by apply ids_ok_pfence
+          | rewrite pfence_lines, Hnl; by apply LX_lt | by apply LX_LM]).
+    all: repeat match goal with |- context [if decide ?P then _ else _] => destruct (decide P) end.
+    all: split; [done | intros u Hu; rewrite th_setth, decide_False by done; reflexivity | | | |].
+    (* [nc_hm] *)
+    all: try (intros u Hu Hne; vnorm; first [reflexivity | rewrite Hwx; [done | by apply Hp]
+      | rewrite hm_pw_other; [done | done | rewrite Hnl; by apply LM_lt | intros E%LM_inj; done]]; fail).
+    (* [nc_hx], [nc_mk] *)
+    all: try (intros x' Hx'; vnorm; first [reflexivity | rewrite (hx_wx N NL); [apply prefix_app_r; by vnorm
+      | by apply ids_ok_pfence | by apply (nl_ok_pfence N NL)
+      | first [by destruct Hp as (_&_&_&?) | by destruct Hp as (_&_&_&_&_&?) | by destruct Hp as [_ [? _]]]]]; fail).
+    all: try (intros x' Hx'; vnorm; split; [first [lia | apply mk_pfence] | first [by apply mk_le | by apply mk_pf_le]]; fail).
+    (* L13 writes HELP of the annotated word it holds *)
+    all: try (match goal with H0 : pc (th _ _) = PLH _ _ (H13 _ _ _) |- _ => idtac end;
+      destruct Hp as [_ [Hy (i & p & u & k & Ha & Hla & _)]];
+      assert (u ≤ N) as Hu by (pose proof (held_tr N NL s y i a p u Hi Hy Ha Hla); unfold DetCasPx.tr in *; lia);
+      unfold hline; rewrite Hla;
+      first [intros u' Hu' Hne; vnorm; rewrite hm_pw_other; [by vnorm | by apply ids_ok_pfence
+               | rewrite pfence_lines, Hnl; by apply LH_lt | by apply LH_LM]
+            | intros x' Hx'; vnorm; rewrite hx_pw_other; [vnorm; reflexivity | by apply ids_ok_pfence
+               | rewrite pfence_lines, Hnl; by apply LH_lt | by apply LH_LX]]; fail).
+    (* L30, L34 write the memento *)
+    all: try (intros x' Hx'; vnorm; rewrite hx_pw_other; [reflexivity | done | rewrite Hnl; by apply LM_lt
+      | by apply (LM_LX N NL)]; fail).
+    (* L33's flush *)
+    all: try (intros x' Hx'; vnorm; split;
+      [etrans; [| apply mk_pfence]; by vnorm | etrans; [apply mk_pf_le; by apply p_pwb_wf |]; by vnorm]; fail).
+    (* [nc_cls] *)
+    all: assert (Htt : ∀ X T, th (setth X t T) t = T) by (intros; by rewrite th_setth, decide_True).
+    (* a step inside the operation that moves the program counter only *)
+    all: try (eapply cls_pc; [first [left; rewrite Htt; reflexivity | right; eexists; rewrite Htt; reflexivity]
+      | vnorm; first [reflexivity | rewrite Hwx; [done | by apply Hp] | rewrite Hwx; [done | by destruct Hp as (_&_&_&?)]
+                     | rewrite Hwx; [done | by destruct Hp as (_&_&_&_&_&?)]
+                     | match goal with |- hm (pwrite _ (LHl _ _ _) _) _ = _ => idtac end;
+                       destruct Hp as [_ [Hy (i & p' & u & k & Ha & Hla & _)]]; rewrite hm_pw_other;
+                       [by vnorm | by apply ids_ok_pfence | rewrite pfence_lines, Hnl; apply LH_lt;
+                          pose proof (held_tr N NL s y i a p' u Hi Hy Ha Hla); unfold DetCasPx.tr in *; lia
+                       | by apply LH_LM]]
+      | rewrite H0; first [reflexivity | apply act_PLH]
+      | rewrite H0; first [reflexivity | by destruct c]]; fail).
+    (* LOADHELP returns to its caller *)
+    all: try (eapply cls_lhenter; [| | | rewrite Htt; reflexivity | |];
+      [first [by intros ?? [=] | intros ?? [= <- <-]; split; [exact Hp | done] | intros; by destruct Hp]
+      | rewrite H0; first [reflexivity | apply act_PLH] | by rewrite H0 | by vnorm
+      | intros Hw; split; [exact Hw | reflexivity]]; fail).
+    all: try (eapply cls_lhret; [| | | rewrite Htt; reflexivity | | |];
+      [intros; by destruct Hp | rewrite H0; apply act_PLH | by rewrite H0 | by vnorm | exact H1 | reflexivity]; fail).
+    (* L13's HELP write *)
+    all: try (match goal with H0 : pc (th _ _) = PLH _ _ (H13 _ _ _) |- _ => idtac end;
+      destruct Hp as [Hpre [Hy (i & p' & u & k & Ha & Hla & _)]];
+      assert (u ≤ N) as Hu by (pose proof (held_tr N NL s y i a p' u Hi Hy Ha Hla); unfold DetCasPx.tr in *; lia);
+      eapply cls_pc; [left; rewrite Htt; reflexivity | | rewrite H0; apply act_PLH | by rewrite H0];
+      vnorm; unfold hline; rewrite Hla; rewrite hm_pw_other;
+      [by vnorm | by apply ids_ok_pfence | rewrite pfence_lines, Hnl; by apply LH_lt | by apply LH_LM]; fail).
+    (* L18's successful second plain CAS *)
+    all: try (match goal with H0 : pc (th _ _) = PLH _ _ (H18 _ _) |- _ => idtac end;
+      destruct Hp as [Hpre [Hy Hlh]];
+      assert (Hv : visx (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) y = LW (lv a) None 0 None)
+        by (unfold visx; rewrite (hx_wx N NL) by (try apply ids_ok_pfence; try apply (nl_ok_pfence N NL); done);
+            by rewrite decide_True, last_snoc);
+      eapply cls_lhret; [| | | rewrite Htt; reflexivity | | |];
+      [intros; exact Hpre | rewrite H0; apply act_PLH | by rewrite H0 | vnorm; by rewrite Hwx
+      | change (la (visx (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) y) = None); by rewrite Hv
+      | change (lv (visx (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) y) = lv a); by rewrite Hv]; fail).
+    (* the start of an invocation *)
+    all: try (match goal with H0 : pc (th _ _) = PIdle |- _ => idtac end;
+      right; left; rewrite !Htt; cbn [pc kk res activeb]; rewrite H0; split_and!; try reflexivity;
+      [unfold dec; rewrite Htt; cbn [pc isfail orb]; rewrite (lastmf_eq s); [apply lastmf_nokm; by destruct Hp as (_ & ? & _)
+         | by vnorm | by rewrite Htt]
+      | intros He; by apply (proj1 Hp)]; fail).
+    (* L30, L34: the memento *)
+    all: try (match goal with H0 : pc (th _ _) = PFail _ _ |- _ => idtac end;
+      left; split; [unfold same_op; by rewrite Htt |]; rewrite Htt; cbn [pc activeb]; rewrite H0; split; [reflexivity |];
+      left; unfold dec, lastmf; rewrite Htt, H0; cbn [pc isfail orb kk]; vnorm;
+      rewrite (hm_wm N NL) by (done || lia); rewrite decide_True by done; rewrite last_snoc; cbn;
+      by rewrite bool_decide_true).
+    all: try (match goal with H0 : pc (th _ _) = P34 _ _ |- _ => idtac end;
+      left; split; [unfold same_op; by rewrite Htt |]; rewrite Htt; cbn [pc activeb]; rewrite H0; split; [reflexivity |];
+      left; unfold dec; rewrite Htt, H0; cbn [pc isfail orb]; rewrite (lastmf_nokm s t) by (by destruct Hp as (_&_&_&?&_));
+      unfold lastmf; vnorm; rewrite (hm_wm N NL) by (done || lia); rewrite decide_True by done; rewrite last_snoc; cbn;
+      by rewrite andb_false_r).
+    (* the commit *)
+    all: try (match goal with H0 : pc (th _ _) = PCommit _ |- _ => idtac end;
+      right; right; eexists; rewrite !Htt; cbn [pc kk res activeb]; split_and!; [exact H0 | reflexivity .. | |];
+      [unfold dec, lastmf; rewrite Htt; cbn [pc kk isfail orb]; vnorm;
+       destruct (last (hm s t)) as [w' |] eqn:E; [| done]; rewrite bool_decide_false; [done |];
+       intros Hg; rewrite last_lookup in E;
+       destruct (i_mmt _ _ _ Hi t _ w' H E) as [(Hg' & _) | (Hk & _)];
+       [rewrite Hg' in Hg; injection Hg; lia | specialize (Hk _ Hg); lia]
+      | intros (x' & i & Hx' & w' & Hw & Hg); vnorm; rewrite hx_setth, hx_tick, hx_pfence in Hw;
+        assert (S (kk (th s t)) ≤ kk (th s t)) by
+          (apply (inv_no_future_effect N NL s t _ Hi H); exists x', i; split; [done | by exists w']); lia]; fail).
+    (* a thread crash *)
+    destruct (isfail (pc (th s t))) eqn:Ef.
+    - destruct (pc (th s t)) eqn:E; try discriminate Ef. pose proof (pcok_of N NL s t Hi H) as Hq.
+      unfold pcok in Hq. rewrite E in Hq.
+      left. split; [unfold same_op; by rewrite Htt |]. rewrite Htt. cbn [pc]. rewrite E. split; [reflexivity |].
+      right; right. unfold dec. rewrite Htt, E. cbn [pc isfail crash_pc orb]. split; [done |].
+      rewrite (lastmf_eq s); [| by vnorm | by rewrite Htt]. apply lastmf_nokm. by destruct Hq as (_ & _ & (_ & ? & _) & _).
+    - apply (cls_pc _ _ _ (crash_pc (pc (th s t)))); [left; by rewrite Htt | by vnorm | apply act_crash_pc |].
+      by rewrite isfail_crash_pc.
+  Qed.
+End summary.
