@@ -627,3 +627,107 @@ Section summary.
       by rewrite isfail_crash_pc.
   Qed.
 End summary.
+
+(** ** The durable parts of the locations across a step *)
+Section durable_parts.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+
+  Lemma durable_dp s u k : durable s u k ↔ ∃ x a, x < NL ∧ a ∈ dp s x ∧ lg a = Some (u, k).
+  Proof.
+    unfold DetCasPxLin.dp. split.
+    - intros (x & j & Hx & (a & Ha & Hg) & Hj). exists x, a. split_and!; [done | | done].
+      apply elem_of_list_lookup. exists j. by apply lookup_take_Some.
+    - intros (x & a & Hx & Ha & Hg). apply elem_of_list_lookup in Ha as [j Ha].
+      apply lookup_take_Some in Ha as [Ha Hj]. exists x, j. split_and!; [done | by exists a | done].
+  Qed.
+
+  (** A word of location [x] at or above the mark: an annotated one is the
+      last write; a clean one is right at the mark, after an annotated word
+      under it. *)
+  Lemma ann_last s x j a : inv s → x < NL → hx s x !! j = Some a → la a ≠ None → mk s (LX x) ≤ j →
+    S j = length (hx s x).
+  Proof.
+    intros Hi Hx Ha Hla Hj. pose proof (lookup_lt_Some _ _ _ Ha) as Hlt.
+    destruct (decide (S j = length (hx s x))) as [| Hne]; [done | exfalso].
+    destruct (lookup_lt_is_Some_2 (hx s x) (S j)) as [w Hw]; [lia |].
+    pose proof (ann_next_durable N NL s x j a w Hi Hx Ha Hla Hw). lia.
+  Qed.
+
+  Lemma clean_at s x j w : inv s → ms s → x < NL → hx s x !! j = Some w → la w = None → mk s (LX x) ≤ j →
+    j = mk s (LX x) ∧ ∃ j' a, j = S j' ∧ hx s x !! j' = Some a ∧ la a ≠ None ∧ lv a = lv w.
+  Proof.
+    intros Hi Hm Hx Hw Hla Hj. destruct (ms_clean _ _ _ Hm x j w Hx Hw Hla) as (j' & a & -> & Ha & Hla' & Hlv).
+    split; [| by exists j', a].
+    destruct (decide (mk s (LX x) ≤ j')) as [Hle | Hlt]; [| lia].
+    pose proof (ann_last s x j' a Hi Hx Ha Hla' Hle). apply lookup_lt_Some in Hw. lia.
+  Qed.
+
+  (** How the durable part of a location grows in a step: to a longer prefix
+      of the location's history before the step. *)
+  Definition dgrow (s s' : state) : Prop :=
+    ∀ x, x < NL → ∃ m', mk s (LX x) ≤ m' ∧ m' ≤ length (hx s x) ∧ dp s' x = take m' (hx s x).
+
+  Lemma lvl_take_0 l : lvl (take 0 l) = 0.
+  Proof. done. Qed.
+
+  Lemma dval_take s x : dval s x = lvl (take (mk s (LX x)) (hx s x)).
+  Proof. done. Qed.
+
+  (** No annotated word became durable at [x]: the value stays. *)
+  Lemma dval_same s s' x : inv s → ms s → dgrow s s' → x < NL →
+    (∀ j a, mk s (LX x) ≤ j → j < length (dp s' x) → hx s x !! j = Some a → la a = None) →
+    dval s' x = dval s x.
+  Proof.
+    intros Hi Hm Hg Hx Hno. destruct (Hg x Hx) as (m' & Hle & Hlen & Hd).
+    unfold DetCasPxLin.dval. rewrite Hd. unfold DetCasPxLin.dp.
+    assert (length (take m' (hx s x)) = m') as Hl' by (rewrite take_length; lia).
+    rewrite Hd, Hl' in Hno.
+    destruct (decide (m' = mk s (LX x))) as [-> | Hne]; [done |].
+    destruct (lookup_lt_is_Some_2 (hx s x) (mk s (LX x))) as [w Hw]; [lia |].
+    pose proof (Hno (mk s (LX x)) w ltac:(lia) ltac:(lia) Hw) as Hla.
+    destruct (clean_at s x _ w Hi Hm Hx Hw Hla ltac:(lia)) as [_ (j' & a & Hj & Ha & Hla' & Hlv)].
+    destruct (decide (m' = S (mk s (LX x)))) as [-> | Hne'].
+    - rewrite (lvl_take _ _ _ Hw), Hj, (lvl_take _ _ _ Ha). done.
+    - exfalso. destruct (lookup_lt_is_Some_2 (hx s x) (S (mk s (LX x)))) as [w' Hw']; [lia |].
+      pose proof (Hno (S (mk s (LX x))) w' ltac:(lia) ltac:(lia) Hw') as Hla''.
+      destruct (clean_at s x _ w' Hi Hm Hx Hw' Hla'' ltac:(lia)). lia.
+  Qed.
+
+  (** An annotated word became durable at [x]: the register goes from the
+      invocation's [old] to its [new]. *)
+  Lemma dval_ann s s' x j a u k : inv s → ms s → dgrow s s' → x < NL →
+    mk s (LX x) ≤ j → j < length (dp s' x) → hx s x !! j = Some a → la a ≠ None → lg a = Some (u, k) →
+    k = kk (th s u) ∧ tr u ∧ x = ax (th s u) ∧ dval s x = ao (th s u) ∧ dval s' x = an (th s u).
+  Proof.
+    intros Hi Hm Hg Hx Hj Hjl Ha Hla Hlg. destruct (Hg x Hx) as (m' & Hle & Hlen & Hd).
+    assert (length (dp s' x) = m') as Hl' by (rewrite Hd, take_length; lia). rewrite Hl' in Hjl.
+    destruct (i_loc _ _ _ Hi x j a Hx Ha) as [[? _] | (p & u' & k' & Hla' & Hlg' & Hu & Hk & _ & Hcur & Hold)];
+      [done |].
+    rewrite Hlg in Hlg'. injection Hlg' as <- <-.
+    assert (k = kk (th s u)) as ->.
+    { destruct (decide (k < kk (th s u))) as [Hlt | Hge]; [specialize (Hold Hlt) | lia].
+      pose proof (ann_last s x j a Hi Hx Ha Hla Hj). lia. }
+    destruct (Hcur eq_refl) as (Hxa & Hlv & _).
+    pose proof (ann_last s x j a Hi Hx Ha Hla Hj) as Hlast.
+    split_and!; [done | done | done | |].
+    - destruct (ms_prev _ _ _ Hm x j a u Hx Ha Hla Hlg Hu) as [H0 Hp].
+      unfold DetCasPxLin.dval, DetCasPxLin.dp. destruct j as [| j'].
+      + assert (mk s (LX x) = 0) as -> by lia. rewrite H0 by done. done.
+      + destruct (lookup_lt_is_Some_2 (hx s x) j') as [w Hw]; [lia |].
+        destruct (decide (mk s (LX x) = S j')) as [-> | Hne].
+        * rewrite (lvl_take _ _ _ Hw). by apply (Hp j' w).
+        * (* the word before [a] is clean, at the mark *)
+          assert (la w = None) as Hlaw.
+          { destruct (la w) eqn:E; [| done]. exfalso.
+            pose proof (ann_last s x j' w Hi Hx Hw ltac:(congruence) ltac:(lia)). lia. }
+          destruct (clean_at s x j' w Hi Hm Hx Hw Hlaw ltac:(lia)) as [Hmj (j'' & b & Hj'' & Hb & _ & Hlvb)].
+          rewrite <- Hmj, Hj'', (lvl_take _ _ _ Hb), Hlvb. by apply (Hp j' w).
+    - unfold DetCasPxLin.dval. rewrite Hd. assert (m' = S j) as -> by lia. by rewrite (lvl_take _ _ _ Ha).
+  Qed.
+End durable_parts.
