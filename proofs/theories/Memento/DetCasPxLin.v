@@ -731,3 +731,125 @@ Section durable_parts.
     - unfold DetCasPxLin.dval. rewrite Hd. assert (m' = S j) as -> by lia. by rewrite (lvl_take _ _ _ Ha).
   Qed.
 End durable_parts.
+
+(** ** The history: the model's steps with a ghost history *)
+
+(** The model's state, the history with its linearization points, and for
+    each thread whether a crash cut its operation off. *)
+Record gstate := G { gs : state; gx : list (xevent cop bool); gc : nat → bool }.
+
+Section ghost.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation step := (step N NL fixed2 any_run).
+
+  Definition durb (s : state) (u k : nat) : bool :=
+    existsb (λ x, existsb (λ a, bool_decide (lg a = Some (u, k))) (dp s x)) (seq 0 NL).
+  Lemma durb_spec s u k : durb s u k = true ↔ durable s u k.
+  Proof.
+    rewrite durable_dp. unfold durb. rewrite existsb_exists. split.
+    - intros (x & Hx%elem_of_list_In%elem_of_seq & Ha). apply existsb_exists in Ha as (a & Ha%elem_of_list_In & Hg).
+      apply bool_decide_eq_true in Hg. exists x, a. split_and!; [lia | done | done].
+    - intros (x & a & Hx & Ha & Hg). exists x. split; [apply elem_of_list_In, elem_of_seq; lia |].
+      apply existsb_exists. exists a. split; [by apply elem_of_list_In | by apply bool_decide_eq_true].
+  Qed.
+
+  (** The points of the invocations whose first plain CAS became durable in
+      the step (they took effect, and no crash can undo it). *)
+  Definition spg (s s' : state) (u : nat) : option (opid * cop * bool) :=
+    if durb s' u (kk (th s u)) && negb (durb s u (kk (th s u)))
+    then Some (oid u (kk (th s u)), opof (th s u), true) else None.
+  Definition spl (s s' : state) : list (opid * cop * bool) := omap (spg s s') (seq 1 N).
+  Definition sp (s s' : state) : list (xevent cop bool) := map to_xl (spl s s').
+
+  (** The events of thread [u]'s step: its invocation, its decision to fail
+      (a point), its return ([c u]: after a crash, a [recover]). *)
+  Definition evu (s s' : state) (c : nat → bool) (u : nat) : list (xevent cop bool) :=
+    (if negb (activeb (pc (th s u))) && activeb (pc (th s' u))
+     then [XE (Invoke (oid u (kk (th s' u))) u (opof (th s' u)))] else []) ++
+    (if negb (dec s u) && dec s' u then [XL (oid u (kk (th s' u))) (opof (th s' u)) false] else []) ++
+    (if bool_decide (kk (th s' u) = S (kk (th s u)))
+     then [XE ((if c u then Recover else Return) (oid u (kk (th s u))) (default false (last (res (th s' u)))))]
+     else []).
+  Definition ev (s s' : state) (c : nat → bool) : list (xevent cop bool) := mjoin (evu s s' c <$> seq 1 N).
+
+  (** A failure point whose decision the step dropped (a crash lost the
+      failure memento, or came before it): the invocation will run again. *)
+  Definition stale (s' : state) (e : xevent cop bool) : bool :=
+    match e with
+    | XL i _ false => existsb (λ u, bool_decide (i = oid u (kk (th s' u))) && negb (dec s' u)) (seq 1 N)
+    | _ => false
+    end.
+  Definition rm (s' : state) (l : list (xevent cop bool)) : list (xevent cop bool) :=
+    filter (λ e, stale s' e = false) l.
+
+  (** The steps: each step of the model ([g_step]), or a full crash with its
+      [crash] event ([g_crash]; [g_step] also takes a crash, silently). *)
+  Inductive gstep : gstate → gstate → Prop :=
+  | g_step g s' : step (gs g) s' →
+      gstep g (G s' (rm s' (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g)))
+                 (λ u, gc g u && activeb (pc (th s' u))))
+  | g_crash g keep f : p_crash_ok (pm (gs g)) keep →
+      (∀ u, tr u → f u = reinit N NL (gs g) keep u) → (∀ u, ¬ tr u → f u = th (gs g) u) →
+      gstep g (G (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f)
+                 (rm (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f)
+                    (gx g ++ sp (gs g) (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) ++ [XE Crash]))
+                 (λ u, activeb (pc (f u)))).
+
+  Definition ginit : gstate := G (init N NL) [] (λ _, false).
+  Definition greach (g : gstate) : Prop := rtc gstep ginit g.
+
+  (** *** Removing dropped failure points *)
+  Lemma erase_rm s' l : erase (rm s' l) = erase l.
+  Proof.
+    induction l as [| e l IH]; [done |]. unfold rm. rewrite filter_cons. fold (rm s' l).
+    case_decide as Hs; destruct e as [e | i op v]; simpl; rewrite ?IH; done.
+  Qed.
+
+  Lemma elem_of_rm s' l e : e ∈ rm s' l ↔ e ∈ l ∧ stale s' e = false.
+  Proof. unfold rm. rewrite elem_of_list_filter. tauto. Qed.
+
+  Lemma stale_spec s' i op : stale s' (XL i op false) = true ↔ ∃ u, tr u ∧ i = oid u (kk (th s' u)) ∧ dec s' u = false.
+  Proof.
+    simpl. rewrite existsb_exists. split.
+    - intros (u & Hu%elem_of_list_In%elem_of_seq & Hb). apply andb_true_iff in Hb as [Hi Hd].
+      apply bool_decide_eq_true in Hi. exists u. split_and!; [unfold DetCasPx.tr; lia | done | by destruct (dec s' u)].
+    - intros (u & Hu & Hi & Hd). exists u. split; [apply elem_of_list_In, elem_of_seq; unfold DetCasPx.tr in Hu; lia |].
+      rewrite Hd. apply andb_true_iff. split; [by apply bool_decide_eq_true | done].
+  Qed.
+
+  Lemma prefix_ok_rm s' l : prefix_ok point_ok l →
+    (∀ i op, stale s' (XL i op false) = true → ∀ v, XE (Return i v) ∉ l ∧ XE (Recover i v) ∉ l) →
+    prefix_ok point_ok (rm s' l).
+  Proof.
+    intros Hok Hst m1 x m2 Hm. unfold rm in Hm.
+    destruct (filter_eq_app_cons _ _ _ _ _ Hm) as (l1 & l2 & El & <- & _).
+    assert (x ∈ rm s' l) as Hx by (unfold rm; rewrite Hm; apply elem_of_app; right; by left).
+    apply elem_of_rm in Hx as [_ Hxs].
+    pose proof (Hok l1 x l2 El) as Hp. fold (rm s' l1).
+    destruct x as [[i t op | i v | | i v] | i op v]; simpl in Hp |- *; try done.
+    - destruct Hp as [op Hin]. exists op. apply elem_of_rm. split; [done |].
+      destruct v; [done |]. destruct (stale s' (XL i op false)) eqn:E; [exfalso | done].
+      apply (proj1 (Hst i op E false)). rewrite El. apply elem_of_app. right. by left.
+    - destruct Hp as [op Hin]. exists op. apply elem_of_rm. split; [done |].
+      destruct v; [done |]. destruct (stale s' (XL i op false)) eqn:E; [exfalso | done].
+      apply (proj2 (Hst i op E false)). rewrite El. apply elem_of_app. right. by left.
+    - destruct Hp as [[t Hinv] Hno]. split.
+      + exists t. by rewrite erase_rm.
+      + intros op' v' Hin. apply (Hno op' v'). by apply elem_of_rm in Hin as [? _].
+  Qed.
+
+  Lemma cfin_rm x σ σ' s' l : cfin σ (locx x l) = Some σ' → cfin σ (locx x (rm s' l)) = Some σ'.
+  Proof.
+    apply cfin_filter.
+    - intros i op v Hs. destruct v; [done |]. done.
+    - intros e. done.
+  Qed.
+End ghost.
