@@ -853,3 +853,129 @@ Section ghost.
     - intros e. done.
   Qed.
 End ghost.
+
+Lemma omap_omap {A B C} (f : A → option B) (g : B → option C) (l : list A) :
+  omap g (omap f l) = omap (λ a, f a ≫= g) l.
+Proof.
+  induction l as [| a l IH]; [done |]. simpl. destruct (f a) as [b |]; simpl; [destruct (g b); simpl; [f_equal |] |];
+    exact IH.
+Qed.
+
+Lemma omap_none {A B} (h : A → option B) (l : list A) : (∀ a, a ∈ l → h a = None) → omap h l = [].
+Proof. induction l as [| a l IH]; intros Hn; [done |]. simpl. rewrite Hn by (by left). apply IH. intros ??. apply Hn. by right. Qed.
+
+(** A list map with at most one image. *)
+Lemma omap_single {A B} (h : A → option B) (l : list A) a b :
+  NoDup l → a ∈ l → h a = Some b → (∀ a', a' ∈ l → h a' ≠ None → a' = a) → omap h l = [b].
+Proof.
+  induction l as [| c l IH]; intros Hnd Ha Hb Hu; [by apply elem_of_nil in Ha |].
+  apply NoDup_cons in Hnd as [Hc Hnd]. simpl. destruct (h c) as [b' |] eqn:E.
+  - assert (c = a) as <- by (apply Hu; [by left | congruence]). rewrite Hb in E. injection E as ->.
+    f_equal. apply omap_none. intros a' Ha'. destruct (h a') eqn:E'; [| done]. exfalso.
+    assert (a' = c) as -> by (apply Hu; [by right | congruence]). done.
+  - apply IH; [done | | done |].
+    + apply elem_of_cons in Ha as [-> | ?]; [congruence | done].
+    + intros a' Ha' Hn. apply Hu; [by right | done].
+Qed.
+
+Lemma locx_map_to_xl x (ps : list (opid * cop * bool)) :
+  locx x (map to_xl ps) = omap (λ p, if decide (p.1.2.1 = x) then Some (p.1.2.2, p.2) else None) ps.
+Proof.
+  induction ps as [| [[i [y on]] v] ps IH]; [done |]. cbn [map]. rewrite locx_cons, IH.
+  unfold to_xl. cbn [fst snd]. rewrite locx_XL. cbn [fst snd]. simpl. by case_decide.
+Qed.
+
+Section facts.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation dgrow := (dgrow NL).
+  Notation sp := (sp N NL).
+  Notation spl := (spl N NL).
+
+  Lemma erase_sp s s' : erase (sp s s') = [].
+  Proof. apply erase_to_xl. Qed.
+
+  Lemma elem_of_spl s s' p : p ∈ spl s s' ↔ ∃ u, tr u ∧ p = (oid u (kk (th s u)), opof (th s u), true) ∧
+    durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)).
+  Proof.
+    unfold DetCasPxLin.spl. rewrite elem_of_list_omap. setoid_rewrite elem_of_seq. unfold spg. split.
+    - intros (u & Hu & Hg). destruct (durb NL s' u _ && negb (durb NL s u _)) eqn:E; [| done]. injection Hg as <-.
+      apply andb_true_iff in E as [E1 E2]. exists u. split_and!; [unfold DetCasPx.tr; lia | done | by apply durb_spec |].
+      intros Hd. apply durb_spec in Hd. by rewrite Hd in E2.
+    - intros (u & Hu & -> & H1 & H2). exists u. split; [unfold DetCasPx.tr in Hu; lia |].
+      apply durb_spec in H1. rewrite H1. destruct (durb NL s u _) eqn:E; [apply durb_spec in E; done | done].
+  Qed.
+
+  Lemma elem_of_sp s s' e : e ∈ sp s s' ↔ ∃ i op v, e = XL i op v ∧ (i, op, v) ∈ spl s s'.
+  Proof.
+    unfold DetCasPxLin.sp. induction (spl s s') as [| [[i op] v] ps IH]; simpl.
+    - split; [by intros ?%elem_of_nil | intros (? & ? & ? & _ & ?%elem_of_nil); done].
+    - rewrite elem_of_cons, IH. setoid_rewrite elem_of_cons. unfold to_xl. simpl. naive_solver.
+  Qed.
+
+  Lemma spl_nodup s s' : NoDup ((spl s s').*1.*1).
+  Proof.
+    unfold DetCasPxLin.spl. assert (NoDup (seq 1 N)) as Hnd by apply NoDup_seq. revert Hnd.
+    generalize (seq 1 N). intros l Hnd. induction l as [| u l IH]; [constructor |].
+    apply NoDup_cons in Hnd as [Hu Hnd]. simpl. unfold spg at 1.
+    destruct (durb NL s' u _ && negb (durb NL s u _)); simpl; [| by apply IH].
+    constructor; [| by apply IH]. intros Hin. apply elem_of_list_fmap in Hin as ([i' op'] & Hi & Hin).
+    apply elem_of_list_fmap in Hin as ([[i'' op''] v''] & Hi' & Hin). simpl in *. simplify_eq.
+    apply elem_of_list_omap in Hin as (u' & Hu' & Hg). unfold spg in Hg.
+    destruct (_ && _); [| done]. injection Hg as Hid _ _. apply oid_inj in Hid as [-> _]. done.
+  Qed.
+
+  Lemma durable_mono s s' u k : dgrow s s' → durable s u k → durable s' u k.
+  Proof.
+    intros Hg (x & a & Hx & Ha & Hl)%durable_dp. apply durable_dp. exists x, a. split_and!; [done | | done].
+    destruct (Hg x Hx) as (m' & Hle & _ & Hd). rewrite Hd. unfold DetCasPxLin.dp in Ha.
+    apply elem_of_list_lookup in Ha as [j Ha]. apply lookup_take_Some in Ha as [Ha Hj].
+    apply elem_of_list_lookup. exists j. apply lookup_take_Some. split; [done | lia].
+  Qed.
+
+  (** A first plain CAS that became durable in the step: a word at or
+      above the mark before it, below it after. *)
+  Lemma newly_at s s' u k : dgrow s s' → durable s' u k → ¬ durable s u k →
+    ∃ x j a, x < NL ∧ mk s (LX x) ≤ j ∧ j < length (dp s' x) ∧ hx s x !! j = Some a ∧ lg a = Some (u, k).
+  Proof.
+    intros Hg (x & a & Hx & Ha & Hl)%durable_dp Hn. destruct (Hg x Hx) as (m' & Hle & Hlen & Hd).
+    apply elem_of_list_lookup in Ha as [j Ha]. pose proof (lookup_lt_Some _ _ _ Ha) as Hjl.
+    rewrite Hd in Ha. apply lookup_take_Some in Ha as [Ha Hj].
+    exists x, j, a. split_and!; try done.
+    destruct (decide (mk s (LX x) ≤ j)) as [| Hlt]; [done | exfalso]. apply Hn, durable_dp.
+    exists x, a. split_and!; [done | | done]. apply elem_of_list_lookup. exists j. apply lookup_take_Some. split; [done | lia].
+  Qed.
+
+  Lemma dec_facts s u : inv s → tr u → dec s u = true →
+    ¬ eff s u (kk (th s u)) ∧ activeb (pc (th s u)) = true.
+  Proof.
+    intros Hi Hu Hd. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
+    unfold DetCasPxLin.dec in Hd. apply orb_true_iff in Hd as [Hf | Hl].
+    - destruct (pc (th s u)) eqn:E; try discriminate Hf. destruct Hp as (_ & _ & (? & _) & _). done.
+    - unfold lastmf in Hl. destruct (last (hm s u)) as [w |] eqn:E; [| done].
+      apply andb_true_iff in Hl as [Hg Hf]. apply bool_decide_eq_true in Hg.
+      pose proof E as E'. rewrite last_lookup in E'.
+      destruct (i_mmt _ _ _ Hi u _ w Hu E') as [(_ & _ & _ & _ & Hne) | (Hk & _)]; [| specialize (Hk _ Hg); lia].
+      split; [by apply Hne |].
+      assert (nokm N NL s u → False) as Hnk.
+      { intros Hn. apply (Hn w); [| done]. by eapply elem_of_list_lookup_2. }
+      destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try done; [exfalso; apply Hnk, Hp |].
+      destruct c; try done. exfalso. apply Hnk, Hp.
+  Qed.
+
+  Lemma durable_act s u : inv s → tr u → durable s u (kk (th s u)) → activeb (pc (th s u)) = true.
+  Proof.
+    intros Hi Hu (x & j & Hx & Ht & _). pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
+    assert (idleok N NL s u → False) as Hn by (intros [He _]; apply He; by exists x, j).
+    destruct (activeb (pc (th s u))) eqn:E; [done | exfalso]. apply Hn.
+    destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try discriminate E; [exact Hp |].
+    destruct c; try discriminate E. apply Hp.
+  Qed.
+End facts.
