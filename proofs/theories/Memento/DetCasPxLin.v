@@ -979,3 +979,125 @@ Section facts.
     destruct c; try discriminate E. apply Hp.
   Qed.
 End facts.
+
+(** ** The durable part grows; the points of a step run the registers *)
+Section grow.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation dgrow := (dgrow NL).
+  Notation sp := (sp N NL).
+  Notation spl := (spl N NL).
+
+  Lemma nc_dgrow s s' t : nc N NL s s' t → dgrow s s'.
+  Proof.
+    intros Hn x Hx. destruct (nc_mk _ _ _ _ _ Hn x Hx) as [H1 H2]. exists (mk s' (LX x)). split_and!; [done | done |].
+    unfold dp. destruct (nc_hx _ _ _ _ _ Hn x Hx) as [k Hk]. rewrite Hk. by rewrite take_app_le.
+  Qed.
+
+  Definition cst (s : state) (keep : nat → nat) (f : nat → tstate) : state :=
+    St (crash_pm (pm s) keep) (wt s) (clock s) f.
+
+  Lemma crash_hx s keep f x : hx (cst s keep f) x = take (keep (LX x)) (hx s x).
+  Proof. unfold hx, hc, ids, cst. cbn [pm crash_pm p_mem]. rewrite crash_hist. by rewrite !fmap_take. Qed.
+  Lemma crash_hm s keep f u : hm (cst s keep f) u = take (keep (LMl N NL u)) (hm s u).
+  Proof. unfold DetCasPx.hm, hc, ids, cst. cbn [pm crash_pm p_mem]. rewrite crash_hist. by rewrite !fmap_take. Qed.
+
+  Lemma crash_dgrow s keep f : inv s → p_crash_ok (pm s) keep → dgrow s (cst s keep f).
+  Proof.
+    intros Hi Hok x Hx. pose proof (i_nl _ _ _ Hi) as Hnl. unfold nl_ok in Hnl.
+    assert (LX x < length (m_lines (p_mem (pm s)))) as HL by (rewrite Hnl; by apply LX_lt).
+    pose proof (Hok (LX x) HL) as [Hk1 Hk2].
+    exists (keep (LX x)). split_and!.
+    - unfold mk. lia.
+    - unfold hx, hc, ids. rewrite !fmap_length. lia.
+    - unfold dp. rewrite crash_hx. unfold mk, cst. cbn [pm crash_pm p_mem]. rewrite crash_mark by done.
+      by rewrite take_take, Nat.min_id.
+  Qed.
+
+  Lemma lg_ann s x j a u k : inv s → x < NL → hx s x !! j = Some a → lg a = Some (u, k) → la a ≠ None.
+  Proof.
+    intros Hi Hx Ha Hg. destruct (i_loc _ _ _ Hi x j a Hx Ha) as [[_ Hg'] | (p & u' & k' & Hla & _)];
+      [congruence | by rewrite Hla].
+  Qed.
+
+  (** The points a step adds, location by location, take the register from
+      its value before the step to its value after it. *)
+  Lemma sp_run s s' x : inv s → ms s → dgrow s s' → cfin (aval s x) (locx x (sp s s')) = Some (aval s' x).
+  Proof.
+    intros Hi Hm Hg. unfold DetCasPxLin.sp. rewrite locx_map_to_xl. unfold DetCasPxLin.spl. rewrite omap_omap.
+    set (h := λ u, spg NL s s' u ≫= λ p : opid * cop * bool,
+                     if decide (p.1.2.1 = x) then Some (p.1.2.2, p.2) else None).
+    assert (Hh : ∀ u, h u ≠ None → durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)) ∧
+                   ax (th s u) = x ∧ h u = Some ((ao (th s u), an (th s u)), true)).
+    { intros u. unfold h, spg. destruct (durb NL s' u _ && negb (durb NL s u _)) eqn:E; simpl; [| done].
+      case_decide; [| done]. intros _. apply andb_true_iff in E as [E1 E2]. split_and!; [by apply durb_spec | | done | done].
+      intros Hd. apply durb_spec in Hd. by rewrite Hd in E2. }
+    (* the point of an invocation that became durable is on its location *)
+    assert (Hat : ∀ u, durable s' u (kk (th s u)) → ¬ durable s u (kk (th s u)) →
+              ∃ j a, ax (th s u) < NL ∧ mk s (LX (ax (th s u))) ≤ j ∧ j < length (dp s' (ax (th s u))) ∧
+                hx s (ax (th s u)) !! j = Some a ∧ la a ≠ None ∧ lg a = Some (u, kk (th s u)) ∧ tr u ∧
+                dval s (ax (th s u)) = ao (th s u) ∧ dval s' (ax (th s u)) = an (th s u)).
+    { intros u Hd Hnd. destruct (newly_at NL s s' u _ Hg Hd Hnd) as (x' & j & a & Hx' & Hj & Hjl & Ha & Hla).
+      pose proof (lg_ann s x' j a u _ Hi Hx' Ha Hla) as Hann.
+      destruct (dval_ann N NL s s' x' j a u _ Hi Hm Hg Hx' Hj Hjl Ha Hann Hla) as (_ & Hu & Hxa & Hv & Hv').
+      subst x'. exists j, a. done. }
+    destruct (decide (x < NL)) as [Hx | Hx].
+    2: { unfold aval. rewrite !decide_False by done. rewrite omap_none; [done |].
+         intros u _. destruct (h u) eqn:E; [exfalso | done].
+         destruct (Hh u ltac:(congruence)) as (H1 & H2 & Hax & _).
+         destruct (Hat u H1 H2) as (j & a & Hxa & _). lia. }
+    unfold aval. rewrite !decide_True by done.
+    (* the last word of the location, if annotated and newly durable *)
+    destruct (hx s x !! pred (length (hx s x))) as [a |] eqn:Ea;
+      [destruct (decide (la a ≠ None ∧ mk s (LX x) ≤ pred (length (hx s x)) ∧
+                          pred (length (hx s x)) < length (dp s' x))) as [(Hla & Hj & Hjl) | Hno] |].
+    - destruct (la a) as [[p u0] |] eqn:Hla'; [| done].
+      destruct (i_loc _ _ _ Hi x _ a Hx Ea) as [[? _] | (p' & u' & k' & Hla'' & Hlg & _)]; [congruence |].
+      rewrite Hla' in Hla''. injection Hla'' as <- <-.
+      destruct (dval_ann N NL s s' x _ a u0 k' Hi Hm Hg Hx Hj Hjl Ea ltac:(congruence) Hlg) as (-> & Hu & Hxa & Hv & Hv').
+      assert (durable s' u0 (kk (th s u0))) as Hd'.
+      { apply durable_dp. destruct (Hg x Hx) as (m' & _ & _ & Hd). exists x, a. split_and!; [done | | done].
+        rewrite Hd. apply elem_of_list_lookup. exists (pred (length (hx s x))). apply lookup_take_Some.
+        split; [done |]. rewrite Hd, take_length in Hjl. lia. }
+      assert (¬ durable s u0 (kk (th s u0))) as Hnd.
+      { intros (x' & j' & Hx' & Ht' & Hj').
+        destruct (i_once _ _ _ Hi u0 _ x _ x' j' Hx Hx' ltac:(by exists a) Ht') as [<- <-]. lia. }
+      rewrite (omap_single h (seq 1 N) u0 ((ao (th s u0), an (th s u0)), true)).
+      + simpl. rewrite Hv, decide_True by done. by rewrite Hv'.
+      + apply NoDup_seq.
+      + apply elem_of_seq. unfold DetCasPx.tr in Hu. lia.
+      + unfold h, spg. apply durb_spec in Hd'. rewrite Hd'.
+        destruct (durb NL s u0 _) eqn:E; [apply durb_spec in E; done |]. simpl. rewrite decide_True by done. done.
+      + intros u _ Hn. destruct (Hh u Hn) as (H1 & H2 & Hax & _).
+        destruct (Hat u H1 H2) as (j & b & _ & Hjb & Hjlb & Hb & Hlab & Hlgb & _). rewrite Hax in *.
+        pose proof (ann_last N NL s x j b Hi Hx Hb Hlab Hjb) as Hl1.
+        assert (j = pred (length (hx s x))) as -> by lia. rewrite Ea in Hb. injection Hb as <-.
+        rewrite Hlg in Hlgb. by injection Hlgb.
+    - (* no annotated word became durable at [x] *)
+      assert (Hcl : ∀ j b, mk s (LX x) ≤ j → j < length (dp s' x) → hx s x !! j = Some b → la b = None).
+      { intros j b Hj Hjl Hb. destruct (la b) eqn:E; [exfalso | done].
+        pose proof (ann_last N NL s x j b Hi Hx Hb ltac:(congruence) Hj) as Hl1.
+        assert (j = pred (length (hx s x))) as -> by lia. rewrite Ea in Hb. injection Hb as <-.
+        apply Hno. split_and!; [congruence | done | done]. }
+      rewrite (dval_same N NL s s' x Hi Hm Hg Hx Hcl). rewrite omap_none; [done |].
+      intros u _. destruct (h u) eqn:E; [exfalso | done].
+      destruct (Hh u ltac:(congruence)) as (H1 & H2 & Hax & _).
+      destruct (Hat u H1 H2) as (j & b & _ & Hjb & Hjlb & Hb & Hlab & _). rewrite Hax in *.
+      apply Hlab. by apply (Hcl j b).
+    - (* the location has no write *)
+      assert (Hcl : ∀ j b, mk s (LX x) ≤ j → j < length (dp s' x) → hx s x !! j = Some b → la b = None).
+      { intros j b _ _ Hb. exfalso. apply lookup_ge_None in Ea. pose proof (lookup_lt_Some _ _ _ Hb). lia. }
+      rewrite (dval_same N NL s s' x Hi Hm Hg Hx Hcl). rewrite omap_none; [done |].
+      intros u _. destruct (h u) eqn:E; [exfalso | done].
+      destruct (Hh u ltac:(congruence)) as (H1 & H2 & Hax & _).
+      destruct (Hat u H1 H2) as (j & b & _ & Hjb & Hjlb & Hb & Hlab & _). rewrite Hax in *.
+      apply Hlab. by apply (Hcl j b).
+  Qed.
+End grow.
