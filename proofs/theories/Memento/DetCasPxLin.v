@@ -1101,3 +1101,526 @@ Section grow.
       apply Hlab. by apply (Hcl j b).
   Qed.
 End grow.
+
+(** ** Histories: appending one event *)
+Section hist.
+  Implicit Types (h : history cop bool) (e : event cop bool).
+
+  Lemma pending_on_snoc h e t j :
+    pending_on (h ++ [e]) t j ↔ (∃ o, e = Invoke j t o) ∨ (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v).
+  Proof.
+    unfold pending_on. split.
+    - intros (h1 & h2 & o & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
+      + apply app_inj_tail in Eh as [_ ->]. left. by exists o.
+      + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [Eh <-]. right. split_and!.
+        * exists h1, h2, o. split_and!; [done| |].
+          -- intros Hin. apply Hc. apply elem_of_app. by left.
+          -- intros v Hin. apply (Hr v). apply elem_of_app. by left.
+        * intros ->. apply Hc. apply elem_of_app. right. by left.
+        * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
+    - intros [(o & ->) | ((h1 & h2 & o & -> & Hc & Hr) & Hne & Hnr)].
+      + exists h, [], o. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
+      + exists h1, (h2 ++ [e]), o. split_and!; [by rewrite <- app_assoc | |].
+        * intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by apply Hne].
+        * intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | by apply (Hnr v)].
+  Qed.
+
+  Lemma finished_snoc h e j : finished (h ++ [e]) j ↔ finished h j ∨ ends j e.
+  Proof.
+    split.
+    - intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | <-%elem_of_list_singleton].
+      + left. left. by exists v.
+      + by right.
+      + left. right. by exists v.
+      + by right.
+    - intros [[[v Hin] | [v Hin]] | He].
+      + left. exists v. apply elem_of_app. by left.
+      + right. exists v. apply elem_of_app. by left.
+      + destruct e; simpl in He; try done; subst; [left | right]; exists v; apply elem_of_app; right; by left.
+  Qed.
+
+  Lemma finished_app h E j : finished h j → finished (h ++ E) j.
+  Proof. intros [[v Hin] | [v Hin]]; [left | right]; exists v; apply elem_of_app; by left. Qed.
+
+  Lemma cut_off_app h E i : cut_off h i → cut_off (h ++ E) i.
+  Proof.
+    intros (h1 & h2 & h3 & t & op & -> & Hr). exists h1, h2, (h3 ++ E), t, op.
+    split; [by rewrite <- !app_assoc, <- app_comm_cons, <- app_assoc | done].
+  Qed.
+
+  Lemma cut_off_crash h t i : pending_on h t i → cut_off (h ++ [Crash]) i.
+  Proof.
+    intros (h1 & h2 & op & -> & _ & Hr). exists h1, h2, [], t, op.
+    split; [by rewrite <- app_assoc, <- app_comm_cons | done].
+  Qed.
+
+  Lemma invoked_snoc h e i : invoked (h ++ [e]) i ↔ invoked h i ∨ ∃ t op, e = Invoke i t op.
+  Proof.
+    rewrite invoked_app. unfold invoked. setoid_rewrite elem_of_list_singleton. naive_solver.
+  Qed.
+End hist.
+
+Lemma mjoin_nil {A} (f : nat → list A) (l : list nat) : (∀ u, u ∈ l → f u = []) → mjoin (f <$> l) = [].
+Proof. induction l as [| u l IH]; intros Hn; [done |]. simpl. rewrite Hn by (by left). apply IH. intros ??. apply Hn. by right. Qed.
+
+Lemma mjoin_single {A} (f : nat → list A) (l : list nat) t :
+  NoDup l → t ∈ l → (∀ u, u ∈ l → u ≠ t → f u = []) → mjoin (f <$> l) = f t.
+Proof.
+  induction l as [| u l IH]; intros Hnd Ht Hn; [by apply elem_of_nil in Ht |].
+  apply NoDup_cons in Hnd as [Hu Hnd]. simpl. destruct (decide (u = t)) as [-> | Hne].
+  - rewrite mjoin_nil; [by rewrite app_nil_r |]. intros u' Hu'. apply Hn; [by right |]. by intros ->.
+  - rewrite Hn by (by left || done). simpl. apply IH; [done | by apply elem_of_cons in Ht as [? | ?] | ].
+    intros u' ??. apply Hn; [by right | done].
+Qed.
+
+Section ginv.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation dgrow := (dgrow NL).
+  Notation sp := (sp N NL).
+  Notation spl := (spl N NL).
+  Notation ev := (ev N NL).
+  Notation evu := (evu N NL).
+  Notation rm := (rm N NL).
+  Notation stale := (stale N NL).
+  Notation step := (step N NL fixed2 any_run).
+
+  (** The invariant: the history with its points is a witness of durable
+      linearizability (points well placed, running the registers to their
+      durable values), well formed; each thread's current invocation is
+      invoked exactly when the thread is inside it, pending or cut off as
+      [gc] says, and has a success point iff its first plain CAS is durable,
+      a failure point iff it decided to fail. *)
+  Record ginv (g : gstate) : Prop := {
+    g_r : reachable2 N NL (gs g);
+    g_ok : prefix_ok point_ok (gx g);
+    g_run : ∀ x, cfin 0 (locx x (gx g)) = Some (aval (gs g) x);
+    g_wf : wf (erase (gx g));
+    g_ids : ∀ i, invoked (erase (gx g)) i → ∃ u k, tr u ∧ k ≤ kk (th (gs g) u) ∧ i = oid u k;
+    g_old : ∀ u k, tr u → k < kk (th (gs g) u) → finished (erase (gx g)) (oid u k);
+    g_act : ∀ u, tr u → activeb (pc (th (gs g) u)) = true →
+      Invoke (oid u (kk (th (gs g) u))) u (opof (th (gs g) u)) ∈ erase (gx g) ∧
+      ¬ finished (erase (gx g)) (oid u (kk (th (gs g) u))) ∧
+      (gc g u = false → pending_on (erase (gx g)) u (oid u (kk (th (gs g) u)))) ∧
+      (gc g u = true → cut_off (erase (gx g)) (oid u (kk (th (gs g) u))));
+    g_idle : ∀ u, tr u → activeb (pc (th (gs g) u)) = false →
+      ¬ invoked (erase (gx g)) (oid u (kk (th (gs g) u))) ∧ gc g u = false;
+    g_pts : ∀ u (op : cop) (v : bool), tr u → XL (oid u (kk (th (gs g) u))) op v ∈ gx g ↔
+      op = opof (th (gs g) u) ∧ (if v then durable (gs g) u (kk (th (gs g) u)) else dec (gs g) u = true);
+    g_pend : ∀ u j, pending_on (erase (gx g)) u j →
+      tr u ∧ activeb (pc (th (gs g) u)) = true ∧ j = oid u (kk (th (gs g) u)) ∧ gc g u = false;
+  }.
+
+  Lemma hx_init x : hx (init N NL) x = [].
+  Proof. unfold hx, hc. by rewrite ids_init. Qed.
+  Lemma hm_init u : hm (init N NL) u = [].
+  Proof. unfold DetCasPx.hm, hc. by rewrite ids_init. Qed.
+
+  Lemma ginv_init : ginv (ginit N NL).
+  Proof.
+    split; cbn [gs gx gc ginit].
+    - apply rtc_refl.
+    - apply prefix_ok_nil.
+    - intros x. unfold aval, dval, dp. rewrite hx_init, take_nil. by case_decide.
+    - apply wf_nil.
+    - intros i (? & ? & []%elem_of_nil).
+    - intros u k _ Hk. cbn in Hk. lia.
+    - intros u _ Hact. done.
+    - intros u _ _. split; [intros (? & ? & []%elem_of_nil) | done].
+    - intros u op v _. split; [by intros ?%elem_of_nil |]. intros [_ Hv]. destruct v.
+      + destruct Hv as (x & j & _ & (a & Ha & _) & _). by rewrite hx_init in Ha.
+      + unfold dec, lastmf in Hv. rewrite hm_init in Hv. done.
+    - intros u j (h1 & h2 & op & E & _). by destruct h1.
+  Qed.
+End ginv.
+
+Section pres.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation dgrow := (dgrow NL).
+  Notation sp := (sp N NL).
+  Notation spl := (spl N NL).
+  Notation ev := (ev N NL).
+  Notation evu := (evu N NL).
+  Notation rm := (rm N NL).
+  Notation stale := (stale N NL).
+  Notation step := (step N NL fixed2 any_run).
+  Notation ginv := (ginv N NL).
+
+  Lemma finished_invoked h i : wf h → finished (Op:=cop) (Val:=bool) h i → invoked h i.
+  Proof. intros Hwf [[v Hv] | [v Hv]]; [by eapply wf_return_invoked | by eapply wf_recover_invoked]. Qed.
+
+  Lemma stale_u s' u op : tr u → stale s' (XL (oid u (kk (th s' u))) op false) = negb (dec s' u).
+  Proof.
+    intros Hu. destruct (stale s' _) eqn:E.
+    - apply stale_spec in E as (u' & Hu' & Hi & Hd). apply oid_inj in Hi as [<- _]. by rewrite Hd.
+    - destruct (dec s' u) eqn:Ed; [done | exfalso]. assert (stale s' (XL (oid u (kk (th s' u))) op false) = true) as E'.
+      { apply stale_spec. by exists u. }
+      congruence.
+  Qed.
+
+  Lemma act_ax s u : inv s → tr u → activeb (pc (th s u)) = true → ax (th s u) < NL.
+  Proof.
+    intros Hi Hu Ha. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
+    destruct (pc (th s u)) as [| | c y h | | | | | | | [|] | |]; try discriminate Ha;
+      try (destruct c; try discriminate Ha); unfold lhpre, pre26, failok in Hp;
+      repeat match goal with H : _ ∧ _ |- _ => destruct H end; subst; try assumption.
+  Qed.
+
+  Lemma eff_act s u : inv s → tr u → eff s u (kk (th s u)) → activeb (pc (th s u)) = true.
+  Proof.
+    intros Hi Hu He. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
+    assert (idleok N NL s u → False) as Hn by (intros [Hne _]; by apply Hne).
+    destruct (activeb (pc (th s u))) eqn:E; [done | exfalso]. apply Hn.
+    destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try discriminate E; [exact Hp |].
+    destruct c; try discriminate E. apply Hp.
+  Qed.
+
+  Lemma commit_point s t r : inv s → tr t → pc (th s t) = PCommit r →
+    if r then durable s t (kk (th s t)) else dec s t = true.
+  Proof.
+    intros Hi Ht Hpc. pose proof (pcok_of N NL s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp. destruct r.
+    - destruct Hp as (_ & [_ (w & Hl & Hg & Hf)] & _). rewrite last_lookup in Hl.
+      destruct (i_mmt _ _ _ Hi t _ w Ht Hl) as [(_ & _ & _ & Hd & _) | (Hk & _)]; [by apply Hd | specialize (Hk _ Hg); lia].
+    - destruct Hp as (_ & (w & Hl & Hg & Hf) & _). unfold dec, lastmf. rewrite Hl, Hf, bool_decide_true by done.
+      apply orb_true_r.
+  Qed.
+
+  (** The points of the invocations a step starts, decides, or keeps. *)
+  Lemma pts_keep s s' l E u : inv s → dgrow s s' → tr u →
+    kk (th s' u) = kk (th s u) → opof (th s' u) = opof (th s u) →
+    (∀ op (v : bool), XL (oid u (kk (th s u))) op v ∈ l ↔ op = opof (th s u) ∧ (if v then durable s u (kk (th s u)) else dec s u = true)) →
+    (∀ op v, XL (oid u (kk (th s u))) op v ∈ E ↔ v = false ∧ op = opof (th s u) ∧ dec s u = false ∧ dec s' u = true) →
+    ∀ op (v : bool), XL (oid u (kk (th s' u))) op v ∈ rm s' (l ++ sp s s' ++ E) ↔
+      op = opof (th s' u) ∧ (if v then durable s' u (kk (th s' u)) else dec s' u = true).
+  Proof.
+    intros Hi Hg Hu Hk Ho Hl HE op v. rewrite elem_of_rm, !elem_of_app, Hk, Ho, elem_of_sp.
+    assert (Hsp : (∃ i op' v', XL (oid u (kk (th s u))) op v = XL i op' v' ∧ (i, op', v') ∈ spl s s') ↔
+              v = true ∧ op = opof (th s u) ∧ durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u))).
+    { split.
+      - intros (i & op' & v' & [= <- <- <-] & Hin). apply elem_of_spl in Hin as (u' & Hu' & [= Hid -> ->] & Hd & Hnd).
+        apply oid_inj in Hid as [<- _]. done.
+      - intros (-> & -> & Hd & Hnd). exists (oid u (kk (th s u))), (opof (th s u)), true. split; [done |].
+        apply elem_of_spl. by exists u. }
+    rewrite Hsp, Hl, HE. destruct v.
+    - cbn [stale]. split.
+      + intros [[[-> Hd] | [(_ & -> & Hd & _) | (? & _)]] _]; [| by split | done].
+        split; [done | by apply (durable_mono NL s s')].
+      + intros [-> Hd]. split; [| done]. destruct (durb NL s u (kk (th s u))) eqn:Ed.
+        * left. split; [done | by apply durb_spec].
+        * right; left. split_and!; [done | done | done |]. intros Hd'. apply durb_spec in Hd'. congruence.
+    - rewrite <- Hk, (stale_u s' u op Hu), Hk. split.
+      + intros [[[-> Hd] | [(? & _) | (_ & -> & _ & Hd')]] Hs].
+        * split; [done |]. by destruct (dec s' u).
+        * done.
+        * done.
+      + intros [-> Hd']. split; [| by rewrite Hd'].
+        destruct (dec s u) eqn:Ed; [left; done | right; right; done].
+  Qed.
+
+  (** The stale failure points belong to invocations that have not
+      finished. *)
+  Lemma stale_ok s' (l E : list (xevent cop bool)) : (∀ u, tr u → ¬ finished (erase l ++ erase E) (oid u (kk (th s' u)))) →
+    ∀ i op, stale s' (XL i op false) = true → ∀ v, XE (Return i v) ∉ l ++ E ∧ XE (Recover i v) ∉ l ++ E.
+  Proof.
+    intros Hnf i op Hs v. apply stale_spec in Hs as (u & Hu & -> & _). specialize (Hnf u Hu).
+    split; intros Hin; apply Hnf; rewrite <- erase_app; apply elem_of_erase in Hin; [left | right]; by exists v.
+  Qed.
+
+  (** The history of the points before the step and those it makes durable. *)
+  Lemma ok_sp g s' : ginv g → reachable2 N NL s' → dgrow (gs g) s' → prefix_ok point_ok (gx g ++ sp (gs g) s').
+  Proof.
+    intros Hg Hr' Hgr. pose proof (tw_reachable_inv N NL _ (g_r _ _ _ Hg)) as Hi.
+    apply prefix_ok_to_xl; [apply (g_ok _ _ _ Hg) | |].
+    - intros p (u & Hu & -> & Hd & Hnd)%elem_of_spl. cbn [fst snd].
+      destruct (newly_at NL _ _ u _ Hgr Hd Hnd) as (x & j & a & Hx & _ & _ & Ha & Hla).
+      assert (activeb (pc (th (gs g) u)) = true) as Hact by (apply (eff_act _ u Hi Hu); exists x, j; split; [done | by exists a]).
+      exists u. apply (g_act _ _ _ Hg u Hu Hact).
+    - rewrite !fmap_app. apply NoDup_app. split_and!; [by apply points_nodup, (g_ok _ _ _ Hg) | | apply spl_nodup].
+      intros i Hi1 Hi2. apply elem_of_point_ids in Hi1 as (op & v & Hin).
+      apply elem_of_list_fmap in Hi2 as ([i' op'] & Hi' & Hi2). apply elem_of_list_fmap in Hi2 as ([[i'' op''] v''] & Hi'' & Hin2).
+      simpl in *. simplify_eq. apply elem_of_spl in Hin2 as (u & Hu & [= -> -> ->] & Hd & Hnd).
+      apply (g_pts _ _ _ Hg u op v Hu) in Hin as [_ Hv]. destruct v; [done |].
+      destruct (dec_facts N NL _ u Hi Hu Hv) as [Hne _]. apply Hne.
+      destruct (newly_at NL _ _ u _ Hgr Hd Hnd) as (x & j & a & Hx & _ & _ & Ha & Hla).
+      exists x, j. split; [done | by exists a].
+  Qed.
+
+  Lemma run_sp g s' : ginv g → dgrow (gs g) s' → ∀ x, cfin 0 (locx x (gx g ++ sp (gs g) s')) = Some (aval s' x).
+  Proof.
+    intros Hg Hgr x. pose proof (g_r _ _ _ Hg) as Hr.
+    rewrite locx_app, cfin_app, (g_run _ _ _ Hg x). simpl.
+    apply sp_run; [by apply (tw_reachable_inv N NL) | by apply ms_reach | done].
+  Qed.
+
+  Lemma xl_invoked (l : list (xevent cop bool)) i op v : prefix_ok point_ok l → XL i op v ∈ l → invoked (erase l) i.
+  Proof.
+    intros Hok (l1 & l2 & El)%elem_of_list_split. destruct (Hok _ _ _ El) as [[t Hin] _].
+    exists t, op. rewrite El, erase_app. apply elem_of_app. by left.
+  Qed.
+
+  Lemma durable_eff s u k : durable s u k → eff s u k.
+  Proof. intros (x & j & Hx & Ht & _). by exists x, j. Qed.
+
+  (** A step of one thread. *)
+  Lemma ginv_nc g s' t : ginv g → step (gs g) s' → nc N NL (gs g) s' t →
+    ginv (G s' (rm s' (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g))) (λ u, gc g u && activeb (pc (th s' u)))).
+  Proof.
+    intros Hg Hs Hn. pose proof (ok_sp g s') as Hok1. pose proof (run_sp g s') as Hrun1.
+    destruct g as [s l c]. cbn [gs gx gc] in *.
+    pose proof (g_r _ _ _ Hg) as Hr. pose proof (tw_reachable_inv N NL s Hr) as Hi.
+    assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | exact Hs]).
+    pose proof (tw_reachable_inv N NL s' Hr') as Hi'. pose proof (ms_reach N NL s' Hr') as Hm'.
+    pose proof (nc_dgrow N NL s s' t Hn) as Hgr.
+    specialize (Hok1 Hg Hr' Hgr). specialize (Hrun1 Hg Hgr).
+    destruct Hn as [Ht Hth Hhm _ _ Hcls].
+    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend]. cbn [gs gx gc] in *.
+    assert (Hoth : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+              opof (th s' u) = opof (th s u) ∧ dec s' u = dec s u).
+    { intros u Hne Hu. rewrite (Hth u Hne). split_and!; try done.
+      apply (dec_eq N NL); [by apply Hhm | by rewrite Hth | by rewrite Hth]. }
+    assert (Hev : ev s s' c = evu s s' c t).
+    { unfold DetCasPxLin.ev. apply mjoin_single; [apply NoDup_seq | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
+      intros u Hu%elem_of_seq Hne. destruct (Hoth u Hne ltac:(unfold DetCasPx.tr; lia)) as (Ha & Hk & _ & Hd).
+      unfold evu. rewrite Ha, Hk, Hd, bool_decide_false by lia. destruct (activeb (pc (th s u))), (dec s u); reflexivity. }
+    rewrite Hev. clear Hev.
+    (* the other threads keep their invocations and their points *)
+    assert (Hpo : ∀ E, (∀ e, e ∈ E → (∃ i, e = XE i) ∨ ∃ k op v, e = XL (oid t k) op v) →
+              ∀ u, tr u → u ≠ t → ∀ op (v : bool), XL (oid u (kk (th s' u))) op v ∈ rm s' (l ++ sp s s' ++ E) ↔
+                op = opof (th s' u) ∧ (if v then durable s' u (kk (th s' u)) else dec s' u = true)).
+    { intros E HE u Hu Hne. destruct (Hoth u Hne Hu) as (_ & Hk & Ho & Hd).
+      apply (pts_keep s s' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
+      intros op v. split; [| intros (_ & _ & H1 & H2); congruence].
+      intros Hin. destruct (HE _ Hin) as [[i ?] | (k & op' & v' & [= Hid _ _])]; [done |].
+      apply oid_inj in Hid as [? _]. done. }
+    destruct Hcls as [[Hso [Hact Hdc]] | [(Hia & Hia' & Hk & Hres & Hd' & Hne') | (r & Hpc & Hk & Hres & Hia' & Hd' & Hne')]].
+    - (* inside the operation: at most a failure point *)
+      destruct Hso as (Hk & Ho & Hres).
+      assert (Hall : ∀ u, tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+                opof (th s' u) = opof (th s u)).
+      { intros u Hu. destruct (decide (u = t)) as [-> | Hne]; [done |]. by destruct (Hoth u Hne Hu) as (? & ? & ? & _). }
+      set (E := if negb (dec s t) && dec s' t then [XL (oid t (kk (th s' t))) (opof (th s' t)) false] else []).
+      assert (evu s s' c t = E) as ->.
+      { unfold evu, E. rewrite Hact, Hk, bool_decide_false by lia. destruct (activeb (pc (th s t))); simpl; by rewrite app_nil_r. }
+      assert (erase E = []) as HeE by (unfold E; by destruct (negb (dec s t) && dec s' t)).
+      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l) by (by rewrite erase_rm, !erase_app, erase_sp, HeE, app_nil_r).
+      assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
+        Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ erase l ∧ ¬ finished (erase l) (oid u (kk (th s' u))) ∧
+        (c u && activeb (pc (th s' u)) = false → pending_on (erase l) u (oid u (kk (th s' u)))) ∧
+        (c u && activeb (pc (th s' u)) = true → cut_off (erase l) (oid u (kk (th s' u))))).
+      { intros u Hu Ha. destruct (Hall u Hu) as (Ha' & Hk' & Ho'). rewrite Hk', Ho', Ha, andb_true_r.
+        apply (Gact u Hu). by rewrite <- Ha'. }
+      assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
+        ¬ invoked (erase l) (oid u (kk (th s' u))) ∧ c u && activeb (pc (th s' u)) = false).
+      { intros u Hu Ha. destruct (Hall u Hu) as (Ha' & Hk' & _). rewrite Hk', Ha, andb_false_r.
+        split; [| done]. apply (Gidle u Hu). by rewrite <- Ha'. }
+      split; cbn [gs gx gc]; rewrite ?Herase.
+      + done.
+      + apply prefix_ok_rm.
+        * rewrite app_assoc. unfold E. destruct (negb (dec s t) && dec s' t) eqn:Edec; [| by rewrite app_nil_r].
+          apply andb_true_iff in Edec as [Ed1 Ed2]. apply negb_true_iff in Ed1.
+          destruct (dec_facts N NL s' t Hi' Ht Ed2) as [Hne'' Ha'].
+          apply prefix_ok_snoc. split; [done |]. rewrite Hk, Ho. split.
+          -- exists t. rewrite erase_app, erase_sp, app_nil_r. apply (Gact t Ht). by rewrite <- Hact.
+          -- intros op' v' [Hin | Hin]%elem_of_app.
+             ++ apply (Gpts t op' v' Ht) in Hin as [_ Hv]. destruct v'; [| congruence].
+                apply Hne''. rewrite Hk. apply (durable_mono NL s s' t _ Hgr) in Hv. destruct Hv as (x & j & Hx & Ht' & _).
+                by exists x, j.
+             ++ apply elem_of_sp in Hin as (i & op'' & v'' & [= <- <- <-] & Hin).
+                apply elem_of_spl in Hin as (u & Hu & [= Hid _ _] & Hd & _). apply oid_inj in Hid as [<- _].
+                apply Hne''. rewrite Hk. destruct Hd as (x & j & Hx & Ht' & _). by exists x, j.
+        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp, HeE, !app_nil_r. destruct (activeb (pc (th s' u))) eqn:Ea.
+          -- apply (Hact' u Hu Ea).
+          -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
+      + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. simpl.
+        unfold E. destruct (negb (dec s t) && dec s' t) eqn:Edec; [| done].
+        apply andb_true_iff in Edec as [Ed1 Ed2]. apply negb_true_iff in Ed1.
+        destruct Hdc as [Hdc | [(_ & _ & Hla & Hlv) | (Hdc & _)]]; [congruence | | congruence].
+        rewrite locx_XL, Ho. unfold opof at 1 2. cbn [fst snd]. case_decide as Hx; [| done]. subst x.
+        destruct (dec_facts N NL s' t Hi' Ht Ed2) as [_ Ha'].
+        pose proof (act_ax s' t Hi' Ht Ha') as Hax.
+        assert (ax (th s' t) = ax (th s t)) as Hax' by (unfold opof in Ho; by injection Ho).
+        rewrite Hax' in Hax. simpl. unfold aval. rewrite !(decide_True _ _ Hax).
+        rewrite (dval_clean N NL s' _ Hi' Hm' Hax Hla). case_decide; [| done]. congruence.
+      + done.
+      + intros i Hin. destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k.
+        split_and!; [done | | done]. by rewrite (proj1 (proj2 (Hall u Hu))).
+      + intros u k Hu Hlt. apply (Gold u k Hu). by rewrite <- (proj1 (proj2 (Hall u Hu))).
+      + done.
+      + done.
+      + intros u op v Hu. destruct (decide (u = t)) as [-> | Hne]; [| apply Hpo; try done].
+        * apply (pts_keep s s' l E t Hi Hgr Ht Hk Ho (λ op v, Gpts t op v Ht)). intros op' v'. unfold E.
+          destruct (negb (dec s t) && dec s' t) eqn:Edec.
+          -- rewrite elem_of_list_singleton, Hk, Ho. apply andb_true_iff in Edec as [Ed1 Ed2]. apply negb_true_iff in Ed1.
+             split; [intros [= -> ->]; done | intros (-> & -> & _); done].
+          -- split; [by intros ?%elem_of_nil |]. intros (_ & _ & H1 & H2). by rewrite H1, H2 in Edec.
+        * unfold E. destruct (negb (dec s t) && dec s' t); [| by intros ? ?%elem_of_nil]. intros ? ->%elem_of_list_singleton.
+          right. by eexists _, _, _.
+      + intros u j Hp. destruct (Gpend u j Hp) as (Hu & Ha & -> & Hc). destruct (Hall u Hu) as (Ha' & Hk' & _).
+        split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hc].
+    - (* the start of an invocation *)
+      set (i0 := oid t (kk (th s t))). set (op0 := opof (th s' t)).
+      set (E := [XE (Invoke (Val:=bool) i0 t op0)]).
+      assert (evu s s' c t = E) as ->.
+      { unfold evu, E, i0, op0. rewrite Hia, Hia', Hd', Hk, bool_decide_false by lia. simpl. by rewrite andb_false_r. }
+      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l ++ [Invoke i0 t op0])
+        by (by rewrite erase_rm, !erase_app, erase_sp).
+      destruct (Gidle t Ht Hia) as [Hni Hc].
+      assert (Hall : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+                opof (th s' u) = opof (th s u)).
+      { intros u Hne Hu. by destruct (Hoth u Hne Hu) as (? & ? & ? & _). }
+      assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
+        Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ erase l ++ [Invoke i0 t op0] ∧
+        ¬ finished (erase l ++ [Invoke i0 t op0]) (oid u (kk (th s' u))) ∧
+        (c u && activeb (pc (th s' u)) = false → pending_on (erase l ++ [Invoke i0 t op0]) u (oid u (kk (th s' u)))) ∧
+        (c u && activeb (pc (th s' u)) = true → cut_off (erase l ++ [Invoke i0 t op0]) (oid u (kk (th s' u))))).
+      { intros u Hu Ha. destruct (decide (u = t)) as [-> | Hne].
+        - rewrite Hk. fold i0 op0. split_and!.
+          + apply elem_of_app. right. by left.
+          + intros [Hf | []]%finished_snoc. apply Hni. by apply finished_invoked.
+          + intros _. apply pending_on_snoc. left. by eexists.
+          + rewrite Hc. done.
+        - destruct (Hall u Hne Hu) as (Ha' & Hk' & Ho'). rewrite Hk', Ho', Ha, andb_true_r. rewrite Ha' in Ha.
+          destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). split_and!.
+          + apply elem_of_app. by left.
+          + intros [Hf | Hf]%finished_snoc; [done | done].
+          + intros Hcu. apply pending_on_snoc. right. split_and!; [by apply H3 | done | done].
+          + intros Hcu. by apply cut_off_app, H4. }
+      assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
+        ¬ invoked (erase l ++ [Invoke i0 t op0]) (oid u (kk (th s' u))) ∧ c u && activeb (pc (th s' u)) = false).
+      { intros u Hu Ha. destruct (decide (u = t)) as [-> | Hne]; [congruence |].
+        destruct (Hall u Hne Hu) as (Ha' & Hk' & _). rewrite Hk', Ha, andb_false_r. split; [| done].
+        rewrite Ha' in Ha. intros [Hinv | (t' & op' & [= Hid _ _])]%invoked_snoc.
+        - by apply (Gidle u Hu Ha).
+        - apply oid_inj in Hid as [? _]. done. }
+      assert (Hwf' : wf (erase l ++ [Invoke i0 t op0])).
+      { apply wf_snoc. split; [done |]. split; [done |]. intros (j & Hp). destruct (Gpend t j Hp) as (_ & Ha & _). congruence. }
+      split; cbn [gs gx gc]; rewrite ?Herase.
+      + done.
+      + apply prefix_ok_rm.
+        * rewrite app_assoc. apply prefix_ok_snoc. by split.
+        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. cbn [app erase omap]. simpl.
+          destruct (activeb (pc (th s' u))) eqn:Ea.
+          -- apply (Hact' u Hu Ea).
+          -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
+      + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. reflexivity.
+      + done.
+      + intros i [Hin | (t' & op' & [= <- <- <-])]%invoked_snoc.
+        * destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k. split_and!; [done | | done].
+          destruct (decide (u = t)) as [-> | Hne]; [by rewrite Hk | by rewrite (proj1 (proj2 (Hall u Hne Hu)))].
+        * exists t, (kk (th s t)). split_and!; [done | lia | done].
+      + intros u k Hu Hlt. apply finished_app, (Gold u k Hu).
+        destruct (decide (u = t)) as [-> | Hne]; [by rewrite <- Hk | by rewrite <- (proj1 (proj2 (Hall u Hne Hu)))].
+      + done.
+      + done.
+      + intros u op v Hu. destruct (decide (u = t)) as [-> | Hne].
+        * split.
+          -- intros [Hin Hst]%elem_of_rm. exfalso. apply elem_of_app in Hin as [Hin | [Hin | Hin]%elem_of_app].
+             ++ rewrite Hk in Hin. apply (Gpts t op v Ht) in Hin as [_ Hv]. destruct v.
+                ** pose proof (durable_act N NL s t Hi Ht Hv). congruence.
+                ** destruct (dec_facts N NL s t Hi Ht Hv) as [_ ?]. congruence.
+             ++ apply elem_of_sp in Hin as (i & op' & v' & [= <- <- <-] & Hin).
+                apply elem_of_spl in Hin as (u & Hu' & [= Hid _ _] & Hd & _). apply oid_inj in Hid as [<- Hkk].
+                apply Hne'. rewrite Hkk. by apply (durable_eff s' t).
+             ++ by apply elem_of_list_singleton in Hin.
+          -- intros [_ Hv]. exfalso. destruct v; [by apply Hne', durable_eff | congruence].
+        * apply Hpo; [| done | done]. intros e ->%elem_of_list_singleton. left. by eexists.
+      + intros u j [(o & [= <- <- <-]) | (Hp & _ & _)]%pending_on_snoc.
+        * split_and!; [done | done | by rewrite Hk | by rewrite Hc].
+        * destruct (Gpend u j Hp) as (Hu & Ha & -> & Hcu). destruct (decide (u = t)) as [-> | Hne]; [congruence |].
+          destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+    - (* the commit *)
+      assert (activeb (pc (th s t)) = true) as Hia by (by rewrite Hpc).
+      set (i0 := oid t (kk (th s t))). set (Ev := (if c t then @Recover cop bool else @Return cop bool) i0 r).
+      set (E := [XE Ev]).
+      assert (evu s s' c t = E) as ->.
+      { unfold evu, E, Ev, i0. rewrite Hia, Hia', Hd', Hk, bool_decide_true by done. rewrite Hres, last_snoc.
+        simpl. by rewrite andb_false_r. }
+      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l ++ [Ev])
+        by (by rewrite erase_rm, !erase_app, erase_sp).
+      destruct (Gact t Ht Hia) as (Hinv0 & Hnf0 & Hpend0 & Hcut0). fold i0 in Hinv0, Hnf0, Hpend0, Hcut0.
+      assert (HnEv : ∀ j t' o, Ev ≠ Invoke j t' o) by (unfold Ev; by destruct (c t)).
+      assert (HcEv : Ev ≠ Crash) by (unfold Ev; by destruct (c t)).
+      assert (HendEv : ∀ j, ends j Ev ↔ j = i0) by (unfold Ev; destruct (c t); simpl; naive_solver).
+      assert (Hnew : ¬ invoked (erase l) (oid t (S (kk (th s t))))).
+      { intros Hin. destruct (Gids _ Hin) as (u & k & Hu & Hle & Hid). apply oid_inj in Hid as [<- <-]. lia. }
+      assert (Hall : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+                opof (th s' u) = opof (th s u)).
+      { intros u Hne Hu. by destruct (Hoth u Hne Hu) as (? & ? & ? & _). }
+      assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
+        Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ erase l ++ [Ev] ∧
+        ¬ finished (erase l ++ [Ev]) (oid u (kk (th s' u))) ∧
+        (c u && activeb (pc (th s' u)) = false → pending_on (erase l ++ [Ev]) u (oid u (kk (th s' u)))) ∧
+        (c u && activeb (pc (th s' u)) = true → cut_off (erase l ++ [Ev]) (oid u (kk (th s' u))))).
+      { intros u Hu Ha. destruct (decide (u = t)) as [-> | Hne]; [congruence |].
+        destruct (Hall u Hne Hu) as (Ha' & Hk' & Ho'). rewrite Hk', Ho', Ha, andb_true_r. rewrite Ha' in Ha.
+        destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). split_and!.
+        + apply elem_of_app. by left.
+        + intros [Hf | Hf]%finished_snoc; [done |]. apply HendEv in Hf. apply oid_inj in Hf as [? _]. done.
+        + intros Hcu. apply pending_on_snoc. right. split_and!; [by apply H3 | done |].
+          intros v E'. unfold Ev in E'. destruct (c t); [done |]. injection E' as Hid _. apply oid_inj in Hid as [? _]. done.
+        + intros Hcu. by apply cut_off_app, H4. }
+      assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
+        ¬ invoked (erase l ++ [Ev]) (oid u (kk (th s' u))) ∧ c u && activeb (pc (th s' u)) = false).
+      { intros u Hu Ha. rewrite Ha, andb_false_r. split; [| done].
+        intros [Hinv | (t' & op' & HE)]%invoked_snoc; [| by apply (HnEv _ _ _ HE)].
+        destruct (decide (u = t)) as [-> | Hne]; [rewrite Hk in Hinv; by apply Hnew |].
+        destruct (Hall u Hne Hu) as (Ha' & Hk' & _). rewrite Hk' in Hinv. rewrite Ha' in Ha. by apply (Gidle u Hu Ha). }
+      assert (Hwf' : wf (erase l ++ [Ev])).
+      { apply wf_snoc. split; [done |]. unfold Ev. destruct (c t) eqn:Ec; simpl; split; [by apply Hcut0 | done | | done].
+        exists t. by apply Hpend0. }
+      pose proof (commit_point s t r Hi Ht Hpc) as Hpt.
+      split; cbn [gs gx gc]; rewrite ?Herase.
+      + done.
+      + apply prefix_ok_rm.
+        * rewrite app_assoc. apply prefix_ok_snoc. split; [done |].
+          assert (∃ op, XL i0 op r ∈ l ++ sp s s') as Hx.
+          { exists (opof (th s t)). apply elem_of_app. left. apply (Gpts t _ r Ht). by split. }
+          unfold Ev. by destruct (c t).
+        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. simpl.
+          destruct (activeb (pc (th s' u))) eqn:Ea.
+          -- apply (Hact' u Hu Ea).
+          -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
+      + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. reflexivity.
+      + done.
+      + intros i [Hin | (t' & op' & HE)]%invoked_snoc; [| by destruct (HnEv _ _ _ HE)].
+        destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k. split_and!; [done | | done].
+        destruct (decide (u = t)) as [-> | Hne]; [rewrite Hk; lia | by rewrite (proj1 (proj2 (Hall u Hne Hu)))].
+      + intros u k Hu Hlt. destruct (decide (u = t)) as [-> | Hne].
+        * rewrite Hk in Hlt. destruct (decide (k = kk (th s t))) as [-> | Hnk].
+          -- apply finished_snoc. right. by apply HendEv.
+          -- apply finished_app, (Gold t k Ht). lia.
+        * apply finished_app, (Gold u k Hu). by rewrite <- (proj1 (proj2 (Hall u Hne Hu))).
+      + done.
+      + done.
+      + intros u op v Hu. destruct (decide (u = t)) as [-> | Hne].
+        * rewrite Hk. split.
+          -- intros [Hin Hst]%elem_of_rm. exfalso. apply elem_of_app in Hin as [Hin | [Hin | Hin]%elem_of_app].
+             ++ apply Hnew. by apply (xl_invoked l _ op v).
+             ++ apply elem_of_sp in Hin as (i & op' & v' & [= <- <- <-] & Hin).
+                apply elem_of_spl in Hin as (u & Hu' & [= Hid _ _] & Hd & _). apply oid_inj in Hid as [<- Hkk]. lia.
+             ++ by apply elem_of_list_singleton in Hin.
+          -- intros [_ Hv]. exfalso. destruct v.
+             ++ apply Hne'. rewrite Hk. by apply durable_eff.
+             ++ congruence.
+        * apply Hpo; [| done | done]. intros e ->%elem_of_list_singleton. left. by eexists.
+      + intros u j [(o & HE) | (Hp & _ & Hret)]%pending_on_snoc; [by destruct (HnEv _ _ _ HE) |].
+        destruct (Gpend u j Hp) as (Hu & Ha & -> & Hcu). destruct (decide (u = t)) as [-> | Hne].
+        * exfalso. unfold Ev in Hret. rewrite Hcu in Hret. by apply (Hret r).
+        * destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+  Qed.
+End pres.
