@@ -1624,3 +1624,148 @@ Section pres.
         * destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
   Qed.
 End pres.
+
+Section crash.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation hm := (hm N NL).
+  Notation inv := (inv N NL).
+  Notation ms := (ms N NL).
+  Notation eff := (eff NL).
+  Notation durable := (durable NL).
+  Notation dec := (dec N NL).
+  Notation aval := (aval NL).
+  Notation dgrow := (dgrow NL).
+  Notation sp := (sp N NL).
+  Notation spl := (spl N NL).
+  Notation ev := (ev N NL).
+  Notation evu := (evu N NL).
+  Notation rm := (rm N NL).
+  Notation stale := (stale N NL).
+  Notation step := (step N NL fixed2 any_run).
+  Notation ginv := (ginv N NL).
+
+  (** A thread across a full crash: same invocation, arguments and results;
+      back in recovery; a decision to fail survives only with its memento. *)
+  Lemma crash_th s keep f u : (∀ u, tr u → f u = reinit N NL s keep u) → tr u →
+    kk (f u) = kk (th s u) ∧ opof (f u) = opof (th s u) ∧ res (f u) = res (th s u) ∧
+    activeb (pc (f u)) = activeb (pc (th s u)) ∧ isfail (pc (f u)) = false.
+  Proof.
+    intros Hf Hu. rewrite (Hf u Hu). unfold reinit. cbn [with_own with_pc kk ax ao an res pc].
+    split_and!; try done; [apply act_crash_pc | apply isfail_crash_pc].
+  Qed.
+
+  Lemma crash_dec s keep f u : inv s → (∀ u, tr u → f u = reinit N NL s keep u) → tr u →
+    dec (cst s keep f) u = true → dec s u = true.
+  Proof.
+    intros Hi Hf Hu Hd. destruct (crash_th s keep f u Hf Hu) as (Hk & _ & _ & _ & Hfl).
+    unfold DetCasPxLin.dec in Hd |- *. cbn [th cst] in Hd. rewrite Hfl in Hd. simpl in Hd.
+    unfold lastmf in Hd |- *. rewrite crash_hm in Hd. cbn [th cst] in Hd. rewrite Hk in Hd.
+    destruct (last (take _ (hm s u))) as [w |] eqn:E; [| done].
+    apply andb_true_iff in Hd as [Hg Hm]. apply bool_decide_eq_true in Hg.
+    rewrite last_lookup in E. apply lookup_take_Some in E as [E _].
+    destruct (i_mmt _ _ _ Hi u _ w Hu E) as [(_ & _ & Hlen & _) | (Hlt & _)]; [| specialize (Hlt _ Hg); lia].
+    assert (last (hm s u) = Some w) as ->.
+    { rewrite last_lookup. rewrite <- E. f_equal. rewrite !take_length in Hlen |- *. lia. }
+    rewrite Hg, Hm, bool_decide_true by done. apply orb_true_r.
+  Qed.
+
+  Lemma crash_ev s keep f c : inv s → (∀ u, tr u → f u = reinit N NL s keep u) → ev s (cst s keep f) c = [].
+  Proof.
+    intros Hi Hf. unfold DetCasPxLin.ev. apply mjoin_nil. intros u Hu%elem_of_seq.
+    assert (tr u) as Hu' by (unfold DetCasPx.tr; lia).
+    destruct (crash_th s keep f u Hf Hu') as (Hk & _ & _ & Ha & _).
+    unfold evu. cbn [th cst]. rewrite Hk, Ha, bool_decide_false by lia.
+    destruct (dec (cst s keep f) u) eqn:E.
+    - rewrite (crash_dec s keep f u Hi Hf Hu' E). destruct (activeb (pc (th s u))); reflexivity.
+    - destruct (activeb (pc (th s u))), (dec s u); reflexivity.
+  Qed.
+
+  (** A full crash, with its [crash] event ([loud]) or silent. *)
+  Lemma ginv_crash g keep f (loud : bool) : ginv g → p_crash_ok (pm (gs g)) keep →
+    (∀ u, tr u → f u = reinit N NL (gs g) keep u) → (∀ u, ¬ tr u → f u = th (gs g) u) →
+    ginv (G (cst (gs g) keep f) (rm (cst (gs g) keep f) (gx g ++ sp (gs g) (cst (gs g) keep f) ++
+            (if loud then [XE Crash] else [])))
+            (λ u, (loud || gc g u) && activeb (pc (th (cst (gs g) keep f) u)))).
+  Proof.
+    intros Hg Hok Hf Hf'. pose proof (g_r _ _ _ Hg) as Hr. pose proof (tw_reachable_inv N NL _ Hr) as Hi.
+    set (s' := cst (gs g) keep f).
+    assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | by apply SCrash]).
+    pose proof (crash_dgrow N NL (gs g) keep f Hi Hok) as Hgr.
+    pose proof (ok_sp N NL g s' Hg Hr' Hgr) as Hok1. pose proof (run_sp N NL g s' Hg Hgr) as Hrun1.
+    destruct g as [s l c]. cbn [gs gx gc] in *.
+    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend]. cbn [gs gx gc] in *.
+    set (E := if loud then [XE (Val:=bool) Crash] else []).
+    set (h' := erase l ++ erase E).
+    assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = h') by (by rewrite erase_rm, !erase_app, erase_sp).
+    assert (Hth : ∀ u, tr u → kk (th s' u) = kk (th s u) ∧ opof (th s' u) = opof (th s u) ∧
+              activeb (pc (th s' u)) = activeb (pc (th s u))).
+    { intros u Hu. destruct (crash_th s keep f u Hf Hu) as (? & ? & _ & ? & _). done. }
+    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
+    { intros i Hfi. unfold h', E in Hfi. destruct loud; simpl in Hfi; [| by rewrite app_nil_r in Hfi].
+      by apply finished_snoc in Hfi as [? | []]. }
+    assert (HinvE : ∀ i, invoked h' i → invoked (erase l) i).
+    { intros i Hin. unfold h', E in Hin. destruct loud; simpl in Hin; [| by rewrite app_nil_r in Hin].
+      by apply invoked_snoc in Hin as [? | (? & ? & ?)]. }
+    assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
+      Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ h' ∧ ¬ finished h' (oid u (kk (th s' u))) ∧
+      ((loud || c u) && activeb (pc (th s' u)) = false → pending_on h' u (oid u (kk (th s' u)))) ∧
+      ((loud || c u) && activeb (pc (th s' u)) = true → cut_off h' (oid u (kk (th s' u))))).
+    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & Ho & Ha'). rewrite Hk, Ho, Ha, andb_true_r. rewrite Ha' in Ha.
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). split_and!.
+      - unfold h'. apply elem_of_app. by left.
+      - intros Hfi. by apply H2, HfinE.
+      - intros Hc. destruct loud; [done |]. simpl in Hc. unfold h', E. rewrite app_nil_r. by apply H3.
+      - intros Hc. unfold h', E. destruct loud; simpl.
+        + destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
+        + rewrite app_nil_r. by apply H4. }
+    assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
+      ¬ invoked h' (oid u (kk (th s' u))) ∧ (loud || c u) && activeb (pc (th s' u)) = false).
+    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & _ & Ha'). rewrite Hk, Ha, andb_false_r. split; [| done].
+      rewrite Ha' in Ha. intros Hin. by apply (Gidle u Hu Ha), HinvE. }
+    split; cbn [gs gx gc]; rewrite ?Herase.
+    - done.
+    - apply prefix_ok_rm.
+      + rewrite app_assoc. unfold E. destruct loud; [| by rewrite app_nil_r]. apply prefix_ok_snoc. by split.
+      + apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. fold h'.
+        destruct (activeb (pc (th s' u))) eqn:Ea.
+        * apply (Hact' u Hu Ea).
+        * intros Hfi. apply (proj1 (Hidle' u Hu Ea)). apply finished_invoked; [| done].
+          unfold h', E. destruct loud; simpl; [| by rewrite app_nil_r]. apply wf_snoc. by split.
+    - intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. unfold E. by destruct loud.
+    - unfold h', E. destruct loud; simpl; [| by rewrite app_nil_r]. apply wf_snoc. by split.
+    - intros i Hin%HinvE. destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k.
+      split_and!; [done | | done]. by rewrite (proj1 (Hth u Hu)).
+    - intros u k Hu Hlt. unfold h'. apply finished_app, (Gold u k Hu). by rewrite <- (proj1 (Hth u Hu)).
+    - done.
+    - done.
+    - intros u op v Hu. destruct (Hth u Hu) as (Hk & Ho & _).
+      apply (pts_keep N NL s s' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
+      intros op' v'. split.
+      + unfold E. destruct loud; [| by intros ?%elem_of_nil]. by intros ?%elem_of_list_singleton.
+      + intros (_ & _ & H1 & H2). apply (crash_dec s keep f u Hi Hf Hu) in H2. congruence.
+    - intros u j Hp. unfold h', E in Hp. destruct loud; simpl in Hp.
+      + apply pending_on_snoc in Hp as [(o & ?) | (_ & ? & _)]; done.
+      + rewrite app_nil_r in Hp. destruct (Gpend u j Hp) as (Hu & Ha & -> & Hc).
+        destruct (Hth u Hu) as (Hk & _ & Ha'). split_and!; [done | by rewrite Ha' | by rewrite Hk | by rewrite Hc].
+  Qed.
+
+  (** The invariant holds in every state of every run with its history. *)
+  Lemma ginv_step g g' : ginv g → gstep N NL g g' → ginv g'.
+  Proof.
+    intros Hg Hs. destruct Hs as [g s' Hs | g keep f Hok Hf Hf'].
+    - pose proof (tw_reachable_inv N NL _ (g_r _ _ _ Hg)) as Hi.
+      destruct (step_nc N NL (gs g) s' Hi Hs) as [[t Hn] | (keep & f & Hok & Hf & Hf' & ->)].
+      + exact (ginv_nc N NL g s' t Hg Hs Hn).
+      + change (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) with (cst (gs g) keep f).
+        rewrite (crash_ev (gs g) keep f (gc g) Hi Hf), app_nil_r.
+        pose proof (ginv_crash g keep f false Hg Hok Hf Hf') as H. rewrite app_nil_r in H. exact H.
+    - exact (ginv_crash g keep f true Hg Hok Hf Hf').
+  Qed.
+
+  Lemma greach_ginv g : greach N NL g → ginv g.
+  Proof.
+    unfold greach. intros Hr. revert g Hr. apply (rtc_ind_r _ (ginit N NL)); [apply ginv_init |].
+    intros g1 g2 _ Hs IH. by apply (ginv_step g1).
+  Qed.
+End crash.
