@@ -1769,3 +1769,129 @@ Section crash.
     intros g1 g2 _ Hs IH. by apply (ginv_step g1).
   Qed.
 End crash.
+
+(** ** The theorems *)
+Section theorems.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation greach := (greach N NL).
+  Notation ginv := (ginv N NL).
+
+  (** Every run of the two-word model has its history: the ghost runs are
+      the model's runs, each full crash with its [crash] event. *)
+  Theorem detcas_lin_every_run s : reachable2 N NL s ↔ ∃ g, greach g ∧ gs g = s.
+  Proof.
+    split.
+    - unfold reachable2, reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)).
+      { exists (ginit N NL). split; [apply rtc_refl | done]. }
+      intros s1 s2 Hr1 Hs [g [Hg <-]]. pose proof (tw_reachable_inv N NL _ Hr1) as Hi.
+      destruct (step_nc N NL (gs g) s2 Hi Hs) as [_ | (keep & f & Hok & Hf & Hf' & ->)].
+      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_step] | done].
+      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_crash] | done].
+    - intros (g & Hg & <-). apply (g_r _ _ _ (greach_ginv N NL g Hg)).
+  Qed.
+
+  (** (a) Durable linearizability: the history of every run, with its
+      points, is a witness for the CAS registers. *)
+  Theorem detcas_lin_durably_linearizable g : greach g → durably_linearizable cas_regs (erase (gx g)).
+  Proof.
+    intros Hg. pose proof (greach_ginv N NL g Hg) as Hi. exists (gx g). split; [done | apply (g_ok _ _ _ Hi) |].
+    apply accepts_locx. intros x. eexists. apply (g_run _ _ _ Hi).
+  Qed.
+
+  (** (b) The histories are well formed (what [perdure check-history]
+      accepts). *)
+  Theorem detcas_lin_wf g : greach g → wf (erase (gx g)).
+  Proof. intros Hg. apply (g_wf _ _ _ (greach_ginv N NL g Hg)). Qed.
+
+  (** (c) Every operation a crash cut off is recovered, with the result it
+      took effect with (a [recover] follows its point), or it is the
+      operation its thread is still running (in recovery). *)
+  Theorem detcas_lin_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
+    recovered (erase (gx g)) i ∨
+    ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
+  Proof.
+    intros Hg Hc. pose proof (greach_ginv N NL g Hg) as Hi.
+    destruct (g_ids _ _ _ Hi i (cut_off_invoked _ _ Hc)) as (u & k & Hu & Hle & ->).
+    destruct (decide (k = kk (th (gs g) u))) as [-> | Hne].
+    - destruct (activeb (pc (th (gs g) u))) eqn:Ea; [right; by exists u |].
+      exfalso. apply (proj1 (g_idle _ _ _ Hi u Hu Ea)). by apply cut_off_invoked.
+    - left. destruct (g_old _ _ _ Hi u k Hu ltac:(lia)) as [Hcomp | Hrec]; [| done].
+      exfalso. by apply (completed_not_cut_off _ _ (g_wf _ _ _ Hi) Hcomp).
+  Qed.
+
+  (** (d) Detectability: once no thread is inside a detectable CAS (every
+      recovery has returned), the history is [detectable] for the CAS
+      registers: durably linearizable, every cut-off operation recovered. *)
+  Theorem detcas_lin_detectable g : greach g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
+    detectable cas_regs (erase (gx g)).
+  Proof.
+    intros Hg Hq. split; [by apply detcas_lin_durably_linearizable |]. intros i Hc _.
+    destruct (detcas_lin_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
+    rewrite Hq in Ha by done. done.
+  Qed.
+
+  (** (e) Location by location: each location's projection is durably
+      linearizable for one CAS register ([DurableLin.v]'s locality). *)
+  Theorem detcas_lin_per_location g x : greach g →
+    durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
+  Proof.
+    intros Hg. apply (durably_linearizable_local (λ _ : nat, cas_reg)); [by apply detcas_lin_wf |].
+    by apply detcas_lin_durably_linearizable.
+  Qed.
+End theorems.
+
+Section not_vacuous.
+  Tactic Notation "gs_go" uconstr(c) :=
+    eapply rtc_l_eq; [apply g_step; apply c; first [exact I | side] | norm_state |].
+
+  (** A full crash of thread 1's only model ([N = 1]) keeping [keep L]
+      writes of line [L]. *)
+  Ltac gcrash_go keep :=
+    match goal with |- rtc (gstep ?N ?NL) ?g _ =>
+      let x := eval vm_compute in (gs g) in
+      let T1 := eval vm_compute in (reinit N NL x keep 1) in
+      eapply rtc_l_eq; [apply (g_crash N NL g keep (upd (th x) 1 T1));
+        [side | (intros u [??]; destruct u as [|[|]]; [lia | vm_compute; reflexivity | lia])
+              | (intros u Hu; unfold upd; destruct (decide (u = 1)) as [->|];
+                 [exfalso; apply Hu; unfold DetCasPx.tr; lia | done])]
+       | norm_state |]
+    end.
+
+  (** One thread, one location holding 0: CAS(0, 5, 1) fails (L26, L28:
+      its failure point), writes its failure memento (L30) and writes it
+      back; a full crash keeps the memento; recovery (④) returns ERR. *)
+  Lemma detcas_lin_not_vacuous_run :
+    ∃ g, greach 1 1 g ∧ (∀ t, tr 1 t → activeb (pc (th (gs g) t)) = false) ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false].
+  Proof.
+    eexists. split; [| split].
+    - unfold greach, ginit.
+      gs_go (SStart _ _ _ _ _ 1 0 5 1).
+      gs_go (S26fail _ _ _ _ _ 1 true 0).
+      gs_go (SFail _ _ _ _ _ 1 true 0).
+      gs_go (SFailF _ _ _ _ _ 1).
+      gcrash_go (λ L : nat, match L with 6 => 1 | _ => 0 end).
+      gs_go (SRec4 _ _ _ _ _ 1).
+      gs_go (SCommit _ _ _ _ _ 1 false).
+      apply rtc_refl.
+    - intros t [??]. destruct t as [|[|]]; [lia | vm_compute; reflexivity | lia].
+    - vm_compute. reflexivity.
+  Qed.
+
+  (** The theorems are not about an empty set of histories: a run whose
+      history has an operation cut off by a crash and then recovered (with
+      the result it took effect with), detectable. *)
+  Theorem detcas_lin_not_vacuous :
+    ∃ g, greach 1 1 g ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false] ∧
+      cut_off (erase (gx g)) (oid 1 0) ∧ recovered (erase (gx g)) (oid 1 0) ∧
+      detectable cas_regs (erase (gx g)).
+  Proof.
+    destruct detcas_lin_not_vacuous_run as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | | |].
+    - rewrite Eh. exists [], [], [Recover (oid 1 0) false], 1, (0, (5, 1)). split; [done |].
+      intros v Hin. by apply elem_of_nil in Hin.
+    - rewrite Eh. exists false. by right; right; left.
+    - by apply (detcas_lin_detectable 1 1).
+  Qed.
+End not_vacuous.
