@@ -1,6 +1,96 @@
 (** * Memento's detectable CAS (two-word location): detectable histories
 
-    HEADER PLACEHOLDER *)
+    [DetCasPxTwoWord.v] proves the detectable CAS of the seed paper (seed
+    001, §3, Algorithms 1 and 2) detectable on the model's states, for the
+    location the crate ships by default ([impl/perdure-memento/src/cas.rs],
+    [DetectableCasAtomic::at], [TwoWord]), in every run, without a premise
+    ([detcas_px2_detectable]).  This file states it over the histories of
+    [Core/History.v] and the verdicts of [Core/DurableLin.v]: every run of
+    that model ([step N NL fixed2 any_run]: [N] threads, [NL] locations,
+    helping, full-system and thread crashes) is paired with a ghost history
+    of invoke, return, crash and recover events with linearization points
+    ([gstep]), and those histories are durably linearizable and detectable
+    for the sequential specification of [NL] CAS registers ([cas_regs]: the
+    operation [(x, (old, new))] is CAS(old, new) on location [x], returning
+    [true] iff the register held [old]; every register starts at 0).
+
+    The history ([gx], built step by step from the model's steps; Rust:
+    [cas.rs] [DetectableCasAtomic::cas] and its recovery, [runtime.rs]
+    [Handle::try_run_root], [Runtime::open]):
+    - [Invoke (oid t k) t (x, (old, new))] when thread [t] starts its
+      invocation [k] (L5–L8, or L9 in recovery mode: [SStart],
+      [SStartRec]); [oid] numbers the pairs [(t, k)];
+    - [Return] when the invocation commits ([SCommit], [try_run_root]'s
+      commit) with the result it commits, or [Recover] if a full crash cut
+      it off ([gc]): the result recovery returned (④ ERR, ⑤–⑨ OK);
+    - [Crash] at each full crash ([g_crash]); a thread crash ([STCrash]) is
+      no event ([History.v]'s crash is a full-system crash): the operation
+      stays pending, its recovery runs in the same thread, and it returns;
+    - LOAD is not an operation of the history (its value is not modelled).
+    The linearization points ([XL]):
+    - a success at the step where its first plain CAS (L26) becomes
+      durable: L33's flush, a helper's fence before L18 (L12–L13), or a
+      full crash whose image keeps it ([sp]: the words that step brings
+      under their line's mark).  Not at L26 itself: a crash may drop an
+      unflushed L26, and recovery (⑨) then runs the CAS again.  In between
+      nothing else happens to the register: an annotated word not under the
+      mark is the last write of its location (a clean word after it needs
+      it durable, [ann_next_durable]) and no failure decides on an annotated
+      word;
+    - a failure at the step where L28 decides it (LOADHELP returned a clean
+      value other than [old]: [S26fail], [SH5clean], [SH11], [SH18ok],
+      [SH18fail]); the register then holds that clean word's value
+      ([dval_clean]).  If the decision is dropped -- a thread crash before
+      the failure memento (L29–L30), or a full crash whose image loses the
+      memento -- recovery runs the CAS again (⑨), and the point is removed
+      ([rm]): a failure changes no register, so the points still run the
+      specification ([cfin_filter]).
+    A register's value is that of the last durable word of its location
+    ([dval]: the durable part of the location's history, [dp]); besides
+    [DetCasPx.v]'s invariant [inv], two facts of the memory are proved here
+    ([ms], [ms_reach]): a clean word follows an annotated word with its
+    value (only a second plain CAS writes clean words), and an annotated
+    word of an invocation in flight follows a word holding the invocation's
+    [old] (L26 compared it).
+
+    Proved, for every [N], [NL], schedule and number of crashes:
+    - [detcas_lin_every_run]: the model's reachable states ([reachable2],
+      [DetCasPxTwoWord.v]) are exactly those of the ghost runs ([greach]),
+      each full crash with its [crash] event: every run has its history;
+    - [detcas_lin_durably_linearizable]: every ghost run's history is
+      durably linearizable for [cas_regs], the ghost points being the
+      witness; [detcas_lin_per_location]: each location's projection is
+      durably linearizable for one CAS register ([DurableLin.v]'s
+      locality); [detcas_lin_wf]: the histories are well formed;
+    - [detcas_lin_cut_off_recovered]: every operation a crash cut off is
+      recovered -- with the result it took effect with: a [recover] comes
+      after the operation's point, with its value -- or is the operation
+      its thread is still running (its recovery has not returned yet);
+    - [detcas_lin_detectable]: once no thread is inside a detectable CAS
+      (every recovery returned), the history is [detectable]
+      ([DurableLin.v]: durably linearizable and every cut-off operation
+      recovered); [DurableLin.v]'s [detectable] is meant for histories that
+      end after the recoveries (it is not prefix-closed), hence the
+      premise;
+    - [detcas_lin_not_vacuous]: an explicit run (one thread, one location)
+      whose history is [invoke; crash; recover]: a CAS that fails, writes
+      its failure memento and writes it back, a crash keeping the memento,
+      recovery returning ERR; it is cut off, recovered and detectable.
+    Everything rests on the invariant [ginv] ([ginv_init], [ginv_nc] for a
+    step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
+    derived from [DetCasPx.v]'s [inv] ([tw_reachable_inv]: its
+    [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
+
+    What the model abstracts: what [DetCasPx.v] and [DetCasPxTwoWord.v]
+    abstract (SC steps, each word its own line, each detectable CAS a root
+    operation of its own, no memento clearing, values naturals, the 16-byte
+    location one atomic word); the history is a ghost of the model's steps
+    (an invocation is invoked at its start, L5–L8, and returns at its
+    commit); thread crashes are not events; LOAD is not linearized; the
+    registers' initial value is 0.  Not covered: multi-CAS root operations
+    (the replay of ⑤), loads, and linearizability of the one-word form
+    under H-ABA ([DetCasPx.v]'s [fixed]; its runs are not those of this
+    model); liveness. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations countable.
 From perdure.Core Require Import Px86 PxPersist.
