@@ -72,6 +72,11 @@
       recovered); [DurableLin.v]'s [detectable] is meant for histories that
       end after the recoveries (it is not prefix-closed), hence the
       premise;
+    - [detcas_lin_results]: the result with which the history returns or
+      recovers an operation is the one its invocation committed in the
+      model, so, by [DetCasPxTwoWord.v]'s [detcas_px2_detectable], it is
+      [true] iff the invocation's first plain CAS is in its location's
+      history as the crashes left it;
     - [detcas_lin_not_vacuous]: an explicit run (one thread, one location)
       whose history is [invoke; crash; recover]: a CAS that fails, writes
       its failure memento and writes it back, a crash keeping the memento,
@@ -1930,6 +1935,97 @@ Section theorems.
     by apply detcas_lin_durably_linearizable.
   Qed.
 End theorems.
+
+(** ** The results in the history are the model's *)
+Section results.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation greach := (greach N NL).
+  Notation step := (step N NL fixed2 any_run).
+
+  (** A step leaves a thread's results alone, or (its commit) appends one. *)
+  Lemma step_res s s' u : inv N NL s → step s s' → tr u →
+    (kk (th s' u) = kk (th s u) ∧ res (th s' u) = res (th s u)) ∨
+    (kk (th s' u) = S (kk (th s u)) ∧ ∃ r, res (th s' u) = res (th s u) ++ [r]).
+  Proof.
+    intros Hi Hs Hu. destruct (step_nc N NL s s' Hi Hs) as [[t Hn] | (keep & f & _ & Hf & _ & ->)].
+    - destruct (decide (u = t)) as [-> | Hne].
+      + destruct (nc_cls _ _ _ _ _ Hn) as [[(Hk & _ & Hr) _] | [(_ & _ & Hk & Hr & _) | (r & _ & Hk & Hr & _)]].
+        * by left.
+        * by left.
+        * right. split; [done | by exists r].
+      + left. by rewrite (nc_th _ _ _ _ _ Hn u Hne).
+    - left. cbn [th]. rewrite (Hf u Hu). done.
+  Qed.
+
+  Lemma ev_ret s s' c i (v : bool) : Return i v ∈ erase (ev N NL s s' c) ∨ Recover i v ∈ erase (ev N NL s s' c) →
+    ∃ u, tr u ∧ i = oid u (kk (th s u)) ∧ kk (th s' u) = S (kk (th s u)) ∧ v = default false (last (res (th s' u))).
+  Proof.
+    intros Hin. assert (∃ e, (e = Return i v ∨ e = Recover i v) ∧ XE e ∈ ev N NL s s' c) as (e & He & Hin').
+    { destruct Hin as [Hin | Hin]; apply elem_of_erase in Hin; eexists; split; [by left | done | by right | done]. }
+    unfold ev in Hin'. apply elem_of_list_join in Hin' as (l & Hin' & Hl). apply elem_of_list_fmap in Hl as (u & -> & Hu).
+    apply elem_of_seq in Hu. exists u. unfold evu in Hin'. rewrite !elem_of_app in Hin'.
+    destruct Hin' as [Hin' | [Hin' | Hin']].
+    - destruct (negb (activeb (pc (th s u))) && activeb (pc (th s' u))); [| by apply elem_of_nil in Hin'].
+      apply elem_of_list_singleton in Hin'. injection Hin' as ->. by destruct He.
+    - destruct (negb (dec N NL s u) && dec N NL s' u); [| by apply elem_of_nil in Hin'].
+      by apply elem_of_list_singleton in Hin'.
+    - destruct (bool_decide _) eqn:E; [| by apply elem_of_nil in Hin']. apply bool_decide_eq_true in E.
+      apply elem_of_list_singleton in Hin'. injection Hin' as ->.
+      assert (i = oid u (kk (th s u)) ∧ v = default false (last (res (th s' u)))) as [-> ->]
+        by (destruct (c u), He as [He | He]; first [discriminate He | injection He as H1 H2; by split]).
+      split_and!; [unfold DetCasPx.tr; lia | done | done | done].
+  Qed.
+
+  Lemma greach_res g : greach g → ∀ u k (v : bool), tr u →
+    Return (oid u k) v ∈ erase (gx g) ∨ Recover (oid u k) v ∈ erase (gx g) → res (th (gs g) u) !! k = Some v.
+  Proof.
+    unfold DetCasPxLin.greach. intros Hr. revert g Hr. refine (rtc_ind_r _ (ginit N NL) _ _).
+    { intros u k v _ [H | H]; cbn in H; by apply elem_of_nil in H. }
+    intros g1 g2 Hr1 Hs IH u k v Hu Hin.
+    pose proof (tw_reachable_inv N NL _ (g_r _ _ _ (greach_ginv N NL g1 Hr1))) as Hi.
+    pose proof (i_clock _ _ _ Hi u Hu) as (_ & _ & Hlen).
+    destruct Hs as [g s' Hs | g keep f Hok Hf Hf']; cbn [gs gx] in *.
+    - rewrite erase_rm, !erase_app, erase_sp in Hin. cbn [app] in Hin. rewrite !elem_of_app in Hin.
+      destruct (step_res (gs g) s' u Hi Hs Hu) as [[Hk Hres] | [Hk [r Hres]]].
+      + rewrite Hres. destruct Hin as [[Hin | Hin] | [Hin | Hin]]; [by apply IH; auto | | by apply IH; auto |].
+        all: destruct (ev_ret (gs g) s' (gc g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
+        all: apply oid_inj in Hid as [<- _]; lia.
+      + rewrite Hres. destruct (decide (k = kk (th (gs g) u))) as [-> | Hne].
+        * assert (v = r) as ->.
+          { destruct Hin as [[Hin | Hin] | [Hin | Hin]].
+            1, 3: exfalso; pose proof (IH u (kk (th (gs g) u)) v Hu ltac:(by auto)) as Hl; apply lookup_lt_Some in Hl; lia.
+            all: destruct (ev_ret (gs g) s' (gc g) (oid u (kk (th (gs g) u))) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & ->).
+            all: apply oid_inj in Hid as [<- _]; by rewrite Hres, last_snoc. }
+          rewrite lookup_app_r by lia. by rewrite Hlen, Nat.sub_diag.
+        * apply lookup_app_l_Some. destruct Hin as [[Hin | Hin] | [Hin | Hin]]; [by apply IH; auto | | by apply IH; auto |].
+          all: destruct (ev_ret (gs g) s' (gc g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
+          all: apply oid_inj in Hid as [<- ?]; lia.
+    - rewrite erase_rm, !erase_app, erase_sp in Hin. cbn [app] in Hin.
+      assert (Return (oid u k) v ∈ erase (gx g) ∨ Recover (oid u k) v ∈ erase (gx g)) as Hin'.
+      { destruct Hin as [Hin | Hin]; apply elem_of_app in Hin as [Hin | Hin]; try by auto;
+          simpl in Hin; by apply elem_of_list_singleton in Hin. }
+      cbn [th]. rewrite (Hf u Hu). cbn [reinit with_own with_pc res]. by apply IH.
+  Qed.
+
+  (** (f) The result an operation returned or was recovered with, in the
+      history, is the one its invocation committed in the model; so
+      ([detcas_px2_detectable]) it is [true] iff the invocation's first
+      plain CAS is in its location's history as the crashes left it. *)
+  Theorem detcas_lin_results g t k v : greach g → tr t →
+    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
+  Proof.
+    intros Hg Ht Hin. pose proof (greach_res g Hg t k v Ht Hin) as Hres. split; [done |].
+    pose proof (g_r _ _ _ (greach_ginv N NL g Hg)) as Hr.
+    pose proof (i_clock _ _ _ (tw_reachable_inv N NL _ Hr) t Ht) as (_ & _ & Hlen).
+    assert (k < kk (th (gs g) t)) as Hk by (apply lookup_lt_Some in Hres; lia).
+    destruct (detcas_px2_detectable N NL (gs g) t k Hr Ht Hk) as (Hok & Herr & _).
+    rewrite Hres in Hok, Herr. destruct v; split; intros H; try done.
+    - by apply Hok.
+    - exfalso. by apply (proj1 Herr eq_refl).
+  Qed.
+End results.
 
 Section not_vacuous.
   Tactic Notation "gs_go" uconstr(c) :=
