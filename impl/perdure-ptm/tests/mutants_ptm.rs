@@ -891,12 +891,13 @@ fn small_configs_are_the_documented_sizes() {
 }
 
 /// The documented bounds, computed by hand for two threads:
-/// `cx::Config::max_retained_nodes` is `N·(replay_window + scan threshold)
-/// + 7N` (scan threshold `2·(5 + 2)·N + 16`, `cx/queue.rs`), and
-/// `redo::Config::volatile_bytes` is `N·(24·log + 8) + N·RSIZE·(40 + 16·N)
-/// + 8·ring + (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, plus for RedoOpt
-/// its hash sets of 16-byte slots, `N·16·pow2(2·log) +
-/// (N+1)·16·pow2(2·dirty)` (`WordSet::bytes_for`). `PtmConfig`'s sizing of
+/// `cx::Config::max_retained_nodes` is
+/// `N·(replay_window + scan threshold) + 7N` (scan threshold
+/// `2·(5 + 2)·N + 16`, `cx/queue.rs`), and `redo::Config::volatile_bytes`
+/// is `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring +
+/// (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, plus for RedoOpt its hash
+/// sets of 16-byte slots, `N·16·pow2(2·log) + (N+1)·16·pow2(2·dirty)`
+/// (`WordSet::bytes_for`). `PtmConfig`'s sizing of
 /// pools and the benches' memory columns read these; the checks of
 /// `redo_variants.rs` (not in the mutation tier) only compare them.
 #[test]
