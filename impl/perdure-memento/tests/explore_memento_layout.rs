@@ -1893,8 +1893,7 @@ fn cut_pending<M: Memento, R>(
 /// `[top, round]`, written out, so that a check can wait in the exchanger a
 /// retrying operation goes to.
 fn elim_slot(top: u64, round: u64, slots: u64) -> u64 {
-    let mix =
-        (top ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    let mix = (top ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     (mix >> 32) % slots
 }
 
@@ -1985,7 +1984,13 @@ fn elim_retry(pushing: bool, cuts: &[u64], finish: bool) -> ElimRetry {
             let mut h = rt.handle(2).expect("handle");
             h.run_root(|h, m, _| {
                 opt(x
-                    .exchange(offer, |v| (v != 0) == theirs_pushed, PATIENT, h, &mut m.insert.xchg)
+                    .exchange(
+                        offer,
+                        |v| (v != 0) == theirs_pushed,
+                        PATIENT,
+                        h,
+                        &mut m.insert.xchg,
+                    )
                     .expect("exchange"))
             })
             .result
@@ -2083,8 +2088,7 @@ fn with_soft<R>(
     f: impl FnOnce(&Pool<Sim>, &Runtime<'_, Sim, SoftMmt>, &SoftTable) -> R,
 ) -> R {
     let p = pool(name);
-    let rt =
-        Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(threads, 1 << 20)).expect("runtime");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(threads, 1 << 20)).expect("runtime");
     let t = SoftTable::create(&mut rt.handle(1).expect("handle"), buckets).expect("create");
     f(&p, &rt, &t)
 }
@@ -2102,9 +2106,17 @@ fn persisted_image(p: &Pool<Sim>) -> Pool<Sim> {
 }
 
 /// `run` of SOFT operation `op` on table `t` by `h`: its result word.
-fn soft_op(h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, t: &SoftTable, op: SoftOp) -> u64 {
+fn soft_op(
+    h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>,
+    t: &SoftTable,
+    op: SoftOp,
+) -> u64 {
     h.run_root(|h, m, _| t.run(h, m, op).expect("op")).result
 }
+
+/// How [`soft_lost_insert`] ends: thread 1's result, the table's contents,
+/// and whether thread 1's node is on the chain.
+type LostInsertEnd = (u64, Vec<(u64, u64)>, bool);
 
 /// Thread 1 inserts 7 (value 1) into a one-bucket SOFT table, cut by a
 /// thread crash after `cuts[0]` events and left pending; thread 2 inserts
@@ -2112,10 +2124,8 @@ fn soft_op(h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, t: &SoftTable,
 /// and left pending; thread 2 deletes 7; thread 1 resumes and completes.
 /// Unless `finish`, it stops at the last cut with thread 1's checkpoints
 /// then, `[node, node's timestamp, result, result's timestamp]`
-/// (`Err(None)`: it completed before that cut). Otherwise: thread 1's
-/// result, the table's contents, and whether thread 1's node is on the
-/// chain.
-fn soft_lost_insert(cuts: &[u64], finish: bool) -> Result<(u64, Vec<(u64, u64)>, bool), Option<[u64; 4]>> {
+/// (`Err(None)`: it completed before that cut); otherwise [`LostInsertEnd`].
+fn soft_lost_insert(cuts: &[u64], finish: bool) -> Result<LostInsertEnd, Option<[u64; 4]>> {
     with_soft("soft-lost-insert", 2, 1, |p, rt, t| {
         let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
         let mut node = 0;
@@ -2168,7 +2178,10 @@ fn soft_lost_insert(cuts: &[u64], finish: bool) -> Result<(u64, Vec<(u64, u64)>,
 fn soft_insert_resumed_after_losing_replays_its_false() {
     let mut cuts = Vec::new();
     for (what, decided) in [
-        ("its node checkpoint", (|c: [u64; 4]| c[1] != 0) as fn([u64; 4]) -> bool),
+        (
+            "its node checkpoint",
+            (|c: [u64; 4]| c[1] != 0) as fn([u64; 4]) -> bool,
+        ),
         ("its result checkpoint", |c: [u64; 4]| c[3] != 0),
     ] {
         let n = (0..200u64)
@@ -2213,10 +2226,13 @@ fn soft_insert_helps_an_intend_to_insert_node_before_returning_false() {
     for n in 0u64.. {
         let completed = with_soft("soft-insert-race", 2, 1, |p, rt, t| {
             let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
-            let insert = |v| move |h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, m: &mut SoftMmt| {
-                t.run(h, m, SoftOp::Insert(7, v)).expect("insert")
-            };
-            let cut = cut_pending(&mut h1, n, insert(1), |_, _| ());
+            let insert1 = SoftOp::Insert(7, 1);
+            let cut = cut_pending(
+                &mut h1,
+                n,
+                |h, m| t.run(h, m, insert1).expect("op"),
+                |_, _| (),
+            );
             let r2 = soft_op(&mut h2, t, SoftOp::Insert(7, 2));
             let want = vec![(7, if r2 == 1 { 2 } else { 1 })];
             let image = persisted_image(p);
@@ -2229,7 +2245,7 @@ fn soft_insert_helps_an_intend_to_insert_node_before_returning_false() {
             );
             let r1 = match cut {
                 Ok(r1) => r1,
-                Err(()) => h1.run_root(|h, m, _| insert(1)(h, m)).result,
+                Err(()) => soft_op(&mut h1, t, insert1),
             };
             assert_eq!(
                 (r1 + r2, t.contents(p).expect("contents")),
@@ -2310,7 +2326,10 @@ fn cas_memento_clear_resets_it_durably() {
     assert_eq!(done.result, 1, "cas(0, 1)");
     assert_ne!(before.ts, 0, "the memento of the CAS, before the clear");
     assert_eq!(
-        (CasTs::decode(word(&p, at)), CasTs::decode(word(&persisted_image(&p), at))),
+        (
+            CasTs::decode(word(&p, at)),
+            CasTs::decode(word(&persisted_image(&p), at))
+        ),
         (CasTs::CLEAR, CasTs::CLEAR),
         "the CAS memento after the clear: in memory, in a crash image after the operation"
     );
