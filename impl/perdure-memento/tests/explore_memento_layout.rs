@@ -2114,8 +2114,8 @@ fn soft_op(
     h.run_root(|h, m, _| t.run(h, m, op).expect("op")).result
 }
 
-/// How `soft_lost_insert` ends when it runs to the end: thread 1's result,
-/// the table's contents, and whether thread 1's node is on the chain.
+/// How [`soft_lost_insert`] ends: thread 1's result, the table's contents,
+/// and whether thread 1's node is on the chain.
 type LostInsertEnd = (u64, Vec<(u64, u64)>, bool);
 
 /// Thread 1 inserts 7 (value 1) into a one-bucket SOFT table, cut by a
@@ -2124,9 +2124,7 @@ type LostInsertEnd = (u64, Vec<(u64, u64)>, bool);
 /// and left pending; thread 2 deletes 7; thread 1 resumes and completes.
 /// Unless `finish`, it stops at the last cut with thread 1's checkpoints
 /// then, `[node, node's timestamp, result, result's timestamp]`
-/// (`Err(None)`: it completed before that cut). Otherwise: thread 1's
-/// result, the table's contents, and whether thread 1's node is on the
-/// chain.
+/// (`Err(None)`: it completed before that cut); otherwise [`LostInsertEnd`].
 fn soft_lost_insert(cuts: &[u64], finish: bool) -> Result<LostInsertEnd, Option<[u64; 4]>> {
     with_soft("soft-lost-insert", 2, 1, |p, rt, t| {
         let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
@@ -2228,12 +2226,13 @@ fn soft_insert_helps_an_intend_to_insert_node_before_returning_false() {
     for n in 0u64.. {
         let completed = with_soft("soft-insert-race", 2, 1, |p, rt, t| {
             let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
-            let insert = |v| {
-                move |h: &mut perdure_memento::Handle<'_, '_, Sim, SoftMmt>, m: &mut SoftMmt| {
-                    t.run(h, m, SoftOp::Insert(7, v)).expect("insert")
-                }
-            };
-            let cut = cut_pending(&mut h1, n, insert(1), |_, _| ());
+            let insert1 = SoftOp::Insert(7, 1);
+            let cut = cut_pending(
+                &mut h1,
+                n,
+                |h, m| t.run(h, m, insert1).expect("op"),
+                |_, _| (),
+            );
             let r2 = soft_op(&mut h2, t, SoftOp::Insert(7, 2));
             let want = vec![(7, if r2 == 1 { 2 } else { 1 })];
             let image = persisted_image(p);
@@ -2246,7 +2245,7 @@ fn soft_insert_helps_an_intend_to_insert_node_before_returning_false() {
             );
             let r1 = match cut {
                 Ok(r1) => r1,
-                Err(()) => h1.run_root(|h, m, _| insert(1)(h, m)).result,
+                Err(()) => soft_op(&mut h1, t, insert1),
             };
             assert_eq!(
                 (r1 + r2, t.contents(p).expect("contents")),
