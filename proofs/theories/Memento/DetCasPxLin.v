@@ -80,7 +80,9 @@
     - [detcas_lin_not_vacuous]: an explicit run (one thread, one location)
       whose history is [invoke; crash; recover]: a CAS that fails, writes
       its failure memento and writes it back, a crash keeping the memento,
-      recovery returning ERR; it is cut off, recovered and detectable.
+      recovery returning ERR; it is cut off, recovered and detectable (a
+      recovered success, 9 steps through ⑦, takes about 14 s more for
+      the kernel to check, so the run kept here is the failure's).
     Everything rests on the invariant [ginv] ([ginv_init], [ginv_nc] for a
     step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
     derived from [DetCasPx.v]'s [inv] ([tw_reachable_inv]: its
