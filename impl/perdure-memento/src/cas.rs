@@ -381,8 +381,14 @@ impl<F: CasForm> DetectableCasAtomic<F> {
             let m = CasTs::decode(pt); // L11
             let cur = F::load(h, self.off); // L12
             let t_local = h.local(); // L13
-                                     // L14, strict: a memento is this CAS's only if newer than LOCAL (the seed's
-                                     // `<` misreads a memento reused in a loop; proofs/theories/Memento/DetCas.v).
+
+            // L14, strict: a memento is this CAS's only if newer than LOCAL
+            // (the seed's `<` takes a memento whose timestamp equals LOCAL,
+            // proofs/theories/Memento/DetCas.v). A CAS memento used twice
+            // with nothing checkpointed between is not exactly-once with
+            // either comparison (the first CAS's replay takes the second's
+            // checkpoint): loops put a φ checkpoint between uses
+            // (Requirement 3; `perdure-memento/MUTANTS.md`, `cas.rs:195:21`).
             if m.ts > t_local && (m.ts != 0 || m.fail) {
                 // L15–L18 (④): the memento checkpointed a failure.
                 if m.fail {
