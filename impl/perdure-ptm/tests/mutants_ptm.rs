@@ -1595,99 +1595,162 @@ fn redo_takes_its_states_in_turn_whatever_their_count() {
     assert_eq!(p.read_tx(|tx| tx.root(1)).unwrap(), 12);
 }
 
-/// The reading thread of [`published_read`], the numbers of its
+/// The thread [`pause_before_accesses`] pauses, the numbers of its
 /// persistent-memory accesses to pause before, the one it is paused
 /// before (0: none) and the last one it may pass.
-static R_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
-static R_PAUSE_AT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-static R_PAUSED: AtomicU64 = AtomicU64::new(0);
-static R_GO: AtomicU64 = AtomicU64::new(0);
+static P_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+static P_PAUSE_AT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static P_PAUSED: AtomicU64 = AtomicU64::new(0);
+static P_GO: AtomicU64 = AtomicU64::new(0);
 
 std::thread_local! {
-    static R_ACCESSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static P_ACCESSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// A yield hook: on the reading thread, counts its persistent-memory
-/// accesses and waits before each one `R_PAUSE_AT` lists until `R_GO`
+/// A yield hook: on the paused thread, counts its persistent-memory
+/// accesses and waits before each one `P_PAUSE_AT` lists until `P_GO`
 /// reaches it.
-fn gate_reader() {
-    if *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) != Some(std::thread::current().id()) {
+fn gate_at_accesses() {
+    if *P_THREAD.lock().unwrap_or_else(|e| e.into_inner()) != Some(std::thread::current().id()) {
         return;
     }
-    let k = R_ACCESSES.with(|a| {
+    let k = P_ACCESSES.with(|a| {
         a.set(a.get() + 1);
         a.get()
     });
-    if R_PAUSE_AT
+    if P_PAUSE_AT
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .contains(&k)
     {
-        R_PAUSED.store(k, SeqCst);
-        while R_GO.load(SeqCst) < k {
+        P_PAUSED.store(k, SeqCst);
+        while P_GO.load(SeqCst) < k {
             std::thread::sleep(Duration::from_micros(50));
         }
     }
 }
 
-/// CX-PTM's published read (R{2}, `max_read_tries` 0, `N` = 2), under a
-/// directed schedule: thread R runs `get()` on a counter at 0, which
-/// enqueues its node and then tries the designated replica; before each
-/// of R's persistent-memory accesses numbered in `pause_at` (its first,
-/// the `cur_comb` load of its first try; its second, the load that checks
-/// `cur_comb` has not moved, and so on), R waits while this thread commits
-/// one `add(1)` (the first applies R's node, at the counter's 0). Returns
-/// what `get()` returned and the commits made.
-fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
-    let c = CxAnnotated {
-        config: perdure_ptm::cx::Config {
-            threads: 2,
-            max_read_tries: 0,
-            replay_window: 8,
-            dirty_lines_per_replica: 32,
-            undo_entries_per_thread: 64,
-        },
-    };
-    let p = leaked(&c, "published-read")?;
+/// A directed schedule on a counter of `c`'s PTM `p`: thread P runs
+/// `call` and waits before each of its persistent-memory accesses (the
+/// operation's, counted from 1) numbered in `pause_at`, while this thread
+/// commits one `add(1)`. Returns P's result and the commits made (fewer
+/// if P returned before reaching a pause).
+fn pause_before_accesses<C: Construction>(
+    c: &C,
+    p: &'static C::P,
+    call: Call,
+    pause_at: &[u64],
+) -> Result<(Value, usize), String>
+where
+    C::P: Ptm + 'static,
+{
     let o = Counter;
-    o.init(p).map_err(|e| e.to_string())?;
-    *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    *R_PAUSE_AT.lock().unwrap_or_else(|e| e.into_inner()) = pause_at.to_vec();
-    R_PAUSED.store(0, SeqCst);
-    R_GO.store(0, SeqCst);
-    if !c.pool(p).backend().set_yield_hook(gate_reader) {
+    *P_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *P_PAUSE_AT.lock().unwrap_or_else(|e| e.into_inner()) = pause_at.to_vec();
+    P_PAUSED.store(0, SeqCst);
+    P_GO.store(0, SeqCst);
+    if !c.pool(p).backend().set_yield_hook(gate_at_accesses) {
         return Err("the simulator already has a yield hook".into());
     }
-    let reader = std::thread::spawn(move || {
-        R_ACCESSES.with(|a| a.set(0));
-        *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
-        let r = o.apply(p, &Call::new("get", vec![]));
-        R_GO.store(u64::MAX, SeqCst);
+    let paused = std::thread::spawn(move || {
+        P_ACCESSES.with(|a| a.set(0));
+        *P_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
+        let r = o.apply(p, &call);
+        P_GO.store(u64::MAX, SeqCst);
         r
     });
     let mut commits = 0;
     for &k in pause_at {
         let start = Instant::now();
-        while R_PAUSED.load(SeqCst) != k && !reader.is_finished() {
+        while P_PAUSED.load(SeqCst) != k && !paused.is_finished() {
             if start.elapsed() > Duration::from_secs(20) {
-                R_GO.store(u64::MAX, SeqCst);
-                return Err(format!("R never reached its access {k}"));
+                P_GO.store(u64::MAX, SeqCst);
+                return Err(format!("P never reached its access {k}"));
             }
             std::thread::sleep(Duration::from_micros(100));
         }
-        if reader.is_finished() {
+        if paused.is_finished() {
             break;
         }
         o.apply(p, &Call::new("add", vec![json!(1)]))?;
         commits += 1;
-        R_GO.store(k, SeqCst);
+        P_GO.store(k, SeqCst);
     }
-    R_GO.store(u64::MAX, SeqCst);
-    let got = reader.join().map_err(|_| "R panicked".to_string())??;
+    P_GO.store(u64::MAX, SeqCst);
+    let got = paused.join().map_err(|_| "P panicked".to_string())??;
+    Ok((got, commits))
+}
+
+/// CX-PTM of two threads for the directed schedules, on a fresh simulated
+/// pool, with a counter at 0.
+fn cx_counter(
+    name: &str,
+    max_read_tries: usize,
+    replay_window: usize,
+) -> (CxAnnotated, &'static perdure_ptm::CxPtm<Sim>) {
+    let c = CxAnnotated {
+        config: perdure_ptm::cx::Config {
+            threads: 2,
+            max_read_tries,
+            replay_window,
+            dirty_lines_per_replica: 32,
+            undo_entries_per_thread: 64,
+        },
+    };
+    let p = leaked(&c, name).unwrap();
+    Counter.init(p).unwrap();
+    (c, p)
+}
+
+/// CX-PTM's published read (R{2}, `max_read_tries` 0, `N` = 2), under a
+/// directed schedule: thread P runs `get()` on a counter at 0, which
+/// enqueues its node and then tries the designated replica; before each
+/// of P's persistent-memory accesses numbered in `pause_at` (its first,
+/// the `cur_comb` load of its first try; its second, the load that checks
+/// `cur_comb` has not moved, and so on), this thread commits one `add(1)`
+/// (the first applies P's node, at the counter's 0). Returns what `get()`
+/// returned and the commits made.
+fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
+    let (c, p) = cx_counter("published-read", 0, 8);
+    let (got, commits) = pause_before_accesses(&c, p, Call::new("get", vec![]), pause_at)?;
     let got = got
         .as_u64()
         .ok_or_else(|| format!("get() returned {got}"))?;
     Ok((got, commits))
+}
+
+/// CX-PTM's `getCombined`, on an update whose node another thread
+/// installs while it asks: with a replay window of 1, thread P's `add(1)`
+/// takes a replica two nodes behind and asks for the designated one to
+/// copy; P waits before its second persistent-memory access, the load
+/// that checks `cur_comb` has not moved since it took that replica's
+/// shared lock, while this thread's `add(1)` commits on another replica,
+/// P's node included. P must then find its node in `cur_comb` and return
+/// without copying the replica it had locked (no longer designated) or
+/// running a closure: during P's update the updates copy once in all and
+/// run two closures (this thread's, P's node and its own), not twice and
+/// three.
+#[test]
+fn cx_update_installed_meanwhile_copies_nothing() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let (c, p) = cx_counter("cx-get-combined", 2, 1);
+    let before = p.stats();
+    let (got, commits) =
+        pause_before_accesses(&c, p, Call::new("add", vec![json!(1)]), &[2]).unwrap();
+    let s = p.stats();
+    assert_eq!((got, commits), (Value::Null, 1), "P's result, commits made");
+    assert_eq!(
+        (
+            s.copies - before.copies,
+            s.applied - before.applied,
+            s.commits - before.commits
+        ),
+        (1, 2, 1),
+        "(copies, closures run, commits) during P's add(1): {s:?}"
+    );
+    let v = Counter.apply(p, &Call::new("get", vec![])).unwrap();
+    assert_eq!(v, json!(2), "the counter after both add(1)");
 }
 
 /// R{2}'s bound of `N` tries, and the tries before it. A published read
