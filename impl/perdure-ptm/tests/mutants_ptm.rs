@@ -44,6 +44,13 @@
 //! Each is first run on the code as written (must pass), then with the
 //! mutant. Prints a PERDURE-CHECK row `mutant:ptm/<name>` each: `pass` if
 //! caught, `fail` (and the test fails) if not.
+//!
+//! Checks written for cargo-mutants' missed mutants (`MUTANTS.md`,
+//! "cargo-mutants: the missed mutants") run only on the code as written.
+//! Some use directed schedules of their own: `pause_before_accesses` holds
+//! one thread before chosen persistent-memory accesses of its operation
+//! (the simulator's yield hook, counted from 1) while the test thread
+//! commits, e.g. between the two `cur_comb` loads of a CX read's try.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -890,15 +897,15 @@ fn small_configs_are_the_documented_sizes() {
     );
 }
 
-/// The documented bounds, computed by hand for two threads:
-/// `cx::Config::max_retained_nodes` is `N·(replay_window + scan threshold)
-/// + 7N` (scan threshold `2·(5 + 2)·N + 16`, `cx/queue.rs`), and
-/// `redo::Config::volatile_bytes` is `N·(24·log + 8) + N·RSIZE·(40 + 16·N)
-/// + 8·ring + (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, plus for RedoOpt
-/// its hash sets of 16-byte slots, `N·16·pow2(2·log) +
-/// (N+1)·16·pow2(2·dirty)` (`WordSet::bytes_for`). `PtmConfig`'s sizing of
-/// pools and the benches' memory columns read these; the checks of
-/// `redo_variants.rs` (not in the mutation tier) only compare them.
+/// The documented bounds, computed by hand for two threads. CX's
+/// `max_retained_nodes` is `N·(replay_window + scan threshold) + 7N`, with
+/// a scan threshold of `2·(5 + 2)·N + 16` (`cx/queue.rs`). Redo's
+/// `volatile_bytes` is `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring +
+/// (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, and RedoOpt adds its hash
+/// sets of 16-byte slots, `N·16·pow2(2·log) + (N+1)·16·pow2(2·dirty)`
+/// (`WordSet::bytes_for`). The PTMs' `volatile_bytes` report these; the
+/// other checks (`redo_variants.rs`, `cx_basic.rs`, not in the mutation
+/// tier) only compare with them.
 #[test]
 fn configs_report_their_documented_bounds() {
     use perdure_ptm::redo::Variant;
