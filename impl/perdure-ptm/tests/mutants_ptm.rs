@@ -44,6 +44,13 @@
 //! Each is first run on the code as written (must pass), then with the
 //! mutant. Prints a PERDURE-CHECK row `mutant:ptm/<name>` each: `pass` if
 //! caught, `fail` (and the test fails) if not.
+//!
+//! Checks written for cargo-mutants' missed mutants (`MUTANTS.md`,
+//! "cargo-mutants: the missed mutants") run only on the code as written.
+//! Some use directed schedules of their own: `pause_before_accesses` holds
+//! one thread before chosen persistent-memory accesses of its operation
+//! (the simulator's yield hook, counted from 1) while the test thread
+//! commits, e.g. between the two `cur_comb` loads of a CX read's try.
 
 #![cfg(not(any(perdure_loom, perdure_shuttle)))]
 
@@ -890,16 +897,15 @@ fn small_configs_are_the_documented_sizes() {
     );
 }
 
-/// The documented bounds, computed by hand for two threads:
-/// `cx::Config::max_retained_nodes` is
-/// `N·(replay_window + scan threshold) + 7N` (scan threshold
-/// `2·(5 + 2)·N + 16`, `cx/queue.rs`), and `redo::Config::volatile_bytes`
-/// is `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring +
-/// (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, plus for RedoOpt its hash
+/// The documented bounds, computed by hand for two threads. CX's
+/// `max_retained_nodes` is `N·(replay_window + scan threshold) + 7N`, with
+/// a scan threshold of `2·(5 + 2)·N + 16` (`cx/queue.rs`). Redo's
+/// `volatile_bytes` is `N·(24·log + 8) + N·RSIZE·(40 + 16·N) + 8·ring +
+/// (N+1)·(128·(N+1) + 8·dirty + 96) + 64·N`, and RedoOpt adds its hash
 /// sets of 16-byte slots, `N·16·pow2(2·log) + (N+1)·16·pow2(2·dirty)`
-/// (`WordSet::bytes_for`). `PtmConfig`'s sizing of
-/// pools and the benches' memory columns read these; the checks of
-/// `redo_variants.rs` (not in the mutation tier) only compare them.
+/// (`WordSet::bytes_for`). The PTMs' `volatile_bytes` report these; the
+/// other checks (`redo_variants.rs`, `cx_basic.rs`, not in the mutation
+/// tier) only compare with them.
 #[test]
 fn configs_report_their_documented_bounds() {
     use perdure_ptm::redo::Variant;
@@ -1681,16 +1687,17 @@ where
     Ok((got, commits))
 }
 
-/// CX-PTM of two threads for the directed schedules, on a fresh simulated
+/// CX-PTM for the directed schedules, on a fresh simulated
 /// pool, with a counter at 0.
 fn cx_counter(
     name: &str,
+    threads: usize,
     max_read_tries: usize,
     replay_window: usize,
 ) -> (CxAnnotated, &'static perdure_ptm::CxPtm<Sim>) {
     let c = CxAnnotated {
         config: perdure_ptm::cx::Config {
-            threads: 2,
+            threads,
             max_read_tries,
             replay_window,
             dirty_lines_per_replica: 32,
@@ -1711,7 +1718,7 @@ fn cx_counter(
 /// (the first applies P's node, at the counter's 0). Returns what `get()`
 /// returned and the commits made.
 fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
-    let (c, p) = cx_counter("published-read", 0, 8);
+    let (c, p) = cx_counter("published-read", 2, 0, 8);
     let (got, commits) = pause_before_accesses(&c, p, Call::new("get", vec![]), pause_at)?;
     let got = got
         .as_u64()
@@ -1720,25 +1727,54 @@ fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
 }
 
 /// CX-PTM's `getCombined`, on an update whose node another thread
-/// installs while it asks: with a replay window of 1, thread P's `add(1)`
-/// takes a replica two nodes behind and asks for the designated one to
-/// copy; P waits before its second persistent-memory access, the load
-/// that checks `cur_comb` has not moved since it took that replica's
-/// shared lock, while this thread's `add(1)` commits on another replica,
-/// P's node included. P must then find its node in `cur_comb` and return
-/// without copying the replica it had locked (no longer designated) or
-/// running a closure: during P's update the updates copy once in all and
-/// run two closures (this thread's, P's node and its own), not twice and
-/// three.
+/// installs while it asks. Three threads, a replay window of 8: thread H's
+/// update holds the one of `combs[0]`, `combs[1]` that is not designated
+/// (its closure waits, as in `redo_timed_window_counts_from_the_update_start`),
+/// so thread P's `add(1)` takes a replica never used (a null head) and asks
+/// for the designated one to copy; P waits before its second
+/// persistent-memory access, the load that checks `cur_comb` has not moved
+/// since it took that replica's shared lock, while this thread's `add(1)`
+/// commits on a fourth replica, H's and P's nodes included (the superseded
+/// head stays linked: within the window). P must then find its node in
+/// `cur_comb` and return without copying the replica it had locked, no
+/// longer designated, or running a closure: during P's update the updates
+/// copy once in all and run three closures (this thread's: H's, P's and
+/// its own), not twice and five.
 #[test]
 fn cx_update_installed_meanwhile_copies_nothing() {
+    use perdure_ptm::Transaction;
+    use std::sync::Arc;
+    std::thread_local! {
+        static HOLDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
     let _guard = mutant::lock();
     mutant::set(None);
-    let (c, p) = cx_counter("cx-get-combined", 2, 1);
+    let (c, p) = cx_counter("cx-get-combined", 3, 2, 8);
+    let (entered, release) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (e, r) = (entered.clone(), release.clone());
+    let holder = std::thread::spawn(move || {
+        HOLDER.with(|h| h.set(true));
+        p.update_tx(move |tx| {
+            if HOLDER.with(|h| h.get()) {
+                e.store(true, SeqCst);
+                while !r.load(SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            let c = tx.root(0);
+            tx.store(c, tx.load(c) + 10);
+        })
+    });
+    assert!(wait_for(&entered), "H's closure never ran");
     let before = p.stats();
-    let (got, commits) =
-        pause_before_accesses(&c, p, Call::new("add", vec![json!(1)]), &[2]).unwrap();
+    let out = pause_before_accesses(&c, p, Call::new("add", vec![json!(1)]), &[2]);
     let s = p.stats();
+    release.store(true, SeqCst);
+    holder.join().unwrap().unwrap();
+    let (got, commits) = out.unwrap();
     assert_eq!((got, commits), (Value::Null, 1), "P's result, commits made");
     assert_eq!(
         (
@@ -1746,11 +1782,15 @@ fn cx_update_installed_meanwhile_copies_nothing() {
             s.applied - before.applied,
             s.commits - before.commits
         ),
-        (1, 2, 1),
+        (1, 3, 1),
         "(copies, closures run, commits) during P's add(1): {s:?}"
     );
     let v = Counter.apply(p, &Call::new("get", vec![])).unwrap();
-    assert_eq!(v, json!(2), "the counter after both add(1)");
+    assert_eq!(
+        v,
+        json!(12),
+        "the counter after H's add(10) and both add(1)"
+    );
 }
 
 /// R{2}'s bound of `N` tries, and the tries before it. A published read
