@@ -69,6 +69,16 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+/// The mutant lock, with no mutant switched on, and a fresh 1 MiB volatile
+/// pool without flushes: how the unmutated checks below start. Keep the
+/// guard for the whole check.
+fn unmutated_pool(name: &str) -> (impl Sized, Pool<perdure_pm::NoFlush>) {
+    let guard = mutant::lock();
+    mutant::set(None);
+    let pool = Pool::volatile(name, 1 << 20, perdure_pm::NoFlush).unwrap();
+    (guard, pool)
+}
+
 /// The paused thread, and how to read the word it is paused after a
 /// change of (`cur_comb`, or a word the update's closure writes), per run.
 static T0: Mutex<Option<ThreadId>> = Mutex::new(None);
@@ -625,12 +635,9 @@ fn cx_read_in_window_as_written() {
 /// scan, so their `freed` stays 0.)
 #[test]
 fn cx_counts_disposed_and_freed_nodes() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::{CxPtm, Transaction};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-counters", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-counters");
     let config = Config {
         threads: 2,
         max_read_tries: 0,
@@ -661,11 +668,8 @@ fn cx_counts_disposed_and_freed_nodes() {
 /// Redo-PTM's read-only transactions see the region's length, as updates do.
 #[test]
 fn redo_read_tx_knows_the_region_length() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-region-len", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-region-len");
     let p = RedoPtm::create(
         pool,
         &Config {
@@ -1019,12 +1023,9 @@ fn cx_reads_run_directly_when_uncontended() {
 /// only at the scans, which run past a threshold of retired nodes).
 #[test]
 fn cx_keeps_disposed_nodes_within_the_documented_bound() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::{CxPtm, Transaction};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-retained", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-retained");
     let config = Config {
         threads: 2,
         replay_window: 1,
@@ -1059,13 +1060,10 @@ fn cx_keeps_disposed_nodes_within_the_documented_bound() {
 /// queue can hold would make meaningless.
 #[test]
 fn cx_retained_nodes_reach_the_documented_bound() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::{CxPtm, Transaction};
     use std::sync::Arc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-retained-bursts", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-retained-bursts");
     let config = Config {
         threads: 2,
         max_read_tries: 0,
@@ -1154,13 +1152,10 @@ fn cx_replays_within_the_window_and_copies_beyond() {
 /// own FIFO of retired nodes until it retires more.)
 #[test]
 fn cx_frees_the_node_of_a_thread_that_left() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::{CxPtm, Transaction};
     use std::sync::Arc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-left", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-left");
     let config = Config {
         threads: 2,
         max_read_tries: 0,
@@ -1247,13 +1242,10 @@ fn wait_for(flag: &AtomicBool) -> bool {
 /// combine a panicking closure with another.
 #[test]
 fn redo_opt_undoes_only_the_panicking_closure_of_a_batch() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm, Variant};
     use perdure_ptm::{PVar, Transaction};
     use std::sync::Arc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-opt-batch", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-opt-batch");
     let p = RedoPtm::create(
         pool,
         &Config {
@@ -1352,12 +1344,9 @@ fn redo_opt_undoes_only_the_panicking_closure_of_a_batch() {
 #[test]
 fn redo_writes_back_each_copy_and_times_it() {
     use perdure_pm::stats::thread_counts;
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm};
     use perdure_ptm::Transaction;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-copy", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-copy");
     let p = RedoPtm::create(
         pool,
         &Config {
@@ -1493,7 +1482,6 @@ fn redo_window_is_four_running_copy_times() {
 /// too and commits; H then finds its update applied.
 #[test]
 fn redo_timed_window_counts_from_the_update_start() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm, Variant};
     use perdure_ptm::Transaction;
     use std::sync::Arc;
@@ -1501,9 +1489,7 @@ fn redo_timed_window_counts_from_the_update_start() {
     std::thread_local! {
         static HOLDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-timed-start", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-timed-start");
     let config = Config {
         threads: 2,
         variant: Variant::Timed,
@@ -1565,13 +1551,10 @@ fn redo_timed_window_counts_from_the_update_start() {
 /// return within 10 s.
 #[test]
 fn redo_takes_its_states_in_turn_whatever_their_count() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm};
     use perdure_ptm::Transaction;
     use std::sync::Arc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-three-states", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-three-states");
     let config = Config {
         threads: 2,
         states_per_thread: 3,
@@ -1835,12 +1818,9 @@ fn cx_published_read_tries_n_times_then_collects() {
 #[test]
 fn redo_opt_flushes_the_whole_replica_past_a_tenth_of_its_lines() {
     use perdure_pm::stats::thread_counts;
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm, Variant};
     use perdure_ptm::{PVar, Transaction};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-opt-tenth", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-opt-tenth");
     let p = RedoPtm::create(
         pool,
         &Config {
@@ -1901,13 +1881,10 @@ fn redo_opt_flushes_the_whole_replica_past_a_tenth_of_its_lines() {
 /// see the last value), not copy the designated replica.
 #[test]
 fn redo_replays_a_replica_as_far_behind_as_the_ring_reaches() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm, Variant};
     use perdure_ptm::Transaction;
     use std::sync::Arc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-ring", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-ring");
     let p = RedoPtm::create(
         pool,
         &Config {
@@ -2032,12 +2009,9 @@ fn open_takes_the_thread_count_from_the_pool() {
 /// counters benchmarks report, are `CxStats`'s copies and CAS retries.
 #[test]
 fn cx_counts_help_and_reports_its_events() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::{CxPtm, Transaction};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-helped", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-helped");
     let config = Config {
         threads: 2,
         replay_window: 1,
@@ -2073,9 +2047,7 @@ fn cx_puc_updates_see_roots_and_words() {
     use perdure_pm::NoFlush;
     use perdure_ptm::cx::Config;
     use perdure_ptm::CxPuc;
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("cx-puc-words", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("cx-puc-words");
     let config = Config {
         threads: 2,
         ..Config::small()
@@ -2125,12 +2097,9 @@ fn cx_puc_updates_see_roots_and_words() {
 /// `redo_opt_logs_a_repeated_store_once` stores to one word only.
 #[test]
 fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
-    use perdure_pm::NoFlush;
     use perdure_ptm::redo::{Config, RedoPtm, Variant};
     use perdure_ptm::{PVar, Transaction};
-    let _guard = mutant::lock();
-    mutant::set(None);
-    let pool = Pool::volatile("redo-opt-set", 1 << 20, NoFlush).unwrap();
+    let (_guard, pool) = unmutated_pool("redo-opt-set");
     let p = RedoPtm::create(
         pool,
         &Config {
