@@ -91,6 +91,13 @@ impl std::str::FromStr for Construction {
     }
 }
 
+/// A new database's hash map starts with a bucket per this many bytes of
+/// its region (rounded down to a power of two): a key with a 100-byte
+/// value takes a 256-byte node and its index entry, so a database of such
+/// keys never doubles its buckets, and the array is at most 1/32 of the
+/// region (its block, a power of two with the allocator's header, 1/16).
+const BYTES_PER_BUCKET: u64 = 256;
+
 /// The start of every database pool's layout name.
 pub const LAYOUT_PREFIX: &str = "perdure-kv/";
 
@@ -129,7 +136,9 @@ pub struct Options {
     pub durability: Durability,
     /// The pool file's size in bytes, for a new database. The PTM splits
     /// it into replicas (Redo: threads + 1, CX: 2 · threads), so the data
-    /// one replica holds is a fraction of it.
+    /// one replica holds is a fraction of it. The hash map starts with a
+    /// bucket per 256 bytes of a replica (rounded down to a power of two), so
+    /// it doubles its buckets only when entries average under 128 bytes.
     pub size: u64,
     /// Thread ids of a new database: how many threads may use it at once.
     /// A thread takes an id on its first operation and keeps it until it
@@ -275,7 +284,10 @@ fn store<P: Ptm>(ptm: P) -> Result<Store<P>, KvError> {
                     what: "root slot 0 is empty but the region holds allocated blocks (a damaged root slot)",
                 });
             }
-            Store::create_in(ptm, 0)
+            let per_bytes =
+                ptm.read_tx(|tx| perdure_ptm::TxRead::region_len(tx))? / BYTES_PER_BUCKET;
+            let buckets = per_bytes.checked_ilog2().map_or(0, |l| 1 << l);
+            Store::create_at_with(ptm, 0, buckets)
         }
         r => r,
     }

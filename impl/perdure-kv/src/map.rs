@@ -16,7 +16,11 @@
 //!   reading keys.
 //! * Resize: as `perdure_ptm::ds::hash` (when `len > 2 · buckets`, the
 //!   same transaction relinks every node into twice the buckets; skipped if
-//!   the region has no room, or no room left for the rest of a batch).
+//!   the region has no room, or no room left for the rest of a batch). A
+//!   store starts with the buckets its creator asks for (at least 64; a
+//!   database one per 256 bytes of its region, as RedoDB starts with 10 ·
+//!   2^20): every resize writes back every node's link and is paid by one
+//!   put, so a store sized for its keys never pays it.
 //! * Overwrite: a value of the same number of words is written in place;
 //!   otherwise a new node takes the old one's place in its chain and in the
 //!   index, and the old block is freed.
@@ -48,8 +52,16 @@ use perdure_ptm::{Transaction, TxRead};
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PDKVMAP3");
 /// The first format's magic.
 const MAGIC_TREAP: u64 = u64::from_le_bytes(*b"PDKVMAP2");
-/// Buckets of a new store.
-pub(crate) const INITIAL_BUCKETS: u64 = 64;
+/// The fewest buckets a store starts with.
+pub(crate) const MIN_BUCKETS: u64 = 64;
+/// The most buckets a store starts with (a 512 MiB bucket array).
+const MAX_BUCKETS: u64 = 1 << 26;
+
+/// The bucket count a store asked for `buckets` starts with: a power of
+/// two in `MIN_BUCKETS..=MAX_BUCKETS`, `buckets` rounded up.
+pub(crate) fn first_buckets(buckets: u64) -> u64 {
+    buckets.clamp(MIN_BUCKETS, MAX_BUCKETS).next_power_of_two()
+}
 
 // The header words of the module docs' layout, in order.
 perdure_pm::word_offsets!(_, H_BUCKETS, H_COUNT, H_LEN, H_TREE, H_HEIGHT);
@@ -96,18 +108,20 @@ impl Header {
     }
 }
 
-/// Formats an empty store in root slot `root` (which must be 0).
-pub(crate) fn create_in<T: Transaction>(tx: &T, root: usize) -> Result<u64, Fault> {
+/// Formats an empty store with `buckets` buckets (a power of two, from
+/// [`first_buckets`]) in root slot `root` (which must be empty).
+pub(crate) fn create_in<T: Transaction>(tx: &T, root: usize, buckets: u64) -> Result<u64, Fault> {
     if tx.root(root) != 0 {
         return Err(Fault::Exists);
     }
+    if !has_room(tx, &[(HEADER, 1), (8 * buckets, 1)])? {
+        return Err(Fault::Full);
+    }
     let h = tx.alloc(HEADER).map_err(|_| Fault::Full)?;
-    let b = tx
-        .alloc_zeroed(8 * INITIAL_BUCKETS)
-        .map_err(|_| Fault::Full)?;
+    let b = tx.alloc_zeroed(8 * buckets).map_err(|_| Fault::Full)?;
     st(tx, h, MAGIC)?;
     st(tx, h + H_BUCKETS, b)?;
-    st(tx, h + H_COUNT, INITIAL_BUCKETS)?;
+    st(tx, h + H_COUNT, buckets)?;
     st(tx, h + H_LEN, 0)?;
     st(tx, h + H_TREE, 0)?;
     st(tx, h + H_HEIGHT, 0)?;

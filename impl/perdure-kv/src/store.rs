@@ -173,7 +173,9 @@ impl<P: Ptm, H: Deref<Target = P>> std::fmt::Debug for Store<P, H> {
 
 impl<P: Ptm> Store<P> {
     /// Formats an empty store in root slot `root` of `ptm` (which must be
-    /// empty: [`KvError::Exists`] otherwise).
+    /// empty: [`KvError::Exists`] otherwise). Its hash map starts with 64
+    /// buckets and doubles them as it grows; [`Store::create_at_with`]
+    /// starts it at the size its keys need.
     pub fn create(ptm: P, root: usize) -> Result<Store<P>, KvError> {
         Store::create_in(Arc::new(ptm), root)
     }
@@ -205,9 +207,20 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
     /// Formats an empty store in root slot `root` of the PTM `ptm` points
     /// to (see [`Store::create`]).
     pub fn create_at(ptm: H, root: usize) -> Result<Store<P, H>, KvError> {
+        Store::create_at_with(ptm, root, map::MIN_BUCKETS)
+    }
+
+    /// [`Store::create_at`] with a hash map of `buckets` buckets (rounded
+    /// up to a power of two, at least 64 and at most 2^26). The map doubles
+    /// its buckets when it holds more than two keys per bucket, in the
+    /// transaction of the put that crosses the bound, which writes every
+    /// node's link again; a store started with a bucket per key it will
+    /// hold never does. Each bucket takes 8 bytes of the region.
+    pub fn create_at_with(ptm: H, root: usize, buckets: u64) -> Result<Store<P, H>, KvError> {
         check_root(root)?;
-        let w = ptm.update_tx(move |tx| encode(map::create_in(tx, root)))?;
-        decode(w, root, map::HEADER + 8 * map::INITIAL_BUCKETS)?;
+        let buckets = map::first_buckets(buckets);
+        let w = ptm.update_tx(move |tx| encode(map::create_in(tx, root, buckets)))?;
+        decode(w, root, map::HEADER + 8 * buckets)?;
         Ok(Store { ptm, root })
     }
 

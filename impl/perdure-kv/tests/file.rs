@@ -66,6 +66,14 @@ fn every_construction_and_backend_keeps_its_entries_across_a_reopen() {
                 "{st:?}"
             );
             assert_eq!(st.file_bytes, 16 << 20);
+            // The hash map started with a bucket per 256 bytes of the
+            // region, rounded down to a power of two: its array's block
+            // (the next power of two past the array) at most 1/16 of it.
+            let buckets = 1u64 << (st.region_bytes / 256).ilog2();
+            assert!(
+                st.bytes_used > 8 * buckets && st.bytes_used < st.region_bytes / 16 + 8 * 4096,
+                "{st:?}"
+            );
         }
     }
 }

@@ -473,3 +473,46 @@ fn a_batch_that_does_not_fit_changes_nothing() {
     assert_eq!(db.get(&0u32.to_le_bytes()).unwrap(), Some(vec![1u8; 1000]));
     assert_eq!(db.get(b"new").unwrap(), None);
 }
+
+#[test]
+fn a_store_starts_with_the_buckets_asked_for_and_a_too_large_ask_is_full() {
+    let config = Config::small();
+    let ptm = Arc::new(RedoOptPtm::create(pool("kv-buckets"), &config).unwrap());
+    // Asked for more than the region holds: Full, and nothing allocated.
+    let err = Store::create_at_with(Arc::clone(&ptm), 0, SIZE).unwrap_err();
+    assert!(
+        matches!(err, KvError::Full { needed } if needed >= 8 * SIZE),
+        "{err:?}"
+    );
+    let db = Store::create_at_with(Arc::clone(&ptm), 0, 1000).unwrap();
+    // 1000 rounded up: 1024 buckets of 8 bytes (in a block of up to
+    // twice that), and the 48-byte header.
+    let (used, _) = db.space().unwrap();
+    assert!((8 * 1024 + 48..16 * 1024 + 256).contains(&used), "{used}");
+    // Past two keys per bucket it doubles them (the put that crosses the
+    // bound allocates 2048 buckets and frees 1024), keeping every entry.
+    let mut model = BTreeMap::new();
+    let mut before = 0;
+    for i in 0..2100u32 {
+        let k = (i * 7919).to_be_bytes().to_vec();
+        if i == 2048 {
+            before = db.space().unwrap().0;
+        }
+        assert!(!db.put(&k, &i.to_le_bytes()).unwrap());
+        model.insert(k, i.to_le_bytes().to_vec());
+        if i == 2048 {
+            let after = db.space().unwrap().0;
+            assert!(after - before >= 8 * 1024, "{before} -> {after}");
+        }
+    }
+    let (grown, _) = db.space().unwrap();
+    assert_eq!(db.check().unwrap(), 2100);
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+    // Fewer than 64 are 64.
+    let small = Store::create_at_with(Arc::clone(&ptm), 1, 3).unwrap();
+    let (with_small, _) = small.space().unwrap();
+    let took = with_small - grown;
+    assert!((8 * 64 + 48..16 * 64 + 256).contains(&took), "{took}");
+}
