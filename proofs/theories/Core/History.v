@@ -16,7 +16,10 @@
       invoked operation is completed, pending or cut off ([op_status]), and
       on a well-formed history never two of them
       ([completed_not_cut_off], [pending_not_cut_off],
-      [completed_not_pending]);
+      [completed_not_pending]); how they change when one event is appended
+      ([pending_on_snoc], [finished_snoc], [invoked_snoc], [cut_off_crash],
+      [cut_off_app], [finished_app]), for the models that build their
+      histories event by event;
     - real-time order [precedes]: one operation returned or was recovered
       before the other was invoked; a strict partial order on well-formed
       histories ([precedes_irrefl], [precedes_trans]);
@@ -425,6 +428,64 @@ Section history.
       exists t, op. rewrite Em. apply elem_of_app. right. by left.
     - eapply (wf_invoke_once h h1 (m ++ _) i t op); [done | by rewrite Ek, <- app_assoc |].
       exists t', op'. apply elem_of_app. right. by left.
+  Qed.
+
+  (** *** Appending one event
+
+      How the status of an operation changes when one event is appended (the
+      protocol files build their histories event by event). *)
+
+  Lemma pending_on_snoc h e t j :
+    pending_on (h ++ [e]) t j ↔ (∃ o, e = Invoke j t o) ∨ (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v).
+  Proof.
+    unfold pending_on. split.
+    - intros (h1 & h2 & o & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
+      + apply app_inj_tail in Eh as [_ ->]. left. by exists o.
+      + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [Eh <-]. right. split_and!.
+        * exists h1, h2, o. split_and!; [done| |].
+          -- intros Hin. apply Hc. apply elem_of_app. by left.
+          -- intros v Hin. apply (Hr v). apply elem_of_app. by left.
+        * intros ->. apply Hc. apply elem_of_app. right. by left.
+        * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
+    - intros [(o & ->) | ((h1 & h2 & o & -> & Hc & Hr) & Hne & Hnr)].
+      + exists h, [], o. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
+      + exists h1, (h2 ++ [e]), o. split_and!; [by rewrite <- app_assoc | |].
+        * intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by apply Hne].
+        * intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | by apply (Hnr v)].
+  Qed.
+
+  Lemma finished_snoc h e j : finished (h ++ [e]) j ↔ finished h j ∨ ends j e.
+  Proof.
+    split.
+    - intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | <-%elem_of_list_singleton].
+      + left. left. by exists v.
+      + by right.
+      + left. right. by exists v.
+      + by right.
+    - intros [[[v Hin] | [v Hin]] | He].
+      + left. exists v. apply elem_of_app. by left.
+      + right. exists v. apply elem_of_app. by left.
+      + destruct e; simpl in He; try done; subst; [left | right]; exists v; apply elem_of_app; right; by left.
+  Qed.
+
+  Lemma finished_app h E j : finished h j → finished (h ++ E) j.
+  Proof. intros [[v Hin] | [v Hin]]; [left | right]; exists v; apply elem_of_app; by left. Qed.
+
+  Lemma cut_off_app h E i : cut_off h i → cut_off (h ++ E) i.
+  Proof.
+    intros (h1 & h2 & h3 & t & op & -> & Hr). exists h1, h2, (h3 ++ E), t, op.
+    split; [by rewrite <- !app_assoc, <- app_comm_cons, <- app_assoc | done].
+  Qed.
+
+  Lemma cut_off_crash h t i : pending_on h t i → cut_off (h ++ [Crash]) i.
+  Proof.
+    intros (h1 & h2 & op & -> & _ & Hr). exists h1, h2, [], t, op.
+    split; [by rewrite <- app_assoc, <- app_comm_cons | done].
+  Qed.
+
+  Lemma invoked_snoc h e i : invoked (h ++ [e]) i ↔ invoked h i ∨ ∃ t op, e = Invoke i t op.
+  Proof.
+    rewrite invoked_app. unfold invoked. setoid_rewrite elem_of_list_singleton. naive_solver.
   Qed.
 End history.
 

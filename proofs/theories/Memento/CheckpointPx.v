@@ -88,8 +88,8 @@
       replay of earlier sub-operations of a composite root operation is not
       modelled; the write's value is not derived from the checkpointed one
       (the ghost [effv] records the value it used);
-    - detectability is stated on the model's states, not over
-      [Core/DurableLin.v]'s histories. *)
+    - detectability is stated on the model's states here;
+      [CheckpointPxLin.v] states it over [Core/DurableLin.v]'s histories. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations.
 From perdure.Core Require Import Px86 PxPersist.

@@ -1199,64 +1199,6 @@ Section grow.
   Qed.
 End grow.
 
-(** ** Histories: appending one event *)
-Section hist.
-  Implicit Types (h : history cop bool) (e : event cop bool).
-
-  Lemma pending_on_snoc h e t j :
-    pending_on (h ++ [e]) t j ↔ (∃ o, e = Invoke j t o) ∨ (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v).
-  Proof.
-    unfold pending_on. split.
-    - intros (h1 & h2 & o & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
-      + apply app_inj_tail in Eh as [_ ->]. left. by exists o.
-      + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [Eh <-]. right. split_and!.
-        * exists h1, h2, o. split_and!; [done| |].
-          -- intros Hin. apply Hc. apply elem_of_app. by left.
-          -- intros v Hin. apply (Hr v). apply elem_of_app. by left.
-        * intros ->. apply Hc. apply elem_of_app. right. by left.
-        * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
-    - intros [(o & ->) | ((h1 & h2 & o & -> & Hc & Hr) & Hne & Hnr)].
-      + exists h, [], o. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
-      + exists h1, (h2 ++ [e]), o. split_and!; [by rewrite <- app_assoc | |].
-        * intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by apply Hne].
-        * intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | by apply (Hnr v)].
-  Qed.
-
-  Lemma finished_snoc h e j : finished (h ++ [e]) j ↔ finished h j ∨ ends j e.
-  Proof.
-    split.
-    - intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | <-%elem_of_list_singleton].
-      + left. left. by exists v.
-      + by right.
-      + left. right. by exists v.
-      + by right.
-    - intros [[[v Hin] | [v Hin]] | He].
-      + left. exists v. apply elem_of_app. by left.
-      + right. exists v. apply elem_of_app. by left.
-      + destruct e; simpl in He; try done; subst; [left | right]; exists v; apply elem_of_app; right; by left.
-  Qed.
-
-  Lemma finished_app h E j : finished h j → finished (h ++ E) j.
-  Proof. intros [[v Hin] | [v Hin]]; [left | right]; exists v; apply elem_of_app; by left. Qed.
-
-  Lemma cut_off_app h E i : cut_off h i → cut_off (h ++ E) i.
-  Proof.
-    intros (h1 & h2 & h3 & t & op & -> & Hr). exists h1, h2, (h3 ++ E), t, op.
-    split; [by rewrite <- !app_assoc, <- app_comm_cons, <- app_assoc | done].
-  Qed.
-
-  Lemma cut_off_crash h t i : pending_on h t i → cut_off (h ++ [Crash]) i.
-  Proof.
-    intros (h1 & h2 & op & -> & _ & Hr). exists h1, h2, [], t, op.
-    split; [by rewrite <- app_assoc, <- app_comm_cons | done].
-  Qed.
-
-  Lemma invoked_snoc h e i : invoked (h ++ [e]) i ↔ invoked h i ∨ ∃ t op, e = Invoke i t op.
-  Proof.
-    rewrite invoked_app. unfold invoked. setoid_rewrite elem_of_list_singleton. naive_solver.
-  Qed.
-End hist.
-
 Lemma mjoin_nil {A} (f : nat → list A) (l : list nat) : (∀ u, u ∈ l → f u = []) → mjoin (f <$> l) = [].
 Proof. induction l as [| u l IH]; intros Hn; [done |]. simpl. rewrite Hn by (by left). apply IH. intros ??. apply Hn. by right. Qed.
 

@@ -1511,34 +1511,6 @@ Section cx_px_lin.
     - destruct Ht as (_ & Ht & _). eauto.
   Qed.
 
-  Lemma pending_on_snoc (h : history op Val) e t j :
-    pending_on (h ++ [e]) t j ↔ (∃ o, e = Invoke j t o) ∨ (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v).
-  Proof.
-    unfold pending_on. split.
-    - intros (h1 & h2 & o & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
-      + apply app_inj_tail in Eh as [_ ->]. left. by exists o.
-      + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [Eh <-]. right. split_and!.
-        * exists h1, h2, o. split_and!; [done| |].
-          -- intros Hin. apply Hc. apply elem_of_app. by left.
-          -- intros v Hin. apply (Hr v). apply elem_of_app. by left.
-        * intros ->. apply Hc. apply elem_of_app. right. by left.
-        * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
-    - intros [(o & ->) | ((h1 & h2 & o & -> & Hc & Hr) & Hne & Hnr)].
-      + exists h, [], o. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
-      + exists h1, (h2 ++ [e]), o. split_and!; [by rewrite <- app_assoc | |].
-        * intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by apply Hne].
-        * intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | by apply (Hnr v)].
-  Qed.
-
-  Lemma finished_snoc (h : history op Val) e j : finished (h ++ [e]) j → finished h j ∨ ends j e.
-  Proof.
-    intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | <-%elem_of_list_singleton].
-    - left. left. by exists v.
-    - by right.
-    - left. right. by exists v.
-    - by right.
-  Qed.
-
   Record inv3 (s : cstate) : Prop := {
     w_wf : wf (erase (xh s));
     w_pend : ∀ t j, pending_on (erase (xh s)) t j → gid (gp s t) = Some j;
