@@ -1,0 +1,438 @@
+(** * HEADER PLACEHOLDER *)
+From stdpp Require Import base list.
+From Coq Require Import Lia.
+From perdure.Core Require Import History DurableLin.
+
+(** ** The sequential specification: a register with load, CAS and store *)
+
+Inductive mop : Type :=
+| OLoad                 (* load: returns the value *)
+| OCas (e n : nat)      (* compare_exchange(e, n): returns the value it found *)
+| OStore (v : nat).     (* store(v): returns 0 (Rust: ()) *)
+
+Definition ret (σ : nat) (op : mop) : nat :=
+  match op with OLoad | OCas _ _ => σ | OStore _ => 0 end.
+Definition post (σ : nat) (op : mop) : nat :=
+  match op with OLoad => σ | OCas e n => if decide (σ = e) then n else σ | OStore v => v end.
+
+Definition reg_step (σ : nat) (op : mop) (r : nat) (σ' : nat) : Prop := r = ret σ op ∧ σ' = post σ op.
+Definition reg (v0 : nat) : seq_spec nat mop nat := SeqSpec v0 reg_step.
+
+(** The register's run, computed. *)
+Fixpoint rfin (σ : nat) (l : list (mop * nat)) : option nat :=
+  match l with
+  | [] => Some σ
+  | (op, r) :: l' => if decide (r = ret σ op) then rfin (post σ op) l' else None
+  end.
+
+Lemma rfin_runs v0 σ l σ' : rfin σ l = Some σ' → runs (reg v0) σ l.
+Proof.
+  revert σ. induction l as [| [op r] l IH]; intros σ H; [constructor |].
+  simpl in H. case_decide; [| done]. econstructor; [| by apply IH]. by split.
+Qed.
+
+Lemma rfin_app σ l1 l2 : rfin σ (l1 ++ l2) = rfin σ l1 ≫= λ σ1, rfin σ1 l2.
+Proof.
+  revert σ. induction l1 as [| [op r] l1 IH]; intros σ; [done |]. simpl.
+  case_decide; simpl; [apply IH | done].
+Qed.
+
+Notation xev := (xevent mop nat).
+
+Lemma eff_app (l1 l2 : list xev) : effects (points (l1 ++ l2)) = effects (points l1) ++ effects (points l2).
+Proof. by rewrite points_app, effects_app. Qed.
+
+(** ** The model *)
+
+(** A pair [(value, sequence)], as in NVMM and DRAM. *)
+Notation pair := (nat * nat)%type.
+
+(** A writer's value to install and its result, for expected value [e]. *)
+Definition newv (op : mop) (e : nat) : nat :=
+  match op with OCas _ n => n | OStore v => v | OLoad => e end.
+Definition retv (op : mop) (e : nat) : nat :=
+  match op with OCas _ _ => e | _ => 0 end.
+(** A writer's expected value: a CAS's own, a store's anything (its loop
+    updates it). *)
+Definition wr_ok (op : mop) (e : nat) : Prop :=
+  match op with OCas e' _ => e' = e | OStore _ => True | OLoad => False end.
+
+(** The writer's steps after its NVMM DWCAS (L40) succeeded. *)
+Inductive wpc : Type := WPwb | WFence | WL44 | WM2 | WM2cas.
+
+(** A thread's position inside an operation. *)
+Inductive pcv : Type :=
+| PStart                        (* invoked; tracking (and recovery) before the first access *)
+| PRet (r : nat)                (* about to return [r] *)
+| PL5 (e : nat)                 (* top of Mirror's loop, expected value [e]: about to read NVMM *)
+| PL9 (e : nat) (p : pair)      (* read NVMM's pair [p] (L5–L7): about to read DRAM (L9–L11) *)
+| PHpwb (e : nat) (p d : pair)  (* helping (L18): about to write back (L19) *)
+| PHfence (e : nat) (p d : pair) (* about to fence (L20) *)
+| PHcas (e : nat) (p d : pair)  (* about to DWCAS DRAM from [d] to [p] (L24) *)
+| PL40 (e : nat) (p : pair)     (* about to DWCAS NVMM from [p] to [(new, p.2 + 1)] (L37–L40) *)
+| PW (w : wpc) (e : nat) (d a : pair). (* L40 succeeded: [d] read from DRAM, [a] written to NVMM *)
+
+Inductive tst : Type := TIdle | TOp (i : opid) (op : mop) (pc : pcv).
+
+Definition tid (x : tst) : option opid := match x with TIdle => None | TOp i _ _ => Some i end.
+
+Record st : Type := St {
+  ws : list pair;                 (* the field's NVMM writes since the last crash, the crash image first *)
+  mk : nat;                       (* how many of them every crash keeps (the line's mark) *)
+  pw : nat → nat;                 (* a thread's pending write-back: the line's length when issued *)
+  dr : pair;                      (* DRAM's pair *)
+  rec : bool;                     (* a recover_field on the field returned since the last crash *)
+  th : nat → tst;                 (* the threads *)
+  nid : nat;                      (* the next operation id *)
+  xh : list xev;                  (* ghost: the history, with linearization points *)
+  infl : option (opid * mop * nat); (* ghost: the write in NVMM not yet in DRAM, its point *)
+}.
+
+Definition upd {A} (f : nat → A) (t : nat) (x : A) : nat → A :=
+  λ t', if decide (t' = t) then x else f t'.
+Lemma upd_same {A} (f : nat → A) t x : upd f t x t = x.
+Proof. unfold upd. by case_decide. Qed.
+Lemma upd_other {A} (f : nat → A) t x t' : t' ≠ t → upd f t x t' = f t'.
+Proof. unfold upd. by case_decide. Qed.
+
+(** NVMM's visible pair: the last write of the line. *)
+Definition nv (s : st) : pair := default (0, 0) (last (ws s)).
+
+(** The points a DRAM copy of the write in flight inserts. *)
+Definition ins (o : option (opid * mop * nat)) : list xev :=
+  match o with Some (i, op, r) => [XL i op r] | None => [] end.
+
+Definition sth (s : st) (t : nat) (x : tst) : st :=
+  St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+Definition sxh (s : st) (l : list xev) : st :=
+  St (ws s) (mk s) (pw s) (dr s) (rec s) (th s) (nid s) (xh s ++ l) (infl s).
+(** [pwb] of the line by [t] (it takes effect by [t]'s next fence). *)
+Definition spwb (s : st) (t : nat) (x : tst) : st :=
+  St (ws s) (mk s) (upd (pw s) t (length (ws s))) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+(** [pfence] by [t]. *)
+Definition sfence (s : st) (t : nat) (x : tst) : st :=
+  St (ws s) (mk s `max` pw s t) (upd (pw s) t 0) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+(** A successful DWCAS of DRAM to [a]: the write in flight takes effect. *)
+Definition scopy (s : st) (t : nat) (x : tst) (a : pair) : st :=
+  St (ws s) (mk s) (pw s) a (rec s) (upd (th s) t x) (nid s) (xh s ++ ins (infl s)) None.
+
+Section model.
+  Context (v0 : nat).
+
+  Inductive step : st → st → Prop :=
+  (* invocation: the operation starts; Rust: the [trace_ev!(off, "Invoke")] of track_field *)
+  | s_invoke s t op :
+      th s t = TIdle →
+      step s (St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t (TOp (nid s) op PStart))
+                 (S (nid s)) (xh s ++ [XE (Invoke (nid s) t op)]) (infl s))
+  (* load: tracking done (the field is recovered), read DRAM (PAtomic::load, tracked_val) *)
+  | s_load s t i :
+      th s t = TOp i OLoad PStart → rec s = true →
+      step s (sxh (sth s t (TOp i OLoad (PRet (dr s).1))) [XL i OLoad (dr s).1])
+  (* CAS: tracking done (PAtomic::compare_exchange) *)
+  | s_cas0 s t i e n :
+      th s t = TOp i (OCas e n) PStart → rec s = true →
+      step s (sth s t (TOp i (OCas e n) (PL5 e)))
+  (* store: tracking done, first expected value read from DRAM (PAtomic::store, expected) *)
+  | s_store0 s t i v :
+      th s t = TOp i (OStore v) PStart → rec s = true →
+      step s (sth s t (TOp i (OStore v) (PL5 (dr s).1)))
+  (* return *)
+  | s_ret s t i op r :
+      th s t = TOp i op (PRet r) →
+      step s (sxh (sth s t TIdle) [XE (Return i r)])
+  (* L5–L7: read NVMM's pair (Space::read_nvmm) *)
+  | s_l5 s t i op e :
+      th s t = TOp i op (PL5 e) →
+      step s (sth s t (TOp i op (PL9 e (nv s))))
+  (* L9–L11 read DRAM's pair; L18: NVMM one ahead: help *)
+  | s_l9_help s t i op e p :
+      th s t = TOp i op (PL9 e p) → p.2 = S (dr s).2 →
+      step s (sth s t (TOp i op (PHpwb e p (dr s))))
+  (* L27: sequences differ otherwise: retry *)
+  | s_l9_wait s t i op e p :
+      th s t = TOp i op (PL9 e p) → p.2 ≠ S (dr s).2 → p.2 ≠ (dr s).2 →
+      step s (sth s t (TOp i op (PL5 e)))
+  (* L30–L33: NVMM holds another value: a CAS returns it ... *)
+  | s_l9_fail_cas s t i e' n e p :
+      th s t = TOp i (OCas e' n) (PL9 e p) → p.2 = (dr s).2 → p.1 ≠ e →
+      step s (sxh (sth s t (TOp i (OCas e' n) (PRet p.1))) [XL i (OCas e' n) p.1])
+  (* ... a store's loop tries again expecting it (Space::cas_loop) *)
+  | s_l9_fail_store s t i v e p :
+      th s t = TOp i (OStore v) (PL9 e p) → p.2 = (dr s).2 → p.1 ≠ e →
+      step s (sth s t (TOp i (OStore v) (PL5 p.1)))
+  (* L30: NVMM holds the expected value: go to L37 *)
+  | s_l9_go s t i op e p :
+      th s t = TOp i op (PL9 e p) → p.2 = (dr s).2 → p.1 = e →
+      step s (sth s t (TOp i op (PL40 e p)))
+  (* L19, L20: a helper's write-back and fence *)
+  | s_hpwb s t i op e p d :
+      th s t = TOp i op (PHpwb e p d) → step s (spwb s t (TOp i op (PHfence e p d)))
+  | s_hfence s t i op e p d :
+      th s t = TOp i op (PHfence e p d) → step s (sfence s t (TOp i op (PHcas e p d)))
+  (* L24: the helper's DRAM DWCAS from [d] to [p], then retry *)
+  | s_hcas_ok s t i op e p d :
+      th s t = TOp i op (PHcas e p d) → dr s = d → step s (scopy s t (TOp i op (PL5 e)) p)
+  | s_hcas_fail s t i op e p d :
+      th s t = TOp i op (PHcas e p d) → dr s ≠ d → step s (sth s t (TOp i op (PL5 e)))
+  (* L40: NVMM DWCAS from [p] to [(new, p.2 + 1)] *)
+  | s_l40_ok s t i op e p :
+      th s t = TOp i op (PL40 e p) → nv s = p →
+      step s (St (ws s ++ [(newv op e, S p.2)]) (mk s) (pw s) (dr s) (rec s)
+                 (upd (th s) t (TOp i op (PW WPwb e p (newv op e, S p.2)))) (nid s) (xh s)
+                 (Some (i, op, retv op e)))
+  (* L46–L47 with the fix of M1: the DWCAS failed, retry from the top *)
+  | s_l40_fail s t i op e p :
+      th s t = TOp i op (PL40 e p) → nv s ≠ p → step s (sth s t (TOp i op (PL5 e)))
+  (* L41, L42: the writer's write-back and fence *)
+  | s_wpwb s t i op e d a :
+      th s t = TOp i op (PW WPwb e d a) → step s (spwb s t (TOp i op (PW WFence e d a)))
+  | s_wfence s t i op e d a :
+      th s t = TOp i op (PW WFence e d a) → step s (sfence s t (TOp i op (PW WL44 e d a)))
+  (* L44: DRAM DWCAS from [d] to [a] *)
+  | s_l44_ok s t i op e d a :
+      th s t = TOp i op (PW WL44 e d a) → dr s = d →
+      step s (scopy s t (TOp i op (PRet (retv op e))) a)
+  | s_l44_fail s t i op e d a :
+      th s t = TOp i op (PW WL44 e d a) → dr s ≠ d → step s (sth s t (TOp i op (PW WM2 e d a)))
+  (* the fix of M2 (Space::finish_dram_half): read DRAM; not [d] any more: return *)
+  | s_m2_diff s t i op e d a :
+      th s t = TOp i op (PW WM2 e d a) → dr s ≠ d → step s (sth s t (TOp i op (PRet (retv op e))))
+  | s_m2_same s t i op e d a :
+      th s t = TOp i op (PW WM2 e d a) → dr s = d → step s (sth s t (TOp i op (PW WM2cas e d a)))
+  | s_m2cas_ok s t i op e d a :
+      th s t = TOp i op (PW WM2cas e d a) → dr s = d →
+      step s (scopy s t (TOp i op (PRet (retv op e))) a)
+  | s_m2cas_fail s t i op e d a :
+      th s t = TOp i op (PW WM2cas e d a) → dr s ≠ d → step s (sth s t (TOp i op (PW WM2 e d a)))
+  (* recover_field (Algorithm 6.2 with the fixes of R1 and R2) as one step:
+     line 3, the pairs are equal: return *)
+  | s_rec_eq s :
+      rec s = false → dr s = nv s →
+      step s (St (ws s) (mk s) (pw s) (dr s) true (th s) (nid s) (xh s) (infl s))
+  (* lines 4–4.2 (the sequence moved past DRAM's when DRAM's is ahead), R1's
+     write-back and fence, line 5: DRAM gets NVMM's pair *)
+  | s_rec_copy s :
+      rec s = false → dr s ≠ nv s →
+      let ws' := if decide ((nv s).2 < (dr s).2) then ws s ++ [((nv s).1, S (dr s).2)] else ws s in
+      step s (St ws' (length ws') (pw s) (default (0, 0) (last ws')) true (th s) (nid s) (xh s) (infl s))
+  (* a full crash: NVMM keeps a prefix of the line's writes at least as
+     long as its mark, DRAM holds anything, the threads are gone *)
+  | s_crash s keep d :
+      mk s ≤ keep → keep ≤ length (ws s) → 1 ≤ keep →
+      step s (St [default (0, 0) (ws s !! pred keep)] 1 (λ _, 0) d false (λ _, TIdle) (nid s)
+                 (xh s ++ (if decide (keep = length (ws s)) then ins (infl s) else []) ++ [XE Crash])
+                 None).
+
+  (** A run starts right after a crash that left NVMM the pair [(v0, q0)]
+      (under the mark) and DRAM any pair [d]. *)
+  Definition init (q0 : nat) (d : pair) : st :=
+    St [(v0, q0)] 1 (λ _, 0) d false (λ _, TIdle) 0 [] None.
+
+  Inductive reach : st → Prop :=
+  | reach_init q0 d : reach (init q0 d)
+  | reach_step s s' : reach s → step s s' → reach s'.
+
+  (** The history of a state: its events without the points. *)
+  Definition hist (s : st) : history mop nat := erase (xh s).
+End model.
+
+(** ** Lists of writes with increasing sequence numbers *)
+
+Definition sorted (l : list pair) : Prop :=
+  ∀ a b pa pb, l !! a = Some pa → l !! b = Some pb → a < b → pa.2 < pb.2.
+
+Lemma sorted_same l a b pa pb :
+  sorted l → l !! a = Some pa → l !! b = Some pb → pa.2 = pb.2 → a = b.
+Proof.
+  intros Hs Ha Hb E. destruct (decide (a < b)) as [Hlt|Hge].
+  - pose proof (Hs _ _ _ _ Ha Hb Hlt). lia.
+  - destruct (decide (b < a)) as [Hlt|Hge']; [| lia]. pose proof (Hs _ _ _ _ Hb Ha Hlt). lia.
+Qed.
+
+Lemma sorted_lt l a b pa pb :
+  sorted l → l !! a = Some pa → l !! b = Some pb → pa.2 < pb.2 → a < b.
+Proof.
+  intros Hs Ha Hb E. destruct (decide (a < b)) as [|Hge]; [done |].
+  destruct (decide (a = b)) as [->|Hne]; [simplify_eq; lia |].
+  pose proof (Hs _ _ _ _ Hb Ha ltac:(lia)). lia.
+Qed.
+
+Lemma last_lookup (l : list pair) : l ≠ [] → l !! pred (length l) = Some (default (0, 0) (last l)).
+Proof.
+  intros Hne. destruct l as [|x l _] using rev_ind; [done |].
+  rewrite last_snoc, app_length. simpl. replace (pred (length l + 1)) with (length l) by lia.
+  by rewrite lookup_app_r, Nat.sub_diag by lia.
+Qed.
+
+Lemma sorted_last l a pa : sorted l → l ≠ [] → l !! a = Some pa → pa.2 ≤ (default (0, 0) (last l)).2.
+Proof.
+  intros Hs Hne Ha. pose proof (last_lookup l Hne) as Hl.
+  pose proof (lookup_lt_Some _ _ _ Ha).
+  destruct (decide (a = pred (length l))) as [->|]; [simplify_eq; lia |].
+  pose proof (Hs _ _ _ _ Ha Hl ltac:(lia)). lia.
+Qed.
+
+Lemma sorted_snoc l q : sorted l → l ≠ [] → (default (0, 0) (last l)).2 < q.2 → sorted (l ++ [q]).
+Proof.
+  intros Hs Hne Hq a b pa pb Ha Hb Hab.
+  pose proof (lookup_lt_Some _ _ _ Hb) as Hlb. rewrite app_length in Hlb. simpl in Hlb.
+  destruct (decide (b < length l)).
+  - rewrite lookup_app_l in Ha by lia. rewrite lookup_app_l in Hb by lia. by apply (Hs a b).
+  - rewrite lookup_app_l in Ha by lia. rewrite lookup_app_r in Hb by lia.
+    destruct (b - length l) as [|k]; simpl in Hb; [| by rewrite lookup_nil in Hb].
+    injection Hb as <-. pose proof (sorted_last l a pa Hs Hne Ha). lia.
+Qed.
+
+Lemma lookup_snoc_l {A} (l : list A) x a y : l !! a = Some y → (l ++ [x]) !! a = Some y.
+Proof. intros H. rewrite lookup_app_l; [done |]. by eapply lookup_lt_Some. Qed.
+
+(** ** The invariant *)
+
+Section inv.
+  Context (v0 : nat).
+
+  (** No point of operation [i] yet. *)
+  Definition nopt (s : st) (i : opid) : Prop := ∀ op r, XL i op r ∉ xh s.
+
+  (** The register's value: DRAM's once the field is recovered, NVMM's
+      before. *)
+  Definition absv (s : st) : nat := if rec s then (dr s).1 else (nv s).1.
+
+  (** What the writer's write-back and fence have made durable so far. *)
+  Definition wpers (s : st) (t : nat) (w : wpc) : Prop :=
+    match w with
+    | WPwb => True
+    | WFence => pw s t = length (ws s)
+    | _ => mk s = length (ws s)
+    end.
+
+  Definition pcinv (s : st) (t : nat) (i : opid) (op : mop) (pc : pcv) : Prop :=
+    match pc with
+    | PStart => nopt s i ∧ pw s t = 0
+    | PRet r => XL i op r ∈ xh s ∧ pw s t = 0
+    | PL5 e => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0
+    | PL9 e p => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p ∈ ws s
+    | PHpwb e p d => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p ∈ ws s ∧ p.2 = S d.2
+    | PHfence e p d => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ p.2 = S d.2 ∧
+        ∃ w, ws s !! w = Some p ∧ w < pw s t
+    | PHcas e p d => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p.2 = S d.2 ∧
+        ∃ w, ws s !! w = Some p ∧ w < mk s
+    | PL40 e p => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p ∈ ws s ∧ p.1 = e ∧
+        p.2 ≤ (dr s).2
+    | PW w e d a => wr_ok op e ∧ rec s = true ∧ (w = WFence ∨ pw s t = 0) ∧ a = (newv op e, S d.2) ∧
+        ((infl s = Some (i, op, retv op e) ∧ dr s = d ∧ nopt s i ∧ nv s = a ∧ wpers s t w) ∨
+         (XL i op (retv op e) ∈ xh s ∧ d.2 < (dr s).2))
+    end.
+
+  Definition tinv (s : st) (t : nat) : Prop :=
+    match th s t with
+    | TIdle => pw s t = 0
+    | TOp i op pc => XE (Invoke i t op) ∈ xh s ∧ pcinv s t i op pc
+    end.
+
+  (** The write in flight: NVMM one write ahead of DRAM, by a writer past
+      L40 that read DRAM's current pair. *)
+  Definition infl_ok (s : st) : Prop :=
+    ∃ i op r, infl s = Some (i, op, r) ∧ r = ret (dr s).1 op ∧ (nv s).1 = post (dr s).1 op ∧
+      ∃ tw w e a, th s tw = TOp i op (PW w e (dr s) a) ∧ r = retv op e.
+
+  Record ginv (s : st) : Prop := {
+    g_ne : ws s ≠ [];
+    g_sorted : sorted (ws s);
+    g_mk : 1 ≤ mk s ∧ mk s ≤ length (ws s);
+    g_pw : ∀ t, pw s t ≤ length (ws s);
+    g_pre : rec s = false → length (ws s) = 1 ∧ infl s = None;
+    g_dram : rec s = true → ∃ j, ws s !! j = Some (dr s) ∧ j < mk s ∧
+               ((S j = length (ws s) ∧ infl s = None) ∨ (S (S j) = length (ws s) ∧ infl_ok s));
+    g_ids : ∀ t t' i, tid (th s t) = Some i → tid (th s t') = Some i → t = t';
+    g_nid : ∀ t i, tid (th s t) = Some i → i < nid s;
+    g_xl : ∀ i op r, XL i op r ∈ xh s → i < nid s;
+    g_ok : prefix_ok point_ok (xh s);
+    g_run : rfin v0 (effects (points (xh s))) = Some (absv s);
+    g_th : ∀ t, tinv s t;
+  }.
+
+  Lemma tinv_frame s s' t :
+    tinv s t → th s' t = th s t → pw s' t = pw s t → rec s' = rec s →
+    (∀ w p, ws s !! w = Some p → ws s' !! w = Some p) → mk s ≤ mk s' → (dr s).2 ≤ (dr s').2 →
+    (∀ x, x ∈ xh s → x ∈ xh s') →
+    (∀ i, tid (th s t) = Some i → nopt s i → nopt s' i) →
+    ((infl s' = infl s ∧ dr s' = dr s ∧ ws s' = ws s ∧ mk s' ≤ length (ws s')) ∨
+     (∀ i op r, tid (th s t) = Some i → infl s ≠ Some (i, op, r))) →
+    tinv s' t.
+  Proof.
+    intros Ht Hth Hpw Hrec Hws Hmk Hdr Hxh Hnopt Halt.
+    assert (Hin : ∀ p, p ∈ ws s → p ∈ ws s').
+    { intros p (w & Hw)%elem_of_list_lookup. apply elem_of_list_lookup. eauto. }
+    unfold tinv in *. rewrite Hth, Hpw. destruct (th s t) as [|i op pc]; [done |].
+    specialize (Hnopt i eq_refl). destruct Ht as [Hinv Hpc]. split; [auto |].
+    destruct pc; simpl in *; rewrite ?Hrec, ?Hpw.
+    - destruct Hpc as (? & ?). split; eauto.
+    - destruct Hpc as (? & ?). split; eauto.
+    - destruct Hpc as (? & ? & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & ? & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & ? & w & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & ? & ? & w & ? & ?). split_and!; eauto. exists w. split; eauto. lia.
+    - destruct Hpc as (? & ? & ? & ? & ? & ? & ?). split_and!; eauto. lia.
+    - destruct Hpc as (? & ? & ? & ? & [(Hi & Hd & Hn & Hnv & Hw)|(Hx & Hlt)]).
+      + destruct Halt as [(Hi' & Hd' & Hws' & Hmk')|Hno].
+        * split_and!; eauto. left. unfold nv, wpers in *. rewrite Hi', Hd', Hws'.
+          split_and!; eauto. rewrite Hws' in Hmk'. destruct w; try done; lia.
+        * exfalso. by apply (Hno i op (retv op e)).
+      + split_and!; eauto. right. split; [auto | lia].
+  Qed.
+
+  Lemma nv_same s s' : ws s' = ws s → nv s' = nv s.
+  Proof. unfold nv. by intros ->. Qed.
+
+  (** A step of thread [t] that changes no memory word but its own
+      registers, its write-back, the mark, and appends its own events. *)
+  Lemma local_step s t x l mk' pw' :
+    ginv s →
+    mk s ≤ mk' → mk' ≤ length (ws s) →
+    (∀ t', t' ≠ t → pw' t' = pw s t') → pw' t ≤ length (ws s) →
+    (tid x = None ∨ tid x = tid (th s t)) →
+    (∀ i op r, XL i op r ∈ l → tid (th s t) = Some i) →
+    prefix_ok point_ok (xh s ++ l) →
+    rfin (absv s) (effects (points l)) = Some (absv s) →
+    (∀ i op r w e a, infl s = Some (i, op, r) → th s t = TOp i op (PW w e (dr s) a) →
+       ∃ w', x = TOp i op (PW w' e (dr s) a)) →
+    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)) t →
+    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)).
+  Proof.
+    intros Hg Hmk Hmk' Hpw Hpwt Hx Hl Hok Hrun Hw Ht.
+    set (s' := St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)).
+    assert (Hnv : nv s' = nv s) by done.
+    assert (Hids : ∀ t', t' ≠ t → ∀ i, tid (th s t') = Some i → ∀ op r, XL i op r ∈ l → False).
+    { intros t' Hne i Hi op r Hin. apply Hne. eapply (g_ids _ Hg); [done |]. by eapply Hl. }
+    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+    split; simpl; try done.
+    - lia.
+    - intros t'. destruct (decide (t' = t)) as [->|]; [done | rewrite Hpw; auto].
+    - intros Hr. destruct (Hdram Hr) as (j & Hj & Hjm & [H1|(H2 & i & op & r & Hi & Hr1 & Hr2 & tw & w & e & a & Htw & Hre)]).
+      + exists j. split_and!; [done | lia | by left].
+      + exists j. split_and!; [done | lia |]. right. split; [done |].
+        exists i, op, r. rewrite Hnv. split_and!; try done.
+        destruct (decide (tw = t)) as [->|Hne'].
+        * destruct (Hw _ _ _ _ _ _ Hi Htw) as [w' ->]. exists t, w', e, a. unfold s'; simpl. by rewrite upd_same.
+        * exists tw, w, e, a. unfold s'; simpl. by rewrite upd_other.
+    - intros t1 t2 i. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+        rewrite ?upd_same, ?upd_other by done; try done.
+      + destruct Hx as [-> | ->]; [done |]. intros ??. by apply (Hids0 t t2 i).
+      + destruct Hx as [-> | ->]; [done |]. intros ??. by apply (Hids0 t1 t i).
+      + apply Hids0.
+    - intros t' i. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+      destruct Hx as [-> | ->]; [done |]. apply Hnid.
+    - intros i op r [Hin|Hin]%elem_of_app; [by eapply Hxl |]. apply (Hnid t). by eapply Hl.
+    - rewrite eff_app, rfin_app, Hrun0. simpl. unfold absv in *. simpl. done.
+    - intros t'. destruct (decide (t' = t)) as [->|Hne']; [done |].
+      apply (tinv_frame s); simpl; try done; rewrite ?upd_other by done; try done.
+      + by rewrite Hpw.
+      + intros y Hy. apply elem_of_app. by left.
+      + intros i Hi Hn op r [Hin|Hin]%elem_of_app; [by apply (Hn op r) |].
+        by apply (Hids t' Hne' i Hi op r).
+      + left. split_and!; done.
+  Qed.
+End inv.
