@@ -435,4 +435,117 @@ Section inv.
         by apply (Hids t' Hne' i Hi op r).
       + left. split_and!; done.
   Qed.
+
+  Lemma local_sth s t x :
+    ginv s → tid x = tid (th s t) →
+    (∀ i op r w e a, infl s = Some (i, op, r) → th s t = TOp i op (PW w e (dr s) a) →
+       ∃ w', x = TOp i op (PW w' e (dr s) a)) →
+    tinv (sth s t x) t → ginv (sth s t x).
+  Proof.
+    intros Hg Hx Hw Ht.
+    assert (E : sth s t x = St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ []) (infl s)).
+    { unfold sth. by rewrite app_nil_r. }
+    rewrite E in Ht |- *. apply local_step; try done; try lia.
+    all: first [apply (g_pw _ Hg) | by right | by intros ??? ?%elem_of_nil
+               | rewrite app_nil_r; apply (g_ok _ Hg) | pose proof (g_mk _ Hg); lia].
+  Qed.
+
+  Lemma dram_in s : ginv s → rec s = true → dr s ∈ ws s.
+  Proof. intros Hg Hr. destruct (g_dram _ Hg Hr) as (j & Hj & _). by eapply elem_of_list_lookup_2. Qed.
+
+  Lemma same_seq_dram s p : ginv s → rec s = true → p ∈ ws s → p.2 = (dr s).2 → p = dr s.
+  Proof.
+    intros Hg Hr (a & Ha)%elem_of_list_lookup Hq. destruct (g_dram _ Hg Hr) as (j & Hj & _).
+    pose proof (sorted_same _ _ _ _ _ (g_sorted _ Hg) Ha Hj Hq) as ->. congruence.
+  Qed.
+
+  Lemma absv_rec s : rec s = true → absv s = (dr s).1.
+  Proof. unfold absv. by intros ->. Qed.
+
+  Lemma point_ok_xl s t i op r : ginv s → XE (Invoke i t op) ∈ xh s → nopt s i →
+    prefix_ok point_ok (xh s ++ [XL i op r]).
+  Proof.
+    intros Hg Hinv Hn. apply prefix_ok_snoc. split; [apply Hg |]. split.
+    - exists t. by apply elem_of_erase.
+    - intros op' v'. apply Hn.
+  Qed.
+
+  Lemma tid_ids s t t' i : ginv s → tid (th s t) = Some i → tid (th s t') = Some i → t' = t.
+  Proof. intros Hg H1 H2. symmetry. by apply (g_ids _ Hg t t' i). Qed.
+
+  Lemma local_step0 s t x mk' pw' :
+    ginv s →
+    mk s ≤ mk' → mk' ≤ length (ws s) →
+    (∀ t', t' ≠ t → pw' t' = pw s t') → pw' t ≤ length (ws s) →
+    tid x = tid (th s t) →
+    (∀ i op r w e a, infl s = Some (i, op, r) → th s t = TOp i op (PW w e (dr s) a) →
+       ∃ w', x = TOp i op (PW w' e (dr s) a)) →
+    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s)) t →
+    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s)).
+  Proof.
+    intros Hg ?????? Ht. rewrite <- (app_nil_r (xh s)) in Ht |- *.
+    apply local_step; try done.
+    all: first [by right | by intros ??? ?%elem_of_nil | rewrite app_nil_r; apply (g_ok _ Hg)].
+  Qed.
+
+  Lemma nv_in s : ginv s → nv s ∈ ws s.
+  Proof. intros Hg. eapply elem_of_list_lookup_2, last_lookup, (g_ne _ Hg). Qed.
+
+  Lemma tinv_norec s s' t : tinv s t → rec s = false → th s' t = th s t → pw s' t = pw s t →
+    xh s' = xh s → tinv s' t.
+  Proof.
+    unfold tinv. intros Ht Hr Hth Hpw Hxh. rewrite Hth, Hpw, Hxh.
+    destruct (th s t) as [|i op []]; simpl in *; unfold nopt; rewrite ?Hxh, ?Hpw; try done;
+      destruct Ht as (? & Hpc); unfold nopt in Hpc; try (split; [done | apply Hpc]);
+      exfalso; intuition congruence.
+  Qed.
+
+  (** DRAM gets the write in flight. *)
+  Lemma copy_step s t x j iw opw rw tw w e a' :
+    ginv s → rec s = true → ws s !! j = Some (dr s) → S (S j) = length (ws s) → S j < mk s →
+    infl s = Some (iw, opw, rw) → rw = ret (dr s).1 opw → (nv s).1 = post (dr s).1 opw →
+    th s tw = TOp iw opw (PW w e (dr s) a') → rw = retv opw e →
+    tid x = tid (th s t) →
+    tinv (scopy s t x (nv s)) t →
+    ginv (scopy s t x (nv s)).
+  Proof.
+    intros Hg Hr Hj Hlen Hmk Hi Hr1 Hr2 Htw Hre Hx Ht.
+    pose proof (g_th _ Hg tw) as Hwt. unfold tinv in Hwt. rewrite Htw in Hwt. simpl in Hwt.
+    destruct Hwt as (Hwinv & Hwok & _ & Hwpw & Ha' & [(_ & _ & Hwn & Hwnv & _)|(_ & Hlt)]); [| lia].
+    assert (Hlast : ws s !! S j = Some (nv s)).
+    { unfold nv. rewrite <- (last_lookup (ws s) (g_ne _ Hg)). f_equal. lia. }
+    assert (Hdiff : ∀ t', tid (th s t') = Some iw → t' = tw).
+    { intros t' H. eapply (tid_ids s); [done | | done]. by rewrite Htw. }
+    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+    split; simpl; try done; try (intros; congruence).
+    - intros _. exists (S j). split_and!; [done | done | left; by split].
+    - intros t1 t2 i. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+        rewrite ?upd_same, ?upd_other by done; try done.
+      + rewrite Hx. intros ??. by apply (Hids0 t t2 i).
+      + rewrite Hx. intros ??. by apply (Hids0 t1 t i).
+      + apply Hids0.
+    - intros t' i. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+      rewrite Hx. apply Hnid.
+    - intros i op r [Hin|Hin]%elem_of_app; [by eapply Hxl |]. rewrite Hi in Hin.
+      apply elem_of_list_singleton in Hin. simplify_eq. apply (Hnid tw). by rewrite Htw.
+    - rewrite Hi. apply prefix_ok_snoc. split; [done |]. split.
+      + exists tw. by apply elem_of_erase.
+      + apply Hwn.
+    - rewrite eff_app, rfin_app, Hrun0, Hi. simpl. unfold absv. rewrite Hr. simpl.
+      case_decide as Hd; [| by exfalso]. rewrite Hr, Hr2. done.
+    - intros t'. destruct (decide (t' = t)) as [->|Hne']; [done |].
+      destruct (decide (t' = tw)) as [->|Hne''].
+      + unfold tinv. simpl. rewrite upd_other, Htw by done. simpl. split.
+        { apply elem_of_app. by left. }
+        rewrite Hr. split_and!; try done. right. split.
+        * apply elem_of_app. right. rewrite Hi. simpl. rewrite <- Hre, Hr1. by left.
+        * rewrite Hwnv, Ha'. simpl. lia.
+      + apply (tinv_frame s); simpl; try done; rewrite ?upd_other by done; try done.
+        * rewrite Hwnv, Ha'. simpl. lia.
+        * intros y Hy. apply elem_of_app. by left.
+        * intros i Hti Hn op r [Hin|Hin]%elem_of_app; [by apply (Hn op r) |].
+          rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
+          by apply Hne'', Hdiff.
+        * right. intros i op r Hti Hi'. rewrite Hi in Hi'. simplify_eq. by apply Hne'', Hdiff.
+  Qed.
 End inv.
