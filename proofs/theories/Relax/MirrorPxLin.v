@@ -549,3 +549,317 @@ Section inv.
         * right. intros i op r Hti Hi'. rewrite Hi in Hi'. simplify_eq. by apply Hne'', Hdiff.
   Qed.
 End inv.
+
+Section preservation.
+  Context (v0 : nat).
+
+  Ltac thr Hg t H :=
+    let Ht := fresh "Ht" in
+    pose proof (g_th v0 _ Hg t) as Ht; unfold tinv in Ht; rewrite H in Ht; simpl in Ht.
+  Ltac new_t := unfold tinv; simpl; rewrite upd_same; simpl.
+  Ltac nopw H := intros ?????? _ Hc; rewrite H in Hc; discriminate.
+
+  Lemma ginv_init q0 d : ginv v0 (init v0 q0 d).
+  Proof.
+    split; simpl; try done; try lia; try (intros; lia).
+    - intros a b pa pb Ha Hb Hab. destruct a as [|[|]], b as [|[|]]; simpl in *; simplify_eq; lia.
+    - by intros ??? ?%elem_of_nil.
+    - apply prefix_ok_nil.
+  Qed.
+
+  Lemma step_ginv s s' : ginv v0 s → step s s' → ginv v0 s'.
+  Proof.
+    intros Hg Hst. destruct Hst.
+    - (* invoke *)
+      thr Hg t H.
+      destruct Hg as [Hne Hs Hm Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      split; simpl; try done.
+      + intros Hr. destruct (Hdram Hr) as (j & Hj & Hjm & [?|(H2 & i & op' & r & Hi & Hr1 & Hr2 & tw & w & e & a & Htw & Hre)]);
+          exists j; split_and!; try done; [by left |]. right. split; [done |].
+        exists i, op', r. split_and!; try done. exists tw, w, e, a. simpl. rewrite upd_other; [done |].
+        intros ->. congruence.
+      + intros t1 t2 i. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+          rewrite ?upd_same, ?upd_other by done; simpl; try done.
+        * intros [= <-] ?. pose proof (Hnid t2 _ H1). lia.
+        * intros ? [= <-]. pose proof (Hnid t1 _ H0). lia.
+        * apply Hids0.
+      + intros t' i. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; simpl.
+        * intros [= <-]. lia.
+        * intros ?%Hnid. lia.
+      + intros i op' r [Hin|Hin]%elem_of_app; [pose proof (Hxl _ _ _ Hin); lia |].
+        apply elem_of_list_singleton in Hin. discriminate.
+      + apply prefix_ok_snoc. by split.
+      + rewrite eff_app, rfin_app, Hrun0. done.
+      + intros t'. destruct (decide (t' = t)) as [->|Hne'].
+        * new_t. split; [apply elem_of_app; right; by left |]. split; [| done].
+          intros op' r [Hin|Hin]%elem_of_app; [pose proof (Hxl _ _ _ Hin); lia |].
+          apply elem_of_list_singleton in Hin. discriminate.
+        * apply (tinv_frame s); simpl; rewrite ?upd_other by done; try done.
+          -- intros y Hy. apply elem_of_app. by left.
+          -- intros i _ Hn op' r [Hin|Hin]%elem_of_app; [by apply (Hn op' r) |].
+             apply elem_of_list_singleton in Hin. discriminate.
+          -- left. split_and!; try done. apply Hm.
+    - (* load *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0). unfold sxh, sth. simpl.
+      apply local_step; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + right. by rewrite H.
+      + intros i' op r ?%elem_of_list_singleton. simplify_eq. by rewrite H.
+      + by eapply point_ok_xl.
+      + rewrite (absv_rec s H0). simpl. by rewrite decide_True.
+      + nopw H.
+      + new_t. split; [apply elem_of_app; by left |]. split; [| done].
+        apply elem_of_app. right. by left.
+    - (* cas0 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* store0 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* return *)
+      thr Hg t H. destruct Ht as (Hinv & Hx & Hp0). unfold sxh, sth. simpl.
+      apply local_step; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + by left.
+      + intros i' op' r' ?%elem_of_list_singleton. discriminate.
+      + apply prefix_ok_snoc. split; [apply Hg |]. by exists op.
+      + by rewrite H.
+      + new_t. done.
+    - (* L5 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done. by apply (nv_in v0).
+    - (* L9 help *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* L9 wait *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* L9 fail, CAS *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp). simpl in Hw. subst e'.
+      pose proof (same_seq_dram v0 s p Hg Hr Hp H0) as Ep.
+      unfold sxh, sth. simpl. apply local_step; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + right. by rewrite H.
+      + intros i' op r ?%elem_of_list_singleton. simplify_eq. by rewrite H.
+      + by eapply point_ok_xl.
+      + rewrite (absv_rec s Hr), <- Ep. simpl. rewrite decide_True by done.
+        by rewrite decide_False.
+      + nopw H.
+      + new_t. split; [apply elem_of_app; by left |]. split; [| done].
+        apply elem_of_app. right. by left.
+    - (* L9 fail, store *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* L9 go *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done. lia.
+    - (* helper's pwb *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp & Hq). unfold spwb.
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + by rewrite upd_same.
+      + by rewrite H.
+      + nopw H.
+      + new_t. rewrite upd_same. apply elem_of_list_lookup in Hp as [w Hwp].
+        split_and!; try done. exists w. split; [done |]. by eapply lookup_lt_Some.
+    - (* helper's fence *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hq & w & Hwp & Hlt). unfold sfence.
+      pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + rewrite upd_same. lia.
+      + by rewrite H.
+      + nopw H.
+      + new_t. rewrite upd_same. split_and!; try done. exists w. split; [done | lia].
+    - (* helper's DRAM DWCAS succeeds *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hq & w & Hwp & Hlt). subst d.
+      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & _)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
+      + exfalso. pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
+        pose proof (lookup_lt_Some _ _ _ Hwp). lia.
+      + pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
+        pose proof (lookup_lt_Some _ _ _ Hwp).
+        assert (w = S j) as -> by lia.
+        assert (Ep : p = nv s).
+        { unfold nv. pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl.
+          replace (pred (length (ws s))) with (S j) in Hl by lia. congruence. }
+        subst p. eapply (copy_step v0 s t _ j iw opw rw tw ww ew a'); try done; [by rewrite H |].
+        assert (Htw_ne : tw ≠ t) by (intros ->; congruence).
+        assert (Hiw : iw ≠ i).
+        { intros ->. apply Htw_ne. eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
+        new_t. split; [apply elem_of_app; by left |]. split_and!; try done.
+        intros op' r' [Hin|Hin]%elem_of_app; [by apply (Hn op' r') |].
+        rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
+    - (* helper's DRAM DWCAS fails *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hq & w & Hwp & Hlt).
+      apply local_sth; try done; [by rewrite H | nopw H |]. new_t. split_and!; done.
+    - (* L40 succeeds *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp & Hpe & Hpd).
+      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
+      2:{ exfalso. pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl. fold (nv s) in Hl. rewrite H0 in Hl.
+          replace (pred (length (ws s))) with (S j) in Hl by lia.
+          pose proof (g_sorted _ _ Hg _ _ _ _ Hj Hl ltac:(lia)). lia. }
+      assert (Ep : p = dr s).
+      { pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl. fold (nv s) in Hl. rewrite H0 in Hl.
+        replace (pred (length (ws s))) with j in Hl by lia. congruence. }
+      revert Ep. intros ->. set (q := (newv op e, S (dr s).2)).
+      assert (Hnv' : default (0, 0) (last (ws s ++ [q])) = q) by by rewrite last_snoc.
+      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      split; simpl; try done; try (intros; congruence).
+      + by destruct (ws s).
+      + apply sorted_snoc; try done. fold (nv s). rewrite H0. simpl. lia.
+      + rewrite app_length. simpl. lia.
+      + intros t'. rewrite app_length. simpl. pose proof (Hpw0 t'). lia.
+      + intros _. exists j. split_and!; [by apply lookup_snoc_l | done |]. right.
+        split; [rewrite app_length; simpl; lia |].
+        exists i, op, (retv op e). split_and!; try done.
+        * destruct op as [|e' n|v]; simpl in *; [done | by subst e' | done].
+        * unfold nv. simpl. rewrite Hnv'. simpl.
+          destruct op as [|e' n|v]; simpl in *; [done | subst e'; by rewrite decide_True | done].
+        * exists t, WPwb, e, q. simpl. by rewrite upd_same.
+      + intros t1 t2 i'. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+          rewrite ?upd_same, ?upd_other by done; try done.
+        * intros ??. apply (Hids0 t t2 i'); [by rewrite H | done].
+        * intros ??. apply (Hids0 t1 t i'); [done | by rewrite H].
+        * apply Hids0.
+      + intros t' i'. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+        intros ?. apply (Hnid t). by rewrite H.
+      + unfold absv in *. rewrite Hr in Hrun0 |- *. done.
+      + intros t'. destruct (decide (t' = t)) as [->|Hne'].
+        * new_t. split; [done |]. split_and!; try done; try by right.
+          all: try (left; split_and!; try done; unfold nv; simpl; by rewrite Hnv').
+        * apply (tinv_frame s); simpl; rewrite ?upd_other by done; try done.
+          -- intros. by apply lookup_snoc_l.
+          -- right. intros. by rewrite Hi0.
+    - (* L40 fails: retry (M1) *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp & Hpe & Hpd).
+      apply local_sth; try done; [by rewrite H | nopw H |]. new_t. split_and!; done.
+    - (* writer's pwb *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & Hdisj). unfold spwb.
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + by rewrite upd_same.
+      + by rewrite H.
+      + intros i' op' r w e' a' Hi' Hc. rewrite H in Hc. simplify_eq. by exists WFence.
+      + new_t. rewrite upd_same. split; [done |]. split_and!; try done; [by left |].
+        destruct Hdisj as [(? & ? & ? & ? & _)|?]; [left | by right]. split_and!; done.
+    - (* writer's fence *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & Hdisj). unfold sfence.
+      pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + rewrite upd_same. lia.
+      + by rewrite H.
+      + intros i' op' r w e' a' Hi' Hc. rewrite H in Hc. simplify_eq. by exists WL44.
+      + new_t. rewrite upd_same. split; [done |]. split_and!; try done; [by right |].
+        destruct Hdisj as [(? & ? & ? & ? & Hwp)|?]; [left | by right]. split_and!; try done.
+        simpl in *. lia.
+    - (* L44 succeeds *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(_ & Hlt)]);
+        [| subst d; lia]. simpl in Hwp. subst d a.
+      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi' & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]);
+        [congruence |].
+      rewrite Hi in Hi'. simplify_eq.
+      assert (tw = t) as ->.
+      { eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
+      rewrite H in Htw. simplify_eq. rewrite <- Hnv.
+      eapply (copy_step v0 s t _ j iw opw (retv opw ew) t WL44 ew); try done; [lia | by rewrite H |].
+      new_t. split; [apply elem_of_app; by left |]. split; [| by destruct Hp0].
+      apply elem_of_app. right. rewrite Hi. by left.
+    - (* L44 fails: the fix of M2 *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|Hx]); [done |].
+      destruct Hp0 as [Hp0|Hp0]; [done |].
+      apply local_sth; try done; [by rewrite H | intros ?????? _ Hc; rewrite H in Hc; simplify_eq |].
+      new_t. split_and!; try done; [by right | by right].
+    - (* M2: DRAM moved on, return *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(Hx & _)]); [done |].
+      destruct Hp0 as [Hp0|Hp0]; [done |].
+      apply local_sth; try done; [by rewrite H | intros ?????? _ Hc; rewrite H in Hc; simplify_eq |].
+      new_t. split_and!; done.
+    - (* M2: DRAM still at [d] *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & Hdisj).
+      destruct Hp0 as [Hp0|Hp0]; [done |].
+      apply local_sth; try done; [by rewrite H | intros i' op' r w e' a' Hi' Hc; rewrite H in Hc; simplify_eq; by eexists |].
+      new_t. split_and!; try done; try by right.
+    - (* M2's DWCAS succeeds *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(_ & Hlt)]);
+        [| subst d; lia]. simpl in Hwp. subst d a.
+      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi' & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]);
+        [congruence |].
+      rewrite Hi in Hi'. simplify_eq.
+      assert (tw = t) as ->.
+      { eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
+      rewrite H in Htw. simplify_eq. rewrite <- Hnv.
+      eapply (copy_step v0 s t _ j iw opw (retv opw ew) t WM2cas ew); try done; [lia | by rewrite H |].
+      new_t. split; [apply elem_of_app; by left |]. split; [| by destruct Hp0].
+      apply elem_of_app. right. rewrite Hi. by left.
+    - (* M2's DWCAS fails *)
+      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|Hx]); [done |].
+      destruct Hp0 as [Hp0|Hp0]; [done |].
+      apply local_sth; try done; [by rewrite H | intros ?????? _ Hc; rewrite H in Hc; simplify_eq |].
+      new_t. split_and!; try done; [by right | by right].
+    - (* recover_field, line 3 *)
+      destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
+      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      split; simpl; try done; try (intros; congruence).
+      + intros _. exists 0. split_and!; [| lia | by left].
+        rewrite H0. unfold nv. rewrite <- (last_lookup _ Hne), Hlen. done.
+      + unfold absv in *. rewrite H in Hrun0. simpl. by rewrite H0.
+      + intros t'. by apply (tinv_norec s).
+    - (* recover_field, lines 4–5 *)
+      destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
+      assert (Hws' : ws' ≠ [] ∧ sorted ws' ∧ length (ws s) ≤ length ws' ∧
+                     (default (0, 0) (last ws')).1 = (nv s).1 ∧ ∀ w p, ws s !! w = Some p → ws' !! w = Some p).
+      { unfold ws'. case_decide.
+        - split_and!.
+          + by destruct (ws s).
+          + apply sorted_snoc; [apply Hg | apply Hg | simpl; unfold nv in *; lia].
+          + rewrite app_length. lia.
+          + by rewrite last_snoc.
+          + intros. by apply lookup_snoc_l.
+        - split_and!; try done; apply Hg. }
+      destruct Hws' as (Hne' & Hs' & Hl' & Hv' & Hlk').
+      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      split; simpl; try done; try (intros; congruence).
+      + destruct ws'; simpl in *; [done | lia].
+      + intros t'. pose proof (Hpw0 t'). lia.
+      + intros _. exists (pred (length ws')). split_and!; [by apply last_lookup | | left].
+        * destruct ws'; simpl in *; [done | lia].
+        * split; [destruct ws'; simpl in *; [done | lia] | done].
+      + unfold absv in *. rewrite H in Hrun0. simpl. by rewrite Hv'.
+      + intros t'. by apply (tinv_norec s).
+    - (* crash *)
+      pose proof (g_mk _ _ Hg) as Hm.
+      assert (Hpts : prefix_ok point_ok (xh s ++ (if decide (keep = length (ws s)) then ins (infl s) else [])) ∧
+                     (∀ i op r, XL i op r ∈ (if decide (keep = length (ws s)) then ins (infl s) else []) → i < nid s) ∧
+                     rfin v0 (effects (points (xh s ++ (if decide (keep = length (ws s)) then ins (infl s) else []))))
+                       = Some (default (0, 0) (ws s !! pred keep)).1).
+      { destruct (rec s) eqn:Hr.
+        - destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
+          + rewrite Hi0. assert (pred keep = j) as -> by lia. rewrite Hj. simpl.
+            rewrite decide_True by lia. simpl. rewrite app_nil_r. split_and!; [apply Hg | by intros ??? ?%elem_of_nil |].
+            rewrite (g_run _ _ Hg). by rewrite absv_rec.
+          + case_decide as Hk.
+            * pose proof (g_th _ _ Hg tw) as Hwt. unfold tinv in Hwt. rewrite Htw in Hwt. simpl in Hwt.
+              destruct Hwt as (Hwinv & _ & _ & _ & _ & [(_ & _ & Hwn & _)|(_ & Hlt)]); [| lia].
+              rewrite Hi. simpl. split_and!.
+              -- eapply point_ok_xl; done.
+              -- intros ??? ?%elem_of_list_singleton. simplify_eq. apply (g_nid _ _ Hg tw). by rewrite Htw.
+              -- rewrite eff_app, rfin_app, (g_run _ _ Hg), absv_rec by done. simpl.
+                 rewrite decide_True by done. subst keep.
+                 rewrite (last_lookup _ (g_ne _ _ Hg)). simpl. by rewrite <- Hr2.
+            * assert (pred keep = j) as -> by lia. rewrite Hj. simpl. rewrite app_nil_r.
+              split_and!; [apply Hg | by intros ??? ?%elem_of_nil |].
+              rewrite (g_run _ _ Hg). by rewrite absv_rec.
+        - destruct (g_pre _ _ Hg Hr) as [Hlen Hi0]. rewrite Hi0.
+          assert (keep = 1) as -> by lia. rewrite decide_True by lia. simpl. rewrite app_nil_r.
+          split_and!; [apply Hg | by intros ??? ?%elem_of_nil |].
+          rewrite (g_run _ _ Hg). unfold absv. rewrite Hr. unfold nv.
+          pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl. rewrite Hlen in Hl. simpl in Hl.
+          by rewrite Hl. }
+      destruct Hpts as (Hok & Hxl' & Hrun').
+      split; simpl; try done; try (intros; congruence); try lia; try (intros; lia).
+      + intros a b pa pb Ha Hb Hab. destruct a as [|[|]], b as [|[|]]; simpl in *; simplify_eq; lia.
+      + intros i op r Hin. rewrite app_assoc in Hin. apply elem_of_app in Hin as [Hin|Hin].
+        * apply elem_of_app in Hin as [Hin|Hin]; [by eapply (g_xl _ _ Hg) | by eapply Hxl'].
+        * apply elem_of_list_singleton in Hin. discriminate.
+      + rewrite app_assoc. apply prefix_ok_snoc. by split.
+      + rewrite app_assoc, eff_app, rfin_app, Hrun'. done.
+  Qed.
+End preservation.
