@@ -89,11 +89,11 @@ Record st : Type := St {
 }.
 
 Definition upd {A} (f : nat → A) (t : nat) (x : A) : nat → A :=
-  λ t', if decide (t' = t) then x else f t'.
+  λ t', if Nat.eqb t' t then x else f t'.
 Lemma upd_same {A} (f : nat → A) t x : upd f t x t = x.
-Proof. unfold upd. by case_decide. Qed.
+Proof. unfold upd. by rewrite Nat.eqb_refl. Qed.
 Lemma upd_other {A} (f : nat → A) t x t' : t' ≠ t → upd f t x t' = f t'.
-Proof. unfold upd. by case_decide. Qed.
+Proof. unfold upd. intros Hne. by rewrite (proj2 (Nat.eqb_neq t' t) Hne). Qed.
 
 (** NVMM's visible pair: the last write of the line. *)
 Definition nv (s : st) : pair := default (0, 0) (last (ws s)).
@@ -863,3 +863,90 @@ Section preservation.
       + rewrite app_assoc, eff_app, rfin_app, Hrun'. done.
   Qed.
 End preservation.
+
+(** ** Every run's history is durably linearizable *)
+
+Section main.
+  Context (v0 : nat).
+
+  Lemma reach_ginv s : reach v0 s → ginv v0 s.
+  Proof.
+    induction 1 as [q0 d | s s' _ IH Hst]; [apply ginv_init | by eapply step_ginv].
+  Qed.
+
+  (** Every reachable state carries its history and a witness: the ghost
+      points [xh s] are linearization points of [hist s] for the register
+      that starts at the crash image's value [v0]. *)
+  Theorem mirror_px_lin_points s : reach v0 s → lin_points (reg v0) (hist s) (xh s).
+  Proof.
+    intros Hr. pose proof (reach_ginv s Hr) as Hg. split; [done | apply Hg |].
+    eapply rfin_runs, (g_run _ _ Hg).
+  Qed.
+
+  Theorem mirror_px_durably_linearizable s : reach v0 s → durably_linearizable (reg v0) (hist s).
+  Proof. intros Hr. exists (xh s). by apply mirror_px_lin_points. Qed.
+End main.
+
+(** ** Not vacuous *)
+
+Ltac cur R := match type of R with reach _ ?x => x end.
+Ltac norm R := match type of R with reach ?v ?x => let y := eval vm_compute in x in change (reach v y) in R end.
+
+(** The history of the run below: thread 0's CAS(0, 5) returns 0 (it
+    succeeded), thread 1's load returns 5, thread 0's CAS(5, 9) is cut off
+    by a crash that keeps its unflushed NVMM write, and after recovery
+    thread 1's load returns 9. *)
+Definition nv_hist : history mop nat :=
+  [Invoke 0 0 (OCas 0 5); Return 0 0; Invoke 1 1 OLoad; Return 1 5; Invoke 2 0 (OCas 5 9); Crash;
+   Invoke 3 1 OLoad; Return 3 9].
+
+Lemma mirror_px_not_vacuous_run : ∃ s, reach 0 s ∧ hist s = nv_hist ∧ XL 2 (OCas 5 9) 5 ∈ xh s.
+Proof.
+  pose proof (reach_init 0 0 (7, 3)) as R.
+  (* thread 0 invokes CAS(0, 5); recover_field moves NVMM's sequence past DRAM's garbage and copies *)
+  let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 0 (OCas 0 5) eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_copy x eq_refl ltac:(vm_compute; congruence))) as R. clear R1. norm R.
+  (* the CAS: L5, L9, L40, L41, L42, L44, return *)
+  let x := cur R in pose proof (reach_step _ _ _ R (s_cas0 x 0 0 0 5 eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 0 (OCas 0 5) 0 eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_l9_go x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_wpwb x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_wfence x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_l44_ok x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_ret x 0 0 (OCas 0 5) 0 eq_refl)) as R. clear R1. norm R.
+  (* thread 1 loads 5 *)
+  let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 1 OLoad eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_load x 1 1 eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_ret x 1 1 OLoad 5 eq_refl)) as R1. clear R. norm R1.
+  (* thread 0's CAS(5, 9) writes NVMM (L40), no write-back yet *)
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_invoke x 0 (OCas 5 9) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_cas0 x 0 2 5 9 eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 2 (OCas 5 9) 5 eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_l9_go x 0 2 (OCas 5 9) 5 (5, 5) eq_refl eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 2 (OCas 5 9) 5 (5, 5) eq_refl eq_refl)) as R. clear R1. norm R.
+  (* a crash keeps all four writes of the line (three are under its mark) *)
+  let x := cur R in pose proof (reach_step _ _ _ R (s_crash x 4 (9, 6) ltac:(vm_compute; lia) ltac:(vm_compute; lia) ltac:(lia))) as R1.
+  clear R. norm R1.
+  (* recovery finds DRAM equal to NVMM (line 3); thread 1 loads 9 *)
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_eq x eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 1 OLoad eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_load x 1 3 eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_ret x 1 3 OLoad 9 eq_refl)) as R1. clear R. norm R1.
+  eexists. split; [exact R1 |]. split; [vm_compute; reflexivity |].
+  apply elem_of_list_In. vm_compute. repeat (first [by left | right]).
+Qed.
+
+(** The run's history is durably linearizable, the CAS the crash cut off
+    is cut off, and it took effect: its point, with result 5, is in the
+    witness. *)
+Theorem mirror_px_not_vacuous :
+  durably_linearizable (reg 0) nv_hist ∧ cut_off nv_hist 2 ∧
+  ∃ s, reach 0 s ∧ hist s = nv_hist ∧ XL 2 (OCas 5 9) 5 ∈ xh s.
+Proof.
+  destruct mirror_px_not_vacuous_run as (s & Hr & Hh & Hin). split; [| split].
+  - rewrite <- Hh. by apply mirror_px_durably_linearizable.
+  - exists [Invoke 0 0 (OCas 0 5); Return 0 0; Invoke 1 1 OLoad; Return 1 5], [], [Invoke 3 1 OLoad; Return 3 9], 0, (OCas 5 9).
+    split; [done |]. by intros v ?%elem_of_nil.
+  - by exists s.
+Qed.
