@@ -1,4 +1,142 @@
-(** * HEADER PLACEHOLDER *)
+(** * Mirror's load, CAS and store (fixes M1, M2) and recoverField (fixes R1, R2) over histories
+
+    A data field of RELAX's persistent atomic (seed 002: Mirror's
+    [compare_exchange_strong], Algorithm 4.1; [recoverField], Algorithm
+    6.2; the tracking variants, §6.4), as [impl/perdure-relax/src/patomic.rs]
+    runs it, on Px86's line-granular persistence as [RecoverFieldPx.v] has
+    it, with any number of threads and any number of full crashes: every
+    run's history ([Core/History.v]) is durably linearizable
+    ([Core/DurableLin.v]) for a register with load, CAS and store.
+
+    The state ([st]): the field's NVMM line as the sequence [ws] of its
+    writes since the last crash (the crash image first), their sequence
+    numbers unbounded naturals; the line's mark [mk] (every crash keeps at
+    least the first [mk] writes); each thread's pending write-back [pw]
+    (the line's length when it issued [pwb]; its next [pfence] raises the
+    mark to it: the reading of [Core/PxPersist.v]); DRAM's pair [dr]; [rec],
+    some [recover_field] on the field returned since the last crash
+    (Tracking.v's ghost [ret]); the threads [th]; the next operation id
+    [nid].  Two ghost fields, written by the steps and read by no guard:
+    [xh], the history with its linearization points ([XL]), and [infl],
+    the operation whose NVMM write DRAM does not show yet.
+
+    The steps ([step]; seed line, then the Rust function of patomic.rs
+    with its line), each atomic:
+    - [s_invoke]: an operation (load, CAS or store) starts: [Invoke] (the
+      [trace_ev!(off, "Invoke")] of [Space::track_field], L360–L378);
+    - [s_load], [s_cas0], [s_store0]: the tracking step is over and the
+      first access happens, only once the field is recovered ([rec]; see
+      "Tracking" below): a load reads DRAM's value ([PAtomic::load],
+      [tracked_val], L198–L209: its point), a CAS enters Mirror's loop
+      ([PAtomic::compare_exchange]), a store reads its first expected
+      value from DRAM ([PAtomic::store], [expected], L224–L233);
+    - [s_l5]: L5–L7, NVMM's pair in one read ([Space::read_nvmm], L412);
+    - [s_l9_help], [s_l9_wait], [s_l9_fail_cas], [s_l9_fail_store],
+      [s_l9_go]: L9–L11, DRAM's pair (L414), then the local decisions:
+      L18, NVMM one write ahead: help (L424); L27, other sequences: retry
+      (L432); L30–L33, NVMM holds another value: a CAS returns it (L438: its
+      point), a store retries expecting it ([Space::cas_loop], L309–L316);
+      else on to L37;
+    - [s_hpwb], [s_hfence], [s_hcas_ok], [s_hcas_fail]: L19, L20, L24 (help:
+      write-back, fence, DRAM DWCAS from the DRAM pair read to the NVMM pair
+      read; L425–L427), then retry;
+    - [s_l40_ok], [s_l40_fail]: L37–L40, NVMM DWCAS to [(new, seq + 1)]
+      (L443); on failure retry from the top: the fix of **M1** (L480–L483);
+    - [s_wpwb], [s_wfence]: L41, L42 (L450–L451);
+    - [s_l44_ok], [s_l44_fail]: L44, DRAM DWCAS from the pair read at L9
+      (L459); on failure the fix of **M2** ([Space::finish_dram_half],
+      L495–L509): [s_m2_diff] (DRAM no longer that pair: return),
+      [s_m2_same], [s_m2cas_ok], [s_m2cas_fail] (its DWCAS again);
+    - [s_ret]: [Return];
+    - [s_rec_eq], [s_rec_copy]: one call of [Space::recover_field]
+      (L586–L604; [Space::recover_attempt], L523–L583) on a field not
+      recovered yet, as one step: line 3 (the pairs are equal: return), or
+      the re-read of **R2** (atomic here, so DRAM is unchanged), lines
+      4–4.2 ([win]: the window test [Space::in_window], L514, NVMM's
+      sequence moved past DRAM's when DRAM's is ahead; [win = false] is
+      [Tracking::PseudoBitset], which skips line 4), the write-back and
+      fence of **R1** (L578–L579) and line 5 (L593): DRAM gets NVMM's pair;
+    - [s_crash]: NVMM keeps a prefix of the line's writes at least as long
+      as the mark, DRAM holds any pair, every thread is gone, the field is
+      not recovered ([space.rs] [Space::open], [dram.rs] [Dram::new] with
+      [DramInit::Garbage]): [Crash].
+    A run ([reach]) starts right after a crash that left the pair
+    [(v0, q0)] in NVMM, under the mark, and any pair in DRAM.
+
+    Linearization points (the ghost): a load at its DRAM read; a failed
+    CAS at its L9 read (DRAM then shows NVMM's pair of L5, sequences being
+    distinct); a successful CAS, or a store's successful inner CAS, when
+    DRAM gets its pair (its own L44 or M2 DWCAS, or a helper's L24), or at
+    the crash if the crash image keeps its NVMM write; a store's failed
+    inner CASes have none.  The register's value ([absv]) is DRAM's once
+    the field is recovered, NVMM's before.
+
+    Proved, for every initial pair and every number of threads and crashes:
+    - [mirror_px_lin_points]: in every reachable state the ghost points are
+      a witness ([lin_points]) for the history [hist s] and the register
+      [reg v0] (load returns the value; CAS(e, n) returns the value and
+      installs [n] iff it was [e]; store(v) returns 0 and installs [v]);
+    - [mirror_px_durably_linearizable]: every run's history is durably
+      linearizable for [reg v0]: a completed operation took effect once,
+      between its invoke and its return, a cut-off one at most once, and a
+      crash loses no operation that returned (no buffered durability);
+    - [mirror_px_not_vacuous]: an explicit run of 2 threads and 24 steps
+      whose history is a successful CAS, a load returning its value, a CAS
+      cut off by a crash that keeps its unflushed NVMM write (its point is
+      in the witness: it took effect), recovery, and a load returning the
+      cut-off CAS's value.
+    Everything rests on the invariant [ginv] ([ginv_init], [step_ginv]):
+    NVMM's writes have increasing sequence numbers; once recovered DRAM
+    shows the last write or the one before, under the mark, and in the
+    second case [infl] names the writer, which read DRAM's current pair;
+    what each thread holds (its NVMM pair is one of the line's writes, its
+    write-back covers the pair it helps with, a writer past L40 either is
+    [infl] with DRAM unchanged or its point is placed); the points so far
+    run the register to [absv].
+
+    Tracking ([Relax/Tracking.v]): the model lets an operation make its
+    first access only once [rec] holds, i.e. once some [recover_field] on
+    the field returned since the last crash, and lets [recover_field] run at
+    any time before that (any thread, any interleaving with invocations).
+    That is what Claim 1 gives for each of the five variants
+    ([claim1_bitset], [claim1_markable], [claim1_hybrid], [claim1_zmarkable],
+    [claim1_pseudo_bitset]: a query answers "recovered" only if a recover
+    call on the object returned since the crash, or it is fresh), so the
+    theorems hold whichever variant decides which fields are recovered and
+    when.  The link is by citation: the two models are not composed in Coq,
+    and objects allocated since the crash (Tracking.v's [fresh]) are not
+    modelled here (the field exists at the run's start).
+
+    What the model abstracts, and what is not covered:
+    - **recover_field is one atomic step**, and only on a field not yet
+      recovered: concurrent and late (redundant) calls, its line 4.1 CAS
+      racing Mirror's writers, and so the reason R2's re-read is needed,
+      are [RecoverFieldPx.v]'s state-level results (Claim 2 with both
+      fixes, [px_claim2_mirror_invariants], [px_crash_keeps_dram_or_nvmm]),
+      not refined into this model; a late call after the first return
+      (which acts as a help or a no-op by Claim 2) is not a step here;
+    - one field alone in its line (its write-backs flush only its own
+      writes) and one field per run: several fields, in one line or not,
+      are not modelled (for separate lines, [DurableLin.v]'s locality
+      [durably_linearizable_local] would give the product register from the
+      fields' histories, but no multi-field run is built here);
+    - sequence numbers are unbounded naturals (no wrap-around, no MSB of
+      [PseudoBitset], whose recovered bit is not modelled), values
+      naturals; a 16-byte read and a 16-byte DWCAS are atomic, NVMM's DWCAS
+      persists atomically (PX86.md's assumption), steps are sequentially
+      consistent (every write is a locked RMW);
+    - the write-back and fence that [Space::mirror_cas] also runs after a
+      failed L40 (L450–L451 precede the match) are left out: they only
+      raise the mark, so the model allows more crash images, not fewer;
+    - pointer fields (Algorithm 6.3's recovery mark, Algorithm 6.4's load,
+      [Space::recover_field_ptr], the M2 case the mark makes reachable: here
+      M2's DWCAS is modelled but never needed), [fetch_add], the batch of
+      [Space::recover_fields], [PATIENCE] and the [Diverged] error,
+      allocation and memory management;
+    - well-formedness of the histories ([History.wf]) is not proved here
+      (the steps append an [Invoke] with a fresh id on an idle thread and a
+      [Return] of the thread's own pending operation);
+    - liveness. *)
 From stdpp Require Import base list.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
@@ -210,11 +348,13 @@ Section model.
   | s_rec_eq s :
       rec s = false → dr s = nv s →
       step s (St (ws s) (mk s) (pw s) (dr s) true (th s) (nid s) (xh s) (infl s))
-  (* lines 4–4.2 (the sequence moved past DRAM's when DRAM's is ahead), R1's
-     write-back and fence, line 5: DRAM gets NVMM's pair *)
-  | s_rec_copy s :
+  (* the re-read of R2 (DRAM unchanged: the step is atomic), lines 4–4.2
+     (with the window test [win]: NVMM's sequence moved past DRAM's when
+     DRAM's is ahead; [win = false]: Tracking::PseudoBitset, which skips
+     line 4), R1's write-back and fence, line 5: DRAM gets NVMM's pair *)
+  | s_rec_copy s (win : bool) :
       rec s = false → dr s ≠ nv s →
-      let ws' := if decide ((nv s).2 < (dr s).2) then ws s ++ [((nv s).1, S (dr s).2)] else ws s in
+      let ws' := if win && bool_decide ((nv s).2 < (dr s).2) then ws s ++ [((nv s).1, S (dr s).2)] else ws s in
       step s (St ws' (length ws') (pw s) (default (0, 0) (last ws')) true (th s) (nid s) (xh s) (infl s))
   (* a full crash: NVMM keeps a prefix of the line's writes at least as
      long as its mark, DRAM holds anything, the threads are gone *)
@@ -806,8 +946,8 @@ Section preservation.
       destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
       assert (Hws' : ws' ≠ [] ∧ sorted ws' ∧ length (ws s) ≤ length ws' ∧
                      (default (0, 0) (last ws')).1 = (nv s).1 ∧ ∀ w p, ws s !! w = Some p → ws' !! w = Some p).
-      { unfold ws'. case_decide.
-        - split_and!.
+      { unfold ws'. destruct (win && bool_decide _) eqn:Ew.
+        - apply andb_prop in Ew as [_ Ew%bool_decide_eq_true]. split_and!.
           + by destruct (ws s).
           + apply sorted_snoc; [apply Hg | apply Hg | simpl; unfold nv in *; lia].
           + rewrite app_length. lia.
@@ -905,7 +1045,7 @@ Proof.
   pose proof (reach_init 0 0 (7, 3)) as R.
   (* thread 0 invokes CAS(0, 5); recover_field moves NVMM's sequence past DRAM's garbage and copies *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 0 (OCas 0 5) eq_refl)) as R1. clear R. norm R1.
-  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_copy x eq_refl ltac:(vm_compute; congruence))) as R. clear R1. norm R.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_copy x true eq_refl ltac:(vm_compute; congruence))) as R. clear R1. norm R.
   (* the CAS: L5, L9, L40, L41, L42, L44, return *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_cas0 x 0 0 0 5 eq_refl eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 0 (OCas 0 5) 0 eq_refl)) as R. clear R1. norm R.
