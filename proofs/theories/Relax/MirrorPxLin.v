@@ -208,7 +208,14 @@ Inductive pcv : Type :=
 | PHfence (e : nat) (p d : pair) (* about to fence (L20) *)
 | PHcas (e : nat) (p d : pair)  (* about to DWCAS DRAM from [d] to [p] (L24) *)
 | PL40 (e : nat) (p : pair)     (* about to DWCAS NVMM from [p] to [(new, p.2 + 1)] (L37–L40) *)
-| PW (w : wpc) (e : nat) (d a : pair). (* L40 succeeded: [d] read from DRAM, [a] written to NVMM *)
+| PW (w : wpc) (e : nat) (d a : pair) (* L40 succeeded: [d] read from DRAM, [a] written to NVMM *)
+(* a recover_field call started after the field was recovered (tracking
+   answered "not recovered" before another call returned): *)
+| PRc2 (d : pair)               (* line 1 read DRAM's [d] *)
+| PRc3 (d n : pair)             (* line 2 read NVMM's [n] *)
+| PRpwb (d n : pair)            (* R1: about to write back *)
+| PRfence (d n : pair)          (* R1: about to fence *)
+| PR5 (d n : pair).             (* line 5: about to DWCAS DRAM from [d] to [n] *)
 
 Inductive tst : Type := TIdle | TOp (i : opid) (op : mop) (pc : pcv).
 
@@ -343,6 +350,40 @@ Section model.
       step s (scopy s t (TOp i op (PRet (retv op e))) a)
   | s_m2cas_fail s t i op e d a :
       th s t = TOp i op (PW WM2cas e d a) → dr s ≠ d → step s (sth s t (TOp i op (PW WM2 e d a)))
+  (* a late recover_field call, on a recovered field, step by step: line 1 *)
+  | s_late1 s t i op :
+      th s t = TOp i op PStart → rec s = true → step s (sth s t (TOp i op (PRc2 (dr s))))
+  (* line 2 *)
+  | s_late2 s t i op d :
+      th s t = TOp i op (PRc2 d) → step s (sth s t (TOp i op (PRc3 d (nv s))))
+  (* line 3: equal pairs, return *)
+  | s_late3 s t i op d n :
+      th s t = TOp i op (PRc3 d n) → n = d → step s (sth s t (TOp i op PStart))
+  (* R2's re-read: DRAM changed, goto 1 *)
+  | s_late_reread_fail s t i op d n :
+      th s t = TOp i op (PRc3 d n) → n ≠ d → dr s ≠ d → step s (sth s t (TOp i op PStart))
+  (* R2's re-read: unchanged; line 4 outside the window *)
+  | s_late4 s t i op d n :
+      th s t = TOp i op (PRc3 d n) → n ≠ d → dr s = d → ¬ n.2 < d.2 →
+      step s (sth s t (TOp i op (PRpwb d n)))
+  (* line 4 in the window: line 4.1's CAS of NVMM's sequence word *)
+  | s_late41_ok s t i op d n :
+      th s t = TOp i op (PRc3 d n) → n ≠ d → dr s = d → n.2 < d.2 → (nv s).2 = n.2 →
+      step s (St (ws s ++ [((nv s).1, S d.2)]) (mk s) (pw s) (dr s) (rec s)
+                 (upd (th s) t (TOp i op (PRpwb d (n.1, S d.2)))) (nid s) (xh s) (infl s))
+  | s_late41_fail s t i op d n :
+      th s t = TOp i op (PRc3 d n) → n ≠ d → dr s = d → n.2 < d.2 → (nv s).2 ≠ n.2 →
+      step s (sth s t (TOp i op PStart))
+  (* R1's write-back and fence *)
+  | s_late_pwb s t i op d n :
+      th s t = TOp i op (PRpwb d n) → step s (spwb s t (TOp i op (PRfence d n)))
+  | s_late_fence s t i op d n :
+      th s t = TOp i op (PRfence d n) → step s (sfence s t (TOp i op (PR5 d n)))
+  (* line 5: DRAM DWCAS from [d] to [n]: return, or goto 1 *)
+  | s_late5_ok s t i op d n :
+      th s t = TOp i op (PR5 d n) → dr s = d → step s (scopy s t (TOp i op PStart) n)
+  | s_late5_fail s t i op d n :
+      th s t = TOp i op (PR5 d n) → dr s ≠ d → step s (sth s t (TOp i op PStart))
   (* recover_field (Algorithm 6.2 with the fixes of R1 and R2) as one step:
      line 3, the pairs are equal: return *)
   | s_rec_eq s :
@@ -463,6 +504,11 @@ Section inv.
     | PW w e d a => wr_ok op e ∧ rec s = true ∧ (w = WFence ∨ pw s t = 0) ∧ a = (newv op e, S d.2) ∧
         ((infl s = Some (i, op, retv op e) ∧ dr s = d ∧ nopt s i ∧ nv s = a ∧ wpers s t w) ∨
          (XL i op (retv op e) ∈ xh s ∧ d.2 < (dr s).2))
+    | PRc2 d => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2
+    | PRc3 d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2 ∧ n ∈ ws s ∧ d.2 ≤ n.2
+    | PRpwb d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ n ∈ ws s ∧ d.2 < n.2
+    | PRfence d n => nopt s i ∧ rec s = true ∧ d.2 < n.2 ∧ ∃ w, ws s !! w = Some n ∧ w < pw s t
+    | PR5 d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 < n.2 ∧ ∃ w, ws s !! w = Some n ∧ w < mk s
     end.
 
   Definition tinv (s : st) (t : nat) : Prop :=
@@ -522,6 +568,11 @@ Section inv.
           split_and!; eauto. rewrite Hws' in Hmk'. destruct w; try done; lia.
         * exfalso. by apply (Hno i op (retv op e)).
       + split_and!; eauto. right. split; [auto | lia].
+    - destruct Hpc as (? & ? & ? & ?). split_and!; eauto. lia.
+    - destruct Hpc as (? & ? & ? & ? & ? & ?). split_and!; eauto. lia.
+    - destruct Hpc as (? & ? & ? & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & w & ? & ?). split_and!; eauto.
+    - destruct Hpc as (? & ? & ? & ? & w & ? & ?). split_and!; eauto. exists w. split; eauto. lia.
   Qed.
 
   Lemma nv_same s s' : ws s' = ws s → nv s' = nv s.
@@ -597,6 +648,12 @@ Section inv.
   Proof.
     intros Hg Hr (a & Ha)%elem_of_list_lookup Hq. destruct (g_dram _ Hg Hr) as (j & Hj & _).
     pose proof (sorted_same _ _ _ _ _ (g_sorted _ Hg) Ha Hj Hq) as ->. congruence.
+  Qed.
+
+  Lemma dr_le_nv s : ginv s → rec s = true → (dr s).2 ≤ (nv s).2.
+  Proof.
+    intros Hg Hr. destruct (g_dram _ Hg Hr) as (j & Hj & _).
+    exact (sorted_last _ _ _ (g_sorted _ Hg) (g_ne _ Hg) Hj).
   Qed.
 
   Lemma absv_rec s : rec s = true → absv s = (dr s).1.
@@ -934,6 +991,66 @@ Section preservation.
       destruct Hp0 as [Hp0|Hp0]; [done |].
       apply local_sth; try done; [by rewrite H | intros ?????? _ Hc; rewrite H in Hc; simplify_eq |].
       new_t. split_and!; try done; [by right | by right].
+    - (* late call: line 1 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* late call: line 2 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. pose proof (dr_le_nv v0 s Hg Hr).
+      split_and!; try done; [by apply (nv_in v0) |]. lia.
+    - (* late call: line 3 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* late call: R2's re-read fails *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
+    - (* late call: line 4, outside the window *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done.
+      destruct (decide (n.2 = d.2)) as [E|]; [| lia]. exfalso. apply H0.
+      rewrite <- H1. apply (same_seq_dram v0 s n Hg Hr Hnw). congruence.
+    - (* late call: line 4.1 (never: DRAM's sequence is not ahead) *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). lia.
+    - thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). lia.
+    - (* late call: R1's write-back *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hp & Hq). unfold spwb.
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + by rewrite upd_same.
+      + by rewrite H.
+      + nopw H.
+      + new_t. rewrite upd_same. apply elem_of_list_lookup in Hp as [w Hwp].
+        split_and!; try done. exists w. split; [done |]. by eapply lookup_lt_Some.
+    - (* late call: R1's fence *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hq & w & Hwp & Hlt). unfold sfence.
+      pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
+      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
+      + intros. by rewrite upd_other.
+      + rewrite upd_same. lia.
+      + by rewrite H.
+      + nopw H.
+      + new_t. rewrite upd_same. split_and!; try done. exists w. split; [done | lia].
+    - (* late call: line 5 succeeds *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hq & w & Hwp & Hlt). subst d.
+      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & _)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
+      + exfalso. pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
+        pose proof (lookup_lt_Some _ _ _ Hwp). lia.
+      + pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
+        pose proof (lookup_lt_Some _ _ _ Hwp).
+        assert (w = S j) as -> by lia.
+        assert (Ep : n = nv s).
+        { unfold nv. pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl.
+          replace (pred (length (ws s))) with (S j) in Hl by lia. congruence. }
+        subst n. eapply (copy_step v0 s t _ j iw opw rw tw ww ew a'); try done; [by rewrite H |].
+        assert (Htw_ne : tw ≠ t) by (intros ->; congruence).
+        assert (Hiw : iw ≠ i).
+        { intros ->. apply Htw_ne. eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
+        new_t. split; [apply elem_of_app; by left |]. split; [| done].
+        intros op' r' [Hin|Hin]%elem_of_app; [by apply (Hn op' r') |].
+        rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
+    - (* late call: line 5 fails, goto 1 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; done.
     - (* recover_field, line 3 *)
       destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
       destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
