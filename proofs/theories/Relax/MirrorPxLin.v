@@ -56,6 +56,15 @@
       sequence moved past DRAM's when DRAM's is ahead; [win = false] is
       [Tracking::PseudoBitset], which skips line 4), the write-back and
       fence of **R1** (L578–L579) and line 5 (L593): DRAM gets NVMM's pair;
+    - [s_late1], [s_late2], [s_late3], [s_late_reread_fail], [s_late4],
+      [s_late41_ok], [s_late41_fail], [s_late_pwb], [s_late_fence],
+      [s_late5_ok], [s_late5_fail]: a call of [Space::recover_field] that
+      starts once the field is recovered (a thread whose tracking answered
+      "not recovered" before another call returned), step by step: line 1
+      (L524), line 2 (L527), line 3 (L530), R2's re-read (L535), line 4 and
+      4.1 (L546–L570), R1's write-back and fence (L578–L579), line 5 (L593),
+      each failure a goto 1 (back to the tracking step, from which the call
+      may start again);
     - [s_crash]: NVMM keeps a prefix of the line's writes at least as long
       as the mark, DRAM holds any pair, every thread is gone, the field is
       not recovered ([space.rs] [Space::open], [dram.rs] [Dram::new] with
@@ -108,13 +117,20 @@
     modelled here (the field exists at the run's start).
 
     What the model abstracts, and what is not covered:
-    - **recover_field is one atomic step**, and only on a field not yet
-      recovered: concurrent and late (redundant) calls, its line 4.1 CAS
-      racing Mirror's writers, and so the reason R2's re-read is needed,
-      are [RecoverFieldPx.v]'s state-level results (Claim 2 with both
-      fixes, [px_claim2_mirror_invariants], [px_crash_keeps_dram_or_nvmm]),
-      not refined into this model; a late call after the first return
-      (which acts as a help or a no-op by Claim 2) is not a step here;
+    - **a recover_field call that starts before the field is recovered is
+      one atomic step** ([s_rec_eq], [s_rec_copy]): several such calls
+      interleaving step by step, a call that reads DRAM's garbage and
+      finishes after another call returned, and its line 4.1 racing
+      Mirror's writers are [RecoverFieldPx.v]'s state-level results
+      (Claim 2 with both fixes, [px_claim2_mirror_invariants],
+      [px_crash_keeps_dram_or_nvmm]), not refined into this model; calls
+      that start after the first return are modelled step by step (they
+      act as helps or return: the proof shows their line 4.1 never runs
+      and their line 5 copies the write in flight, made durable by R1's
+      write-back and fence).  With unbounded sequence numbers the window of
+      line 4 is unbounded, so R2's re-read, although modelled, is not what
+      the proof relies on (R2 is about the bounded window,
+      [px_r2_as_written_breaks_claim2]);
     - one field alone in its line (its write-backs flush only its own
       writes) and one field per run: several fields, in one line or not,
       are not modelled (for separate lines, [DurableLin.v]'s locality
