@@ -89,6 +89,11 @@
       linearizable for [reg v0]: a completed operation took effect once,
       between its invoke and its return, a cut-off one at most once, and a
       crash loses no operation that returned (no buffered durability);
+    - [mirror_px_wf]: every run's history is well formed ([History.wf]:
+      fresh ids, one pending operation per thread, a [Return] only of a
+      pending operation, no [recover] event: Mirror is not detectable, a
+      cut-off operation stays cut off), from the invariant [winv] kept by
+      [winv_step] ([step_cases]: how a step changes the history);
     - [mirror_px_not_vacuous]: an explicit run of 2 threads and 24 steps
       whose history is a successful CAS, a load returning its value, a CAS
       cut off by a crash that keeps its unflushed NVMM write (its point is
@@ -149,9 +154,6 @@
       M2's DWCAS is modelled but never needed), [fetch_add], the batch of
       [Space::recover_fields], [PATIENCE] and the [Diverged] error,
       allocation and memory management;
-    - well-formedness of the histories ([History.wf]) is not proved here
-      (the steps append an [Invoke] with a fresh id on an idle thread and a
-      [Return] of the thread's own pending operation);
     - liveness. *)
 From stdpp Require Import base list.
 From Coq Require Import Lia.
@@ -1223,3 +1225,151 @@ Proof.
     split; [done |]. by intros v ?%elem_of_nil.
   - by exists s.
 Qed.
+
+(** ** The histories are well formed *)
+
+Lemma mp_pending_on_snoc {Op Val} (h : history Op Val) e t j :
+  pending_on (h ++ [e]) t j ↔
+    (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v) ∨ (∃ op, e = Invoke j t op).
+Proof.
+  split.
+  - intros (h1 & h2 & op & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
+    + apply app_inj_tail in Eh as [_ ->]. right. by exists op.
+    + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [-> <-].
+      left. split_and!.
+      * exists h1, h2, op. split; [done |]. split.
+        -- intros ?. apply Hc. apply elem_of_app. by left.
+        -- intros v ?. apply (Hr v). apply elem_of_app. by left.
+      * intros ->. apply Hc. apply elem_of_app. right. by left.
+      * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
+  - intros [((h1 & h2 & op & -> & Hc & Hr) & Hne & Hnr)|(op & ->)].
+    + exists h1, (h2 ++ [e]), op. split; [by rewrite <- app_assoc |]. split.
+      * intros [?|?%elem_of_list_singleton]%elem_of_app; [done | by subst].
+      * intros v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) |].
+        by apply (Hnr v).
+    + exists h, [], op. split; [done |]. split; [apply not_elem_of_nil | intros v; apply not_elem_of_nil].
+Qed.
+
+Lemma mp_invoked_snoc {Op Val} (h : history Op Val) e i :
+  invoked (h ++ [e]) i ↔ invoked h i ∨ ∃ t op, e = Invoke i t op.
+Proof.
+  rewrite invoked_app, invoked_cons. split.
+  - intros [?|[?|(? & ? & ?%elem_of_nil)]]; [by left | by right | done].
+  - intros [?|?]; [by left | by right; left].
+Qed.
+
+Lemma erase_ins o : erase (ins o) = [].
+Proof. by destruct o as [[[??]?]|]. Qed.
+
+Lemma tid_upd (f : nat → tst) t0 x t : tid x = tid (f t0) → tid (upd f t0 x t) = tid (f t).
+Proof. intros Hx. unfold upd. destruct (Nat.eqb t t0) eqn:E; [| done]. apply Nat.eqb_eq in E. by subst. Qed.
+
+(** How a step changes the history and the threads' operations. *)
+Lemma step_cases s s' :
+  step s s' →
+  (hist s' = hist s ∧ nid s' = nid s ∧ ∀ t, tid (th s' t) = tid (th s t)) ∨
+  (∃ t op, th s t = TIdle ∧ hist s' = hist s ++ [Invoke (nid s) t op] ∧ nid s' = S (nid s) ∧
+     ∀ t', tid (th s' t') = if Nat.eqb t' t then Some (nid s) else tid (th s t')) ∨
+  (∃ t i op r, th s t = TOp i op (PRet r) ∧ hist s' = hist s ++ [Return i r] ∧ nid s' = nid s ∧
+     ∀ t', tid (th s' t') = if Nat.eqb t' t then None else tid (th s t')) ∨
+  (hist s' = hist s ++ [Crash] ∧ nid s' = nid s ∧ ∀ t, th s' t = TIdle).
+Proof.
+  destruct 1.
+  all: try (left; split_and!;
+    [ unfold hist, sxh, sth, spwb, sfence, scopy; simpl; rewrite ?erase_app, ?erase_ins; simpl;
+      rewrite ?app_nil_r; reflexivity
+    | reflexivity
+    | intros t'; unfold sxh, sth, spwb, sfence, scopy; simpl;
+      first [reflexivity | apply tid_upd; by rewrite H] ]).
+  - right; left. exists t, op. split_and!; [done | | done |].
+    + unfold hist. simpl. by rewrite erase_app.
+    + intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; right; left. exists t, i, op, r. split_and!; [done | | done |].
+    + unfold hist, sxh, sth. simpl. by rewrite erase_app.
+    + intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; right; right. split_and!; [| done | done].
+    unfold hist. simpl. rewrite !erase_app. case_decide; simpl; rewrite ?erase_ins; done.
+Qed.
+
+Section wf.
+  Context (v0 : nat).
+
+  Record winv (s : st) : Prop := {
+    w_wf : wf (hist s);
+    w_inv : ∀ j, invoked (hist s) j → j < nid s;
+    w_pend : ∀ t j, pending_on (hist s) t j → tid (th s t) = Some j;
+    w_act : ∀ t i, tid (th s t) = Some i → pending_on (hist s) t i ∧ ∀ v, Return i v ∉ hist s;
+    w_norec : ∀ i v, Recover i v ∉ hist s;
+  }.
+
+  Lemma winv_init q0 d : winv (init v0 q0 d).
+  Proof.
+    split; unfold hist; simpl; try done.
+    - apply wf_nil.
+    - by intros j (? & ? & ?%elem_of_nil).
+    - by intros t j (h1 & h2 & op & Eh & _); destruct h1.
+    - by intros i v ?%elem_of_nil.
+  Qed.
+
+  Lemma winv_step s s' : ginv v0 s → winv s → step s s' → winv s'.
+  Proof.
+    intros Hg [Hwf Hinv Hpend Hact Hnorec] Hst.
+    destruct (step_cases s s' Hst) as
+      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]].
+    - split; rewrite ?Eh, ?En; try done.
+      + intros t j ?. rewrite Et. by apply Hpend.
+      + intros t i. rewrite Et. apply Hact.
+    - assert (Hfresh : ¬ invoked (hist s) (nid s)) by (intros ?%Hinv; lia).
+      split; rewrite ?Eh, ?En.
+      + apply wf_snoc. split; [done |]. split; [done |].
+        intros [j ?%Hpend]. by rewrite Ht in *.
+      + intros j [?%Hinv|(t' & op' & Hj)]%mp_invoked_snoc; [lia | simplify_eq; lia].
+      + intros t' j [(Hp & _ & _)|(op' & Hj)]%mp_pending_on_snoc.
+        * rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
+          apply Nat.eqb_eq in E. subst. apply Hpend in Hp. by rewrite Ht in Hp.
+        * simplify_eq. rewrite Et. by rewrite Nat.eqb_refl.
+      + intros t' i. rewrite Et. destruct (Nat.eqb t' t) eqn:E.
+        * apply Nat.eqb_eq in E. subst. intros [= <-]. split.
+          -- apply mp_pending_on_snoc. right. by exists op.
+          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [| done].
+             apply Hfresh. by eapply wf_return_invoked.
+        * intros Hi. destruct (Hact t' i Hi) as [Hp Hr]. split.
+          -- apply mp_pending_on_snoc. left. split_and!; done.
+          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | done].
+      + intros i v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
+    - destruct (Hact t i) as [Hp Hr]; [by rewrite Ht |].
+      split; rewrite ?Eh, ?En.
+      + apply wf_snoc. split; [done |]. split; [by exists t |].
+        intros [[v ?]|[v ?]]; [by apply (Hr v) | by apply (Hnorec i v)].
+      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
+      + intros t' j [(Hp' & _ & Hne)|(op' & ?)]%mp_pending_on_snoc; [| done].
+        rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
+        apply Nat.eqb_eq in E. subst. apply Hpend in Hp'. rewrite Ht in Hp'. simpl in Hp'. simplify_eq.
+        exfalso. by apply (Hne r).
+      + intros t' i'. rewrite Et. destruct (Nat.eqb t' t) eqn:E; [done |].
+        apply Nat.eqb_neq in E. intros Hi'.
+        assert (i' ≠ i).
+        { intros ->. apply E. eapply (tid_ids v0 s); [done | by rewrite Ht | done]. }
+        destruct (Hact t' i' Hi') as [Hp' Hr']. split.
+        * apply mp_pending_on_snoc. left. split_and!; [done | done | congruence].
+        * intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr' v) | congruence].
+      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+    - split; rewrite ?Eh, ?En.
+      + apply wf_snoc. by split.
+      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
+      + intros t' j [(_ & ? & _)|(op' & ?)]%mp_pending_on_snoc; done.
+      + intros t' i. by rewrite Et.
+      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+  Qed.
+
+  Lemma reach_winv s : reach v0 s → ginv v0 s ∧ winv s.
+  Proof.
+    induction 1 as [q0 d | s s' _ [IHg IHw] Hst].
+    - split; [apply ginv_init | apply winv_init].
+    - split; [by eapply step_ginv | by eapply winv_step].
+  Qed.
+
+  (** Every run's history is well formed (HISTORY.md's rules, [History.wf]). *)
+  Theorem mirror_px_wf s : reach v0 s → wf (hist s).
+  Proof. intros Hr. apply (reach_winv s Hr). Qed.
+End wf.
