@@ -249,6 +249,7 @@ Record st : Type := St {
   nid : nat;                      (* the next operation id *)
   xh : list xev;                  (* ghost: the history, with linearization points *)
   infl : option (opid * mop * nat); (* ghost: the write in NVMM not yet in DRAM, its point *)
+  gd : pair;                      (* ghost: DRAM's pair right after the last crash *)
 }.
 
 Definition upd {A} (f : nat → A) (t : nat) (x : A) : nat → A :=
@@ -266,18 +267,18 @@ Definition ins (o : option (opid * mop * nat)) : list xev :=
   match o with Some (i, op, r) => [XL i op r] | None => [] end.
 
 Definition sth (s : st) (t : nat) (x : tst) : st :=
-  St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+  St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s) (gd s).
 Definition sxh (s : st) (l : list xev) : st :=
-  St (ws s) (mk s) (pw s) (dr s) (rec s) (th s) (nid s) (xh s ++ l) (infl s).
+  St (ws s) (mk s) (pw s) (dr s) (rec s) (th s) (nid s) (xh s ++ l) (infl s) (gd s).
 (** [pwb] of the line by [t] (it takes effect by [t]'s next fence). *)
 Definition spwb (s : st) (t : nat) (x : tst) : st :=
-  St (ws s) (mk s) (upd (pw s) t (length (ws s))) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+  St (ws s) (mk s) (upd (pw s) t (length (ws s))) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s) (gd s).
 (** [pfence] by [t]. *)
 Definition sfence (s : st) (t : nat) (x : tst) : st :=
-  St (ws s) (mk s `max` pw s t) (upd (pw s) t 0) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s).
+  St (ws s) (mk s `max` pw s t) (upd (pw s) t 0) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s) (gd s).
 (** A successful DWCAS of DRAM to [a]: the write in flight takes effect. *)
 Definition scopy (s : st) (t : nat) (x : tst) (a : pair) : st :=
-  St (ws s) (mk s) (pw s) a (rec s) (upd (th s) t x) (nid s) (xh s ++ ins (infl s)) None.
+  St (ws s) (mk s) (pw s) a (rec s) (upd (th s) t x) (nid s) (xh s ++ ins (infl s)) None (gd s).
 
 Section model.
   Context (v0 : nat).
@@ -287,7 +288,7 @@ Section model.
   | s_invoke s t op :
       th s t = TIdle →
       step s (St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t (TOp (nid s) op PStart))
-                 (S (nid s)) (xh s ++ [XE (Invoke (nid s) t op)]) (infl s))
+                 (S (nid s)) (xh s ++ [XE (Invoke (nid s) t op)]) (infl s) (gd s))
   (* load: tracking done (the field is recovered), read DRAM (PAtomic::load, tracked_val) *)
   | s_load s t i :
       th s t = TOp i OLoad PStart → rec s = true →
@@ -343,7 +344,7 @@ Section model.
       th s t = TOp i op (PL40 e p) → nv s = p →
       step s (St (ws s ++ [(newv op e, S p.2)]) (mk s) (pw s) (dr s) (rec s)
                  (upd (th s) t (TOp i op (PW WPwb e p (newv op e, S p.2)))) (nid s) (xh s)
-                 (Some (i, op, retv op e)))
+                 (Some (i, op, retv op e)) (gd s))
   (* L46–L47 with the fix of M1: the DWCAS failed, retry from the top *)
   | s_l40_fail s t i op e p :
       th s t = TOp i op (PL40 e p) → nv s ≠ p → step s (sth s t (TOp i op (PL5 e)))
@@ -370,13 +371,14 @@ Section model.
       th s t = TOp i op (PW WM2cas e d a) → dr s ≠ d → step s (sth s t (TOp i op (PW WM2 e d a)))
   (* a late recover_field call, on a recovered field, step by step: line 1 *)
   | s_late1 s t i op :
-      th s t = TOp i op PStart → rec s = true → step s (sth s t (TOp i op (PRc2 (dr s))))
+      th s t = TOp i op PStart → step s (sth s t (TOp i op (PRc2 (dr s))))
   (* line 2 *)
   | s_late2 s t i op d :
       th s t = TOp i op (PRc2 d) → step s (sth s t (TOp i op (PRc3 d (nv s))))
   (* line 3: equal pairs, return *)
   | s_late3 s t i op d n :
-      th s t = TOp i op (PRc3 d n) → n = d → step s (sth s t (TOp i op PStart))
+      th s t = TOp i op (PRc3 d n) → n = d →
+      step s (St (ws s) (mk s) (pw s) (dr s) true (upd (th s) t (TOp i op PStart)) (nid s) (xh s) (infl s) (gd s))
   (* R2's re-read: DRAM changed, goto 1 *)
   | s_late_reread_fail s t i op d n :
       th s t = TOp i op (PRc3 d n) → n ≠ d → dr s ≠ d → step s (sth s t (TOp i op PStart))
@@ -388,7 +390,7 @@ Section model.
   | s_late41_ok s t i op d n :
       th s t = TOp i op (PRc3 d n) → n ≠ d → dr s = d → n.2 < d.2 → (nv s).2 = n.2 →
       step s (St (ws s ++ [((nv s).1, S d.2)]) (mk s) (pw s) (dr s) (rec s)
-                 (upd (th s) t (TOp i op (PRpwb d (n.1, S d.2)))) (nid s) (xh s) (infl s))
+                 (upd (th s) t (TOp i op (PRpwb d (n.1, S d.2)))) (nid s) (xh s) (infl s) (gd s))
   | s_late41_fail s t i op d n :
       th s t = TOp i op (PRc3 d n) → n ≠ d → dr s = d → n.2 < d.2 → (nv s).2 ≠ n.2 →
       step s (sth s t (TOp i op PStart))
@@ -399,34 +401,22 @@ Section model.
       th s t = TOp i op (PRfence d n) → step s (sfence s t (TOp i op (PR5 d n)))
   (* line 5: DRAM DWCAS from [d] to [n]: return, or goto 1 *)
   | s_late5_ok s t i op d n :
-      th s t = TOp i op (PR5 d n) → dr s = d → step s (scopy s t (TOp i op PStart) n)
+      th s t = TOp i op (PR5 d n) → dr s = d →
+      step s (St (ws s) (mk s) (pw s) n true (upd (th s) t (TOp i op PStart)) (nid s) (xh s ++ ins (infl s)) None (gd s))
   | s_late5_fail s t i op d n :
       th s t = TOp i op (PR5 d n) → dr s ≠ d → step s (sth s t (TOp i op PStart))
-  (* recover_field (Algorithm 6.2 with the fixes of R1 and R2) as one step:
-     line 3, the pairs are equal: return *)
-  | s_rec_eq s :
-      rec s = false → dr s = nv s →
-      step s (St (ws s) (mk s) (pw s) (dr s) true (th s) (nid s) (xh s) (infl s))
-  (* the re-read of R2 (DRAM unchanged: the step is atomic), lines 4–4.2
-     (with the window test [win]: NVMM's sequence moved past DRAM's when
-     DRAM's is ahead; [win = false]: Tracking::PseudoBitset, which skips
-     line 4), R1's write-back and fence, line 5: DRAM gets NVMM's pair *)
-  | s_rec_copy s (win : bool) :
-      rec s = false → dr s ≠ nv s →
-      let ws' := if win && bool_decide ((nv s).2 < (dr s).2) then ws s ++ [((nv s).1, S (dr s).2)] else ws s in
-      step s (St ws' (length ws') (pw s) (default (0, 0) (last ws')) true (th s) (nid s) (xh s) (infl s))
   (* a full crash: NVMM keeps a prefix of the line's writes at least as
      long as its mark, DRAM holds anything, the threads are gone *)
   | s_crash s keep d :
       mk s ≤ keep → keep ≤ length (ws s) → 1 ≤ keep →
       step s (St [default (0, 0) (ws s !! pred keep)] 1 (λ _, 0) d false (λ _, TIdle) (nid s)
                  (xh s ++ (if decide (keep = length (ws s)) then ins (infl s) else []) ++ [XE Crash])
-                 None).
+                 None d).
 
   (** A run starts right after a crash that left NVMM the pair [(v0, q0)]
       (under the mark) and DRAM any pair [d]. *)
   Definition init (q0 : nat) (d : pair) : st :=
-    St [(v0, q0)] 1 (λ _, 0) d false (λ _, TIdle) 0 [] None.
+    St [(v0, q0)] 1 (λ _, 0) d false (λ _, TIdle) 0 [] None d.
 
   Inductive reach : st → Prop :=
   | reach_init q0 d : reach (init q0 d)
@@ -522,11 +512,15 @@ Section inv.
     | PW w e d a => wr_ok op e ∧ rec s = true ∧ (w = WFence ∨ pw s t = 0) ∧ a = (newv op e, S d.2) ∧
         ((infl s = Some (i, op, retv op e) ∧ dr s = d ∧ nopt s i ∧ nv s = a ∧ wpers s t w) ∨
          (XL i op (retv op e) ∈ xh s ∧ d.2 < (dr s).2))
-    | PRc2 d => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2
-    | PRc3 d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2 ∧ n ∈ ws s ∧ d.2 ≤ n.2
-    | PRpwb d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ n ∈ ws s ∧ d.2 < n.2
-    | PRfence d n => nopt s i ∧ rec s = true ∧ d.2 < n.2 ∧ ∃ w, ws s !! w = Some n ∧ w < pw s t
-    | PR5 d n => nopt s i ∧ rec s = true ∧ pw s t = 0 ∧ d.2 < n.2 ∧ ∃ w, ws s !! w = Some n ∧ w < mk s
+    | PRc2 d => nopt s i ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2 ∧ (rec s = false → d = gd s)
+    | PRc3 d n => nopt s i ∧ pw s t = 0 ∧ d.2 ≤ (dr s).2 ∧ n ∈ ws s ∧ (d = gd s ∨ d.2 ≤ n.2) ∧
+        (rec s = false → d = gd s ∧ (d.2 ≤ n.2 → n = nv s))
+    | PRpwb d n => nopt s i ∧ pw s t = 0 ∧ n ∈ ws s ∧ d.2 ≤ n.2 ∧ n ≠ d ∧
+        (rec s = false → d = gd s ∧ n = nv s)
+    | PRfence d n => nopt s i ∧ d.2 ≤ n.2 ∧ n ≠ d ∧ (rec s = false → d = gd s ∧ n = nv s) ∧
+        ∃ w, ws s !! w = Some n ∧ w < pw s t
+    | PR5 d n => nopt s i ∧ pw s t = 0 ∧ d.2 ≤ n.2 ∧ n ≠ d ∧ (rec s = false → d = gd s ∧ n = nv s) ∧
+        ∃ w, ws s !! w = Some n ∧ w < mk s
     end.
 
   Definition tinv (s : st) (t : nat) : Prop :=
@@ -546,7 +540,9 @@ Section inv.
     g_sorted : sorted (ws s);
     g_mk : 1 ≤ mk s ∧ mk s ≤ length (ws s);
     g_pw : ∀ t, pw s t ≤ length (ws s);
-    g_pre : rec s = false → length (ws s) = 1 ∧ infl s = None;
+    g_pre : rec s = false → infl s = None ∧ dr s = gd s ∧ (∀ p, p ∈ ws s → p.1 = (nv s).1) ∧
+              (length (ws s) = 1 ∨ (gd s).2 < (nv s).2);
+    g_gd : rec s = true → (gd s).2 ≤ (dr s).2;
     g_dram : rec s = true → ∃ j, ws s !! j = Some (dr s) ∧ j < mk s ∧
                ((S j = length (ws s) ∧ infl s = None) ∨ (S (S j) = length (ws s) ∧ infl_ok s));
     g_ids : ∀ t t' i, tid (th s t) = Some i → tid (th s t') = Some i → t = t';
@@ -564,9 +560,10 @@ Section inv.
     (∀ i, tid (th s t) = Some i → nopt s i → nopt s' i) →
     ((infl s' = infl s ∧ dr s' = dr s ∧ ws s' = ws s ∧ mk s' ≤ length (ws s')) ∨
      (∀ i op r, tid (th s t) = Some i → infl s ≠ Some (i, op, r))) →
+    gd s' = gd s → (rec s = false → ws s' = ws s ∧ dr s' = dr s) →
     tinv s' t.
   Proof.
-    intros Ht Hth Hpw Hrec Hws Hmk Hdr Hxh Hnopt Halt.
+    intros Ht Hth Hpw Hrec Hws Hmk Hdr Hxh Hnopt Halt Hgd Hpre.
     assert (Hin : ∀ p, p ∈ ws s → p ∈ ws s').
     { intros p (w & Hw)%elem_of_list_lookup. apply elem_of_list_lookup. eauto. }
     unfold tinv in *. rewrite Hth, Hpw. destruct (th s t) as [|i op pc]; [done |].
@@ -586,11 +583,15 @@ Section inv.
           split_and!; eauto. rewrite Hws' in Hmk'. destruct w; try done; lia.
         * exfalso. by apply (Hno i op (retv op e)).
       + split_and!; eauto. right. split; [auto | lia].
-    - destruct Hpc as (? & ? & ? & ?). split_and!; eauto. lia.
-    - destruct Hpc as (? & ? & ? & ? & ? & ?). split_and!; eauto. lia.
-    - destruct Hpc as (? & ? & ? & ? & ?). split_and!; eauto.
-    - destruct Hpc as (? & ? & ? & w & ? & ?). split_and!; eauto.
-    - destruct Hpc as (? & ? & ? & ? & w & ? & ?). split_and!; eauto. exists w. split; eauto. lia.
+    - destruct Hpc as (? & ? & ? & Hg). rewrite Hgd. split_and!; eauto. lia.
+    - destruct Hpc as (? & ? & ? & ? & Hor & Hg). rewrite Hgd. split_and!; eauto; [lia |].
+      intros Hr. destruct (Hpre Hr) as (Hw & _). unfold nv. rewrite Hw. auto.
+    - destruct Hpc as (? & ? & ? & ? & ? & Hg). rewrite Hgd. split_and!; eauto.
+      intros Hr. destruct (Hpre Hr) as (Hw & _). unfold nv. rewrite Hw. auto.
+    - destruct Hpc as (? & ? & ? & Hg & w & ? & ?). rewrite Hgd. split_and!; eauto.
+      intros Hr. destruct (Hpre Hr) as (Hw & _). unfold nv. rewrite Hw. auto.
+    - destruct Hpc as (? & ? & ? & ? & Hg & w & ? & ?). rewrite Hgd. split_and!; eauto; [| exists w; split; eauto; lia].
+      intros Hr. destruct (Hpre Hr) as (Hw & _). unfold nv. rewrite Hw. auto.
   Qed.
 
   Lemma nv_same s s' : ws s' = ws s → nv s' = nv s.
@@ -608,15 +609,15 @@ Section inv.
     rfin (absv s) (effects (points l)) = Some (absv s) →
     (∀ i op r w e a, infl s = Some (i, op, r) → th s t = TOp i op (PW w e (dr s) a) →
        ∃ w', x = TOp i op (PW w' e (dr s) a)) →
-    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)) t →
-    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)).
+    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s) (gd s)) t →
+    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s) (gd s)).
   Proof.
     intros Hg Hmk Hmk' Hpw Hpwt Hx Hl Hok Hrun Hw Ht.
-    set (s' := St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s)).
+    set (s' := St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ l) (infl s) (gd s)).
     assert (Hnv : nv s' = nv s) by done.
     assert (Hids : ∀ t', t' ≠ t → ∀ i, tid (th s t') = Some i → ∀ op r, XL i op r ∈ l → False).
     { intros t' Hne i Hi op r Hin. apply Hne. eapply (g_ids _ Hg); [done |]. by eapply Hl. }
-    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
     split; simpl; try done.
     - lia.
     - intros t'. destruct (decide (t' = t)) as [->|]; [done | rewrite Hpw; auto].
@@ -652,7 +653,7 @@ Section inv.
     tinv (sth s t x) t → ginv (sth s t x).
   Proof.
     intros Hg Hx Hw Ht.
-    assert (E : sth s t x = St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ []) (infl s)).
+    assert (E : sth s t x = St (ws s) (mk s) (pw s) (dr s) (rec s) (upd (th s) t x) (nid s) (xh s ++ []) (infl s) (gd s)).
     { unfold sth. by rewrite app_nil_r. }
     rewrite E in Ht |- *. apply local_step; try done; try lia.
     all: first [apply (g_pw _ Hg) | by right | by intros ??? ?%elem_of_nil
@@ -695,8 +696,8 @@ Section inv.
     tid x = tid (th s t) →
     (∀ i op r w e a, infl s = Some (i, op, r) → th s t = TOp i op (PW w e (dr s) a) →
        ∃ w', x = TOp i op (PW w' e (dr s) a)) →
-    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s)) t →
-    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s)).
+    tinv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s) (gd s)) t →
+    ginv (St (ws s) mk' pw' (dr s) (rec s) (upd (th s) t x) (nid s) (xh s) (infl s) (gd s)).
   Proof.
     intros Hg ?????? Ht. rewrite <- (app_nil_r (xh s)) in Ht |- *.
     apply local_step; try done.
@@ -706,13 +707,32 @@ Section inv.
   Lemma nv_in s : ginv s → nv s ∈ ws s.
   Proof. intros Hg. eapply elem_of_list_lookup_2, last_lookup, (g_ne _ Hg). Qed.
 
-  Lemma tinv_norec s s' t : tinv s t → rec s = false → th s' t = th s t → pw s' t = pw s t →
-    xh s' = xh s → tinv s' t.
+  Lemma same_seq_nv s p : ginv s → p ∈ ws s → p.2 = (nv s).2 → p = nv s.
   Proof.
-    unfold tinv. intros Ht Hr Hth Hpw Hxh. rewrite Hth, Hpw, Hxh.
-    destruct (th s t) as [|i op []]; simpl in *; unfold nopt; rewrite ?Hxh, ?Hpw; try done;
-      destruct Ht as (? & Hpc); unfold nopt in Hpc; try (split; [done | apply Hpc]);
-      exfalso; intuition congruence.
+    intros Hg (a & Ha)%elem_of_list_lookup Hq. pose proof (last_lookup _ (g_ne _ Hg)) as Hl.
+    pose proof (sorted_same _ _ _ _ _ (g_sorted _ Hg) Ha Hl Hq) as ->. unfold nv. congruence.
+  Qed.
+
+  (** The first return of a recover_field call: the threads' facts before
+      it hold after it. *)
+  Lemma tinv_recflip s s' t : tinv s t → rec s = false → th s' t = th s t → pw s' t = pw s t →
+    ws s' = ws s → mk s ≤ mk s' → xh s' = xh s → gd s' = gd s → (gd s).2 ≤ (dr s').2 → tinv s' t.
+  Proof.
+    unfold tinv. intros Ht Hr Hth Hpw Hws Hmk Hxh Hgd Hle. rewrite Hth, Hpw, Hxh.
+    assert (Hnv : nv s' = nv s) by (unfold nv; by rewrite Hws).
+    destruct (th s t) as [|i op pc]; [done |]. destruct Ht as (Hinv & Hpc). split; [done |].
+    unfold pcinv in *. unfold nopt in *. rewrite ?Hxh, ?Hws, ?Hgd, ?Hnv, ?Hpw.
+    destruct pc; try (exfalso; intuition congruence).
+    - done.
+    - done.
+    - destruct Hpc as (? & ? & ? & Hg). specialize (Hg Hr) as ->. split_and!; try done.
+    - destruct Hpc as (? & ? & ? & ? & ? & Hg). destruct (Hg Hr) as (-> & Hn). split_and!; try done;
+        try by left.
+    - destruct Hpc as (? & ? & ? & ? & ? & Hg). destruct (Hg Hr) as (-> & ->). split_and!; try done.
+    - destruct Hpc as (? & ? & ? & Hg & w & ? & ?). destruct (Hg Hr) as (-> & ->). split_and!; try done;
+        eauto.
+    - destruct Hpc as (? & ? & ? & ? & Hg & w & ? & ?). destruct (Hg Hr) as (-> & ->). split_and!; try done;
+        exists w; split; [done | lia].
   Qed.
 
   (** DRAM gets the write in flight. *)
@@ -731,8 +751,9 @@ Section inv.
     { unfold nv. rewrite <- (last_lookup (ws s) (g_ne _ Hg)). f_equal. lia. }
     assert (Hdiff : ∀ t', tid (th s t') = Some iw → t' = tw).
     { intros t' H. eapply (tid_ids s); [done | | done]. by rewrite Htw. }
-    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+    destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
     split; simpl; try done; try (intros; congruence).
+    - intros _. pose proof (Hgd Hr). pose proof (Hs _ _ _ _ Hj Hlast ltac:(lia)). lia.
     - intros _. exists (S j). split_and!; [done | done | left; by split].
     - intros t1 t2 i. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
         rewrite ?upd_same, ?upd_other by done; try done.
@@ -762,6 +783,7 @@ Section inv.
           rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
           by apply Hne'', Hdiff.
         * right. intros i op r Hti Hi'. rewrite Hi in Hi'. simplify_eq. by apply Hne'', Hdiff.
+        * intros; congruence.
   Qed.
 End inv.
 
@@ -778,6 +800,7 @@ Section preservation.
   Proof.
     split; simpl; try done; try lia; try (intros; lia).
     - intros a b pa pb Ha Hb Hab. destruct a as [|[|]], b as [|[|]]; simpl in *; simplify_eq; lia.
+    - intros _. split_and!; try done; [| by left]. by intros p ->%elem_of_list_singleton.
     - by intros ??? ?%elem_of_nil.
     - apply prefix_ok_nil.
   Qed.
@@ -787,7 +810,7 @@ Section preservation.
     intros Hg Hst. destruct Hst.
     - (* invoke *)
       thr Hg t H.
-      destruct Hg as [Hne Hs Hm Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      destruct Hg as [Hne Hs Hm Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
       split; simpl; try done.
       + intros Hr. destruct (Hdram Hr) as (j & Hj & Hjm & [?|(H2 & i & op' & r & Hi & Hr1 & Hr2 & tw & w & e & a & Htw & Hre)]);
           exists j; split_and!; try done; [by left |]. right. split; [done |].
@@ -915,7 +938,7 @@ Section preservation.
         replace (pred (length (ws s))) with j in Hl by lia. congruence. }
       revert Ep. intros ->. set (q := (newv op e, S (dr s).2)).
       assert (Hnv' : default (0, 0) (last (ws s ++ [q])) = q) by by rewrite last_snoc.
-      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
       split; simpl; try done; try (intros; congruence).
       + by destruct (ws s).
       + apply sorted_snoc; try done. fold (nv s). rewrite H0. simpl. lia.
@@ -942,6 +965,7 @@ Section preservation.
         * apply (tinv_frame s); simpl; rewrite ?upd_other by done; try done.
           -- intros. by apply lookup_snoc_l.
           -- right. intros. by rewrite Hi0.
+          -- intros; congruence.
     - (* L40 fails: retry (M1) *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp & Hpe & Hpd).
       apply local_sth; try done; [by rewrite H | nopw H |]. new_t. split_and!; done.
@@ -1009,29 +1033,102 @@ Section preservation.
       destruct Hp0 as [Hp0|Hp0]; [done |].
       apply local_sth; try done; [by rewrite H | intros ?????? _ Hc; rewrite H in Hc; simplify_eq |].
       new_t. split_and!; try done; [by right | by right].
-    - (* late call: line 1 *)
+    - (* recover_field: line 1 *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hp0). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done. intros Hr. by destruct (g_pre _ _ Hg Hr) as (_ & -> & _).
+    - (* line 2 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hd & Hdg). apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done; [by apply (nv_in v0) | |].
+      + destruct (rec s) eqn:Hr; [right; pose proof (dr_le_nv v0 s Hg Hr); lia | left; by apply Hdg].
+      + intros Hr. split; [by apply Hdg | done].
+    - (* line 3: return *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hd & Hnw & Hor & Hpre_t). subst n.
+      destruct (rec s) eqn:Hr.
+      + assert (E : St (ws s) (mk s) (pw s) (dr s) true (upd (th s) t (TOp i op PStart)) (nid s) (xh s) (infl s) (gd s)
+                    = sth s t (TOp i op PStart)) by (unfold sth; by rewrite Hr).
+        rewrite E. apply local_sth; try done; [by rewrite H | nopw H |]. new_t. split_and!; done.
+      + (* the first return: DRAM's garbage is NVMM's pair *)
+        destruct (Hpre_t eq_refl) as (Hdg & Hnv). specialize (Hnv (le_n _)).
+        destruct (g_pre _ _ Hg Hr) as (Hi0 & Hdr & Hval & Hlen).
+        assert (Hl1 : length (ws s) = 1) by (destruct Hlen as [|Hlt]; [done | rewrite <- Hnv, Hdg in Hlt; lia]).
+        pose proof (g_mk _ _ Hg) as Hm.
+        destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+        split; simpl; try done; try (intros; congruence).
+        * intros _. exists 0. split_and!; [| lia | by left].
+          rewrite Hdr, <- Hdg, Hnv. unfold nv. rewrite <- (last_lookup _ Hne), Hl1. done.
+        * intros t1 t2 i'. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+            rewrite ?upd_same, ?upd_other by done; try done.
+          -- intros ??. apply (Hids0 t t2 i'); [by rewrite H | done].
+          -- intros ??. apply (Hids0 t1 t i'); [done | by rewrite H].
+          -- apply Hids0.
+        * intros t' i'. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+          intros ?. apply (Hnid t). by rewrite H.
+        * unfold absv in *. rewrite Hr in Hrun0. simpl. by rewrite Hdr, <- Hdg, Hnv.
+        * intros t'. destruct (decide (t' = t)) as [->|Hne'].
+          -- new_t. split_and!; done.
+          -- apply (tinv_recflip s); simpl; rewrite ?upd_other by done; try done.
+             rewrite Hdr. lia.
+    - (* R2's re-read fails: goto 1 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
       new_t. split_and!; done.
-    - (* late call: line 2 *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd). apply local_sth; try done; [by rewrite H | nopw H |].
-      new_t. pose proof (dr_le_nv v0 s Hg Hr).
-      split_and!; try done; [by apply (nv_in v0) |]. lia.
-    - (* late call: line 3 *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
+    - (* line 4, outside the window *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hd & Hnw & Hor & Hpre_t).
+      apply local_sth; try done; [by rewrite H | nopw H |].
+      new_t. split_and!; try done; [lia |]. intros Hr. destruct (Hpre_t Hr) as [-> Hnv].
+      split; [done |]. apply Hnv. lia.
+    - (* line 4.1 succeeds: before the first return only *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hd & Hnw & Hor & Hpre_t).
+      destruct (rec s) eqn:Hr.
+      { exfalso. destruct Hor as [->|]; [| lia]. pose proof (g_gd _ _ Hg Hr). pose proof (dr_le_nv v0 s Hg Hr). lia. }
+      destruct (Hpre_t eq_refl) as [Hdg _].
+      destruct (g_pre _ _ Hg Hr) as (Hi0 & Hdr & Hval & Hlen).
+      assert (En : n = nv s) by (apply (same_seq_nv v0); done).
+      set (q := ((nv s).1, S d.2)).
+      assert (Hnv' : default (0, 0) (last (ws s ++ [q])) = q) by by rewrite last_snoc.
+      pose proof (g_mk _ _ Hg) as Hm.
+      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+      split; simpl; try done; try (intros; congruence).
+      + by destruct (ws s).
+      + apply sorted_snoc; try done. fold (nv s). rewrite <- En. simpl. lia.
+      + rewrite app_length. simpl. lia.
+      + intros t'. rewrite app_length. simpl. pose proof (Hpw0 t'). lia.
+      + intros _. unfold nv. simpl. rewrite Hnv'. split_and!; try done.
+        * intros p' [Hp'|Hp']%elem_of_app; [by apply Hval |].
+          apply elem_of_list_singleton in Hp'. by subst p'.
+        * right. simpl. rewrite <- Hdg. lia.
+      + intros t1 t2 i'. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+          rewrite ?upd_same, ?upd_other by done; try done.
+        * intros ??. apply (Hids0 t t2 i'); [by rewrite H | done].
+        * intros ??. apply (Hids0 t1 t i'); [done | by rewrite H].
+        * apply Hids0.
+      + intros t' i'. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+        intros ?. apply (Hnid t). by rewrite H.
+      + unfold absv in *. rewrite Hr in Hrun0. simpl. unfold nv. simpl. rewrite Hnv'. done.
+      + intros t'. destruct (decide (t' = t)) as [->|Hne'].
+        * new_t. split_and!; try done.
+          -- apply elem_of_app. right. rewrite En. by left.
+          -- simpl. lia.
+          -- intros E. apply (f_equal snd) in E. simpl in E. lia.
+          -- intros _. split; [done |]. unfold nv. simpl. rewrite Hnv'. by rewrite En.
+        * pose proof (Hth t') as Ht'. unfold tinv in Ht' |- *. simpl. rewrite upd_other by done.
+          destruct (th s t') as [|i' op' pc']; [done |].
+          unfold pcinv, nopt in Ht' |- *. simpl. try rewrite Hr in Ht'.
+          assert (Hin' : ∀ p, p ∈ ws s → p ∈ ws s ++ [q]) by (intros; apply elem_of_app; by left).
+          destruct pc'; try (exfalso; intuition congruence); try done.
+          -- destruct Ht' as (? & ? & ? & ? & ? & ? & Hg'). split_and!; eauto.
+             intros _. destruct (Hg' eq_refl) as [Ed0 Hn']. split; [done |].
+             intros Hle. specialize (Hn' Hle). exfalso. rewrite Hn', Ed0, <- Hdg, <- En in Hle. lia.
+          -- destruct Ht' as (? & ? & ? & ? & ? & ? & Hg'). exfalso.
+             destruct (Hg' eq_refl) as [Ed0 Hn']. rewrite Hn', Ed0, <- Hdg, <- En in *. lia.
+          -- destruct Ht' as (? & ? & ? & ? & Hg' & _). exfalso.
+             destruct (Hg' eq_refl) as [Ed0 Hn']. rewrite Hn', Ed0, <- Hdg, <- En in *. lia.
+          -- destruct Ht' as (? & ? & ? & ? & ? & Hg' & _). exfalso.
+             destruct (Hg' eq_refl) as [Ed0 Hn']. rewrite Hn', Ed0, <- Hdg, <- En in *. lia.
+    - (* line 4.1 fails: goto 1 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
       new_t. split_and!; done.
-    - (* late call: R2's re-read fails *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
-      new_t. split_and!; done.
-    - (* late call: line 4, outside the window *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). apply local_sth; try done; [by rewrite H | nopw H |].
-      new_t. split_and!; try done.
-      destruct (decide (n.2 = d.2)) as [E|]; [| lia]. exfalso. apply H0.
-      rewrite <- H1. apply (same_seq_dram v0 s n Hg Hr Hnw). congruence.
-    - (* late call: line 4.1 (never: DRAM's sequence is not ahead) *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). lia.
-    - thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hd & Hnw & Hdn). lia.
-    - (* late call: R1's write-back *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hp & Hq). unfold spwb.
+    - (* R1's write-back *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hp & Hq & Hne & Hpre_t). unfold spwb.
       apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
       + intros. by rewrite upd_other.
       + by rewrite upd_same.
@@ -1039,8 +1136,8 @@ Section preservation.
       + nopw H.
       + new_t. rewrite upd_same. apply elem_of_list_lookup in Hp as [w Hwp].
         split_and!; try done. exists w. split; [done |]. by eapply lookup_lt_Some.
-    - (* late call: R1's fence *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hq & w & Hwp & Hlt). unfold sfence.
+    - (* R1's fence *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hq & Hne & Hpre_t & w & Hwp & Hlt). unfold sfence.
       pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
       apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
       + intros. by rewrite upd_other.
@@ -1048,57 +1145,61 @@ Section preservation.
       + by rewrite H.
       + nopw H.
       + new_t. rewrite upd_same. split_and!; try done. exists w. split; [done | lia].
-    - (* late call: line 5 succeeds *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & Hq & w & Hwp & Hlt). subst d.
-      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & _)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
-      + exfalso. pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
-        pose proof (lookup_lt_Some _ _ _ Hwp). lia.
-      + pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp ltac:(lia)).
-        pose proof (lookup_lt_Some _ _ _ Hwp).
-        assert (w = S j) as -> by lia.
-        assert (Ep : n = nv s).
-        { unfold nv. pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl.
-          replace (pred (length (ws s))) with (S j) in Hl by lia. congruence. }
-        subst n. eapply (copy_step v0 s t _ j iw opw rw tw ww ew a'); try done; [by rewrite H |].
-        assert (Htw_ne : tw ≠ t) by (intros ->; congruence).
-        assert (Hiw : iw ≠ i).
-        { intros ->. apply Htw_ne. eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
-        new_t. split; [apply elem_of_app; by left |]. split; [| done].
-        intros op' r' [Hin|Hin]%elem_of_app; [by apply (Hn op' r') |].
-        rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
-    - (* late call: line 5 fails, goto 1 *)
-      thr Hg t H. destruct Ht as (Hinv & Hn & Hr & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
+    - (* line 5 succeeds: return *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hq & Hne & Hpre_t & w & Hwp & Hlt). subst d.
+      destruct (rec s) eqn:Hr.
+      + assert (E : St (ws s) (mk s) (pw s) n true (upd (th s) t (TOp i op PStart)) (nid s) (xh s ++ ins (infl s)) None (gd s)
+                    = scopy s t (TOp i op PStart) n) by (unfold scopy; by rewrite Hr).
+        rewrite E.
+        destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & _)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
+        * exfalso. assert (Hlt' : (dr s).2 < n.2).
+          { destruct (decide ((dr s).2 = n.2)) as [E'|]; [| lia].
+            exfalso. apply Hne. apply (same_seq_dram v0 s n Hg Hr); [by eapply elem_of_list_lookup_2 | done]. }
+          pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp Hlt').
+          pose proof (lookup_lt_Some _ _ _ Hwp). lia.
+        * assert (Hlt' : (dr s).2 < n.2).
+          { destruct (decide ((dr s).2 = n.2)) as [E'|]; [| lia].
+            exfalso. apply Hne. apply (same_seq_dram v0 s n Hg Hr); [by eapply elem_of_list_lookup_2 | done]. }
+          pose proof (sorted_lt _ _ _ _ _ (g_sorted _ _ Hg) Hj Hwp Hlt').
+          pose proof (lookup_lt_Some _ _ _ Hwp).
+          assert (w = S j) as -> by lia.
+          assert (Ep : n = nv s).
+          { unfold nv. pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl.
+            replace (pred (length (ws s))) with (S j) in Hl by lia. congruence. }
+          subst n. eapply (copy_step v0 s t _ j iw opw rw tw ww ew a'); try done; [by rewrite H |].
+          assert (Htw_ne : tw ≠ t) by (intros ->; congruence).
+          assert (Hiw : iw ≠ i).
+          { intros ->. apply Htw_ne. eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
+          new_t. split; [apply elem_of_app; by left |]. split; [| done].
+          intros op' r' [Hin|Hin]%elem_of_app; [by apply (Hn op' r') |].
+          rewrite Hi in Hin. apply elem_of_list_singleton in Hin. simplify_eq.
+      + (* the first return: DRAM gets NVMM's pair, written back and fenced (R1) *)
+        destruct (Hpre_t eq_refl) as (Hdg & Hnv).
+        destruct (g_pre _ _ Hg Hr) as (Hi0 & Hdr & Hval & Hlen).
+        pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl. fold (nv s) in Hl. rewrite <- Hnv in Hl.
+        pose proof (lookup_lt_Some _ _ _ Hwp) as Hw1.
+        assert (w = pred (length (ws s))) as ->.
+        { eapply (sorted_same _ _ _ _ _ (g_sorted _ _ Hg) Hwp Hl). done. }
+        rewrite Hi0. simpl. rewrite app_nil_r.
+        pose proof (g_mk _ _ Hg) as Hm.
+        destruct Hg as [Hne' Hs [Hm1 Hm2] Hpw0 Hpre Hgd Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
+        split; simpl; try done; try (intros; congruence).
+        * intros _. exists (pred (length (ws s))). split_and!; [done | done | left; split; [lia | done]].
+        * intros t1 t2 i'. destruct (decide (t1 = t)) as [->|]; destruct (decide (t2 = t)) as [->|];
+            rewrite ?upd_same, ?upd_other by done; try done.
+          -- intros ??. apply (Hids0 t t2 i'); [by rewrite H | done].
+          -- intros ??. apply (Hids0 t1 t i'); [done | by rewrite H].
+          -- apply Hids0.
+        * intros t' i'. destruct (decide (t' = t)) as [->|]; rewrite ?upd_same, ?upd_other by done; [| apply Hnid].
+          intros ?. apply (Hnid t). by rewrite H.
+        * unfold absv in *. rewrite Hr in Hrun0. simpl. by rewrite Hnv.
+        * intros t'. destruct (decide (t' = t)) as [->|Hne''].
+          -- new_t. split_and!; done.
+          -- apply (tinv_recflip s); simpl; rewrite ?upd_other by done; try done.
+             rewrite <- Hdg. lia.
+    - (* line 5 fails: goto 1 *)
+      thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & _). apply local_sth; try done; [by rewrite H | nopw H |].
       new_t. split_and!; done.
-    - (* recover_field, line 3 *)
-      destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
-      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
-      split; simpl; try done; try (intros; congruence).
-      + intros _. exists 0. split_and!; [| lia | by left].
-        rewrite H0. unfold nv. rewrite <- (last_lookup _ Hne), Hlen. done.
-      + unfold absv in *. rewrite H in Hrun0. simpl. by rewrite H0.
-      + intros t'. by apply (tinv_norec s).
-    - (* recover_field, lines 4–5 *)
-      destruct (g_pre _ _ Hg H) as [Hlen Hi0]. pose proof (g_mk _ _ Hg) as Hm.
-      assert (Hws' : ws' ≠ [] ∧ sorted ws' ∧ length (ws s) ≤ length ws' ∧
-                     (default (0, 0) (last ws')).1 = (nv s).1 ∧ ∀ w p, ws s !! w = Some p → ws' !! w = Some p).
-      { unfold ws'. destruct (win && bool_decide _) eqn:Ew.
-        - apply andb_prop in Ew as [_ Ew%bool_decide_eq_true]. split_and!.
-          + by destruct (ws s).
-          + apply sorted_snoc; [apply Hg | apply Hg | simpl; unfold nv in *; lia].
-          + rewrite app_length. lia.
-          + by rewrite last_snoc.
-          + intros. by apply lookup_snoc_l.
-        - split_and!; try done; apply Hg. }
-      destruct Hws' as (Hne' & Hs' & Hl' & Hv' & Hlk').
-      destruct Hg as [Hne Hs [Hm1 Hm2] Hpw0 Hpre Hdram Hids0 Hnid Hxl Hok0 Hrun0 Hth].
-      split; simpl; try done; try (intros; congruence).
-      + destruct ws'; simpl in *; [done | lia].
-      + intros t'. pose proof (Hpw0 t'). lia.
-      + intros _. exists (pred (length ws')). split_and!; [by apply last_lookup | | left].
-        * destruct ws'; simpl in *; [done | lia].
-        * split; [destruct ws'; simpl in *; [done | lia] | done].
-      + unfold absv in *. rewrite H in Hrun0. simpl. by rewrite Hv'.
-      + intros t'. by apply (tinv_norec s).
     - (* crash *)
       pose proof (g_mk _ _ Hg) as Hm.
       assert (Hpts : prefix_ok point_ok (xh s ++ (if decide (keep = length (ws s)) then ins (infl s) else [])) ∧
@@ -1122,15 +1223,18 @@ Section preservation.
             * assert (pred keep = j) as -> by lia. rewrite Hj. simpl. rewrite app_nil_r.
               split_and!; [apply Hg | by intros ??? ?%elem_of_nil |].
               rewrite (g_run _ _ Hg). by rewrite absv_rec.
-        - destruct (g_pre _ _ Hg Hr) as [Hlen Hi0]. rewrite Hi0.
-          assert (keep = 1) as -> by lia. rewrite decide_True by lia. simpl. rewrite app_nil_r.
+        - destruct (g_pre _ _ Hg Hr) as (Hi0 & _ & Hval & _). rewrite Hi0.
+          assert (Hnil : (if decide (keep = length (ws s)) then ins None else []) = ([] : list xev))
+            by (by case_decide).
+          rewrite Hnil, app_nil_r.
           split_and!; [apply Hg | by intros ??? ?%elem_of_nil |].
-          rewrite (g_run _ _ Hg). unfold absv. rewrite Hr. unfold nv.
-          pose proof (last_lookup _ (g_ne _ _ Hg)) as Hl. rewrite Hlen in Hl. simpl in Hl.
-          by rewrite Hl. }
+          rewrite (g_run _ _ Hg). unfold absv. rewrite Hr.
+          destruct (lookup_lt_is_Some_2 (ws s) (pred keep)) as [p Hp]; [lia |]. rewrite Hp. simpl.
+          rewrite (Hval p); [done | by eapply elem_of_list_lookup_2]. }
       destruct Hpts as (Hok & Hxl' & Hrun').
       split; simpl; try done; try (intros; congruence); try lia; try (intros; lia).
       + intros a b pa pb Ha Hb Hab. destruct a as [|[|]], b as [|[|]]; simpl in *; simplify_eq; lia.
+      + intros _. split_and!; try done; [| by left]. by intros p ->%elem_of_list_singleton.
       + intros i op r Hin. rewrite app_assoc in Hin. apply elem_of_app in Hin as [Hin|Hin].
         * apply elem_of_app in Hin as [Hin|Hin]; [by eapply (g_xl _ _ Hg) | by eapply Hxl'].
         * apply elem_of_list_singleton in Hin. discriminate.
@@ -1180,9 +1284,16 @@ Proof.
   pose proof (reach_init 0 0 (7, 3)) as R.
   (* thread 0 invokes CAS(0, 5); recover_field moves NVMM's sequence past DRAM's garbage and copies *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 0 (OCas 0 5) eq_refl)) as R1. clear R. norm R1.
-  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_copy x true eq_refl ltac:(vm_compute; congruence))) as R. clear R1. norm R.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_late1 x 0 0 (OCas 0 5) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_late2 x 0 0 (OCas 0 5) (7, 3) eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_late41_ok x 0 0 (OCas 0 5) (7, 3) (0, 0) eq_refl
+                                   ltac:(discriminate) eq_refl ltac:(simpl; lia) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_late_pwb x 0 0 (OCas 0 5) (7, 3) (0, 4) eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_late_fence x 0 0 (OCas 0 5) (7, 3) (0, 4) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_late5_ok x 0 0 (OCas 0 5) (7, 3) (0, 4) eq_refl eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_cas0 x 0 0 0 5 eq_refl eq_refl)) as R. clear R1. norm R.
+  rename R into R1.
   (* the CAS: L5, L9, L40, L41, L42, L44, return *)
-  let x := cur R in pose proof (reach_step _ _ _ R (s_cas0 x 0 0 0 5 eq_refl eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 0 (OCas 0 5) 0 eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_l9_go x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl)) as R. clear R1. norm R.
@@ -1203,9 +1314,12 @@ Proof.
   (* a crash keeps all four writes of the line (three are under its mark) *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_crash x 4 (9, 6) ltac:(vm_compute; lia) ltac:(vm_compute; lia) ltac:(lia))) as R1.
   clear R. norm R1.
-  (* recovery finds DRAM equal to NVMM (line 3); thread 1 loads 9 *)
-  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_rec_eq x eq_refl eq_refl)) as R. clear R1. norm R.
-  let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 1 OLoad eq_refl)) as R1. clear R. norm R1.
+  (* thread 1 invokes a load; its tracking step calls recover_field, which
+     finds DRAM equal to NVMM (line 3); the load returns 9 *)
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_invoke x 1 OLoad eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_late1 x 1 3 OLoad eq_refl)) as R1. clear R. norm R1.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_late2 x 1 3 OLoad (9, 6) eq_refl)) as R. clear R1. norm R.
+  let x := cur R in pose proof (reach_step _ _ _ R (s_late3 x 1 3 OLoad (9, 6) (9, 6) eq_refl eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_load x 1 3 eq_refl eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_ret x 1 3 OLoad 9 eq_refl)) as R1. clear R. norm R1.
   eexists. split; [exact R1 |]. split; [vm_compute; reflexivity |].
