@@ -48,23 +48,21 @@
       L495–L509): [s_m2_diff] (DRAM no longer that pair: return),
       [s_m2_same], [s_m2cas_ok], [s_m2cas_fail] (its DWCAS again);
     - [s_ret]: [Return];
-    - [s_rec_eq], [s_rec_copy]: one call of [Space::recover_field]
-      (L586–L604; [Space::recover_attempt], L523–L583) on a field not
-      recovered yet, as one step: line 3 (the pairs are equal: return), or
-      the re-read of **R2** (atomic here, so DRAM is unchanged), lines
-      4–4.2 ([win]: the window test [Space::in_window], L514, NVMM's
-      sequence moved past DRAM's when DRAM's is ahead; [win = false] is
-      [Tracking::PseudoBitset], which skips line 4), the write-back and
-      fence of **R1** (L578–L579) and line 5 (L593): DRAM gets NVMM's pair;
     - [s_late1], [s_late2], [s_late3], [s_late_reread_fail], [s_late4],
       [s_late41_ok], [s_late41_fail], [s_late_pwb], [s_late_fence],
-      [s_late5_ok], [s_late5_fail]: a call of [Space::recover_field] that
-      starts once the field is recovered (a thread whose tracking answered
-      "not recovered" before another call returned), step by step: line 1
-      (L524), line 2 (L527), line 3 (L530), R2's re-read (L535), line 4 and
-      4.1 (L546–L570), R1's write-back and fence (L578–L579), line 5 (L593),
-      each failure a goto 1 (back to the tracking step, from which the call
-      may start again);
+      [s_late5_ok], [s_late5_fail]: a call of [Space::recover_field]
+      (L586–L604; [Space::recover_attempt], L523–L583), made by a thread
+      between its invocation and its first access (the tracking step),
+      step by step, by any number of threads, before or after another call
+      returned: line 1, DRAM's pair (L524); line 2, NVMM's (L527); line 3,
+      equal pairs: return (L530); the re-read of **R2**: DRAM changed, goto
+      1 (L535); line 4, the window test ([Space::in_window], L514: with
+      unbounded sequence numbers, NVMM's sequence below DRAM's) and line
+      4.1, the CAS of NVMM's sequence word to DRAM's + 1 (L546–L570; its
+      failure: goto 1); the write-back and fence of **R1** (L578–L579);
+      line 5, the DRAM DWCAS (L593): return, or goto 1.  A return (line 3
+      or 5) sets [rec]; a goto 1 goes back to the tracking step, from which
+      the call starts again;
     - [s_crash]: NVMM keeps a prefix of the line's writes at least as long
       as the mark, DRAM holds any pair, every thread is gone, the field is
       not recovered ([space.rs] [Space::open], [dram.rs] [Dram::new] with
@@ -94,19 +92,26 @@
       pending operation, no [recover] event: Mirror is not detectable, a
       cut-off operation stays cut off), from the invariant [winv] kept by
       [winv_step] ([step_cases]: how a step changes the history);
-    - [mirror_px_not_vacuous]: an explicit run of 2 threads and 24 steps
-      whose history is a successful CAS, a load returning its value, a CAS
-      cut off by a crash that keeps its unflushed NVMM write (its point is
-      in the witness: it took effect), recovery, and a load returning the
-      cut-off CAS's value.
+    - [mirror_px_not_vacuous]: an explicit run of 2 threads and 30 steps
+      whose history is a successful CAS (after a recover_field whose line
+      4.1 moves NVMM's sequence past DRAM's garbage, R1's write-back and
+      fence, line 5), a load returning its value, a CAS cut off by a crash
+      that keeps its unflushed NVMM write (its point is in the witness: it
+      took effect), a recover_field returning at line 3, and a load
+      returning the cut-off CAS's value.
     Everything rests on the invariant [ginv] ([ginv_init], [step_ginv]):
     NVMM's writes have increasing sequence numbers; once recovered DRAM
     shows the last write or the one before, under the mark, and in the
     second case [infl] names the writer, which read DRAM's current pair;
     what each thread holds (its NVMM pair is one of the line's writes, its
     write-back covers the pair it helps with, a writer past L40 either is
-    [infl] with DRAM unchanged or its point is placed); the points so far
-    run the register to [absv].
+    [infl] with DRAM unchanged or its point is placed; a recover_field call
+    that read DRAM before the first return read the ghost [gd], DRAM's
+    garbage; before the first return NVMM's writes all hold the crash
+    image's value and line 4.1 added at most one, after it DRAM's sequence
+    is at least [gd]'s, so a late line 4.1 never succeeds and a late line 5
+    copies the write in flight, made durable by R1's write-back and
+    fence); the points so far run the register to [absv].
 
     Tracking ([Relax/Tracking.v]): the model lets an operation make its
     first access only once [rec] holds, i.e. once some [recover_field] on
@@ -122,20 +127,14 @@
     modelled here (the field exists at the run's start).
 
     What the model abstracts, and what is not covered:
-    - **a recover_field call that starts before the field is recovered is
-      one atomic step** ([s_rec_eq], [s_rec_copy]): several such calls
-      interleaving step by step, a call that reads DRAM's garbage and
-      finishes after another call returned, and its line 4.1 racing
-      Mirror's writers are [RecoverFieldPx.v]'s state-level results
-      (Claim 2 with both fixes, [px_claim2_mirror_invariants],
-      [px_crash_keeps_dram_or_nvmm]), not refined into this model; calls
-      that start after the first return are modelled step by step (they
-      act as helps or return: the proof shows their line 4.1 never runs
-      and their line 5 copies the write in flight, made durable by R1's
-      write-back and fence).  With unbounded sequence numbers the window of
-      line 4 is unbounded, so R2's re-read, although modelled, is not what
-      the proof relies on (R2 is about the bounded window,
-      [px_r2_as_written_breaks_claim2]);
+    - sequence numbers are unbounded, so line 4's window is unbounded
+      (any DRAM sequence ahead of NVMM's) and a garbage DRAM pair can never
+      come back once NVMM's sequence moved past it: R2's re-read is
+      modelled but the proof does not rely on it (Finding R2 is about the
+      bounded window: [RecoverFieldPx.v]'s [px_r2_as_written_breaks_claim2]);
+      the stall bound of Claim 2 is not needed.  [Tracking::PseudoBitset]
+      skips line 4: after its zeroed DRAM ([gd] with sequence 0) the window
+      never applies here, so its calls are these; its MSB is not modelled;
     - one field alone in its line (its write-backs flush only its own
       writes) and one field per run: several fields, in one line or not,
       are not modelled (for separate lines, [DurableLin.v]'s locality
@@ -227,8 +226,8 @@ Inductive pcv : Type :=
 | PHcas (e : nat) (p d : pair)  (* about to DWCAS DRAM from [d] to [p] (L24) *)
 | PL40 (e : nat) (p : pair)     (* about to DWCAS NVMM from [p] to [(new, p.2 + 1)] (L37–L40) *)
 | PW (w : wpc) (e : nat) (d a : pair) (* L40 succeeded: [d] read from DRAM, [a] written to NVMM *)
-(* a recover_field call started after the field was recovered (tracking
-   answered "not recovered" before another call returned): *)
+(* inside a recover_field call made by the tracking step (the thread's
+   operation is invoked and has not accessed the field yet): *)
 | PRc2 (d : pair)               (* line 1 read DRAM's [d] *)
 | PRc3 (d n : pair)             (* line 2 read NVMM's [n] *)
 | PRpwb (d n : pair)            (* R1: about to write back *)
@@ -369,13 +368,13 @@ Section model.
       step s (scopy s t (TOp i op (PRet (retv op e))) a)
   | s_m2cas_fail s t i op e d a :
       th s t = TOp i op (PW WM2cas e d a) → dr s ≠ d → step s (sth s t (TOp i op (PW WM2 e d a)))
-  (* a late recover_field call, on a recovered field, step by step: line 1 *)
+  (* a recover_field call, step by step, from the tracking step: line 1 *)
   | s_late1 s t i op :
       th s t = TOp i op PStart → step s (sth s t (TOp i op (PRc2 (dr s))))
   (* line 2 *)
   | s_late2 s t i op d :
       th s t = TOp i op (PRc2 d) → step s (sth s t (TOp i op (PRc3 d (nv s))))
-  (* line 3: equal pairs, return *)
+  (* line 3: equal pairs, return (the field is recovered) *)
   | s_late3 s t i op d n :
       th s t = TOp i op (PRc3 d n) → n = d →
       step s (St (ws s) (mk s) (pw s) (dr s) true (upd (th s) t (TOp i op PStart)) (nid s) (xh s) (infl s) (gd s))
@@ -399,7 +398,7 @@ Section model.
       th s t = TOp i op (PRpwb d n) → step s (spwb s t (TOp i op (PRfence d n)))
   | s_late_fence s t i op d n :
       th s t = TOp i op (PRfence d n) → step s (sfence s t (TOp i op (PR5 d n)))
-  (* line 5: DRAM DWCAS from [d] to [n]: return, or goto 1 *)
+  (* line 5: DRAM DWCAS from [d] to [n]: return (the field is recovered), or goto 1 *)
   | s_late5_ok s t i op d n :
       th s t = TOp i op (PR5 d n) → dr s = d →
       step s (St (ws s) (mk s) (pw s) n true (upd (th s) t (TOp i op PStart)) (nid s) (xh s ++ ins (infl s)) None (gd s))
@@ -1282,7 +1281,8 @@ Definition nv_hist : history mop nat :=
 Lemma mirror_px_not_vacuous_run : ∃ s, reach 0 s ∧ hist s = nv_hist ∧ XL 2 (OCas 5 9) 5 ∈ xh s.
 Proof.
   pose proof (reach_init 0 0 (7, 3)) as R.
-  (* thread 0 invokes CAS(0, 5); recover_field moves NVMM's sequence past DRAM's garbage and copies *)
+  (* thread 0 invokes CAS(0, 5); its recover_field: line 1 reads DRAM's garbage (7, 3), line 2 NVMM's
+     (0, 0), line 4.1 moves NVMM's sequence to 4, R1's write-back and fence, line 5 *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_invoke x 0 (OCas 0 5) eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_late1 x 0 0 (OCas 0 5) eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_late2 x 0 0 (OCas 0 5) (7, 3) eq_refl)) as R1. clear R. norm R1.
