@@ -16,9 +16,10 @@
     mark to it: the reading of [Core/PxPersist.v]); DRAM's pair [dr]; [rec],
     some [recover_field] on the field returned since the last crash
     (Tracking.v's ghost [ret]); the threads [th]; the next operation id
-    [nid].  Two ghost fields, written by the steps and read by no guard:
-    [xh], the history with its linearization points ([XL]), and [infl],
-    the operation whose NVMM write DRAM does not show yet.
+    [nid].  Three ghost fields, written by the steps and read by no guard:
+    [xh], the history with its linearization points ([XL]); [infl], the
+    operation whose NVMM write DRAM does not show yet; [gd], DRAM's pair
+    right after the last crash (its garbage).
 
     The steps ([step]; seed line, then the Rust function of patomic.rs
     with its line), each atomic:
@@ -73,8 +74,10 @@
     Linearization points (the ghost): a load at its DRAM read; a failed
     CAS at its L9 read (DRAM then shows NVMM's pair of L5, sequences being
     distinct); a successful CAS, or a store's successful inner CAS, when
-    DRAM gets its pair (its own L44 or M2 DWCAS, or a helper's L24), or at
-    the crash if the crash image keeps its NVMM write; a store's failed
+    DRAM gets its pair (its own L44 or M2 DWCAS, a helper's L24, or the
+    line 5 of a recover_field call that read DRAM after the field was
+    recovered), or at the crash if the crash image keeps its NVMM write; a
+    store's failed
     inner CASes have none.  The register's value ([absv]) is DRAM's once
     the field is recovered, NVMM's before.
 
@@ -115,8 +118,9 @@
 
     Tracking ([Relax/Tracking.v]): the model lets an operation make its
     first access only once [rec] holds, i.e. once some [recover_field] on
-    the field returned since the last crash, and lets [recover_field] run at
-    any time before that (any thread, any interleaving with invocations).
+    the field returned since the last crash, and lets any invoked thread
+    that has not accessed the field yet call [recover_field], step by step,
+    before or after the first return (any interleaving).
     That is what Claim 1 gives for each of the five variants
     ([claim1_bitset], [claim1_markable], [claim1_hybrid], [claim1_zmarkable],
     [claim1_pseudo_bitset]: a query answers "recovered" only if a recover
