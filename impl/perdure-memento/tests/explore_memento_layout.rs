@@ -22,7 +22,10 @@
 //!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
 //!   and a waiting thread's own `served` word read past other states;
-//! * an MSQ's block holding both its lines, whatever is allocated after it;
+//! * an MSQ's block holding both its lines, whatever is allocated after it,
+//!   and refused by recovery where its tail line would cross the pool's end;
+//!   recovery moving `head` past a delete that committed, and an enqueue
+//!   writing back the unpersisted link it follows (MSQ-mmt-indel, -vol);
 //! * races forced by thread crashes that leave an operation pending while
 //!   other threads act (`cut_pending`): an elimination-stack push or pop that
 //!   fails on `top` twice and meets its partner in the exchanger its φ-node
@@ -322,6 +325,141 @@ fn msq_block_holds_its_head_and_tail_lines() {
                     "{kind:?}: word {w:#x} of a block taken after the queue block {:#x}",
                     q.offset()
                 );
+            }
+        }
+    }
+}
+
+/// `Msq::recover` checks that the whole queue block (head's line and
+/// tail's) lies in the pool before it reads or writes it: a block whose
+/// head line is a valid queue's but which starts one line before the
+/// pool's end, so that its tail line would lie past it, is refused, for
+/// each kind. (With the campaign's `msq.rs:170:38` mutant, a check of
+/// `2 / NODE` bytes, 0, takes the block, and `recover` then writes the
+/// tail past the pool's end.)
+#[test]
+fn msq_recover_refuses_a_block_past_the_pool_end() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
+        let p = sized_pool("msq-at-end", 1 << 24);
+        let rt = Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 23)).expect("runtime");
+        let q = Msq::create(kind, &mut rt.handle(1).expect("handle")).expect("create");
+        Msq::at(kind, q.offset())
+            .recover(&p)
+            .expect("the queue itself");
+        // Head's line copied to the pool's last line: the block needs two.
+        let off = p.size() - LINE;
+        for w in (0..LINE).step_by(8) {
+            p.word(off + w)
+                .expect("word")
+                .store(word(&p, q.offset() + w), Ordering::Relaxed);
+        }
+        let recovered = std::panic::catch_unwind(|| Msq::at(kind, off).recover(&p));
+        assert!(
+            matches!(recovered, Ok(Err(_))),
+            "{kind:?}: a queue block of 2 lines at {off:#x}, one line before the pool's end, \
+             was not refused"
+        );
+    }
+}
+
+/// MSQ-mmt-indel's and -vol's start-up recovery moves `head` past a node
+/// whose delete committed (its `repl` word durable) but whose CAS on
+/// `head` did not persist (`Msq::recover`, "help_head"): a dequeue of
+/// `[1, 2, 3]` is cut by a thread crash after each of its persistence
+/// events in turn, and the crash image that keeps only what was guaranteed
+/// persisted is recovered there. Its contents must be `[2, 3]` once the
+/// sentinel's `repl` (word 2 of a node `[value, next, repl]`) is durable,
+/// `[1, 2, 3]` before. (In normal execution LOADHELP moves such a head, so
+/// a resumed operation hides a recovery that left it; with the campaign's
+/// `msq.rs:171:22` mutant, `recover` helps the head of MSQ-mmt-cas, whose
+/// words hold no `repl`, instead, and the image lists the dequeued 1.)
+#[test]
+fn msq_recover_moves_head_past_a_committed_delete() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    for kind in [MsqKind::Indel, MsqKind::Vol] {
+        let mut committed_seen = false;
+        for n in 0u64.. {
+            let p = pool("msq-help-head");
+            let rt =
+                Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+            let mut h = rt.handle(1).expect("handle");
+            let q = Msq::create(kind, &mut h).expect("create");
+            for v in 1..=3 {
+                h.run_root(|h, m, _| q.run(h, m, Some(v)).expect("enqueue"));
+            }
+            // The sentinel: head's offset (the low 45 bits of its word).
+            let sentinel = word(&p, q.offset()) & ((1 << 45) - 1);
+            let cut = cut_pending(
+                &mut h,
+                n,
+                |h, m| q.run(h, m, None).expect("dequeue"),
+                |p, _| persisted_image(p),
+            );
+            let Err(image) = cut else {
+                assert!(
+                    committed_seen,
+                    "{kind:?}: no cut left the delete committed and head behind"
+                );
+                break;
+            };
+            let committed = word(&image, sentinel + 16) != 0;
+            committed_seen |= committed;
+            let want: Vec<u64> = if committed { vec![2, 3] } else { vec![1, 2, 3] };
+            assert_eq!(
+                Msq::at(kind, q.offset())
+                    .contents(&image)
+                    .expect("recover the image"),
+                want,
+                "{kind:?}: the image of a dequeue cut after event {n} (delete committed: \
+                 {committed})"
+            );
+        }
+    }
+}
+
+/// An MSQ-mmt-indel or -vol enqueue persists the link it follows before it
+/// links its own node after it: thread 1's enqueue of 1 is cut by a thread
+/// crash after each of its persistence events in turn and left pending, so
+/// that once its insert has set the link to its node (persist bit set, §4.1)
+/// and not yet written it back, thread 2's enqueue of 2 finds that link;
+/// LOAD must write it back before thread 2 links after it. Every crash
+/// image that keeps only what was guaranteed persisted, taken after thread
+/// 2's enqueue returned, must list 2 (after 1 if 1 is there). (With the
+/// campaign's `word.rs:30:28` mutant, a persist bit of 0, LOAD takes the
+/// unpersisted link for a persisted one and the image loses both values.)
+#[test]
+fn msq_enqueue_persists_the_link_it_follows() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    for kind in [MsqKind::Indel, MsqKind::Vol] {
+        for n in 0u64.. {
+            let p = pool("msq-link");
+            let rt =
+                Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+            let (mut h1, mut h2) = (rt.handle(1).expect("handle"), rt.handle(2).expect("handle"));
+            let q = Msq::create(kind, &mut h1).expect("create");
+            let cut = cut_pending(
+                &mut h1,
+                n,
+                |h, m| q.run(h, m, Some(1)).expect("enqueue 1"),
+                |_, _| (),
+            );
+            h2.run_root(|h, m, _| q.run(h, m, Some(2)).expect("enqueue 2"));
+            let image = persisted_image(&p);
+            let listed = Msq::at(kind, q.offset())
+                .contents(&image)
+                .expect("recover the image");
+            assert!(
+                listed == [2] || listed == [1, 2],
+                "{kind:?}: thread 1's enqueue of 1 cut after event {n}, thread 2's enqueue of \
+                 2 returned: the crash image lists {listed:?}"
+            );
+            if cut.is_ok() {
+                assert!(
+                    n > 2,
+                    "{kind:?}: the enqueue had only {n} persistence events"
+                );
+                break;
             }
         }
     }
@@ -1518,6 +1656,28 @@ fn soft_contents_refuses_a_cyclic_chain_within_the_pool_s_room() {
             assert!(
                 matches!(&contents, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
                 "a chain that cycles was not reported as one: {contents:?}"
+            );
+        },
+    );
+}
+
+/// `SoftTable::on_chain` bounds its walk as `attach` and `contents` do
+/// (above): looking for a node that is not on bucket 0's self-linked chain
+/// in a 64 MiB pool reports a cycle within 10 s (about a million steps),
+/// where a bound of `pool.size() · NODE` steps would still be walking.
+#[test]
+fn soft_on_chain_refuses_a_cyclic_chain_within_the_pool_s_room() {
+    within(
+        10,
+        "SoftTable::on_chain on a cyclic chain in a 64 MiB pool",
+        || {
+            let (p, t) = soft_with_a_self_linked_head("soft-cycle-on-chain");
+            // A key of bucket 0 (of 16), and a word that is no node.
+            let key = (0u64..).find(|&k| splitmix64(k) & 15 == 0).expect("a key");
+            let found = t.on_chain(&p, key, 8);
+            assert!(
+                matches!(&found, Err(MementoError::CorruptStructure(m)) if m.contains("cycle")),
+                "a chain that cycles was not reported as one: {found:?}"
             );
         },
     );

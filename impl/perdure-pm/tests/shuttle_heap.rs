@@ -274,6 +274,36 @@ fn heap_layout_follows_the_module_docs() {
     perdure_pm::sync::seeded::check_random(layout, 1);
 }
 
+/// `Heap::format` takes the slot counts `Heap::open` takes, `1..=MAX_SLOTS`,
+/// and refuses any other with `BadRange` before it writes: 0 and
+/// `MAX_SLOTS + 1` are refused, 1 and `MAX_SLOTS` formatted (in a pool with
+/// room for every slot) and opened again. A heap formatted with a count
+/// outside the range would not open after a restart; the workloads format
+/// a few slots only.
+fn slot_bounds() {
+    use perdure_pm::heap::MAX_SLOTS;
+    const BIG: u64 = 4 << 20;
+    let pool = Pool::volatile("shuttle-slot-bounds", BIG, NoFlush).unwrap();
+    let base = pool.data_offset();
+    for slots in [0, MAX_SLOTS + 1] {
+        let formatted = Heap::format(&pool, base, BIG - base, slots).map(|_| ());
+        assert!(
+            matches!(formatted, Err(HeapError::BadRange { .. })),
+            "a heap of {slots} slots: {formatted:?}"
+        );
+    }
+    for slots in [1, MAX_SLOTS] {
+        Heap::format(&pool, base, BIG - base, slots)
+            .unwrap_or_else(|e| panic!("a heap of {slots} slots: {e}"));
+        Heap::open(&pool, base).unwrap_or_else(|e| panic!("a heap of {slots} slots, opened: {e}"));
+    }
+}
+
+#[test]
+fn heap_format_takes_the_slot_counts_open_takes() {
+    perdure_pm::sync::seeded::check_random(slot_bounds, 1);
+}
+
 /// The global stacks are Treiber stacks whose head word carries an ABA tag
 /// (`(set >> 9) | tag << 41`): every push and every pop increments it, so a
 /// head value never recurs and a pop that read an old head cannot succeed

@@ -2324,3 +2324,64 @@ fn cur_comb_word_moves_with_every_commit() {
         );
     }
 }
+
+/// Redo-PTM's step {4} writes the ring slot of the commit `tail` itself
+/// when that slot holds an older commit (a lapped ring), so an update of
+/// another thread goes on while the committer of `tail` is held between its
+/// `cur_comb` CAS and its own ring write (L32–L35): Redo-PTM with 2 threads
+/// of 4 states (a ring of 8), nine `add(1)`s first so that every slot holds
+/// a commit, then T0's `add(1)` paused right after its CAS (the simulator's
+/// yield hook, as [`window`]), and T1's `add(1)` must return within 10 s
+/// while T0 stays paused; then the counter must read 11. (The campaign's
+/// `update.rs:149:34` mutant, `rt != INVALID || …`, skips a slot holding
+/// any other commit: T1's attempts give up until T0 writes the slot, which
+/// it never does while paused. Before the ring laps its slots are
+/// `INVALID`, which is why the window checks, on fresh PTMs, pass with it.)
+#[test]
+fn redo_update_helps_the_ring_slot_of_a_paused_committer() {
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let c = Redo::small("redo", 4);
+    let p = leaked(&c, "redo-ring-help").expect("PTM");
+    let add = Call::new("add", vec![json!(1)]);
+    // T1, one of the PTM's two threads (this thread runs no transaction):
+    // the counter's creation and nine add(1)s, then, once T0 is paused, its
+    // add(1) in the window.
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let (done, result) = std::sync::mpsc::channel();
+    let t1 = {
+        let add = add.clone();
+        std::thread::spawn(move || {
+            Counter.init(p).expect("init");
+            for _ in 0..9 {
+                Counter.apply(p, &add).expect("add(1)");
+            }
+            let _ = done.send(Ok(Value::Null));
+            if wait.recv().is_ok() {
+                let _ = done.send(Counter.apply(p, &add));
+            }
+        })
+    };
+    result
+        .recv()
+        .expect("T1's nine add(1)s")
+        .expect("T1's nine add(1)s");
+    let sim = c.pool(p).backend();
+    let t0 = start_paused(sim, cur_comb_reader(c.pool(p)), Counter, p, add)
+        .expect("T0 paused after its CAS");
+    go.send(()).expect("T1 waiting");
+    let t1_result = result.recv_timeout(Duration::from_secs(10));
+    RESUME.store(true, SeqCst);
+    let t0_result = t0.join().expect("T0 panicked");
+    t1.join().expect("T1 panicked");
+    assert!(
+        t1_result.is_ok(),
+        "T1's add(1) did not return within 10 s while T0 was paused after its cur_comb CAS"
+    );
+    t0_result.expect("T0's add(1)");
+    t1_result.unwrap().expect("T1's add(1)");
+    let v = std::thread::spawn(move || Counter.apply(p, &Call::new("get", vec![])))
+        .join()
+        .expect("get() panicked");
+    assert_eq!(v, Ok(json!(11)), "the counter after eleven add(1)s");
+}

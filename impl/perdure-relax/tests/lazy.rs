@@ -2,7 +2,8 @@
 //! root object only (lazy variants) or every reachable node (eager Mirror);
 //! a lazy variant recovers a node the first time an operation reaches it,
 //! and nothing beyond. Checked on the DRAM replica directly, with zeroed
-//! DRAM (an unrecovered slot is (0, 0) there).
+//! DRAM (an unrecovered slot is (0, 0) there); and the recovery bitset on
+//! garbage DRAM whose `from` index points at another word's entry.
 
 mod common;
 
@@ -264,5 +265,35 @@ fn a_space_takes_thread_and_root_counts_within_their_bounds() {
             Err(RelaxError::Config(_)) => assert!(!ok, "{threads} threads, {roots} roots refused"),
             Err(e) => panic!("{threads} threads, {roots} roots: {e}"),
         }
+    }
+}
+
+/// The recovery bitset's O(1) initialisation (`src/bitset.rs`): a word `w`
+/// is initialised only if `from[w] < count` *and* `to[from[w]] == w`, so a
+/// garbage `from[w]` that points below the count — at a genuine entry,
+/// another word's — does not make `w`'s garbage bits read as set (Claim 1
+/// of Chapter 7: no false positives). The arrays' garbage is SplitMix64
+/// from the seed (`from`'s salted with `2 · γ`, its word 1 the stream's
+/// second output, SplitMix64 of state `seed' + 2 · γ`), and SplitMix64's
+/// mix maps 0 to 0: the seed below makes `from[1]` 0. Setting a slot of
+/// word 0 pushes word 0 (`count` 1, `to[0] = 0`); then no slot of word 1,
+/// whose bits are garbage, may read as set. (Random garbage points below
+/// the count with probability about `count / 2^64`, so the garbage-DRAM
+/// checks never met one.)
+#[test]
+fn bitset_garbage_from_index_below_the_count_initialises_nothing() {
+    use perdure_relax::internals::Bitset;
+    use perdure_relax::DramInit;
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+    let salt = 2u64.wrapping_mul(GAMMA);
+    let seed = 0u64.wrapping_sub(2u64.wrapping_mul(GAMMA)) ^ salt;
+    let b = Bitset::new(4096, DramInit::Garbage { seed });
+    b.set(0x10);
+    assert!(b.test(0x10), "the slot set");
+    for off in (64 * 16..128 * 16).step_by(16) {
+        assert!(
+            !b.test(off),
+            "slot {off:#x} of word 1 (never initialised, from[1] = 0 < count 1) reads as set"
+        );
     }
 }
