@@ -705,8 +705,8 @@ End theorems.
 (** ** The theorems are not vacuous *)
 Section not_vacuous.
   Tactic Notation "gs_go" uconstr(c) :=
-    eapply rtc_l_eq; [apply g_step; apply c; side | norm_state |].
-  Ltac gcrash_go keep := eapply rtc_l_eq; [apply (g_crash _ _ _ keep); side | norm_state |].
+    eapply rtc_l_eq; [apply g_step; apply c; side | norm_state |]; name_state.
+  Ltac gcrash_go keep := eapply rtc_l_eq; [apply (g_crash _ _ _ keep); side | norm_state |]; name_state.
 
   (** One thread, a slot in one line: a checkpoint of (7, 8) persists its
       slot (③–⑤), the root operation's write uses it (its point), a full

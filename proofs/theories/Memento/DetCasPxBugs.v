@@ -44,6 +44,12 @@ Ltac norm_state :=
   match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
   vm_compute; reflexivity.
 
+(** After a step, the rest of the run starts from a local definition of the
+    state reached ([let s := .. in ..] in the proof term), so that the
+    kernel checks its normal form once instead of at each occurrence (this
+    file: 34 s -> 20 s of CPU). *)
+Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
+
 (** (H-ABA) at a first plain CAS of a concrete run: no helper holds a word
     with the same value, parity and tid at the location. *)
 Ltac solve_aba :=
@@ -54,7 +60,7 @@ Ltac solve_aba :=
 Ltac side := first [(vm_compute; reflexivity) | (vm_compute; congruence) | (vm_compute; lia) | solve_aba
   | (intros L HL; vm_compute in HL; vm_compute; do 16 (destruct L as [|L]; [simpl; lia|]); lia)].
 
-Tactic Notation "go" uconstr(c) := eapply rtc_l_eq; [apply c; side | norm_state |].
+Tactic Notation "go" uconstr(c) := eapply rtc_l_eq; [apply c; side | norm_state |]; name_state.
 
 (** A full crash keeping [keep L] writes of line [L]: the threads 1 .. N
     take their [reinit] state. *)
@@ -67,7 +73,7 @@ Ltac crash_go keep :=
             | (intros u Hu; unfold upd; destruct (decide (u = 2)) as [->|];
                [try (exfalso; apply Hu; unfold tr; lia); vm_compute; reflexivity|];
                destruct (decide (u = 1)); [exfalso; apply Hu; unfold tr; lia|done])]
-    | norm_state |]
+    | norm_state |]; name_state
   end.
 
 Ltac no_eff := let x := fresh "x" in let i := fresh "i" in let w := fresh "w" in
