@@ -612,3 +612,22 @@ Section objects.
 End objects.
 
 Notation "h |_ o" := (project o h) (at level 20, format "h  |_  o").
+
+(** ** Lists of per-thread events
+
+    A run's history is often the concatenation of each thread's events
+    ([mjoin (f <$> l)]): if every thread adds none, it adds none; if one
+    thread [t] of a duplicate-free [l] adds events and the others none, it
+    adds [t]'s. *)
+Lemma mjoin_nil {A} (f : nat → list A) (l : list nat) : (∀ u, u ∈ l → f u = []) → mjoin (f <$> l) = [].
+Proof. induction l as [| u l IH]; intros Hn; [done |]. simpl. rewrite Hn by (by left). apply IH. intros ??. apply Hn. by right. Qed.
+
+Lemma mjoin_single {A} (f : nat → list A) (l : list nat) t :
+  NoDup l → t ∈ l → (∀ u, u ∈ l → u ≠ t → f u = []) → mjoin (f <$> l) = f t.
+Proof.
+  induction l as [| u l IH]; intros Hnd Ht Hn; [by apply elem_of_nil in Ht |].
+  apply stdpp.list.NoDup_cons in Hnd as [Hu Hnd]. simpl. destruct (decide (u = t)) as [-> | Hne].
+  - rewrite mjoin_nil; [by rewrite app_nil_r |]. intros u' Hu'. apply Hn; [by right |]. by intros ->.
+  - rewrite Hn by (by left || done). simpl. apply IH; [done | by apply elem_of_cons in Ht as [? | ?] | ].
+    intros u' ??. apply Hn; [by right | done].
+Qed.
