@@ -2494,3 +2494,21 @@ fn cas_memento_clear_resets_it_durably() {
         "the CAS memento after the clear: in memory, in a crash image after the operation"
     );
 }
+
+/// Every composite memento's persistent layout (the `memento!` macro's
+/// offsets, `Checkpoint`'s stride) rounds offsets up with `align_up`: an
+/// offset already aligned stays, any other goes to the next multiple, so a
+/// pool written by one build is read at the same offsets by the next.
+#[test]
+fn memento_layouts_round_offsets_up_to_their_alignment() {
+    use perdure_memento::__align_up as up;
+    let got = [
+        up(0, 64),
+        up(1, 64),
+        up(64, 64),
+        up(65, 64),
+        up(24, 8),
+        up(25, 8),
+    ];
+    assert_eq!(got, [0, 64, 64, 128, 24, 32]);
+}
