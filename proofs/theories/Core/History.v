@@ -36,7 +36,7 @@
     (checked by [perdure-check::history]); the [NoEffect] recover value of
     [Histories.tla] (an extension outside HISTORY.md's core); positions as
     numbers (splits [h = h1 ++ e :: h2] stand for them). *)
-From stdpp Require Import base list decidable.
+From stdpp Require Import base list decidable countable.
 From Coq Require Import Lia.
 
 (** ** Lists: splits through [filter] and [omap], prefix-local properties *)
@@ -630,4 +630,13 @@ Proof.
   - rewrite mjoin_nil; [by rewrite app_nil_r |]. intros u' Hu'. apply Hn; [by right |]. by intros ->.
   - rewrite Hn by (by left || done). simpl. apply IH; [done | by apply elem_of_cons in Ht as [? | ?] | ].
     intros u' ??. apply Hn; [by right | done].
+Qed.
+
+(** The id of invocation [k] of thread [u], one per pair, for models that
+    number each thread's invocations. *)
+Definition oid (u k : nat) : opid := encode_nat (u, k).
+Lemma oid_inj u k u' k' : oid u k = oid u' k' → u = u' ∧ k = k'.
+Proof.
+  unfold oid. intros H. apply (f_equal (decode_nat (A:=nat * nat))) in H.
+  rewrite !decode_encode_nat in H. by injection H.
 Qed.

@@ -121,13 +121,7 @@ Qed.
 
 (** ** The ghost history *)
 
-(** The id of invocation [k] (root operation [k]) of thread [u]. *)
-Definition oid (u k : nat) : opid := encode_nat (u, k).
-Lemma oid_inj u k u' k' : oid u k = oid u' k' → u = u' ∧ k = k'.
-Proof.
-  unfold oid. intros H. apply (f_equal (decode_nat (A:=nat * nat))) in H.
-  rewrite !decode_encode_nat in H. by injection H.
-Qed.
+(* [oid], [oid_inj] (invocation [k] of thread [u]): Core/History.v. *)
 
 (** The thread is inside a root operation (started, not committed). *)
 Definition act (T : tst) : bool := match pc T with PIdle => false | _ => true end.

@@ -187,13 +187,7 @@ Qed.
 (** The operation of an invocation: its location and arguments, chosen at
     its start and stable until it returns ([DetCasPx.v]). *)
 Definition opof (T : tstate) : cop := (ax T, (ao T, an T)).
-(** The id of invocation [k] of thread [u]. *)
-Definition oid (u k : nat) : opid := encode_nat (u, k).
-Lemma oid_inj u k u' k' : oid u k = oid u' k' → u = u' ∧ k = k'.
-Proof.
-  unfold oid. intros H. apply (f_equal (decode_nat (A:=nat * nat))) in H.
-  rewrite !decode_encode_nat in H. by injection H.
-Qed.
+(* [oid], [oid_inj] (invocation [k] of thread [u]): Core/History.v. *)
 
 (** The thread is inside a detectable CAS (started, not committed); a LOAD
     is not a history operation. *)
