@@ -798,6 +798,24 @@ Section preservation.
     pose proof (g_th v0 _ Hg t) as Ht; unfold tinv in Ht; rewrite H in Ht; simpl in Ht.
   Ltac new_t := unfold tinv; simpl; rewrite upd_same; simpl.
   Ltac nopw H := intros ?????? _ Hc; rewrite H in Hc; discriminate.
+  (* The pwb and the fence of the line a thread writes back before it goes
+     on (the helper's, R1's): the same five obligations of [local_step0]. *)
+  Ltac pwb_pending Hg H Hp :=
+    (apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia));
+    [ intros; by rewrite upd_other
+    | by rewrite upd_same
+    | by rewrite H
+    | nopw H
+    | new_t; rewrite upd_same; apply elem_of_list_lookup in Hp as [w Hwp];
+      split_and!; try done; exists w; split; [done |]; by eapply lookup_lt_Some ].
+  Ltac fence_pending Hg t H w :=
+    pose proof (g_pw _ _ Hg t); pose proof (g_mk _ _ Hg);
+    (apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia));
+    [ intros; by rewrite upd_other
+    | rewrite upd_same; lia
+    | by rewrite H
+    | nopw H
+    | new_t; rewrite upd_same; split_and!; try done; exists w; split; [done | lia] ].
 
   Lemma ginv_init q0 d : ginv v0 (init v0 q0 d).
   Proof.
@@ -893,22 +911,10 @@ Section preservation.
       new_t. split_and!; try done. lia.
     - (* helper's pwb *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hp & Hq). unfold spwb.
-      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
-      + intros. by rewrite upd_other.
-      + by rewrite upd_same.
-      + by rewrite H.
-      + nopw H.
-      + new_t. rewrite upd_same. apply elem_of_list_lookup in Hp as [w Hwp].
-        split_and!; try done. exists w. split; [done |]. by eapply lookup_lt_Some.
+      pwb_pending Hg H Hp.
     - (* helper's fence *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hq & w & Hwp & Hlt). unfold sfence.
-      pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
-      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
-      + intros. by rewrite upd_other.
-      + rewrite upd_same. lia.
-      + by rewrite H.
-      + nopw H.
-      + new_t. rewrite upd_same. split_and!; try done. exists w. split; [done | lia].
+      fence_pending Hg t H w.
     - (* helper's DRAM DWCAS succeeds *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hw & Hr & Hp0 & Hq & w & Hwp & Hlt). subst d.
       destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & _)|(Hlen & iw & opw & rw & Hi & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]).
@@ -1132,22 +1138,10 @@ Section preservation.
       new_t. split_and!; done.
     - (* R1's write-back *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hp & Hq & Hne & Hpre_t). unfold spwb.
-      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
-      + intros. by rewrite upd_other.
-      + by rewrite upd_same.
-      + by rewrite H.
-      + nopw H.
-      + new_t. rewrite upd_same. apply elem_of_list_lookup in Hp as [w Hwp].
-        split_and!; try done. exists w. split; [done |]. by eapply lookup_lt_Some.
+      pwb_pending Hg H Hp.
     - (* R1's fence *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hq & Hne & Hpre_t & w & Hwp & Hlt). unfold sfence.
-      pose proof (g_pw _ _ Hg t). pose proof (g_mk _ _ Hg).
-      apply local_step0; try done; try lia; try (pose proof (g_mk _ _ Hg); lia).
-      + intros. by rewrite upd_other.
-      + rewrite upd_same. lia.
-      + by rewrite H.
-      + nopw H.
-      + new_t. rewrite upd_same. split_and!; try done. exists w. split; [done | lia].
+      fence_pending Hg t H w.
     - (* line 5 succeeds: return *)
       thr Hg t H. destruct Ht as (Hinv & Hn & Hp0 & Hq & Hne & Hpre_t & w & Hwp & Hlt). subst d.
       destruct (rec s) eqn:Hr.
