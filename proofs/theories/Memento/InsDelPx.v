@@ -81,9 +81,9 @@
       locked CAS) is issued; the values returned with ERR are not
       modelled; on a thread crash the thread's issued write-backs never
       take effect;
-    - detectability is stated on the model's states, not over
-      [Core/DurableLin.v]'s histories; the object's linearizability (an
-      INSERT fails only on a full slot) is not stated. *)
+    - detectability is stated here on the model's states;
+      [InsDelPxLin.v] states it over [Core/DurableLin.v]'s histories,
+      for a slot whose ERR may come in any state. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations.
 From perdure.Core Require Import Px86 PxPersist.
@@ -262,7 +262,8 @@ Section inv.
 
   Definition doneok (p : pmem) (A : list (nat * nat * nat)) (t k : nat) (o : option nat) (r : nat) : Prop :=
     match o with
-    | Some n => (n, t, k) ∈ A ∧ ((r = 1 ∧ durI p n) ∨ (r = 0 ∧ [(1, n)] ∉ hist p LOC))
+    | Some n => (n, t, k) ∈ A ∧ ((r = 1 ∧ durI p n) ∨ (r = 0 ∧ [(1, n)] ∉ hist p LOC)) ∧
+                (∀ b, 1 ≤ b ≤ NB → [(k, t)] ∉ hist p b)
     | None => (∀ b, 1 ≤ b ≤ NB → [(k, t)] ∈ hist p b → r = b) ∧
               (r ≠ 0 → 1 ≤ r ≤ NB ∧ [(k, t)] ∈ hist p r ∧ durD p r)
     end.
@@ -297,7 +298,7 @@ Section inv.
 
   Record tinv (p : pmem) (A : list (nat * nat * nat)) (t : nat) (T : tst) : Prop := {
     t_len : length (res T) = kk T;
-    t_ins : ∀ n k, (n, t, k) ∈ A → k < kk T ∨ (k = kk T ∧ op T = Some n ∧ pc T ≠ PIdle);
+    t_ins : ∀ n k, (n, t, k) ∈ A → (k < kk T ∧ ∃ r, res T !! k = Some (Some n, r)) ∨ (k = kk T ∧ op T = Some n ∧ pc T ≠ PIdle);
     t_tag : ∀ b k, 1 ≤ b ≤ NB → [(k, t)] ∈ hist p b → k < kk T ∨ (k = kk T ∧ mold T = Some b);
     t_done : ∀ k o r, res T !! k = Some (o, r) → doneok p A t k o r;
     t_pc : pcok p A t T;
@@ -307,6 +308,7 @@ Section inv.
     i_m : minv (pm s) (ins s);
     i_th : ∀ t, tr N t → tinv (pm s) (ins s) t (th s t);
     i_ins : ∀ n t k, (n, t, k) ∈ ins s → tr N t;
+    i_tag : ∀ b k t, 1 ≤ b ≤ NB → [(k, t)] ∈ hist (pm s) b → tr N t;
   }.
 End inv.
 
@@ -558,7 +560,8 @@ Section frame.
     - intros n k Hk. apply Htins. by apply HAu.
     - intros b k Hb Hin. destruct (Hrep b _ Hb Hin) as [Hold | [k' Hk']]; [by apply Htag | injection Hk' as _ ->; done].
     - intros k o r Hk. specialize (Hdone k o r Hk). destruct o as [n|]; simpl in *.
-      + destruct Hdone as (Hk' & [[-> Hd] | [-> Hn]]); split; [by apply HA | left; auto | by apply HA | right; split; [done | by eapply HnI]].
+      + destruct Hdone as (Hk' & Hr & Hnt). split_and!; [by apply HA | destruct Hr as [[-> Hd] | [-> Hn]]; [left; auto | right; split; [done | by eapply HnI]] |].
+        intros b Hb Hin. destruct (Hrep b _ Hb Hin) as [Hold | [k' Hk'']]; [by apply (Hnt b Hb) | injection Hk'' as _ ->; done].
       + destruct Hdone as [Hr Hr0]. split.
         * intros b Hb Hin. destruct (Hrep b _ Hb Hin) as [Hold | [k' Hk']]; [by apply Hr | injection Hk' as _ ->; done].
         * intros Hr'. destruct (Hr0 Hr') as (Hb & Hin & Hd). split; [done|]. split; [by eapply elem_of_prefix' | by apply HdD].
@@ -691,9 +694,11 @@ Section proofs.
     intros (H1 & H2 & H3 & H4 & H5 & H6 & H7 & H8) Hnd HA Hti k o r Hk.
     pose proof (lookup_res T k o r (t_len _ _ _ _ _ Hti) Hk) as Hlt.
     pose proof (t_done _ _ _ _ _ Hti k o r Hk) as Hd. destruct o as [n|]; simpl in *.
-    - destruct Hd as (Hin & [[-> Hdi] | [-> Hn]]); split; [by apply HA | left; split; [done | by apply (durI_mono p)] | by apply HA |].
-      right. split; [done|]. intros Hin'. destruct (H5 n Hin') as [Hold | Hnew]; [done|].
-      destruct (nd_unique A' n t k t (kk T) Hnd (HA _ Hin) Hnew) as [_ ->]. lia.
+    - destruct Hd as (Hin & Hd & Hnt). split_and!; [by apply HA | | ].
+      + destruct Hd as [[-> Hdi] | [-> Hn]]; [left; split; [done | by apply (durI_mono p)] |].
+        right. split; [done|]. intros Hin'. destruct (H5 n Hin') as [Hold | Hnew]; [done|].
+        destruct (nd_unique A' n t k t (kk T) Hnd (HA _ Hin) Hnew) as [_ ->]. lia.
+      + intros b Hb Hin'. destruct (H6 b _ (proj1 Hb) Hin') as [Hold | Hnew]; [by apply (Hnt b Hb) | injection Hnew as ->; lia].
     - destruct Hd as [Hr Hr0]. split.
       + intros b Hb Hin. destruct (H6 b _ (proj1 Hb) Hin) as [Hold | Hnew]; [by apply Hr | injection Hnew as ->; lia].
       + intros Hr'. destruct (Hr0 Hr') as (Hb & Hin & Hdd). split; [done|]. split; [by eapply elem_of_prefix'|].
@@ -785,6 +790,8 @@ Section steps_inv.
     tinv (pm s') (ins s') t (th s' t) → inv s'.
   Proof.
     intros Hi Ht Hfr Hm Htr HA HAo Hth Htt. constructor; try done.
+    2: { intros b k u Hb Hin. destruct Hfr as (_ & _ & _ & _ & _ & H6 & _).
+         destruct (H6 b _ (proj1 Hb) Hin) as [Hold | Hnew]; [by apply (i_tag _ _ _ Hi b k u Hb) | by injection Hnew as _ <-]. }
     intros u Hu. destruct (decide (u = t)) as [->|Hne]; [done|]. rewrite Hth by done.
     destruct Hfr as (H1 & H2 & H3 & H4 & H5 & H6 & H7 & H8).
     apply (tinv_frame NB (pm s) (pm s') (ins s) (ins s') u (th s u) t); try done.
@@ -1155,15 +1162,20 @@ Section step_inv.
       { intros n. apply (durI_mono (pm s)); [intros; by rewrite hist_fence | intros; apply mk_fence]. }
       constructor; cbn [kk res op mold pc].
       + rewrite app_length. simpl. lia.
-      + intros n k Hk. destruct (Hins n k Hk) as [?|(?&?&?)]; left; lia.
+      + intros n k Hk. left. destruct (Hins n k Hk) as [[Hlt [r' Hr']] | (-> & Hop & _)].
+        * split; [lia|]. exists r'. by apply lookup_app_l_Some.
+        * split; [lia|]. exists r. rewrite lookup_app_r, Hl, Nat.sub_diag, Hop by lia. done.
       + intros b k Hb Hin. rewrite hist_fence in Hin. destruct (Htag b k Hb Hin) as [?|(?&?)]; left; lia.
       + intros k o r' Hk. destruct (decide (k < kk (th s t))) as [Hlt | Hge].
         * rewrite lookup_app_l in Hk by lia. apply (own_done NB (pm s) _ (ins s) (ins s) t (th s t) Hfr (m_nd _ _ _ Hm)); [done | exact Hti | done].
         * rewrite lookup_app_r in Hk by lia. apply list_lookup_singleton_Some in Hk as [Hk0 Hk].
           injection Hk as <- <-. assert (k = kk (th s t)) as -> by lia.
           destruct (op (th s t)) as [n|] eqn:Eo; simpl.
-          -- destruct Hp as (Hin & Hmo & [[-> Hd] | [-> Hn]]); split; [done | left; split; [done | by apply HdI] | done |].
-             right. split; [done|]. by rewrite hist_fence.
+          -- destruct Hp as (Hin & Hmo & Hd). split_and!; [done | |].
+             ++ destruct Hd as [[-> Hd] | [-> Hn]]; [left; split; [done | by apply HdI] |].
+                right. split; [done|]. by rewrite hist_fence.
+             ++ intros b Hb Hin'. rewrite hist_fence in Hin'. destruct (Htag b _ Hb Hin') as [?|[_ Hmo']]; [lia|].
+                rewrite Hmo in Hmo'. done.
           -- destruct Hp as [[-> Hm0] | (Hb & Hmo & Hd & Hh & Hdd)].
              ++ split; [| done]. intros b Hb Hin. rewrite hist_fence in Hin.
                 destruct (Htag b _ Hb Hin) as [?|[_ Hmo]]; [lia|].
@@ -1196,7 +1208,8 @@ Section step_inv.
       assert (HdI : ∀ n, durI (pm s) n → durI p' n) by (intros; by apply durI_crash).
       assert (Hnt : ∀ t b kb, 1 ≤ b ≤ NB → nott (pm s) t b kb → nott p' t b kb).
       { intros t b kb Hb Hn k' Hk' Hin. apply (Hn k' Hk'). apply (Hsub b); [lia | done]. }
-      constructor; cbn [pm ins th]; [by apply minv_crash | | apply (i_ins _ _ _ Hi)].
+      constructor; cbn [pm ins th]; [by apply minv_crash | | apply (i_ins _ _ _ Hi) |].
+      2: { intros b k u Hb Hin. apply (i_tag _ _ _ Hi b k u Hb). apply (Hsub b); [lia | done]. }
       intros u Hu. rewrite decide_True by done. pose proof (i_th _ _ _ Hi u Hu) as Hti.
       pose proof Hti as [Hl Hins Htag Hdone Hp].
       constructor; cbn [with_pc kk res op mold pc]; try done.
@@ -1204,8 +1217,10 @@ Section step_inv.
         unfold crash_pc. destruct (pc (th s u)); try done; cbn [crl fixed]; by destruct (op (th s u)).
       + intros b k Hb Hin. apply Htag; [done | apply (Hsub b); [lia | done]].
       + intros k o r Hk. specialize (Hdone k o r Hk). destruct o as [n|]; simpl in *.
-        * destruct Hdone as (Hin & [[-> Hd] | [-> Hn]]); split; [done | left; auto | done | right; split; [done|]].
-          intros Hin'. apply Hn. by apply (Hsub LOC).
+        * destruct Hdone as (Hin & Hd & Hnt'). split_and!; [done | |].
+          -- destruct Hd as [[-> Hd] | [-> Hn]]; [left; auto | right; split; [done|]].
+             intros Hin'. apply Hn. by apply (Hsub LOC).
+          -- intros b Hb Hin'. apply (Hnt' b Hb). apply (Hsub b); [lia | done].
         * destruct Hdone as [Hr Hr0]. split.
           -- intros b Hb Hin. apply Hr; [done | apply (Hsub b); [lia | done]].
           -- intros Hr'. destruct (Hr0 Hr') as (Hb & Hin & Hdd). split; [done|].
@@ -1252,6 +1267,7 @@ Section theorems.
       + intros n k Hin. by apply elem_of_nil in Hin.
       + intros b k _ Hin. rewrite He in Hin. by apply elem_of_nil in Hin.
     - intros n t k Hin. by apply elem_of_nil in Hin.
+    - intros b k t _ Hin. cbn [pm init] in Hin. rewrite He in Hin. by apply elem_of_nil in Hin.
   Qed.
 
   Lemma reachable_inv s : reachable s → inv s.
@@ -1278,7 +1294,7 @@ Section theorems.
     pose proof (t_done _ _ _ _ _ (i_th _ _ _ Hi t Ht) k o r Hk) as Hd. destruct o as [n|]; simpl in Hd.
     - assert (HdE : durI (pm s) n → effI s n).
       { intros (i & Hi' & _). unfold effI. by eapply elem_of_list_lookup_2. }
-      destruct Hd as (_ & [[-> Hdi] | [-> Hn]]).
+      destruct Hd as (_ & [[-> Hdi] | [-> Hn]] & _).
       + split_and!; [split; [intros _; by apply HdE | done] | split; [done | intros Hne; exfalso; apply Hne; by apply HdE] | done].
       + split_and!; [split; [done | intros He; by exfalso] | split; [intros _; done | done] | done].
     - destruct Hd as [Hr1 Hr0]. split.
