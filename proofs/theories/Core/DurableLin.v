@@ -170,6 +170,10 @@ Section dl.
   Proof. apply omap_app. Qed.
   Lemma points_app xh1 xh2 : points (xh1 ++ xh2) = points xh1 ++ points xh2.
   Proof. apply omap_app. Qed.
+  Lemma erase_snoc_XE xh e : erase (xh ++ [XE e]) = erase xh ++ [e].
+  Proof. by rewrite erase_app. Qed.
+  Lemma erase_snoc_XL xh i op v : erase (xh ++ [XL i op v]) = erase xh.
+  Proof. rewrite erase_app. simpl. by rewrite app_nil_r. Qed.
   Lemma effects_app l1 l2 : effects (l1 ++ l2) = effects l1 ++ effects l2.
   Proof. apply map_app. Qed.
 
@@ -217,6 +221,13 @@ Section dl.
   (** *** What a witness says, in the words of HISTORY.md *)
 
   (** Every operation has at most one point. *)
+  (** A point's operation was invoked before it. *)
+  Lemma xl_invoked xh i op v : prefix_ok point_ok xh → XL i op v ∈ xh → invoked (erase xh) i.
+  Proof.
+    intros Hok (l1 & l2 & El)%elem_of_list_split. destruct (Hok _ _ _ El) as [[t Hin] _].
+    exists t, op. rewrite El, erase_app. apply elem_of_app. by left.
+  Qed.
+
   Lemma lin_points_once xh xh1 xh2 i op v :
     prefix_ok point_ok xh → xh = xh1 ++ XL i op v :: xh2 →
     ∀ op' v', XL i op' v' ∉ xh1 ++ xh2.

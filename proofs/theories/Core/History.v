@@ -304,6 +304,9 @@ Section history.
     subst h. apply invoked_app. by left.
   Qed.
 
+  Lemma finished_invoked h i : wf h → finished h i → invoked h i.
+  Proof. intros Hwf [[v Hv] | [v Hv]]; [by eapply wf_return_invoked | by eapply wf_recover_invoked]. Qed.
+
   (** A crash-free well-formed history has no [recover]. *)
   Lemma wf_crash_free_no_recover h i v : wf h → crash_free h → Recover i v ∉ h.
   Proof.

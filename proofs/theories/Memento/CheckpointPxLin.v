@@ -167,23 +167,11 @@ End ghost.
 
 (* [mjoin_nil], [mjoin_single]: Core/History.v. *)
 
-Lemma erase_snoc_XE (l : list (xevent nat val2)) e : erase (l ++ [XE e]) = erase l ++ [e].
-Proof. by rewrite erase_app. Qed.
-Lemma erase_snoc_XL (l : list (xevent nat val2)) i o v : erase (l ++ [XL i o v]) = erase l.
-Proof. rewrite erase_app. simpl. by rewrite app_nil_r. Qed.
-
-Lemma xl_invoked (l : list (xevent nat val2)) i o v : prefix_ok point_ok l → XL i o v ∈ l → invoked (erase l) i.
-Proof.
-  intros Hok (l1 & l2 & El)%elem_of_list_split. destruct (Hok _ _ _ El) as [[t Hin] _].
-  exists t, o. rewrite El, erase_app. apply elem_of_app. by left.
-Qed.
 
 Lemma res_mono (A A' : list (nat * nat * nat * val2)) u k v :
   (∀ e, e ∈ A → e ∈ A') → (∃ Tc, (u, k, Tc, v) ∈ A) → ∃ Tc, (u, k, Tc, v) ∈ A'.
 Proof. intros H [Tc ?]. exists Tc. by apply H. Qed.
 
-Lemma finished_invoked (h : history nat val2) i : wf h → finished h i → invoked h i.
-Proof. intros Hwf [[v Hv] | [v Hv]]; [by eapply wf_return_invoked | by eapply wf_recover_invoked]. Qed.
 
 (** ** What a thread's step does to its root operation *)
 

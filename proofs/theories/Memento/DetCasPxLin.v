@@ -1283,8 +1283,6 @@ Section pres.
   Notation step := (step N NL fixed2 any_run).
   Notation ginv := (ginv N NL).
 
-  Lemma finished_invoked h i : wf h → finished (Op:=cop) (Val:=bool) h i → invoked h i.
-  Proof. intros Hwf [[v Hv] | [v Hv]]; [by eapply wf_return_invoked | by eapply wf_recover_invoked]. Qed.
 
   Lemma stale_u s' u op : tr u → stale s' (XL (oid u (kk (th s' u))) op false) = negb (dec s' u).
   Proof.
@@ -1389,11 +1387,6 @@ Section pres.
     apply sp_run; [by apply (tw_reachable_inv N NL) | by apply ms_reach | done].
   Qed.
 
-  Lemma xl_invoked (l : list (xevent cop bool)) i op v : prefix_ok point_ok l → XL i op v ∈ l → invoked (erase l) i.
-  Proof.
-    intros Hok (l1 & l2 & El)%elem_of_list_split. destruct (Hok _ _ _ El) as [[t Hin] _].
-    exists t, op. rewrite El, erase_app. apply elem_of_app. by left.
-  Qed.
 
   Lemma durable_eff s u k : durable s u k → eff s u k.
   Proof. intros (x & j & Hx & Ht & _). by exists x, j. Qed.

@@ -492,19 +492,6 @@ End steps.
 
 (** ** Lists and histories *)
 
-Lemma xl_inv (l : list (xevent iop nat)) i o v : prefix_ok point_ok l → XL i o v ∈ l → invoked (erase l) i.
-Proof.
-  intros Hok (l1 & l2 & El)%elem_of_list_split. destruct (Hok _ _ _ El) as [[t Hin] _].
-  exists t, o. rewrite El, erase_app. apply elem_of_app. by left.
-Qed.
-
-Lemma fin_inv (h : history iop nat) i : wf h → finished h i → invoked h i.
-Proof. intros Hwf [[v Hv] | [v Hv]]; [by eapply wf_return_invoked | by eapply wf_recover_invoked]. Qed.
-
-Lemma erase_snoc_XE (l : list (xevent iop nat)) e : erase (l ++ [XE e]) = erase l ++ [e].
-Proof. by rewrite erase_app. Qed.
-Lemma erase_snoc_XL (l : list (xevent iop nat)) i o v : erase (l ++ [XL i o v]) = erase l.
-Proof. rewrite erase_app. simpl. by rewrite app_nil_r. Qed.
 
 (** What [InsDelPx.v]'s invariant says of a thread's position. *)
 Lemma mold_del NB p A t T b : pcok NB p A t T → mold T = Some b → op T = None ∧ act T = true.
@@ -707,7 +694,7 @@ Section hinv.
     - intros u Hu Hau. destruct (decide (u = t)) as [-> | Hne].
       + rewrite Hk, Hc. split_and!.
         * apply elem_of_app. right. by left.
-        * intros [Hf | []]%finished_snoc. apply Hni. by apply fin_inv.
+        * intros [Hf | []]%finished_snoc. apply Hni. by apply finished_invoked.
         * intros _. apply pending_on_snoc. left. by eexists.
         * done.
       + rewrite Hsame in Hau |- * by done. rewrite Hau, andb_true_r.
@@ -723,7 +710,7 @@ Section hinv.
     - intros u o v Hu. destruct (decide (u = t)) as [-> | Hne].
       + rewrite Hk. split; [| by intros ?%Hno].
         intros [Hin | Hin]%elem_of_app; [| by apply elem_of_list_singleton in Hin].
-        exfalso. apply Hni. by apply (xl_inv l _ o v).
+        exfalso. apply Hni. by apply (xl_invoked l _ o v).
       + rewrite Hsame by done. rewrite <- (Gpts u o v Hu). split; [| intros; apply elem_of_app; by left].
         intros [Hin | Hin]%elem_of_app; [done | by apply elem_of_list_singleton in Hin].
     - intros u j [(o & [= <- <- <-]) | (Hp & _ & _)]%pending_on_snoc.
@@ -773,7 +760,7 @@ Section hinv.
       apply oid_inj in Hid as [? _]. done. }
     assert (Nx1 : ∀ o v, XL (oid t (S (kk (th t)))) o v ∉ l1).
     { intros o v Hin. unfold l1 in Hin. apply elem_of_app in Hin as [Hin | Hin].
-      - apply Hnext. by apply (xl_inv l _ o v).
+      - apply Hnext. by apply (xl_invoked l _ o v).
       - case_bool_decide; [apply elem_of_list_singleton in Hin | by apply elem_of_nil in Hin].
         injection Hin as Hid _ _. apply oid_inj in Hid as [_ ?]. lia. }
     assert (HE : ∀ x : xevent iop nat, x ∈ [XE e] → ∃ e', x = XE e') by (intros x ?%elem_of_list_singleton; by eexists).
