@@ -1,4 +1,4 @@
-(** * Memento's detectable CAS (two-word location): detectable histories
+(** * Memento's detectable CAS (two-word location, and one-word under H-ABA): detectable histories
 
     [DetCasPxTwoWord.v] proves the detectable CAS of the seed paper (seed
     001, §3, Algorithms 1 and 2) detectable on the model's states, for the
@@ -83,9 +83,22 @@
       recovery returning ERR; it is cut off, recovered and detectable (a
       recovered success, 9 steps through ⑦, takes about 14 s more for
       the kernel to check, so the run kept here is the failure's).
+    - the one-word form under H-ABA: the same statements
+      ([detcas_lin1_every_run], [detcas_lin1_durably_linearizable],
+      [detcas_lin1_per_location], [detcas_lin1_wf],
+      [detcas_lin1_cut_off_recovered], [detcas_lin1_detectable],
+      [detcas_lin1_results], [detcas_lin1_not_vacuous]) for the seed's
+      one-word location ([DetCasPx.v]'s [step N NL fixed h_aba]: every first
+      plain CAS satisfies the premise [h_aba], the precondition of
+      [UniqueCasAtomic::at_unique] worded as the crate's docs word it).  The
+      proofs are one: from [Section lin] to [End lin] they hold for any word
+      form [tw] and premise [aba] whose reachable states satisfy
+      [DetCasPx.v]'s [inv] ([Hreach_inv]); the two-word form discharges it
+      by [DetCasPxTwoWord.v]'s [tw_reachable_inv], the one-word form under
+      H-ABA by [DetCasPx.v]'s [reachable_inv].
     Everything rests on the invariant [ginv] ([ginv_init], [ginv_nc] for a
     step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
-    derived from [DetCasPx.v]'s [inv] ([tw_reachable_inv]: its
+    derived from [DetCasPx.v]'s [inv] ([Hreach_inv]: its
     [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
 
     What the model abstracts: what [DetCasPx.v] and [DetCasPxTwoWord.v]
@@ -95,9 +108,7 @@
     (an invocation is invoked at its start, L5–L8, and returns at its
     commit); thread crashes are not events; LOAD is not linearized; the
     registers' initial value is 0.  Not covered: multi-CAS root operations
-    (the replay of ⑤), loads, and linearizability of the one-word form
-    under H-ABA ([DetCasPx.v]'s [fixed]; its runs are not those of this
-    model); liveness. *)
+    (the replay of ⑤), loads; liveness. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations countable.
 From perdure.Core Require Import Px86 PxPersist.
@@ -289,6 +300,26 @@ Section views.
   Qed.
 End views.
 
+(** ** The word form and the premise
+
+    Everything from here to [End lin] holds for the model [step N NL
+    (fixedw tw) aba] of either word form ([tw]: the two-word location when
+    true, the seed's one word when false) under a premise [aba] at L26 (a
+    first plain CAS of thread [t] writing [w] to [x] in state [s] runs only
+    if [aba s x w]), provided every state it reaches satisfies
+    [DetCasPx.v]'s invariant [inv] ([Hreach_inv]).  The two instances after
+    [End lin]: the two-word form in every run ([any_run]; [Hreach_inv] is
+    [DetCasPxTwoWord.v]'s [tw_reachable_inv]) and the one-word form under
+    H-ABA ([h_aba], worded as the crate's docs word it; [Hreach_inv] is
+    [DetCasPx.v]'s [reachable_inv]). *)
+Section lin.
+  Context (tw : bool) (aba : state → nat → lword → Prop).
+  Context (Hreach_inv : ∀ N NL s, reachable N NL (fixedw tw) aba s → inv N NL s).
+  Local Notation fixed2 := (fixedw tw).
+  Local Notation any_run := aba.
+  Local Notation reachable2 N NL := (reachable N NL (fixedw tw) aba).
+  Local Notation tw_reachable_inv := Hreach_inv.
+
 (** ** The memory facts [ms] hold in every run *)
 Section ms_proof.
   Context (N NL : nat).
@@ -413,14 +444,14 @@ Section ms_proof.
     { intros s1 t T E Ht Hk Ho u x j a Hu _ _ _. rewrite th_setth, E. case_decide; subst; done. }
     destruct Hs; try (unfold s2 in * ); try (unfold s1 in * ); try (unfold w in * ); try (unfold T in * );
       try (unfold m in * ); try (unfold thv in * );
-      cbn [c33 c35 c38f c38wb c20 chelp c2w fixed2 fixedw] in *.
+      cbn [c33 c35 c38f c38wb c20 chelp c2w fixedw] in *.
     (* SStart, SStartRec: the new invocation has no word yet *)
     1, 2: apply (ms_frame s); [done | done | intros; by vnorm |];
       intros u x' j a Hu Hx Ha Hlg; rewrite th_setth in Hlg |- *; case_decide as E; [subst u | done];
       exfalso; pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp;
       destruct Hp as (Hne & _); apply Hne; exists x', j; split; [done | by exists a].
     (* S26ok: appends the annotated word *)
-    2: { apply (ms_append s _ (ax (th s t)) (LW (an (th s t)) (Some (p, t)) town (Some (t, kk (th s t))))); [done | | | | | ].
+    2: { apply (ms_append s _ (ax (th s t)) (LW (an (th s t)) (Some (p, t)) (if tw then town else 0) (Some (t, kk (th s t))))); [done | | | | | ].
          - pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp. apply Hp.
          - intros x Hx. vnorm. rewrite hx_wx; [by vnorm | by apply ids_ok_pfence | by apply nl_ok_pfence |].
            pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp. apply Hp.
@@ -487,7 +518,7 @@ End ms_proof.
 
 Lemma ms_reach N NL s : reachable2 N NL s → ms N NL s.
 Proof.
-  unfold reachable2, reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)); [apply ms_init |].
+  unfold reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)); [apply ms_init |].
   intros s1 s2 Hr Hs IH. apply (ms_step N NL s1); [| done | done]. by apply (tw_reachable_inv N NL).
 Qed.
 
@@ -609,7 +640,7 @@ Section summary.
     destruct Hs;
       try (unfold s2 in * ); try (unfold s1 in * ); try (unfold w in * ); try (unfold T in * );
       try (unfold m in * ); try (unfold thv in * );
-      cbn [c33 c35 c38f c38wb c20 chelp c2w fixed2 fixedw] in *;
+      cbn [c33 c35 c38f c38wb c20 chelp c2w fixedw] in *;
       [left; exists t .. | right; by exists keep, f].
     all: try (pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp).
     all: assert (Ht : t ≤ N) by (unfold DetCasPx.tr in H; lia).
@@ -996,7 +1027,7 @@ Section facts.
   Lemma elem_of_spl s s' p : p ∈ spl s s' ↔ ∃ u, tr u ∧ p = (oid u (kk (th s u)), opof (th s u), true) ∧
     durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)).
   Proof.
-    unfold DetCasPxLin.spl. rewrite elem_of_list_omap. setoid_rewrite elem_of_seq. unfold spg. split.
+    unfold spl. rewrite elem_of_list_omap. setoid_rewrite elem_of_seq. unfold spg. split.
     - intros (u & Hu & Hg). destruct (durb NL s' u _ && negb (durb NL s u _)) eqn:E; [| done]. injection Hg as <-.
       apply andb_true_iff in E as [E1 E2]. exists u. split_and!; [unfold DetCasPx.tr; lia | done | by apply durb_spec |].
       intros Hd. apply durb_spec in Hd. by rewrite Hd in E2.
@@ -1006,14 +1037,14 @@ Section facts.
 
   Lemma elem_of_sp s s' e : e ∈ sp s s' ↔ ∃ i op v, e = XL i op v ∧ (i, op, v) ∈ spl s s'.
   Proof.
-    unfold DetCasPxLin.sp. induction (spl s s') as [| [[i op] v] ps IH]; simpl.
+    unfold sp. induction (spl s s') as [| [[i op] v] ps IH]; simpl.
     - split; [by intros ?%elem_of_nil | intros (? & ? & ? & _ & ?%elem_of_nil); done].
     - rewrite elem_of_cons, IH. setoid_rewrite elem_of_cons. unfold to_xl. simpl. naive_solver.
   Qed.
 
   Lemma spl_nodup s s' : NoDup ((spl s s').*1.*1).
   Proof.
-    unfold DetCasPxLin.spl. assert (NoDup (seq 1 N)) as Hnd by apply NoDup_seq. revert Hnd.
+    unfold spl. assert (NoDup (seq 1 N)) as Hnd by apply NoDup_seq. revert Hnd.
     generalize (seq 1 N). intros l Hnd. induction l as [| u l IH]; [constructor |].
     apply NoDup_cons in Hnd as [Hu Hnd]. simpl. unfold spg at 1.
     destruct (durb NL s' u _ && negb (durb NL s u _)); simpl; [| by apply IH].
@@ -1122,7 +1153,7 @@ Section grow.
       its value before the step to its value after it. *)
   Lemma sp_run s s' x : inv s → ms s → dgrow s s' → cfin (aval s x) (locx x (sp s s')) = Some (aval s' x).
   Proof.
-    intros Hi Hm Hg. unfold DetCasPxLin.sp. rewrite locx_map_to_xl. unfold DetCasPxLin.spl. rewrite omap_omap.
+    intros Hi Hm Hg. unfold sp. rewrite locx_map_to_xl. unfold spl. rewrite omap_omap.
     set (h := λ u, spg NL s s' u ≫= λ p : opid * cop * bool,
                      if decide (p.1.2.1 = x) then Some (p.1.2.2, p.2) else None).
     assert (Hh : ∀ u, h u ≠ None → durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)) ∧
@@ -1409,7 +1440,7 @@ Section pres.
     { intros u Hne Hu. rewrite (Hth u Hne). split_and!; try done.
       apply (dec_eq N NL); [by apply Hhm | by rewrite Hth | by rewrite Hth]. }
     assert (Hev : ev s s' c = evu s s' c t).
-    { unfold DetCasPxLin.ev. apply mjoin_single; [apply NoDup_seq | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
+    { unfold ev. apply mjoin_single; [apply NoDup_seq | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
       intros u Hu%elem_of_seq Hne. destruct (Hoth u Hne ltac:(unfold DetCasPx.tr; lia)) as (Ha & Hk & _ & Hd).
       unfold evu. rewrite Ha, Hk, Hd, bool_decide_false by lia. destruct (activeb (pc (th s u))), (dec s u); reflexivity. }
     rewrite Hev. clear Hev.
@@ -1687,7 +1718,7 @@ Section crash.
 
   Lemma crash_ev s keep f c : inv s → (∀ u, tr u → f u = reinit N NL s keep u) → ev s (cst s keep f) c = [].
   Proof.
-    intros Hi Hf. unfold DetCasPxLin.ev. apply mjoin_nil. intros u Hu%elem_of_seq.
+    intros Hi Hf. unfold ev. apply mjoin_nil. intros u Hu%elem_of_seq.
     assert (tr u) as Hu' by (unfold DetCasPx.tr; lia).
     destruct (crash_th s keep f u Hf Hu') as (Hk & _ & _ & Ha & _).
     unfold evu. cbn [th cst]. rewrite Hk, Ha, bool_decide_false by lia.
@@ -1794,10 +1825,10 @@ Section theorems.
 
   (** Every run of the two-word model has its history: the ghost runs are
       the model's runs, each full crash with its [crash] event. *)
-  Theorem detcas_lin_every_run s : reachable2 N NL s ↔ ∃ g, greach g ∧ gs g = s.
+  Theorem detcas_linw_every_run s : reachable2 N NL s ↔ ∃ g, greach g ∧ gs g = s.
   Proof.
     split.
-    - unfold reachable2, reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)).
+    - unfold reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)).
       { exists (ginit N NL). split; [apply rtc_refl | done]. }
       intros s1 s2 Hr1 Hs [g [Hg <-]]. pose proof (tw_reachable_inv N NL _ Hr1) as Hi.
       destruct (step_nc N NL (gs g) s2 Hi Hs) as [_ | (keep & f & Hok & Hf & Hf' & ->)].
@@ -1808,7 +1839,7 @@ Section theorems.
 
   (** (a) Durable linearizability: the history of every run, with its
       points, is a witness for the CAS registers. *)
-  Theorem detcas_lin_durably_linearizable g : greach g → durably_linearizable cas_regs (erase (gx g)).
+  Theorem detcas_linw_durably_linearizable g : greach g → durably_linearizable cas_regs (erase (gx g)).
   Proof.
     intros Hg. pose proof (greach_ginv N NL g Hg) as Hi. exists (gx g). split; [done | apply (g_ok _ _ _ Hi) |].
     apply accepts_locx. intros x. eexists. apply (g_run _ _ _ Hi).
@@ -1816,13 +1847,13 @@ Section theorems.
 
   (** (b) The histories are well formed (what [perdure check-history]
       accepts). *)
-  Theorem detcas_lin_wf g : greach g → wf (erase (gx g)).
+  Theorem detcas_linw_wf g : greach g → wf (erase (gx g)).
   Proof. intros Hg. apply (g_wf _ _ _ (greach_ginv N NL g Hg)). Qed.
 
   (** (c) Every operation a crash cut off is recovered, with the result it
       took effect with (a [recover] follows its point), or it is the
       operation its thread is still running (in recovery). *)
-  Theorem detcas_lin_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
+  Theorem detcas_linw_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
     recovered (erase (gx g)) i ∨
     ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
   Proof.
@@ -1838,21 +1869,21 @@ Section theorems.
   (** (d) Detectability: once no thread is inside a detectable CAS (every
       recovery has returned), the history is [detectable] for the CAS
       registers: durably linearizable, every cut-off operation recovered. *)
-  Theorem detcas_lin_detectable g : greach g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
+  Theorem detcas_linw_detectable g : greach g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
     detectable cas_regs (erase (gx g)).
   Proof.
-    intros Hg Hq. split; [by apply detcas_lin_durably_linearizable |]. intros i Hc _.
-    destruct (detcas_lin_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
+    intros Hg Hq. split; [by apply detcas_linw_durably_linearizable |]. intros i Hc _.
+    destruct (detcas_linw_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
     rewrite Hq in Ha by done. done.
   Qed.
 
   (** (e) Location by location: each location's projection is durably
       linearizable for one CAS register ([DurableLin.v]'s locality). *)
-  Theorem detcas_lin_per_location g x : greach g →
+  Theorem detcas_linw_per_location g x : greach g →
     durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
   Proof.
-    intros Hg. apply (durably_linearizable_local (λ _ : nat, cas_reg)); [by apply detcas_lin_wf |].
-    by apply detcas_lin_durably_linearizable.
+    intros Hg. apply (durably_linearizable_local (λ _ : nat, cas_reg)); [by apply detcas_linw_wf |].
+    by apply detcas_linw_durably_linearizable.
   Qed.
 End theorems.
 
@@ -1900,7 +1931,7 @@ Section results.
   Lemma greach_res g : greach g → ∀ u k (v : bool), tr u →
     Return (oid u k) v ∈ erase (gx g) ∨ Recover (oid u k) v ∈ erase (gx g) → res (th (gs g) u) !! k = Some v.
   Proof.
-    unfold DetCasPxLin.greach. intros Hr. revert g Hr. refine (rtc_ind_r _ (ginit N NL) _ _).
+    unfold greach. intros Hr. revert g Hr. refine (rtc_ind_r _ (ginit N NL) _ _).
     { intros u k v _ [H | H]; cbn in H; by apply elem_of_nil in H. }
     intros g1 g2 Hr1 Hs IH u k v Hu Hin.
     pose proof (tw_reachable_inv N NL _ (g_r _ _ _ (greach_ginv N NL g1 Hr1))) as Hi.
@@ -1932,7 +1963,7 @@ Section results.
       history, is the one its invocation committed in the model; so
       ([detcas_px2_detectable]) it is [true] iff the invocation's first
       plain CAS is in its location's history as the crashes left it. *)
-  Theorem detcas_lin_results g t k v : greach g → tr t →
+  Theorem detcas_linw_results g t k v : greach g → tr t →
     Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
     res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
   Proof.
@@ -1940,12 +1971,81 @@ Section results.
     pose proof (g_r _ _ _ (greach_ginv N NL g Hg)) as Hr.
     pose proof (i_clock _ _ _ (tw_reachable_inv N NL _ Hr) t Ht) as (_ & _ & Hlen).
     assert (k < kk (th (gs g) t)) as Hk by (apply lookup_lt_Some in Hres; lia).
-    destruct (detcas_px2_detectable N NL (gs g) t k Hr Ht Hk) as (Hok & Herr & _).
+    destruct (inv_detectable N NL (gs g) t k (tw_reachable_inv N NL _ Hr) Ht Hk) as (Hok & Herr & _).
     rewrite Hres in Hok, Herr. destruct v; split; intros H; try done.
     - by apply Hok.
     - exfalso. by apply (proj1 Herr eq_refl).
   Qed.
 End results.
+End lin.
+
+(** ** The two instances *)
+
+(** The two-word location (the crate's default, [TwoWord]) in every run;
+    and the seed's one-word location under H-ABA ([h_aba], the
+    precondition of [cas.rs]'s [UniqueCasAtomic::at_unique], worded as the
+    crate's docs word it), whose states satisfy the invariant by
+    [DetCasPx.v]'s [reachable_inv]. *)
+Lemma reach2_inv N NL s : reachable N NL (fixedw true) any_run s → inv N NL s.
+Proof. apply tw_reachable_inv. Qed.
+Lemma reach1_inv N NL s : reachable N NL (fixedw false) h_aba s → inv N NL s.
+Proof. apply reachable_inv. Qed.
+
+Section instances.
+  Context (N NL : nat).
+  Notation tr := (tr N).
+  Notation greach2 := (greach true any_run N NL).
+  Notation greach1 := (greach false h_aba N NL).
+
+  (** The two-word location, every run: every run has its history, which
+      is well formed, durably linearizable for the CAS registers (and per
+      location), every cut-off operation recovered or still running, and
+      detectable once no CAS runs; a returned or recovered result is the
+      committed one, [true] iff the first plain CAS took effect. *)
+  Theorem detcas_lin_every_run s : reachable2 N NL s ↔ ∃ g, greach2 g ∧ gs g = s.
+  Proof. apply (detcas_linw_every_run true any_run reach2_inv). Qed.
+  Theorem detcas_lin_durably_linearizable g : greach2 g → durably_linearizable cas_regs (erase (gx g)).
+  Proof. apply (detcas_linw_durably_linearizable true any_run reach2_inv). Qed.
+  Theorem detcas_lin_wf g : greach2 g → wf (erase (gx g)).
+  Proof. apply (detcas_linw_wf true any_run reach2_inv). Qed.
+  Theorem detcas_lin_cut_off_recovered g i : greach2 g → cut_off (erase (gx g)) i →
+    recovered (erase (gx g)) i ∨
+    ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
+  Proof. apply (detcas_linw_cut_off_recovered true any_run reach2_inv). Qed.
+  Theorem detcas_lin_detectable g : greach2 g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
+    detectable cas_regs (erase (gx g)).
+  Proof. apply (detcas_linw_detectable true any_run reach2_inv). Qed.
+  Theorem detcas_lin_per_location g x : greach2 g →
+    durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
+  Proof. apply (detcas_linw_per_location true any_run reach2_inv). Qed.
+  Theorem detcas_lin_results g t k v : greach2 g → tr t →
+    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
+  Proof. apply (detcas_linw_results true any_run reach2_inv). Qed.
+
+  (** The one-word location under H-ABA: the same statements over the runs
+      in which every first plain CAS satisfies the premise. *)
+  Theorem detcas_lin1_every_run s : reachable N NL fixed h_aba s ↔ ∃ g, greach1 g ∧ gs g = s.
+  Proof. apply (detcas_linw_every_run false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_durably_linearizable g : greach1 g → durably_linearizable cas_regs (erase (gx g)).
+  Proof. apply (detcas_linw_durably_linearizable false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_wf g : greach1 g → wf (erase (gx g)).
+  Proof. apply (detcas_linw_wf false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_cut_off_recovered g i : greach1 g → cut_off (erase (gx g)) i →
+    recovered (erase (gx g)) i ∨
+    ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
+  Proof. apply (detcas_linw_cut_off_recovered false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_detectable g : greach1 g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
+    detectable cas_regs (erase (gx g)).
+  Proof. apply (detcas_linw_detectable false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_per_location g x : greach1 g →
+    durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
+  Proof. apply (detcas_linw_per_location false h_aba reach1_inv). Qed.
+  Theorem detcas_lin1_results g t k v : greach1 g → tr t →
+    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
+  Proof. apply (detcas_linw_results false h_aba reach1_inv). Qed.
+End instances.
 
 Section not_vacuous.
   Tactic Notation "gs_go" uconstr(c) :=
@@ -1954,10 +2054,10 @@ Section not_vacuous.
   (** A full crash of thread 1's only model ([N = 1]) keeping [keep L]
       writes of line [L]. *)
   Ltac gcrash_go keep :=
-    match goal with |- rtc (gstep ?N ?NL) ?g _ =>
+    match goal with |- rtc (gstep ?tw ?aba ?N ?NL) ?g _ =>
       let x := eval vm_compute in (gs g) in
       let T1 := eval vm_compute in (reinit N NL x keep 1) in
-      eapply rtc_l_eq; [apply (g_crash N NL g keep (upd (th x) 1 T1));
+      eapply rtc_l_eq; [apply (g_crash tw aba N NL g keep (upd (th x) 1 T1));
         [side | (intros u [??]; destruct u as [|[|]]; [lia | vm_compute; reflexivity | lia])
               | (intros u Hu; unfold upd; destruct (decide (u = 1)) as [->|];
                  [exfalso; apply Hu; unfold DetCasPx.tr; lia | done])]
@@ -1967,37 +2067,49 @@ Section not_vacuous.
   (** One thread, one location holding 0: CAS(0, 5, 1) fails (L26, L28:
       its failure point), writes its failure memento (L30) and writes it
       back; a full crash keeps the memento; recovery (④) returns ERR. *)
-  Lemma detcas_lin_not_vacuous_run :
-    ∃ g, greach 1 1 g ∧ (∀ t, tr 1 t → activeb (pc (th (gs g) t)) = false) ∧
+  Lemma detcas_lin_not_vacuous_run (tw : bool) (aba : state → nat → lword → Prop) :
+    ∃ g, greach tw aba 1 1 g ∧ (∀ t, tr 1 t → activeb (pc (th (gs g) t)) = false) ∧
       erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false].
   Proof.
-    eexists. split; [| split].
-    - unfold greach, ginit.
-      gs_go (SStart _ _ _ _ _ 1 0 5 1).
-      gs_go (S26fail _ _ _ _ _ 1 true 0).
-      gs_go (SFail _ _ _ _ _ 1 true 0).
-      gs_go (SFailF _ _ _ _ _ 1).
-      gcrash_go (λ L : nat, match L with 6 => 1 | _ => 0 end).
-      gs_go (SRec4 _ _ _ _ _ 1).
-      gs_go (SCommit _ _ _ _ _ 1 false).
-      apply rtc_refl.
-    - intros t [??]. destruct t as [|[|]]; [lia | vm_compute; reflexivity | lia].
-    - vm_compute. reflexivity.
+    destruct tw; (eexists; split; [| split];
+      [ unfold greach, ginit;
+        gs_go (SStart _ _ _ _ _ 1 0 5 1);
+        gs_go (S26fail _ _ _ _ _ 1 true 0);
+        gs_go (SFail _ _ _ _ _ 1 true 0);
+        gs_go (SFailF _ _ _ _ _ 1);
+        gcrash_go (λ L : nat, match L with 6 => 1 | _ => 0 end);
+        gs_go (SRec4 _ _ _ _ _ 1);
+        gs_go (SCommit _ _ _ _ _ 1 false);
+        apply rtc_refl
+      | intros t [??]; destruct t as [|[|]]; [lia | vm_compute; reflexivity | lia]
+      | vm_compute; reflexivity ]).
   Qed.
 
   (** The theorems are not about an empty set of histories: a run whose
       history has an operation cut off by a crash and then recovered (with
       the result it took effect with), detectable. *)
   Theorem detcas_lin_not_vacuous :
-    ∃ g, greach 1 1 g ∧
+    ∃ g, greach true any_run 1 1 g ∧
       erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false] ∧
       cut_off (erase (gx g)) (oid 1 0) ∧ recovered (erase (gx g)) (oid 1 0) ∧
       detectable cas_regs (erase (gx g)).
   Proof.
-    destruct detcas_lin_not_vacuous_run as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | | |].
+    destruct (detcas_lin_not_vacuous_run true any_run) as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | | |].
     - rewrite Eh. exists [], [], [Recover (oid 1 0) false], 1, (0, (5, 1)). split; [done |].
       intros v Hin. by apply elem_of_nil in Hin.
     - rewrite Eh. exists false. by right; right; left.
     - by apply (detcas_lin_detectable 1 1).
+  Qed.
+
+  (** The same run in the one-word model under H-ABA (the run has no
+      successful first plain CAS, so the premise constrains nothing). *)
+  Theorem detcas_lin1_not_vacuous :
+    ∃ g, greach false h_aba 1 1 g ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false] ∧
+      recovered (erase (gx g)) (oid 1 0) ∧ detectable cas_regs (erase (gx g)).
+  Proof.
+    destruct (detcas_lin_not_vacuous_run false h_aba) as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | |].
+    - rewrite Eh. exists false. by right; right; left.
+    - by apply (detcas_lin1_detectable 1 1).
   Qed.
 End not_vacuous.
