@@ -42,7 +42,9 @@
       write-back, fence, DRAM DWCAS from the DRAM pair read to the NVMM pair
       read; L425–L427), then retry;
     - [s_l40_ok], [s_l40_fail]: L37–L40, NVMM DWCAS to [(new, seq + 1)]
-      (L443); on failure retry from the top: the fix of **M1** (L480–L483);
+      (L443); on failure retry from the top: the fix of **M1** (L480–L483;
+      the published L46–L47, help with the L9 pair [d] kept in [PL40] and
+      return false, is [Relax/MirrorPxBugs.v]'s [step_aw], refuted there);
     - [s_wpwb], [s_wfence]: L41, L42 (L450–L451);
     - [s_l44_ok], [s_l44_fail]: L44, DRAM DWCAS from the pair read at L9
       (L459); on failure the fix of **M2** ([Space::finish_dram_half],
@@ -228,7 +230,10 @@ Inductive pcv : Type :=
 | PHpwb (e : nat) (p d : pair)  (* helping (L18): about to write back (L19) *)
 | PHfence (e : nat) (p d : pair) (* about to fence (L20) *)
 | PHcas (e : nat) (p d : pair)  (* about to DWCAS DRAM from [d] to [p] (L24) *)
-| PL40 (e : nat) (p : pair)     (* about to DWCAS NVMM from [p] to [(new, p.2 + 1)] (L37–L40) *)
+| PL40 (e : nat) (p d : pair)   (* about to DWCAS NVMM from [p] to [(new, p.2 + 1)] (L37–L40);
+                                   [d]: DRAM's pair read at L9 (the code's [(vv, vs)]), used only by
+                                   the published L47 ([MirrorPxBugs.v]); here [d = p] in every
+                                   reachable state (same sequence, [same_seq_dram]) *)
 | PW (w : wpc) (e : nat) (d a : pair) (* L40 succeeded: [d] read from DRAM, [a] written to NVMM *)
 (* inside a recover_field call made by the tracking step (the thread's
    operation is invoked and has not accessed the field yet): *)
@@ -331,7 +336,7 @@ Section model.
   (* L30: NVMM holds the expected value: go to L37 *)
   | s_l9_go s t i op e p :
       th s t = TOp i op (PL9 e p) → p.2 = (dr s).2 → p.1 = e →
-      step s (sth s t (TOp i op (PL40 e p)))
+      step s (sth s t (TOp i op (PL40 e p (dr s))))
   (* L19, L20: a helper's write-back and fence *)
   | s_hpwb s t i op e p d :
       th s t = TOp i op (PHpwb e p d) → step s (spwb s t (TOp i op (PHfence e p d)))
@@ -343,14 +348,14 @@ Section model.
   | s_hcas_fail s t i op e p d :
       th s t = TOp i op (PHcas e p d) → dr s ≠ d → step s (sth s t (TOp i op (PL5 e)))
   (* L40: NVMM DWCAS from [p] to [(new, p.2 + 1)] *)
-  | s_l40_ok s t i op e p :
-      th s t = TOp i op (PL40 e p) → nv s = p →
+  | s_l40_ok s t i op e p d :
+      th s t = TOp i op (PL40 e p d) → nv s = p →
       step s (St (ws s ++ [(newv op e, S p.2)]) (mk s) (pw s) (dr s) (rec s)
                  (upd (th s) t (TOp i op (PW WPwb e p (newv op e, S p.2)))) (nid s) (xh s)
                  (Some (i, op, retv op e)) (gd s))
   (* L46–L47 with the fix of M1: the DWCAS failed, retry from the top *)
-  | s_l40_fail s t i op e p :
-      th s t = TOp i op (PL40 e p) → nv s ≠ p → step s (sth s t (TOp i op (PL5 e)))
+  | s_l40_fail s t i op e p d :
+      th s t = TOp i op (PL40 e p d) → nv s ≠ p → step s (sth s t (TOp i op (PL5 e)))
   (* L41, L42: the writer's write-back and fence *)
   | s_wpwb s t i op e d a :
       th s t = TOp i op (PW WPwb e d a) → step s (spwb s t (TOp i op (PW WFence e d a)))
@@ -510,7 +515,7 @@ Section inv.
         ∃ w, ws s !! w = Some p ∧ w < pw s t
     | PHcas e p d => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p.2 = S d.2 ∧
         ∃ w, ws s !! w = Some p ∧ w < mk s
-    | PL40 e p => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p ∈ ws s ∧ p.1 = e ∧
+    | PL40 e p _ => nopt s i ∧ wr_ok op e ∧ rec s = true ∧ pw s t = 0 ∧ p ∈ ws s ∧ p.1 = e ∧
         p.2 ≤ (dr s).2
     | PW w e d a => wr_ok op e ∧ rec s = true ∧ (w = WFence ∨ pw s t = 0) ∧ a = (newv op e, S d.2) ∧
         ((infl s = Some (i, op, retv op e) ∧ dr s = d ∧ nopt s i ∧ nv s = a ∧ wpers s t w) ∨
@@ -1294,7 +1299,7 @@ Proof.
   (* the CAS: L5, L9, L40, L41, L42, L44, return *)
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 0 (OCas 0 5) 0 eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_l9_go x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl eq_refl)) as R1. clear R. norm R1.
-  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 0 (OCas 0 5) 0 (0, 4) eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 0 (OCas 0 5) 0 (0, 4) (0, 4) eq_refl eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_wpwb x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_wfence x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_l44_ok x 0 0 (OCas 0 5) 0 (0, 4) (5, 5) eq_refl eq_refl)) as R1. clear R. norm R1.
@@ -1308,7 +1313,7 @@ Proof.
   let x := cur R in pose proof (reach_step _ _ _ R (s_cas0 x 0 2 5 9 eq_refl eq_refl)) as R1. clear R. norm R1.
   let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l5 x 0 2 (OCas 5 9) 5 eq_refl)) as R. clear R1. norm R.
   let x := cur R in pose proof (reach_step _ _ _ R (s_l9_go x 0 2 (OCas 5 9) 5 (5, 5) eq_refl eq_refl eq_refl)) as R1. clear R. norm R1.
-  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 2 (OCas 5 9) 5 (5, 5) eq_refl eq_refl)) as R. clear R1. norm R.
+  let x := cur R1 in pose proof (reach_step _ _ _ R1 (s_l40_ok x 0 2 (OCas 5 9) 5 (5, 5) (5, 5) eq_refl eq_refl)) as R. clear R1. norm R.
   (* a crash keeps all four writes of the line (three are under its mark) *)
   let x := cur R in pose proof (reach_step _ _ _ R (s_crash x 4 (9, 6) ltac:(vm_compute; lia) ltac:(vm_compute; lia) ltac:(lia))) as R1.
   clear R. norm R1.
