@@ -61,10 +61,11 @@
     - [insdel_lin_not_vacuous]: an explicit run (one thread, one block)
       whose history is [invoke; crash; recover OK]: an INSERT whose write a
       crash keeps by eviction, before any write-back, recovered as OK.
-    Everything rests on the invariant [ginv], which uses [InsDelPx.v]'s
-    [inv] ([reachable_inv]) and its memory facts (§4.1's link-and-persist
-    [m_A], a deleted block's insert persisted [m_B], a block that left
-    [LOC] has its deletion persisted [m_C]), not re-proved.
+    Everything rests on the invariant [ginv] ([hinv] on the threads and
+    memory of a reachable state), which uses [InsDelPx.v]'s [inv]
+    ([reachable_inv]: a deleted block's insert persisted, [m_B]; a block
+    that left [LOC] has its deletion persisted, [m_C]; the threads'
+    [pcok], [t_ins], [t_tag], [t_done]), not re-proved.
 
     What the model abstracts: what [InsDelPx.v] abstracts (SC visibility,
     atomic steps, one location with DELETE's [new] null, DEFERFLUSH as a
