@@ -297,3 +297,24 @@ fn bitset_garbage_from_index_below_the_count_initialises_nothing() {
         );
     }
 }
+
+/// The other half of the initialisation test: `from[w]` must be *below* the
+/// count, not equal to it. On zeroed DRAM, before the first push, every
+/// `from[w]` is 0 and `to[0]` is 0, so with `from[w] <= count` word 0 would
+/// read as initialised at count 0: setting a slot of word 0 would push
+/// nothing, and the next push (word 1's, into `to[0]`) would take word 0's
+/// entry away, losing the bit set before it.
+#[test]
+fn bitset_from_index_at_the_count_is_not_initialised() {
+    use perdure_relax::internals::Bitset;
+    use perdure_relax::DramInit;
+    let b = Bitset::new(4096, DramInit::Zeroed);
+    b.set(0x10);
+    b.set(64 * 16);
+    assert!(
+        b.test(0x10),
+        "word 0's slot, set before word 1 was pushed, is lost"
+    );
+    assert!(b.test(64 * 16), "word 1's slot");
+    assert!(!b.test(0x20), "a slot never set reads as set");
+}
