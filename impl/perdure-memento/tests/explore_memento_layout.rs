@@ -23,7 +23,8 @@
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
 //!   and a waiting thread's own `served` word read past other states;
 //! * an MSQ's block holding both its lines, whatever is allocated after it,
-//!   and refused by recovery where its tail line would cross the pool's end;
+//!   and refused by recovery where its tail line would cross the pool's end
+//!   or its list cycles or leaves the pool;
 //!   recovery moving `head` past a delete that committed, and an enqueue
 //!   writing back the unpersisted link it follows (MSQ-mmt-indel, -vol);
 //! * races forced by thread crashes that leave an operation pending while
@@ -416,6 +417,51 @@ fn msq_recover_moves_head_past_a_committed_delete() {
             );
         }
     }
+}
+
+/// `Msq::recover` walks the list from `head` and refuses a corrupt one
+/// (every node in the pool, no cycle), so that a damaged queue fails at
+/// start-up instead of sending the threads, or `contents`, off the pool or
+/// round a cycle: for each form, a queue of `[1]` whose node links back to
+/// the sentinel, and one whose node links past the pool's end, must be
+/// refused. (With the campaign's `msq.rs:177:17` mutant, `while n == 0`,
+/// the walk never runs — `head` is never null — and both are accepted.)
+#[test]
+fn msq_recover_refuses_a_corrupt_list() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    within(30, "Msq::recover on a corrupt list", || {
+        for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
+            for corrupt in ["a cycle", "a node past the pool's end"] {
+                let p = pool("msq-corrupt");
+                let rt = Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 20))
+                    .expect("runtime");
+                let mut h = rt.handle(1).expect("handle");
+                let q = Msq::create(kind, &mut h).expect("create");
+                h.run_root(|h, m, _| q.run(h, m, Some(1)).expect("enqueue"));
+                Msq::at(kind, q.offset())
+                    .recover(&p)
+                    .expect("the queue itself");
+                // Head names the sentinel, the sentinel's `next` (word 1 of
+                // a node, in every form here) the node holding 1: the low 45
+                // bits of each word are the offset.
+                let sentinel = word(&p, q.offset()) & ((1 << 45) - 1);
+                let node = word(&p, sentinel + 8) & ((1 << 45) - 1);
+                assert_eq!(word(&p, node), 1, "{kind:?}: the node holding 1");
+                let link = match corrupt {
+                    "a cycle" => word(&p, q.offset()),
+                    _ => p.size(),
+                };
+                p.word(node + 8)
+                    .expect("word")
+                    .store(link, Ordering::Relaxed);
+                let recovered = std::panic::catch_unwind(|| Msq::at(kind, q.offset()).recover(&p));
+                assert!(
+                    matches!(recovered, Ok(Err(MementoError::CorruptStructure(_)))),
+                    "{kind:?}: a list with {corrupt} was not refused ({recovered:?})"
+                );
+            }
+        }
+    });
 }
 
 /// An MSQ-mmt-indel or -vol enqueue persists the link it follows before it

@@ -599,6 +599,69 @@ fn set_count_follows_the_slot_s_stack() {
     perdure_pm::sync::seeded::check_random(set_count, 1);
 }
 
+/// A slot's persisted count of completed sets (`set_count`) stays equal to
+/// the number of sets on its stack across a donation, and a restarted slot
+/// donates by the count it reloads: slot A frees two sets' worth of 16-byte
+/// blocks (the model geometry keeps one set and donates the other), so its
+/// stack holds one set and `set_count` must read 1; after a restart the
+/// recovered slot frees one set's worth more (blocks it held across the
+/// restart), which makes two kept sets, one too many: it must donate one,
+/// the global stack's second push. A donation that left the count at 2
+/// would make the restarted slot donate early; a recovery that reloaded
+/// the count as 0 would keep up to `KEEP_SETS` more sets than the slot
+/// may (locality only: no block is handed out twice either way).
+fn set_count_across_restart() {
+    let pool = Pool::volatile("shuttle-set-count-restart", SIZE, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 4).unwrap();
+    let tag = |p: &Pool<NoFlush>| load(p, base + H_GLOBAL) >> 41;
+    let mut a = heap.register().unwrap();
+    let blocks: Vec<u64> = (0..3 * SET_CAPACITY)
+        .map(|_| a.alloc(16).unwrap())
+        .collect();
+    for &b in &blocks[..2 * SET_CAPACITY] {
+        a.free(b).unwrap();
+    }
+    assert_eq!(tag(&pool), 1, "the global stack's pushes: one set donated");
+    let line = class_line(base, 0, 0);
+    let mut on_stack = 0;
+    let mut set = load(&pool, line + 8);
+    while set != 0 && on_stack <= 3 {
+        on_stack += 1;
+        set = load(&pool, set);
+    }
+    assert_eq!(on_stack, 1, "sets on the slot's stack after the donation");
+    assert_eq!(
+        load(&pool, line + 24),
+        on_stack,
+        "set_count after the donation: the sets on the slot's stack"
+    );
+    let words = pool.snapshot_words();
+    std::mem::forget(a);
+    let image = restart(&words);
+    let heap = Heap::open(&image, base).unwrap();
+    let mut t = heap.register().unwrap();
+    for &b in &blocks[2 * SET_CAPACITY..] {
+        t.free(b).unwrap();
+    }
+    assert_eq!(
+        tag(&image),
+        2,
+        "the global stack's pushes after the restarted slot completed a second kept set: \
+         it did not donate"
+    );
+    assert_eq!(
+        load(&image, line + 24),
+        1,
+        "set_count after the restarted slot's donation"
+    );
+}
+
+#[test]
+fn set_count_survives_a_restart_and_a_donation() {
+    perdure_pm::sync::seeded::check_random(set_count_across_restart, 1);
+}
+
 /// Recovery validates a slot's bump word on both of its fields: after a
 /// 16-byte block is carved from the slot's chunk, a restart whose bump word
 /// names a chunk past the heap's last (`nchunks`, header word 4) makes

@@ -268,6 +268,46 @@ fn a_space_takes_thread_and_root_counts_within_their_bounds() {
     }
 }
 
+/// `Space::create` formats its heap with one slot more than the space has
+/// threads: a dropped `Handle` frees its space slot before its heap slot
+/// (the `HeapThread` field drops after `Handle::drop`), so a thread that
+/// registers in that window, with every other space slot held, still needs
+/// a free heap slot. With all of a space's handles held, the heap must
+/// count `threads + 1` slots, `threads` of them in use, and a registration
+/// (the one a new handle would make in the window) must find the spare.
+/// No workload drops and registers handles concurrently on a full space,
+/// so without the spare nothing failed.
+#[test]
+fn a_space_s_heap_keeps_a_spare_slot_past_its_threads() {
+    use perdure_relax::Config;
+    for threads in [1, 2, 8] {
+        let cfg = Config {
+            threads,
+            roots: 4,
+            heap_bytes: 1 << 20,
+            msb_sequences: false,
+        };
+        let pool = Pool::volatile("relax-spare-slot", 4 << 20, NoFlush).unwrap();
+        let sp = Space::create(&pool, base(&pool), &cfg, OpenOptions::new(Tracking::Bitset))
+            .unwrap_or_else(|e| panic!("{threads} threads: {e}"));
+        let handles: Vec<_> = (0..threads).map(|_| sp.handle().unwrap()).collect();
+        let stats = sp.heap().stats();
+        assert_eq!(
+            (stats.slots, stats.slots_in_use),
+            (threads as u64 + 1, threads as u64),
+            "{threads} threads, every handle held: the heap's slots and those in use"
+        );
+        let spare = sp.heap().register().unwrap_or_else(|e| {
+            panic!(
+                "{threads} threads, every handle held: no heap slot left for a handle \
+                 registered while another drops ({e})"
+            )
+        });
+        drop(spare);
+        drop(handles);
+    }
+}
+
 /// The recovery bitset's O(1) initialisation (`src/bitset.rs`): a word `w`
 /// is initialised only if `from[w] < count` *and* `to[from[w]] == w`, so a
 /// garbage `from[w]` that points below the count — at a genuine entry,
@@ -296,4 +336,25 @@ fn bitset_garbage_from_index_below_the_count_initialises_nothing() {
             "slot {off:#x} of word 1 (never initialised, from[1] = 0 < count 1) reads as set"
         );
     }
+}
+
+/// The other half of the initialisation test: `from[w]` must be *below* the
+/// count, not equal to it. On zeroed DRAM, before the first push, every
+/// `from[w]` is 0 and `to[0]` is 0, so with `from[w] <= count` word 0 would
+/// read as initialised at count 0: setting a slot of word 0 would push
+/// nothing, and the next push (word 1's, into `to[0]`) would take word 0's
+/// entry away, losing the bit set before it.
+#[test]
+fn bitset_from_index_at_the_count_is_not_initialised() {
+    use perdure_relax::internals::Bitset;
+    use perdure_relax::DramInit;
+    let b = Bitset::new(4096, DramInit::Zeroed);
+    b.set(0x10);
+    b.set(64 * 16);
+    assert!(
+        b.test(0x10),
+        "word 0's slot, set before word 1 was pushed, is lost"
+    );
+    assert!(b.test(64 * 16), "word 1's slot");
+    assert!(!b.test(0x20), "a slot never set reads as set");
 }
