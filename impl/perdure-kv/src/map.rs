@@ -33,8 +33,10 @@
 //!   checked loads; a walk longer than the region could hold is a cycle.
 //!   Damage is a typed fault, never a panic.
 //!
-//! The first format (`PDKVMAP2`, an ordered treap through two words of
-//! every node) is refused with [`Fault::OldFormat`].
+//! The formats before this one (`PDKVMAP4`) are refused with
+//! [`Fault::OldFormat`]: the first (`PDKVMAP2`, an ordered treap through
+//! two words of every node) and the B+tree whose leaves kept a count word
+//! (`PDKVMAP3`; `index.rs`).
 
 use crate::error::KvError;
 pub(crate) use crate::index::Range;
@@ -49,9 +51,12 @@ pub(crate) use crate::node::{
 use perdure_ptm::{Transaction, TxRead};
 
 /// The header's magic.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"PDKVMAP3");
-/// The first format's magic.
-const MAGIC_TREAP: u64 = u64::from_le_bytes(*b"PDKVMAP2");
+pub const MAGIC: u64 = u64::from_le_bytes(*b"PDKVMAP4");
+/// The magics of the formats before (module docs).
+const MAGIC_OLD: [u64; 2] = [
+    u64::from_le_bytes(*b"PDKVMAP2"),
+    u64::from_le_bytes(*b"PDKVMAP3"),
+];
 /// The fewest buckets a store starts with.
 pub(crate) const MIN_BUCKETS: u64 = 64;
 /// The most buckets a store starts with (a 512 MiB bucket array).
@@ -87,7 +92,7 @@ pub(crate) fn header<T: TxRead>(tx: &T, root: usize) -> Result<Header, Fault> {
     }
     match ld(tx, at)? {
         MAGIC => {}
-        MAGIC_TREAP => return Err(Fault::OldFormat),
+        m if MAGIC_OLD.contains(&m) => return Err(Fault::OldFormat),
         _ => return Err(Fault::NotAStore),
     }
     let buckets = ld(tx, at + H_BUCKETS)?;
