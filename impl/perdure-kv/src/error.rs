@@ -49,7 +49,7 @@ pub enum KvError {
         root: usize,
     },
     /// The root slot holds a store of an earlier perdure-kv format.
-    #[error("root slot {root} holds a store of an earlier perdure-kv format (PDKVMAP2, an ordered treap, or PDKVMAP3, index leaves with a count word), which this version does not read: export it with the perdure that wrote it (perdure kv export) and import it into a new database")]
+    #[error("root slot {root} holds a store of an earlier perdure-kv format (PDKVMAP2, an ordered treap; PDKVMAP3 or PDKVMAP4, an earlier layout of the B+tree and header), which this version does not read: export it with the perdure that wrote it (perdure kv export) and import it into a new database")]
     OldFormat {
         /// The root slot.
         root: usize,

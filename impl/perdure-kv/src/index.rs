@@ -67,7 +67,7 @@ const INNER_ENTRY: u64 = 32;
 pub(crate) const LEAF_CAP: u64 = (BLOCK_BYTES - B_ENTRIES) / LEAF_ENTRY;
 /// Separators of an inner block.
 pub(crate) const INNER_CAP: u64 = (BLOCK_BYTES - B_ENTRIES) / INNER_ENTRY;
-/// A leaf's kind (`KVLEAF01` was a leaf with a count word: the format
+/// A leaf's kind (`KVLEAF01` was a leaf with a count word: the formats
 /// before `PDKVMAP4`).
 const LEAF: u64 = u64::from_le_bytes(*b"KVLEAF02");
 const INNER: u64 = u64::from_le_bytes(*b"KVINNR01");
@@ -343,14 +343,15 @@ pub(crate) fn room_for<T: TxRead>(tx: &T, tree: Tree, inserts: u64) -> Result<(u
     Ok((BLOCK_BYTES, inserts.saturating_mul(per)))
 }
 
-/// Adds `node` (key `key`, not in the tree) to the tree. The caller asked
-/// for [`room_for`] first.
+/// Adds `node` (key `key`, not in the tree) to the tree; true if that
+/// added a leaf (the hash map's resize counts them: `map.rs`). The caller
+/// asked for [`room_for`] first.
 pub(crate) fn insert<T: Transaction>(
     tx: &T,
     tree: Tree,
     key: &Key,
     node: u64,
-) -> Result<(), Fault> {
+) -> Result<bool, Fault> {
     let entry = LeafEntry {
         prefix: key.prefix(),
         node,
@@ -359,14 +360,17 @@ pub(crate) fn insert<T: Transaction>(
     if root == 0 {
         let leaf = new_leaf(tx, &[entry], 0)?;
         st(tx, tree.height_at, 1)?;
-        return st(tx, tree.root_at, leaf);
+        st(tx, tree.root_at, leaf)?;
+        return Ok(true);
     }
     let (path, leaf, count) = descend(tx, root, Some(key))?;
     if count < LEAF_CAP {
         // Filling the first empty slot is the count's increment.
-        return set_leaf_entry(tx, leaf, count, entry);
+        set_leaf_entry(tx, leaf, count, entry)?;
+        return Ok(false);
     }
-    split_leaf(tx, tree, path, leaf, entry)
+    split_leaf(tx, tree, path, leaf, entry)?;
+    Ok(true)
 }
 
 /// Sorts leaf entries by key: by prefix, then each run of equal prefixes
@@ -607,6 +611,29 @@ impl Range {
     }
 }
 
+/// The number of entries: the leaves' counts, walked along the chain
+/// (about one block per 28 entries; no count is kept: module docs).
+pub(crate) fn len<T: TxRead>(tx: &T, tree: Tree) -> Result<u64, Fault> {
+    let root = ld(tx, tree.root_at)?;
+    if root == 0 {
+        return Ok(0);
+    }
+    let (_, mut leaf, _) = descend(tx, root, None)?;
+    let mut n = 0;
+    for _ in 0..step_bound(tx, BLOCK_BYTES) {
+        let (kind, count) = block(tx, leaf)?;
+        if kind != Kind::Leaf {
+            return Err(Fault::Corrupt(Damage::Chain));
+        }
+        n += count;
+        leaf = ld(tx, leaf + B_LINK)?;
+        if leaf == 0 {
+            return Ok(n);
+        }
+    }
+    Err(Fault::Corrupt(Damage::Cycle))
+}
+
 /// The nodes of the keys in `range`, in key order, at most `limit`.
 pub(crate) fn scan<T: TxRead>(
     tx: &T,
@@ -663,17 +690,18 @@ pub(crate) fn scan<T: TxRead>(
 /// header's height, linked to the next leaf in key order, the last to
 /// none; each leaf entry's prefix its node's, its key within its leaf's
 /// range and above every key of the leaves before. `visit` is called with
-/// every entry's node and key in key order. Returns the number of entries.
+/// every entry's node and key in key order. Returns the number of entries
+/// and the number of leaves.
 pub(crate) fn check<T: TxRead>(
     tx: &T,
     tree: Tree,
     mut visit: impl FnMut(u64, &Key) -> Result<(), Fault>,
-) -> Result<u64, Fault> {
+) -> Result<(u64, u64), Fault> {
     let root = ld(tx, tree.root_at)?;
     let height = height(tx, tree)?;
     if root == 0 {
         return if height == 0 {
-            Ok(0)
+            Ok((0, 0))
         } else {
             Err(Fault::Corrupt(Damage::Shape))
         };
@@ -681,6 +709,7 @@ pub(crate) fn check<T: TxRead>(
     let bound = step_bound(tx, BLOCK_BYTES);
     let mut blocks = 0u64;
     let mut entries = 0u64;
+    let mut leaves = 0u64;
     let mut prev_leaf: Option<u64> = None;
     let mut prev_key: Option<Vec<u8>> = None;
     let order = Fault::Corrupt(Damage::Order);
@@ -724,6 +753,7 @@ pub(crate) fn check<T: TxRead>(
             }
         }
         prev_leaf = Some(at);
+        leaves += 1;
         for i in count..LEAF_CAP {
             if ld(tx, node_at(at, i))? != 0 {
                 return Err(Fault::Corrupt(Damage::Shape));
@@ -754,5 +784,5 @@ pub(crate) fn check<T: TxRead>(
     if prev_leaf.is_some_and(|p| ld(tx, p + B_LINK) != Ok(0)) {
         return Err(Fault::Corrupt(Damage::Chain));
     }
-    Ok(entries)
+    Ok((entries, leaves))
 }

@@ -216,21 +216,65 @@ fn a_damaged_leaf_count_is_reported() {
     ));
 }
 
-/// A store of the format before (`PDKVMAP3`: leaves with a count word) is
+/// Stores of the formats before (`PDKVMAP2`: a treap; `PDKVMAP3`: leaves
+/// with a count word; `PDKVMAP4`: a header with an entry count) are
 /// refused with a typed error, not misread.
 #[test]
-fn a_store_of_the_format_before_is_refused() {
+fn a_store_of_a_format_before_is_refused() {
     use perdure_kv::KvError;
     use perdure_ptm::{Ptm, TxRead};
-    let db = store("kv-index-old", 16 << 20);
-    db.put(b"k", b"v").unwrap();
+    for old in [b"PDKVMAP2", b"PDKVMAP3", b"PDKVMAP4"] {
+        let db = store("kv-index-old", 16 << 20);
+        db.put(b"k", b"v").unwrap();
+        let header = db.ptm().read_tx(|tx| tx.root(0)).unwrap();
+        poke(&db, header, u64::from_le_bytes(*old));
+        let words = db.ptm().pool().snapshot_words();
+        let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
+        let ptm = RedoOptPtm::open(pool, &Config::small()).unwrap();
+        assert!(matches!(
+            Store::open(ptm, 0),
+            Err(KvError::OldFormat { root: 0 })
+        ));
+    }
+}
+
+/// No entry count is kept (`src/map.rs`): `len` walks the leaves, and the
+/// header's leaf count, which drives the hash map's resize, is checked.
+#[test]
+fn len_walks_the_leaves_and_check_names_a_wrong_leaf_count() {
+    use perdure_kv::KvError;
+    use perdure_ptm::{Ptm, TxRead};
+    let db = store("kv-index-len", 16 << 20);
+    let mut model = BTreeMap::new();
+    let mut r = Rng::new(5);
+    assert_eq!(db.len().unwrap(), 0);
+    assert!(db.is_empty().unwrap());
+    for i in 0..3000u64 {
+        let k = key(r.below(1500));
+        if r.below(3) == 0 {
+            assert_eq!(db.delete(&k).unwrap(), model.remove(&k).is_some());
+        } else {
+            model.insert(k.clone(), vec![1]);
+            db.put(&k, &[1]).unwrap();
+        }
+        if i % 97 == 0 {
+            assert_eq!(db.len().unwrap(), model.len() as u64, "op {i}");
+        }
+    }
+    assert_eq!(db.len().unwrap(), model.len() as u64);
+    assert_eq!(db.check().unwrap(), model.len() as u64);
+    for k in model.keys() {
+        db.delete(k).unwrap();
+    }
+    assert!(db.is_empty().unwrap());
+    assert_eq!(db.check().unwrap(), 0);
+    // The header's `leaves` (`[MAGIC, buckets, bucket_count, leaves, ...]`).
     let header = db.ptm().read_tx(|tx| tx.root(0)).unwrap();
-    poke(&db, header, u64::from_le_bytes(*b"PDKVMAP3"));
-    let words = db.ptm().pool().snapshot_words();
-    let pool = Pool::volatile_from_words(&words, NoFlush).unwrap();
-    let ptm = RedoOptPtm::open(pool, &Config::small()).unwrap();
+    let leaves = db.ptm().read_tx(move |tx| tx.load(header + 24)).unwrap();
+    assert!(leaves > 10, "{leaves}");
+    poke(&db, header + 24, leaves - 1);
     assert!(matches!(
-        Store::open(ptm, 0),
-        Err(KvError::OldFormat { root: 0 })
+        db.check(),
+        Err(KvError::Corrupt { what, .. }) if what.contains("leaf count")
     ));
 }
