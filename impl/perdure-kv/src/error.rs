@@ -48,8 +48,8 @@ pub enum KvError {
         /// The root slot.
         root: usize,
     },
-    /// The root slot holds a store of perdure-kv's first format.
-    #[error("root slot {root} holds a store of perdure-kv's first format (PDKVMAP2, an ordered treap), which this version does not read: export it with the perdure that wrote it (perdure kv export) and import it into a new database")]
+    /// The root slot holds a store of an earlier perdure-kv format.
+    #[error("root slot {root} holds a store of an earlier perdure-kv format (PDKVMAP2, an ordered treap; PDKVMAP3 or PDKVMAP4, an earlier layout of the B+tree and header), which this version does not read: export it with the perdure that wrote it (perdure kv export) and import it into a new database")]
     OldFormat {
         /// The root slot.
         root: usize,

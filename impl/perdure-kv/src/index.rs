@@ -4,13 +4,22 @@
 //! transactions, like the hash map beside it (`map.rs`).
 //!
 //! * Blocks of [`BLOCK_BYTES`] (one 1 KiB block of the region allocator):
-//!   `[kind, count, link, entries...]`. A leaf's `link` is the next leaf
-//!   (0 at the end) and its entries `[prefix0, prefix1, node]` are in no
-//!   order: an insert appends one and a delete moves the last into its
-//!   place, so either stores four words on one or two lines. An inner
-//!   block's `link` is its first child, and its entries `[prefix0,
-//!   prefix1, ext, child]` are separators in increasing order, each with
-//!   the child whose keys are at or above it.
+//!   `[kind, count, link, entries...]`. An inner block's `link` is its
+//!   first child, and its `count` entries `[prefix0, prefix1, ext, child]`
+//!   are separators in increasing order, each with the child whose keys
+//!   are at or above it.
+//! * A leaf is `[kind, 0, link, entries...]`: `link` is the next leaf (0
+//!   at the end), and it keeps no count (the word is 0, so both kinds
+//!   have `kind` and `link` at the same offsets). Its entries `[prefix0,
+//!   prefix1, node]` are in no order but contiguous: an insert appends one
+//!   and a delete moves the last into its place and zeroes the last's
+//!   `node`, so either stores on the one or two lines of the entries it
+//!   moves, and no count line besides (issue 18: a line fewer per insert,
+//!   two write-backs with RedoOpt's replay). Every slot past the last
+//!   entry has `node` 0, which no node is (the allocator never returns
+//!   offset 0): a leaf's count is the first such slot, found by a binary
+//!   search of at most 6 loads ([`leaf_count`]), and a new leaf zeroes
+//!   the `node` of its empty slots (its block may be a reused one).
 //! * Keys are compared by their first 16 bytes first, kept inline as two
 //!   byte-swapped words ([`Key::prefix`]); only keys with equal first 16
 //!   bytes load the rest: a leaf entry's from its node, a separator's from
@@ -32,8 +41,11 @@
 //!   for the blocks its split could need ([`blocks_per_insert`]) before
 //!   the store's first store; a batch asks for all of its puts at once.
 //! * Bad input: every block is checked for its kind and count, every walk
-//!   is bounded (the height, the region's block count); [`check`] walks
-//!   the whole tree. Damage is a typed fault, never a panic.
+//!   is bounded (the height, the region's block count, a leaf's binary
+//!   search its capacity); an entry below a leaf's count whose `node` is
+//!   0 is damage where it is read, and [`check`] walks the whole tree,
+//!   every empty slot of every leaf included. Damage is a typed fault,
+//!   never a panic.
 
 use crate::node::{
     alloc, ld, st, step_bound, words_for, Damage, Fault, Key, StoredKey, MAX_KEY_BYTES,
@@ -46,6 +58,7 @@ use std::ops::Bound;
 /// An index block's payload: a 1 KiB block of the region allocator less its
 /// 16-byte header.
 pub(crate) const BLOCK_BYTES: u64 = 1008;
+// `B_COUNT` is an inner block's count, and 0 in a leaf (module docs).
 perdure_pm::word_offsets!(B_KIND, B_COUNT, B_LINK);
 const B_ENTRIES: u64 = B_LINK + 8;
 const LEAF_ENTRY: u64 = 24;
@@ -54,7 +67,9 @@ const INNER_ENTRY: u64 = 32;
 pub(crate) const LEAF_CAP: u64 = (BLOCK_BYTES - B_ENTRIES) / LEAF_ENTRY;
 /// Separators of an inner block.
 pub(crate) const INNER_CAP: u64 = (BLOCK_BYTES - B_ENTRIES) / INNER_ENTRY;
-const LEAF: u64 = u64::from_le_bytes(*b"KVLEAF01");
+/// A leaf's kind (`KVLEAF01` was a leaf with a count word: the formats
+/// before `PDKVMAP4`).
+const LEAF: u64 = u64::from_le_bytes(*b"KVLEAF02");
 const INNER: u64 = u64::from_le_bytes(*b"KVINNR01");
 /// `ext` of a separator of at most 16 bytes: this bit and its length.
 const INLINE: u64 = 1 << 63;
@@ -156,25 +171,51 @@ fn cmp_entry<T: TxRead>(tx: &T, key: &Key, e: LeafEntry) -> Result<Ordering, Fau
     }
 }
 
-/// The kind and count of the block at `at`, checked.
+/// The kind and count of the block at `at`, checked (a leaf's count is
+/// its [`leaf_count`]).
 fn block<T: TxRead>(tx: &T, at: u64) -> Result<(Kind, u64), Fault> {
-    let (kind, cap) = match ld(tx, at + B_KIND)? {
-        LEAF => (Kind::Leaf, LEAF_CAP),
-        INNER => (Kind::Inner, INNER_CAP),
-        _ => return Err(Fault::Corrupt(Damage::Shape)),
-    };
+    let kind = ld(tx, at + B_KIND)?;
     let count = ld(tx, at + B_COUNT)?;
-    if count > cap || (kind == Kind::Inner && count == 0) {
-        return Err(Fault::Corrupt(Damage::Shape));
+    match kind {
+        LEAF if count == 0 => Ok((Kind::Leaf, leaf_count(tx, at)?)),
+        INNER if count > 0 && count <= INNER_CAP => Ok((Kind::Inner, count)),
+        _ => Err(Fault::Corrupt(Damage::Shape)),
     }
-    Ok((kind, count))
 }
 
+/// Where the `node` word of slot `i` of a leaf is.
+fn node_at(leaf: u64, i: u64) -> u64 {
+    leaf + B_ENTRIES + LEAF_ENTRY * i + 16
+}
+
+/// The number of entries of a leaf: its first slot whose `node` is 0 (or
+/// its capacity), by a binary search over the slots (module docs). On a
+/// damaged leaf whose slots are not entries then zeroes, some count
+/// within the capacity: [`leaf_entry`] and [`check`] name the damage.
+fn leaf_count<T: TxRead>(tx: &T, leaf: u64) -> Result<u64, Fault> {
+    let (mut lo, mut hi) = (0, LEAF_CAP);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if ld(tx, node_at(leaf, mid))? == 0 {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(lo)
+}
+
+/// Entry `i` of a leaf, which must be below its count: a `node` of 0 is
+/// damage.
 fn leaf_entry<T: TxRead>(tx: &T, leaf: u64, i: u64) -> Result<LeafEntry, Fault> {
     let at = leaf + B_ENTRIES + LEAF_ENTRY * i;
+    let node = ld(tx, at + 16)?;
+    if node == 0 {
+        return Err(Fault::Corrupt(Damage::Shape));
+    }
     Ok(LeafEntry {
         prefix: (ld(tx, at)?, ld(tx, at + 8)?),
-        node: ld(tx, at + 16)?,
+        node,
     })
 }
 
@@ -229,6 +270,19 @@ fn new_block<T: Transaction>(tx: &T, kind: u64, count: u64, link: u64) -> Result
     st(tx, b + B_COUNT, count)?;
     st(tx, b + B_LINK, link)?;
     Ok(b)
+}
+
+/// A new leaf holding `entries` (at most [`LEAF_CAP`]), followed by
+/// `link`: the `node` of every other slot zeroed (module docs).
+fn new_leaf<T: Transaction>(tx: &T, entries: &[LeafEntry], link: u64) -> Result<u64, Fault> {
+    let leaf = new_block(tx, LEAF, 0, link)?;
+    for (i, &e) in entries.iter().enumerate() {
+        set_leaf_entry(tx, leaf, i as u64, e)?;
+    }
+    for i in entries.len() as u64..LEAF_CAP {
+        st(tx, node_at(leaf, i), 0)?;
+    }
+    Ok(leaf)
 }
 
 /// The inner blocks from the root down, each with the child taken.
@@ -289,31 +343,34 @@ pub(crate) fn room_for<T: TxRead>(tx: &T, tree: Tree, inserts: u64) -> Result<(u
     Ok((BLOCK_BYTES, inserts.saturating_mul(per)))
 }
 
-/// Adds `node` (key `key`, not in the tree) to the tree. The caller asked
-/// for [`room_for`] first.
+/// Adds `node` (key `key`, not in the tree) to the tree; true if that
+/// added a leaf (the hash map's resize counts them: `map.rs`). The caller
+/// asked for [`room_for`] first.
 pub(crate) fn insert<T: Transaction>(
     tx: &T,
     tree: Tree,
     key: &Key,
     node: u64,
-) -> Result<(), Fault> {
+) -> Result<bool, Fault> {
     let entry = LeafEntry {
         prefix: key.prefix(),
         node,
     };
     let root = ld(tx, tree.root_at)?;
     if root == 0 {
-        let leaf = new_block(tx, LEAF, 1, 0)?;
-        set_leaf_entry(tx, leaf, 0, entry)?;
+        let leaf = new_leaf(tx, &[entry], 0)?;
         st(tx, tree.height_at, 1)?;
-        return st(tx, tree.root_at, leaf);
+        st(tx, tree.root_at, leaf)?;
+        return Ok(true);
     }
     let (path, leaf, count) = descend(tx, root, Some(key))?;
     if count < LEAF_CAP {
+        // Filling the first empty slot is the count's increment.
         set_leaf_entry(tx, leaf, count, entry)?;
-        return st(tx, leaf + B_COUNT, count + 1);
+        return Ok(false);
     }
-    split_leaf(tx, tree, path, leaf, entry)
+    split_leaf(tx, tree, path, leaf, entry)?;
+    Ok(true)
 }
 
 /// Sorts leaf entries by key: by prefix, then each run of equal prefixes
@@ -396,11 +453,11 @@ fn split_leaf<T: Transaction>(
     for (slot, e) in holes.zip(movers) {
         set_leaf_entry(tx, leaf, slot as u64, e)?;
     }
-    let right = new_block(tx, LEAF, (sorted.len() - mid) as u64, next)?;
-    for (i, &e) in sorted[mid..].iter().enumerate() {
-        set_leaf_entry(tx, right, i as u64, e)?;
+    let right = new_leaf(tx, &sorted[mid..], next)?;
+    // The leaf's count becomes `mid`: its slots from there on empty.
+    for i in mid as u64..LEAF_CAP {
+        st(tx, node_at(leaf, i), 0)?;
     }
-    st(tx, leaf + B_COUNT, mid as u64)?;
     if !mutant!(KvIndexSplitDropsNext) {
         st(tx, leaf + B_LINK, right)?;
     }
@@ -459,7 +516,7 @@ fn locate<T: TxRead>(tx: &T, tree: Tree, key: &Key, node: u64) -> Result<(u64, u
     }
     let (_, leaf, count) = descend(tx, root, Some(key))?;
     for i in 0..count {
-        if ld(tx, leaf + B_ENTRIES + LEAF_ENTRY * i + 16)? == node {
+        if ld(tx, node_at(leaf, i))? == node {
             return Ok((leaf, i, count));
         }
     }
@@ -467,7 +524,7 @@ fn locate<T: TxRead>(tx: &T, tree: Tree, key: &Key, node: u64) -> Result<(u64, u
 }
 
 /// Takes `node` (key `key`) out of the tree: the leaf's last entry takes
-/// its slot.
+/// its slot, and the last slot is emptied.
 pub(crate) fn remove<T: Transaction>(
     tx: &T,
     tree: Tree,
@@ -478,7 +535,7 @@ pub(crate) fn remove<T: Transaction>(
     if i + 1 != count {
         set_leaf_entry(tx, leaf, i, leaf_entry(tx, leaf, count - 1)?)?;
     }
-    st(tx, leaf + B_COUNT, count - 1)
+    st(tx, node_at(leaf, count - 1), 0)
 }
 
 /// Makes the entry of `old` (key `key`) name `new`, a node of the same key.
@@ -490,7 +547,7 @@ pub(crate) fn replace<T: Transaction>(
     new: u64,
 ) -> Result<(), Fault> {
     let (leaf, i, _) = locate(tx, tree, key, old)?;
-    st(tx, leaf + B_ENTRIES + LEAF_ENTRY * i + 16, new)
+    st(tx, node_at(leaf, i), new)
 }
 
 /// A key range of a scan: its bounds as bytes and packed.
@@ -554,6 +611,29 @@ impl Range {
     }
 }
 
+/// The number of entries: the leaves' counts, walked along the chain
+/// (about one block per 28 entries; no count is kept: module docs).
+pub(crate) fn len<T: TxRead>(tx: &T, tree: Tree) -> Result<u64, Fault> {
+    let root = ld(tx, tree.root_at)?;
+    if root == 0 {
+        return Ok(0);
+    }
+    let (_, mut leaf, _) = descend(tx, root, None)?;
+    let mut n = 0;
+    for _ in 0..step_bound(tx, BLOCK_BYTES) {
+        let (kind, count) = block(tx, leaf)?;
+        if kind != Kind::Leaf {
+            return Err(Fault::Corrupt(Damage::Chain));
+        }
+        n += count;
+        leaf = ld(tx, leaf + B_LINK)?;
+        if leaf == 0 {
+            return Ok(n);
+        }
+    }
+    Err(Fault::Corrupt(Damage::Cycle))
+}
+
 /// The nodes of the keys in `range`, in key order, at most `limit`.
 pub(crate) fn scan<T: TxRead>(
     tx: &T,
@@ -604,22 +684,24 @@ pub(crate) fn scan<T: TxRead>(
 }
 
 /// Walks the whole tree and checks every invariant of the module docs:
-/// blocks of a known kind within their capacity; separators increasing,
+/// blocks of a known kind within their capacity, every leaf's entries
+/// then empty slots; separators increasing,
 /// within their block's range, their copies' words; every leaf at the
 /// header's height, linked to the next leaf in key order, the last to
 /// none; each leaf entry's prefix its node's, its key within its leaf's
 /// range and above every key of the leaves before. `visit` is called with
-/// every entry's node and key in key order. Returns the number of entries.
+/// every entry's node and key in key order. Returns the number of entries
+/// and the number of leaves.
 pub(crate) fn check<T: TxRead>(
     tx: &T,
     tree: Tree,
     mut visit: impl FnMut(u64, &Key) -> Result<(), Fault>,
-) -> Result<u64, Fault> {
+) -> Result<(u64, u64), Fault> {
     let root = ld(tx, tree.root_at)?;
     let height = height(tx, tree)?;
     if root == 0 {
         return if height == 0 {
-            Ok(0)
+            Ok((0, 0))
         } else {
             Err(Fault::Corrupt(Damage::Shape))
         };
@@ -627,6 +709,7 @@ pub(crate) fn check<T: TxRead>(
     let bound = step_bound(tx, BLOCK_BYTES);
     let mut blocks = 0u64;
     let mut entries = 0u64;
+    let mut leaves = 0u64;
     let mut prev_leaf: Option<u64> = None;
     let mut prev_key: Option<Vec<u8>> = None;
     let order = Fault::Corrupt(Damage::Order);
@@ -670,6 +753,12 @@ pub(crate) fn check<T: TxRead>(
             }
         }
         prev_leaf = Some(at);
+        leaves += 1;
+        for i in count..LEAF_CAP {
+            if ld(tx, node_at(at, i))? != 0 {
+                return Err(Fault::Corrupt(Damage::Shape));
+            }
+        }
         let mut keys = Vec::with_capacity(count as usize);
         for e in leaf_entries(tx, at, count)? {
             let bytes = StoredKey::of_node(e.node).bytes(tx)?;
@@ -695,5 +784,5 @@ pub(crate) fn check<T: TxRead>(
     if prev_leaf.is_some_and(|p| ld(tx, p + B_LINK) != Ok(0)) {
         return Err(Fault::Corrupt(Damage::Chain));
     }
-    Ok(entries)
+    Ok((entries, leaves))
 }

@@ -56,7 +56,9 @@
 //!
 //! What is checked: `tests/map.rs` (the model on four PTMs, reopens, two
 //! and four threads, limits, a full region, damaged images),
-//! `tests/index.rs` (the B+tree index at three levels),
+//! `tests/index.rs` (the B+tree index at three levels, a leaf filled to
+//! its capacity then emptied, damaged leaves, `len` by the leaves, the
+//! formats before),
 //! `tests/txn.rs` (transactions and snapshots), `tests/file.rs` (files on
 //! both backends, bad files and options), `tests/proptest_kv.rs`
 //! (generated runs with reopens and Px86 crashes inside batches and

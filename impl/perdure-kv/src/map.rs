@@ -5,18 +5,30 @@
 //! and linearizable when it returns, and recovery is the PTM's null
 //! recovery.
 //!
-//! * Layout (region words): header `[MAGIC, buckets, bucket_count, len,
-//!   tree, height]` in the root slot; bucket array of `bucket_count` words,
+//! * Layout (region words): header `[MAGIC, buckets, bucket_count,
+//!   leaves, tree, height]` in the root slot; bucket array of `bucket_count` words,
 //!   each the first node of its chain or 0; one node per entry (`node.rs`),
 //!   in both structures at once: its hash chain, and the ordered index
 //!   (`index.rs`, a B+tree whose leaves name the nodes; `tree` is its
-//!   root, `height` its levels).
+//!   root, `height` its levels, `leaves` its number of leaves).
+//! * No entry count (issue 18): a count every put and delete wrote was a
+//!   line written back per write. The number of entries is the index
+//!   leaves' counts, walked ([`len_in`]: a block per ~28 entries), and
+//!   `leaves`, written only when a put adds a leaf (one in 21 to 41
+//!   inserts), drives the resize.
 //! * Hash: FNV-1a over the key's bytes, then [`perdure_ptm::ds::mix`] with
 //!   its length; the node keeps it, so a resize moves nodes without
 //!   reading keys.
-//! * Resize: as `perdure_ptm::ds::hash` (when `len > 2 · buckets`, the
-//!   same transaction relinks every node into twice the buckets; skipped if
-//!   the region has no room, or no room left for the rest of a batch). A
+//! * Resize: as `perdure_ptm::ds::hash` (the same transaction relinks
+//!   every node into twice the buckets; skipped if the region has no room,
+//!   or no room left for the rest of a batch), when a put that adds a leaf
+//!   makes `ENTRIES_PER_LEAF · leaves > 2 · buckets`: the entries a leaf
+//!   holds on average under random inserts (ln 2 of its 41, Yao's 69%
+//!   fill) stand for the entry count. A random fill so doubles at about 2
+//!   entries per bucket, a sequential one (full leaves) at 2.9, and since
+//!   a leaf holds at most 41 entries no chain average passes 2.9 while
+//!   there is room; leaves emptied by deletes stay and count, so a table
+//!   may double early (more buckets than entries need), never late. A
 //!   store starts with the buckets its creator asks for (at least 64; a
 //!   database one per 256 bytes of its region, as RedoDB starts with 10 ·
 //!   2^20): every resize writes back every node's link and is paid by one
@@ -33,8 +45,11 @@
 //!   checked loads; a walk longer than the region could hold is a cycle.
 //!   Damage is a typed fault, never a panic.
 //!
-//! The first format (`PDKVMAP2`, an ordered treap through two words of
-//! every node) is refused with [`Fault::OldFormat`].
+//! The formats before this one (`PDKVMAP5`) are refused with
+//! [`Fault::OldFormat`]: the first (`PDKVMAP2`, an ordered treap through
+//! two words of every node), the B+tree whose leaves kept a count word
+//! (`PDKVMAP3`; `index.rs`), and the header with an entry count where
+//! `leaves` is (`PDKVMAP4`).
 
 use crate::error::KvError;
 pub(crate) use crate::index::Range;
@@ -49,9 +64,17 @@ pub(crate) use crate::node::{
 use perdure_ptm::{Transaction, TxRead};
 
 /// The header's magic.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"PDKVMAP3");
-/// The first format's magic.
-const MAGIC_TREAP: u64 = u64::from_le_bytes(*b"PDKVMAP2");
+pub const MAGIC: u64 = u64::from_le_bytes(*b"PDKVMAP5");
+/// The magics of the formats before (module docs).
+const MAGIC_OLD: [u64; 3] = [
+    u64::from_le_bytes(*b"PDKVMAP2"),
+    u64::from_le_bytes(*b"PDKVMAP3"),
+    u64::from_le_bytes(*b"PDKVMAP4"),
+];
+/// The entries a leaf stands for in the resize's estimate (module docs).
+const ENTRIES_PER_LEAF: u64 = 28;
+// Between a split leaf's entries and a full leaf's.
+const _: () = assert!(index::LEAF_CAP / 2 < ENTRIES_PER_LEAF && ENTRIES_PER_LEAF < index::LEAF_CAP);
 /// The fewest buckets a store starts with.
 pub(crate) const MIN_BUCKETS: u64 = 64;
 /// The most buckets a store starts with (a 512 MiB bucket array).
@@ -64,7 +87,7 @@ pub(crate) fn first_buckets(buckets: u64) -> u64 {
 }
 
 // The header words of the module docs' layout, in order.
-perdure_pm::word_offsets!(_, H_BUCKETS, H_COUNT, H_LEN, H_TREE, H_HEIGHT);
+perdure_pm::word_offsets!(_, H_BUCKETS, H_COUNT, H_LEAVES, H_TREE, H_HEIGHT);
 /// The header's size.
 pub(crate) const HEADER: u64 = H_HEIGHT + 8;
 // The layout is persistent.
@@ -87,7 +110,7 @@ pub(crate) fn header<T: TxRead>(tx: &T, root: usize) -> Result<Header, Fault> {
     }
     match ld(tx, at)? {
         MAGIC => {}
-        MAGIC_TREAP => return Err(Fault::OldFormat),
+        m if MAGIC_OLD.contains(&m) => return Err(Fault::OldFormat),
         _ => return Err(Fault::NotAStore),
     }
     let buckets = ld(tx, at + H_BUCKETS)?;
@@ -122,16 +145,16 @@ pub(crate) fn create_in<T: Transaction>(tx: &T, root: usize, buckets: u64) -> Re
     st(tx, h, MAGIC)?;
     st(tx, h + H_BUCKETS, b)?;
     st(tx, h + H_COUNT, buckets)?;
-    st(tx, h + H_LEN, 0)?;
+    st(tx, h + H_LEAVES, 0)?;
     st(tx, h + H_TREE, 0)?;
     st(tx, h + H_HEIGHT, 0)?;
     tx.set_root(root, h);
     Ok(0)
 }
 
-/// The number of entries.
+/// The number of entries: a walk of the index's leaves (module docs).
 pub(crate) fn len_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
-    ld(tx, header(tx, root)?.at + H_LEN)
+    index::len(tx, header(tx, root)?.tree())
 }
 
 /// The most nodes a walk of the region can meet.
@@ -167,12 +190,19 @@ fn has_room<T: Transaction>(tx: &T, needs: &[(u64, u64)]) -> Result<bool, Fault>
         .map_err(|_| Fault::Corrupt(Damage::Pointer))
 }
 
-/// Doubles the buckets when `len > 2 · count` (as `perdure_ptm::ds::hash`):
-/// every node relinked by its kept hash; skipped if there is no room for
-/// the new buckets and `inserts` more inserts into the index.
-fn maybe_resize<T: Transaction>(tx: &T, hd: Header, inserts: u64) -> Result<(), Fault> {
-    let len = ld(tx, hd.at + H_LEN)?;
-    if len <= 2 * hd.count {
+/// Counts a leaf a put added, and doubles the buckets when the leaves
+/// stand for more than 2 entries per bucket (module docs): every node
+/// relinked by its kept hash; skipped if there is no room for the new
+/// buckets and `inserts` more inserts into the index.
+fn added_leaf<T: Transaction>(tx: &T, hd: Header, inserts: u64) -> Result<(), Fault> {
+    let leaves = ld(tx, hd.at + H_LEAVES)?.saturating_add(1);
+    // More leaves than the region's blocks: damage (which would otherwise
+    // double the buckets at every new leaf).
+    if leaves > step_bound(tx, index::BLOCK_BYTES) {
+        return Err(Fault::Corrupt(Damage::Count));
+    }
+    st(tx, hd.at + H_LEAVES, leaves)?;
+    if leaves * ENTRIES_PER_LEAF <= hd.count.saturating_mul(2) {
         return Ok(());
     }
     let new_count = 2 * hd.count;
@@ -263,9 +293,9 @@ pub(crate) fn put_in<T: Transaction>(
     }
     st(tx, block + N_NEXT, ld(tx, bucket)?)?;
     st(tx, bucket, block)?;
-    index::insert(tx, hd.tree(), key, block)?;
-    st(tx, hd.at + H_LEN, ld(tx, hd.at + H_LEN)? + 1)?;
-    maybe_resize(tx, hd, later)?;
+    if index::insert(tx, hd.tree(), key, block)? {
+        added_leaf(tx, hd, later)?;
+    }
     Ok(0)
 }
 
@@ -327,7 +357,6 @@ pub(crate) fn delete_in<T: Transaction>(tx: &T, hd: Header, key: &Key) -> Result
     st(tx, link, ld(tx, found + N_NEXT)?)?;
     index::remove(tx, hd.tree(), key, found)?;
     free(tx, found)?;
-    st(tx, hd.at + H_LEN, ld(tx, hd.at + H_LEN)?.wrapping_sub(1))?;
     Ok(1)
 }
 
@@ -362,10 +391,10 @@ pub(crate) fn scan_in<T: TxRead>(
 
 /// Walks both structures and checks every invariant of the module docs:
 /// each chain node in the bucket its hash selects, lengths within the
-/// limits, every pointer inside the region, no cycle, `len` entries; the
-/// index as [`index::check`] does, each of its entries the node the hash
-/// map finds for its key, as many as entries. Returns the number of
-/// entries.
+/// limits, every pointer inside the region, no cycle; the index as
+/// [`index::check`] does, each of its entries the node the hash map finds
+/// for its key, as many as entries, `leaves` leaves. Returns the number
+/// of entries.
 pub(crate) fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
     let hd = header(tx, root)?;
     let bound = node_bound(tx);
@@ -392,10 +421,7 @@ pub(crate) fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
             node = ld(tx, node + N_NEXT)?;
         }
     }
-    if ld(tx, hd.at + H_LEN)? != seen {
-        return Err(Fault::Corrupt(Damage::Count));
-    }
-    let in_index = index::check(tx, hd.tree(), |node, key| {
+    let (in_index, leaves) = index::check(tx, hd.tree(), |node, key| {
         if ld(tx, node + N_HASH)? != key.hash {
             return Err(Fault::Corrupt(Damage::Misplaced));
         }
@@ -406,6 +432,9 @@ pub(crate) fn check_in<T: TxRead>(tx: &T, root: usize) -> Result<u64, Fault> {
     })?;
     if in_index != seen {
         return Err(Fault::Corrupt(Damage::Index));
+    }
+    if ld(tx, hd.at + H_LEAVES)? != leaves {
+        return Err(Fault::Corrupt(Damage::Count));
     }
     Ok(seen)
 }

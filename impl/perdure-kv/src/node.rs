@@ -82,10 +82,11 @@ impl Damage {
             Damage::Cycle => "a chain or tree walk longer than the region can hold (a cycle)",
             Damage::Lengths => "a key or value length over the limits",
             Damage::Misplaced => "a node in a bucket its hash does not select",
-            Damage::Count => "a length that is not the number of entries",
+            Damage::Count => "a leaf count that is not the number of the ordered index's leaves",
             Damage::Order => "ordered-index keys out of order or outside their block's range",
             Damage::Shape => {
-                "an ordered-index block with a bad kind or count, or leaves at different depths"
+                "an ordered-index block with a bad kind or count (a leaf's: an empty slot among its \
+                 entries, or an entry after them), or leaves at different depths"
             }
             Damage::Index => {
                 "an ordered-index entry the hash map does not hold, or whose key words are not its node's"

@@ -409,7 +409,8 @@ impl<P: Ptm, H: Deref<Target = P>> Store<P, H> {
         Ok((used, len))
     }
 
-    /// The number of entries.
+    /// The number of entries, counted by a walk of the ordered index's
+    /// leaves (a block per ~28 entries: no count is kept, `src/map.rs`).
     pub fn len(&self) -> Result<u64, KvError> {
         let root = self.root;
         let w = self.ptm.read_tx(move |tx| encode(map::len_in(tx, root)))?;

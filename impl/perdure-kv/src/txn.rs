@@ -145,7 +145,8 @@ impl<'a> Snapshot<'a> {
             .map_err(|f| map::error(f, self.root, 0))
     }
 
-    /// The number of entries.
+    /// The number of entries, counted by a walk of the ordered index's
+    /// leaves (a block per ~28 entries: no count is kept, `src/map.rs`).
     pub fn len(&self) -> Result<u64, KvError> {
         map::len_in(&self.tx, self.root).map_err(|f| map::error(f, self.root, 0))
     }

@@ -489,24 +489,26 @@ fn a_store_starts_with_the_buckets_asked_for_and_a_too_large_ask_is_full() {
     // twice that), and the 48-byte header.
     let (used, _) = db.space().unwrap();
     assert!((8 * 1024 + 48..16 * 1024 + 256).contains(&used), "{used}");
-    // Past two keys per bucket it doubles them (the put that crosses the
-    // bound allocates 2048 buckets and frees 1024), keeping every entry.
+    // It doubles them (the put that does allocates 2048 buckets and frees
+    // 1024), keeping every entry, when the index's leaves stand for two
+    // keys per bucket (28 per leaf): with these increasing keys, full
+    // leaves of 41, at the put that starts the 74th leaf, 2,994 keys.
     let mut model = BTreeMap::new();
-    let mut before = 0;
-    for i in 0..2100u32 {
+    let mut doubled = None;
+    for i in 0..3100u32 {
         let k = (i * 7919).to_be_bytes().to_vec();
-        if i == 2048 {
-            before = db.space().unwrap().0;
-        }
+        let before = db.space().unwrap().0;
         assert!(!db.put(&k, &i.to_le_bytes()).unwrap());
         model.insert(k, i.to_le_bytes().to_vec());
-        if i == 2048 {
-            let after = db.space().unwrap().0;
-            assert!(after - before >= 8 * 1024, "{before} -> {after}");
+        if db.space().unwrap().0 >= before + 8 * 1024 {
+            assert_eq!(doubled, None, "doubled twice");
+            doubled = Some(i + 1);
         }
     }
+    assert_eq!(doubled, Some(73 * 41 + 1));
     let (grown, _) = db.space().unwrap();
-    assert_eq!(db.check().unwrap(), 2100);
+    assert_eq!(db.check().unwrap(), 3100);
+    assert_eq!(db.len().unwrap(), 3100);
     for (k, v) in &model {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
