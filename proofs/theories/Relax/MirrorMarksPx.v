@@ -113,16 +113,30 @@
       at its sequence, marked or not), [m2_fix_load_returns_last_write]
       (every step fixing a load's result then fixes that pointer) and
       [m2_fix_no_stale_load] ([¬ stale_load Fix]).
+    - The fixed model over histories: [m2_fix_no_missed_cas] (no reachable
+      state of [Fix] has a history with the pattern of
+      [cas_then_load_not_durably_linearizable]: a CAS(a, b) returned [a],
+      it is the history's only write, and a load invoked after that return
+      returned [a]); hence [m2_hist_unreachable_in_fix] and
+      [seed_hist_unreachable_in_fix] (neither refuted history happens with
+      [finish_dram_half]).  From [kinv_reach], [kstep_shape] (every step is
+      an invocation, a return, a step inside an operation, which moves NVMM
+      only at L40, or a recovery step), [hinv_reach] (the history against
+      the threads: a running operation is invoked and not returned, ids are
+      fresh and unique) and [cinv_reach] (while [i] is the only write: past
+      its L40 NVMM holds its write; once it returned, NVMM and the newest
+      returned write are its write; every load invoked after that return
+      and fixed returned [b]).
 
     Abstracts: one field, no crash after the field's recovery, SC atomic
     steps, unbounded sequence numbers (no window, no MSB sequence space);
     [recover_node]'s effect on other fields and the tracking bitset;
     stores and [fetch_add] (CAS loops: their successful CAS is a CAS here);
     the failure path's re-load; persistence (above); [PATIENCE] and error
-    paths; liveness.  The fixed model is proved state-level (loads after a
-    returned write, while no later L40), not durably linearizable over
-    histories: [MirrorPxLin.v] does that for a data field, without marks;
-    that no run of [Fix] has [m2_hist] is not proved. *)
+    paths; liveness.  The fixed model is not proved durably linearizable
+    over histories in general ([MirrorPxLin.v] does that for a data field,
+    without marks): only the state-level theorems above and the absence of
+    the refuted pattern (histories whose only write is one CAS). *)
 From stdpp Require Import base list.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
@@ -173,6 +187,9 @@ Inductive rpc : Type :=
   | R1                               (* line 1 next: read DRAM's pair *)
   | R2 (d : dpair)                   (* line 2 next: read NVMM's pair *)
   | R4 (d : dpair) (vn sn : nat).    (* line 4 next (or R2's re-read): DRAM DWCAS d -> (mark vn, sn) *)
+
+Global Instance kpc_eq_dec : EqDecision kpc.
+Proof. solve_decision. Defined.
 
 Inductive ktst : Type := KIdle | KOp (i : nat) (op : mop) (pc : kpc) | KRec (pc : rpc).
 
@@ -658,4 +675,268 @@ Theorem m2_seed_not_durably_linearizable :
 Proof.
   destruct m2_seed_run as (s & Hr & Hh & _). exists s. split_and!; [done | done |].
   rewrite Hh. apply seed_hist_not_durably_linearizable.
+Qed.
+
+(** ** The fixed model over histories: no run has the refuted pattern *)
+
+(** The program counters an operation can have. *)
+Definition pc_wf (op : mop) (pc : kpc) : Prop :=
+  match op, pc with
+  | OLoad, (KLd | KLd2 _ | KLd3 _ _ | KRet _ None) => True
+  | OCas _ _, (K5 | K9 _ _ | K24 _ _ _ | K40 _ _ _ | K44 _ _ _ | KF _ _ | KFc _ _ _) => True
+  | OCas e _, KRet r None => r ≠ e
+  | OCas e n, KRet r (Some (n', _)) => r = e ∧ n' = n
+  | _, _ => False
+  end.
+
+(** The sequence of the NVMM write of a CAS past its L40. *)
+Definition past_l40 (pc : kpc) : option nat :=
+  match pc with
+  | K44 _ ps _ | KF _ ps | KFc _ _ ps => Some (S ps)
+  | KRet _ (Some (_, q)) => Some q
+  | _ => None
+  end.
+
+Ltac shI pc := left; eexists _, _, pc; split_and!; [eassumption | reflexivity | done | first [by left | by right]].
+Ltac shC := right; right; left; do 5 eexists; split_and!;
+  [eassumption | reflexivity | reflexivity | reflexivity | reflexivity | intros _; simpl; done |
+   left; split; [reflexivity | intros ? Hq; simpl in Hq |- *; done]].
+Ltac shR := right; right; right;
+  match goal with |- context [upd (kth ?s) ?t ?X = upd (kth ?s) _ _] => exists t, X end;
+  split_and!; [first [by left | by right; eexists] | first [by left | by right; eexists] | done..].
+
+(** Every step is an invocation, a return, a step of an operation inside
+    its thread (which moves NVMM only at L40), or a recovery step. *)
+Lemma kstep_shape md s s' : kstep md s s' →
+  (∃ t op pc, kth s t = KIdle ∧ s' = kinvoke s t op pc ∧ pc_wf op pc ∧ (pc = K5 ∨ pc = KLd)) ∨
+  (∃ t k op r w, kth s t = KOp k op (KRet r w) ∧ s' = kreturn s t k r w) ∨
+  (∃ t k op pc pc', kth s t = KOp k op pc ∧ kth s' = upd (kth s) t (KOp k op pc') ∧ khist s' = khist s ∧
+     knid s' = knid s ∧ klw s' = klw s ∧ (pc_wf op pc → pc_wf op pc') ∧
+     ((knv s' = knv s ∧ ∀ q, past_l40 pc' = Some q → past_l40 pc = Some q) ∨
+      (∃ e n pv ps d, op = OCas e n ∧ pc = K40 pv ps d ∧ pc' = K44 pv ps d ∧ knv s' = (n, S ps)))) ∨
+  (∃ t x, (kth s t = KIdle ∨ ∃ r, kth s t = KRec r) ∧ (x = KIdle ∨ ∃ r, x = KRec r) ∧
+     kth s' = upd (kth s) t x ∧ khist s' = khist s ∧ knid s' = knid s ∧ knv s' = knv s ∧ klw s' = klw s).
+Proof.
+  intros Hs.
+  destruct Hs as [s t e n Ht|s t Ht|s t i e n Ht|s t i e n pv ps Ht Hp|s t i e n pv ps Ht Hp Hp'
+                 |s t i e n pv ps Ht Hp Hpv|s t i e n pv ps Ht Hp Hpv|s t i e n pv ps d Ht
+                 |s t i e n pv ps d Ht Hnv|s t i e n pv ps d Ht Hnv|s t i e n pv ps d Ht
+                 |s t i e n d ps Ht|s t i e n d now ps Ht|s t i Ht|s t i v Ht|s t i v q Ht
+                 |s t i op r w Ht|s t Ht|s t Ht|s t d Ht|s t d vn sn Ht|s t d vn sn m Ht];
+    repeat case_decide.
+  all: try match goal with |- context [l44_fail ?m _ _ _ _] => destruct m end.
+  all: try match goal with |- context [if dm ?x then _ else _] => destruct (dm x) end.
+  all: simpl.
+  all: try (match goal with H : kth _ ?t = KOp ?i ?op (KRet ?r ?w) |- _ =>
+              right; left; by exists t, i, op, r, w end).
+  all: try (match goal with H : kth ?s ?t = KOp ?i ?op (K40 ?pv ?ps ?d), E : knv ?s = (_, _) |- _ =>
+              right; right; left; exists t, i, op, (K40 pv ps d), (K44 pv ps d);
+              split_and!; try done; right; by eexists _, _, _, _, _ end).
+  all: first [shI K5 | shI KLd | shC | shR].
+Qed.
+
+(** Well-formedness of the ghost history against the threads (any mode). *)
+Record hinv (s : kst) : Prop := {
+  g_th : ∀ t k op pc, kth s t = KOp k op pc →
+           Invoke k t op ∈ khist s ∧ (∀ v, Return k v ∉ khist s) ∧ pc_wf op pc;
+  g_fresh : ∀ k t op, Invoke k t op ∈ khist s → k < knid s;
+  g_uniq : ∀ k t op t' op', Invoke k t op ∈ khist s → Invoke k t' op' ∈ khist s → t = t' ∧ op = op';
+  g_ret : ∀ k v, Return k v ∈ khist s → ∃ t op, Invoke k t op ∈ khist s
+}.
+
+Lemma in_snoc {A} (x y : A) l : x ∈ l ++ [y] ↔ x ∈ l ∨ x = y.
+Proof. rewrite elem_of_app, elem_of_list_singleton. done. Qed.
+
+Lemma hinv_step md s s' : hinv s → kstep md s s' → hinv s'.
+Proof.
+  intros [G1 G2 G3 G4] Hs.
+  destruct (kstep_shape _ _ _ Hs) as [(t & op & pc & Ht & -> & Hw & Hpc)|
+    [(t & k & op & r & w & Ht & ->)|[(t & k & op & pc & pc' & Ht & Eth & Eh & En & El & Hw & Hnv)|
+     (t & x & Ht & Hx & Eth & Eh & En & Env & El)]]].
+  - split; simpl.
+    + intros t' k op' pc' H'. destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. injection H' as <- <- <-. split_and!; [by apply in_snoc; right | | done].
+        intros v [Hin|Hin]%in_snoc; [| done]. destruct (G4 _ _ Hin) as (t' & op' & Hi). apply G2 in Hi. lia.
+      * rewrite upd_other in H' by done. destruct (G1 _ _ _ _ H') as (Hi & Hr & Hw'). split_and!; [by apply in_snoc; left | | done].
+        intros v [Hin|Hin]%in_snoc; [by eapply Hr | done].
+    + intros k t' op' [Hin|Hin]%in_snoc; [apply G2 in Hin; lia | injection Hin as -> _ _; lia].
+    + intros k t1 op1 t2 op2 [H1|H1]%in_snoc [H2|H2]%in_snoc.
+      * by eapply G3.
+      * injection H2 as -> -> ->. apply G2 in H1. lia.
+      * injection H1 as -> -> ->. apply G2 in H2. lia.
+      * injection H1 as -> -> ->. by injection H2 as -> ->.
+    + intros k v [Hin|Hin]%in_snoc; [| done]. destruct (G4 _ _ Hin) as (t' & op' & Hi). exists t', op'. by apply in_snoc; left.
+  - destruct (G1 _ _ _ _ Ht) as (Hi & Hr & Hw). split; simpl.
+    + intros t' k' op' pc' H'. destruct (decide (t' = t)) as [->|Hne]; [by rewrite upd_same in H' |].
+      rewrite upd_other in H' by done. destruct (G1 _ _ _ _ H') as (Hi' & Hr' & Hw'). split_and!; [by apply in_snoc; left | | done].
+      intros v [Hin|Hin]%in_snoc; [by eapply Hr' |]. injection Hin as -> ->.
+      destruct (G3 _ _ _ _ _ Hi Hi'). congruence.
+    + intros k' t' op' [Hin|Hin]%in_snoc; [by eapply G2 | done].
+    + intros k1 t1 op1 t2 op2 [H1|H1]%in_snoc [H2|H2]%in_snoc; try done. by eapply G3.
+    + intros k' v [Hin|Hin]%in_snoc.
+      * destruct (G4 _ _ Hin) as (t' & op' & Hi'). exists t', op'. by apply in_snoc; left.
+      * injection Hin as -> ->. exists t, op. by apply in_snoc; left.
+  - split; rewrite ?Eh, ?En, ?Eth; [| done | done | done].
+    intros t' k' op' pc'' H'. destruct (decide (t' = t)) as [->|Hne].
+    + rewrite upd_same in H'. injection H' as <- <- <-. destruct (G1 _ _ _ _ Ht) as (? & ? & ?). auto.
+    + rewrite upd_other in H' by done. auto.
+  - split; rewrite ?Eh, ?En, ?Eth; [| done | done | done].
+    intros t' k' op' pc'' H'. destruct (decide (t' = t)) as [->|Hne].
+    + rewrite upd_same in H'. destruct Hx as [->|[? ->]]; done.
+    + rewrite upd_other in H' by done. auto.
+Qed.
+
+Lemma hinv_reach md s : kreach md s → hinv s.
+Proof.
+  induction 1 as [v0 q0 m0|s s' _ IH Hs]; [| by eapply hinv_step].
+  split; simpl; [done | intros ??? ?%elem_of_nil; done | intros ????? ?%elem_of_nil; done |
+                 intros ?? ?%elem_of_nil; done].
+Qed.
+
+(** The history's only write: operation [i], a CAS(a, b). *)
+Definition only_cas (h : history mop nat) (i a b : nat) : Prop :=
+  ∀ k t op, Invoke k t op ∈ h → (k = i ∧ op = OCas a b) ∨ (k ≠ i ∧ op = OLoad).
+
+Lemma snoc_split {A} (h h1 h2 : list A) x y :
+  h ++ [x] = h1 ++ y :: h2 → (h2 = [] ∧ h = h1 ∧ x = y) ∨ (∃ h2', h2 = h2' ++ [x] ∧ h = h1 ++ y :: h2').
+Proof.
+  intros E. induction h2 as [|z h2' _] using rev_ind.
+  - left. apply app_inj_tail in E as [-> ->]. done.
+  - right. exists h2'. rewrite app_comm_cons, app_assoc in E. apply app_inj_tail in E as [-> ->]. done.
+Qed.
+
+(** While [i] is the history's only write: once past L40, NVMM holds [i]'s
+    write; once [i] returned success, NVMM and the newest returned write
+    are [(b, q)]; every load invoked after that return and fixed returns
+    [b]. *)
+Record cinv (i a b : nat) (s : kst) : Prop := {
+  c_nv : ∀ t pc q, kth s t = KOp i (OCas a b) pc → past_l40 pc = Some q → knv s = (b, q);
+  c_ret : Return i a ∈ khist s → ∃ q, knv s = (b, q) ∧ klw s = (b, q);
+  c_load : ∀ h1 h2 j r, khist s = h1 ++ Return i a :: h2 → j ≠ i → ¬ invoked h1 j →
+             (Return j r ∈ h2 ∨ ∃ t, kth s t = KOp j OLoad (KRet r None)) → r = b
+}.
+
+Lemma cinv_reach i a b s : kreach Fix s → only_cas (khist s) i a b → cinv i a b s.
+Proof.
+  induction 1 as [v0 q0 m0|s s' Hr IH Hs].
+  { intros _. split; simpl; [done | intros ?%elem_of_nil; done |].
+    intros h1 h2 j r E. by destruct h1. }
+  intros Ho'.
+  pose proof (kinv_reach _ Hr) as I. pose proof (hinv_reach _ _ Hr) as [G1 G2 G3 G4].
+  destruct (kstep_shape _ _ _ Hs) as [(t & op & pc & Ht & Es & Hw & Hpc)|
+    [(t & k & op & r & w & Ht & Es)|[(t & k & op & pc & pc' & Ht & Eth & Eh & En & El & Hw & Hnv)|
+     (t & x & Ht & Hx & Eth & Eh & En & Env & El)]]].
+  - (* invoke *)
+    assert (Ho : only_cas (khist s) i a b).
+    { intros k t' op' Hin. apply (Ho' k t' op'). rewrite Es. by apply in_snoc; left. }
+    destruct (IH Ho) as [C1 C2 C3]. subst s'. split; simpl.
+    + intros t' pc' q H' Hq. destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. injection H' as _ _ <-. by destruct Hpc as [->| ->].
+      * rewrite upd_other in H' by done. eauto.
+    + intros [Hin|Hin]%in_snoc; [auto | done].
+    + intros h1 h2 j r E Hji Hj Hor. apply snoc_split in E as [(_ & _ & ?)|(h2' & -> & E)]; [done |].
+      apply (C3 h1 h2' j r E Hji Hj). destruct Hor as [[Hin|Hin]%in_snoc|(t' & H')]; [by left | done |].
+      destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. injection H' as _ _ Hpc'. rewrite Hpc' in Hpc. destruct Hpc; discriminate.
+      * rewrite upd_other in H' by done. right. eauto.
+  - (* return *)
+    assert (Ho : only_cas (khist s) i a b).
+    { intros k' t' op' Hin. apply (Ho' k' t' op'). rewrite Es. by apply in_snoc; left. }
+    destruct (IH Ho) as [C1 C2 C3]. destruct (G1 _ _ _ _ Ht) as (Hi & Hr' & Hw).
+    subst s'. split; simpl.
+    + intros t' pc' q H' Hq. destruct (decide (t' = t)) as [->|Hne]; [by rewrite upd_same in H' |].
+      rewrite upd_other in H' by done. eauto.
+    + intros [Hin|Hin]%in_snoc.
+      * destruct (C2 Hin) as (q & Hn & Hl). exists q. split; [done |].
+        destruct (Ho _ _ _ Hi) as [[-> ->]|[Hki ->]]; [by destruct (Hr' a) |].
+        destruct w as [[??]|]; [done |]. done.
+      * injection Hin as -> ->. destruct (Ho _ _ _ Hi) as [[_ ->]|[? _]]; [| done].
+        destruct w as [[n' q]|]; simpl in Hw; [| done]. destruct Hw as [_ ->].
+        pose proof (C1 _ _ q Ht eq_refl) as Hn. exists q. split; [done |].
+        destruct (i_lw _ I) as [Hq _]. rewrite Hn in Hq. simpl in Hq.
+        unfold newlw. by rewrite decide_True by done.
+    + intros h1 h2 j r' E Hji Hj Hor. apply snoc_split in E as [(-> & <- & E)|(h2' & -> & E)].
+      * exfalso. destruct Hor as [Hin|(t' & H')]; [by apply elem_of_nil in Hin |].
+        destruct (decide (t' = t)) as [->|Hne]; [by rewrite upd_same in H' |].
+        rewrite upd_other in H' by done. destruct (G1 _ _ _ _ H') as (Hin & _). apply Hj. by exists t', OLoad.
+      * destruct Hor as [[Hin|Hin]%in_snoc|(t' & H')].
+        -- eapply C3; [exact E | done | done | by left].
+        -- injection Hin as -> ->. destruct (Ho _ _ _ Hi) as [[? _]|[_ ->]]; [done |].
+           destruct w as [[??]|]; [done |]. eapply C3; [exact E | done | done | right; eauto].
+        -- destruct (decide (t' = t)) as [->|Hne]; [by rewrite upd_same in H' |].
+           rewrite upd_other in H' by done. eapply C3; [exact E | done | done | right; eauto].
+  - (* a step inside an operation *)
+    assert (Ho : only_cas (khist s) i a b) by (rewrite <- Eh; done).
+    destruct (IH Ho) as [C1 C2 C3]. destruct (G1 _ _ _ _ Ht) as (Hi & Hr' & _).
+    split; rewrite ?Eh.
+    + intros t' pc'' q H' Hq. rewrite Eth in H'. destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. injection H' as -> -> ->.
+        destruct Hnv as [[-> Hp]|(e & n & pv & ps & d & He & -> & -> & ->)]; [eauto |].
+        injection He as -> ->. simpl in Hq. by injection Hq as ->.
+      * rewrite upd_other in H' by done.
+        destruct Hnv as [[-> _]|(e & n & pv & ps & d & -> & -> & -> & _)]; [eauto |].
+        exfalso. destruct (Ho _ _ _ Hi) as [[-> _]|[_ ?]]; [| done].
+        destruct (G1 _ _ _ _ H') as (Hi' & _). destruct (G3 _ _ _ _ _ Hi Hi'). congruence.
+    + intros Hin. destruct (C2 Hin) as (q & Hn & Hl). exists q. rewrite El. split; [| done].
+      destruct Hnv as [[-> _]|(e & n & pv & ps & d & -> & _ & _ & _)]; [done |].
+      exfalso. destruct (Ho _ _ _ Hi) as [[-> _]|[_ ?]]; [| done]. by eapply Hr'.
+    + intros h1 h2 j r E Hji Hj Hor.
+      destruct Hor as [Hin|(t' & H')]; [eapply C3; [exact E | done | done | by left] |].
+      rewrite Eth in H'. destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. injection H' as -> -> ->.
+        destruct (decide (pc = KRet r None)) as [->|Hpc]; [eapply C3; [exact E | done | done | right; eauto] |].
+        destruct (C2 ltac:(rewrite E; apply elem_of_app; right; by left)) as (q & Hn & Hl).
+        assert (r = (klw s).1) as Hrb.
+        { eapply (m2_fix_load_returns_last_write s s' t); try done.
+          - rewrite Ht, Eth, upd_same. intros H'. injection H' as ?. done.
+          - by rewrite Eth, upd_same.
+          - by rewrite Hn, Hl. }
+        by rewrite Hl in Hrb.
+      * rewrite upd_other in H' by done. eapply C3; [exact E | done | done | right; eauto].
+  - (* a recovery step *)
+    assert (Ho : only_cas (khist s) i a b) by (rewrite <- Eh; done).
+    destruct (IH Ho) as [C1 C2 C3]. split; rewrite ?Eh, ?Env, ?El.
+    + intros t' pc' q H'. rewrite Eth in H'. destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. by destruct Hx as [->|[? ->]].
+      * rewrite upd_other in H' by done. eauto.
+    + done.
+    + intros h1 h2 j r E Hji Hj Hor. apply (C3 h1 h2 j r E Hji Hj).
+      destruct Hor as [Hin|(t' & H')]; [by left |]. right. rewrite Eth in H'.
+      destruct (decide (t' = t)) as [->|Hne].
+      * rewrite upd_same in H'. by destruct Hx as [->|[? ->]].
+      * rewrite upd_other in H' by done. eauto.
+Qed.
+
+(** The fixed model has no run whose history shows the pattern of
+    [cas_then_load_not_durably_linearizable]: a CAS(a, b) that returned
+    [a] (success), no other write in the history, and a load invoked after
+    that return which returned [a]. *)
+Theorem m2_fix_no_missed_cas s h1 h2 i a b j :
+  kreach Fix s → khist s = h1 ++ Return i a :: h2 → a ≠ b → i ≠ j → only_cas (khist s) i a b →
+  ¬ invoked h1 j → Return j a ∈ h2 → False.
+Proof.
+  intros Hr E Hab Hij Ho Hj Hret. destruct (cinv_reach _ _ _ _ Hr Ho) as [_ _ C3].
+  apply Hab. eapply C3; [exact E | done | done | by left].
+Qed.
+
+(** Neither refuted history happens in the fixed model. *)
+Theorem m2_hist_unreachable_in_fix s : kreach Fix s → khist s ≠ m2_hist.
+Proof.
+  intros Hr E.
+  apply (m2_fix_no_missed_cas s [Invoke 0 0 (OCas 1 2); Invoke 1 1 OLoad; Return 1 1]
+           [Invoke 2 1 OLoad; Return 2 1] 0 1 2 2); try done.
+  - intros k t op Hin. rewrite E in Hin. apply elem_of_list_In in Hin. simpl in Hin.
+    destruct_or!; simplify_eq; [left | right | right]; done.
+  - intros (t & op & Hin). apply elem_of_list_In in Hin. simpl in Hin. naive_solver.
+  - apply elem_of_list_In. simpl. tauto.
+Qed.
+
+Theorem seed_hist_unreachable_in_fix s : kreach Fix s → khist s ≠ seed_hist.
+Proof.
+  intros Hr E.
+  apply (m2_fix_no_missed_cas s [Invoke 0 0 (OCas 1 2)] [Invoke 1 0 OLoad; Return 1 1] 0 1 2 1); try done.
+  - intros k t op Hin. rewrite E in Hin. apply elem_of_list_In in Hin. simpl in Hin.
+    destruct_or!; simplify_eq; [left | right]; done.
+  - intros (t & op & Hin). apply elem_of_list_In in Hin. simpl in Hin. naive_solver.
+  - apply elem_of_list_In. simpl. tauto.
 Qed.
