@@ -65,17 +65,18 @@
     [mirror_px_durably_linearizable] (every run of [step], any number of
     threads and crashes, is durably linearizable for [reg v0]).
 
-    Not covered: finding M2 (the published L44, a single DRAM DWCAS from the
+    Not here: finding M2 (the published L44, a single DRAM DWCAS from the
     L9 pair, which fails when a recovery mark on a pointer field was set or
     cleared in DRAM between L9 and L44, Algorithms 6.3/6.4: the CAS returns
-    true while DRAM keeps the old pointer).  No Coq model has pointer
-    fields or recovery marks: in MirrorPxLin.v's data field DRAM changes
-    only by a sequence step, so after a failed L44 DRAM is never at L9's
-    sequence and M2's [Space::finish_dram_half] is modelled but never
-    needed (MirrorCode.v shows its DWCAS unreachable).  Refuting L44 needs
-    a mark bit on the pair and Algorithm 6.4's unmarking load; TLC does
-    not have it either ([specs/relax/README.md] "### M2"); shuttle finds
-    it ([impl/perdure-relax/tests/mutants_relax.rs], mutant [Line44Once]).
+    true while DRAM keeps the old pointer).  In MirrorPxLin.v's data field
+    DRAM changes only by a sequence step, so after a failed L44 DRAM is
+    never at L9's sequence and M2's [Space::finish_dram_half] is modelled
+    but never needed (MirrorCode.v shows its DWCAS unreachable); refuting
+    L44 needs a mark bit on the pair and Algorithm 6.4's unmarking load,
+    which [MirrorMarksPx.v] models (one pointer field, no crashes): it
+    refutes L44 there and proves [finish_dram_half]'s fix.  Shuttle finds
+    it on the implementation too ([impl/perdure-relax/tests/mutants_relax.rs],
+    mutant [Line44Once]).
     What MirrorPxLin.v abstracts is abstracted here too (one field in its
     line, unbounded sequence numbers, SC steps, atomic 16-byte reads and
     DWCAS). *)
