@@ -1104,7 +1104,16 @@ fn meet_in_exchanger<R>(
             })
             .result
         });
-        while x.peek(&p).is_none() && !waiter.is_finished() {
+        // Wait until the offer is in the slot with its persist bit clear:
+        // INSERT's L24 write-back and L25's clearing CAS are done, so the
+        // slot's word is durable (§4.1's link-and-persist). Between L21 and
+        // L25 the slot already names the offer but a crash image may still
+        // lose it, and a capture there would fail `exchanger-kind` for a
+        // reason that is not the code's.
+        let clean = |p: &Pool<Sim>| {
+            x.peek(p).is_some() && !perdure_memento::word::insdel_decode(word(p, x.offset())).0
+        };
+        while !clean(&p) && !waiter.is_finished() {
             std::thread::yield_now();
         }
         let seen = at_offer(&p, &x);
