@@ -823,6 +823,16 @@ Proof.
       by apply (H2 v Hv Ha eq_refl).
 Qed.
 
+(** A [repl] word not crossing the mark in a step: durable with the same
+    contents after it iff before it. *)
+Lemma durable_repl_same NB p p' b h : mgrow NB p p' → 1 ≤ b ≤ NB → (durD p' b ↔ durD p b) →
+  (hist p' b = h ∧ durD p' b ↔ hist p b = h ∧ durD p b).
+Proof.
+  intros (_ & G2 & _ & G4) Hb HD. split; intros [Hh Hd].
+  - split; [by rewrite <- (proj2 (G4 b Hb Hd)) | by apply HD].
+  - assert (Hd2 : durD p' b) by (by apply G2). split; [by rewrite (proj2 (G4 b Hb Hd2)) | done].
+Qed.
+
 (** ** The ghost runs keep the invariant *)
 Section ginv.
   Context (N NB : nat).
@@ -850,9 +860,7 @@ Section ginv.
         * destruct Hl as [Hl1 Hl2]. split; [by apply HoI | by rewrite HoD].
       + intros u o v Hu. rewrite (Gpts u o v Hu). symmetry. apply cureff_mem.
         * intros n _ _. apply HoI.
-        * intros b Hb _ _. split; intros [Hh Hd].
-          -- split; [by rewrite <- (proj2 (G4 b Hb Hd)) | by apply HoD].
-          -- assert (Hd2 : durD (pm s') b) by (by apply G2). split; [by rewrite (proj2 (G4 b Hb Hd2)) | done].
+        * intros b Hb _ _. apply (durable_repl_same NB); [exact Hg | done | by apply HoD].
     - (* INSERT [n]'s write became durable: its point *)
       assert (Ht0 : tr t0) by apply (i_ins _ _ _ Hi n t0 k0 Hin).
       pose proof (i_th _ _ _ Hi t0 Ht0) as Hti.
@@ -891,9 +899,7 @@ Section ginv.
           -- intros m Ha Ho. apply HoI. intros ->.
              pose proof (ins_cur NB _ _ _ _ n (t_pc _ _ _ _ _ (i_th _ _ _ Hi u Hu)) Ha Ho) as Hin2.
              destruct (nd_unique _ n t0 (kk (th s t0)) u (kk (th s u)) (m_nd _ _ _ Hm) Hin Hin2). done.
-          -- intros b Hb _ _. split; intros [Hh Hd].
-             ++ split; [by rewrite <- (proj2 (G4 b Hb Hd)) | by apply HoD].
-             ++ assert (Hd2 : durD (pm s') b) by (by apply G2). split; [by rewrite (proj2 (G4 b Hb Hd2)) | done].
+          -- intros b Hb _ _. apply (durable_repl_same NB); [exact Hg | done | by apply HoD].
     - (* a DELETE's [repl] write became durable: its point *)
       assert (Htag0 : [(k0, t0)] ∈ hist (pm s) b) by (rewrite Hh0; by left).
       assert (Ht0 : tr t0) by apply (i_tag _ _ _ Hi b k0 t0 Hb Htag0).
@@ -939,9 +945,7 @@ Section ginv.
           -- intros b' Hb' _ _. destruct (decide (b' = b)) as [-> | Hbb].
              ++ split; intros [Hh' Hd]; [exfalso | done].
                 rewrite (proj2 (G4 b Hb Hd)), Hh0 in Hh'. injection Hh' as _ Hu0. congruence.
-             ++ split; intros [Hh' Hd].
-                ** split; [by rewrite <- (proj2 (G4 b' Hb' Hd)) | by rewrite <- (HoD b' Hb' Hbb)].
-                ** assert (Hd2 : durD (pm s') b') by (by apply G2). split; [by rewrite (proj2 (G4 b' Hb' Hd2)) | done].
+             ++ apply (durable_repl_same NB); [exact Hg | done | by apply HoD].
   Qed.
 End ginv.
 
