@@ -822,6 +822,23 @@ Section preservation.
     | nopw H
     | new_t; rewrite upd_same; split_and!; try done; exists w; split; [done | lia] ].
 
+  (* L44 or M2's DWCAS succeeds: DRAM gets the pair the CAS put in NVMM and
+     the CAS returns; the same obligations at both positions [wpc]. *)
+  Ltac dram_cas_ok Hg t H s d a wpc :=
+    let Ht := fresh "Ht" in
+    pose proof (g_th v0 _ Hg t) as Ht; unfold tinv in Ht; rewrite H in Ht; simpl in Ht;
+    destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(_ & Hlt)]);
+      [| subst d; lia];
+    simpl in Hwp; subst d a;
+    destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi' & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]);
+      [congruence |];
+    rewrite Hi in Hi'; simplify_eq;
+    assert (tw = t) as -> by (eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]);
+    rewrite H in Htw; simplify_eq; rewrite <- Hnv;
+    eapply (copy_step v0 s t _ j iw opw (retv opw ew) t wpc ew); try done; [lia | by rewrite H |];
+    new_t; split; [apply elem_of_app; by left |]; split; [| by destruct Hp0];
+    apply elem_of_app; right; rewrite Hi; by left.
+
   Lemma ginv_init q0 d : ginv v0 (init v0 q0 d).
   Proof.
     split; simpl; try done; try lia; try (intros; lia).
@@ -1004,17 +1021,7 @@ Section preservation.
         destruct Hdisj as [(? & ? & ? & ? & Hwp)|?]; [left | by right]. split_and!; try done.
         simpl in *. lia.
     - (* L44 succeeds *)
-      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(_ & Hlt)]);
-        [| subst d; lia]. simpl in Hwp. subst d a.
-      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi' & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]);
-        [congruence |].
-      rewrite Hi in Hi'. simplify_eq.
-      assert (tw = t) as ->.
-      { eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
-      rewrite H in Htw. simplify_eq. rewrite <- Hnv.
-      eapply (copy_step v0 s t _ j iw opw (retv opw ew) t WL44 ew); try done; [lia | by rewrite H |].
-      new_t. split; [apply elem_of_app; by left |]. split; [| by destruct Hp0].
-      apply elem_of_app. right. rewrite Hi. by left.
+      dram_cas_ok Hg t H s d a WL44.
     - (* L44 fails: the fix of M2 *)
       thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|Hx]); [done |].
       destruct Hp0 as [Hp0|Hp0]; [done |].
@@ -1031,17 +1038,7 @@ Section preservation.
       apply local_sth; try done; [by rewrite H | intros i' op' r w e' a' Hi' Hc; rewrite H in Hc; simplify_eq; by eexists |].
       new_t. split_and!; try done; try by right.
     - (* M2's DWCAS succeeds *)
-      thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|(_ & Hlt)]);
-        [| subst d; lia]. simpl in Hwp. subst d a.
-      destruct (g_dram _ _ Hg Hr) as (j & Hj & Hjm & [(Hlen & Hi0)|(Hlen & iw & opw & rw & Hi' & Hr1 & Hr2 & tw & ww & ew & a' & Htw & Hre)]);
-        [congruence |].
-      rewrite Hi in Hi'. simplify_eq.
-      assert (tw = t) as ->.
-      { eapply (tid_ids v0 s); [done | by rewrite H | by rewrite Htw]. }
-      rewrite H in Htw. simplify_eq. rewrite <- Hnv.
-      eapply (copy_step v0 s t _ j iw opw (retv opw ew) t WM2cas ew); try done; [lia | by rewrite H |].
-      new_t. split; [apply elem_of_app; by left |]. split; [| by destruct Hp0].
-      apply elem_of_app. right. rewrite Hi. by left.
+      dram_cas_ok Hg t H s d a WM2cas.
     - (* M2's DWCAS fails *)
       thr Hg t H. destruct Ht as (Hinv & Hw & Hr & Hp0 & Ha & [(Hi & Hd & Hn & Hnv & Hwp)|Hx]); [done |].
       destruct Hp0 as [Hp0|Hp0]; [done |].
