@@ -1393,6 +1393,11 @@ def main(argv: list[str]) -> int:
     print(f"\nreport: {rel(OUT / 'verify.json')}")
     if n["fail"]:
         print("failed: " + ", ".join(r.name for r in rows if r.status == "fail"))
+        # Each failed row's detail again (a CI log is often read from its tail only, far from
+        # the row's own line): the failing tests, the violation, the error.
+        for r in rows:
+            if r.status == "fail":
+                print(f"  {r.name}: {r.detail[:600]}")
     # The closing line in the plain "N passed, N failed" form that CI reads.
     print(f"verify: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
     return 1 if n["fail"] else 0
