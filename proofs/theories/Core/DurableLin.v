@@ -82,7 +82,9 @@
       invocation of a thread still inside it
       ([numbered_cut_off_recovered]), and a durably linearizable such
       history is [detectable] once no thread is inside an invocation
-      ([numbered_detectable]): [..._cut_off_recovered], [..._detectable].
+      ([numbered_detectable]): [..._cut_off_recovered], [..._detectable];
+      [current_across_crash] (a thread's current operation across a step
+      that appends a crash or nothing: the invariants' crash steps).
 
     Not covered: per-key independence of sets and maps (P-compositionality,
     a variant of (a) for keys instead of objects); the decision procedure of
@@ -962,6 +964,23 @@ Qed.
 Lemma durably_linearizable_erase {St Op Val} (S : seq_spec St Op Val) (xh : list (xevent Op Val)) :
   prefix_ok point_ok xh → accepts S (effects (points xh)) → durably_linearizable S (erase xh).
 Proof. intros Hok Hacc. by exists xh. Qed.
+
+(** A thread's current operation across a step that appends a crash
+    ([loud]) or nothing: still invoked and unfinished; pending, or cut off
+    if it was or if the crash cut it off ([c]: it was cut off). *)
+Lemma current_across_crash {Op Val} (h : history Op Val) (loud c : bool) u i op :
+  Invoke i u op ∈ h → ¬ finished h i → (c = false → pending_on h u i) → (c = true → cut_off h i) →
+  Invoke i u op ∈ h ++ (if loud then [Crash] else []) ∧ ¬ finished (h ++ (if loud then [Crash] else [])) i ∧
+  ((loud || c) = false → pending_on (h ++ (if loud then [Crash] else [])) u i) ∧
+  ((loud || c) = true → cut_off (h ++ (if loud then [Crash] else [])) i).
+Proof.
+  intros H1 H2 H3 H4. split_and!.
+  - apply elem_of_app. by left.
+  - destruct loud; [intros [? | []]%finished_snoc; done | by rewrite app_nil_r].
+  - destruct loud; [done |]. rewrite app_nil_r. apply H3.
+  - destruct loud; [| rewrite app_nil_r; apply H4]. intros _.
+    destruct c; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
+Qed.
 
 Section numbered.
   Context {Op Val : Type} (tr : nat → Prop) (K : nat → nat) (act : nat → bool).

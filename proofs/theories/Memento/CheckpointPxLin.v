@@ -73,8 +73,9 @@
     its [pcok]) and [ckpt_px_detectable], [ckpt_px_recovery_image], not
     re-proved.  The steps from [ginv] to the theorems that do not depend on
     the model are [DurableLin.v]'s (e), shared with [DetCasPxLin.v] and
-    [InsDelPxLin.v]: [rtc_preserved] ([greach_ginv]), [ghost_runs]
-    ([ckpt_lin_every_run]), [durably_linearizable_erase], and
+    [InsDelPxLin.v]: [current_across_crash] ([ginv_quiet]), [rtc_preserved]
+    ([greach_ginv]), [ghost_runs] ([ckpt_lin_every_run]),
+    [durably_linearizable_erase], and
     [numbered_cut_off_recovered], [numbered_detectable] for
     [ckpt_lin_cut_off_recovered], [ckpt_lin_detectable] ([greach_numbered]:
     the history's operations are the threads' numbered root operations).
@@ -311,9 +312,6 @@ Section ginv.
     assert (Herase : erase (l ++ (if loud then [XE Crash] else [])) = erase l ++ (if loud then [Crash] else []))
       by (rewrite erase_app; by destruct loud).
     set (h' := erase l ++ (if loud then [Crash] else [])).
-    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
-    { intros i Hfi. unfold h' in Hfi. destruct loud; [| by rewrite app_nil_r in Hfi].
-      by apply finished_snoc in Hfi as [? | []]. }
     assert (HinE : ∀ e, e ∈ h' → e ∈ erase l ∨ e = Crash).
     { intros e He. unfold h' in He. apply elem_of_app in He as [? | He]; [by left |].
       destruct loud; [right; by apply elem_of_list_singleton in He | by apply elem_of_nil in He]. }
@@ -327,13 +325,8 @@ Section ginv.
       split_and!; [done | done |]. exists k. split; [| done]. by rewrite (proj1 (proj2 (Hq t Ht))).
     - intros u k Hu Hk. rewrite (proj1 (proj2 (Hq u Hu))) in Hk. unfold h'. apply finished_app. by apply Gold.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & _). rewrite Hk. rewrite Ha' in Ha |- *.
-      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. split_and!.
-      + unfold h'. apply elem_of_app. by left.
-      + intros ?%HfinE. by apply H2.
-      + intros Hc. destruct loud; [done |]. unfold h'. rewrite app_nil_r. by apply H3.
-      + intros Hc. unfold h'. destruct loud.
-        * destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
-        * rewrite app_nil_r. by apply H4.
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. unfold h'.
+      by apply current_across_crash.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & _). rewrite Hk, Ha, andb_false_r. split; [| done].
       rewrite Ha' in Ha. intros (t & o & [Hin | ?]%HinE); [| done]. apply (proj1 (Gidle u Hu Ha)). by exists t, o.
     - intros u o v Hu. destruct (Hq u Hu) as (_ & Hk & He & _). rewrite Hk, He, <- (Gpts u o v Hu).

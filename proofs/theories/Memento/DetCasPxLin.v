@@ -102,7 +102,8 @@
     [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
     The steps from [ginv] to the theorems that do not depend on the model
     are [DurableLin.v]'s (e), shared with [CheckpointPxLin.v] and
-    [InsDelPxLin.v]: [rtc_preserved] ([greach_ginv]), [ghost_runs]
+    [InsDelPxLin.v]: [current_across_crash] ([ginv_crash]),
+    [rtc_preserved] ([greach_ginv]), [ghost_runs]
     ([detcas_linw_every_run]), [durably_linearizable_erase], and
     [numbered_cut_off_recovered], [numbered_detectable] for the
     [..._cut_off_recovered], [..._detectable] theorems ([greach_numbered]:
@@ -1754,9 +1755,6 @@ Section crash.
     assert (Hth : ∀ u, tr u → kk (th s' u) = kk (th s u) ∧ opof (th s' u) = opof (th s u) ∧
               activeb (pc (th s' u)) = activeb (pc (th s u))).
     { intros u Hu. destruct (crash_th s keep f u Hf Hu) as (? & ? & _ & ? & _). done. }
-    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
-    { intros i Hfi. unfold h', E in Hfi. destruct loud; simpl in Hfi; [| by rewrite app_nil_r in Hfi].
-      by apply finished_snoc in Hfi as [? | []]. }
     assert (HinvE : ∀ i, invoked h' i → invoked (erase l) i).
     { intros i Hin. unfold h', E in Hin. destruct loud; simpl in Hin; [| by rewrite app_nil_r in Hin].
       by apply invoked_snoc in Hin as [? | (? & ? & ?)]. }
@@ -1765,13 +1763,9 @@ Section crash.
       ((loud || c u) && activeb (pc (th s' u)) = false → pending_on h' u (oid u (kk (th s' u)))) ∧
       ((loud || c u) && activeb (pc (th s' u)) = true → cut_off h' (oid u (kk (th s' u))))).
     { intros u Hu Ha. destruct (Hth u Hu) as (Hk & Ho & Ha'). rewrite Hk, Ho, Ha, andb_true_r. rewrite Ha' in Ha.
-      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). split_and!.
-      - unfold h'. apply elem_of_app. by left.
-      - intros Hfi. by apply H2, HfinE.
-      - intros Hc. destruct loud; [done |]. simpl in Hc. unfold h', E. rewrite app_nil_r. by apply H3.
-      - intros Hc. unfold h', E. destruct loud; simpl.
-        + destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
-        + rewrite app_nil_r. by apply H4. }
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4).
+      replace h' with (erase l ++ if loud then [Crash] else []) by (unfold h', E; by destruct loud).
+      by apply current_across_crash. }
     assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
       ¬ invoked h' (oid u (kk (th s' u))) ∧ (loud || c u) && activeb (pc (th s' u)) = false).
     { intros u Hu Ha. destruct (Hth u Hu) as (Hk & _ & Ha'). rewrite Hk, Ha, andb_false_r. split; [| done].
