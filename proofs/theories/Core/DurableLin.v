@@ -65,12 +65,33 @@
       point per operation), [lin_points_finished_between] (a returned or
       recovered operation's point lies between its invoke and its
       [return]/[recover], with its value).
+    - (e) What the models' history proofs share
+      ([Memento/CheckpointPxLin.v], [DetCasPxLin.v], [InsDelPxLin.v]: each
+      run of a model paired with a ghost history, an invariant of the ghost
+      runs), proved once: [rtc_preserved] (an invariant of a transition
+      system: each file's [greach_ginv]); [ghost_runs] (if every ghost
+      run's state is reachable and every step of the model from it is
+      matched by a ghost step, the reachable states are exactly the ghost
+      runs' states: [..._every_run]); [durably_linearizable_erase] (points
+      that are well placed and run the specification are a witness:
+      [..._durably_linearizable]); [numbered h] (every operation of [h] is
+      an invocation [oid u k] of a thread [u], the thread's invocations
+      before its current one [K u] finished, the current one invoked only
+      while the thread is inside it, [act u]; [h] well formed), from which
+      every operation a crash cut off is recovered or is the current
+      invocation of a thread still inside it
+      ([numbered_cut_off_recovered]), and a durably linearizable such
+      history is [detectable] once no thread is inside an invocation
+      ([numbered_detectable]): [..._cut_off_recovered], [..._detectable];
+      [current_across_crash] (a thread's current operation across a step
+      that appends a crash or nothing: the invariants' crash steps).
 
     Not covered: per-key independence of sets and maps (P-compositionality,
     a variant of (a) for keys instead of objects); the decision procedure of
     the checker and its memoization; objects whose states have different
     types (the product takes one state type [St]; use a sum type). *)
-From stdpp Require Import base list decidable.
+From stdpp Require Import base list decidable relations.
+From Coq Require Import Lia.
 From perdure.Core Require Import History.
 
 (** ** Sequential specifications *)
@@ -908,3 +929,94 @@ Section locality.
       eexists. by apply lin_points_merge.
   Qed.
 End locality.
+
+(** ** (e) Ghost runs of a model
+
+    A model's runs paired with ghost histories ([CheckpointPxLin.v],
+    [DetCasPxLin.v], [InsDelPxLin.v]): the steps of their proofs that do not
+    depend on the model. *)
+
+(** An invariant of a transition system: what [x] satisfies and every step
+    keeps holds in every state reachable from [x]. *)
+Lemma rtc_preserved {A} (R : relation A) (P : A → Prop) x :
+  P x → (∀ y z, P y → R y z → P z) → ∀ y, rtc R x y → P y.
+Proof. intros Hx Hs. apply (rtc_ind_r _ x); [done |]. intros y z _ Hyz Hy. by apply (Hs y z). Qed.
+
+(** The ghost runs ([GR] from [b0], on states that [π] maps to the
+    model's) are the model's runs ([R] from [a0]), if the ghost runs reach
+    only reachable states and each step of the model from a ghost run's
+    state is matched by a ghost step. *)
+Lemma ghost_runs {A B} (R : relation A) (GR : relation B) (π : B → A) (a0 : A) (b0 : B) :
+  π b0 = a0 →
+  (∀ b, rtc GR b0 b → rtc R a0 (π b)) →
+  (∀ b a', rtc GR b0 b → rtc R a0 (π b) → R (π b) a' → ∃ b', GR b b' ∧ π b' = a') →
+  ∀ a, rtc R a0 a ↔ ∃ b, rtc GR b0 b ∧ π b = a.
+Proof.
+  intros H0 Hback Hfwd a. split.
+  - revert a. apply (rtc_ind_r _ a0).
+    + exists b0. split; [apply rtc_refl | done].
+    + intros a1 a2 Hr1 Hs (b & Hb & <-). destruct (Hfwd b a2 Hb Hr1 Hs) as (b' & Hs' & <-).
+      exists b'. split; [by eapply rtc_r | done].
+  - intros (b & Hb & <-). by apply Hback.
+Qed.
+
+(** Points that are well placed and run the specification are a witness. *)
+Lemma durably_linearizable_erase {St Op Val} (S : seq_spec St Op Val) (xh : list (xevent Op Val)) :
+  prefix_ok point_ok xh → accepts S (effects (points xh)) → durably_linearizable S (erase xh).
+Proof. intros Hok Hacc. by exists xh. Qed.
+
+(** A thread's current operation across a step that appends a crash
+    ([loud]) or nothing: still invoked and unfinished; pending, or cut off
+    if it was or if the crash cut it off ([c]: it was cut off). *)
+Lemma current_across_crash {Op Val} (h : history Op Val) (loud c : bool) u i op :
+  Invoke i u op ∈ h → ¬ finished h i → (c = false → pending_on h u i) → (c = true → cut_off h i) →
+  Invoke i u op ∈ h ++ (if loud then [Crash] else []) ∧ ¬ finished (h ++ (if loud then [Crash] else [])) i ∧
+  ((loud || c) = false → pending_on (h ++ (if loud then [Crash] else [])) u i) ∧
+  ((loud || c) = true → cut_off (h ++ (if loud then [Crash] else [])) i).
+Proof.
+  intros H1 H2 H3 H4. split_and!.
+  - apply elem_of_app. by left.
+  - destruct loud; [intros [? | []]%finished_snoc; done | by rewrite app_nil_r].
+  - destruct loud; [done |]. rewrite app_nil_r. apply H3.
+  - destruct loud; [| rewrite app_nil_r; apply H4]. intros _.
+    destruct c; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
+Qed.
+
+Section numbered.
+  Context {Op Val : Type} (tr : nat → Prop) (K : nat → nat) (act : nat → bool).
+
+  (** The operations of [h] are the invocations [oid u k] of the threads
+      [tr], [k] up to thread [u]'s current one [K u]; the earlier ones are
+      finished, and the current one is invoked only while the thread is
+      inside it ([act u]). *)
+  Record numbered (h : history Op Val) : Prop := {
+    nb_wf : wf h;
+    nb_ids : ∀ i, invoked h i → ∃ u k, tr u ∧ k ≤ K u ∧ i = oid u k;
+    nb_old : ∀ u k, tr u → k < K u → finished h (oid u k);
+    nb_idle : ∀ u, tr u → act u = false → ¬ invoked h (oid u (K u));
+  }.
+
+  (** Every operation a crash cut off is recovered, or it is the current
+      invocation of a thread still inside it (in recovery). *)
+  Lemma numbered_cut_off_recovered h i : numbered h → cut_off h i →
+    recovered h i ∨ ∃ t, tr t ∧ act t = true ∧ i = oid t (K t).
+  Proof.
+    intros [Hwf Hids Hold Hidle] Hc.
+    destruct (Hids i (cut_off_invoked _ _ Hc)) as (u & k & Hu & Hle & ->).
+    destruct (decide (k = K u)) as [-> | Hne].
+    - destruct (act u) eqn:Ea; [right; by exists u |].
+      exfalso. apply (Hidle u Hu Ea). by apply cut_off_invoked.
+    - left. destruct (Hold u k Hu ltac:(lia)) as [Hcomp | Hrec]; [| done].
+      exfalso. by apply (completed_not_cut_off _ _ Hwf Hcomp).
+  Qed.
+
+  (** Once no thread is inside an invocation (every recovery has
+      returned), such a history, durably linearizable, is detectable. *)
+  Lemma numbered_detectable {St} (S : seq_spec St Op Val) h :
+    numbered h → durably_linearizable S h → (∀ t, tr t → act t = false) → detectable S h.
+  Proof.
+    intros Hn Hdl Hq. split; [done |]. intros i Hc _.
+    destruct (numbered_cut_off_recovered h i Hn Hc) as [? | (t & Ht & Ha & _)]; [done |].
+    by rewrite Hq in Ha.
+  Qed.
+End numbered.

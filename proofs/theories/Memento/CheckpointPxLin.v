@@ -71,7 +71,14 @@
     [ginv_invoke], [ginv_point], [ginv_commit], [ginv_step],
     [greach_ginv]), which uses [CheckpointPx.v]'s [inv] ([reachable_inv],
     its [pcok]) and [ckpt_px_detectable], [ckpt_px_recovery_image], not
-    re-proved.
+    re-proved.  The steps from [ginv] to the theorems that do not depend on
+    the model are [DurableLin.v]'s (e), shared with [DetCasPxLin.v] and
+    [InsDelPxLin.v]: [current_across_crash] ([ginv_quiet]), [rtc_preserved]
+    ([greach_ginv]), [ghost_runs] ([ckpt_lin_every_run]),
+    [durably_linearizable_erase], and
+    [numbered_cut_off_recovered], [numbered_detectable] for
+    [ckpt_lin_cut_off_recovered], [ckpt_lin_detectable] ([greach_numbered]:
+    the history's operations are the threads' numbered root operations).
 
     What the model abstracts: what [CheckpointPx.v] abstracts (SC
     visibility, one global clock, a value of two words, a root operation is
@@ -305,9 +312,6 @@ Section ginv.
     assert (Herase : erase (l ++ (if loud then [XE Crash] else [])) = erase l ++ (if loud then [Crash] else []))
       by (rewrite erase_app; by destruct loud).
     set (h' := erase l ++ (if loud then [Crash] else [])).
-    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
-    { intros i Hfi. unfold h' in Hfi. destruct loud; [| by rewrite app_nil_r in Hfi].
-      by apply finished_snoc in Hfi as [? | []]. }
     assert (HinE : ∀ e, e ∈ h' → e ∈ erase l ∨ e = Crash).
     { intros e He. unfold h' in He. apply elem_of_app in He as [? | He]; [by left |].
       destruct loud; [right; by apply elem_of_list_singleton in He | by apply elem_of_nil in He]. }
@@ -321,13 +325,8 @@ Section ginv.
       split_and!; [done | done |]. exists k. split; [| done]. by rewrite (proj1 (proj2 (Hq t Ht))).
     - intros u k Hu Hk. rewrite (proj1 (proj2 (Hq u Hu))) in Hk. unfold h'. apply finished_app. by apply Gold.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & _). rewrite Hk. rewrite Ha' in Ha |- *.
-      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. split_and!.
-      + unfold h'. apply elem_of_app. by left.
-      + intros ?%HfinE. by apply H2.
-      + intros Hc. destruct loud; [done |]. unfold h'. rewrite app_nil_r. by apply H3.
-      + intros Hc. unfold h'. destruct loud.
-        * destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
-        * rewrite app_nil_r. by apply H4.
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. unfold h'.
+      by apply current_across_crash.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & _). rewrite Hk, Ha, andb_false_r. split; [| done].
       rewrite Ha' in Ha. intros (t & o & [Hin | ?]%HinE); [| done]. apply (proj1 (Gidle u Hu Ha)). by exists t, o.
     - intros u o v Hu. destruct (Hq u Hu) as (_ & Hk & He & _). rewrite Hk, He, <- (Gpts u o v Hu).
@@ -569,10 +568,7 @@ Section steps.
   Qed.
 
   Lemma greach_ginv g : greach N cr g → ginv g.
-  Proof.
-    unfold greach. intros Hr. revert g Hr. apply (rtc_ind_r _ (ginit N)); [apply ginv_init |].
-    intros g1 g2 _ Hs IH. by apply (ginv_step g1).
-  Qed.
+  Proof. apply rtc_preserved; [apply ginv_init | apply ginv_step]. Qed.
 End steps.
 
 (** ** The theorems *)
@@ -587,43 +583,43 @@ Section theorems.
       model's runs, each full crash with its [crash] event. *)
   Theorem ckpt_lin_every_run s : reachable s ↔ ∃ g, greach g ∧ gs g = s.
   Proof.
-    split.
-    - unfold CheckpointPx.reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N)).
-      { exists (ginit N). split; [apply rtc_refl | done]. }
-      intros s1 s2 Hr1 Hs [g [Hg <-]].
-      destruct (step_cases N cr (gs g) s2 Hr1 Hs) as [_ | (keep & Hok & ->)].
-      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_step] | done].
-      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_crash] | done].
-    - intros (g & Hg & <-). apply (g_r _ _ _ (greach_ginv N cr g Hg)).
+    apply (ghost_runs _ _ gs _ (ginit N)); [done | intros g Hg; apply (g_r _ _ _ (greach_ginv N cr g Hg)) |].
+    intros g s' _ Hr Hs. destruct (step_cases N cr (gs g) s' Hr Hs) as [_ | (keep & Hok & ->)].
+    - eexists. split; [by apply g_step | done].
+    - eexists. split; [by apply g_crash | done].
   Qed.
 
   (** (a) Durable linearizability: the history of every run, with its
       points, is a witness for the registers of [ckpt_regs]. *)
   Theorem ckpt_lin_durably_linearizable g : greach g → durably_linearizable ckpt_regs (erase (gx g)).
   Proof.
-    intros Hg. pose proof (greach_ginv N cr g Hg) as Hi. exists (gx g).
-    split; [done | apply (g_ok _ _ _ Hi) | apply runs_ckpt].
+    intros Hg. apply durably_linearizable_erase; [apply (g_ok _ _ _ (greach_ginv N cr g Hg)) | apply runs_ckpt].
   Qed.
 
   (** (b) The histories are well formed. *)
   Theorem ckpt_lin_wf g : greach g → wf (erase (gx g)).
   Proof. intros Hg. apply (g_wf _ _ _ (greach_ginv N cr g Hg)). Qed.
 
+  (** The operations of the history are the threads' root operations,
+      numbered ([DurableLin.v]'s [numbered]): from here on, (c) and (d) are
+      [DurableLin.v]'s [numbered_cut_off_recovered] and
+      [numbered_detectable]. *)
+  Lemma greach_numbered g : greach g →
+    numbered (λ t, t < N) (λ t, kk (th (gs g) t)) (λ t, act (th (gs g) t)) (erase (gx g)).
+  Proof.
+    intros Hg. pose proof (greach_ginv N cr g Hg) as Hi. split.
+    - apply (g_wf _ _ _ Hi).
+    - intros i (t & o & Hin). destruct (g_inv _ _ _ Hi i t o Hin) as (Ht & _ & k & Hle & ->). by exists t, k.
+    - apply (g_old _ _ _ Hi).
+    - intros u Hu Ha. apply (proj1 (g_idle _ _ _ Hi u Hu Ha)).
+  Qed.
+
   (** (c) Every root operation a crash cut off is recovered (with the value
       it took effect with: a [recover] follows its point, with its value),
       or it is the one its thread is still running (in recovery). *)
   Theorem ckpt_lin_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
     recovered (erase (gx g)) i ∨ ∃ t, t < N ∧ act (th (gs g) t) = true ∧ i = oid t (kk (th (gs g) t)).
-  Proof.
-    intros Hg Hc. pose proof (greach_ginv N cr g Hg) as Hi.
-    destruct (cut_off_invoked _ _ Hc) as (t & o & Hin).
-    destruct (g_inv _ _ _ Hi i t o Hin) as (Ht & _ & k & Hle & ->).
-    destruct (decide (k = kk (th (gs g) t))) as [-> | Hne].
-    - destruct (act (th (gs g) t)) eqn:Ea; [right; by exists t |].
-      exfalso. apply (proj1 (g_idle _ _ _ Hi t Ht Ea)). by apply cut_off_invoked.
-    - left. destruct (g_old _ _ _ Hi t k Ht ltac:(lia)) as [Hcomp | Hrec]; [| done].
-      exfalso. by apply (completed_not_cut_off _ _ (g_wf _ _ _ Hi) Hcomp).
-  Qed.
+  Proof. intros Hg. apply (numbered_cut_off_recovered _ _ _ _ i (greach_numbered g Hg)). Qed.
 
   (** (d) Detectability: once no thread is inside a root operation (every
       recovery has committed), the history is [detectable] for
@@ -631,9 +627,7 @@ Section theorems.
   Theorem ckpt_lin_detectable g : greach g → (∀ t, t < N → act (th (gs g) t) = false) →
     detectable ckpt_regs (erase (gx g)).
   Proof.
-    intros Hg Hq. split; [by apply ckpt_lin_durably_linearizable |]. intros i Hc _.
-    destruct (ckpt_lin_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
-    rewrite Hq in Ha by done. done.
+    intros Hg. apply (numbered_detectable _ _ _ _ _ (greach_numbered g Hg) (ckpt_lin_durably_linearizable g Hg)).
   Qed.
 
   (** (e) The results: a root operation returns or is recovered with the

@@ -100,6 +100,14 @@
     step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
     derived from [DetCasPx.v]'s [inv] ([Hreach_inv]: its
     [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
+    The steps from [ginv] to the theorems that do not depend on the model
+    are [DurableLin.v]'s (e), shared with [CheckpointPxLin.v] and
+    [InsDelPxLin.v]: [current_across_crash] ([ginv_crash]),
+    [rtc_preserved] ([greach_ginv]), [ghost_runs]
+    ([detcas_linw_every_run]), [durably_linearizable_erase], and
+    [numbered_cut_off_recovered], [numbered_detectable] for the
+    [..._cut_off_recovered], [..._detectable] theorems ([greach_numbered]:
+    the history's operations are the threads' numbered invocations).
 
     What the model abstracts: what [DetCasPx.v] and [DetCasPxTwoWord.v]
     abstract (SC steps, each word its own line, each detectable CAS a root
@@ -1747,9 +1755,6 @@ Section crash.
     assert (Hth : ∀ u, tr u → kk (th s' u) = kk (th s u) ∧ opof (th s' u) = opof (th s u) ∧
               activeb (pc (th s' u)) = activeb (pc (th s u))).
     { intros u Hu. destruct (crash_th s keep f u Hf Hu) as (? & ? & _ & ? & _). done. }
-    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
-    { intros i Hfi. unfold h', E in Hfi. destruct loud; simpl in Hfi; [| by rewrite app_nil_r in Hfi].
-      by apply finished_snoc in Hfi as [? | []]. }
     assert (HinvE : ∀ i, invoked h' i → invoked (erase l) i).
     { intros i Hin. unfold h', E in Hin. destruct loud; simpl in Hin; [| by rewrite app_nil_r in Hin].
       by apply invoked_snoc in Hin as [? | (? & ? & ?)]. }
@@ -1758,13 +1763,9 @@ Section crash.
       ((loud || c u) && activeb (pc (th s' u)) = false → pending_on h' u (oid u (kk (th s' u)))) ∧
       ((loud || c u) && activeb (pc (th s' u)) = true → cut_off h' (oid u (kk (th s' u))))).
     { intros u Hu Ha. destruct (Hth u Hu) as (Hk & Ho & Ha'). rewrite Hk, Ho, Ha, andb_true_r. rewrite Ha' in Ha.
-      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). split_and!.
-      - unfold h'. apply elem_of_app. by left.
-      - intros Hfi. by apply H2, HfinE.
-      - intros Hc. destruct loud; [done |]. simpl in Hc. unfold h', E. rewrite app_nil_r. by apply H3.
-      - intros Hc. unfold h', E. destruct loud; simpl.
-        + destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
-        + rewrite app_nil_r. by apply H4. }
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4).
+      replace h' with (erase l ++ if loud then [Crash] else []) by (unfold h', E; by destruct loud).
+      by apply current_across_crash. }
     assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
       ¬ invoked h' (oid u (kk (th s' u))) ∧ (loud || c u) && activeb (pc (th s' u)) = false).
     { intros u Hu Ha. destruct (Hth u Hu) as (Hk & _ & Ha'). rewrite Hk, Ha, andb_false_r. split; [| done].
@@ -1810,10 +1811,7 @@ Section crash.
   Qed.
 
   Lemma greach_ginv g : greach N NL g → ginv g.
-  Proof.
-    unfold greach. intros Hr. revert g Hr. apply (rtc_ind_r _ (ginit N NL)); [apply ginv_init |].
-    intros g1 g2 _ Hs IH. by apply (ginv_step g1).
-  Qed.
+  Proof. apply rtc_preserved; [apply ginv_init | apply ginv_step]. Qed.
 End crash.
 
 (** ** The theorems *)
@@ -1827,21 +1825,18 @@ Section theorems.
       the model's runs, each full crash with its [crash] event. *)
   Theorem detcas_linw_every_run s : reachable2 N NL s ↔ ∃ g, greach g ∧ gs g = s.
   Proof.
-    split.
-    - unfold reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init N NL)).
-      { exists (ginit N NL). split; [apply rtc_refl | done]. }
-      intros s1 s2 Hr1 Hs [g [Hg <-]]. pose proof (tw_reachable_inv N NL _ Hr1) as Hi.
-      destruct (step_nc N NL (gs g) s2 Hi Hs) as [_ | (keep & f & Hok & Hf & Hf' & ->)].
-      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_step] | done].
-      + eexists. split; [eapply rtc_r; [exact Hg | by apply g_crash] | done].
-    - intros (g & Hg & <-). apply (g_r _ _ _ (greach_ginv N NL g Hg)).
+    apply (ghost_runs _ _ gs _ (ginit N NL)); [done | intros g Hg; apply (g_r _ _ _ (greach_ginv N NL g Hg)) |].
+    intros g s' _ Hr Hs.
+    destruct (step_nc N NL (gs g) s' (tw_reachable_inv N NL _ Hr) Hs) as [_ | (keep & f & Hok & Hf & Hf' & ->)].
+    - eexists. split; [by apply g_step | done].
+    - eexists. split; [by apply g_crash | done].
   Qed.
 
   (** (a) Durable linearizability: the history of every run, with its
       points, is a witness for the CAS registers. *)
   Theorem detcas_linw_durably_linearizable g : greach g → durably_linearizable cas_regs (erase (gx g)).
   Proof.
-    intros Hg. pose proof (greach_ginv N NL g Hg) as Hi. exists (gx g). split; [done | apply (g_ok _ _ _ Hi) |].
+    intros Hg. pose proof (greach_ginv N NL g Hg) as Hi. apply durably_linearizable_erase; [apply (g_ok _ _ _ Hi) |].
     apply accepts_locx. intros x. eexists. apply (g_run _ _ _ Hi).
   Qed.
 
@@ -1850,21 +1845,24 @@ Section theorems.
   Theorem detcas_linw_wf g : greach g → wf (erase (gx g)).
   Proof. intros Hg. apply (g_wf _ _ _ (greach_ginv N NL g Hg)). Qed.
 
+  (** The operations of the history are the threads' invocations, numbered
+      ([DurableLin.v]'s [numbered]): (c) and (d) are [DurableLin.v]'s
+      [numbered_cut_off_recovered] and [numbered_detectable]. *)
+  Lemma greach_numbered g : greach g →
+    numbered tr (λ t, kk (th (gs g) t)) (λ t, activeb (pc (th (gs g) t))) (erase (gx g)).
+  Proof.
+    intros Hg. pose proof (greach_ginv N NL g Hg) as Hi.
+    split; [apply (g_wf _ _ _ Hi) | apply (g_ids _ _ _ Hi) | apply (g_old _ _ _ Hi) |].
+    intros u Hu Ha. apply (proj1 (g_idle _ _ _ Hi u Hu Ha)).
+  Qed.
+
   (** (c) Every operation a crash cut off is recovered, with the result it
       took effect with (a [recover] follows its point), or it is the
       operation its thread is still running (in recovery). *)
   Theorem detcas_linw_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
     recovered (erase (gx g)) i ∨
     ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
-  Proof.
-    intros Hg Hc. pose proof (greach_ginv N NL g Hg) as Hi.
-    destruct (g_ids _ _ _ Hi i (cut_off_invoked _ _ Hc)) as (u & k & Hu & Hle & ->).
-    destruct (decide (k = kk (th (gs g) u))) as [-> | Hne].
-    - destruct (activeb (pc (th (gs g) u))) eqn:Ea; [right; by exists u |].
-      exfalso. apply (proj1 (g_idle _ _ _ Hi u Hu Ea)). by apply cut_off_invoked.
-    - left. destruct (g_old _ _ _ Hi u k Hu ltac:(lia)) as [Hcomp | Hrec]; [| done].
-      exfalso. by apply (completed_not_cut_off _ _ (g_wf _ _ _ Hi) Hcomp).
-  Qed.
+  Proof. intros Hg. apply (numbered_cut_off_recovered _ _ _ _ i (greach_numbered g Hg)). Qed.
 
   (** (d) Detectability: once no thread is inside a detectable CAS (every
       recovery has returned), the history is [detectable] for the CAS
@@ -1872,9 +1870,7 @@ Section theorems.
   Theorem detcas_linw_detectable g : greach g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
     detectable cas_regs (erase (gx g)).
   Proof.
-    intros Hg Hq. split; [by apply detcas_linw_durably_linearizable |]. intros i Hc _.
-    destruct (detcas_linw_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
-    rewrite Hq in Ha by done. done.
+    intros Hg. apply (numbered_detectable _ _ _ _ _ (greach_numbered g Hg) (detcas_linw_durably_linearizable g Hg)).
   Qed.
 
   (** (e) Location by location: each location's projection is durably

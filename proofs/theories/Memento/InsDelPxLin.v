@@ -65,7 +65,16 @@
     memory of a reachable state), which uses [InsDelPx.v]'s [inv]
     ([reachable_inv]: a deleted block's insert persisted, [m_B]; a block
     that left [LOC] has its deletion persisted, [m_C]; the threads'
-    [pcok], [t_ins], [t_tag], [t_done]), not re-proved.
+    [pcok], [t_ins], [t_tag], [t_done]), not re-proved.  The steps from
+    [ginv] to the theorems that do not depend on the model are
+    [DurableLin.v]'s (e), shared with [CheckpointPxLin.v] and
+    [DetCasPxLin.v]: [current_across_crash] ([hinv_quiet]),
+    [rtc_preserved] ([greach_ginv]), [ghost_runs]
+    ([insdel_lin_every_run]), [durably_linearizable_erase], and
+    [numbered_cut_off_recovered], [numbered_detectable] for
+    [insdel_lin_cut_off_recovered], [insdel_lin_detectable]
+    ([greach_numbered]: the history's operations are the threads' numbered
+    root operations).
 
     What the model abstracts: what [InsDelPx.v] abstracts (SC visibility,
     atomic steps, one location with DELETE's [new] null, DEFERFLUSH as a
@@ -631,9 +640,6 @@ Section hinv.
     assert (Herase : erase (l ++ (if loud then [@XE iop nat Crash] else [])) = erase l ++ (if loud then [@Crash iop nat] else []))
       by (rewrite erase_app; by destruct loud).
     set (h' := erase l ++ (if loud then [@Crash iop nat] else [])).
-    assert (HfinE : ∀ i, finished h' i → finished (erase l) i).
-    { intros i Hfi. unfold h' in Hfi. destruct loud; [| by rewrite app_nil_r in Hfi].
-      by apply finished_snoc in Hfi as [? | []]. }
     assert (HinE : ∀ e, e ∈ h' → e ∈ erase l ∨ e = Crash).
     { intros e He. unfold h' in He. apply elem_of_app in He as [? | He]; [by left |].
       destruct loud; [right; by apply elem_of_list_singleton in He | by apply elem_of_nil in He]. }
@@ -648,13 +654,8 @@ Section hinv.
     - intros u k Hu Hk. rewrite (proj1 (proj2 (Hq u Hu))) in Hk. unfold h'. apply finished_app. by apply Gold.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & Hop). rewrite Hk. rewrite Ha' in Ha |- *.
       assert (Eo : opof (th' u) = opof (th u)) by (unfold opof; by rewrite Hop). rewrite Eo.
-      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. split_and!.
-      + unfold h'. apply elem_of_app. by left.
-      + intros ?%HfinE. by apply H2.
-      + intros Hc. destruct loud; [done |]. unfold h'. rewrite app_nil_r. by apply H3.
-      + intros Hc. unfold h'. destruct loud.
-        * destruct (c u) eqn:Ec; [by apply cut_off_app, H4 |]. by apply (cut_off_crash _ u), H3.
-        * rewrite app_nil_r. by apply H4.
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). rewrite Ha, andb_true_r. unfold h'.
+      by apply current_across_crash.
     - intros u Hu Ha. destruct (Hq u Hu) as (Ha' & Hk & _). rewrite Hk, Ha, andb_false_r. split; [| done].
       rewrite Ha' in Ha. intros (t & o & [Hin | ?]%HinE); [| done]. apply (proj1 (Gidle u Hu Ha)). by exists t, o.
     - intros u o v Hu. destruct (Hq u Hu) as (Ha & Hk & Hop).
@@ -823,6 +824,21 @@ Proof.
       by apply (H2 v Hv Ha eq_refl).
 Qed.
 
+(** Another thread's point appended: thread [u]'s points are as they were,
+    and so is its effect if the memory change does not touch it. *)
+Lemma cureff_mem_other NB p p' u T o v (l : list (xevent iop nat)) t0 k0 o0 v0 :
+  u ≠ t0 → (XL (oid u (kk T)) o v ∈ l ↔ cureff NB p u T o v) →
+  (∀ n, act T = true → op T = Some n → durI p' n ↔ durI p n) →
+  (∀ b, 1 ≤ b ≤ NB → act T = true → op T = None →
+     (hist p' b = [[(kk T, u)]] ∧ durD p' b ↔ hist p b = [[(kk T, u)]] ∧ durD p b)) →
+  XL (oid u (kk T)) o v ∈ l ++ [XL (oid t0 k0) o0 v0] ↔ cureff NB p' u T o v.
+Proof.
+  intros Hne Hpts H1 H2. rewrite (cureff_mem NB p p' u T o v H1 H2), <- Hpts.
+  split; [| intros; apply elem_of_app; by left].
+  intros [? | Hin%elem_of_list_singleton]%elem_of_app; [done |].
+  injection Hin as Hid _ _. by apply oid_inj in Hid as [? _].
+Qed.
+
 (** A [repl] word not crossing the mark in a step: durable with the same
     contents after it iff before it. *)
 Lemma durable_repl_same NB p p' b h : mgrow NB p p' → 1 ≤ b ≤ NB → (durD p' b ↔ durD p b) →
@@ -892,10 +908,7 @@ Section ginv.
           -- intros [Hin' | Hin'%elem_of_list_singleton]%elem_of_app; [by apply Hnot in Hin' |].
              injection Hin' as <- <-. done.
           -- intros (_ & -> & -> & _). apply elem_of_app. right. by left.
-        * transitivity (XL (oid u (kk (th s u))) o v ∈ l).
-          { split; [| intros; apply elem_of_app; by left]. intros [? | Hin'%elem_of_list_singleton]%elem_of_app; [done |].
-            injection Hin' as Hid _ _. apply oid_inj in Hid as [? _]. done. }
-          rewrite (Gpts u o v Hu). symmetry. apply cureff_mem.
+        * apply (cureff_mem_other _ (pm s)); [done | by apply Gpts | |].
           -- intros m Ha Ho. apply HoI. intros ->.
              pose proof (ins_cur NB _ _ _ _ n (t_pc _ _ _ _ _ (i_th _ _ _ Hi u Hu)) Ha Ho) as Hin2.
              destruct (nd_unique _ n t0 (kk (th s t0)) u (kk (th s u)) (m_nd _ _ _ Hm) Hin Hin2). done.
@@ -937,10 +950,7 @@ Section ginv.
           -- intros (_ & -> & Hv & Hhv & Hdv).
              rewrite (proj2 (G4 v Hv Hdv)) in Hhv. rewrite (Hone v Hv Hhv).
              apply elem_of_app. right. by left.
-        * transitivity (XL (oid u (kk (th s u))) o v ∈ l).
-          { split; [| intros; apply elem_of_app; by left]. intros [? | Hin'%elem_of_list_singleton]%elem_of_app; [done |].
-            injection Hin' as Hid _ _. apply oid_inj in Hid as [? _]. done. }
-          rewrite (Gpts u o v Hu). symmetry. apply cureff_mem.
+        * apply (cureff_mem_other _ (pm s)); [done | by apply Gpts | |].
           -- intros m _ _. apply HoI.
           -- intros b' Hb' _ _. destruct (decide (b' = b)) as [-> | Hbb].
              ++ split; intros [Hh' Hd]; [exfalso | done].
@@ -1042,10 +1052,7 @@ Section assembly.
   Qed.
 
   Lemma greach_ginv g : greach N NB g → ginv g.
-  Proof.
-    unfold greach. intros Hr. revert g Hr. apply (rtc_ind_r _ (ginit NB)); [apply ginv_init |].
-    intros g1 g2 _ Hs IH. by apply (ginv_step g1).
-  Qed.
+  Proof. apply rtc_preserved; [apply ginv_init | apply ginv_step]. Qed.
 End assembly.
 
 (** ** The theorems *)
@@ -1058,41 +1065,38 @@ Section theorems.
       model's runs. *)
   Theorem insdel_lin_every_run s : reachable s ↔ ∃ g, greach g ∧ gs g = s.
   Proof.
-    split.
-    - unfold InsDelPx.reachable. intros Hr. revert s Hr. apply (rtc_ind_r _ (init NB)).
-      { exists (ginit NB). split; [apply rtc_refl | done]. }
-      intros s1 s2 Hr1 Hs [g [Hg <-]]. eexists. split; [eapply rtc_r; [exact Hg | by apply g_step] | done].
-    - intros (g & Hg & <-). apply (proj1 (greach_ginv N NB g Hg)).
+    apply (ghost_runs _ _ gs _ (ginit NB)); [done | intros g Hg; apply (proj1 (greach_ginv N NB g Hg)) |].
+    intros g s' _ _ Hs. eexists. split; [by apply g_step | done].
   Qed.
 
   (** (a) Durable linearizability: the history of every run, with its
       points, is a witness for the slot of [slot_spec]. *)
   Theorem insdel_lin_durably_linearizable g : greach g → durably_linearizable slot_spec (erase (gx g)).
-  Proof.
-    intros Hg. destruct (greach_ginv N NB g Hg) as [_ Hh]. destruct Hh as [Hok Hacc].
-    exists (gx g). split; [done | done | done].
-  Qed.
+  Proof. intros Hg. destruct (greach_ginv N NB g Hg) as [_ [Hok Hacc]]. by apply durably_linearizable_erase. Qed.
 
   (** (b) The histories are well formed. *)
   Theorem insdel_lin_wf g : greach g → wf (erase (gx g)).
   Proof. intros Hg. destruct (greach_ginv N NB g Hg) as [_ Hh]. by destruct Hh. Qed.
+
+  (** The operations of the history are the threads' root operations,
+      numbered ([DurableLin.v]'s [numbered]): (c) and (d) are
+      [DurableLin.v]'s [numbered_cut_off_recovered] and
+      [numbered_detectable]. *)
+  Lemma greach_numbered g : greach g →
+    numbered (tr N) (λ t, kk (th (gs g) t)) (λ t, act (th (gs g) t)) (erase (gx g)).
+  Proof.
+    intros Hg. destruct (greach_ginv N NB g Hg) as [_ [_ _ _ Gwf Ginv Gold _ Gidle _ _]].
+    split; [exact Gwf | | exact Gold |].
+    - intros i (t & o & Hin). destruct (Ginv i t o Hin) as (Ht & k & Hle & -> & _). by exists t, k.
+    - intros u Hu Ha. apply (proj1 (Gidle u Hu Ha)).
+  Qed.
 
   (** (c) Every operation a crash cut off is recovered (with the result it
       took effect with: a [recover] follows its point, with its value), or
       it is the one its thread is still running (in recovery). *)
   Theorem insdel_lin_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
     recovered (erase (gx g)) i ∨ ∃ t, tr N t ∧ act (th (gs g) t) = true ∧ i = oid t (kk (th (gs g) t)).
-  Proof.
-    intros Hg Hc. destruct (greach_ginv N NB g Hg) as [_ Hh].
-    destruct Hh as [Gok Gacc Gval Gwf Ginv Gold Gact Gidle Gpts Gpend].
-    destruct (cut_off_invoked _ _ Hc) as (t & o & Hin).
-    destruct (Ginv i t o Hin) as (Ht & k & Hle & -> & _).
-    destruct (decide (k = kk (th (gs g) t))) as [-> | Hne].
-    - destruct (act (th (gs g) t)) eqn:Ea; [right; by exists t |].
-      exfalso. apply (proj1 (Gidle t Ht Ea)). by apply cut_off_invoked.
-    - left. destruct (Gold t k Ht ltac:(lia)) as [Hcomp | Hrec]; [| done].
-      exfalso. by apply (completed_not_cut_off _ _ Gwf Hcomp).
-  Qed.
+  Proof. intros Hg. apply (numbered_cut_off_recovered _ _ _ _ i (greach_numbered g Hg)). Qed.
 
   (** (d) Detectability: once no thread is inside a root operation (every
       recovery has committed), the history is [detectable] for
@@ -1100,9 +1104,7 @@ Section theorems.
   Theorem insdel_lin_detectable g : greach g → (∀ t, tr N t → act (th (gs g) t) = false) →
     detectable slot_spec (erase (gx g)).
   Proof.
-    intros Hg Hq. split; [by apply insdel_lin_durably_linearizable |]. intros i Hc _.
-    destruct (insdel_lin_cut_off_recovered g i Hg Hc) as [? | (t & Ht & Ha & _)]; [done |].
-    rewrite Hq in Ha by done. done.
+    intros Hg. apply (numbered_detectable _ _ _ _ _ (greach_numbered g Hg) (insdel_lin_durably_linearizable g Hg)).
   Qed.
 
   (** (e) The specification's slot is what the memory holds durably: the
