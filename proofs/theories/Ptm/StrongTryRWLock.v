@@ -905,7 +905,7 @@ Section proof.
     set γ := LockNames γn γX γp γw γl.
     iDestruct (log_lb_get γ with "HL") as "#Hlb".
     iMod (inv_alloc rwN _ (lock_inv γ w ri N) with "[-HΦ Hslots]") as "#Hinv".
-    { iNext. iExists 3, (replicate N 0%Z), _, ∅, [(3, false)]. iFrame.
+    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)]. iFrame.
       rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ip_init |].
       iLeft. iSplit; [iPureIntro; by right |]. iFrame.
       rewrite R_halves. iDestruct "HR" as "[$ HR]".
@@ -1052,7 +1052,8 @@ Section proof.
         iMod (log_append _ _ (4 * s + 3, present vs) with "HL") as "HL".
         iDestruct "Hwp" as "[(_ & Hg & HRw & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
         iModIntro. iSplitR "HΦ Hslot HR".
-        { iNext. iExists (4 * s + 3), vs, _, X, _. rewrite Hns.
+        { iNext. iExists (4 * s + 3), vs, (<[i:=Holding]> ph), X,
+          (L ++ [(4 * s + 3, present vs)]). rewrite Hns.
           replace (Z.of_nat (4 * s) + 3)%Z with (Z.of_nat (4 * s + 3)) by lia. iFrame.
           iSplit. { iPureIntro. apply (ip_cas_win _ _ _ _ _ _ Hip i s Hpi Hns). }
           iLeft. iFrame. iPureIntro. rewrite mod4_add. by right. }
@@ -1253,7 +1254,7 @@ Section proof.
     iMod (log_append _ _ (S m, present vs) with "HL") as "HL".
     rewrite R_halves. iDestruct "HR" as "[HR HRr]".
     iModIntro. iSplitR "HΦ Hg HR".
-    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
       { iPureIntro. apply ip_word_succ; [done | lia]. }
       iRight; iRight. iFrame. iSplit.
       { iPureIntro. by rewrite (mod4_S m 1). }
@@ -1277,7 +1278,7 @@ Section proof.
     iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
     iMod (log_append _ _ (S m, present vs) with "HL") as "HL".
     iModIntro. iSplitR "HΦ".
-    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
       { iPureIntro. apply ip_word_succ; [done | lia]. }
       iLeft. iFrame. iPureIntro. right.
       by rewrite (mod4_S m 2). }
@@ -1369,7 +1370,7 @@ Section proof.
       rewrite shares_all // -rq_sum //.
       assert ((S n0) mod 4 = 1) as HS1 by (by rewrite (mod4_S n0 0)).
       iModIntro. iSplitR "HΦ Hg HR Hs".
-      { iNext. iExists (S n0), vs, ph, X, _.
+      { iNext. iExists (S n0), vs, ph, X, (L ++ [(S n0, present vs)]).
         replace (Z.of_nat n0 + 1)%Z with (Z.of_nat (S n0)) by lia. iFrame. iSplit; [done |].
         iRight; iLeft. by iFrame. }
       iApply "HΦ". iSplitL "Hg".

@@ -540,7 +540,7 @@ Section proof.
   Proof.
     iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
     iMod (authors_alloc with "Hau") as "[Hau Hc]".
-    iModIntro. iSplitR "Hc". { iNext. iExists _, _, _, _, _. iFrame. done. }
+    iModIntro. iSplitR "Hc". { iNext. iExists n, vs, ph, X, L. iFrame. done. }
     done.
   Qed.
 
@@ -550,7 +550,7 @@ Section proof.
   Proof.
     iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
     iDestruct (log_lb_get with "HL") as "#Hlb".
-    iModIntro. iSplitL. { iNext. iExists _, _, _, _, _. iFrame. done. }
+    iModIntro. iSplitL. { iNext. iExists n, vs, ph, X, L. iFrame. done. }
     iModIntro. by iExists _.
   Qed.
 
@@ -575,7 +575,7 @@ Section proof.
     set γ := LockNamesRs (LockNames γn γX γp γw γl) γa γh.
     iDestruct (log_lb_get R γ with "HL") as "#Hlb".
     iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots]") as "#Hinv".
-    { iNext. iExists 3, (replicate N 0%Z), _, ∅, [(3, false)]. iFrame.
+    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)]. iFrame.
       rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init |].
       iSplitR "HA HHW".
       - iLeft. iSplit; [iPureIntro; by right |]. iFrame.
@@ -614,7 +614,7 @@ Section proof.
     iDestruct (log_lb_get R γ with "HL") as "#Hlb".
     rewrite (R_halves R). iDestruct "HR" as "[HR HRc]".
     iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots Hg HRc]") as "#Hinv".
-    { iNext. iExists 2, (replicate N 0%Z), _, ∅, [(2, false)]. iFrame.
+    { iNext. iExists 2, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(2, false)]. iFrame.
       rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init_rlocked |].
       iSplitR "HA HHW".
       - iRight; iRight. iSplit; [done |]. iFrame.
@@ -739,7 +739,8 @@ Section proof.
     iMod (log_append R _ _ (n, present (<[i:=1%Z]> vs)) with "HL") as "HL".
     iDestruct (writer_part_other R _ _ _ _ i Idle Arrived with "Hwp") as "Hwp"; [done.. |].
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+    { iNext. iExists n, (<[i:=1%Z]> vs), (<[i:=Arrived]> ph), X,
+        (L ++ [(n, present (<[i:=1%Z]> vs))]). iFrame. iPureIntro.
       eapply ir_cells; [exact Hir |]. by apply ip_arrive. }
     wp_pures.
     (* L190: [ws = wstate.load()] *)
@@ -754,7 +755,7 @@ Section proof.
       iMod (ghost_map_update (CasP s) with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other R _ _ _ _ i Arrived (CasP s) with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=CasP s]> ph), X, L. iFrame. iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); [done | done | done | lia |].
         intros s' _ Hs'. assert (s' = s) as -> by lia. by right; right. }
@@ -771,7 +772,7 @@ Section proof.
         iMod (log_append R _ _ (n + 3, present vs) with "HL") as "HL".
         iDestruct "Hwp" as "[(_ & Hg & HRw & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
         iModIntro. iSplitR "HΦ Hslot HR".
-        { iNext. iExists (n + 3), vs, _, X, _.
+        { iNext. iExists (n + 3), vs, (<[i:=Holding]> ph), X, (L ++ [(n + 3, present vs)]).
           replace (Z.of_nat n + 3)%Z with (Z.of_nat (n + 3)) by lia. iFrame.
           iSplit.
           { iPureIntro. eapply ir_step; [exact Hir | | left; right; right; split; [done | lia] |].
@@ -795,7 +796,7 @@ Section proof.
           iAssert (excl_since γ L0) as "#Hex".
           { iApply (excl_now R _ _ L n0 with "HL2"); [done | apply (ir_last _ _ _ _ _ _ Hir) | done]. }
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-          { iNext. iExists n0, vs, _, X, L. iFrame. iPureIntro.
+          { iNext. iExists n0, vs, (<[i:=Rolling]> ph), X, L. iFrame. iPureIntro.
             eapply ir_same; [exact Hir | | done].
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
@@ -805,7 +806,7 @@ Section proof.
         * iDestruct (writer_part_take R _ _ _ _ i (CasP s) with "Hwp") as "[HR Hwp]"; [done.. |].
           iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-          { iNext. iExists n0, vs, _, X, L. iFrame. iPureIntro.
+          { iNext. iExists n0, vs, (<[i:=Holding]> ph), X, L. iFrame. iPureIntro.
             eapply ir_same; [exact Hir | | done].
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
@@ -816,7 +817,7 @@ Section proof.
       iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other R _ _ _ _ i Arrived Rolling with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=Rolling]> ph), X, L. iFrame. iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done.
         intros s' _ Hs'. rewrite Hs' mod4_mul in H1. done. }
@@ -829,7 +830,7 @@ Section proof.
       iDestruct (writer_part_take R _ _ _ _ i Arrived with "Hwp") as "[HR Hwp]"; [done | done | done | lia |].
       iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=Holding]> ph), X, L. iFrame. iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done; [lia |].
         intros s' _ Hs'. rewrite Hs' mod4_mul in H23. lia. }
@@ -919,7 +920,7 @@ Section proof.
         iDestruct ("Hri_close" with "Hri_i") as "Hri".
         rewrite -(list_fmap_insert (λ v : Z, #v) vs i 2%Z).
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-        { iNext. iExists m, _, ph, X, L. iFrame. iPureIntro.
+        { iNext. iExists m, (<[i:=2%Z]> vs), ph, X, L. iFrame. iPureIntro.
           eapply ir_same; [exact Hir | by apply ip_mark |]. by apply (present_insert_same vs i 1%Z). }
         wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
         by iApply ("IH" with "Hg HΦ").
@@ -961,7 +962,7 @@ Section proof.
     iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
     rewrite (R_halves R). iDestruct "HR" as "[HR HRr]".
     iModIntro. iSplitR "HΦ Hg HR".
-    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
       { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
         intros Hm0. exfalso. lia. }
       iSplitR "Hau".
@@ -989,7 +990,7 @@ Section proof.
     iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
     iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
     iModIntro. iSplitR "HΦ".
-    { iNext. iExists (S m), vs, ph, X, _. iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
       { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
         intros Hm0. exfalso. lia. }
       iSplitR "Hau".
@@ -1058,7 +1059,7 @@ Section proof.
       iDestruct "Hwp" as "[(_ & Hg & HR & Hs) | [(%Hbad & _) | (%Hbad & _)]]";
         [| destruct H03; lia | destruct H03; lia].
       iModIntro. iSplitR "HΦ Hc".
-      { iNext. iExists nx, vs, ph, X, _. iFrame. iSplit.
+      { iNext. iExists nx, vs, ph, X, (L ++ [(nx, present vs)]). iFrame. iSplit.
         { iPureIntro. destruct H03 as [H0 | H3].
           - eapply ir_step; [exact Hir | | right; split; [done | lia] |].
             + replace nx with (n0 + 4) by lia. by apply (ip_renew _ _ _ _ _ _ Hip).
