@@ -155,7 +155,9 @@ impl WriteBatch {
 ///
 /// Every method is one transaction of the PTM: durable when it returns,
 /// linearizable with the other threads' operations (the PTM's thread ids
-/// bound how many threads may call it at once).
+/// bound how many threads may call it at once: a thread leases one on its
+/// first transaction, `create`, `open` and `attach` included, and keeps it
+/// until it exits or calls `perdure_ptm::release_thread_ids`).
 ///
 /// `H` is how the store holds its PTM: an `Arc<P>` (the default: a store
 /// that owns or shares it) or any other pointer to one, such as `&P`
