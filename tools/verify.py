@@ -1391,13 +1391,13 @@ def main(argv: list[str]) -> int:
     (OUT / "verify.json").write_text(json.dumps(report, indent=2) + "\n")
     n = {s: sum(r.status == s for r in rows) for s in STATUSES}
     print(f"\nreport: {rel(OUT / 'verify.json')}")
-    if n["fail"]:
-        print("failed: " + ", ".join(r.name for r in rows if r.status == "fail"))
+    failed = [r for r in rows if r.status == "fail"]
+    if failed:
+        print("failed: " + ", ".join(r.name for r in failed))
         # Each failed row's detail again (a CI log is often read from its tail only, far from
         # the row's own line): the failing tests, the violation, the error.
-        for r in rows:
-            if r.status == "fail":
-                print(f"  {r.name}: {r.detail[:600]}")
+        for r in failed:
+            print(f"  {r.name}: {r.detail[:600]}")
     # The closing line in the plain "N passed, N failed" form that CI reads.
     print(f"verify: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
     return 1 if n["fail"] else 0
