@@ -26,6 +26,11 @@
 #   TLC_JAVA_OPTS   JVM options (default -XX:+UseParallelGC, which TLC asks for, and -Xss64m: the
 #                   recursive history checks of specs/common overflow the default stack on longer
 #                   histories; add e.g. -Xmx8g)
+#   TLC_QUICK       1: the JVM compiles with C1 only (-XX:TieredStopAtLevel=1). For runs of a few
+#                   seconds -- most mutant models and trace checks -- C2's compiler threads cost more
+#                   CPU than they give back: a trace check took 6.2 s of CPU with both compilers
+#                   and 3.2-3.7 s with C1 alone; but a 75-second model took 40% longer with C1 alone,
+#                   so tools/verify.py sets it only for checks its last run timed under 10 s
 #   TLC_WORKERS     TLC's -workers (default auto = one per core)
 #   TLA_LIBRARY     extra ':'-separated folders to find EXTENDS/INSTANCE'd modules in
 #
@@ -126,6 +131,10 @@ log="$run_dir/tlc.out"
 
 # shellcheck disable=SC2206 # TLC_JAVA_OPTS is a word list on purpose
 java_opts=(${TLC_JAVA_OPTS:--XX:+UseParallelGC -Xss64m})
+if [ "${TLC_QUICK:-}" = 1 ]; then
+  java_opts+=(-XX:TieredStopAtLevel=1)
+  echo "tools/tlc.sh: TLC_QUICK=1: the JVM compiles with C1 only"
+fi
 tlc_args=(-workers "${TLC_WORKERS:-auto}" -metadir "$run_dir/meta")
 [ -n "$cfg" ] && tlc_args+=(-config "$cfg")
 if [ -n "$sim_traces" ]; then

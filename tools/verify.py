@@ -125,6 +125,16 @@ VERBOSE = os.environ.get("VERIFY_VERBOSE", "") not in ("", "0")
 # at a time; the cargo:* checks (one target directory, fmt before clippy) one at a time.
 LANE_KINDS = {"tlc", "trace", "genmc", "loom", "explore", "coq", "docs", "layers", "mutants"}
 CHECK_TIMES = ROOT / ".cache" / "verify-check-seconds.json"   # last run's seconds per check
+# TLC checks whose last run took less than this many seconds get a JVM with the C1 compiler
+# only (tools/tlc.sh's TLC_QUICK): it halves the CPU of a run of a few seconds and slows a long one.
+QUICK_TLC_BELOW = 10.0
+EXPECTED_SECONDS: dict[str, float] = {}   # the last run's seconds per check (main() fills it)
+
+
+def tlc_env(name: str) -> dict[str, str]:
+    """TLC_QUICK=1 for a TLC or trace check its last run timed under QUICK_TLC_BELOW seconds."""
+    t = EXPECTED_SECONDS.get(name)
+    return {"TLC_QUICK": "1"} if t is not None and t < QUICK_TLC_BELOW else {}
 TAIL_LINES = 30
 
 
@@ -648,7 +658,8 @@ def run_tlc(c: Check) -> list[Row]:
     model, why = model_for(cfg, base)
     if model is None:
         return [Row(c.name, c.kind, "fail", "", 0.0, why)]
-    r = run(["bash", str(ROOT / "tools" / "tlc.sh"), str(model), str(cfg)], log_path(c.name))
+    r = run(["bash", str(ROOT / "tools" / "tlc.sh"), str(model), str(cfg)], log_path(c.name),
+            env=tlc_env(c.name))
     row = Row(c.name, c.kind, "fail", "", r.seconds, "", rel(r.log))
     sums = SUMMARY_RE.findall(r.output)
     used = f"[{rel(cfg)} on {rel(model)}]"
@@ -913,7 +924,7 @@ def run_trace_case(c: Check) -> list[Row]:
     if shape:
         return [Row(c.name, c.kind, "fail", f"{steps}-line implementation trace", 0.0, shape)]
     r = run(["bash", str(ROOT / "tools" / "trace-check.sh"), str(spec), str(out_trace),
-             "--expect", case["expect"]], log)
+             "--expect", case["expect"]], log, env=tlc_env(c.name))
     m = TRACE_RESULT_RE.search(r.output)
     verdict = "no verdict" if not m else ("accepted" if m.group(1) == "ACCEPTED"
                                           else f"rejected at step {m.group(2)}")
@@ -1326,6 +1337,7 @@ def main(argv: list[str]) -> int:
             rows.append(x)
 
     check_times = load_times(CHECK_TIMES, "checks")
+    EXPECTED_SECONDS.update(check_times)
     # Consecutive checks of the lane kinds form a batch run `lanes` at a time; the report keeps
     # the checks' order (each printed when it and every check before it are done).
     i = 0
