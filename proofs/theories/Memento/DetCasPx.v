@@ -23,7 +23,9 @@
 
     The steps ([step]) are listed with the seed's line and the Rust code
     each abstracts (the comments on the constructors): start (L5–L8, or in
-    recovery mode L9), LOAD (Algorithm 1 L1–L3), L26 succeeding or failing
+    recovery mode L9), LOAD (Algorithm 1 L1–L3: a load, then LOADHELP,
+    whose clean value the thread keeps, [PLoad y v], and returns,
+    [SLoadRet]: [DetectableCasAtomic::load]'s result), L26 succeeding or failing
     (then LOADHELP, L27), LOADHELP's L4, L5–L9, L10–L12, L11/L14, L13–L16 and
     L17–L21, the failure checkpoint L29–L30 and its flush, L33, L34–L35,
     L36, L37–L38 with the code's write-back of the location, the commit
@@ -88,7 +90,8 @@
       committed floor; the replay of earlier CASes of a multi-CAS root
       operation (⑤, L19) is not modelled (⑤ is proved unreachable here);
     - values are naturals; the value returned with ERR is not modelled
-      (LOADHELP's value is used for L28's test only); when patience runs out
+      (LOADHELP's value is used for L28's test only; LOAD returns its
+      value); when patience runs out
       (L9) is the scheduler's choice; the arguments of an invocation are
       chosen at its start and stable across crashes (checkpointed);
     - the memory's words are names of contents kept in an append-only
@@ -96,11 +99,16 @@
       first plain CAS, of a memento, the invocation a HELP write helped);
       no step reads the ghost part;
     - L22 compares the parity too, as the code does (the seed: tid and
-      value).
-    Not covered: the history-level statements of [Core/DurableLin.v]
+      value);
+    - a LOAD is an operation of its own outside the detectable CASes' root
+      operations (the code's [load] runs inside a root operation, [h]); a
+      thread crash runs it again from its first load ([tcrash_pc]: the
+      runtime re-runs the root operation it is part of), a full crash ends
+      it (it is not detectable).
+    Not covered here: the history-level statements of [Core/DurableLin.v]
     (durable linearizability and [detectable] over invoke/return/crash/
-    recover histories) -- detectability is stated on the model's states;
-    the linearizability of loads and of failed CASes; multi-CAS root
+    recover histories, with loads and failed CASes: [DetCasPxLin.v]) --
+    detectability is stated on the model's states; multi-CAS root
     operations and memento clearing; liveness.
 
     The precondition-free (16-byte, [TwoWord]) form is the same model with

@@ -7,26 +7,35 @@
     ([detcas_px2_detectable]).  This file states it over the histories of
     [Core/History.v] and the verdicts of [Core/DurableLin.v]: every run of
     that model ([step N NL fixed2 any_run]: [N] threads, [NL] locations,
-    helping, full-system and thread crashes) is paired with a ghost history
-    of invoke, return, crash and recover events with linearization points
-    ([gstep]), and those histories are durably linearizable and detectable
-    for the sequential specification of [NL] CAS registers ([cas_regs]: the
-    operation [(x, (old, new))] is CAS(old, new) on location [x], returning
-    [true] iff the register held [old]; every register starts at 0).
+    helping, full-system and thread crashes, loads) is paired with a ghost
+    history of invoke, return, crash and recover events with linearization
+    points ([gstep]), and those histories are durably linearizable for the
+    sequential specification of [NL] CAS registers with loads ([cas_regs]:
+    the operation [(x, CAS old new)] is CAS(old, new) on location [x],
+    returning [RB true] iff the register held [old]; [(x, LOAD)] returns
+    the register's value, [RV v]; every register starts at 0), and
+    detectable for their CASes (a LOAD is not detectable, in the seed as in
+    the code: a LOAD a crash cut off is not recovered).
 
     The history ([gx], built step by step from the model's steps; Rust:
-    [cas.rs] [DetectableCasAtomic::cas] and its recovery, [runtime.rs]
-    [Handle::try_run_root], [Runtime::open]):
-    - [Invoke (oid t k) t (x, (old, new))] when thread [t] starts its
+    [cas.rs] [DetectableCasAtomic::cas] and its recovery,
+    [DetectableCasAtomic::load], [runtime.rs] [Handle::try_run_root],
+    [Runtime::open]):
+    - [Invoke (oid t k) t (x, CAS old new)] when thread [t] starts its
       invocation [k] (L5–L8, or L9 in recovery mode: [SStart],
       [SStartRec]); [oid] numbers the pairs [(t, k)];
     - [Return] when the invocation commits ([SCommit], [try_run_root]'s
       commit) with the result it commits, or [Recover] if a full crash cut
       it off ([gc]): the result recovery returned (④ ERR, ⑤–⑨ OK);
+    - [Invoke (lid t n) t (y, LOAD)] when thread [t] starts its LOAD of [y]
+      (Algorithm 1 L1, [SLoad]; [lid] numbers a thread's LOADs apart from
+      its CASes, [gl] is the ghost's count); [Return (lid t n) (RV v)] when
+      LOAD returns the value [v] LOADHELP returned ([SLoadRet]);
     - [Crash] at each full crash ([g_crash]); a thread crash ([STCrash]) is
       no event ([History.v]'s crash is a full-system crash): the operation
       stays pending, its recovery runs in the same thread, and it returns;
-    - LOAD is not an operation of the history (its value is not modelled).
+      a LOAD runs again from its first load ([DetCasPx.v]'s [tcrash_pc]);
+      a full crash cuts a LOAD off for good (the thread is idle after it).
     The linearization points ([XL]):
     - a success at the step where its first plain CAS (L26) becomes
       durable: L33's flush, a helper's fence before L18 (L12–L13), or a
@@ -44,7 +53,13 @@
       the failure memento (L29–L30), or a full crash whose image loses the
       memento -- recovery runs the CAS again (⑨), and the point is removed
       ([rm]): a failure changes no register, so the points still run the
-      specification ([cfin_filter]).
+      specification ([cfin_filter]);
+    - a LOAD at the step where LOADHELP returns the clean value [v] (L3 in
+      [SLoad], L7 in [SH5clean], L11/L14 in [SH11], L21 in [SH18ok], L19 in
+      [SH18fail]): the location's visible word is then clean and holds [v],
+      so the register holds [v] ([dval_clean], [lp_run]).  If a thread crash
+      drops the value before LOAD returns, the LOAD loads again and its
+      point is removed ([rm]): a LOAD changes no register.
     A register's value is that of the last durable word of its location
     ([dval]: the durable part of the location's history, [dp]); besides
     [DetCasPx.v]'s invariant [inv], two facts of the memory are proved here
@@ -57,21 +72,23 @@
     - [detcas_lin_every_run]: the model's reachable states ([reachable2],
       [DetCasPxTwoWord.v]) are exactly those of the ghost runs ([greach]),
       each full crash with its [crash] event: every run has its history;
-    - [detcas_lin_durably_linearizable]: every ghost run's history is
-      durably linearizable for [cas_regs], the ghost points being the
-      witness; [detcas_lin_per_location]: each location's projection is
+    - [detcas_lin_durably_linearizable]: every ghost run's history, CASes
+      and LOADs, is durably linearizable for [cas_regs], the ghost points
+      being the witness: a LOAD returns the value its register holds at its
+      point; [detcas_lin_per_location]: each location's projection is
       durably linearizable for one CAS register ([DurableLin.v]'s
       locality); [detcas_lin_wf]: the histories are well formed;
-    - [detcas_lin_cut_off_recovered]: every operation a crash cut off is
-      recovered -- with the result it took effect with: a [recover] comes
-      after the operation's point, with its value -- or is the operation
-      its thread is still running (its recovery has not returned yet);
+    - [detcas_lin_cut_off_recovered]: every CAS ([cas_op]: invoked as a
+      CAS) a crash cut off is recovered -- with the result it took effect
+      with: a [recover] comes after the operation's point, with its value --
+      or is the operation its thread is still running (its recovery has not
+      returned yet);
     - [detcas_lin_detectable]: once no thread is inside a detectable CAS
-      (every recovery returned), the history is [detectable]
-      ([DurableLin.v]: durably linearizable and every cut-off operation
-      recovered); [DurableLin.v]'s [detectable] is meant for histories that
-      end after the recoveries (it is not prefix-closed), hence the
-      premise;
+      (every recovery returned), the history is [detectable_for] its CASes
+      ([DurableLin.v]: durably linearizable, for the registers with their
+      loads, and every cut-off CAS recovered; a cut-off LOAD need not be);
+      [DurableLin.v]'s [detectable_for] is meant for histories that end
+      after the recoveries (it is not prefix-closed), hence the premise;
     - [detcas_lin_results]: the result with which the history returns or
       recovers an operation is the one its invocation committed in the
       model, so, by [DetCasPxTwoWord.v]'s [detcas_px2_detectable], it is
@@ -82,12 +99,17 @@
       its failure memento and writes it back, a crash keeping the memento,
       recovery returning ERR; it is cut off, recovered and detectable (a
       recovered success, 9 steps through ⑦, takes about 14 s more for
-      the kernel to check, so the run kept here is the failure's).
+      the kernel to check, so the run kept here is the failure's);
+    - [detcas_lin_load_not_vacuous]: an explicit run (two threads, one
+      location) whose history has a LOAD: thread 1's CAS(0, 5) takes effect
+      and cleans the location, thread 2 LOADs it and returns 5 (its point
+      after the CAS's), then thread 1 returns OK; detectable.
     - the one-word form under H-ABA: the same statements
       ([detcas_lin1_every_run], [detcas_lin1_durably_linearizable],
       [detcas_lin1_per_location], [detcas_lin1_wf],
       [detcas_lin1_cut_off_recovered], [detcas_lin1_detectable],
-      [detcas_lin1_results], [detcas_lin1_not_vacuous]) for the seed's
+      [detcas_lin1_results], [detcas_lin1_not_vacuous],
+      [detcas_lin1_load_not_vacuous]) for the seed's
       one-word location ([DetCasPx.v]'s [step N NL fixed h_aba]: every first
       plain CAS satisfies the premise [h_aba], the precondition of
       [UniqueCasAtomic::at_unique] worded as the crate's docs word it).  The
@@ -97,7 +119,9 @@
       by [DetCasPxTwoWord.v]'s [tw_reachable_inv], the one-word form under
       H-ABA by [DetCasPx.v]'s [reachable_inv].
     Everything rests on the invariant [ginv] ([ginv_init], [ginv_nc] for a
-    step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
+    step of one thread -- [ginv_cas] if it moves no LOAD, [ginv_load] if it
+    does ([lcls]: how a step moves a LOAD) --, [ginv_crash] for a full
+    crash, [greach_ginv]; [linv]: what the history says of the LOADs),
     derived from [DetCasPx.v]'s [inv] ([Hreach_inv]: its
     [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
     The steps from [ginv] to the theorems that do not depend on the model
@@ -105,18 +129,22 @@
     [InsDelPxLin.v]: [current_across_crash] ([ginv_crash]),
     [rtc_preserved] ([greach_ginv]), [ghost_runs]
     ([detcas_linw_every_run]), [durably_linearizable_erase], and
-    [numbered_cut_off_recovered], [numbered_detectable] for the
+    [numbered_for_cut_off_recovered], [numbered_for_detectable] for the
     [..._cut_off_recovered], [..._detectable] theorems ([greach_numbered]:
-    the history's operations are the threads' numbered invocations).
+    the history's operations other than LOADs are the threads' numbered
+    invocations).
 
     What the model abstracts: what [DetCasPx.v] and [DetCasPxTwoWord.v]
     abstract (SC steps, each word its own line, each detectable CAS a root
     operation of its own, no memento clearing, values naturals, the 16-byte
-    location one atomic word); the history is a ghost of the model's steps
-    (an invocation is invoked at its start, L5–L8, and returns at its
-    commit); thread crashes are not events; LOAD is not linearized; the
-    registers' initial value is 0.  Not covered: multi-CAS root operations
-    (the replay of ⑤), loads; liveness. *)
+    location one atomic word; a LOAD an operation of its own, outside the
+    CASes' root operations, run again after a thread crash); the history is
+    a ghost of the model's steps (an invocation is invoked at its start,
+    L5–L8, and returns at its commit; a LOAD is invoked at L1 and returns
+    the value LOADHELP returned); the LOADs' ids are the ghost's ([lid],
+    the code has none); thread crashes are not events; the registers'
+    initial value is 0.  Not covered: multi-CAS root operations (the replay
+    of ⑤); the value returned with ERR (a failed CAS's [Err(v)]); liveness. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations countable.
 From perdure.Core Require Import Px86 PxPersist.
@@ -2146,7 +2174,7 @@ Section pres.
       destruct (Gact t Ht Hia) as (Hinv0 & Hnf0 & Hpend0 & Hcut0). fold i0 in Hinv0, Hnf0, Hpend0, Hcut0.
       assert (HnEv : ∀ j t' o, Ev ≠ Invoke j t' o) by (unfold Ev; by destruct (c t)).
       assert (HcEv : Ev ≠ Crash) by (unfold Ev; by destruct (c t)).
-      assert (HendEv : ∀ j, ends j Ev ↔ j = i0) by (unfold Ev; destruct (c t); simpl; naive_solver).
+      assert (HendEv : ∀ j, ends j Ev ↔ j = i0) by (intros j; unfold Ev; destruct (c t); cbn [ends]; split; intros ->; done).
       assert (Hnew : ¬ invoked (erase l) (oid t (S (kk (th s t))))).
       { intros Hin. destruct (Gids _ Hin) as [(u & k & Hu & Hle & Hid) | (u & k & Hu & Hle & Hid)].
         - apply oid_inj in Hid as [<- <-]. lia.
