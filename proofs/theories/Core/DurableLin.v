@@ -83,6 +83,9 @@
       ([numbered_cut_off_recovered]), and a durably linearizable such
       history is [detectable] once no thread is inside an invocation
       ([numbered_detectable]): [..._cut_off_recovered], [..._detectable];
+      the same for the operations [P] of a history that has others
+      ([numbered_for], [numbered_for_cut_off_recovered],
+      [numbered_for_detectable]: [detectable_for P], [DetCasPxLin.v]);
       [current_across_crash] (a thread's current operation across a step
       that appends a crash or nothing: the invariants' crash steps).
 
@@ -996,13 +999,26 @@ Section numbered.
     nb_idle : ∀ u, tr u → act u = false → ¬ invoked h (oid u (K u));
   }.
 
-  (** Every operation a crash cut off is recovered, or it is the current
-      invocation of a thread still inside it (in recovery). *)
-  Lemma numbered_cut_off_recovered h i : numbered h → cut_off h i →
+  (** The same for the operations [P] of [h] only: [h] may have other
+      operations, numbered otherwise (e.g. [DetCasPxLin.v]'s loads, which are
+      not detectable). *)
+  Record numbered_for (P : opid → Prop) (h : history Op Val) : Prop := {
+    nbf_wf : wf h;
+    nbf_ids : ∀ i, invoked h i → P i → ∃ u k, tr u ∧ k ≤ K u ∧ i = oid u k;
+    nbf_old : ∀ u k, tr u → k < K u → finished h (oid u k);
+    nbf_idle : ∀ u, tr u → act u = false → ¬ invoked h (oid u (K u));
+  }.
+
+  Lemma numbered_for_all h : numbered h → numbered_for (λ _, True) h.
+  Proof. intros [Hwf Hids Hold Hidle]. split; [done | intros i Hi _; by apply Hids | done | done]. Qed.
+
+  (** Every operation of [P] a crash cut off is recovered, or it is the
+      current invocation of a thread still inside it (in recovery). *)
+  Lemma numbered_for_cut_off_recovered P h i : numbered_for P h → cut_off h i → P i →
     recovered h i ∨ ∃ t, tr t ∧ act t = true ∧ i = oid t (K t).
   Proof.
-    intros [Hwf Hids Hold Hidle] Hc.
-    destruct (Hids i (cut_off_invoked _ _ Hc)) as (u & k & Hu & Hle & ->).
+    intros [Hwf Hids Hold Hidle] Hc HP.
+    destruct (Hids i (cut_off_invoked _ _ Hc) HP) as (u & k & Hu & Hle & ->).
     destruct (decide (k = K u)) as [-> | Hne].
     - destruct (act u) eqn:Ea; [right; by exists u |].
       exfalso. apply (Hidle u Hu Ea). by apply cut_off_invoked.
@@ -1010,13 +1026,24 @@ Section numbered.
       exfalso. by apply (completed_not_cut_off _ _ Hwf Hcomp).
   Qed.
 
+  (** Every operation a crash cut off is recovered, or it is the current
+      invocation of a thread still inside it (in recovery). *)
+  Lemma numbered_cut_off_recovered h i : numbered h → cut_off h i →
+    recovered h i ∨ ∃ t, tr t ∧ act t = true ∧ i = oid t (K t).
+  Proof. intros Hn Hc. by apply (numbered_for_cut_off_recovered _ h i (numbered_for_all h Hn) Hc). Qed.
+
   (** Once no thread is inside an invocation (every recovery has
-      returned), such a history, durably linearizable, is detectable. *)
-  Lemma numbered_detectable {St} (S : seq_spec St Op Val) h :
-    numbered h → durably_linearizable S h → (∀ t, tr t → act t = false) → detectable S h.
+      returned), such a history, durably linearizable, is detectable for
+      [P]. *)
+  Lemma numbered_for_detectable {St} P (S : seq_spec St Op Val) h :
+    numbered_for P h → durably_linearizable S h → (∀ t, tr t → act t = false) → detectable_for P S h.
   Proof.
-    intros Hn Hdl Hq. split; [done |]. intros i Hc _.
-    destruct (numbered_cut_off_recovered h i Hn Hc) as [? | (t & Ht & Ha & _)]; [done |].
+    intros Hn Hdl Hq. split; [done |]. intros i Hc HP.
+    destruct (numbered_for_cut_off_recovered P h i Hn Hc HP) as [? | (t & Ht & Ha & _)]; [done |].
     by rewrite Hq in Ha.
   Qed.
+
+  Lemma numbered_detectable {St} (S : seq_spec St Op Val) h :
+    numbered h → durably_linearizable S h → (∀ t, tr t → act t = false) → detectable S h.
+  Proof. intros Hn. apply numbered_for_detectable, numbered_for_all, Hn. Qed.
 End numbered.

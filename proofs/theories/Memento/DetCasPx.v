@@ -23,7 +23,9 @@
 
     The steps ([step]) are listed with the seed's line and the Rust code
     each abstracts (the comments on the constructors): start (L5–L8, or in
-    recovery mode L9), LOAD (Algorithm 1 L1–L3), L26 succeeding or failing
+    recovery mode L9), LOAD (Algorithm 1 L1–L3: a load, then LOADHELP,
+    whose clean value the thread keeps, [PLoad y v], and returns,
+    [SLoadRet]: [DetectableCasAtomic::load]'s result), L26 succeeding or failing
     (then LOADHELP, L27), LOADHELP's L4, L5–L9, L10–L12, L11/L14, L13–L16 and
     L17–L21, the failure checkpoint L29–L30 and its flush, L33, L34–L35,
     L36, L37–L38 with the code's write-back of the location, the commit
@@ -88,7 +90,8 @@
       committed floor; the replay of earlier CASes of a multi-CAS root
       operation (⑤, L19) is not modelled (⑤ is proved unreachable here);
     - values are naturals; the value returned with ERR is not modelled
-      (LOADHELP's value is used for L28's test only); when patience runs out
+      (LOADHELP's value is used for L28's test only; LOAD returns its
+      value); when patience runs out
       (L9) is the scheduler's choice; the arguments of an invocation are
       chosen at its start and stable across crashes (checkpointed);
     - the memory's words are names of contents kept in an append-only
@@ -96,11 +99,16 @@
       first plain CAS, of a memento, the invocation a HELP write helped);
       no step reads the ghost part;
     - L22 compares the parity too, as the code does (the seed: tid and
-      value).
-    Not covered: the history-level statements of [Core/DurableLin.v]
+      value);
+    - a LOAD is an operation of its own outside the detectable CASes' root
+      operations (the code's [load] runs inside a root operation, [h]); a
+      thread crash runs it again from its first load ([tcrash_pc]: the
+      runtime re-runs the root operation it is part of), a full crash ends
+      it (it is not detectable).
+    Not covered here: the history-level statements of [Core/DurableLin.v]
     (durable linearizability and [detectable] over invoke/return/crash/
-    recover histories) -- detectability is stated on the model's states;
-    the linearizability of loads and of failed CASes; multi-CAS root
+    recover histories, with loads and failed CASes: [DetCasPxLin.v]) --
+    detectability is stated on the model's states; multi-CAS root
     operations and memento clearing; liveness.
 
     The precondition-free (16-byte, [TwoWord]) form is the same model with
@@ -168,7 +176,8 @@ Inductive tpc :=
   | PIdle | P26 (p : bool) (town : nat) | PLH (c : lhk) (y : nat) (h : lhpc)
   | PFail (p : bool) (town : nat) | PFailF | P33 (p : bool) (town : nat)
   | P34 (p : bool) (town : nat) | P36 (p : bool) (ts : nat) | P38 (p : bool) (ts : nat)
-  | PCommit (r : bool) | PRec | PRecH (p : bool) (town : nat).
+  | PCommit (r : bool) | PRec | PRecH (p : bool) (town : nat)
+  | PLoad (y v : nat).
 
 Record tstate := TS {
   pc : tpc; kk : nat; ax : nat; ao : nat; an : nat;
@@ -225,7 +234,13 @@ Section model.
   Definition crash_mem (m : mem) (keep : nat → nat) : mem :=
     Mem (imap (λ L ws, take (keep L) ws) (m_lines m)) (imap (λ L _, keep L) (m_lines m)).
   Definition crash_pc (p : tpc) : tpc :=
-    match p with PIdle | PLH KLoad _ _ => PIdle | _ => PRec end.
+    match p with PIdle | PLH KLoad _ _ | PLoad _ _ => PIdle | _ => PRec end.
+  (** A thread crash: as a full crash, except that a LOAD runs again from
+      its first load (its value, in a register, is lost; the runtime re-runs
+      the root operation the load is part of): [H11]'s [old := LOADPLAIN(loc);
+      goto 2] is that load. *)
+  Definition tcrash_pc (p : tpc) : tpc :=
+    match p with PLH KLoad y _ | PLoad y _ => PLH KLoad y H11 | _ => crash_pc p end.
   (** OWN at start-up: the newer of the committed [own_floor] and the
       memento's successful checkpoint (Runtime::open, compose.rs Scan::cas). *)
   Definition own_init (T : tstate) (m : mword) : bool * nat :=
@@ -238,14 +253,14 @@ Section model.
     with_own (with_pc T (crash_pc (pc T))) (own_init T (vism s1 u)).
 
   (** *** LOADHELP's returns *)
-  Definition lh_ret (T : tstate) (c : lhk) (v : nat) : tpc :=
+  Definition lh_ret (T : tstate) (c : lhk) (y v : nat) : tpc :=
     match c with
     | KL27 p town => if decide (v = ao T) then P26 p town else PFail p town
     | KL17 => PCommit false
-    | KLoad => PIdle
+    | KLoad => PLoad y v
     end.
   Definition lh_enter (T : tstate) (c : lhk) (y : nat) (w : lword) : tpc :=
-    match la w with None => lh_ret T c (lv w) | Some _ => PLH c y (H4 w) end.
+    match la w with None => lh_ret T c y (lv w) | Some _ => PLH c y (H4 w) end.
   Definition held (h : lhpc) : option lword :=
     match h with
     | H4 a | H5 a _ | H10 a _ | H13 a _ _ | H18 a _ => Some a
@@ -296,9 +311,13 @@ Section steps.
       let T := th s t in
       step s (setth s t (TS PRec (kk T) x o n (fl T) (ofl T) (own T) (res T)))
   (** LOAD (Algorithm 1, L1–L3, DetectableCasAtomic::load): a load, then
-      LOADHELP; not detectable, its value is dropped. *)
+      LOADHELP; not detectable.  LOADHELP's clean value [v] ([lh_ret]: L3,
+      L7 or L21) is kept, [PLoad y v], until LOAD returns it. *)
   | SLoad s t y : tr t → pc (th s t) = PIdle → y < NL →
       step s (setth s t (with_pc (th s t) (lh_enter (th s t) KLoad y (visx s y))))
+  (** LOAD returns [v] ([load]'s [return c.value] or [self.load_help(h, cur)]). *)
+  | SLoadRet s t y v : tr t → pc (th s t) = PLoad y v →
+      step s (setth s t (with_pc (th s t) PIdle))
   (** L26, the first plain CAS ([h.cas(self.off, old_w, new_w)]; a locked
       RMW: the thread's write-backs complete first), from the stable [old] to
       [new] annotated with the parity and the tid; in the two-word form
@@ -323,7 +342,7 @@ Section steps.
   (** L5–L7: the word is stable: return its value ([patience::wait]'s
       [Waited::Clean]). *)
   | SH5clean s t c y a tc : tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) = None →
-      step s (setth s t (with_pc (th s t) (lh_ret (th s t) c (lv (visx s y)))))
+      step s (setth s t (with_pc (th s t) (lh_ret (th s t) c y (lv (visx s y)))))
   (** L8: another word: [old := cur; goto 4] ([Waited::Changed]).  Here
       and at L9 and L18, LOADHELP compares whole locations (word and nonce,
       [phys2]), as the two-word form does; in the one-word form every nonce
@@ -370,7 +389,7 @@ Section steps.
   | SH18ok s t c y a tc : tr t → pc (th s t) = PLH c y (H18 a tc) →
       phys2 (visx (pfence s t) y) = phys2 a →
       step s (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) t
-               (with_pc (th s t) (lh_ret (th s t) c (lv a))))
+               (with_pc (th s t) (lh_ret (th s t) c y (lv a))))
   (** L18–L19: it fails: [old := cur; goto 2]. *)
   | SH18fail s t c y a tc : tr t → pc (th s t) = PLH c y (H18 a tc) →
       phys2 (visx (pfence s t) y) ≠ phys2 a →
@@ -454,9 +473,10 @@ Section steps.
       step s (setth s t (with_pc (th s t) (P26 p town)))
   (** A thread crash (§2.5 (3)): registers lost, OWN, LOCAL and PM kept, the
       thread's issued write-backs orphaned (here: never taking effect); the
-      operation is re-run in recovery mode. *)
+      operation is re-run in recovery mode, a LOAD from its first load
+      ([tcrash_pc]). *)
   | STCrash s t : tr t →
-      step s (setth (drop_pwbs s t) t (with_pc (th s t) (crash_pc (th s t).(pc))))
+      step s (setth (drop_pwbs s t) t (with_pc (th s t) (tcrash_pc (th s t).(pc))))
   (** A full-system crash: any image Px86 allows ([p_crash_ok]: each line
       keeps a prefix at least as long as its mark); DRAM lost, OWN
       re-initialised; every operation cut off is re-run in recovery mode. *)
@@ -476,7 +496,7 @@ End steps.
     to the caller). *)
 Ltac step_same_rule H :=
   destruct H;
-    [eapply SStart | eapply SStartRec | eapply SLoad | eapply S26ok | eapply S26fail | eapply SH4
+    [eapply SStart | eapply SStartRec | eapply SLoad | eapply SLoadRet | eapply S26ok | eapply S26fail | eapply SH4
     | eapply SH5clean | eapply SH5chg | eapply SH5same | eapply SH10wait | eapply SH10go | eapply SH11
     | eapply SH13ok | eapply SH13fail | eapply SH18ok | eapply SH18fail | eapply SFail | eapply SFailF
     | eapply S33 | eapply S34 | eapply S36 | eapply S38 | eapply SCommit | eapply SRec4 | eapply SRec5
@@ -873,6 +893,7 @@ Section invariant.
     | PRec => ax T < NL
     | PRecH p town => p = par T ∧ town = (ofl T).2 ∧ nokm s u ∧ own T = ofl T ∧ ax T < NL ∧
         (∀ i, tookat s u (kk T) (ax T) i → (ofl T).2 < vish s (par T) u)
+    | PLoad y _ => idleok s u ∧ y < NL
     end.
 
   Record inv (s : state) : Prop := {
@@ -1158,8 +1179,8 @@ Section fr.
       intros Hth Hu. unfold pcok. rewrite Hth.
       assert (own (th s' u) = own (th s u)) as Ho' by by rewrite Hth.
       assert (ax (th s' u) = ax (th s u)) as Ha' by by rewrite Hth.
-      destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town];
-        intros Hp.
+      destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town | y v];
+        intros Hp; [| | | | | | | | | | | | | destruct Hp; split; [by apply fr_idleok | done]].
       - by apply fr_idleok.
       - by apply fr_pre26.
       - destruct Hp as (? & ?). split; [by apply fr_lhpre | by apply fr_lhok].
@@ -1458,14 +1479,14 @@ Section local_steps.
     split; [done |]. exists i, p, u, k. by rewrite (fr_hx Hf).
   Qed.
 
-  Lemma pcok_lhret s s' t c y v : inv s → frame s s' t → lhpre N NL s t c y →
+  Lemma pcok_lhret s s' t c y v : inv s → frame s s' t → lhpre N NL s t c y → y < NL →
     own (th s' t) = own (th s t) → ax (th s' t) = ax (th s t) →
-    pc (th s' t) = lh_ret (th s' t) c v → pcok s' t.
+    pc (th s' t) = lh_ret (th s' t) c y v → pcok s' t.
   Proof.
-    intros Hi Hf Hpre Ho Ha Hpc. unfold pcok. rewrite Hpc. destruct c as [p town | |]; simpl in *.
+    intros Hi Hf Hpre Hy Ho Ha Hpc. unfold pcok. rewrite Hpc. destruct c as [p town | |]; simpl in *.
     - destruct Hpre. destruct (decide (v = ao (th s' t))); by apply (fr_pre26 Hf).
     - destruct Hpre. by apply (fr_failok Hf).
-    - by apply (fr_idleok Hf).
+    - split; [by apply (fr_idleok Hf) | done].
   Qed.
 
   Lemma pcok_lhenter s s' t c y : inv s → frame s s' t → lhpre N NL s t c y → y < NL →
@@ -1540,19 +1561,30 @@ Section local_steps.
       apply frame_local; try done; by left.
   Qed.
 
+  Lemma step_loadret s t y v : inv s → tr t → pc (th s t) = PLoad y v →
+    inv (setth s t (with_pc (th s t) PIdle)).
+  Proof.
+    intros Hi Ht Hpc. pose proof (pcok_at s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
+    destruct Hp as [(Hne & Hn & Ho) _].
+    eapply inv_local; [done | done | apply frame_refl, Hi | done | done | done | done | done | by left | | |].
+    - by left.
+    - apply vis_mono; [done |]. by rewrite Hpc.
+    - unfold pcok. th_new. unfold idleok, nokm. th_new. done.
+  Qed.
+
   (** LOADHELP's steps that change only its position. *)
   Lemma step_lh_ret s s1 t c y h v : inv s → tr t → frame s s1 t → th s1 t = th s t →
     pc (th s t) = PLH c y h →
-    inv (setth s1 t (with_pc (th s t) (lh_ret (th s t) c v))).
+    inv (setth s1 t (with_pc (th s t) (lh_ret (th s t) c y v))).
   Proof.
     intros Hi Ht Hf Hth Hpc. pose proof (pcok_at s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
-    destruct Hp as [Hpre _].
-    assert (Hf' : frame s (setth s1 t (with_pc (th s t) (lh_ret (th s t) c v))) t) by (apply frame_local; try done; by left).
+    destruct Hp as [Hpre [Hy _]].
+    assert (Hf' : frame s (setth s1 t (with_pc (th s t) (lh_ret (th s t) c y v))) t) by (apply frame_local; try done; by left).
     eapply inv_local; [done | done | exact Hf | done | done | done | done | done | by left | | |].
     - destruct c as [p town | |]; simpl in Hpre; [destruct Hpre as ((_ & _ & (_ & _ & ?) & _) & _) |
         destruct Hpre as ((_ & _ & ? & _) & _) | destruct Hpre as (_ & _ & ?)]; by left.
     - apply vis_mono; [done |]. by rewrite Hpc.
-    - eapply (pcok_lhret s _ t c y v); [done | exact Hf' | done | by th_new | by th_new | by th_new].
+    - eapply (pcok_lhret s _ t c y v); [done | exact Hf' | done | done | by th_new | by th_new | by th_new].
   Qed.
 
   Lemma step_lh_enter s s1 t c y h : inv s → tr t → frame s s1 t → th s1 t = th s t →
@@ -1663,7 +1695,7 @@ Section more_steps.
   Qed.
 
   Lemma step_h5clean s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H5 a tc) →
-    inv (setth s t (with_pc (th s t) (lh_ret (th s t) c (lv (visx s y))))).
+    inv (setth s t (with_pc (th s t) (lh_ret (th s t) c y (lv (visx s y))))).
   Proof. intros Hi Ht Hpc. eapply step_lh_ret; [done | done | apply frame_refl, Hi | done | exact Hpc]. Qed.
 
   Lemma step_h5chg s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H5 a tc) → la (visx s y) ≠ None →
@@ -1989,28 +2021,33 @@ Section owner_steps.
       all: by apply (fr_nokm Hf').
   Qed.
 
-  Lemma pcok_ax s t : pcok s t → (pc (th s t) ≠ PIdle ∧ ∀ y h, pc (th s t) ≠ PLH KLoad y h) → ax (th s t) < NL.
+  Lemma pcok_ax s t : pcok s t →
+    (pc (th s t) ≠ PIdle ∧ (∀ y h, pc (th s t) ≠ PLH KLoad y h) ∧ ∀ y v, pc (th s t) ≠ PLoad y v) → ax (th s t) < NL.
   Proof.
-    unfold pcok. intros Hp [Hn Hl]. destruct (pc (th s t)) as [| | [] | | | | | | | [|] | |]; try done;
+    unfold pcok. intros Hp (Hn & Hl & Hl'). destruct (pc (th s t)) as [| | [] | | | | | | | [|] | | | y v]; try done;
       unfold lhpre, pre26, failok in Hp; repeat match goal with H : _ ∧ _ |- _ => destruct H end; try done.
-    by destruct (Hl y h).
+    - by destruct (Hl y h).
+    - by destruct (Hl' y v).
   Qed.
 
   Lemma step_tcrash s t : inv s → tr t →
-    inv (setth (drop_pwbs s t) t (with_pc (th s t) (crash_pc (th s t).(pc)))).
+    inv (setth (drop_pwbs s t) t (with_pc (th s t) (tcrash_pc (th s t).(pc)))).
   Proof.
     intros Hi Ht. pose proof (pcok_of N NL s t Hi Ht) as Hp.
     pose proof (frame_drop NL s t (i_wf _ _ _ Hi)) as Hf.
-    assert (Hf' : frame s (setth (drop_pwbs s t) t (with_pc (th s t) (crash_pc (th s t).(pc)))) t)
+    assert (Hf' : frame s (setth (drop_pwbs s t) t (with_pc (th s t) (tcrash_pc (th s t).(pc)))) t)
       by (apply frame_local; try done; by left).
     eapply inv_local; [done | done | exact Hf | done | done | done | done | done | by left | | |].
     - destruct (i_own _ _ _ Hi t Ht) as [? | ?]; [by left | right]. by apply (fr_lastm Hf).
-    - apply (vis_mono N NL); [done |]. cbn [pc with_pc]. destruct (pc (th s t)) as [| | [] | | | | | | | | |]; done.
+    - apply (vis_mono N NL); [done |]. cbn [pc with_pc]. destruct (pc (th s t)) as [| | [] | | | | | | | | | |]; done.
     - unfold pcok. th_new. cbn [pc with_pc ax].
-      destruct (pc (th s t)) as [| | [] | | | | | | | [|] | |] eqn:E; cbn [crash_pc];
+      destruct (pc (th s t)) as [| | [] y h | | | | | | | [|] | | | y v] eqn:E; cbn [tcrash_pc crash_pc];
         try (apply (pcok_ax s t Hp); rewrite E; done).
       + unfold pcok in Hp. rewrite E in Hp. apply (fr_idleok Hf'); [by th_new | done].
-      + unfold pcok in Hp. rewrite E in Hp. destruct Hp as [Hid _]. apply (fr_idleok Hf'); [by th_new | done].
+      + unfold pcok in Hp. rewrite E in Hp. destruct Hp as [Hid [Hy _]]. cbn [lhpre lhok held].
+        split; [apply (fr_idleok Hf'); [by th_new | done] | done].
+      + unfold pcok in Hp. rewrite E in Hp. destruct Hp as [Hid Hy]. cbn [lhpre lhok held].
+        split; [apply (fr_idleok Hf'); [by th_new | done] | done].
   Qed.
 End owner_steps.
 
@@ -2200,8 +2237,8 @@ Section ext.
   Lemma ex_pcok : pcok s u → pcok s' u.
   Proof.
     unfold pcok. rewrite (ex_th He).
-    destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town] eqn:Epc;
-      intros Hp.
+    destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town | y v] eqn:Epc;
+      intros Hp; [| | | | | | | | | | | | | destruct Hp; split; [by apply ex_idleok | done]].
     - by apply ex_idleok.
     - by apply ex_pre26.
     - destruct Hp as (? & ?). split; [by apply ex_lhpre | by eapply ex_lhok].
@@ -2572,9 +2609,9 @@ Section clean_steps.
     (∀ k, eff s' t k ↔ eff s t k) → hm s' t = hm s t →
     kk (th s' t) = kk (th s t) → ofl (th s' t) = ofl (th s t) → own (th s' t) = own (th s t) →
     ax (th s' t) = ax (th s t) →
-    lhpre N NL s t c y → pc (th s' t) = lh_ret (th s' t) c v → pcok s' t.
+    lhpre N NL s t c y → y < NL → pc (th s' t) = lh_ret (th s' t) c y v → pcok s' t.
   Proof.
-    intros Hef Hhm Hk Ho Hown Hax Hpre Hpc. unfold pcok. rewrite Hpc.
+    intros Hef Hhm Hk Ho Hown Hax Hpre Hy Hpc. unfold pcok. rewrite Hpc.
     assert (Hid : idleok s t → idleok s' t).
     { intros (Hne & Hn & Ho'). split_and!; [by rewrite Hef, Hk | unfold nokm; by rewrite Hhm, Hk | by rewrite Hown, Ho]. }
     destruct c as [p town | |]; simpl in Hpre |- *.
@@ -2586,7 +2623,7 @@ Section clean_steps.
       + unfold lastm in *. by rewrite Hhm, Hk.
       + by rewrite Hown, Ho.
       + by rewrite Hax.
-    - by apply Hid.
+    - split; [by apply Hid | done].
   Qed.
 
   Lemma lhpre_gen s s' t c y :
@@ -2614,7 +2651,7 @@ Section clean_steps.
 
   Lemma step_18ok_core s t c y a tc : inv s → tr t → (∀ pw, pw ∈ pwbs s → pw.1.1 ≠ t) →
     pc (th s t) = PLH c y (H18 a tc) → phys2 (visx s y) = phys2 a →
-    inv (setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
+    inv (setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c y (lv a)))).
   Proof.
     intros Hi Ht Hnp Hpc Hph. pose proof (pcok_of N NL s t Hi Ht) as Hp. unfold pcok in Hp. rewrite Hpc in Hp.
     destruct Hp as [Hpre [Hy (i & p & u & k & Ha & Hla & Hlg & Hab & Htc & Hlow & Hhi & Himk & Hcov)]].
@@ -2623,10 +2660,10 @@ Section clean_steps.
     destruct (vis_own_ann N NL s y a p u Hi Hy Hl Hla) as (Hu & Hga & _ & _ & _ & Hp & _).
     rewrite Hlg in Hga. injection Hga as ->.
     pose proof (i_nl _ _ _ Hi) as Hnl. pose proof (i_ids _ _ _ Hi) as Hids.
-    set (s' := setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
+    set (s' := setth (pwrite s (LX y) (CLoc (LW (lv a) None 0 None))) t (with_pc (th s t) (lh_ret (th s t) c y (lv a)))).
     assert (Hhx : ∀ x, x < NL → hx s' x = hx s x ++ (if decide (x = y) then [LW (lv a) None 0 None] else [])).
     { intros x Hx. apply (hx_wloc N NL); done. }
-    assert (Htt : th s' t = with_pc (th s t) (lh_ret (th s t) c (lv a))) by (unfold s'; by rewrite th_setth, decide_True).
+    assert (Htt : th s' t = with_pc (th s t) (lh_ret (th s t) c y (lv a))) by (unfold s'; by rewrite th_setth, decide_True).
     eapply (inv_clean_write N NL s s' t y a p u); try done.
     - intros u'. apply (hm_wloc N NL); done.
     - intros p' u'. apply (hh_wloc N NL); done.
@@ -2657,7 +2694,7 @@ Section clean_steps.
   Lemma step_18ok s t c y a tc : inv s → tr t → pc (th s t) = PLH c y (H18 a tc) →
     phys2 (visx (pfence s t) y) = phys2 a →
     inv (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) t
-           (with_pc (th s t) (lh_ret (th s t) c (lv a)))).
+           (with_pc (th s t) (lh_ret (th s t) c y (lv a)))).
   Proof.
     intros Hi Ht Hpc Hph. apply (step_18ok_core (pfence s t) t c y a tc); try done.
     - by apply inv_pfence.
@@ -3182,7 +3219,7 @@ Section commit.
         + destruct Hst as (? & ? & ? & ? & ?). split_and!; [lia | done | done | done | done].
         + destruct Hst as (? & ? & ? & ? & ?). split_and!; [lia | done | done | done | done]. }
     unfold pcok in Hp |- *. rewrite Hthu.
-    destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town] eqn:Epc;
+    destruct (pc (th s u)) as [| p town | c y h | p town | | p town | p town | p ts | p ts | [|] | | p town | y v] eqn:Epc;
       try (unfold pre26, idleok, failok, mdur, mpend, nokm, lastm, lcov, eff, tookat in *; rewrite ?Hthu; exact Hp).
     destruct Hp as [Hpre Hl]. split; [| by eapply Hlh].
     apply (lhpre_gen N NL s s' u c y); try done; by rewrite Hthu.
@@ -3479,12 +3516,13 @@ Section crash_step.
       rewrite Hkk by done. split; [done |]. rewrite Hth by done. unfold reinit. cbn [pc with_pc with_own].
       pose proof (i_pc _ _ _ Hi u Hu) as Hp. unfold pcok in Hp.
       assert (Heff : eff s u (kk (th s u))) by (exists x, (pred (keep (LX x) `min` length (hx s x))); split; [done | by exists w]).
-      destruct (pc (th s u)) as [| | [] | | | | | | | | |]; try done; cbn [crash_pc]; try done.
+      destruct (pc (th s u)) as [| | [] | | | | | | | | | |]; try done; cbn [crash_pc]; try done.
       + by destruct Hp as (? & _).
+      + by destruct Hp as [(? & _) _].
       + by destruct Hp as [(? & _) _].
     - intros u Hu. unfold pcok. rewrite Hth by done. unfold reinit. cbn [pc with_pc with_own].
       pose proof (i_pc _ _ _ Hi u Hu) as Hp.
-      destruct (pc (th s u)) as [| | [] | | | | | | | | |] eqn:E; cbn [crash_pc];
+      destruct (pc (th s u)) as [| | [] | | | | | | | | | |] eqn:E; cbn [crash_pc];
         try (apply (pcok_ax N NL s u Hp); rewrite E; done).
       all: assert (Hid : idleok N NL s u) by (unfold pcok in Hp; rewrite E in Hp; first [exact Hp | exact (proj1 Hp)]).
       all: destruct Hid as (Hne & Hn & Ho).
@@ -3586,6 +3624,7 @@ Section theorems.
     - by apply step_start.
     - by apply step_startrec.
     - by apply step_load.
+    - by eapply step_loadret.
     - by apply step_26ok.
     - by apply step_26fail.
     - by eapply step_h4.

@@ -7,26 +7,35 @@
     ([detcas_px2_detectable]).  This file states it over the histories of
     [Core/History.v] and the verdicts of [Core/DurableLin.v]: every run of
     that model ([step N NL fixed2 any_run]: [N] threads, [NL] locations,
-    helping, full-system and thread crashes) is paired with a ghost history
-    of invoke, return, crash and recover events with linearization points
-    ([gstep]), and those histories are durably linearizable and detectable
-    for the sequential specification of [NL] CAS registers ([cas_regs]: the
-    operation [(x, (old, new))] is CAS(old, new) on location [x], returning
-    [true] iff the register held [old]; every register starts at 0).
+    helping, full-system and thread crashes, loads) is paired with a ghost
+    history of invoke, return, crash and recover events with linearization
+    points ([gstep]), and those histories are durably linearizable for the
+    sequential specification of [NL] CAS registers with loads ([cas_regs]:
+    the operation [(x, CAS old new)] is CAS(old, new) on location [x],
+    returning [RB true] iff the register held [old]; [(x, LOAD)] returns
+    the register's value, [RV v]; every register starts at 0), and
+    detectable for their CASes (a LOAD is not detectable, in the seed as in
+    the code: a LOAD a crash cut off is not recovered).
 
     The history ([gx], built step by step from the model's steps; Rust:
-    [cas.rs] [DetectableCasAtomic::cas] and its recovery, [runtime.rs]
-    [Handle::try_run_root], [Runtime::open]):
-    - [Invoke (oid t k) t (x, (old, new))] when thread [t] starts its
+    [cas.rs] [DetectableCasAtomic::cas] and its recovery,
+    [DetectableCasAtomic::load], [runtime.rs] [Handle::try_run_root],
+    [Runtime::open]):
+    - [Invoke (oid t k) t (x, CAS old new)] when thread [t] starts its
       invocation [k] (L5–L8, or L9 in recovery mode: [SStart],
       [SStartRec]); [oid] numbers the pairs [(t, k)];
     - [Return] when the invocation commits ([SCommit], [try_run_root]'s
       commit) with the result it commits, or [Recover] if a full crash cut
       it off ([gc]): the result recovery returned (④ ERR, ⑤–⑨ OK);
+    - [Invoke (lid t n) t (y, LOAD)] when thread [t] starts its LOAD of [y]
+      (Algorithm 1 L1, [SLoad]; [lid] numbers a thread's LOADs apart from
+      its CASes, [gl] is the ghost's count); [Return (lid t n) (RV v)] when
+      LOAD returns the value [v] LOADHELP returned ([SLoadRet]);
     - [Crash] at each full crash ([g_crash]); a thread crash ([STCrash]) is
       no event ([History.v]'s crash is a full-system crash): the operation
       stays pending, its recovery runs in the same thread, and it returns;
-    - LOAD is not an operation of the history (its value is not modelled).
+      a LOAD runs again from its first load ([DetCasPx.v]'s [tcrash_pc]);
+      a full crash cuts a LOAD off for good (the thread is idle after it).
     The linearization points ([XL]):
     - a success at the step where its first plain CAS (L26) becomes
       durable: L33's flush, a helper's fence before L18 (L12–L13), or a
@@ -44,7 +53,13 @@
       the failure memento (L29–L30), or a full crash whose image loses the
       memento -- recovery runs the CAS again (⑨), and the point is removed
       ([rm]): a failure changes no register, so the points still run the
-      specification ([cfin_filter]).
+      specification ([cfin_filter]);
+    - a LOAD at the step where LOADHELP returns the clean value [v] (L3 in
+      [SLoad], L7 in [SH5clean], L11/L14 in [SH11], L21 in [SH18ok], L19 in
+      [SH18fail]): the location's visible word is then clean and holds [v],
+      so the register holds [v] ([dval_clean], [lp_run]).  If a thread crash
+      drops the value before LOAD returns, the LOAD loads again and its
+      point is removed ([rm]): a LOAD changes no register.
     A register's value is that of the last durable word of its location
     ([dval]: the durable part of the location's history, [dp]); besides
     [DetCasPx.v]'s invariant [inv], two facts of the memory are proved here
@@ -57,21 +72,23 @@
     - [detcas_lin_every_run]: the model's reachable states ([reachable2],
       [DetCasPxTwoWord.v]) are exactly those of the ghost runs ([greach]),
       each full crash with its [crash] event: every run has its history;
-    - [detcas_lin_durably_linearizable]: every ghost run's history is
-      durably linearizable for [cas_regs], the ghost points being the
-      witness; [detcas_lin_per_location]: each location's projection is
+    - [detcas_lin_durably_linearizable]: every ghost run's history, CASes
+      and LOADs, is durably linearizable for [cas_regs], the ghost points
+      being the witness: a LOAD returns the value its register holds at its
+      point; [detcas_lin_per_location]: each location's projection is
       durably linearizable for one CAS register ([DurableLin.v]'s
       locality); [detcas_lin_wf]: the histories are well formed;
-    - [detcas_lin_cut_off_recovered]: every operation a crash cut off is
-      recovered -- with the result it took effect with: a [recover] comes
-      after the operation's point, with its value -- or is the operation
-      its thread is still running (its recovery has not returned yet);
+    - [detcas_lin_cut_off_recovered]: every CAS ([cas_op]: invoked as a
+      CAS) a crash cut off is recovered -- with the result it took effect
+      with: a [recover] comes after the operation's point, with its value --
+      or is the operation its thread is still running (its recovery has not
+      returned yet);
     - [detcas_lin_detectable]: once no thread is inside a detectable CAS
-      (every recovery returned), the history is [detectable]
-      ([DurableLin.v]: durably linearizable and every cut-off operation
-      recovered); [DurableLin.v]'s [detectable] is meant for histories that
-      end after the recoveries (it is not prefix-closed), hence the
-      premise;
+      (every recovery returned), the history is [detectable_for] its CASes
+      ([DurableLin.v]: durably linearizable, for the registers with their
+      loads, and every cut-off CAS recovered; a cut-off LOAD need not be);
+      [DurableLin.v]'s [detectable_for] is meant for histories that end
+      after the recoveries (it is not prefix-closed), hence the premise;
     - [detcas_lin_results]: the result with which the history returns or
       recovers an operation is the one its invocation committed in the
       model, so, by [DetCasPxTwoWord.v]'s [detcas_px2_detectable], it is
@@ -82,12 +99,17 @@
       its failure memento and writes it back, a crash keeping the memento,
       recovery returning ERR; it is cut off, recovered and detectable (a
       recovered success, 9 steps through ⑦, takes about 14 s more for
-      the kernel to check, so the run kept here is the failure's).
+      the kernel to check, so the run kept here is the failure's);
+    - [detcas_lin_load_not_vacuous]: an explicit run (two threads, one
+      location) whose history has a LOAD: thread 1's CAS(0, 5) takes effect
+      and cleans the location, thread 2 LOADs it and returns 5 (its point
+      after the CAS's), then thread 1 returns OK; detectable.
     - the one-word form under H-ABA: the same statements
       ([detcas_lin1_every_run], [detcas_lin1_durably_linearizable],
       [detcas_lin1_per_location], [detcas_lin1_wf],
       [detcas_lin1_cut_off_recovered], [detcas_lin1_detectable],
-      [detcas_lin1_results], [detcas_lin1_not_vacuous]) for the seed's
+      [detcas_lin1_results], [detcas_lin1_not_vacuous],
+      [detcas_lin1_load_not_vacuous]) for the seed's
       one-word location ([DetCasPx.v]'s [step N NL fixed h_aba]: every first
       plain CAS satisfies the premise [h_aba], the precondition of
       [UniqueCasAtomic::at_unique] worded as the crate's docs word it).  The
@@ -97,7 +119,9 @@
       by [DetCasPxTwoWord.v]'s [tw_reachable_inv], the one-word form under
       H-ABA by [DetCasPx.v]'s [reachable_inv].
     Everything rests on the invariant [ginv] ([ginv_init], [ginv_nc] for a
-    step of one thread, [ginv_crash] for a full crash, [greach_ginv]),
+    step of one thread -- [ginv_cas] if it moves no LOAD, [ginv_load] if it
+    does ([lcls]: how a step moves a LOAD) --, [ginv_crash] for a full
+    crash, [greach_ginv]; [linv]: what the history says of the LOADs),
     derived from [DetCasPx.v]'s [inv] ([Hreach_inv]: its
     [i_once], [i_loc], [i_cl], [i_mmt], [i_help], [pcok]), not re-proved.
     The steps from [ginv] to the theorems that do not depend on the model
@@ -105,18 +129,22 @@
     [InsDelPxLin.v]: [current_across_crash] ([ginv_crash]),
     [rtc_preserved] ([greach_ginv]), [ghost_runs]
     ([detcas_linw_every_run]), [durably_linearizable_erase], and
-    [numbered_cut_off_recovered], [numbered_detectable] for the
+    [numbered_for_cut_off_recovered], [numbered_for_detectable] for the
     [..._cut_off_recovered], [..._detectable] theorems ([greach_numbered]:
-    the history's operations are the threads' numbered invocations).
+    the history's operations other than LOADs are the threads' numbered
+    invocations).
 
     What the model abstracts: what [DetCasPx.v] and [DetCasPxTwoWord.v]
     abstract (SC steps, each word its own line, each detectable CAS a root
     operation of its own, no memento clearing, values naturals, the 16-byte
-    location one atomic word); the history is a ghost of the model's steps
-    (an invocation is invoked at its start, L5–L8, and returns at its
-    commit); thread crashes are not events; LOAD is not linearized; the
-    registers' initial value is 0.  Not covered: multi-CAS root operations
-    (the replay of ⑤), loads; liveness. *)
+    location one atomic word; a LOAD an operation of its own, outside the
+    CASes' root operations, run again after a thread crash); the history is
+    a ghost of the model's steps (an invocation is invoked at its start,
+    L5–L8, and returns at its commit; a LOAD is invoked at L1 and returns
+    the value LOADHELP returned); the LOADs' ids are the ghost's ([lid],
+    the code has none); thread crashes are not events; the registers'
+    initial value is 0.  Not covered: multi-CAS root operations (the replay
+    of ⑤); the value returned with ERR (a failed CAS's [Err(v)]); liveness. *)
 From Coq Require Import Lia.
 From stdpp Require Import base list relations countable.
 From perdure.Core Require Import Px86 PxPersist.
@@ -124,45 +152,64 @@ From perdure.Memento Require Import DetCasPx DetCasPxBugs DetCasPxTwoWord.
 From perdure.Core Require Import History DurableLin.
 From stdpp Require Import list.
 
-(** ** The sequential specification: CAS registers *)
+(** ** The sequential specification: CAS registers with loads *)
 
-(** A CAS register: [CAS(old, new)] returns [true] and installs [new] iff
-    the value is [old], else returns [false] and changes nothing. *)
-Definition cas_step (σ : nat) (on : nat * nat) (b : bool) (σ' : nat) : Prop :=
-  if b then σ = on.1 ∧ σ' = on.2 else σ ≠ on.1 ∧ σ' = σ.
-Definition cas_reg : seq_spec nat (nat * nat) bool := SeqSpec 0 cas_step.
+(** The operations on a register: [CAS old new] and [LOAD]; their results:
+    a CAS's OK or ERR ([RB true], [RB false]), a LOAD's value ([RV v]). *)
+Inductive rop := CAS (old new : nat) | LOAD.
+Inductive rval := RB (ok : bool) | RV (v : nat).
+Global Instance rop_eq_dec : EqDecision rop.
+Proof. solve_decision. Defined.
+Global Instance rval_eq_dec : EqDecision rval.
+Proof. solve_decision. Defined.
 
-(** The locations side by side: operation [(x, (old, new))] is
-    [CAS(old, new)] on location [x] (every location starts at 0). *)
-Notation cop := (nat * (nat * nat))%type.
-Definition cas_regs : seq_spec (nat → nat) cop bool := prod_spec (λ _ : nat, cas_reg).
+(** A CAS register: [CAS old new] returns [true] and installs [new] iff the
+    value is [old], else returns [false] and changes nothing; [LOAD]
+    returns the value. *)
+Definition reg_step (σ : nat) (o : rop) (r : rval) (σ' : nat) : Prop :=
+  match o, r with
+  | CAS old new, RB b => if b then σ = old ∧ σ' = new else σ ≠ old ∧ σ' = σ
+  | LOAD, RV v => v = σ ∧ σ' = σ
+  | _, _ => False
+  end.
+Definition cas_reg : seq_spec nat rop rval := SeqSpec 0 reg_step.
+
+(** The locations side by side: operation [(x, CAS old new)] is
+    [CAS(old, new)] on location [x], [(x, LOAD)] a load of [x] (every
+    location starts at 0). *)
+Notation cop := (nat * rop)%type.
+Definition cas_regs : seq_spec (nat → nat) cop rval := prod_spec (λ _ : nat, cas_reg).
 
 (** A register's run, computed: [Some] final value, or [None] if a step is
     not the specification's. *)
-Fixpoint cfin (σ : nat) (l : list ((nat * nat) * bool)) : option nat :=
+Fixpoint cfin (σ : nat) (l : list (rop * rval)) : option nat :=
   match l with
   | [] => Some σ
-  | (on, b) :: l' =>
-      if b then (if decide (σ = on.1) then cfin on.2 l' else None)
-      else (if decide (σ = on.1) then None else cfin σ l')
+  | (CAS o n, RB b) :: l' =>
+      if b then (if decide (σ = o) then cfin n l' else None)
+      else (if decide (σ = o) then None else cfin σ l')
+  | (LOAD, RV v) :: l' => if decide (v = σ) then cfin σ l' else None
+  | _ :: _ => None
   end.
 
 Lemma cfin_runs σ l σ' : cfin σ l = Some σ' → runs cas_reg σ l.
 Proof.
-  revert σ. induction l as [| [[o n] b] l IH]; intros σ H; [constructor |].
-  simpl in H. destruct b; case_decide; try done.
-  - econstructor; [| by apply IH]. simpl. by split.
-  - econstructor; [| by apply IH]. simpl. by split.
+  revert σ. induction l as [| [[o n |] [b | v]] l IH]; intros σ H; [constructor | | done | done |].
+  - simpl in H. destruct b; case_decide; try done.
+    + econstructor; [| by apply IH]. simpl. by split.
+    + econstructor; [| by apply IH]. simpl. by split.
+  - simpl in H. case_decide; [| done]. econstructor; [| by apply IH]. simpl. by split.
 Qed.
 
 Lemma cfin_app σ l1 l2 : cfin σ (l1 ++ l2) = cfin σ l1 ≫= λ σ1, cfin σ1 l2.
 Proof.
-  revert σ. induction l1 as [| [[o n] b] l1 IH]; intros σ; [done |]. simpl.
-  destruct b; case_decide; simpl; by rewrite ?IH.
+  revert σ. induction l1 as [| [[o n |] [b | v]] l1 IH]; intros σ; [done | | done | done |]; simpl.
+  - destruct b; case_decide; simpl; by rewrite ?IH.
+  - case_decide; simpl; by rewrite ?IH.
 Qed.
 
 (** The operations' effects on location [x], in order. *)
-Definition locx (x : nat) (l : list (xevent cop bool)) : list ((nat * nat) * bool) :=
+Definition locx (x : nat) (l : list (xevent cop rval)) : list (rop * rval) :=
   strip x (effects (points l)).
 
 Lemma locx_app x l1 l2 : locx x (l1 ++ l2) = locx x l1 ++ locx x l2.
@@ -183,9 +230,12 @@ Proof.
   destruct (Hx x) as [v Hv]. by eapply cfin_runs.
 Qed.
 
-(** Removing failed CASes (they change nothing) keeps a run's result. *)
-Lemma cfin_filter x σ σ' (P : xevent cop bool → Prop) `{∀ e, Decision (P e)} l :
-  (∀ i op v, ¬ P (XL i op v) → v = false) → (∀ e, P (XE e)) →
+(** A point that changes no register: a failed CAS or a load. *)
+Definition readonly (op : cop) (v : rval) : Prop := v = RB false ∨ op.2 = LOAD.
+
+(** Removing points that change no register keeps a run's result. *)
+Lemma cfin_filter x σ σ' (P : xevent cop rval → Prop) `{∀ e, Decision (P e)} l :
+  (∀ i op v, ¬ P (XL i op v) → readonly op v) → (∀ e, P (XE e)) →
   cfin σ (locx x l) = Some σ' → cfin σ (locx x (filter P l)) = Some σ'.
 Proof.
   intros Hfl He. revert σ. induction l as [| e l IH]; intros σ Hl; [done |].
@@ -196,23 +246,53 @@ Proof.
       destruct (cfin σ (if decide (op.1 = x) then [(op.2, v)] else [])) as [σ1 |]; [| done].
       simpl in *. by apply IH.
   - destruct e as [e | i op v]; [by destruct (HP (He e)) |].
-    rewrite (Hfl i op v HP) in Hl. rewrite locx_XL, cfin_app in Hl.
+    pose proof (Hfl i op v HP) as Hro. rewrite locx_XL, cfin_app in Hl.
     case_decide; simpl in Hl; [| by apply IH].
-    destruct op as [y [o n]]. simpl in *. case_decide; [done |]. by apply IH.
+    destruct op as [y [o n |]], Hro as [-> | Hro]; simpl in *; try done.
+    + case_decide; [done |]. by apply IH.
+    + destruct v as [b | w]; [done |]. case_decide; [subst; by apply IH | done].
 Qed.
 
 (** ** Operations, their ids, and what the ghost history reads of a state *)
 
 (** The operation of an invocation: its location and arguments, chosen at
     its start and stable until it returns ([DetCasPx.v]). *)
-Definition opof (T : tstate) : cop := (ax T, (ao T, an T)).
+Definition opof (T : tstate) : cop := (ax T, CAS (ao T) (an T)).
 (* [oid], [oid_inj] (invocation [k] of thread [u]): Core/History.v. *)
 
-(** The thread is inside a detectable CAS (started, not committed); a LOAD
-    is not a history operation. *)
+(** The thread is inside a detectable CAS (started, not committed). *)
 Definition activeb (p : tpc) : bool :=
-  match p with PIdle => false | PLH KLoad _ _ => false | _ => true end.
+  match p with PIdle | PLH KLoad _ _ | PLoad _ _ => false | _ => true end.
 Definition isfail (p : tpc) : bool := match p with PFail _ _ => true | _ => false end.
+
+(** The thread is inside a LOAD of [y]: running LOADHELP ([None]) or holding
+    the value [v] it returns ([Some v]). *)
+Definition ldv (p : tpc) : option (nat * option nat) :=
+  match p with PLH KLoad y _ => Some (y, None) | PLoad y v => Some (y, Some v) | _ => None end.
+
+(** The id of thread [u]'s LOAD number [n]: numbered apart from the
+    invocations of detectable CASes ([oid u k], [u] a thread, so [u ≥ 1]). *)
+Definition lid (u n : nat) : opid := oid 0 (oid u n).
+Definition is_lid (i : opid) : Prop := ∃ u n, i = lid u n.
+Lemma lid_inj u n u' n' : lid u n = lid u' n' → u = u' ∧ n = n'.
+Proof. unfold lid. intros H. apply oid_inj in H as [_ H]. by apply oid_inj in H. Qed.
+Lemma lid_oid u n u' k : 1 ≤ u' → lid u n ≠ oid u' k.
+Proof. unfold lid. intros Hu H. apply oid_inj in H as [<- _]. lia. Qed.
+Lemma oid_not_lid u k : 1 ≤ u → ¬ is_lid (oid u k).
+Proof. intros Hu (u' & n & E). symmetry in E. by apply (lid_oid u' n u k Hu). Qed.
+Lemma lid_is_lid u n : is_lid (lid u n).
+Proof. by exists u, n. Qed.
+
+(** The operations of a history invoked as detectable CASes (its
+    detectable operations: LOADs are not). *)
+Definition cas_op (h : history cop rval) (i : opid) : Prop := ∃ t x o n, Invoke i t (x, CAS o n) ∈ h.
+
+(** A point of a LOAD has a value, a point of a CAS a result. *)
+Definition xl_ok (e : xevent cop rval) : Prop :=
+  match e with
+  | XL i _ v => (is_lid i ∧ ∃ w, v = RV w) ∨ (¬ is_lid i ∧ ∃ b, v = RB b)
+  | XE _ => True
+  end.
 
 Section views.
   Context (N NL : nat).
@@ -459,7 +539,7 @@ Section ms_proof.
       exfalso; pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp;
       destruct Hp as (Hne & _); apply Hne; exists x', j; split; [done | by exists a].
     (* S26ok: appends the annotated word *)
-    2: { apply (ms_append s _ (ax (th s t)) (LW (an (th s t)) (Some (p, t)) (if tw then town else 0) (Some (t, kk (th s t))))); [done | | | | | ].
+    3: { apply (ms_append s _ (ax (th s t)) (LW (an (th s t)) (Some (p, t)) (if tw then town else 0) (Some (t, kk (th s t))))); [done | | | | | ].
          - pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp. apply Hp.
          - intros x Hx. vnorm. rewrite hx_wx; [by vnorm | by apply ids_ok_pfence | by apply nl_ok_pfence |].
            pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp. apply Hp.
@@ -470,7 +550,7 @@ Section ms_proof.
              by injection H1.
            + split; [intros _; by injection H1 | intros a Ha; done]. }
     (* SH18ok: appends a clean word after the annotated word it cleans *)
-    12: { pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp.
+    13: { pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp.
           destruct Hp as [_ [Hy (i & p & u & k & Ha & Hla & _)]].
           apply (ms_append s _ y (LW (lv a) None 0 None)); [done | done | | | | ].
           - intros x Hx. vnorm. rewrite hx_wx by (try apply ids_ok_pfence; try apply nl_ok_pfence; done). by vnorm.
@@ -480,7 +560,7 @@ Section ms_proof.
             exists (visx s y). split_and!; [by apply visx_ann' | done | done].
           - intros u' Hn. done. }
     (* S38: may append the clean word *)
-    18: { destruct (decide _) as [Heq | Hneq].
+    19: { destruct (decide _) as [Heq | Hneq].
           - pose proof (pcok_of N NL s t Hi H) as Hp. unfold pcok in Hp. rewrite H0 in Hp.
             destruct Hp as (_ & _ & _ & _ & _ & Hax).
             apply (ms_append s _ (ax (th s t)) (LW (an (th s t)) None 0 None)); [done | done | | | | ].
@@ -492,13 +572,13 @@ Section ms_proof.
             + intros u' Hn. done.
           - apply (ms_frame s); [done | done | intros; by vnorm |]. apply Hsame'; done. }
     (* SCommit: the next invocation has no word *)
-    18: { apply (ms_frame s); [done | done | intros; by vnorm |].
+    19: { apply (ms_frame s); [done | done | intros; by vnorm |].
           intros u x j a Hu Hx Ha Hlg. rewrite th_setth in Hlg |- *. case_decide as E; [subst u | done].
           exfalso. cbn [kk] in Hlg. pose proof (inv_no_future_effect N NL s t (S (kk (th s t))) Hi H) as Hf.
           assert (eff s t (S (kk (th s t)))) as He by (exists x, j; split; [done | by exists a]).
           specialize (Hf He). lia. }
     (* the crash: every location keeps a prefix *)
-    26: { assert (Hhx : ∀ x, hx (St (crash_pm (pm s) keep) (wt s) (clock s) f) x = take (keep (LX x)) (hx s x)).
+    27: { assert (Hhx : ∀ x, hx (St (crash_pm (pm s) keep) (wt s) (clock s) f) x = take (keep (LX x)) (hx s x)).
           { intros x. unfold hx, hc, ids. cbn [pm crash_pm p_mem]. rewrite crash_hist. by rewrite !fmap_take. }
           assert (Hth : ∀ u, tr u → kk (f u) = kk (th s u) ∧ ao (f u) = ao (th s u)) by (intros u Hu; by rewrite H0).
           split; cbn [th].
@@ -591,7 +671,7 @@ Section summary.
   Lemma cls_lhret s s' t c y v : (∀ p town, c = KL27 p town → lhpre N NL s t c y) →
     activeb (pc (th s t)) = activeb (PLH c y H11) →
     isfail (pc (th s t)) = false →
-    th s' t = with_pc (th s t) (lh_ret (th s t) c v) → hm s' t = hm s t →
+    th s' t = with_pc (th s t) (lh_ret (th s t) c y v) → hm s' t = hm s t →
     la (visx s' y) = None → lv (visx s' y) = v → cls s s' t.
   Proof.
     intros Hpre Ha Hf Ht Hm Hla Hv. destruct c as [p town | |]; cbn [lh_ret] in Ht.
@@ -605,7 +685,7 @@ Section summary.
         * done.
         * by rewrite Hv.
     - apply (cls_pc s s' t (PCommit false)); [by left | done | by rewrite Ha | by rewrite Hf].
-    - apply (cls_pc s s' t PIdle); [by left | done | by rewrite Ha | by rewrite Hf].
+    - apply (cls_pc s s' t (PLoad y v)); [by left | done | by rewrite Ha | by rewrite Hf].
   Qed.
 
   Lemma cls_lhenter s s' t c y w : (∀ p town, c = KL27 p town → lhpre N NL s t c y) →
@@ -624,6 +704,10 @@ Section summary.
   Lemma act_crash_pc p : activeb (crash_pc p) = activeb p.
   Proof. destruct p; try destruct c; reflexivity. Qed.
   Lemma isfail_crash_pc p : isfail (crash_pc p) = false.
+  Proof. destruct p; try destruct c; reflexivity. Qed.
+  Lemma act_tcrash_pc p : activeb (tcrash_pc p) = activeb p.
+  Proof. destruct p; try destruct c; reflexivity. Qed.
+  Lemma isfail_tcrash_pc p : isfail (tcrash_pc p) = false.
   Proof. destruct p; try destruct c; reflexivity. Qed.
 
   Lemma act_PLH c y h y' h' : activeb (PLH c y h) = activeb (PLH c y' h').
@@ -751,10 +835,76 @@ Section summary.
     - destruct (pc (th s t)) eqn:E; try discriminate Ef. pose proof (pcok_of N NL s t Hi H) as Hq.
       unfold pcok in Hq. rewrite E in Hq.
       left. split; [unfold same_op; by rewrite Htt |]. rewrite Htt. cbn [pc]. rewrite E. split; [reflexivity |].
-      right; right. unfold dec. rewrite Htt, E. cbn [pc isfail crash_pc orb]. split; [done |].
+      right; right. unfold dec. rewrite Htt, E. cbn [pc isfail tcrash_pc crash_pc orb]. split; [done |].
       rewrite (lastmf_eq s); [| by vnorm | by rewrite Htt]. apply lastmf_nokm. by destruct Hq as (_ & _ & (_ & ? & _) & _).
-    - apply (cls_pc _ _ _ (crash_pc (pc (th s t)))); [left; by rewrite Htt | by vnorm | apply act_crash_pc |].
-      by rewrite isfail_crash_pc.
+    - apply (cls_pc _ _ _ (tcrash_pc (pc (th s t)))); [left; by rewrite Htt | by vnorm | apply act_tcrash_pc |].
+      by rewrite isfail_tcrash_pc.
+  Qed.
+
+  (** How a step moves thread [t]'s LOAD: not at all; its start ([SLoad]);
+      LOADHELP's return of a clean value [v] (at once in [SLoad], or in
+      [SH5clean], [SH11], [SH18ok], [SH18fail]), after which the location's
+      visible word is clean and holds [v]; LOAD's return ([SLoadRet]), or a
+      thread crash that runs it again from its first load ([STCrash]). *)
+  Definition lcls (s s' : state) (t : nat) : Prop :=
+    ldv (pc (th s' t)) = ldv (pc (th s t)) ∨
+    (pc (th s t) = PIdle ∧ ∃ y, y < NL ∧ ldv (pc (th s' t)) = Some (y, None)) ∨
+    (∃ y v, (pc (th s t) = PIdle ∨ ldv (pc (th s t)) = Some (y, None)) ∧ pc (th s' t) = PLoad y v ∧ y < NL ∧
+       la (visx s' y) = None ∧ lv (visx s' y) = v) ∨
+    (∃ y v, pc (th s t) = PLoad y v ∧ (pc (th s' t) = PIdle ∨ ldv (pc (th s' t)) = Some (y, None))).
+
+  (** A full crash: what [step_nc] and [step_lcls] set apart. *)
+  Definition full_crash (s s' : state) : Prop :=
+    ∃ keep f, p_crash_ok (pm s) keep ∧ (∀ u, tr u → f u = reinit N NL s keep u) ∧
+      (∀ u, ¬ tr u → f u = th s u) ∧ s' = St (crash_pm (pm s) keep) (wt s) (clock s) f.
+
+  Lemma step_lcls s s' : inv s → step s s' → (∀ u, lcls s s' u) ∨ full_crash s s'.
+  Proof.
+    intros Hi Hs. pose proof (i_ids _ _ _ Hi) as Hids. pose proof (i_nl _ _ _ Hi) as Hnl.
+    destruct Hs;
+      try (unfold s2 in * ); try (unfold s1 in * ); try (unfold w in * ); try (unfold T in * );
+      try (unfold m in * ); try (unfold thv in * );
+      cbn [c33 c35 c38f c38wb c20 chelp c2w fixedw] in *;
+      [left .. | right; by exists keep, f].
+    all: repeat match goal with |- context [if decide ?P then _ else _] => destruct (decide P) end.
+    all: intros u; unfold lcls; rewrite ?th_setth; destruct (decide (u = t)) as [-> | Hne]; [| left; reflexivity].
+    (* steps that leave the LOAD alone *)
+    all: try (left; cbn [with_pc with_own pc]; rewrite H0; first [reflexivity | destruct c; reflexivity]; fail).
+    all: try (left; cbn [with_pc with_own pc]; rewrite H0; unfold lh_enter; destruct (la _); cbn [lh_ret ldv];
+              try case_decide; reflexivity; fail).
+    (* LOAD returns, or a thread crash restarts it *)
+    all: try (right; right; right; do 2 eexists; split; [exact H0 | left; reflexivity]; fail).
+    all: try (cbn [with_pc pc]; destruct (pc (th s t)) as [| | [] y h | | | | | | | | | | y v]; cbn [tcrash_pc crash_pc];
+              first [left; reflexivity | right; right; right; exists y, v; split; [reflexivity | right; reflexivity]]; fail).
+    (* LOAD's start *)
+    all: try (cbn [with_pc pc]; unfold lh_enter; destruct (la (visx s y)) eqn:E; cbn [lh_ret];
+              [right; left; split; [done | exists y; split; [done | reflexivity]]
+              | right; right; left; exists y, (lv (visx s y)); split_and!; [by left | reflexivity | done | exact E | reflexivity]];
+              fail).
+    (* LOADHELP's returns *)
+    all: pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp; destruct Hp as [_ [Hy _]].
+    all: cbn [with_pc pc]; rewrite H0; destruct c as [p town | |]; cbn [lh_enter lh_ret ldv];
+      try (try (unfold lh_enter; destruct (la _)); cbn [lh_ret]; try case_decide; left; reflexivity; fail).
+    - right; right; left. exists y, (lv (visx s y)). split_and!; [by right | reflexivity | done | exact H1 | reflexivity].
+    - unfold lh_enter. destruct (la (visx s y)) eqn:E; cbn [lh_ret]; [left; reflexivity |].
+      right; right; left. exists y, (lv (visx s y)). split_and!; [by right | reflexivity | done | exact E | reflexivity].
+    - assert (Hv : visx (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) y = LW (lv a) None 0 None)
+        by (unfold visx; rewrite (hx_wx N NL) by (try apply ids_ok_pfence; try apply (nl_ok_pfence N NL); done);
+            by rewrite decide_True, last_snoc).
+      right; right; left. exists y, (lv a). split_and!; [by right | reflexivity | done | | ];
+        change (visx (setth (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) t
+                  (with_pc (th s t) (PLoad y (lv a)))) y) with (visx (pwrite (pfence s t) (LX y) (CLoc (LW (lv a) None 0 None))) y);
+        by rewrite Hv.
+    - unfold lh_enter. destruct (la (visx (pfence s t) y)) eqn:E; cbn [lh_ret]; [left; reflexivity |].
+      right; right; left. exists y, (lv (visx (pfence s t) y)). split_and!; [by right | reflexivity | done | exact E | reflexivity].
+  Qed.
+
+  (** Every step is a step of one thread, with its LOAD's move, or a full
+      crash. *)
+  Lemma step_ncl s s' : inv s → step s s' → (∃ t, nc s s' t ∧ lcls s s' t) ∨ full_crash s s'.
+  Proof.
+    intros Hi Hs. destruct (step_lcls s s' Hi Hs) as [Hl | Hc]; [| by right].
+    destruct (step_nc s s' Hi Hs) as [[t Hn] | Hc]; [left; by exists t | right; exact Hc].
   Qed.
 End summary.
 
@@ -864,9 +1014,10 @@ End durable_parts.
 
 (** ** The history: the model's steps with a ghost history *)
 
-(** The model's state, the history with its linearization points, and for
-    each thread whether a crash cut its operation off. *)
-Record gstate := G { gs : state; gx : list (xevent cop bool); gc : nat → bool }.
+(** The model's state, the history with its linearization points, for
+    each thread whether a crash cut its operation off, and the number of
+    its current (or next) LOAD. *)
+Record gstate := G { gs : state; gx : list (xevent cop rval); gc : nat → bool; gl : nat → nat }.
 
 Section ghost.
   Context (N NL : nat).
@@ -893,93 +1044,138 @@ Section ghost.
 
   (** The points of the invocations whose first plain CAS became durable in
       the step (they took effect, and no crash can undo it). *)
-  Definition spg (s s' : state) (u : nat) : option (opid * cop * bool) :=
+  Definition spg (s s' : state) (u : nat) : option (opid * cop * rval) :=
     if durb s' u (kk (th s u)) && negb (durb s u (kk (th s u)))
-    then Some (oid u (kk (th s u)), opof (th s u), true) else None.
-  Definition spl (s s' : state) : list (opid * cop * bool) := omap (spg s s') (seq 1 N).
-  Definition sp (s s' : state) : list (xevent cop bool) := map to_xl (spl s s').
+    then Some (oid u (kk (th s u)), opof (th s u), RB true) else None.
+  Definition spl (s s' : state) : list (opid * cop * rval) := omap (spg s s') (seq 1 N).
+  Definition sp (s s' : state) : list (xevent cop rval) := map to_xl (spl s s').
 
   (** The events of thread [u]'s step: its invocation, its decision to fail
       (a point), its return ([c u]: after a crash, a [recover]). *)
-  Definition evu (s s' : state) (c : nat → bool) (u : nat) : list (xevent cop bool) :=
+  Definition evu (s s' : state) (c : nat → bool) (u : nat) : list (xevent cop rval) :=
     (if negb (activeb (pc (th s u))) && activeb (pc (th s' u))
      then [XE (Invoke (oid u (kk (th s' u))) u (opof (th s' u)))] else []) ++
-    (if negb (dec s u) && dec s' u then [XL (oid u (kk (th s' u))) (opof (th s' u)) false] else []) ++
+    (if negb (dec s u) && dec s' u then [XL (oid u (kk (th s' u))) (opof (th s' u)) (RB false)] else []) ++
     (if bool_decide (kk (th s' u) = S (kk (th s u)))
-     then [XE ((if c u then Recover else Return) (oid u (kk (th s u))) (default false (last (res (th s' u)))))]
+     then [XE ((if c u then Recover else Return) (oid u (kk (th s u))) (RB (default false (last (res (th s' u))))))]
      else []).
-  Definition ev (s s' : state) (c : nat → bool) : list (xevent cop bool) := mjoin (evu s s' c <$> seq 1 N).
+  (** The events of thread [u]'s LOAD ([l u]: its number): its invocation,
+      its point where LOADHELP returns the clean value [v] (the register
+      then holds [v]), its return. *)
+  Definition evl (s s' : state) (l : nat → nat) (u : nat) : list (xevent cop rval) :=
+    (match ldv (pc (th s u)), ldv (pc (th s' u)) with
+     | None, Some (y, _) => [XE (Invoke (lid u (l u)) u (y, LOAD))] | _, _ => [] end) ++
+    (match ldv (pc (th s u)), ldv (pc (th s' u)) with
+     | Some (_, Some _), _ => [] | _, Some (y, Some v) => [XL (lid u (l u)) (y, LOAD) (RV v)] | _, _ => [] end) ++
+    (match ldv (pc (th s u)), ldv (pc (th s' u)) with
+     | Some (_, Some v), None => [XE (Return (lid u (l u)) (RV v))] | _, _ => [] end).
+  Definition ev (s s' : state) (c : nat → bool) (l : nat → nat) : list (xevent cop rval) :=
+    mjoin ((λ u, evu s s' c u ++ evl s s' l u) <$> seq 1 N).
+  (** The number of thread [u]'s LOAD after the step: the next one once its
+      LOAD ended (returned, or cut off by a full crash).  (A sum, not a
+      [match] around [l u]: an explicit run's normal form stays small.) *)
+  Definition lnext (s s' : state) (l : nat → nat) (u : nat) : nat :=
+    l u + match ldv (pc (th s u)), ldv (pc (th s' u)) with Some _, None => 1 | _, _ => 0 end.
 
-  (** A failure point whose decision the step dropped (a crash lost the
-      failure memento, or came before it): the invocation will run again. *)
-  Definition stale (s' : state) (e : xevent cop bool) : bool :=
+  (** The thread holds its LOAD's value. *)
+  Definition lval (p : tpc) : bool := match p with PLoad _ _ => true | _ => false end.
+
+  (** A point whose decision the step dropped, to be taken again: a failure
+      (a crash lost the failure memento, or came before it: the invocation
+      will run again), or a LOAD's (a thread crash lost its value: it loads
+      again). *)
+  Definition stale (s' : state) (l : nat → nat) (e : xevent cop rval) : bool :=
     match e with
-    | XL i _ false => existsb (λ u, bool_decide (i = oid u (kk (th s' u))) && negb (dec s' u)) (seq 1 N)
+    | XL i _ (RB false) => existsb (λ u, bool_decide (i = oid u (kk (th s' u))) && negb (dec s' u)) (seq 1 N)
+    | XL i (_, LOAD) (RV _) => existsb (λ u, bool_decide (i = lid u (l u)) && negb (lval (pc (th s' u)))) (seq 1 N)
     | _ => false
     end.
-  Definition rm (s' : state) (l : list (xevent cop bool)) : list (xevent cop bool) :=
-    filter (λ e, stale s' e = false) l.
+  Definition rm (s' : state) (l : nat → nat) (xs : list (xevent cop rval)) : list (xevent cop rval) :=
+    filter (λ e, stale s' l e = false) xs.
 
-  (** The steps: each step of the model ([g_step]), or a full crash with its
-      [crash] event ([g_crash]; [g_step] also takes a crash, silently). *)
+  (** The steps: each step of one thread of the model ([g_step]), or a
+      full crash with its [crash] event ([g_crash]). *)
   Inductive gstep : gstate → gstate → Prop :=
-  | g_step g s' : step (gs g) s' →
-      gstep g (G s' (rm s' (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g)))
-                 (λ u, gc g u && activeb (pc (th s' u))))
+  | g_step g s' t : step (gs g) s' → nc N NL (gs g) s' t → lcls NL (gs g) s' t →
+      gstep g (G s' (rm s' (lnext (gs g) s' (gl g)) (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g) (gl g)))
+                 (λ u, gc g u && activeb (pc (th s' u))) (lnext (gs g) s' (gl g)))
   | g_crash g keep f : p_crash_ok (pm (gs g)) keep →
       (∀ u, tr u → f u = reinit N NL (gs g) keep u) → (∀ u, ¬ tr u → f u = th (gs g) u) →
       gstep g (G (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f)
                  (rm (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f)
+                    (lnext (gs g) (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) (gl g))
                     (gx g ++ sp (gs g) (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) ++ [XE Crash]))
-                 (λ u, activeb (pc (f u)))).
+                 (λ u, activeb (pc (f u)))
+                 (lnext (gs g) (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) (gl g))).
 
-  Definition ginit : gstate := G (init N NL) [] (λ _, false).
+  Definition ginit : gstate := G (init N NL) [] (λ _, false) (λ _, 0).
   Definition greach (g : gstate) : Prop := rtc gstep ginit g.
 
-  (** *** Removing dropped failure points *)
-  Lemma erase_rm s' l : erase (rm s' l) = erase l.
+  (** *** Removing dropped points *)
+  Lemma erase_rm s' l xs : erase (rm s' l xs) = erase xs.
   Proof.
-    induction l as [| e l IH]; [done |]. unfold rm. rewrite filter_cons. fold (rm s' l).
+    induction xs as [| e xs IH]; [done |]. unfold rm. rewrite filter_cons. fold (rm s' l xs).
     case_decide as Hs; destruct e as [e | i op v]; simpl; rewrite ?IH; done.
   Qed.
 
-  Lemma elem_of_rm s' l e : e ∈ rm s' l ↔ e ∈ l ∧ stale s' e = false.
+  Lemma elem_of_rm s' l xs e : e ∈ rm s' l xs ↔ e ∈ xs ∧ stale s' l e = false.
   Proof. unfold rm. rewrite elem_of_list_filter. tauto. Qed.
 
-  Lemma stale_spec s' i op : stale s' (XL i op false) = true ↔ ∃ u, tr u ∧ i = oid u (kk (th s' u)) ∧ dec s' u = false.
+  Lemma stale_spec s' l i op : stale s' l (XL i op (RB false)) = true ↔
+    ∃ u, tr u ∧ i = oid u (kk (th s' u)) ∧ dec s' u = false.
   Proof.
-    simpl. rewrite existsb_exists. split.
+    assert (stale s' l (XL i op (RB false)) =
+              existsb (λ u, bool_decide (i = oid u (kk (th s' u))) && negb (dec s' u)) (seq 1 N)) as ->
+      by (by destruct op as [y []]).
+    rewrite existsb_exists. split.
     - intros (u & Hu%elem_of_list_In%elem_of_seq & Hb). apply andb_true_iff in Hb as [Hi Hd].
       apply bool_decide_eq_true in Hi. exists u. split_and!; [unfold DetCasPx.tr; lia | done | by destruct (dec s' u)].
     - intros (u & Hu & Hi & Hd). exists u. split; [apply elem_of_list_In, elem_of_seq; unfold DetCasPx.tr in Hu; lia |].
       rewrite Hd. apply andb_true_iff. split; [by apply bool_decide_eq_true | done].
   Qed.
 
-  Lemma prefix_ok_rm s' l : prefix_ok point_ok l →
-    (∀ i op, stale s' (XL i op false) = true → ∀ v, XE (Return i v) ∉ l ∧ XE (Recover i v) ∉ l) →
-    prefix_ok point_ok (rm s' l).
+  Lemma stale_lspec s' l i y w : stale s' l (XL i (y, LOAD) (RV w)) = true ↔
+    ∃ u, tr u ∧ i = lid u (l u) ∧ lval (pc (th s' u)) = false.
+  Proof.
+    cbn [stale]. rewrite existsb_exists. split.
+    - intros (u & Hu%elem_of_list_In%elem_of_seq & Hb). apply andb_true_iff in Hb as [Hi Hd].
+      apply bool_decide_eq_true in Hi. exists u. split_and!; [unfold DetCasPx.tr; lia | done | by destruct (lval _)].
+    - intros (u & Hu & Hi & Hd). exists u. split; [apply elem_of_list_In, elem_of_seq; unfold DetCasPx.tr in Hu; lia |].
+      rewrite Hd. apply andb_true_iff. split; [by apply bool_decide_eq_true | done].
+  Qed.
+
+  (** A stale point is a failure's or a LOAD's (it changes no register). *)
+  Lemma stale_readonly s' l i op v : stale s' l (XL i op v) = true → readonly op v.
+  Proof.
+    intros H. destruct op as [y [o n |]], v as [[] | w]; cbn in H; try discriminate H; unfold readonly;
+      first [by left | by right].
+  Qed.
+
+  Lemma prefix_ok_rm s' l xs : prefix_ok point_ok xs →
+    (∀ i op v, stale s' l (XL i op v) = true → ∀ v', XE (Return i v') ∉ xs ∧ XE (Recover i v') ∉ xs) →
+    prefix_ok point_ok (rm s' l xs).
   Proof.
     intros Hok Hst m1 x m2 Hm. unfold rm in Hm.
     destruct (filter_eq_app_cons _ _ _ _ _ Hm) as (l1 & l2 & El & <- & _).
-    assert (x ∈ rm s' l) as Hx by (unfold rm; rewrite Hm; apply elem_of_app; right; by left).
+    assert (x ∈ rm s' l xs) as Hx by (unfold rm; rewrite Hm; apply elem_of_app; right; by left).
     apply elem_of_rm in Hx as [_ Hxs].
-    pose proof (Hok l1 x l2 El) as Hp. fold (rm s' l1).
+    pose proof (Hok l1 x l2 El) as Hp. fold (rm s' l l1).
     destruct x as [[i t op | i v | | i v] | i op v]; simpl in Hp |- *; try done.
     - destruct Hp as [op Hin]. exists op. apply elem_of_rm. split; [done |].
-      destruct v; [done |]. destruct (stale s' (XL i op false)) eqn:E; [exfalso | done].
-      apply (proj1 (Hst i op E false)). rewrite El. apply elem_of_app. right. by left.
+      destruct (stale s' l (XL i op v)) eqn:E; [exfalso | done].
+      apply (proj1 (Hst i op v E v)). rewrite El. apply elem_of_app. right. by left.
     - destruct Hp as [op Hin]. exists op. apply elem_of_rm. split; [done |].
-      destruct v; [done |]. destruct (stale s' (XL i op false)) eqn:E; [exfalso | done].
-      apply (proj2 (Hst i op E false)). rewrite El. apply elem_of_app. right. by left.
+      destruct (stale s' l (XL i op v)) eqn:E; [exfalso | done].
+      apply (proj2 (Hst i op v E v)). rewrite El. apply elem_of_app. right. by left.
     - destruct Hp as [[t Hinv] Hno]. split.
       + exists t. by rewrite erase_rm.
       + intros op' v' Hin. apply (Hno op' v'). by apply elem_of_rm in Hin as [? _].
   Qed.
 
-  Lemma cfin_rm x σ σ' s' l : cfin σ (locx x l) = Some σ' → cfin σ (locx x (rm s' l)) = Some σ'.
+  Lemma cfin_rm x σ σ' s' l xs : cfin σ (locx x xs) = Some σ' → cfin σ (locx x (rm s' l xs)) = Some σ'.
   Proof.
     apply cfin_filter.
-    - intros i op v Hs. destruct v; [done |]. done.
+    - intros i op v Hs. apply (stale_readonly s' l i). by destruct (stale s' l (XL i op v)).
     - intros e. done.
   Qed.
 End ghost.
@@ -1008,7 +1204,7 @@ Proof.
     + intros a' Ha' Hn. apply Hu; [by right | done].
 Qed.
 
-Lemma locx_map_to_xl x (ps : list (opid * cop * bool)) :
+Lemma locx_map_to_xl x (ps : list (opid * cop * rval)) :
   locx x (map to_xl ps) = omap (λ p, if decide (p.1.2.1 = x) then Some (p.1.2.2, p.2) else None) ps.
 Proof.
   induction ps as [| [[i [y on]] v] ps IH]; [done |]. cbn [map]. rewrite locx_cons, IH.
@@ -1032,7 +1228,7 @@ Section facts.
   Lemma erase_sp s s' : erase (sp s s') = [].
   Proof. apply erase_to_xl. Qed.
 
-  Lemma elem_of_spl s s' p : p ∈ spl s s' ↔ ∃ u, tr u ∧ p = (oid u (kk (th s u)), opof (th s u), true) ∧
+  Lemma elem_of_spl s s' p : p ∈ spl s s' ↔ ∃ u, tr u ∧ p = (oid u (kk (th s u)), opof (th s u), RB true) ∧
     durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)).
   Proof.
     unfold spl. rewrite elem_of_list_omap. setoid_rewrite elem_of_seq. unfold spg. split.
@@ -1096,7 +1292,7 @@ Section facts.
       split; [by apply Hne |].
       assert (nokm N NL s u → False) as Hnk.
       { intros Hn. apply (Hn w); [| done]. by eapply elem_of_list_lookup_2. }
-      destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try done; [exfalso; apply Hnk, Hp |].
+      destruct (pc (th s u)) as [| | c y h | | | | | | | | | |]; try done; [exfalso; apply Hnk, Hp | | exfalso; apply Hnk, Hp].
       destruct c; try done. exfalso. apply Hnk, Hp.
   Qed.
 
@@ -1105,7 +1301,7 @@ Section facts.
     intros Hi Hu (x & j & Hx & Ht & _). pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
     assert (idleok N NL s u → False) as Hn by (intros [He _]; apply He; by exists x, j).
     destruct (activeb (pc (th s u))) eqn:E; [done | exfalso]. apply Hn.
-    destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try discriminate E; [exact Hp |].
+    destruct (pc (th s u)) as [| | c y h | | | | | | | | | |]; try discriminate E; [exact Hp | | apply Hp].
     destruct c; try discriminate E. apply Hp.
   Qed.
 End facts.
@@ -1162,10 +1358,10 @@ Section grow.
   Lemma sp_run s s' x : inv s → ms s → dgrow s s' → cfin (aval s x) (locx x (sp s s')) = Some (aval s' x).
   Proof.
     intros Hi Hm Hg. unfold sp. rewrite locx_map_to_xl. unfold spl. rewrite omap_omap.
-    set (h := λ u, spg NL s s' u ≫= λ p : opid * cop * bool,
+    set (h := λ u, spg NL s s' u ≫= λ p : opid * cop * rval,
                      if decide (p.1.2.1 = x) then Some (p.1.2.2, p.2) else None).
     assert (Hh : ∀ u, h u ≠ None → durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u)) ∧
-                   ax (th s u) = x ∧ h u = Some ((ao (th s u), an (th s u)), true)).
+                   ax (th s u) = x ∧ h u = Some (CAS (ao (th s u)) (an (th s u)), RB true)).
     { intros u. unfold h, spg. destruct (durb NL s' u _ && negb (durb NL s u _)) eqn:E; simpl; [| done].
       case_decide; [| done]. intros _. apply andb_true_iff in E as [E1 E2]. split_and!; [by apply durb_spec | | done | done].
       intros Hd. apply durb_spec in Hd. by rewrite Hd in E2. }
@@ -1199,7 +1395,7 @@ Section grow.
       assert (¬ durable s u0 (kk (th s u0))) as Hnd.
       { intros (x' & j' & Hx' & Ht' & Hj').
         destruct (i_once _ _ _ Hi u0 _ x _ x' j' Hx Hx' ltac:(by exists a) Ht') as [<- <-]. lia. }
-      rewrite (omap_single h (seq 1 N) u0 ((ao (th s u0), an (th s u0)), true)).
+      rewrite (omap_single h (seq 1 N) u0 (CAS (ao (th s u0)) (an (th s u0)), RB true)).
       + simpl. rewrite Hv, decide_True by done. by rewrite Hv'.
       + apply NoDup_seq.
       + apply elem_of_seq. unfold DetCasPx.tr in Hu. lia.
@@ -1253,18 +1449,35 @@ Section ginv.
   Notation stale := (stale N NL).
   Notation step := (step N NL fixed2 any_run).
 
+  (** What the history says of the threads' LOADs ([n u]: thread [u]'s
+      current or next LOAD): the current one is invoked, pending, exactly
+      while the thread is inside it, and has a point exactly while the
+      thread holds its value, with that value; a LOAD's invocation is a
+      [LOAD]. *)
+  Record linv (s : state) (l : list (xevent cop rval)) (n : nat → nat) : Prop := {
+    l_op : ∀ i t op, Invoke i t op ∈ erase l → is_lid i → op.2 = LOAD;
+    l_act : ∀ u y o, tr u → ldv (pc (th s u)) = Some (y, o) →
+      Invoke (lid u (n u)) u (y, LOAD) ∈ erase l ∧ ¬ finished (erase l) (lid u (n u)) ∧
+      pending_on (erase l) u (lid u (n u));
+    l_idle : ∀ u, tr u → ldv (pc (th s u)) = None → ¬ invoked (erase l) (lid u (n u));
+    l_pts : ∀ u op v, tr u → XL (lid u (n u)) op v ∈ l ↔ ∃ y w, pc (th s u) = PLoad y w ∧ op = (y, LOAD) ∧ v = RV w;
+  }.
+
   (** The invariant: the history with its points is a witness of durable
       linearizability (points well placed, running the registers to their
-      durable values), well formed; each thread's current invocation is
-      invoked exactly when the thread is inside it, pending or cut off as
-      [gc] says, and has a success point iff its first plain CAS is durable,
-      a failure point iff it decided to fail. *)
+      durable values), well formed; its operations are the threads'
+      invocations of detectable CASes and their LOADs; each thread's current
+      invocation is invoked exactly when the thread is inside it, pending or
+      cut off as [gc] says, and has a success point iff its first plain CAS
+      is durable, a failure point iff it decided to fail; a pending
+      operation is its thread's current invocation or LOAD ([linv]). *)
   Record ginv (g : gstate) : Prop := {
     g_r : reachable2 N NL (gs g);
     g_ok : prefix_ok point_ok (gx g);
     g_run : ∀ x, cfin 0 (locx x (gx g)) = Some (aval (gs g) x);
     g_wf : wf (erase (gx g));
-    g_ids : ∀ i, invoked (erase (gx g)) i → ∃ u k, tr u ∧ k ≤ kk (th (gs g) u) ∧ i = oid u k;
+    g_ids : ∀ i, invoked (erase (gx g)) i →
+      (∃ u k, tr u ∧ k ≤ kk (th (gs g) u) ∧ i = oid u k) ∨ (∃ u k, tr u ∧ k ≤ gl g u ∧ i = lid u k);
     g_old : ∀ u k, tr u → k < kk (th (gs g) u) → finished (erase (gx g)) (oid u k);
     g_act : ∀ u, tr u → activeb (pc (th (gs g) u)) = true →
       Invoke (oid u (kk (th (gs g) u))) u (opof (th (gs g) u)) ∈ erase (gx g) ∧
@@ -1273,10 +1486,13 @@ Section ginv.
       (gc g u = true → cut_off (erase (gx g)) (oid u (kk (th (gs g) u))));
     g_idle : ∀ u, tr u → activeb (pc (th (gs g) u)) = false →
       ¬ invoked (erase (gx g)) (oid u (kk (th (gs g) u))) ∧ gc g u = false;
-    g_pts : ∀ u (op : cop) (v : bool), tr u → XL (oid u (kk (th (gs g) u))) op v ∈ gx g ↔
+    g_pts : ∀ u (op : cop) (v : bool), tr u → XL (oid u (kk (th (gs g) u))) op (RB v) ∈ gx g ↔
       op = opof (th (gs g) u) ∧ (if v then durable (gs g) u (kk (th (gs g) u)) else dec (gs g) u = true);
     g_pend : ∀ u j, pending_on (erase (gx g)) u j →
-      tr u ∧ activeb (pc (th (gs g) u)) = true ∧ j = oid u (kk (th (gs g) u)) ∧ gc g u = false;
+      (tr u ∧ activeb (pc (th (gs g) u)) = true ∧ j = oid u (kk (th (gs g) u)) ∧ gc g u = false) ∨
+      (tr u ∧ ldv (pc (th (gs g) u)) ≠ None ∧ j = lid u (gl g u));
+    g_xl : Forall xl_ok (gx g);
+    g_ld : linv (gs g) (gx g) (gl g);
   }.
 
   Lemma hx_init x : hx (init N NL) x = [].
@@ -1286,7 +1502,7 @@ Section ginv.
 
   Lemma ginv_init : ginv (ginit N NL).
   Proof.
-    split; cbn [gs gx gc ginit].
+    split; cbn [gs gx gc gl ginit].
     - apply rtc_refl.
     - apply prefix_ok_nil.
     - intros x. unfold aval, dval, dp. rewrite hx_init, take_nil. by case_decide.
@@ -1299,8 +1515,47 @@ Section ginv.
       + destruct Hv as (x & j & _ & (a & Ha & _) & _). by rewrite hx_init in Ha.
       + unfold dec, lastmf in Hv. rewrite hm_init in Hv. done.
     - intros u j (h1 & h2 & op & E & _). by destruct h1.
+    - constructor.
+    - split; cbn [erase omap].
+      + by intros ??? ?%elem_of_nil.
+      + intros u y o _ Hl. cbn in Hl. discriminate Hl.
+      + by intros u _ _ (? & ? & ?%elem_of_nil).
+      + intros u op v _. split; [by intros ?%elem_of_nil |]. intros (y & w & Hp & _). cbn in Hp. discriminate Hp.
   Qed.
 End ginv.
+
+(** Appending events to a history: what stays pending, what finishes. *)
+Lemma pending_on_app {Op Val} (h E : history Op Val) t j :
+  pending_on h t j → Crash ∉ E → (∀ v, Return j v ∉ E) → pending_on (h ++ E) t j.
+Proof.
+  intros (h1 & h2 & op & -> & Hc & Hr) HcE HrE. exists h1, (h2 ++ E), op. split_and!.
+  - by rewrite <- app_assoc.
+  - intros [? | ?]%elem_of_app; [by apply Hc | by apply HcE].
+  - intros v [? | ?]%elem_of_app; [by apply (Hr v) | by apply (HrE v)].
+Qed.
+
+Lemma pending_on_app_inv {Op Val} (h E : history Op Val) t j :
+  pending_on (h ++ E) t j → (∃ op, Invoke j t op ∈ E) ∨ (pending_on h t j ∧ Crash ∉ E ∧ ∀ v, Return j v ∉ E).
+Proof.
+  induction E as [| e E IH] using rev_ind; intros Hp.
+  - right. rewrite app_nil_r in Hp. split_and!; [done | by intros ?%elem_of_nil | by intros v ?%elem_of_nil].
+  - rewrite app_assoc in Hp. apply pending_on_snoc in Hp as [(o & ->) | (Hp & Hc & Hr)].
+    + left. exists o. apply elem_of_app. right. by left.
+    + destruct (IH Hp) as [(o & Hin) | (Hp' & HcE & HrE)].
+      * left. exists o. apply elem_of_app. by left.
+      * right. split_and!; [done | |].
+        -- intros [? | ?%elem_of_list_singleton]%elem_of_app; [done | by subst].
+        -- intros v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (HrE v) | subst; by apply (Hr v)].
+Qed.
+
+Lemma finished_app_inv {Op Val} (h E : history Op Val) j : finished (h ++ E) j → finished h j ∨ ∃ e, e ∈ E ∧ ends j e.
+Proof.
+  intros [[v Hin] | [v Hin]]; apply elem_of_app in Hin as [Hin | Hin].
+  - left. left. by exists v.
+  - right. by exists (Return j v).
+  - left. right. by exists v.
+  - right. by exists (Recover j v).
+Qed.
 
 Section pres.
   Context (N NL : nat).
@@ -1321,13 +1576,14 @@ Section pres.
   Notation stale := (stale N NL).
   Notation step := (step N NL fixed2 any_run).
   Notation ginv := (ginv N NL).
+  Notation linv := (linv N).
 
 
-  Lemma stale_u s' u op : tr u → stale s' (XL (oid u (kk (th s' u))) op false) = negb (dec s' u).
+  Lemma stale_u s' n u op : tr u → stale s' n (XL (oid u (kk (th s' u))) op (RB false)) = negb (dec s' u).
   Proof.
-    intros Hu. destruct (stale s' _) eqn:E.
+    intros Hu. destruct (stale s' n _) eqn:E.
     - apply stale_spec in E as (u' & Hu' & Hi & Hd). apply oid_inj in Hi as [<- _]. by rewrite Hd.
-    - destruct (dec s' u) eqn:Ed; [done | exfalso]. assert (stale s' (XL (oid u (kk (th s' u))) op false) = true) as E'.
+    - destruct (dec s' u) eqn:Ed; [done | exfalso]. assert (stale s' n (XL (oid u (kk (th s' u))) op (RB false)) = true) as E'.
       { apply stale_spec. by exists u. }
       congruence.
   Qed.
@@ -1335,7 +1591,7 @@ Section pres.
   Lemma act_ax s u : inv s → tr u → activeb (pc (th s u)) = true → ax (th s u) < NL.
   Proof.
     intros Hi Hu Ha. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
-    destruct (pc (th s u)) as [| | c y h | | | | | | | [|] | |]; try discriminate Ha;
+    destruct (pc (th s u)) as [| | c y h | | | | | | | [|] | | |]; try discriminate Ha;
       try (destruct c; try discriminate Ha); unfold lhpre, pre26, failok in Hp;
       repeat match goal with H : _ ∧ _ |- _ => destruct H end; subst; try assumption.
   Qed.
@@ -1345,7 +1601,7 @@ Section pres.
     intros Hi Hu He. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp.
     assert (idleok N NL s u → False) as Hn by (intros [Hne _]; by apply Hne).
     destruct (activeb (pc (th s u))) eqn:E; [done | exfalso]. apply Hn.
-    destruct (pc (th s u)) as [| | c y h | | | | | | | | |]; try discriminate E; [exact Hp |].
+    destruct (pc (th s u)) as [| | c y h | | | | | | | | | |]; try discriminate E; [exact Hp | | apply Hp].
     destruct c; try discriminate E. apply Hp.
   Qed.
 
@@ -1360,20 +1616,20 @@ Section pres.
   Qed.
 
   (** The points of the invocations a step starts, decides, or keeps. *)
-  Lemma pts_keep s s' l E u : inv s → dgrow s s' → tr u →
+  Lemma pts_keep s s' n l E u : inv s → dgrow s s' → tr u →
     kk (th s' u) = kk (th s u) → opof (th s' u) = opof (th s u) →
-    (∀ op (v : bool), XL (oid u (kk (th s u))) op v ∈ l ↔ op = opof (th s u) ∧ (if v then durable s u (kk (th s u)) else dec s u = true)) →
-    (∀ op v, XL (oid u (kk (th s u))) op v ∈ E ↔ v = false ∧ op = opof (th s u) ∧ dec s u = false ∧ dec s' u = true) →
-    ∀ op (v : bool), XL (oid u (kk (th s' u))) op v ∈ rm s' (l ++ sp s s' ++ E) ↔
+    (∀ op (v : bool), XL (oid u (kk (th s u))) op (RB v) ∈ l ↔ op = opof (th s u) ∧ (if v then durable s u (kk (th s u)) else dec s u = true)) →
+    (∀ op (v : bool), XL (oid u (kk (th s u))) op (RB v) ∈ E ↔ v = false ∧ op = opof (th s u) ∧ dec s u = false ∧ dec s' u = true) →
+    ∀ op (v : bool), XL (oid u (kk (th s' u))) op (RB v) ∈ rm s' n (l ++ sp s s' ++ E) ↔
       op = opof (th s' u) ∧ (if v then durable s' u (kk (th s' u)) else dec s' u = true).
   Proof.
     intros Hi Hg Hu Hk Ho Hl HE op v. rewrite elem_of_rm, !elem_of_app, Hk, Ho, elem_of_sp.
-    assert (Hsp : (∃ i op' v', XL (oid u (kk (th s u))) op v = XL i op' v' ∧ (i, op', v') ∈ spl s s') ↔
+    assert (Hsp : (∃ i op' v', XL (oid u (kk (th s u))) op (RB v) = XL i op' v' ∧ (i, op', v') ∈ spl s s') ↔
               v = true ∧ op = opof (th s u) ∧ durable s' u (kk (th s u)) ∧ ¬ durable s u (kk (th s u))).
     { split.
       - intros (i & op' & v' & [= <- <- <-] & Hin). apply elem_of_spl in Hin as (u' & Hu' & [= Hid -> ->] & Hd & Hnd).
         apply oid_inj in Hid as [<- _]. done.
-      - intros (-> & -> & Hd & Hnd). exists (oid u (kk (th s u))), (opof (th s u)), true. split; [done |].
+      - intros (-> & -> & Hd & Hnd). exists (oid u (kk (th s u))), (opof (th s u)), (RB true). split; [done |].
         apply elem_of_spl. by exists u. }
     rewrite Hsp, Hl, HE. destruct v.
     - cbn [stale]. split.
@@ -1382,7 +1638,7 @@ Section pres.
       + intros [-> Hd]. split; [| done]. destruct (durb NL s u (kk (th s u))) eqn:Ed.
         * left. split; [done | by apply durb_spec].
         * right; left. split_and!; [done | done | done |]. intros Hd'. apply durb_spec in Hd'. congruence.
-    - rewrite <- Hk, (stale_u s' u op Hu), Hk. split.
+    - rewrite <- Hk, (stale_u s' n u op Hu), Hk. split.
       + intros [[[-> Hd] | [(? & _) | (_ & -> & _ & Hd')]] Hs].
         * split; [done |]. by destruct (dec s' u).
         * done.
@@ -1391,13 +1647,20 @@ Section pres.
         destruct (dec s u) eqn:Ed; [left; done | right; right; done].
   Qed.
 
-  (** The stale failure points belong to invocations that have not
+  (** The stale points belong to invocations and LOADs that have not
       finished. *)
-  Lemma stale_ok s' (l E : list (xevent cop bool)) : (∀ u, tr u → ¬ finished (erase l ++ erase E) (oid u (kk (th s' u)))) →
-    ∀ i op, stale s' (XL i op false) = true → ∀ v, XE (Return i v) ∉ l ++ E ∧ XE (Recover i v) ∉ l ++ E.
+  Lemma stale_ok s' n (l E : list (xevent cop rval)) :
+    (∀ u, tr u → ¬ finished (erase l ++ erase E) (oid u (kk (th s' u))) ∧ ¬ finished (erase l ++ erase E) (lid u (n u))) →
+    ∀ i op v, stale s' n (XL i op v) = true → ∀ v', XE (Return i v') ∉ l ++ E ∧ XE (Recover i v') ∉ l ++ E.
   Proof.
-    intros Hnf i op Hs v. apply stale_spec in Hs as (u & Hu & -> & _). specialize (Hnf u Hu).
-    split; intros Hin; apply Hnf; rewrite <- erase_app; apply elem_of_erase in Hin; [left | right]; by exists v.
+    intros Hnf i op v Hs v'.
+    assert (∃ u, tr u ∧ (i = oid u (kk (th s' u)) ∨ i = lid u (n u))) as (u & Hu & Hi).
+    { destruct op as [y [o m |]], v as [[] | w]; try discriminate Hs.
+      - apply stale_spec in Hs as (u & Hu & -> & _). exists u. by split; [| left].
+      - apply stale_spec in Hs as (u & Hu & -> & _). exists u. by split; [| left].
+      - apply stale_lspec in Hs as (u & Hu & -> & _). exists u. by split; [| right]. }
+    assert (¬ finished (erase l ++ erase E) i) as Hn by (destruct Hi as [-> | ->]; apply (Hnf u Hu)).
+    split; intros Hin; apply Hn; rewrite <- erase_app; apply elem_of_erase in Hin; [left | right]; by exists v'.
   Qed.
 
   (** The history of the points before the step and those it makes durable. *)
@@ -1413,7 +1676,9 @@ Section pres.
       intros i Hi1 Hi2. apply elem_of_point_ids in Hi1 as (op & v & Hin).
       apply elem_of_list_fmap in Hi2 as ([i' op'] & Hi' & Hi2). apply elem_of_list_fmap in Hi2 as ([[i'' op''] v''] & Hi'' & Hin2).
       simpl in *. simplify_eq. apply elem_of_spl in Hin2 as (u & Hu & [= -> -> ->] & Hd & Hnd).
-      apply (g_pts _ _ _ Hg u op v Hu) in Hin as [_ Hv]. destruct v; [done |].
+      destruct (proj1 (Forall_forall _ _) (g_xl _ _ _ Hg) _ Hin) as [(Hl & _) | (_ & b & ->)];
+        [exact (oid_not_lid u _ (proj1 Hu) Hl) |].
+      apply (g_pts _ _ _ Hg u op b Hu) in Hin as [_ Hv]. destruct b; [done |].
       destruct (dec_facts N NL _ u Hi Hu Hv) as [Hne _]. apply Hne.
       destruct (newly_at NL _ _ u _ Hgr Hd Hnd) as (x & j & a & Hx & _ & _ & Ha & Hla).
       exists x, j. split; [done | by exists a].
@@ -1430,34 +1695,310 @@ Section pres.
   Lemma durable_eff s u k : durable s u k → eff s u k.
   Proof. intros (x & j & Hx & Ht & _). by exists x, j. Qed.
 
-  (** A step of one thread. *)
-  Lemma ginv_nc g s' t : ginv g → step (gs g) s' → nc N NL (gs g) s' t →
-    ginv (G s' (rm s' (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g))) (λ u, gc g u && activeb (pc (th s' u)))).
+  Lemma Forall_rm (P : xevent cop rval → Prop) s' n xs : Forall P xs → Forall P (rm s' n xs).
+  Proof. rewrite !Forall_forall. intros H e [He _]%elem_of_rm. by apply H. Qed.
+
+  Lemma sp_xl_ok s s' : Forall xl_ok (sp s s').
   Proof.
-    intros Hg Hs Hn. pose proof (ok_sp g s') as Hok1. pose proof (run_sp g s') as Hrun1.
-    destruct g as [s l c]. cbn [gs gx gc] in *.
+    apply Forall_forall. intros e (i & op & v & -> & Hin)%elem_of_sp.
+    apply elem_of_spl in Hin as (u & Hu & [= -> -> ->] & _). right. split; [exact (oid_not_lid u _ (proj1 Hu)) | by exists true].
+  Qed.
+
+  (** An event of a detectable CAS's, or of no operation's, but not a
+      crash: not a LOAD's. *)
+  Definition no_load_ev (e : xevent cop rval) : Prop :=
+    match e with
+    | XE (Invoke i _ _) | XE (Return i _) | XE (Recover i _) | XL i _ _ => ¬ is_lid i
+    | XE Crash => False
+    end.
+
+  Lemma sp_no_load s s' : Forall no_load_ev (sp s s').
+  Proof.
+    apply Forall_forall. intros e (i & op & v & -> & Hin)%elem_of_sp.
+    apply elem_of_spl in Hin as (u & Hu & [= -> -> ->] & _). exact (oid_not_lid u _ (proj1 Hu)).
+  Qed.
+
+  Lemma ldv_PLoad p y w : ldv p = Some (y, Some w) ↔ p = PLoad y w.
+  Proof. destruct p as [| | [] | | | | | | | | | |]; cbn; split; congruence. Qed.
+
+  Lemma act_ldv p : activeb p = true → ldv p = None.
+  Proof. by destruct p as [| | [] | | | | | | | | | |]. Qed.
+
+  Lemma evl_same s s' n u : ldv (pc (th s' u)) = ldv (pc (th s u)) → evl s s' n u = [].
+  Proof.
+    unfold evl. intros ->. destruct (ldv (pc (th s u))) as [[y [v |]] |]; reflexivity.
+  Qed.
+
+  (** The current LOAD of a thread (or its next) is not finished. *)
+  Lemma load_not_finished s l n E u : wf (erase l) → linv s l n → tr u → Forall no_load_ev E →
+    ¬ finished (erase l ++ erase E) (lid u (n u)).
+  Proof.
+    intros Hwf Hl Hu HE [Hf | (e & Hin & Hend)]%finished_app_inv.
+    - destruct (ldv (pc (th s u))) as [[y o] |] eqn:El.
+      + by apply (l_act _ _ _ _ Hl u y o Hu El).
+      + apply (l_idle _ _ _ _ Hl u Hu El). by apply finished_invoked.
+    - apply elem_of_erase in Hin. rewrite Forall_forall in HE. specialize (HE _ Hin).
+      destruct e as [? ? ? | ? ? | | ? ?]; simpl in Hend, HE; try done; subst; apply HE, lid_is_lid.
+  Qed.
+
+  (** The success points a step makes are no LOAD's. *)
+  Lemma linv_sp s s0 s' l n : linv s l n → linv s (l ++ sp s0 s') n.
+  Proof.
+    intros Hl. split; rewrite ?erase_app, ?erase_sp, ?app_nil_r; [apply Hl.. |].
+    intros u op v Hu. rewrite elem_of_app, (l_pts _ _ _ _ Hl u op v Hu). split; [| by left].
+    intros [? | (i & op' & v' & [= Hi0 _ _] & Hin)%elem_of_sp]; [done | exfalso].
+    apply elem_of_spl in Hin as (u' & Hu' & [= Hi1 _ _] & _). subst i. exact (lid_oid u (n u) u' _ (proj1 Hu') Hi1).
+  Qed.
+
+  (** The LOADs' part of the invariant across a step that moves no LOAD and
+      adds no event of a LOAD ([n']: the same numbers). *)
+  Lemma linv_keep s s' l n n' E : linv s l n → (∀ u, ldv (pc (th s' u)) = ldv (pc (th s u))) →
+    (∀ u, n' u = n u) → Forall no_load_ev E → linv s' (rm s' n' (l ++ E)) n'.
+  Proof.
+    intros [Lop Lact Lidle Lpts] Hld Hn HE. rewrite Forall_forall in HE.
+    assert (Herase : erase (rm s' n' (l ++ E)) = erase l ++ erase E) by (by rewrite erase_rm, erase_app).
+    assert (HinvE : ∀ i t op, Invoke i t op ∈ erase E → ¬ is_lid i) by (intros i t op Hin%elem_of_erase; apply (HE _ Hin)).
+    assert (HendE : ∀ u k e, e ∈ erase E → ¬ ends (lid u k) e).
+    { intros u k e Hin%elem_of_erase Hend. pose proof (HE _ Hin) as Hne.
+      destruct e as [i ? ? | i v | | i v]; simpl in Hend, Hne; try done; subst; apply Hne, lid_is_lid. }
+    split; rewrite ?Herase.
+    - intros i t op [Hin | Hin]%elem_of_app Hl; [by apply (Lop i t) | by destruct (HinvE i t op Hin Hl)].
+    - intros u y o Hu Hl. rewrite (Hld u), Hn in *. destruct (Lact u y o Hu Hl) as (H1 & H2 & H3). split_and!.
+      + apply elem_of_app. by left.
+      + intros [Hf | (e & Hin & He)]%finished_app_inv; [done | by apply (HendE u (n u) e Hin)].
+      + apply pending_on_app; [done | |].
+        * intros Hin. apply elem_of_erase in Hin. apply (HE _ Hin).
+        * intros v Hin. by apply (HendE u (n u) (Return (lid u (n u)) v) Hin).
+    - intros u Hu Hl. rewrite (Hld u), Hn in *. intros [Hin | (t & op & Hin)]%invoked_app; [by apply (Lidle u Hu Hl) |].
+      apply (HinvE _ _ _ Hin), lid_is_lid.
+    - intros u op v Hu. rewrite elem_of_rm, elem_of_app, Hn.
+      assert (Hpl : ∀ y w, pc (th s' u) = PLoad y w ↔ pc (th s u) = PLoad y w).
+      { intros y w. by rewrite <- !ldv_PLoad, (Hld u). }
+      split.
+      + intros [[Hin | Hin] _]; [| exfalso; apply (HE _ Hin), lid_is_lid].
+        apply (Lpts u op v Hu) in Hin as (y & w & Hp & -> & ->). exists y, w. split; [by apply Hpl | done].
+      + intros (y & w & Hp & -> & ->). split.
+        * left. apply (Lpts u _ _ Hu). exists y, w. split; [by apply Hpl | done].
+        * destruct (stale s' n' _) eqn:Es; [| done]. apply stale_lspec in Es as (u' & Hu' & Hi & Hv).
+          rewrite Hn in Hi. apply lid_inj in Hi as [<- _]. by rewrite Hp in Hv.
+  Qed.
+
+  (** *** A step that moves a LOAD *)
+
+  Lemma quiet_dec s u : inv s → tr u → activeb (pc (th s u)) = false → dec s u = false.
+  Proof.
+    intros Hi Hu Ha. pose proof (pcok_of N NL s u Hi Hu) as Hp. unfold pcok in Hp. unfold dec.
+    destruct (pc (th s u)) as [| | [] | | | | | | | | | |]; try discriminate Ha; cbn [isfail orb]; apply lastmf_nokm.
+    - by destruct Hp as (_ & ? & _).
+    - by destruct Hp as [(_ & ? & _) _].
+    - by destruct Hp as [(_ & ? & _) _].
+  Qed.
+
+  Lemma quiet_pc p : p = PIdle ∨ ldv p ≠ None → activeb p = false.
+  Proof. intros [-> | H]; [done |]. destruct p as [| | [] | | | | | | | | | |]; cbn in *; try reflexivity; by destruct H. Qed.
+
+  Lemma lval_ldv p : lval p = true ↔ ∃ y w, ldv p = Some (y, Some w).
+  Proof. destruct p as [| | [] | | | | | | | | | |]; cbn; split; try done; try naive_solver. Qed.
+
+  (** What [evl] adds: events of the thread's current LOAD. *)
+  Definition load_ev (e : xevent cop rval) : Prop :=
+    match e with XE (Invoke i _ _) | XE (Return i _) | XL i _ _ => is_lid i | _ => False end.
+  Definition ev_of (i : opid) (e : xevent cop rval) : Prop :=
+    match e with XE (Invoke j _ _) | XE (Return j _) | XL j _ _ => j = i | _ => False end.
+
+  Ltac evl_cases s s' u :=
+    unfold evl; destruct (ldv (pc (th s u))) as [[? [? |]] |] eqn:?, (ldv (pc (th s' u))) as [[? [? |]] |] eqn:?; cbn.
+
+  Lemma evl_ev_of s s' n u : Forall (λ e, ev_of (lid u (n u)) e) (evl s s' n u).
+  Proof. evl_cases s s' u; repeat constructor. Qed.
+  Lemma evl_load s s' n u : Forall load_ev (evl s s' n u).
+  Proof. evl_cases s s' u; repeat constructor; apply lid_is_lid. Qed.
+  Lemma evl_xl_ok s s' n u : Forall xl_ok (evl s s' n u).
+  Proof.
+    evl_cases s s' u; rewrite ?Forall_cons, ?Forall_nil; cbn; repeat split;
+      try (left; split; [apply lid_is_lid | by eexists]).
+  Qed.
+  Lemma evl_inv s s' n u i t0 op : Invoke i t0 op ∈ erase (evl s s' n u) →
+    i = lid u (n u) ∧ t0 = u ∧ ldv (pc (th s u)) = None ∧ ∃ y o, ldv (pc (th s' u)) = Some (y, o) ∧ op = (y, LOAD).
+  Proof.
+    evl_cases s s' u; rewrite ?elem_of_cons, ?elem_of_nil; intros Hin; try naive_solver.
+  Qed.
+  Lemma evl_ret s s' n u i v : Return i v ∈ erase (evl s s' n u) →
+    i = lid u (n u) ∧ ldv (pc (th s' u)) = None ∧ ∃ y w, ldv (pc (th s u)) = Some (y, Some w).
+  Proof.
+    evl_cases s s' u; rewrite ?elem_of_cons, ?elem_of_nil; intros Hin; try naive_solver.
+  Qed.
+  Lemma evl_ret_rv s s' n u i v : Return i v ∈ erase (evl s s' n u) → ∃ w, v = RV w.
+  Proof. evl_cases s s' u; rewrite ?elem_of_cons, ?elem_of_nil; intros Hin; naive_solver. Qed.
+  Lemma evl_ret_of s s' n u y w : ldv (pc (th s u)) = Some (y, Some w) → ldv (pc (th s' u)) = None →
+    Return (lid u (n u)) (RV w) ∈ erase (evl s s' n u).
+  Proof. intros H1 H2. unfold evl. rewrite H1, H2. cbn. by left. Qed.
+  Lemma evl_nocrash s s' n u : Crash ∉ erase (evl s s' n u) ∧ ∀ i v, Recover i v ∉ erase (evl s s' n u).
+  Proof.
+    evl_cases s s' u; (split; [intros Hin | intros i v Hin]); rewrite ?elem_of_cons, ?elem_of_nil in Hin; naive_solver.
+  Qed.
+  Lemma evl_ends s s' n u e i : e ∈ erase (evl s s' n u) → ends i e → i = lid u (n u).
+  Proof.
+    intros Hin Hend. destruct e as [? ? ? | j v | | j v]; simpl in Hend; try done; subst j.
+    - by destruct (evl_ret s s' n u i v Hin).
+    - by destruct (proj2 (evl_nocrash s s' n u) i v).
+  Qed.
+
+  (** The point a LOAD takes: the register holds the value LOADHELP
+      returned ([dval_clean]). *)
+  Lemma lp_run s' x i y v : inv s' → ms s' → y < NL → la (visx s' y) = None → lv (visx s' y) = v →
+    cfin (aval s' x) (locx x [XL i (y, LOAD) (RV v)]) = Some (aval s' x).
+  Proof.
+    intros Hi Hm Hy Hla Hlv. rewrite locx_XL. cbn [fst snd]. case_decide as Hx; [subst x | done]. cbn.
+    assert (aval s' y = v) as ->.
+    { unfold aval. rewrite decide_True by done. by rewrite (dval_clean N NL s' y Hi Hm Hy Hla), Hlv. }
+    by rewrite decide_True.
+  Qed.
+
+  Lemma load_nf s l n u : wf (erase l) → linv s l n → tr u → ¬ finished (erase l) (lid u (n u)).
+  Proof.
+    intros Hwf Hl Hu Hf. destruct (ldv (pc (th s u))) as [[y o] |] eqn:El.
+    - by apply (l_act _ _ _ _ Hl u y o Hu El).
+    - apply (l_idle _ _ _ _ Hl u Hu El). by apply finished_invoked.
+  Qed.
+
+  (** The LOADs' part of the invariant across a step of thread [t] that
+      adds events of [t]'s current LOAD: the other threads' stay. *)
+  Lemma linv_step s s' l n n' E t : linv s l n → tr t →
+    (∀ u, u ≠ t → ldv (pc (th s' u)) = ldv (pc (th s u)) ∧ n' u = n u) →
+    Forall (ev_of (lid t (n t))) E →
+    (∀ i t0 op, Invoke i t0 op ∈ erase E → is_lid i → op.2 = LOAD) →
+    (∀ y o, ldv (pc (th s' t)) = Some (y, o) →
+       Invoke (lid t (n' t)) t (y, LOAD) ∈ erase l ++ erase E ∧ ¬ finished (erase l ++ erase E) (lid t (n' t)) ∧
+       pending_on (erase l ++ erase E) t (lid t (n' t))) →
+    (ldv (pc (th s' t)) = None → ¬ invoked (erase l ++ erase E) (lid t (n' t))) →
+    (∀ op v, XL (lid t (n' t)) op v ∈ rm s' n' (l ++ E) ↔ ∃ y w, pc (th s' t) = PLoad y w ∧ op = (y, LOAD) ∧ v = RV w) →
+    linv s' (rm s' n' (l ++ E)) n'.
+  Proof.
+    intros [Lop Lact Lidle Lpts] Ht Hoth HE Hop Hact Hidle Hpts. rewrite Forall_forall in HE.
+    assert (Herase : erase (rm s' n' (l ++ E)) = erase l ++ erase E) by (by rewrite erase_rm, erase_app).
+    assert (HE' : ∀ u k e, u ≠ t → e ∈ E → ¬ ev_of (lid u k) e).
+    { intros u k e Hne Hin Hev. pose proof (HE e Hin) as Hev'.
+      destruct e as [[i ? ? | i ? | | i ?] | i ? ?]; simpl in Hev, Hev'; try done; subst;
+        apply lid_inj in Hev' as [? _]; done. }
+    split; rewrite ?Herase.
+    - intros i t0 op [Hin | Hin]%elem_of_app Hl; [by apply (Lop i t0) | by apply (Hop i t0)].
+    - intros u y o Hu Hl. destruct (decide (u = t)) as [-> | Hnt]; [by apply (Hact y o) |].
+      destruct (Hoth u Hnt) as [Hld Hn]. rewrite Hld in Hl. rewrite Hn. destruct (Lact u y o Hu Hl) as (H1 & H2 & H3).
+      split_and!.
+      + apply elem_of_app. by left.
+      + intros [Hf | (e & Hin & He)]%finished_app_inv; [done |]. apply elem_of_erase in Hin.
+        destruct e as [i ? ? | i ? | | i ?]; simpl in He; subst; try done; [by apply (HE' u (n u) _ Hnt Hin) |].
+        by destruct (HE _ Hin).
+      + apply pending_on_app; [done | |].
+        * intros Hin%elem_of_erase. by destruct (HE _ Hin).
+        * intros v Hin%elem_of_erase. by apply (HE' u (n u) _ Hnt Hin).
+    - intros u Hu Hl. destruct (decide (u = t)) as [-> | Hnt]; [by apply Hidle |].
+      destruct (Hoth u Hnt) as [Hld Hn]. rewrite Hld in Hl. rewrite Hn.
+      intros [Hin | (t0 & op & Hin)]%invoked_app; [by apply (Lidle u Hu Hl) |].
+      apply elem_of_erase in Hin. by apply (HE' u (n u) _ Hnt Hin).
+    - intros u op v Hu. destruct (decide (u = t)) as [-> | Hnt]; [apply Hpts |].
+      destruct (Hoth u Hnt) as [Hld Hn]. rewrite elem_of_rm, elem_of_app, Hn.
+      assert (Hpl : ∀ y w, pc (th s' u) = PLoad y w ↔ pc (th s u) = PLoad y w).
+      { intros y w. by rewrite <- !ldv_PLoad, Hld. }
+      split.
+      + intros [[Hin | Hin] _]; [| by destruct (HE' u (n u) _ Hnt Hin)].
+        apply (Lpts u op v Hu) in Hin as (y & w & Hp & -> & ->). exists y, w. split; [by apply Hpl | done].
+      + intros (y & w & Hp & -> & ->). split.
+        * left. apply (Lpts u _ _ Hu). exists y, w. split; [by apply Hpl | done].
+        * destruct (stale s' n' _) eqn:Es; [| done]. apply stale_lspec in Es as (u' & Hu' & Hi & Hv).
+          apply lid_inj in Hi as [<- _]. by rewrite Hp in Hv.
+  Qed.
+
+  (** The detectable CASes' part of the invariant across a step that moves
+      no detectable CAS and adds only events of LOADs. *)
+  Lemma cas_keep s s' l c n' E : inv s → dgrow s s' →
+    (∀ u, tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+       opof (th s' u) = opof (th s u) ∧ dec s' u = dec s u) →
+    (∀ u k, tr u → k < kk (th s u) → finished (erase l) (oid u k)) →
+    (∀ u, tr u → activeb (pc (th s u)) = true →
+      Invoke (oid u (kk (th s u))) u (opof (th s u)) ∈ erase l ∧ ¬ finished (erase l) (oid u (kk (th s u))) ∧
+      (c u = false → pending_on (erase l) u (oid u (kk (th s u)))) ∧ (c u = true → cut_off (erase l) (oid u (kk (th s u))))) →
+    (∀ u, tr u → activeb (pc (th s u)) = false → ¬ invoked (erase l) (oid u (kk (th s u))) ∧ c u = false) →
+    (∀ u (op : cop) (v : bool), tr u → XL (oid u (kk (th s u))) op (RB v) ∈ l ↔
+      op = opof (th s u) ∧ (if v then durable s u (kk (th s u)) else dec s u = true)) →
+    Forall load_ev E →
+    (∀ u k, tr u → k < kk (th s' u) → finished (erase l ++ erase E) (oid u k)) ∧
+    (∀ u, tr u → activeb (pc (th s' u)) = true →
+      Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ erase l ++ erase E ∧
+      ¬ finished (erase l ++ erase E) (oid u (kk (th s' u))) ∧
+      (c u && activeb (pc (th s' u)) = false → pending_on (erase l ++ erase E) u (oid u (kk (th s' u)))) ∧
+      (c u && activeb (pc (th s' u)) = true → cut_off (erase l ++ erase E) (oid u (kk (th s' u))))) ∧
+    (∀ u, tr u → activeb (pc (th s' u)) = false →
+      ¬ invoked (erase l ++ erase E) (oid u (kk (th s' u))) ∧ c u && activeb (pc (th s' u)) = false) ∧
+    (∀ u (op : cop) (v : bool), tr u → XL (oid u (kk (th s' u))) op (RB v) ∈ rm s' n' (l ++ sp s s' ++ E) ↔
+      op = opof (th s' u) ∧ (if v then durable s' u (kk (th s' u)) else dec s' u = true)).
+  Proof.
+    intros Hi Hgr Hall Gold Gact Gidle Gpts HE. rewrite Forall_forall in HE.
+    assert (HnE : ∀ u k, tr u → (∀ t o, Invoke (oid u k) t o ∉ erase E) ∧ (∀ e, e ∈ erase E → ¬ ends (oid u k) e) ∧
+                   Crash ∉ erase E).
+    { intros u k Hu. split_and!.
+      - intros t o Hin%elem_of_erase. apply (oid_not_lid u k (proj1 Hu)), (HE _ Hin).
+      - intros e Hin%elem_of_erase Hend. specialize (HE _ Hin).
+        destruct e as [i ? ? | i v | | i v]; simpl in Hend, HE; try done; subst; exact (oid_not_lid u k (proj1 Hu) HE).
+      - intros Hin%elem_of_erase. apply (HE _ Hin). }
+    split_and!.
+    - intros u k Hu Hlt. apply finished_app, (Gold u k Hu). by rewrite <- (proj1 (proj2 (Hall u Hu))).
+    - intros u Hu Ha. destruct (Hall u Hu) as (Ha' & Hk & Ho & _). rewrite Hk, Ho, Ha, andb_true_r. rewrite Ha' in Ha.
+      destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4). destruct (HnE u (kk (th s u)) Hu) as (_ & Hend & Hc).
+      split_and!.
+      + apply elem_of_app. by left.
+      + intros [Hf | (e & Hin & He)]%finished_app_inv; [done | by apply (Hend e Hin)].
+      + intros Hcu. apply pending_on_app; [by apply H3 | done |]. intros v Hin. by apply (Hend _ Hin).
+      + intros Hcu. by apply cut_off_app, H4.
+    - intros u Hu Ha. destruct (Hall u Hu) as (Ha' & Hk & _). rewrite Hk, Ha, andb_false_r. rewrite Ha' in Ha.
+      split; [| done]. intros [Hin | (t & o & Hin)]%invoked_app; [by apply (Gidle u Hu Ha) |].
+      by apply (proj1 (HnE u (kk (th s u)) Hu) t o).
+    - intros u op v Hu. destruct (Hall u Hu) as (_ & Hk & Ho & Hd).
+      apply (pts_keep s s' n' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
+      intros op' v'. split; [| intros (_ & _ & H1 & H2); congruence].
+      intros Hin. exfalso. exact (oid_not_lid u _ (proj1 Hu) (HE _ Hin)).
+  Qed.
+
+  (** A step of one thread that moves no LOAD. *)
+  Lemma ginv_cas g s' t : ginv g → step (gs g) s' → nc N NL (gs g) s' t →
+    ldv (pc (th s' t)) = ldv (pc (th (gs g) t)) →
+    ginv (G s' (rm s' (lnext (gs g) s' (gl g)) (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g) (gl g)))
+            (λ u, gc g u && activeb (pc (th s' u))) (lnext (gs g) s' (gl g))).
+  Proof.
+    intros Hg Hs Hn Hlt0. pose proof (ok_sp g s') as Hok1. pose proof (run_sp g s') as Hrun1.
+    destruct g as [s l c n]. cbn [gs gx gc gl] in *.
     pose proof (g_r _ _ _ Hg) as Hr. pose proof (tw_reachable_inv N NL s Hr) as Hi.
     assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | exact Hs]).
     pose proof (tw_reachable_inv N NL s' Hr') as Hi'. pose proof (ms_reach N NL s' Hr') as Hm'.
     pose proof (nc_dgrow N NL s s' t Hn) as Hgr.
     specialize (Hok1 Hg Hr' Hgr). specialize (Hrun1 Hg Hgr).
     destruct Hn as [Ht Hth Hhm _ _ Hcls].
-    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend]. cbn [gs gx gc] in *.
+    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend Gxl Gld]. cbn [gs gx gc gl] in *.
+    (* no LOAD moves: same numbers, no stale LOAD point, no LOAD event *)
+    assert (Hlall : ∀ u, ldv (pc (th s' u)) = ldv (pc (th s u))).
+    { intros u. destruct (decide (u = t)) as [-> | Hne]; [exact Hlt0 | by rewrite Hth]. }
+    assert (Hln : ∀ u, lnext s s' n u = n u) by (intros u; unfold lnext; rewrite Hlall; destruct (ldv (pc (th s u))); lia).
+    set (n' := lnext s s' n).
+    assert (Hlnf : ∀ E, Forall no_load_ev E → ∀ u, tr u → ¬ finished (erase l ++ erase E) (lid u (n' u))).
+    { intros E HE u Hu. unfold n'. rewrite Hln. by apply (load_not_finished s). }
     assert (Hoth : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
               opof (th s' u) = opof (th s u) ∧ dec s' u = dec s u).
     { intros u Hne Hu. rewrite (Hth u Hne). split_and!; try done.
       apply (dec_eq N NL); [by apply Hhm | by rewrite Hth | by rewrite Hth]. }
-    assert (Hev : ev s s' c = evu s s' c t).
-    { unfold ev. apply mjoin_single; [apply NoDup_seq | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
+    assert (Hev : ev s s' c n = evu s s' c t).
+    { unfold ev. rewrite (mjoin_single _ _ t); [by rewrite evl_same, app_nil_r | apply NoDup_seq
+        | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
       intros u Hu%elem_of_seq Hne. destruct (Hoth u Hne ltac:(unfold DetCasPx.tr; lia)) as (Ha & Hk & _ & Hd).
+      rewrite evl_same by done.
       unfold evu. rewrite Ha, Hk, Hd, bool_decide_false by lia. destruct (activeb (pc (th s u))), (dec s u); reflexivity. }
     rewrite Hev. clear Hev.
     (* the other threads keep their invocations and their points *)
     assert (Hpo : ∀ E, (∀ e, e ∈ E → (∃ i, e = XE i) ∨ ∃ k op v, e = XL (oid t k) op v) →
-              ∀ u, tr u → u ≠ t → ∀ op (v : bool), XL (oid u (kk (th s' u))) op v ∈ rm s' (l ++ sp s s' ++ E) ↔
+              ∀ u, tr u → u ≠ t → ∀ op (v : bool), XL (oid u (kk (th s' u))) op (RB v) ∈ rm s' n' (l ++ sp s s' ++ E) ↔
                 op = opof (th s' u) ∧ (if v then durable s' u (kk (th s' u)) else dec s' u = true)).
     { intros E HE u Hu Hne. destruct (Hoth u Hne Hu) as (_ & Hk & Ho & Hd).
-      apply (pts_keep s s' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
+      apply (pts_keep s s' n' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
       intros op v. split; [| intros (_ & _ & H1 & H2); congruence].
       intros Hin. destruct (HE _ Hin) as [[i ?] | (k & op' & v' & [= Hid _ _])]; [done |].
       apply oid_inj in Hid as [? _]. done. }
@@ -1467,11 +2008,14 @@ Section pres.
       assert (Hall : ∀ u, tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
                 opof (th s' u) = opof (th s u)).
       { intros u Hu. destruct (decide (u = t)) as [-> | Hne]; [done |]. by destruct (Hoth u Hne Hu) as (? & ? & ? & _). }
-      set (E := if negb (dec s t) && dec s' t then [XL (oid t (kk (th s' t))) (opof (th s' t)) false] else []).
+      set (E := if negb (dec s t) && dec s' t then [XL (oid t (kk (th s' t))) (opof (th s' t)) (RB false)] else []).
       assert (evu s s' c t = E) as ->.
       { unfold evu, E. rewrite Hact, Hk, bool_decide_false by lia. destruct (activeb (pc (th s t))); simpl; by rewrite app_nil_r. }
       assert (erase E = []) as HeE by (unfold E; by destruct (negb (dec s t) && dec s' t)).
-      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l) by (by rewrite erase_rm, !erase_app, erase_sp, HeE, app_nil_r).
+      assert (Herase : erase (rm s' n' (l ++ sp s s' ++ E)) = erase l) by (by rewrite erase_rm, !erase_app, erase_sp, HeE, app_nil_r).
+      assert (HnlE : Forall no_load_ev (sp s s' ++ E)).
+      { apply Forall_app. split; [apply sp_no_load |]. unfold E. destruct (_ && _); [| constructor].
+        apply Forall_singleton. exact (oid_not_lid t _ (proj1 Ht)). }
       assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
         Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ erase l ∧ ¬ finished (erase l) (oid u (kk (th s' u))) ∧
         (c u && activeb (pc (th s' u)) = false → pending_on (erase l) u (oid u (kk (th s' u)))) ∧
@@ -1482,7 +2026,7 @@ Section pres.
         ¬ invoked (erase l) (oid u (kk (th s' u))) ∧ c u && activeb (pc (th s' u)) = false).
       { intros u Hu Ha. destruct (Hall u Hu) as (Ha' & Hk' & _). rewrite Hk', Ha, andb_false_r.
         split; [| done]. apply (Gidle u Hu). by rewrite <- Ha'. }
-      split; cbn [gs gx gc]; rewrite ?Herase.
+      split; cbn [gs gx gc gl]; rewrite ?Herase.
       + done.
       + apply prefix_ok_rm.
         * rewrite app_assoc. unfold E. destruct (negb (dec s t) && dec s' t) eqn:Edec; [| by rewrite app_nil_r].
@@ -1491,13 +2035,16 @@ Section pres.
           apply prefix_ok_snoc. split; [done |]. rewrite Hk, Ho. split.
           -- exists t. rewrite erase_app, erase_sp, app_nil_r. apply (Gact t Ht). by rewrite <- Hact.
           -- intros op' v' [Hin | Hin]%elem_of_app.
-             ++ apply (Gpts t op' v' Ht) in Hin as [_ Hv]. destruct v'; [| congruence].
+             ++ destruct (proj1 (Forall_forall _ _) Gxl _ Hin) as [(Hl & _) | (_ & b & ->)];
+                  [by destruct (oid_not_lid t _ (proj1 Ht) Hl) |].
+                apply (Gpts t op' b Ht) in Hin as [_ Hv]. destruct b; [| congruence].
                 apply Hne''. rewrite Hk. apply (durable_mono NL s s' t _ Hgr) in Hv. destruct Hv as (x & j & Hx & Ht' & _).
                 by exists x, j.
              ++ apply elem_of_sp in Hin as (i & op'' & v'' & [= <- <- <-] & Hin).
                 apply elem_of_spl in Hin as (u & Hu & [= Hid _ _] & Hd & _). apply oid_inj in Hid as [<- _].
                 apply Hne''. rewrite Hk. destruct Hd as (x & j & Hx & Ht' & _). by exists x, j.
-        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp, HeE, !app_nil_r. destruct (activeb (pc (th s' u))) eqn:Ea.
+        * apply stale_ok. intros u Hu. split; [| by apply Hlnf].
+          rewrite erase_app, erase_sp, HeE, !app_nil_r. destruct (activeb (pc (th s' u))) eqn:Ea.
           -- apply (Hact' u Hu Ea).
           -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
       + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. simpl.
@@ -1511,27 +2058,34 @@ Section pres.
         rewrite Hax' in Hax. simpl. unfold aval. rewrite !(decide_True _ _ Hax).
         rewrite (dval_clean N NL s' _ Hi' Hm' Hax Hla). case_decide; [| done]. congruence.
       + done.
-      + intros i Hin. destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k.
-        split_and!; [done | | done]. by rewrite (proj1 (proj2 (Hall u Hu))).
+      + intros i Hin. destruct (Gids i Hin) as [(u & k & Hu & Hle & ->) | (u & k & Hu & Hle & ->)]; [left | right];
+          exists u, k; (split_and!; [done | | done]); [by rewrite (proj1 (proj2 (Hall u Hu))) | unfold n'; by rewrite Hln].
       + intros u k Hu Hlt. apply (Gold u k Hu). by rewrite <- (proj1 (proj2 (Hall u Hu))).
       + done.
       + done.
       + intros u op v Hu. destruct (decide (u = t)) as [-> | Hne]; [| apply Hpo; try done].
-        * apply (pts_keep s s' l E t Hi Hgr Ht Hk Ho (λ op v, Gpts t op v Ht)). intros op' v'. unfold E.
+        * apply (pts_keep s s' n' l E t Hi Hgr Ht Hk Ho (λ op v, Gpts t op v Ht)). intros op' v'. unfold E.
           destruct (negb (dec s t) && dec s' t) eqn:Edec.
           -- rewrite elem_of_list_singleton, Hk, Ho. apply andb_true_iff in Edec as [Ed1 Ed2]. apply negb_true_iff in Ed1.
              split; [intros [= -> ->]; done | intros (-> & -> & _); done].
           -- split; [by intros ?%elem_of_nil |]. intros (_ & _ & H1 & H2). by rewrite H1, H2 in Edec.
         * unfold E. destruct (negb (dec s t) && dec s' t); [| by intros ? ?%elem_of_nil]. intros ? ->%elem_of_list_singleton.
           right. by eexists _, _, _.
-      + intros u j Hp. destruct (Gpend u j Hp) as (Hu & Ha & -> & Hc). destruct (Hall u Hu) as (Ha' & Hk' & _).
-        split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hc].
+      + intros u j Hp. destruct (Gpend u j Hp) as [(Hu & Ha & -> & Hc) | (Hu & Hl & ->)]; [left | right].
+        * destruct (Hall u Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hc].
+        * split_and!; [done | by rewrite Hlall | unfold n'; by rewrite Hln].
+      + apply Forall_rm. rewrite app_assoc. apply Forall_app. split; [apply Forall_app; split; [done | apply sp_xl_ok] |].
+        unfold E. destruct (_ && _); [| constructor]. apply Forall_singleton. right.
+        split; [exact (oid_not_lid t _ (proj1 Ht)) | by eexists].
+      + rewrite app_assoc. apply (linv_keep s s' (l ++ sp s s') n n' E); [| done | done |].
+        * by apply linv_sp.
+        * unfold E. destruct (_ && _); [| constructor]. apply Forall_singleton. exact (oid_not_lid t _ (proj1 Ht)).
     - (* the start of an invocation *)
       set (i0 := oid t (kk (th s t))). set (op0 := opof (th s' t)).
-      set (E := [XE (Invoke (Val:=bool) i0 t op0)]).
+      set (E := [XE (Invoke (Val:=rval) i0 t op0)]).
       assert (evu s s' c t = E) as ->.
       { unfold evu, E, i0, op0. rewrite Hia, Hia', Hd', Hk, bool_decide_false by lia. simpl. by rewrite andb_false_r. }
-      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l ++ [Invoke i0 t op0])
+      assert (Herase : erase (rm s' n' (l ++ sp s s' ++ E)) = erase l ++ [Invoke i0 t op0])
         by (by rewrite erase_rm, !erase_app, erase_sp).
       destruct (Gidle t Ht Hia) as [Hni Hc].
       assert (Hall : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
@@ -1562,21 +2116,26 @@ Section pres.
         - by apply (Gidle u Hu Ha).
         - apply oid_inj in Hid as [? _]. done. }
       assert (Hwf' : wf (erase l ++ [Invoke i0 t op0])).
-      { apply wf_snoc. split; [done |]. split; [done |]. intros (j & Hp). destruct (Gpend t j Hp) as (_ & Ha & _). congruence. }
-      split; cbn [gs gx gc]; rewrite ?Herase.
+      { apply wf_snoc. split; [done |]. split; [done |]. intros (j & Hp). destruct (Gpend t j Hp) as [(_ & Ha & _) | (_ & Hl & _)]; [congruence |].
+        apply Hl. rewrite <- Hlall. by apply act_ldv. }
+      split; cbn [gs gx gc gl]; rewrite ?Herase.
       + done.
       + apply prefix_ok_rm.
         * rewrite app_assoc. apply prefix_ok_snoc. by split.
-        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. cbn [app erase omap]. simpl.
+        * apply stale_ok. intros u Hu.
+          split; [| apply Hlnf; [| done]; apply Forall_app; split; [apply sp_no_load | apply Forall_singleton; exact (oid_not_lid t _ (proj1 Ht))]].
+          rewrite erase_app, erase_sp. cbn [app erase omap]. simpl.
           destruct (activeb (pc (th s' u))) eqn:Ea.
           -- apply (Hact' u Hu Ea).
           -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
       + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. reflexivity.
       + done.
       + intros i [Hin | (t' & op' & [= <- <- <-])]%invoked_snoc.
-        * destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k. split_and!; [done | | done].
+        * destruct (Gids i Hin) as [(u & k & Hu & Hle & ->) | (u & k & Hu & Hle & ->)];
+            [left | right; exists u, k; split_and!; [done | unfold n'; by rewrite Hln | done]].
+          exists u, k. split_and!; [done | | done].
           destruct (decide (u = t)) as [-> | Hne]; [by rewrite Hk | by rewrite (proj1 (proj2 (Hall u Hne Hu)))].
-        * exists t, (kk (th s t)). split_and!; [done | lia | done].
+        * left. exists t, (kk (th s t)). split_and!; [done | lia | done].
       + intros u k Hu Hlt. apply finished_app, (Gold u k Hu).
         destruct (decide (u = t)) as [-> | Hne]; [by rewrite <- Hk | by rewrite <- (proj1 (proj2 (Hall u Hne Hu)))].
       + done.
@@ -1594,24 +2153,35 @@ Section pres.
           -- intros [_ Hv]. exfalso. destruct v; [by apply Hne', durable_eff | congruence].
         * apply Hpo; [| done | done]. intros e ->%elem_of_list_singleton. left. by eexists.
       + intros u j [(o & [= <- <- <-]) | (Hp & _ & _)]%pending_on_snoc.
-        * split_and!; [done | done | by rewrite Hk | by rewrite Hc].
-        * destruct (Gpend u j Hp) as (Hu & Ha & -> & Hcu). destruct (decide (u = t)) as [-> | Hne]; [congruence |].
-          destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+        * left. split_and!; [done | done | by rewrite Hk | by rewrite Hc].
+        * destruct (Gpend u j Hp) as [(Hu & Ha & -> & Hcu) | (Hu & Hl & ->)]; [left | right].
+          -- destruct (decide (u = t)) as [-> | Hne]; [congruence |].
+             destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+          -- split_and!; [done | by rewrite Hlall | unfold n'; by rewrite Hln].
+      + apply Forall_rm. rewrite app_assoc. apply Forall_app.
+        split; [apply Forall_app; split; [done | apply sp_xl_ok] | by apply Forall_singleton].
+      + rewrite app_assoc. apply (linv_keep s s' (l ++ sp s s') n n' E); [by apply linv_sp | done | done |].
+        apply Forall_singleton. exact (oid_not_lid t _ (proj1 Ht)).
     - (* the commit *)
       assert (activeb (pc (th s t)) = true) as Hia by (by rewrite Hpc).
-      set (i0 := oid t (kk (th s t))). set (Ev := (if c t then @Recover cop bool else @Return cop bool) i0 r).
+      set (i0 := oid t (kk (th s t))). set (Ev := (if c t then @Recover cop rval else @Return cop rval) i0 (RB r)).
       set (E := [XE Ev]).
       assert (evu s s' c t = E) as ->.
       { unfold evu, E, Ev, i0. rewrite Hia, Hia', Hd', Hk, bool_decide_true by done. rewrite Hres, last_snoc.
         simpl. by rewrite andb_false_r. }
-      assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = erase l ++ [Ev])
+      assert (Herase : erase (rm s' n' (l ++ sp s s' ++ E)) = erase l ++ [Ev])
         by (by rewrite erase_rm, !erase_app, erase_sp).
       destruct (Gact t Ht Hia) as (Hinv0 & Hnf0 & Hpend0 & Hcut0). fold i0 in Hinv0, Hnf0, Hpend0, Hcut0.
       assert (HnEv : ∀ j t' o, Ev ≠ Invoke j t' o) by (unfold Ev; by destruct (c t)).
       assert (HcEv : Ev ≠ Crash) by (unfold Ev; by destruct (c t)).
-      assert (HendEv : ∀ j, ends j Ev ↔ j = i0) by (unfold Ev; destruct (c t); simpl; naive_solver).
+      assert (HendEv : ∀ j, ends j Ev ↔ j = i0) by (intros j; unfold Ev; destruct (c t); cbn [ends]; split; intros ->; done).
       assert (Hnew : ¬ invoked (erase l) (oid t (S (kk (th s t))))).
-      { intros Hin. destruct (Gids _ Hin) as (u & k & Hu & Hle & Hid). apply oid_inj in Hid as [<- <-]. lia. }
+      { intros Hin. destruct (Gids _ Hin) as [(u & k & Hu & Hle & Hid) | (u & k & Hu & Hle & Hid)].
+        - apply oid_inj in Hid as [<- <-]. lia.
+        - symmetry in Hid. exact (lid_oid u k t _ (proj1 Ht) Hid). }
+      assert (HEnl : Forall no_load_ev (sp s s' ++ E)).
+      { apply Forall_app. split; [apply sp_no_load |]. apply Forall_singleton. unfold Ev.
+        destruct (c t); exact (oid_not_lid t _ (proj1 Ht)). }
       assert (Hall : ∀ u, u ≠ t → tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
                 opof (th s' u) = opof (th s u)).
       { intros u Hne Hu. by destruct (Hoth u Hne Hu) as (? & ? & ? & _). }
@@ -1638,21 +2208,24 @@ Section pres.
       { apply wf_snoc. split; [done |]. unfold Ev. destruct (c t) eqn:Ec; simpl; split; [by apply Hcut0 | done | | done].
         exists t. by apply Hpend0. }
       pose proof (commit_point s t r Hi Ht Hpc) as Hpt.
-      split; cbn [gs gx gc]; rewrite ?Herase.
+      split; cbn [gs gx gc gl]; rewrite ?Herase.
       + done.
       + apply prefix_ok_rm.
         * rewrite app_assoc. apply prefix_ok_snoc. split; [done |].
-          assert (∃ op, XL i0 op r ∈ l ++ sp s s') as Hx.
+          assert (∃ op, XL i0 op (RB r) ∈ l ++ sp s s') as Hx.
           { exists (opof (th s t)). apply elem_of_app. left. apply (Gpts t _ r Ht). by split. }
           unfold Ev. by destruct (c t).
-        * apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. simpl.
+        * apply stale_ok. intros u Hu. split; [| by apply Hlnf].
+          rewrite erase_app, erase_sp. simpl.
           destruct (activeb (pc (th s' u))) eqn:Ea.
           -- apply (Hact' u Hu Ea).
           -- intros Hf. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
       + intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. reflexivity.
       + done.
       + intros i [Hin | (t' & op' & HE)]%invoked_snoc; [| by destruct (HnEv _ _ _ HE)].
-        destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k. split_and!; [done | | done].
+        destruct (Gids i Hin) as [(u & k & Hu & Hle & ->) | (u & k & Hu & Hle & ->)];
+          [left | right; exists u, k; split_and!; [done | unfold n'; by rewrite Hln | done]].
+        exists u, k. split_and!; [done | | done].
         destruct (decide (u = t)) as [-> | Hne]; [rewrite Hk; lia | by rewrite (proj1 (proj2 (Hall u Hne Hu)))].
       + intros u k Hu Hlt. destruct (decide (u = t)) as [-> | Hne].
         * rewrite Hk in Hlt. destruct (decide (k = kk (th s t))) as [-> | Hnk].
@@ -1664,7 +2237,7 @@ Section pres.
       + intros u op v Hu. destruct (decide (u = t)) as [-> | Hne].
         * rewrite Hk. split.
           -- intros [Hin Hst]%elem_of_rm. exfalso. apply elem_of_app in Hin as [Hin | [Hin | Hin]%elem_of_app].
-             ++ apply Hnew. by apply (xl_invoked l _ op v).
+             ++ apply Hnew. by apply (xl_invoked l _ op (RB v)).
              ++ apply elem_of_sp in Hin as (i & op' & v' & [= <- <- <-] & Hin).
                 apply elem_of_spl in Hin as (u & Hu' & [= Hid _ _] & Hd & _). apply oid_inj in Hid as [<- Hkk]. lia.
              ++ by apply elem_of_list_singleton in Hin.
@@ -1673,9 +2246,274 @@ Section pres.
              ++ congruence.
         * apply Hpo; [| done | done]. intros e ->%elem_of_list_singleton. left. by eexists.
       + intros u j [(o & HE) | (Hp & _ & Hret)]%pending_on_snoc; [by destruct (HnEv _ _ _ HE) |].
-        destruct (Gpend u j Hp) as (Hu & Ha & -> & Hcu). destruct (decide (u = t)) as [-> | Hne].
-        * exfalso. unfold Ev in Hret. rewrite Hcu in Hret. by apply (Hret r).
-        * destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+        destruct (Gpend u j Hp) as [(Hu & Ha & -> & Hcu) | (Hu & Hl & ->)]; [left | right].
+        * destruct (decide (u = t)) as [-> | Hne].
+          -- exfalso. unfold Ev in Hret. rewrite Hcu in Hret. by apply (Hret (RB r)).
+          -- destruct (Hall u Hne Hu) as (Ha' & Hk' & _). split_and!; [done | by rewrite Ha' | by rewrite Hk' | by rewrite Hcu].
+        * split_and!; [done | by rewrite Hlall | unfold n'; by rewrite Hln].
+      + apply Forall_rm. rewrite app_assoc. apply Forall_app.
+        split; [apply Forall_app; split; [done | apply sp_xl_ok] | by apply Forall_singleton].
+      + rewrite app_assoc. apply (linv_keep s s' (l ++ sp s s') n n' E); [by apply linv_sp | done | done |].
+        apply Forall_singleton. unfold Ev. destruct (c t); exact (oid_not_lid t _ (proj1 Ht)).
+  Qed.
+
+  (** A step of one thread that moves its LOAD: its invocation, its point
+      (LOADHELP's return of a clean value), its return, or a thread crash
+      that drops its point (it will load again). *)
+  Lemma ginv_load g s' t : ginv g → step (gs g) s' → nc N NL (gs g) s' t → lcls NL (gs g) s' t →
+    ldv (pc (th s' t)) ≠ ldv (pc (th (gs g) t)) →
+    ginv (G s' (rm s' (lnext (gs g) s' (gl g)) (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g) (gl g)))
+            (λ u, gc g u && activeb (pc (th s' u))) (lnext (gs g) s' (gl g))).
+  Proof.
+    intros Hg Hs Hn Hlc Hmv. pose proof (ok_sp g s') as Hok1. pose proof (run_sp g s') as Hrun1.
+    destruct g as [s l c n]. cbn [gs gx gc gl] in *.
+    pose proof (g_r _ _ _ Hg) as Hr. pose proof (tw_reachable_inv N NL s Hr) as Hi.
+    assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | exact Hs]).
+    pose proof (tw_reachable_inv N NL s' Hr') as Hi'. pose proof (ms_reach N NL s' Hr') as Hm'.
+    pose proof (nc_dgrow N NL s s' t Hn) as Hgr.
+    specialize (Hok1 Hg Hr' Hgr). specialize (Hrun1 Hg Hgr).
+    destruct Hn as [Ht Hth Hhm _ _ Hcls].
+    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend Gxl Gld]. cbn [gs gx gc gl] in *.
+    (* thread [t] is idle or in its LOAD before and after the step *)
+    assert (Hq : (pc (th s t) = PIdle ∨ ldv (pc (th s t)) ≠ None) ∧ (pc (th s' t) = PIdle ∨ ldv (pc (th s' t)) ≠ None)).
+    { destruct Hlc as [? | [(Hp & y & _ & Hp') | [(y & v & Hp & Hp' & _) | (y & v & Hp & Hp')]]]; [done | | |].
+      - split; [by left | right; by rewrite Hp'].
+      - split; [destruct Hp as [? | Hp]; [by left | right; by rewrite Hp] | right; by rewrite Hp'].
+      - split; [right; by rewrite Hp |]. destruct Hp' as [? | Hp']; [by left | right; by rewrite Hp']. }
+    destruct Hq as [Hq Hq']. apply quiet_pc in Hq, Hq'.
+    assert (Hso : same_op s s' t).
+    { destruct Hcls as [[? _] | [(_ & Ha & _) | (r & Hpc & _)]]; [done | congruence | by rewrite Hpc in Hq]. }
+    assert (Hall : ∀ u, tr u → activeb (pc (th s' u)) = activeb (pc (th s u)) ∧ kk (th s' u) = kk (th s u) ∧
+              opof (th s' u) = opof (th s u) ∧ dec s' u = dec s u).
+    { intros u Hu. destruct (decide (u = t)) as [-> | Hne].
+      - destruct Hso as (Hk & Ho & _). rewrite Hq, Hq', Hk, Ho, (quiet_dec s t Hi Ht Hq), (quiet_dec s' t Hi' Ht Hq').
+        done.
+      - rewrite (Hth u Hne). split_and!; try done. apply (dec_eq N NL); [by apply Hhm | by rewrite Hth | by rewrite Hth]. }
+    assert (Hev : ev s s' c n = evl s s' n t).
+    { unfold ev. rewrite (mjoin_single _ _ t); [| apply NoDup_seq | apply elem_of_seq; unfold DetCasPx.tr in Ht; lia |].
+      - unfold evu. destruct (Hall t Ht) as (Ha & Hk & _ & Hd). rewrite Ha, Hk, Hd, bool_decide_false by lia.
+        destruct (activeb (pc (th s t))), (dec s t); reflexivity.
+      - intros u Hu%elem_of_seq Hne. rewrite evl_same by (by rewrite Hth).
+        destruct (Hall u ltac:(unfold DetCasPx.tr; lia)) as (Ha & Hk & _ & Hd).
+        unfold evu. rewrite Ha, Hk, Hd, bool_decide_false by lia. destruct (activeb (pc (th s u))), (dec s u); reflexivity. }
+    rewrite Hev. clear Hev.
+    set (n' := lnext s s' n).
+    assert (Hnoth : ∀ u, u ≠ t → ldv (pc (th s' u)) = ldv (pc (th s u)) ∧ n' u = n u).
+    { intros u Hne. rewrite (Hth u Hne). split; [done |]. unfold n', lnext. rewrite (Hth u Hne).
+      destruct (ldv (pc (th s u))); lia. }
+    assert (Hnge : ∀ u, n u ≤ n' u).
+    { intros u. unfold n', lnext. destruct (ldv (pc (th s u))), (ldv (pc (th s' u))); lia. }
+    assert (Hnt : ldv (pc (th s' t)) ≠ None → n' t = n t).
+    { unfold n', lnext. destruct (ldv (pc (th s' t))); [intros _; destruct (ldv (pc (th s t))); lia | done]. }
+    (* a LOAD that had no value has one after the step, or still runs *)
+    assert (Hnone : ∀ y, ldv (pc (th s t)) = Some (y, None) → ldv (pc (th s' t)) ≠ None).
+    { intros y Hl. destruct Hlc as [Hl' | [(Hp & _) | [(y' & v & _ & Hp' & _) | (y' & v & Hp & _)]]].
+      - by rewrite Hl', Hl.
+      - by rewrite Hp in Hl.
+      - by rewrite Hp'.
+      - by rewrite Hp in Hl. }
+    destruct (cas_keep s s' l c n' (evl s s' n t) Hi Hgr Hall Gold Gact Gidle Gpts (evl_load s s' n t))
+      as (Hold' & Hact' & Hidle' & Hpts').
+    assert (Herase : erase (rm s' n' (l ++ sp s s' ++ evl s s' n t)) = erase l ++ erase (evl s s' n t))
+      by (by rewrite erase_rm, !erase_app, erase_sp).
+    pose proof (linv_sp s s s' l n Gld) as Gld1.
+    assert (HeL1 : erase (l ++ sp s s') = erase l) by (by rewrite erase_app, erase_sp, app_nil_r).
+    (* no thread's current LOAD is finished *)
+    assert (Hlnf : ∀ u, tr u → ¬ finished (erase l ++ erase (evl s s' n t)) (lid u (n' u))).
+    { intros u Hu [Hf | (e & Hin & Hend)]%finished_app_inv.
+      - assert (n' u = n u) as Heq.
+        { destruct (Gids _ (finished_invoked _ _ Hwf Hf)) as [(u' & k & Hu' & _ & Hid) | (u' & k & _ & Hle & Hid)].
+          - exfalso. exact (lid_oid _ _ u' k (proj1 Hu') Hid).
+          - apply lid_inj in Hid as [<- Hk]. specialize (Hnge u). lia. }
+        rewrite Heq in Hf. by apply (load_nf s l n u Hwf Gld Hu).
+      - pose proof (evl_ends s s' n t e _ Hin Hend) as Hid. apply lid_inj in Hid as [-> Hid].
+        destruct e as [? ? ? | i v | | i v]; simpl in Hend; try done; subst i.
+        + destruct (evl_ret s s' n t _ v Hin) as (_ & Hl' & y & w & Hl).
+          unfold n', lnext in Hid. rewrite Hl, Hl' in Hid. lia.
+        + exfalso. exact (proj2 (evl_nocrash s s' n t) _ v Hin). }
+    assert (Hstale : ∀ i op v, stale s' n' (XL i op v) = true →
+              ∀ v', XE (Return i v') ∉ l ++ sp s s' ++ evl s s' n t ∧ XE (Recover i v') ∉ l ++ sp s s' ++ evl s s' n t).
+    { apply stale_ok. intros u Hu. rewrite erase_app, erase_sp, app_nil_l. split; [| by apply Hlnf].
+      destruct (activeb (pc (th s' u))) eqn:Ea; [apply (Hact' u Hu Ea) |].
+      intros [Hf | (e & Hin & Hend)]%finished_app_inv.
+      - apply (proj1 (Hidle' u Hu Ea)). apply invoked_app. left. by apply finished_invoked.
+      - pose proof (evl_ends s s' n t e _ Hin Hend) as Hid. symmetry in Hid. exact (lid_oid _ _ u _ (proj1 Hu) Hid). }
+    assert (Hids' : ∀ i, invoked (erase l ++ erase (evl s s' n t)) i →
+      (∃ u k, tr u ∧ k ≤ kk (th s' u) ∧ i = oid u k) ∨ (∃ u k, tr u ∧ k ≤ n' u ∧ i = lid u k)).
+    { intros i [Hin | (t0 & op & Hin)]%invoked_app.
+      - destruct (Gids i Hin) as [(u & k & Hu & Hle & ->) | (u & k & Hu & Hle & ->)]; [left | right]; exists u, k;
+          split_and!; try done; [by rewrite (proj1 (proj2 (Hall u Hu))) | specialize (Hnge u); lia].
+      - destruct (evl_inv s s' n t _ _ _ Hin) as (-> & _). right. exists t, (n t). split_and!; [done | apply Hnge | done]. }
+    assert (Hpend' : ∀ u j, pending_on (erase l ++ erase (evl s s' n t)) u j →
+      (tr u ∧ activeb (pc (th s' u)) = true ∧ j = oid u (kk (th s' u)) ∧ c u && activeb (pc (th s' u)) = false) ∨
+      (tr u ∧ ldv (pc (th s' u)) ≠ None ∧ j = lid u (n' u))).
+    { intros u j [(o & Hin) | (Hp & _ & Hnr)]%pending_on_app_inv.
+      - destruct (evl_inv s s' n t _ _ _ Hin) as (-> & -> & _ & y & o' & Hl & _). right.
+        split_and!; [done | by rewrite Hl | by rewrite Hnt by (by rewrite Hl)].
+      - destruct (Gpend u j Hp) as [(Hu & Ha & -> & Hcu) | (Hu & Hl & ->)].
+        + left. destruct (Hall u Hu) as (Ha' & Hk & _). rewrite Ha', Hk, Hcu. by split_and!.
+        + right. destruct (decide (u = t)) as [-> | Hne].
+          * assert (ldv (pc (th s' t)) ≠ None) as Hl'.
+            { intros Hn0. destruct (ldv (pc (th s t))) as [[y [w |]] |] eqn:El; [| | done].
+              - apply (Hnr (RV w)). by apply (evl_ret_of s s' n t y w).
+              - by apply (Hnone y). }
+            split_and!; [done | done | by rewrite Hnt].
+          * destruct (Hnoth u Hne) as [Hl' Hn']. split_and!; [done | by rewrite Hl' | by rewrite Hn']. }
+    (* what the step adds, case by case *)
+    assert (Hcase : prefix_ok point_ok ((l ++ sp s s') ++ evl s s' n t) ∧
+                    (∀ x, cfin (aval s' x) (locx x (evl s s' n t)) = Some (aval s' x)) ∧
+                    wf (erase l ++ erase (evl s s' n t)) ∧
+                    linv s' (rm s' n' ((l ++ sp s s') ++ evl s s' n t)) n').
+    { assert (Hgen : ∀ (E : list (xevent cop rval)), evl s s' n t = E →
+        (∀ y o, ldv (pc (th s' t)) = Some (y, o) →
+           Invoke (lid t (n' t)) t (y, LOAD) ∈ erase l ++ erase E ∧ pending_on (erase l ++ erase E) t (lid t (n' t))) →
+        (ldv (pc (th s' t)) = None → ¬ invoked (erase l ++ erase E) (lid t (n' t))) →
+        (∀ op v, XL (lid t (n' t)) op v ∈ rm s' n' ((l ++ sp s s') ++ E) ↔
+           ∃ y w, pc (th s' t) = PLoad y w ∧ op = (y, LOAD) ∧ v = RV w) →
+        linv s' (rm s' n' ((l ++ sp s s') ++ evl s s' n t)) n').
+      { intros E HE Hact Hidle Hpts. pose proof (Hlnf t Ht) as Hnf. rewrite HE in Hnf |- *.
+        apply (linv_step s s' (l ++ sp s s') n n' E t Gld1 Ht Hnoth); rewrite ?HeL1.
+        - rewrite <- HE. apply evl_ev_of.
+        - rewrite <- HE. intros i t0 op Hin _. by destruct (evl_inv s s' n t _ _ _ Hin) as (_ & _ & _ & y & o & _ & ->).
+        - intros y o Hl. destruct (Hact y o Hl). by split_and!.
+        - done.
+        - done. }
+      (* the XL of the current LOAD in the history before the step *)
+      assert (Hxl1 : ∀ op v, XL (lid t (n t)) op v ∈ l ++ sp s s' ↔ ∃ y w, pc (th s t) = PLoad y w ∧ op = (y, LOAD) ∧ v = RV w).
+      { intros op v. apply (l_pts _ _ _ _ Gld1 t op v Ht). }
+      assert (Hnst : ∀ y v, pc (th s' t) = PLoad y v → stale s' n' (XL (lid t (n' t)) (y, LOAD) (RV v)) = false).
+      { intros y v Hp. destruct (stale _ _ _) eqn:Es; [| done]. apply stale_lspec in Es as (u' & Hu' & Hid & Hv).
+        apply lid_inj in Hid as [<- _]. by rewrite Hp in Hv. }
+      destruct Hlc as [Hl' | [(Hp & y & Hy & Hp') | [(y & v & Hp & Hp' & Hy & Hla & Hlv) | (y & v & Hp & Hp')]]];
+        [done | | destruct Hp as [Hp | Hp] | destruct Hp' as [Hp' | Hp']].
+      - (* the LOAD starts *)
+        assert (HE : evl s s' n t = [XE (Invoke (lid t (n t)) t (y, LOAD))]) by (unfold evl; by rewrite Hp, Hp').
+        assert (Hn't : n' t = n t) by (apply Hnt; by rewrite Hp').
+        assert (Hli : ldv (pc (th s t)) = None) by (by rewrite Hp).
+        split_and!.
+        + rewrite HE. apply prefix_ok_snoc. by split.
+        + intros x. by rewrite HE.
+        + rewrite HE. cbn [erase omap xe_event]. apply wf_snoc. split; [done |]. split.
+          * by apply (l_idle _ _ _ _ Gld t Ht Hli).
+          * intros (j & Hj). destruct (Gpend t j Hj) as [(_ & Ha & _) | (_ & Hl & _)]; [congruence | done].
+        + apply (Hgen _ HE).
+          * intros y' o Hl. rewrite Hp' in Hl. injection Hl as <- <-. rewrite Hn't. cbn [erase omap xe_event]. split.
+            -- apply elem_of_app. right. by left.
+            -- apply pending_on_snoc. left. by eexists.
+          * by rewrite Hp'.
+          * intros op v. rewrite elem_of_rm, elem_of_app, Hn't, Hxl1. split.
+            -- intros [[(y' & w & Hw & _) | Hin] _]; [by rewrite Hp in Hw | by apply elem_of_list_singleton in Hin].
+            -- intros (y' & w & Hw & _). rewrite <- ldv_PLoad, Hp' in Hw. discriminate Hw.
+      - (* the LOAD starts and LOADHELP returns at once *)
+        assert (HE : evl s s' n t = [XE (Invoke (lid t (n t)) t (y, LOAD)); XL (lid t (n t)) (y, LOAD) (RV v)])
+          by (unfold evl; by rewrite Hp, Hp').
+        assert (Hn't : n' t = n t) by (apply Hnt; by rewrite Hp').
+        assert (Hli : ldv (pc (th s t)) = None) by (by rewrite Hp).
+        split_and!.
+        + rewrite HE. change [XE (Invoke (lid t (n t)) t (y, LOAD)); XL (lid t (n t)) (y, LOAD) (RV v)]
+            with ([XE (Invoke (lid t (n t)) t (y, LOAD))] ++ [XL (Val:=rval) (lid t (n t)) (y, LOAD) (RV v)]).
+          rewrite app_assoc. apply prefix_ok_snoc. split; [apply prefix_ok_snoc; by split |]. split.
+          * exists t. rewrite erase_app. apply elem_of_app. right. by left.
+          * intros op' v' [Hin | Hin]%elem_of_app.
+            -- apply Hxl1 in Hin as (y' & w & Hw & _). by rewrite Hp in Hw.
+            -- by apply elem_of_list_singleton in Hin.
+        + intros x. rewrite HE, locx_cons, locx_XE. by apply (lp_run s' x (lid t (n t)) y v).
+        + rewrite HE. cbn [erase omap xe_event]. apply wf_snoc. split; [done |]. split.
+          * by apply (l_idle _ _ _ _ Gld t Ht Hli).
+          * intros (j & Hj). destruct (Gpend t j Hj) as [(_ & Ha & _) | (_ & Hl & _)]; [congruence | done].
+        + apply (Hgen _ HE).
+          * intros y' o Hl. rewrite Hp' in Hl. injection Hl as <- <-. rewrite Hn't. cbn [erase omap xe_event]. split.
+            -- apply elem_of_app. right. by left.
+            -- apply pending_on_snoc. left. by eexists.
+          * by rewrite Hp'.
+          * intros op w'. rewrite elem_of_rm, elem_of_app, Hn't, Hxl1. split.
+            -- intros [[(y' & w & Hw & _) | Hin] _]; [by rewrite Hp in Hw |].
+               rewrite elem_of_cons, elem_of_list_singleton in Hin. destruct Hin as [Hin | [= -> ->]]; [done |].
+               by exists y, v.
+            -- intros (y' & w & Hw & -> & ->). rewrite Hp' in Hw. injection Hw as <- <-. split.
+               ++ right. rewrite elem_of_cons, elem_of_list_singleton. by right.
+               ++ rewrite <- Hn't. by apply Hnst.
+      - (* LOADHELP returns the clean value *)
+        assert (HE : evl s s' n t = [XL (lid t (n t)) (y, LOAD) (RV v)]) by (unfold evl; by rewrite Hp, Hp').
+        assert (Hn't : n' t = n t) by (apply Hnt; by rewrite Hp').
+        destruct (l_act _ _ _ _ Gld t y None Ht Hp) as (Hinv & _ & Hpd).
+        split_and!.
+        + rewrite HE. apply prefix_ok_snoc. split; [done |]. split.
+          * exists t. by rewrite HeL1.
+          * intros op' v' Hin. apply Hxl1 in Hin as (y' & w & Hw & _). by rewrite <- ldv_PLoad, Hp in Hw.
+        + intros x. rewrite HE. by apply (lp_run s' x (lid t (n t)) y v).
+        + rewrite HE. cbn [erase omap xe_event]. by rewrite app_nil_r.
+        + apply (Hgen _ HE).
+          * intros y' o Hl. rewrite Hp' in Hl. cbn in Hl. injection Hl as <- _. rewrite Hn't. cbn [erase omap xe_event].
+            rewrite app_nil_r. by split.
+          * by rewrite Hp'.
+          * intros op w'. rewrite elem_of_rm, elem_of_app, Hn't, Hxl1. split.
+            -- intros [[(y' & w & Hw & _) | Hin] _]; [by rewrite <- ldv_PLoad, Hp in Hw |].
+               apply elem_of_list_singleton in Hin. injection Hin as -> ->. by exists y, v.
+            -- intros (y' & w & Hw & -> & ->). rewrite Hp' in Hw. injection Hw as <- <-. split.
+               ++ right. by apply elem_of_list_singleton.
+               ++ rewrite <- Hn't. by apply Hnst.
+      - (* LOAD returns *)
+        assert (HE : evl s s' n t = [XE (Return (lid t (n t)) (RV v))]) by (unfold evl; by rewrite Hp, Hp').
+        assert (Hn't : n' t = S (n t)) by (unfold n', lnext; rewrite Hp, Hp'; cbn; lia).
+        assert (Hnew : ¬ invoked (erase l) (lid t (S (n t)))).
+        { intros Hin. destruct (Gids _ Hin) as [(u' & k & Hu' & _ & Hid) | (u' & k & _ & Hle & Hid)].
+          - exact (lid_oid _ _ u' k (proj1 Hu') Hid).
+          - apply lid_inj in Hid as [<- Hk]. lia. }
+        destruct (l_act _ _ _ _ Gld t y (Some v) Ht ltac:(by rewrite Hp)) as (Hinv & Hnf & Hpd).
+        split_and!.
+        + rewrite HE. apply prefix_ok_snoc. split; [done |]. exists (y, LOAD). apply Hxl1. by exists y, v.
+        + intros x. by rewrite HE.
+        + rewrite HE. cbn [erase omap xe_event]. apply wf_snoc. split; [done |]. split; [by exists t | done].
+        + apply (Hgen _ HE).
+          * intros y' o Hl. by rewrite Hp' in Hl.
+          * intros _. rewrite Hn't. cbn [erase omap xe_event]. by intros [? | (? & ? & ?)]%invoked_snoc.
+          * intros op w'. rewrite elem_of_rm, elem_of_app, Hn't. split.
+            -- intros [[Hin | Hin] _]; [| by apply elem_of_list_singleton in Hin].
+               exfalso. apply Hnew. rewrite <- HeL1. by apply (xl_invoked _ _ op w').
+            -- intros (y' & w & Hw & _). by rewrite Hp' in Hw.
+      - (* a thread crash drops the LOAD's value: it loads again *)
+        assert (HE : evl s s' n t = []) by (unfold evl; by rewrite Hp, Hp').
+        assert (Hn't : n' t = n t) by (apply Hnt; by rewrite Hp').
+        destruct (l_act _ _ _ _ Gld t y (Some v) Ht ltac:(by rewrite Hp)) as (Hinv & _ & Hpd).
+        split_and!.
+        + rewrite HE, app_nil_r. done.
+        + intros x. by rewrite HE.
+        + rewrite HE. cbn [erase omap]. by rewrite app_nil_r.
+        + apply (Hgen _ HE).
+          * intros y' o Hl. rewrite Hp' in Hl. injection Hl as <- _. rewrite Hn't. cbn [erase omap].
+            rewrite app_nil_r. by split.
+          * by rewrite Hp'.
+          * intros op w'. rewrite elem_of_rm, app_nil_r, Hn't. split.
+            -- intros [Hin Hns]. apply Hxl1 in Hin as (y' & w & Hw & -> & ->). rewrite Hp in Hw. injection Hw as <- <-.
+               exfalso. cut (stale s' n' (XL (lid t (n t)) (y, LOAD) (RV v)) = true); [by rewrite Hns |].
+               apply stale_lspec. exists t. split_and!; [done | by rewrite Hn't |].
+               destruct (lval (pc (th s' t))) eqn:Ev; [| done]. apply lval_ldv in Ev as (? & ? & Ev). by rewrite Hp' in Ev.
+            -- intros (y' & w & Hw & _). rewrite <- ldv_PLoad, Hp' in Hw. discriminate Hw. }
+    destruct Hcase as (Hok' & Hrun' & Hwf' & Hld').
+    split; cbn [gs gx gc gl]; rewrite ?Herase.
+    - done.
+    - apply prefix_ok_rm; [by rewrite app_assoc | exact Hstale].
+    - intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. apply Hrun'.
+    - exact Hwf'.
+    - exact Hids'.
+    - exact Hold'.
+    - exact Hact'.
+    - exact Hidle'.
+    - exact Hpts'.
+    - exact Hpend'.
+    - apply Forall_rm. apply Forall_app. split; [exact Gxl |]. apply Forall_app. split; [apply sp_xl_ok | apply evl_xl_ok].
+    - by rewrite app_assoc.
+  Qed.
+
+  (** A step of one thread. *)
+  Lemma ginv_nc g s' t : ginv g → step (gs g) s' → nc N NL (gs g) s' t → lcls NL (gs g) s' t →
+    ginv (G s' (rm s' (lnext (gs g) s' (gl g)) (gx g ++ sp (gs g) s' ++ ev (gs g) s' (gc g) (gl g)))
+            (λ u, gc g u && activeb (pc (th s' u))) (lnext (gs g) s' (gl g))).
+  Proof.
+    intros Hg Hs Hn Hl. destruct (decide (ldv (pc (th s' t)) = ldv (pc (th (gs g) t)))) as [Heq | Hne].
+    - by apply (ginv_cas g s' t).
+    - by apply (ginv_load g s' t).
   Qed.
 End pres.
 
@@ -1724,90 +2562,99 @@ Section crash.
     rewrite Hg, Hm, bool_decide_true by done. apply orb_true_r.
   Qed.
 
-  Lemma crash_ev s keep f c : inv s → (∀ u, tr u → f u = reinit N NL s keep u) → ev s (cst s keep f) c = [].
-  Proof.
-    intros Hi Hf. unfold ev. apply mjoin_nil. intros u Hu%elem_of_seq.
-    assert (tr u) as Hu' by (unfold DetCasPx.tr; lia).
-    destruct (crash_th s keep f u Hf Hu') as (Hk & _ & _ & Ha & _).
-    unfold evu. cbn [th cst]. rewrite Hk, Ha, bool_decide_false by lia.
-    destruct (dec (cst s keep f) u) eqn:E.
-    - rewrite (crash_dec s keep f u Hi Hf Hu' E). destruct (activeb (pc (th s u))); reflexivity.
-    - destruct (activeb (pc (th s u))), (dec s u); reflexivity.
-  Qed.
-
-  (** A full crash, with its [crash] event ([loud]) or silent. *)
-  Lemma ginv_crash g keep f (loud : bool) : ginv g → p_crash_ok (pm (gs g)) keep →
+  (** A full crash, with its [crash] event: every LOAD in flight is cut off
+      (the thread is idle after it; its next LOAD has the next number). *)
+  Lemma ginv_crash g keep f : ginv g → p_crash_ok (pm (gs g)) keep →
     (∀ u, tr u → f u = reinit N NL (gs g) keep u) → (∀ u, ¬ tr u → f u = th (gs g) u) →
-    ginv (G (cst (gs g) keep f) (rm (cst (gs g) keep f) (gx g ++ sp (gs g) (cst (gs g) keep f) ++
-            (if loud then [XE Crash] else [])))
-            (λ u, (loud || gc g u) && activeb (pc (th (cst (gs g) keep f) u)))).
+    ginv (G (cst (gs g) keep f)
+            (rm (cst (gs g) keep f) (lnext (gs g) (cst (gs g) keep f) (gl g))
+               (gx g ++ sp (gs g) (cst (gs g) keep f) ++ [XE Crash]))
+            (λ u, activeb (pc (f u))) (lnext (gs g) (cst (gs g) keep f) (gl g))).
   Proof.
     intros Hg Hok Hf Hf'. pose proof (g_r _ _ _ Hg) as Hr. pose proof (tw_reachable_inv N NL _ Hr) as Hi.
     set (s' := cst (gs g) keep f).
     assert (Hr' : reachable2 N NL s') by (eapply rtc_r; [exact Hr | by apply SCrash]).
     pose proof (crash_dgrow N NL (gs g) keep f Hi Hok) as Hgr.
     pose proof (ok_sp N NL g s' Hg Hr' Hgr) as Hok1. pose proof (run_sp N NL g s' Hg Hgr) as Hrun1.
-    destruct g as [s l c]. cbn [gs gx gc] in *.
-    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend]. cbn [gs gx gc] in *.
-    set (E := if loud then [XE (Val:=bool) Crash] else []).
-    set (h' := erase l ++ erase E).
-    assert (Herase : erase (rm s' (l ++ sp s s' ++ E)) = h') by (by rewrite erase_rm, !erase_app, erase_sp).
+    destruct g as [s l c n]. cbn [gs gx gc gl] in *.
+    destruct Hg as [_ Gok Grun Hwf Gids Gold Gact Gidle Gpts Gpend Gxl Gld]. cbn [gs gx gc gl] in *.
+    set (n' := lnext s s' n).
+    set (E := [XE (Val:=rval) (Op:=cop) Crash]).
+    set (h' := erase l ++ [Crash]).
+    assert (Herase : erase (rm s' n' (l ++ sp s s' ++ E)) = h') by (by rewrite erase_rm, !erase_app, erase_sp).
     assert (Hth : ∀ u, tr u → kk (th s' u) = kk (th s u) ∧ opof (th s' u) = opof (th s u) ∧
               activeb (pc (th s' u)) = activeb (pc (th s u))).
     { intros u Hu. destruct (crash_th s keep f u Hf Hu) as (? & ? & _ & ? & _). done. }
     assert (HinvE : ∀ i, invoked h' i → invoked (erase l) i).
-    { intros i Hin. unfold h', E in Hin. destruct loud; simpl in Hin; [| by rewrite app_nil_r in Hin].
-      by apply invoked_snoc in Hin as [? | (? & ? & ?)]. }
+    { intros i Hin. unfold h' in Hin. by apply invoked_snoc in Hin as [? | (? & ? & ?)]. }
+    (* no thread is inside a LOAD after the crash *)
+    assert (Hnl : ∀ u, tr u → ldv (pc (th s' u)) = None).
+    { intros u Hu. cbn [s' cst th]. rewrite (Hf u Hu). unfold reinit. cbn [with_own with_pc pc].
+      by destruct (pc (th s u)) as [| | [] | | | | | | | | | |]. }
+    (* the number of each thread's next LOAD is not invoked *)
+    assert (Hnotinv : ∀ u, tr u → ¬ invoked (erase l) (lid u (n' u))).
+    { intros u Hu. unfold n', lnext. rewrite (Hnl u Hu). destruct (ldv (pc (th s u))) as [[y o] |] eqn:El.
+      - intros Hin. destruct (Gids _ Hin) as [(u' & k & Hu' & _ & Hid) | (u' & k & _ & Hle & Hid)].
+        + exact (lid_oid _ _ u' k (proj1 Hu') Hid).
+        + apply lid_inj in Hid as [<- Hk]. lia.
+      - rewrite Nat.add_0_r. by apply (l_idle _ _ _ _ Gld u Hu El). }
     assert (Hact' : ∀ u, tr u → activeb (pc (th s' u)) = true →
       Invoke (oid u (kk (th s' u))) u (opof (th s' u)) ∈ h' ∧ ¬ finished h' (oid u (kk (th s' u))) ∧
-      ((loud || c u) && activeb (pc (th s' u)) = false → pending_on h' u (oid u (kk (th s' u)))) ∧
-      ((loud || c u) && activeb (pc (th s' u)) = true → cut_off h' (oid u (kk (th s' u))))).
-    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & Ho & Ha'). rewrite Hk, Ho, Ha, andb_true_r. rewrite Ha' in Ha.
+      (activeb (pc (th s' u)) = false → pending_on h' u (oid u (kk (th s' u)))) ∧
+      (activeb (pc (th s' u)) = true → cut_off h' (oid u (kk (th s' u))))).
+    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & Ho & Ha'). rewrite Hk, Ho, Ha. rewrite Ha' in Ha.
       destruct (Gact u Hu Ha) as (H1 & H2 & H3 & H4).
-      replace h' with (erase l ++ if loud then [Crash] else []) by (unfold h', E; by destruct loud).
-      by apply current_across_crash. }
+      destruct (current_across_crash (erase l) true (c u) u _ _ H1 H2 H3 H4) as (J1 & J2 & _ & J4).
+      split_and!; [exact J1 | exact J2 | done | intros _; by apply J4]. }
     assert (Hidle' : ∀ u, tr u → activeb (pc (th s' u)) = false →
-      ¬ invoked h' (oid u (kk (th s' u))) ∧ (loud || c u) && activeb (pc (th s' u)) = false).
-    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & _ & Ha'). rewrite Hk, Ha, andb_false_r. split; [| done].
+      ¬ invoked h' (oid u (kk (th s' u))) ∧ activeb (pc (th s' u)) = false).
+    { intros u Hu Ha. destruct (Hth u Hu) as (Hk & _ & Ha'). rewrite Hk, Ha. split; [| done].
       rewrite Ha' in Ha. intros Hin. by apply (Gidle u Hu Ha), HinvE. }
-    split; cbn [gs gx gc]; rewrite ?Herase.
+    assert (Hwf' : wf h') by (apply wf_snoc; by split).
+    split; cbn [gs gx gc gl]; rewrite ?Herase.
     - done.
     - apply prefix_ok_rm.
-      + rewrite app_assoc. unfold E. destruct loud; [| by rewrite app_nil_r]. apply prefix_ok_snoc. by split.
-      + apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. fold h'.
-        destruct (activeb (pc (th s' u))) eqn:Ea.
-        * apply (Hact' u Hu Ea).
-        * intros Hfi. apply (proj1 (Hidle' u Hu Ea)). apply finished_invoked; [| done].
-          unfold h', E. destruct loud; simpl; [| by rewrite app_nil_r]. apply wf_snoc. by split.
-    - intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. unfold E. by destruct loud.
-    - unfold h', E. destruct loud; simpl; [| by rewrite app_nil_r]. apply wf_snoc. by split.
-    - intros i Hin%HinvE. destruct (Gids i Hin) as (u & k & Hu & Hle & ->). exists u, k.
-      split_and!; [done | | done]. by rewrite (proj1 (Hth u Hu)).
+      + rewrite app_assoc. apply prefix_ok_snoc. by split.
+      + apply stale_ok. intros u Hu. rewrite erase_app, erase_sp. fold h'. split.
+        * destruct (activeb (pc (th s' u))) eqn:Ea.
+          -- apply (Hact' u Hu Ea).
+          -- intros Hfi. apply (proj1 (Hidle' u Hu Ea)). by apply finished_invoked.
+        * intros Hfi. apply (Hnotinv u Hu), HinvE. by apply finished_invoked.
+    - intros x. apply cfin_rm. rewrite app_assoc, locx_app, cfin_app, Hrun1. done.
+    - done.
+    - intros i Hin%HinvE. destruct (Gids i Hin) as [(u & k & Hu & Hle & ->) | (u & k & Hu & Hle & ->)]; [left | right];
+        exists u, k; (split_and!; [done | | done]); [by rewrite (proj1 (Hth u Hu)) |].
+      unfold n', lnext. destruct (ldv (pc (th s u))), (ldv (pc (th s' u))); lia.
     - intros u k Hu Hlt. unfold h'. apply finished_app, (Gold u k Hu). by rewrite <- (proj1 (Hth u Hu)).
-    - done.
-    - done.
+    - intros u Hu Ha. destruct (Hact' u Hu Ha) as (H1 & H2 & H3 & H4). cbn [s' cst th] in *. split_and!; done.
+    - intros u Hu Ha. destruct (Hidle' u Hu Ha) as (H1 & H2). cbn [s' cst th] in *. split_and!; done.
     - intros u op v Hu. destruct (Hth u Hu) as (Hk & Ho & _).
-      apply (pts_keep N NL s s' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
+      apply (pts_keep N NL s s' n' l E u Hi Hgr Hu Hk Ho (λ op v, Gpts u op v Hu)).
       intros op' v'. split.
-      + unfold E. destruct loud; [| by intros ?%elem_of_nil]. by intros ?%elem_of_list_singleton.
+      + unfold E. by intros ?%elem_of_list_singleton.
       + intros (_ & _ & H1 & H2). apply (crash_dec s keep f u Hi Hf Hu) in H2. congruence.
-    - intros u j Hp. unfold h', E in Hp. destruct loud; simpl in Hp.
-      + apply pending_on_snoc in Hp as [(o & ?) | (_ & ? & _)]; done.
-      + rewrite app_nil_r in Hp. destruct (Gpend u j Hp) as (Hu & Ha & -> & Hc).
-        destruct (Hth u Hu) as (Hk & _ & Ha'). split_and!; [done | by rewrite Ha' | by rewrite Hk | by rewrite Hc].
+    - intros u j Hp. unfold h' in Hp. by apply pending_on_snoc in Hp as [(o & ?) | (_ & ? & _)].
+    - apply Forall_rm. apply Forall_app. split; [done |]. apply Forall_app. split; [apply sp_xl_ok |].
+      by apply Forall_singleton.
+    - split; rewrite ?Herase.
+      + intros i t op Hin Hl. unfold h' in Hin. apply elem_of_app in Hin as [Hin | Hin%elem_of_list_singleton];
+          [by apply (l_op _ _ _ _ Gld i t) | done].
+      + intros u y o Hu Hl. by rewrite Hnl in Hl.
+      + intros u Hu _ Hin. by apply (Hnotinv u Hu), HinvE.
+      + intros u op v Hu. split.
+        * intros [Hin _]%elem_of_rm. exfalso. rewrite app_assoc in Hin. apply elem_of_app in Hin as [Hin | Hin].
+          -- apply (Hnotinv u Hu). pose proof (xl_invoked _ _ op v Hok1 Hin) as Hv.
+             by rewrite erase_app, erase_sp, app_nil_r in Hv.
+          -- by apply elem_of_list_singleton in Hin.
+        * intros (y & w & Hw & _). pose proof (Hnl u Hu) as Hn0. by rewrite Hw in Hn0.
   Qed.
 
   (** The invariant holds in every state of every run with its history. *)
   Lemma ginv_step g g' : ginv g → gstep N NL g g' → ginv g'.
   Proof.
-    intros Hg Hs. destruct Hs as [g s' Hs | g keep f Hok Hf Hf'].
-    - pose proof (tw_reachable_inv N NL _ (g_r _ _ _ Hg)) as Hi.
-      destruct (step_nc N NL (gs g) s' Hi Hs) as [[t Hn] | (keep & f & Hok & Hf & Hf' & ->)].
-      + exact (ginv_nc N NL g s' t Hg Hs Hn).
-      + change (St (crash_pm (pm (gs g)) keep) (wt (gs g)) (clock (gs g)) f) with (cst (gs g) keep f).
-        rewrite (crash_ev (gs g) keep f (gc g) Hi Hf), app_nil_r.
-        pose proof (ginv_crash g keep f false Hg Hok Hf Hf') as H. rewrite app_nil_r in H. exact H.
-    - exact (ginv_crash g keep f true Hg Hok Hf Hf').
+    intros Hg Hs. destruct Hs as [g s' t Hs Hn Hl | g keep f Hok Hf Hf'].
+    - exact (ginv_nc N NL g s' t Hg Hs Hn Hl).
+    - exact (ginv_crash g keep f Hg Hok Hf Hf').
   Qed.
 
   Lemma greach_ginv g : greach N NL g → ginv g.
@@ -1827,8 +2674,8 @@ Section theorems.
   Proof.
     apply (ghost_runs _ _ gs _ (ginit N NL)); [done | intros g Hg; apply (g_r _ _ _ (greach_ginv N NL g Hg)) |].
     intros g s' _ Hr Hs.
-    destruct (step_nc N NL (gs g) s' (tw_reachable_inv N NL _ Hr) Hs) as [_ | (keep & f & Hok & Hf & Hf' & ->)].
-    - eexists. split; [by apply g_step | done].
+    destruct (step_ncl N NL (gs g) s' (tw_reachable_inv N NL _ Hr) Hs) as [(t & Hn & Hl) | (keep & f & Hok & Hf & Hf' & ->)].
+    - eexists. split; [by eapply g_step | done].
     - eexists. split; [by apply g_crash | done].
   Qed.
 
@@ -1845,32 +2692,50 @@ Section theorems.
   Theorem detcas_linw_wf g : greach g → wf (erase (gx g)).
   Proof. intros Hg. apply (g_wf _ _ _ (greach_ginv N NL g Hg)). Qed.
 
-  (** The operations of the history are the threads' invocations, numbered
-      ([DurableLin.v]'s [numbered]): (c) and (d) are [DurableLin.v]'s
-      [numbered_cut_off_recovered] and [numbered_detectable]. *)
+  (** The operations of the history other than LOADs are the threads'
+      invocations of detectable CASes, numbered ([DurableLin.v]'s
+      [numbered_for]): (c) and (d) are [DurableLin.v]'s
+      [numbered_for_cut_off_recovered] and [numbered_for_detectable]. *)
   Lemma greach_numbered g : greach g →
-    numbered tr (λ t, kk (th (gs g) t)) (λ t, activeb (pc (th (gs g) t))) (erase (gx g)).
+    numbered_for tr (λ t, kk (th (gs g) t)) (λ t, activeb (pc (th (gs g) t))) (λ i, ¬ is_lid i) (erase (gx g)).
   Proof.
     intros Hg. pose proof (greach_ginv N NL g Hg) as Hi.
-    split; [apply (g_wf _ _ _ Hi) | apply (g_ids _ _ _ Hi) | apply (g_old _ _ _ Hi) |].
-    intros u Hu Ha. apply (proj1 (g_idle _ _ _ Hi u Hu Ha)).
+    split; [apply (g_wf _ _ _ Hi) | | apply (g_old _ _ _ Hi) |].
+    - intros i Hin Hnl. destruct (g_ids _ _ _ Hi i Hin) as [? | (u & k & _ & _ & ->)]; [done |].
+      by destruct Hnl; exists u, k.
+    - intros u Hu Ha. apply (proj1 (g_idle _ _ _ Hi u Hu Ha)).
   Qed.
 
-  (** (c) Every operation a crash cut off is recovered, with the result it
-      took effect with (a [recover] follows its point), or it is the
-      operation its thread is still running (in recovery). *)
-  Theorem detcas_linw_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i →
+  (** An operation invoked as a CAS is not a LOAD. *)
+  Lemma cas_op_not_lid g i : greach g → cas_op (erase (gx g)) i → ¬ is_lid i.
+  Proof.
+    intros Hg (t & x & o & n' & Hin) Hl. pose proof (greach_ginv N NL g Hg) as Hi.
+    by pose proof (l_op _ _ _ _ (g_ld _ _ _ Hi) i t _ Hin Hl).
+  Qed.
+
+  (** (c) Every detectable CAS a crash cut off is recovered, with the result
+      it took effect with (a [recover] follows its point), or it is the
+      operation its thread is still running (in recovery).  (A LOAD cut off
+      is not recovered: it is not detectable.) *)
+  Theorem detcas_linw_cut_off_recovered g i : greach g → cut_off (erase (gx g)) i → cas_op (erase (gx g)) i →
     recovered (erase (gx g)) i ∨
     ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
-  Proof. intros Hg. apply (numbered_cut_off_recovered _ _ _ _ i (greach_numbered g Hg)). Qed.
+  Proof.
+    intros Hg Hc Hcas. apply (numbered_for_cut_off_recovered _ _ _ _ _ i (greach_numbered g Hg) Hc).
+    by apply (cas_op_not_lid g).
+  Qed.
 
   (** (d) Detectability: once no thread is inside a detectable CAS (every
-      recovery has returned), the history is [detectable] for the CAS
-      registers: durably linearizable, every cut-off operation recovered. *)
+      recovery has returned), the history is detectable for its CASes
+      ([detectable_for]): durably linearizable for the registers with
+      their loads, every cut-off CAS recovered. *)
   Theorem detcas_linw_detectable g : greach g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
-    detectable cas_regs (erase (gx g)).
+    detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
   Proof.
-    intros Hg. apply (numbered_detectable _ _ _ _ _ (greach_numbered g Hg) (detcas_linw_durably_linearizable g Hg)).
+    intros Hg Hq.
+    destruct (numbered_for_detectable _ _ _ _ _ _ (greach_numbered g Hg) (detcas_linw_durably_linearizable g Hg) Hq)
+      as [Hdl Hrec].
+    split; [done |]. intros i Hc Hcas. apply Hrec; [done |]. by apply (cas_op_not_lid g).
   Qed.
 
   (** (e) Location by location: each location's projection is durably
@@ -1905,13 +2770,18 @@ Section results.
     - left. cbn [th]. rewrite (Hf u Hu). done.
   Qed.
 
-  Lemma ev_ret s s' c i (v : bool) : Return i v ∈ erase (ev N NL s s' c) ∨ Recover i v ∈ erase (ev N NL s s' c) →
+  Lemma ev_ret s s' c l i (v : bool) :
+    Return i (RB v) ∈ erase (ev N NL s s' c l) ∨ Recover i (RB v) ∈ erase (ev N NL s s' c l) →
     ∃ u, tr u ∧ i = oid u (kk (th s u)) ∧ kk (th s' u) = S (kk (th s u)) ∧ v = default false (last (res (th s' u))).
   Proof.
-    intros Hin. assert (∃ e, (e = Return i v ∨ e = Recover i v) ∧ XE e ∈ ev N NL s s' c) as (e & He & Hin').
+    intros Hin. assert (∃ e, (e = Return i (RB v) ∨ e = Recover i (RB v)) ∧ XE e ∈ ev N NL s s' c l) as (e & He & Hin').
     { destruct Hin as [Hin | Hin]; apply elem_of_erase in Hin; eexists; split; [by left | done | by right | done]. }
-    unfold ev in Hin'. apply elem_of_list_join in Hin' as (l & Hin' & Hl). apply elem_of_list_fmap in Hl as (u & -> & Hu).
-    apply elem_of_seq in Hu. exists u. unfold evu in Hin'. rewrite !elem_of_app in Hin'.
+    unfold ev in Hin'. apply elem_of_list_join in Hin' as (l' & Hin' & Hl). apply elem_of_list_fmap in Hl as (u & -> & Hu).
+    apply elem_of_seq in Hu. exists u. apply elem_of_app in Hin' as [Hin' | Hin'].
+    2: { exfalso. apply elem_of_erase in Hin'. destruct He as [-> | ->].
+         - destruct (evl_ret_rv s s' l u i (RB v) Hin') as [w ?]. done.
+         - by apply (proj2 (evl_nocrash s s' l u) i (RB v)). }
+    unfold evu in Hin'. rewrite !elem_of_app in Hin'.
     destruct Hin' as [Hin' | [Hin' | Hin']].
     - destruct (negb (activeb (pc (th s u))) && activeb (pc (th s' u))); [| by apply elem_of_nil in Hin'].
       apply elem_of_list_singleton in Hin'. injection Hin' as ->. by destruct He.
@@ -1925,31 +2795,31 @@ Section results.
   Qed.
 
   Lemma greach_res g : greach g → ∀ u k (v : bool), tr u →
-    Return (oid u k) v ∈ erase (gx g) ∨ Recover (oid u k) v ∈ erase (gx g) → res (th (gs g) u) !! k = Some v.
+    Return (oid u k) (RB v) ∈ erase (gx g) ∨ Recover (oid u k) (RB v) ∈ erase (gx g) → res (th (gs g) u) !! k = Some v.
   Proof.
     unfold greach. intros Hr. revert g Hr. refine (rtc_ind_r _ (ginit N NL) _ _).
     { intros u k v _ [H | H]; cbn in H; by apply elem_of_nil in H. }
     intros g1 g2 Hr1 Hs IH u k v Hu Hin.
     pose proof (tw_reachable_inv N NL _ (g_r _ _ _ (greach_ginv N NL g1 Hr1))) as Hi.
     pose proof (i_clock _ _ _ Hi u Hu) as (_ & _ & Hlen).
-    destruct Hs as [g s' Hs | g keep f Hok Hf Hf']; cbn [gs gx] in *.
+    destruct Hs as [g s' t Hs _ _ | g keep f Hok Hf Hf']; cbn [gs gx] in *.
     - rewrite erase_rm, !erase_app, erase_sp in Hin. cbn [app] in Hin. rewrite !elem_of_app in Hin.
       destruct (step_res (gs g) s' u Hi Hs Hu) as [[Hk Hres] | [Hk [r Hres]]].
       + rewrite Hres. destruct Hin as [[Hin | Hin] | [Hin | Hin]]; [by apply IH; auto | | by apply IH; auto |].
-        all: destruct (ev_ret (gs g) s' (gc g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
+        all: destruct (ev_ret (gs g) s' (gc g) (gl g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
         all: apply oid_inj in Hid as [<- _]; lia.
       + rewrite Hres. destruct (decide (k = kk (th (gs g) u))) as [-> | Hne].
         * assert (v = r) as ->.
           { destruct Hin as [[Hin | Hin] | [Hin | Hin]].
             1, 3: exfalso; pose proof (IH u (kk (th (gs g) u)) v Hu ltac:(by auto)) as Hl; apply lookup_lt_Some in Hl; lia.
-            all: destruct (ev_ret (gs g) s' (gc g) (oid u (kk (th (gs g) u))) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & ->).
+            all: destruct (ev_ret (gs g) s' (gc g) (gl g) (oid u (kk (th (gs g) u))) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & ->).
             all: apply oid_inj in Hid as [<- _]; by rewrite Hres, last_snoc. }
           rewrite lookup_app_r by lia. by rewrite Hlen, Nat.sub_diag.
         * apply lookup_app_l_Some. destruct Hin as [[Hin | Hin] | [Hin | Hin]]; [by apply IH; auto | | by apply IH; auto |].
-          all: destruct (ev_ret (gs g) s' (gc g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
+          all: destruct (ev_ret (gs g) s' (gc g) (gl g) (oid u k) v ltac:(by auto)) as (u' & Hu' & Hid & Hk' & _).
           all: apply oid_inj in Hid as [<- ?]; lia.
     - rewrite erase_rm, !erase_app, erase_sp in Hin. cbn [app] in Hin.
-      assert (Return (oid u k) v ∈ erase (gx g) ∨ Recover (oid u k) v ∈ erase (gx g)) as Hin'.
+      assert (Return (oid u k) (RB v) ∈ erase (gx g) ∨ Recover (oid u k) (RB v) ∈ erase (gx g)) as Hin'.
       { destruct Hin as [Hin | Hin]; apply elem_of_app in Hin as [Hin | Hin]; try by auto;
           simpl in Hin; by apply elem_of_list_singleton in Hin. }
       cbn [th]. rewrite (Hf u Hu). cbn [reinit with_own with_pc res]. by apply IH.
@@ -1960,7 +2830,7 @@ Section results.
       ([detcas_px2_detectable]) it is [true] iff the invocation's first
       plain CAS is in its location's history as the crashes left it. *)
   Theorem detcas_linw_results g t k v : greach g → tr t →
-    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    Return (oid t k) (RB v) ∈ erase (gx g) ∨ Recover (oid t k) (RB v) ∈ erase (gx g) →
     res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
   Proof.
     intros Hg Ht Hin. pose proof (greach_res g Hg t k v Ht Hin) as Hres. split; [done |].
@@ -1973,6 +2843,37 @@ Section results.
     - exfalso. by apply (proj1 Herr eq_refl).
   Qed.
 End results.
+
+(** ** Explicit runs: a step of one thread, taken from a state of a ghost run *)
+Section runs.
+  Context (N NL : nat).
+  Notation greach := (greach N NL).
+  Notation gstep := (gstep N NL).
+  Notation step := (step N NL fixed2 any_run).
+
+  (** A full crash takes each thread's program counter to [crash_pc]. *)
+  Lemma full_crash_pc s s' u : full_crash N NL s s' → DetCasPx.tr N u → pc (th s' u) = crash_pc (pc (th s u)).
+  Proof. intros (keep & f & _ & Hf & _ & ->) Hu. cbn [th]. by rewrite Hf. Qed.
+
+  (** A step that is not a full crash is a step of one thread
+      ([step_ncl]): the ghost takes it. *)
+  Lemma g_step_thread g s' : greach g → step (gs g) s' → ¬ full_crash N NL (gs g) s' →
+    gstep g (G s' (rm N NL s' (lnext (gs g) s' (gl g)) (gx g ++ sp N NL (gs g) s' ++ ev N NL (gs g) s' (gc g) (gl g)))
+               (λ u, gc g u && activeb (pc (th s' u))) (lnext (gs g) s' (gl g))).
+  Proof.
+    intros Hg Hs Hnc. pose proof (tw_reachable_inv N NL _ (g_r _ _ _ (greach_ginv N NL g Hg))) as Hi.
+    destruct (step_ncl N NL (gs g) s' Hi Hs) as [(t & Hn & Hl) | Hc]; [by eapply g_step | done].
+  Qed.
+
+  (** A run whose every step is a ghost step from a state of a ghost run. *)
+  Lemma greach_guarded g : rtc (λ g1 g2, greach g1 → gstep g1 g2) (ginit N NL) g → greach g.
+  Proof.
+    intros H. assert (∀ g0 g1, rtc (λ g1 g2, greach g1 → gstep g1 g2) g0 g1 → greach g0 → greach g1) as Hgen.
+    { intros g0 g1 Hr. induction Hr as [x | x y z Hxy _ IH]; intros Hx; [done |].
+      apply IH. eapply rtc_r; [exact Hx | by apply Hxy]. }
+    apply (Hgen _ _ H), rtc_refl.
+  Qed.
+End runs.
 End lin.
 
 (** ** The two instances *)
@@ -1994,28 +2895,29 @@ Section instances.
   Notation greach1 := (greach false h_aba N NL).
 
   (** The two-word location, every run: every run has its history, which
-      is well formed, durably linearizable for the CAS registers (and per
-      location), every cut-off operation recovered or still running, and
-      detectable once no CAS runs; a returned or recovered result is the
-      committed one, [true] iff the first plain CAS took effect. *)
+      is well formed, durably linearizable for the CAS registers with their
+      loads (and per location), every cut-off CAS recovered or still
+      running, and detectable for its CASes once no CAS runs; a returned or
+      recovered result is the committed one, [true] iff the first plain CAS
+      took effect. *)
   Theorem detcas_lin_every_run s : reachable2 N NL s ↔ ∃ g, greach2 g ∧ gs g = s.
   Proof. apply (detcas_linw_every_run true any_run reach2_inv). Qed.
   Theorem detcas_lin_durably_linearizable g : greach2 g → durably_linearizable cas_regs (erase (gx g)).
   Proof. apply (detcas_linw_durably_linearizable true any_run reach2_inv). Qed.
   Theorem detcas_lin_wf g : greach2 g → wf (erase (gx g)).
   Proof. apply (detcas_linw_wf true any_run reach2_inv). Qed.
-  Theorem detcas_lin_cut_off_recovered g i : greach2 g → cut_off (erase (gx g)) i →
+  Theorem detcas_lin_cut_off_recovered g i : greach2 g → cut_off (erase (gx g)) i → cas_op (erase (gx g)) i →
     recovered (erase (gx g)) i ∨
     ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
   Proof. apply (detcas_linw_cut_off_recovered true any_run reach2_inv). Qed.
   Theorem detcas_lin_detectable g : greach2 g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
-    detectable cas_regs (erase (gx g)).
+    detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
   Proof. apply (detcas_linw_detectable true any_run reach2_inv). Qed.
   Theorem detcas_lin_per_location g x : greach2 g →
     durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
   Proof. apply (detcas_linw_per_location true any_run reach2_inv). Qed.
   Theorem detcas_lin_results g t k v : greach2 g → tr t →
-    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    Return (oid t k) (RB v) ∈ erase (gx g) ∨ Recover (oid t k) (RB v) ∈ erase (gx g) →
     res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
   Proof. apply (detcas_linw_results true any_run reach2_inv). Qed.
 
@@ -2027,55 +2929,69 @@ Section instances.
   Proof. apply (detcas_linw_durably_linearizable false h_aba reach1_inv). Qed.
   Theorem detcas_lin1_wf g : greach1 g → wf (erase (gx g)).
   Proof. apply (detcas_linw_wf false h_aba reach1_inv). Qed.
-  Theorem detcas_lin1_cut_off_recovered g i : greach1 g → cut_off (erase (gx g)) i →
+  Theorem detcas_lin1_cut_off_recovered g i : greach1 g → cut_off (erase (gx g)) i → cas_op (erase (gx g)) i →
     recovered (erase (gx g)) i ∨
     ∃ t, tr t ∧ activeb (pc (th (gs g) t)) = true ∧ i = oid t (kk (th (gs g) t)).
   Proof. apply (detcas_linw_cut_off_recovered false h_aba reach1_inv). Qed.
   Theorem detcas_lin1_detectable g : greach1 g → (∀ t, tr t → activeb (pc (th (gs g) t)) = false) →
-    detectable cas_regs (erase (gx g)).
+    detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
   Proof. apply (detcas_linw_detectable false h_aba reach1_inv). Qed.
   Theorem detcas_lin1_per_location g x : greach1 g →
     durably_linearizable (obj_spec (λ _ : nat, cas_reg) x) (erase (gx g) |_ x).
   Proof. apply (detcas_linw_per_location false h_aba reach1_inv). Qed.
   Theorem detcas_lin1_results g t k v : greach1 g → tr t →
-    Return (oid t k) v ∈ erase (gx g) ∨ Recover (oid t k) v ∈ erase (gx g) →
+    Return (oid t k) (RB v) ∈ erase (gx g) ∨ Recover (oid t k) (RB v) ∈ erase (gx g) →
     res (th (gs g) t) !! k = Some v ∧ (v = true ↔ eff NL (gs g) t k).
   Proof. apply (detcas_linw_results false h_aba reach1_inv). Qed.
 End instances.
 
 Section not_vacuous.
-  Tactic Notation "gs_go" uconstr(c) :=
-    eapply rtc_l_eq; [apply g_step; apply c; first [exact I | side] | norm_state |].
+  (** A step of thread 1 or 2 of the run, with the proof that it is no
+      full crash: a thread whose program counter after the step is not
+      what a crash makes of it ([crash_pc]). *)
+  Ltac not_crash :=
+    let Hc := fresh "Hc" in let Hpc := fresh "Hpc" in
+    intros Hc;
+    first [ pose proof (full_crash_pc _ _ _ _ 1 Hc ltac:(unfold DetCasPx.tr; lia)) as Hpc; lazy in Hpc; discriminate Hpc
+          | pose proof (full_crash_pc _ _ _ _ 2 Hc ltac:(unfold DetCasPx.tr; lia)) as Hpc; lazy in Hpc; discriminate Hpc ].
+
+  Tactic Notation "gs_go" constr(RI) uconstr(c) :=
+    eapply rtc_l_eq; [let Hgr := fresh "Hgr" in intros Hgr; eapply (g_step_thread _ _ RI _ _ _ _ Hgr);
+                      [apply c; first [exact I | side
+                                       | match goal with H : ∀ s x w, h_aba s x w → _ |- _ => apply H; solve_aba end]
+                      | not_crash]
+                     | norm_state |]; name_state.
 
   (** A full crash of thread 1's only model ([N = 1]) keeping [keep L]
       writes of line [L]. *)
   Ltac gcrash_go keep :=
-    match goal with |- rtc (gstep ?tw ?aba ?N ?NL) ?g _ =>
+    match goal with |- rtc (λ _ _, _ → gstep ?tw ?aba ?N ?NL _ _) ?g _ =>
       let x := eval vm_compute in (gs g) in
       let T1 := eval vm_compute in (reinit N NL x keep 1) in
-      eapply rtc_l_eq; [apply (g_crash tw aba N NL g keep (upd (th x) 1 T1));
+      eapply rtc_l_eq; [intros _; apply (g_crash tw aba N NL g keep (upd (th x) 1 T1));
         [side | (intros u [??]; destruct u as [|[|]]; [lia | vm_compute; reflexivity | lia])
               | (intros u Hu; unfold upd; destruct (decide (u = 1)) as [->|];
                  [exfalso; apply Hu; unfold DetCasPx.tr; lia | done])]
-       | norm_state |]
+       | norm_state |]; name_state
     end.
 
   (** One thread, one location holding 0: CAS(0, 5, 1) fails (L26, L28:
       its failure point), writes its failure memento (L30) and writes it
       back; a full crash keeps the memento; recovery (④) returns ERR. *)
-  Lemma detcas_lin_not_vacuous_run (tw : bool) (aba : state → nat → lword → Prop) :
+  Lemma detcas_lin_not_vacuous_run (tw : bool) (aba : state → nat → lword → Prop)
+      (RI : ∀ N NL s, reachable N NL (fixedw tw) aba s → inv N NL s) :
     ∃ g, greach tw aba 1 1 g ∧ (∀ t, tr 1 t → activeb (pc (th (gs g) t)) = false) ∧
-      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false].
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 5 1); Crash; Recover (oid 1 0) (RB false)].
   Proof.
     destruct tw; (eexists; split; [| split];
-      [ unfold greach, ginit;
-        gs_go (SStart _ _ _ _ _ 1 0 5 1);
-        gs_go (S26fail _ _ _ _ _ 1 true 0);
-        gs_go (SFail _ _ _ _ _ 1 true 0);
-        gs_go (SFailF _ _ _ _ _ 1);
+      [ apply greach_guarded; unfold ginit;
+        gs_go RI (SStart _ _ _ _ _ 1 0 5 1);
+        gs_go RI (S26fail _ _ _ _ _ 1 true 0);
+        gs_go RI (SFail _ _ _ _ _ 1 true 0);
+        gs_go RI (SFailF _ _ _ _ _ 1);
         gcrash_go (λ L : nat, match L with 6 => 1 | _ => 0 end);
-        gs_go (SRec4 _ _ _ _ _ 1);
-        gs_go (SCommit _ _ _ _ _ 1 false);
+        gs_go RI (SRec4 _ _ _ _ _ 1);
+        gs_go RI (SCommit _ _ _ _ _ 1 false);
         apply rtc_refl
       | intros t [??]; destruct t as [|[|]]; [lia | vm_compute; reflexivity | lia]
       | vm_compute; reflexivity ]).
@@ -2086,14 +3002,15 @@ Section not_vacuous.
       the result it took effect with), detectable. *)
   Theorem detcas_lin_not_vacuous :
     ∃ g, greach true any_run 1 1 g ∧
-      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false] ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 5 1); Crash; Recover (oid 1 0) (RB false)] ∧
       cut_off (erase (gx g)) (oid 1 0) ∧ recovered (erase (gx g)) (oid 1 0) ∧
-      detectable cas_regs (erase (gx g)).
+      detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
   Proof.
-    destruct (detcas_lin_not_vacuous_run true any_run) as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | | |].
-    - rewrite Eh. exists [], [], [Recover (oid 1 0) false], 1, (0, (5, 1)). split; [done |].
+    destruct (detcas_lin_not_vacuous_run true any_run reach2_inv) as (g & Hg & Hq & Eh). exists g.
+    split_and!; [done | done | | |].
+    - rewrite Eh. exists [], [], [Recover (oid 1 0) (RB false)], 1, (0, CAS 5 1). split; [done |].
       intros v Hin. by apply elem_of_nil in Hin.
-    - rewrite Eh. exists false. by right; right; left.
+    - rewrite Eh. exists (RB false). by right; right; left.
     - by apply (detcas_lin_detectable 1 1).
   Qed.
 
@@ -2101,11 +3018,64 @@ Section not_vacuous.
       successful first plain CAS, so the premise constrains nothing). *)
   Theorem detcas_lin1_not_vacuous :
     ∃ g, greach false h_aba 1 1 g ∧
-      erase (gx g) = [Invoke (oid 1 0) 1 (0, (5, 1)); Crash; Recover (oid 1 0) false] ∧
-      recovered (erase (gx g)) (oid 1 0) ∧ detectable cas_regs (erase (gx g)).
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 5 1); Crash; Recover (oid 1 0) (RB false)] ∧
+      recovered (erase (gx g)) (oid 1 0) ∧ detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
   Proof.
-    destruct (detcas_lin_not_vacuous_run false h_aba) as (g & Hg & Hq & Eh). exists g. split_and!; [done | done | |].
-    - rewrite Eh. exists false. by right; right; left.
+    destruct (detcas_lin_not_vacuous_run false h_aba reach1_inv) as (g & Hg & Hq & Eh). exists g.
+    split_and!; [done | done | |].
+    - rewrite Eh. exists (RB false). by right; right; left.
     - by apply (detcas_lin1_detectable 1 1).
+  Qed.
+
+  (** Two threads, one location holding 0: thread 1's CAS(0, 5) takes
+      effect (L26), is flushed (L33: its point), checkpoints (L34–L36),
+      cleans the location (L37–L38); thread 2 then LOADs the location: the
+      clean word 5 (its point: the register holds 5) and returns 5; thread 1
+      commits OK. *)
+  Lemma detcas_lin_load_run (tw : bool) (aba : state → nat → lword → Prop)
+      (RI : ∀ N NL s, reachable N NL (fixedw tw) aba s → inv N NL s)
+      (Haba : ∀ s x w, h_aba s x w → aba s x w) :
+    ∃ g, greach tw aba 2 1 g ∧ (∀ t, tr 2 t → activeb (pc (th (gs g) t)) = false) ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 0 5); Invoke (lid 2 0) 2 (0, LOAD);
+                      Return (lid 2 0) (RV 5); Return (oid 1 0) (RB true)].
+  Proof.
+    destruct tw; (eexists; split; [| split];
+      [ apply greach_guarded; unfold ginit;
+        gs_go RI (SStart _ _ _ _ _ 1 0 0 5);
+        gs_go RI (S26ok _ _ _ _ _ 1 true 0);
+        gs_go RI (S33 _ _ _ _ _ 1 true 0);
+        gs_go RI (S34 _ _ _ _ _ 1 true 0);
+        gs_go RI (S36 _ _ _ _ _ 1 true 1);
+        gs_go RI (S38 _ _ _ _ _ 1 true 1);
+        gs_go RI (SLoad _ _ _ _ _ 2 0);
+        gs_go RI (SLoadRet _ _ _ _ _ 2 0 5);
+        gs_go RI (SCommit _ _ _ _ _ 1 true);
+        apply rtc_refl
+      | intros t [??]; destruct t as [|[|[|]]]; [lia | vm_compute; reflexivity | vm_compute; reflexivity | lia]
+      | vm_compute; reflexivity ]).
+  Qed.
+
+  (** A LOAD in a history: it returns the new value of a CAS that took
+      effect before it (its point comes after the CAS's), and the history is
+      durably linearizable for the registers with their loads and
+      detectable for its CASes. *)
+  Theorem detcas_lin_load_not_vacuous :
+    ∃ g, greach true any_run 2 1 g ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 0 5); Invoke (lid 2 0) 2 (0, LOAD);
+                      Return (lid 2 0) (RV 5); Return (oid 1 0) (RB true)] ∧
+      detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
+  Proof.
+    destruct (detcas_lin_load_run true any_run reach2_inv ltac:(done)) as (g & Hg & Hq & Eh). exists g.
+    split_and!; [done | done |]. by apply (detcas_lin_detectable 2 1).
+  Qed.
+
+  Theorem detcas_lin1_load_not_vacuous :
+    ∃ g, greach false h_aba 2 1 g ∧
+      erase (gx g) = [Invoke (oid 1 0) 1 (0, CAS 0 5); Invoke (lid 2 0) 2 (0, LOAD);
+                      Return (lid 2 0) (RV 5); Return (oid 1 0) (RB true)] ∧
+      detectable_for (cas_op (erase (gx g))) cas_regs (erase (gx g)).
+  Proof.
+    destruct (detcas_lin_load_run false h_aba reach1_inv ltac:(done)) as (g & Hg & Hq & Eh). exists g.
+    split_and!; [done | done |]. by apply (detcas_lin1_detectable 2 1).
   Qed.
 End not_vacuous.

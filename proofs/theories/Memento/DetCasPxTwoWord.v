@@ -451,7 +451,7 @@ Section one_word.
               [cbn [with_pc with_own pc] in Hpc' | by eapply Hp]).
     all: try (unfold lh_enter, lh_ret in Hpc'; repeat case_match; simplify_eq; cbn in Hh'; simplify_eq;
               first [by apply Hv | by apply Hv' | by eapply Hp | done]).
-    - unfold crash_pc in Hpc'. repeat case_match; simplify_eq.
+    - unfold tcrash_pc, crash_pc in Hpc'. repeat case_match; simplify_eq; cbn in Hh'; simplify_eq.
     - destruct (decide (tr N u)) as [Hu | Hu].
       + rewrite H0 in Hpc' by done. unfold reinit in Hpc'. cbn [with_own with_pc pc crash_pc] in Hpc'.
         unfold crash_pc in Hpc'. repeat case_match; simplify_eq.
