@@ -133,10 +133,10 @@
     [recover_node]'s effect on other fields and the tracking bitset;
     stores and [fetch_add] (CAS loops: their successful CAS is a CAS here);
     the failure path's re-load; persistence (above); [PATIENCE] and error
-    paths; liveness.  The fixed model is not proved durably linearizable
-    over histories in general ([MirrorPxLin.v] does that for a data field,
-    without marks): only the state-level theorems above and the absence of
-    the refuted pattern (histories whose only write is one CAS). *)
+    paths; liveness.  Here the fixed model has the state-level theorems
+    above and the absence of the refuted pattern (histories whose only
+    write is one CAS); [MirrorMarksPxLin.v] proves every history of [Fix]
+    durably linearizable. *)
 From stdpp Require Import base list.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
