@@ -80,6 +80,11 @@
       linearizable for [reg v0] (a completed CAS or load took effect once,
       between its invoke and its return; a cut-off one at most once; a
       crash loses no CAS that returned);
+    - [m2_fix_px_wf]: every run's history is well formed ([History.wf]:
+      fresh ids, one pending operation per thread, a [Return] only of a
+      pending operation, no [recover]: a cut-off operation stays cut off),
+      from [winv] ([winv_step], [cstep_cases]: how a step changes the
+      history), as [MirrorPxLin.v]'s [mirror_px_wf];
     - [m2_fix_px_not_vacuous]: an explicit run, 3 threads, 43 steps, two
       crashes: a recovery moving NVMM's sequence past the garbage's (line
       3.1), R1, line 4 copying a marked pointer; M2's schedule (a CAS's L44
@@ -108,8 +113,7 @@
     (CAS loops), the CAS's re-load on failure; [recover_node]'s effect on
     other fields, the tracking bitset and Claim 1 (by citation); the
     write-back and fence after a failed L40 (they only raise the mark);
-    [PATIENCE] and the [Diverged] error; liveness.  The histories' well
-    formedness is [MirrorPxLin.v]'s argument, not repeated here. *)
+    [PATIENCE] and the [Diverged] error; liveness. *)
 From stdpp Require Import base list relations.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
@@ -1092,6 +1096,128 @@ Section theorems.
     apply durably_linearizable_erase; [apply (c_ok _ _ Hc) | by eapply rfin_runs, (c_run _ _ Hc)].
   Qed.
 End theorems.
+
+(** ** The histories are well formed *)
+
+Lemma ctid_upd (f : nat → ctst) t0 x t : ctid x = ctid (f t0) → ctid (upd f t0 x t) = ctid (f t).
+Proof. intros Hx. unfold upd. destruct (Nat.eqb t t0) eqn:E; [| done]. apply Nat.eqb_eq in E. by subst. Qed.
+
+(** How a step changes the history and the threads' operations. *)
+Lemma cstep_cases s s' :
+  cstep s s' →
+  (chist s' = chist s ∧ cnid s' = cnid s ∧ ∀ t, ctid (cth s' t) = ctid (cth s t)) ∨
+  (∃ t op, cth s t = CIdle ∧ chist s' = chist s ++ [Invoke (cnid s) t op] ∧ cnid s' = S (cnid s) ∧
+     ∀ t', ctid (cth s' t') = if Nat.eqb t' t then Some (cnid s) else ctid (cth s t')) ∨
+  (∃ t i op r, cth s t = COp i op (CRet r) ∧ chist s' = chist s ++ [Return i r] ∧ cnid s' = cnid s ∧
+     ∀ t', ctid (cth s' t') = if Nat.eqb t' t then None else ctid (cth s t')) ∨
+  (chist s' = chist s ++ [Crash] ∧ cnid s' = cnid s ∧ ∀ t, cth s' t = CIdle).
+Proof.
+  destruct 1; repeat case_decide;
+    try match goal with |- context [if dm ?x then _ else _] => destruct (dm x) end;
+    try match goal with |- context [cq4 _ _ _ (bool_decide ?P)] => destruct (bool_decide P) end.
+  all: try (left; split_and!;
+    [ unfold chist, cset, cxs, cpwb, cfence, cloc, ccopy, cnvw, cq4; simpl; rewrite ?erase_app, ?erase_ins; simpl;
+      rewrite ?app_nil_r; reflexivity
+    | reflexivity
+    | intros t'; unfold cset, cxs, cpwb, cfence, cloc, ccopy, cnvw, cq4; simpl;
+      first [reflexivity | apply ctid_upd; by rewrite H] ]).
+  - right; left. exists t, (OCas e n). split_and!; [done | | done |].
+    + unfold chist. simpl. by rewrite erase_app.
+    + intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; left. exists t, OLoad. split_and!; [done | | done |].
+    + unfold chist. simpl. by rewrite erase_app.
+    + intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; right; left. exists t, i, op, r. split_and!; [done | | done |].
+    + unfold chist. simpl. by rewrite erase_app.
+    + intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; right; right. split_and!; [| done | done].
+    unfold chist. simpl. rewrite !erase_app, ?erase_ins. done.
+  - right; right; right. split_and!; [| done | done].
+    unfold chist. simpl. rewrite !erase_app, ?erase_ins. done.
+Qed.
+
+Section wf.
+  Context (v0 : nat).
+
+  Record winv (s : cst) : Prop := {
+    w_wf : wf (chist s);
+    w_inv : ∀ j, invoked (chist s) j → j < cnid s;
+    w_pend : ∀ t j, pending_on (chist s) t j → ctid (cth s t) = Some j;
+    w_act : ∀ t i, ctid (cth s t) = Some i → pending_on (chist s) t i ∧ ∀ v, Return i v ∉ chist s;
+    w_norec : ∀ i v, Recover i v ∉ chist s;
+  }.
+
+  Lemma winv_init q0 d : winv (cinit v0 q0 d).
+  Proof.
+    split; unfold chist; simpl; try done.
+    - apply wf_nil.
+    - by intros j (? & ? & ?%elem_of_nil).
+    - by intros t j (h1 & h2 & op & Eh & _); destruct h1.
+    - by intros i v ?%elem_of_nil.
+  Qed.
+
+  Lemma winv_step s s' : cinv v0 s → winv s → cstep s s' → winv s'.
+  Proof.
+    intros Hc [Hwf Hinv Hpend Hact Hnorec] Hst.
+    destruct (cstep_cases s s' Hst) as
+      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]].
+    - split; rewrite ?Eh, ?En; try done.
+      + intros t j ?. rewrite Et. by apply Hpend.
+      + intros t i. rewrite Et. apply Hact.
+    - assert (Hfresh : ¬ invoked (chist s) (cnid s)) by (intros ?%Hinv; lia).
+      split; rewrite ?Eh, ?En.
+      + apply wf_snoc. split; [done |]. split; [done |].
+        intros [j ?%Hpend]. by rewrite Ht in *.
+      + intros j [?%Hinv|(t' & op' & Hj)]%mp_invoked_snoc; [lia | simplify_eq; lia].
+      + intros t' j [(Hp & _ & _)|(op' & Hj)]%mp_pending_on_snoc.
+        * rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
+          apply Nat.eqb_eq in E. subst. apply Hpend in Hp. by rewrite Ht in Hp.
+        * simplify_eq. rewrite Et. by rewrite Nat.eqb_refl.
+      + intros t' i. rewrite Et. destruct (Nat.eqb t' t) eqn:E.
+        * apply Nat.eqb_eq in E. subst. intros [= <-]. split.
+          -- apply mp_pending_on_snoc. right. by exists op.
+          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [| done].
+             apply Hfresh. by eapply wf_return_invoked.
+        * intros Hi. destruct (Hact t' i Hi) as [Hp Hr]. split.
+          -- apply mp_pending_on_snoc. left. split_and!; done.
+          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | done].
+      + intros i v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
+    - destruct (Hact t i) as [Hp Hr]; [by rewrite Ht |].
+      split; rewrite ?Eh, ?En.
+      + apply wf_snoc. split; [done |]. split; [by exists t |].
+        intros [[v ?]|[v ?]]; [by apply (Hr v) | by apply (Hnorec i v)].
+      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
+      + intros t' j [(Hp' & _ & Hne)|(op' & ?)]%mp_pending_on_snoc; [| done].
+        rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
+        apply Nat.eqb_eq in E. subst. apply Hpend in Hp'. rewrite Ht in Hp'. simpl in Hp'. simplify_eq.
+        exfalso. by apply (Hne r).
+      + intros t' i'. rewrite Et. destruct (Nat.eqb t' t) eqn:E; [done |].
+        apply Nat.eqb_neq in E. intros Hi'.
+        assert (i' ≠ i).
+        { intros ->. apply E. eapply (tid_eq v0 s); [done | by rewrite Ht | done]. }
+        destruct (Hact t' i' Hi') as [Hp' Hr']. split.
+        * apply mp_pending_on_snoc. left. split_and!; [done | done | congruence].
+        * intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr' v) | congruence].
+      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+    - split; rewrite ?Eh, ?En.
+      + apply wf_snoc. by split.
+      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
+      + intros t' j [(_ & ? & _)|(op' & ?)]%mp_pending_on_snoc; done.
+      + intros t' i. by rewrite Et.
+      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+  Qed.
+End wf.
+
+(** Every run's history is well formed (HISTORY.md's rules, [History.wf]):
+    fresh ids, one pending operation per thread, a [Return] only of a
+    pending operation, no [recover] (Mirror is not detectable: a cut-off
+    operation stays cut off). *)
+Theorem m2_fix_px_wf v0 q0 d0 s : rtc cstep (cinit v0 q0 d0) s → wf (chist s).
+Proof.
+  intros Hr. cut (cinv v0 s ∧ winv s); [intros [_ []]; done |].
+  revert s Hr. apply rtc_preserved; [split; [apply cinv_init | apply winv_init] |].
+  intros y z [Hc Hw] Hs. split; [exact (cinv_step v0 _ _ Hc Hs) | exact (winv_step v0 _ _ Hc Hw Hs)].
+Qed.
 
 (** ** The theorem is not vacuous: M2's schedule, then a crash that keeps an unflushed CAS *)
 
