@@ -111,8 +111,10 @@
     the window is unbounded and a garbage pair never comes back; R2's
     bounded-window race is [RecoverFieldPx.v]'s); stores and [fetch_add]
     (CAS loops), the CAS's re-load on failure; [recover_node]'s effect on
-    other fields, the tracking bitset and Claim 1 (by citation); the
-    write-back and fence after a failed L40 (they only raise the mark);
+    other fields, the tracking bitset and Claim 1 (by citation); the batch
+    of [Space::recover_fields] (lines 1–3.1 of several fields, their
+    write-backs, one fence, then their line 4s); the write-back and fence
+    after a failed L40 (they only raise the mark);
     [PATIENCE] and the [Diverged] error; liveness. *)
 From stdpp Require Import base list relations.
 From Coq Require Import Lia.
