@@ -73,7 +73,9 @@
     Abstracts: what [MirrorMarksPx.v] abstracts (one field, no crash after
     the field's recovery, SC atomic steps, unbounded sequence numbers, no
     persistence, no stores or [fetch_add], the failure path's re-load,
-    [recover_node]'s effect on other fields, [PATIENCE], liveness). *)
+    [recover_node]'s effect on other fields, [PATIENCE], liveness).
+    [MirrorMarksPxCrash.v] has the same field with full crashes, Algorithm
+    6.3's recovery and line-granular persistence. *)
 From stdpp Require Import base list relations.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
