@@ -2385,3 +2385,50 @@ fn redo_update_helps_the_ring_slot_of_a_paused_committer() {
         .expect("get() panicked");
     assert_eq!(v, Ok(json!(11)), "the counter after eleven add(1)s");
 }
+
+/// The replicas fit the pool at every size (`layout::create`): the space
+/// after the header and the replicas' table is split into equal replicas,
+/// each rounded down to 4 KiB, so for most sizes the rounding would hide an
+/// over-count of that space; 48 consecutive sizes, 4 KiB apart, cover every
+/// remainder for up to 48 replicas. Each pool is created, closed and opened
+/// again (`open` refuses a geometry that does not fit the pool), then used.
+#[test]
+fn redo_replicas_fit_the_pool_at_every_size() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::{PVar, Transaction};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let dir = std::env::temp_dir().join(format!("perdure-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = Config {
+        threads: 2,
+        ..Config::small()
+    };
+    for k in 0..48u64 {
+        let size = (4 << 20) + 4096 * k;
+        let path = dir.join(format!("fit-{k}.ptm"));
+        let _ = std::fs::remove_file(&path);
+        let pool: Pool<NoFlush> = Pool::create(&path, "fit", size).unwrap();
+        let p = RedoPtm::create(pool, &config).unwrap();
+        drop(p);
+        let pool: Pool<NoFlush> = Pool::open(&path, "fit").unwrap();
+        let p = RedoPtm::open(pool, &config)
+            .unwrap_or_else(|e| panic!("a {size}-byte pool reopened: {e}"));
+        let h = p.handle().unwrap();
+        h.update_tx(|tx| {
+            let c = tx.alloc_zeroed(8).unwrap();
+            tx.set_root(0, c);
+            tx.set(PVar::<u64>::at(c), 7);
+        });
+        assert_eq!(
+            h.read_tx(|tx| tx.get(PVar::<u64>::at(tx.root(0)))),
+            7,
+            "a {size}-byte pool"
+        );
+        drop(h);
+        drop(p);
+        std::fs::remove_file(&path).unwrap();
+    }
+    let _ = std::fs::remove_dir(&dir);
+}
