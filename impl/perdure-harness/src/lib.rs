@@ -8,6 +8,7 @@
 //! | [`ptm`] | crash-explorer scenarios of the five PTMs (counter, queue, set, map) and the protocol-trace producer of `perdure trace redo-ptm|redo-timed|redo-opt|cx-ptm|cx-puc` |
 //! | [`memento`] | crash-explorer scenarios of every detectable structure and primitive, and the trace producer of `perdure trace memento-…` |
 //! | [`relax`] | crash-explorer scenarios of every RELAX structure × tracking variant × DRAM fill, and the trace producer of `perdure trace relax` |
+//! | [`heapcount`] | a global allocator counting each thread's live heap bytes, for the tests that check a drop frees what it should |
 //! | [`report`] | the PERDURE-CHECK rows of the constructions' explorer and mutant tests |
 //! | [`svg`] | the benchmarks' SVG line plots |
 //! | [`traces`] | what the PTM and Memento trace producers share: their error type, the crash image a run is recovered from |
@@ -25,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod heapcount;
 pub mod kvbench;
 pub mod memento;
 pub mod ptm;

@@ -46,43 +46,11 @@ use perdure_memento::{Checkpoint, ClockKind, Config, Memento, MementoError, NoMm
 use perdure_pm::heap::SET_CAPACITY;
 use perdure_pm::sync::atomic::Ordering;
 use perdure_pm::{Pool, Sim, SimOptions};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-/// Counts the bytes allocated and not yet freed by each thread (DRAM), so
-/// that a test can see what a drop gives back.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// counter is a const-initialised thread-local that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + layout.size() as isize));
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as isize));
-        // SAFETY: `ptr` came from `alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + new_size as isize - layout.size() as isize));
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: perdure_harness::heapcount::Counting = perdure_harness::heapcount::Counting;
 
-fn live_bytes() -> isize {
-    LIVE.with(|c| c.get())
-}
+use perdure_harness::heapcount::live_bytes;
 
 const BASE: u64 = 4096;
 const LINE: u64 = 64;
