@@ -135,6 +135,8 @@ def tlc_env(name: str) -> dict[str, str]:
     """TLC_QUICK=1 for a TLC or trace check its last run timed under QUICK_TLC_BELOW seconds."""
     t = EXPECTED_SECONDS.get(name)
     return {"TLC_QUICK": "1"} if t is not None and t < QUICK_TLC_BELOW else {}
+
+
 TAIL_LINES = 30
 
 
