@@ -2436,6 +2436,54 @@ fn redo_replicas_fit_the_pool_at_every_size() {
     let _ = std::fs::remove_dir(&dir);
 }
 
+/// A pool too small for a PTM is refused with `PtmError::PoolTooSmall`,
+/// whose `needed` is the least pool size that fits: `create` succeeds on a
+/// pool of exactly `needed` bytes and refuses one a page shorter, naming the
+/// same `needed` again. Redo-PTM and CX-PTM (both lay out their replicas
+/// through `layout::create`), at 2 and 5 threads. A `needed` that
+/// under-counts sends users to a size that still fails; one that
+/// over-counts asks for more than it takes.
+#[test]
+fn pool_too_small_names_the_least_size_that_fits() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::{cx, redo, CxPtm, PtmError, RedoPtm};
+    let _guard = mutant::lock();
+    mutant::set(None);
+    let pool = |size: u64| Pool::volatile("too-small", size, NoFlush).unwrap();
+    let needed = |r: Result<(), PtmError>, what: &str| match r {
+        Err(PtmError::PoolTooSmall { needed, .. }) => needed,
+        other => panic!("{what}: expected PoolTooSmall, got {other:?}"),
+    };
+    for threads in [2, 5] {
+        let redo_cfg = redo::Config {
+            threads,
+            ..redo::Config::small()
+        };
+        let cx_cfg = cx::Config {
+            threads,
+            ..cx::Config::small()
+        };
+        let create = |size: u64, cx: bool| -> Result<(), PtmError> {
+            if cx {
+                CxPtm::create(pool(size), &cx_cfg).map(drop)
+            } else {
+                RedoPtm::create(pool(size), &redo_cfg).map(drop)
+            }
+        };
+        for cx in [false, true] {
+            let what = format!(
+                "{}, {threads} threads",
+                if cx { "CX-PTM" } else { "Redo-PTM" }
+            );
+            let n = needed(create(8 << 10, cx), &format!("{what}, 8 KiB"));
+            assert!(n > 8 << 10, "{what}: needed {n} is not above 8 KiB");
+            create(n, cx).unwrap_or_else(|e| panic!("{what}: a pool of needed = {n} bytes: {e}"));
+            let again = needed(create(n - 4096, cx), &format!("{what}, {} bytes", n - 4096));
+            assert_eq!(again, n, "{what}: needed changed with the pool's size");
+        }
+    }
+}
+
 /// One Redo-PTM's life on one thread: created on a volatile pool, `n`
 /// update transactions (each announces a boxed request, later retired),
 /// then dropped.
