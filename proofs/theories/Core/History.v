@@ -650,9 +650,10 @@ Qed.
 
 (** ** Threads and their current operations
 
-    Most models keep, per thread, the id of its current operation ([cur t];
-    [None]: the thread is idle) and build their history event by event, each
-    step of one of four kinds: it adds no event; an idle thread invokes a
+    Models whose operations are not detectable ([MirrorPxLin.v],
+    [MirrorMarksPxCrash.v], [CXPTMPxLin.v]) keep, per thread, the id of its
+    current operation ([cur t]; [None]: the thread is idle) and build their
+    history event by event, each step of one of four kinds: it adds no event; an idle thread invokes a
     fresh id; a thread returns its current operation; a full crash ends every
     thread's operation.  [cur_ops]: the history is well formed and its pending
     operations are exactly the threads' current ones; each kind of step keeps
