@@ -26,7 +26,11 @@
     - multi-object histories: histories over [Obj * Op], the object of an
       operation ([obj_of]) and the projection [h |_ o] to one object, which
       keeps the crashes (a crash is a full-system crash) and preserves
-      well-formedness ([wf_project]).
+      well-formedness ([wf_project]);
+    - the threads' current operations ([cur_ops], [counted_ops]): the
+      well-formedness argument of the models whose threads run one operation
+      at a time, proved once for the four kinds of step that keep it (no
+      event, an invoke, a return, a crash; [counted_ops_step]).
 
     A single-object history is a history over [Op] itself; the ndjson
     [header] line (the object and its initial state) is the sequential
@@ -643,3 +647,161 @@ Proof.
   unfold oid. intros H. apply (f_equal (decode_nat (A:=nat * nat))) in H.
   rewrite !decode_encode_nat in H. by injection H.
 Qed.
+
+(** ** Threads and their current operations
+
+    Models whose operations are not detectable ([MirrorPxLin.v],
+    [MirrorMarksPxCrash.v], [CXPTMPxLin.v]) keep, per thread, the id of its
+    current operation ([cur t]; [None]: the thread is idle) and build their
+    history event by event, each step of one of four kinds: it adds no event; an idle thread invokes a
+    fresh id; a thread returns its current operation; a full crash ends every
+    thread's operation.  [cur_ops]: the history is well formed and its pending
+    operations are exactly the threads' current ones; each kind of step keeps
+    it ([cur_ops_same], [cur_ops_invoke], [cur_ops_return], [cur_ops_crash]).
+    [counted_ops] adds the models' counter of fresh ids and the absence of
+    [recover] (their operations are not detectable); every [ops_step] keeps
+    it ([counted_ops_step]).  Two threads never share a current operation
+    ([cur_ops_unique]): the history has one invoke per id. *)
+Section cur_ops.
+  Context {Op Val : Type}.
+  Implicit Types (h : history Op Val) (cur : thread → option opid).
+
+  Record cur_ops h cur : Prop := {
+    co_wf : wf h;
+    co_pend : ∀ t j, pending_on h t j → cur t = Some j;
+    co_cur : ∀ t i, cur t = Some i → pending_on h t i ∧ ¬ finished h i;
+  }.
+
+  Lemma cur_ops_nil cur : (∀ t, cur t = None) → cur_ops [] cur.
+  Proof.
+    intros Hcur. split; [apply wf_nil | | intros t i; by rewrite Hcur].
+    intros t j (h1 & h2 & op & Eh & _). by destruct h1.
+  Qed.
+
+  Lemma pending_on_elem_of h t i : pending_on h t i → ∃ op, Invoke i t op ∈ h.
+  Proof. intros (h1 & h2 & op & -> & _). exists op. apply elem_of_app. right. by left. Qed.
+
+  Lemma cur_ops_unique h cur t t' i : cur_ops h cur → cur t = Some i → cur t' = Some i → t' = t.
+  Proof.
+    intros [Hwf _ Hcur] Ht Ht'.
+    destruct (pending_on_elem_of h t i (proj1 (Hcur t i Ht))) as [op Hin].
+    destruct (pending_on_elem_of h t' i (proj1 (Hcur t' i Ht'))) as [op' Hin'].
+    by destruct (wf_invoke_agree h i t op t' op' Hwf Hin Hin').
+  Qed.
+
+  Lemma cur_ops_same h cur cur' : cur_ops h cur → (∀ t, cur' t = cur t) → cur_ops h cur'.
+  Proof.
+    intros [Hwf Hp Hc] Hcur. split; [done | |].
+    - intros t j ?. rewrite Hcur. by apply Hp.
+    - intros t i. rewrite Hcur. apply Hc.
+  Qed.
+
+  (** Idle thread [t] invokes [i], an id the history has not invoked. *)
+  Lemma cur_ops_invoke h cur cur' t i op :
+    cur_ops h cur → cur t = None → ¬ invoked h i →
+    cur' t = Some i → (∀ u, u ≠ t → cur' u = cur u) →
+    cur_ops (h ++ [Invoke i t op]) cur'.
+  Proof.
+    intros [Hwf Hp Hc] Ht Hfresh Ht' Hoth. split.
+    - apply wf_snoc. split; [done |]. split; [done |]. intros [j ?%Hp]. congruence.
+    - intros u j [(op' & ?) | (Hj & _ & _)]%pending_on_snoc; [simplify_eq; done |].
+      destruct (decide (u = t)) as [-> | Hne]; [apply Hp in Hj; congruence |].
+      rewrite Hoth by done. by apply Hp.
+    - intros u j Hj. destruct (decide (u = t)) as [-> | Hne].
+      + rewrite Ht' in Hj. injection Hj as <-. split.
+        * apply pending_on_snoc. left. by exists op.
+        * intros [Hf | Hf]%finished_snoc; [| done]. by apply Hfresh, finished_invoked.
+      + rewrite Hoth in Hj by done. destruct (Hc u j Hj) as [Hpj Hf]. split.
+        * apply pending_on_snoc. right. by split_and!.
+        * by intros [? | ?]%finished_snoc.
+  Qed.
+
+  (** Thread [t] returns its current operation [i]. *)
+  Lemma cur_ops_return h cur cur' t i v :
+    cur_ops h cur → cur t = Some i →
+    cur' t = None → (∀ u, u ≠ t → cur' u = cur u) →
+    cur_ops (h ++ [Return i v]) cur'.
+  Proof.
+    intros Hco Ht Ht' Hoth. pose proof Hco as [Hwf Hp Hc].
+    destruct (Hc t i Ht) as [Hpi Hfi]. split.
+    - apply wf_snoc. split; [done |]. split; [by exists t | done].
+    - intros u j [(? & ?) | (Hj & _ & Hr)]%pending_on_snoc; [done |].
+      destruct (decide (u = t)) as [-> | Hne].
+      + apply Hp in Hj. rewrite Ht in Hj. injection Hj as ->. by destruct (Hr v).
+      + rewrite Hoth by done. by apply Hp.
+    - intros u j Hj. destruct (decide (u = t)) as [-> | Hne]; [congruence |].
+      rewrite Hoth in Hj by done. destruct (Hc u j Hj) as [Hpj Hf].
+      assert (j ≠ i) by (intros ->; by apply Hne, (cur_ops_unique h cur t u i)).
+      split.
+      + apply pending_on_snoc. right. split_and!; [done | done | congruence].
+      + intros [? | Hend]%finished_snoc; [done |]. simpl in Hend. congruence.
+  Qed.
+
+  (** A full crash: every thread's operation ends. *)
+  Lemma cur_ops_crash h cur cur' : cur_ops h cur → (∀ t, cur' t = None) → cur_ops (h ++ [Crash]) cur'.
+  Proof.
+    intros [Hwf _ _] Hcur'. split.
+    - apply wf_snoc. by split.
+    - intros t j [(? & ?) | (_ & ? & _)]%pending_on_snoc; done.
+    - intros t i. by rewrite Hcur'.
+  Qed.
+
+  (** Ids drawn from a counter [n] (the next fresh id), no [recover]. *)
+  Record counted_ops h (n : nat) cur : Prop := {
+    cn_wf : wf h;
+    cn_fresh : ∀ j, invoked h j → j < n;
+    cn_pend : ∀ t j, pending_on h t j → cur t = Some j;
+    cn_cur : ∀ t i, cur t = Some i → pending_on h t i ∧ ∀ v, Return i v ∉ h;
+    cn_norec : ∀ i v, Recover i v ∉ h;
+  }.
+
+  Lemma counted_ops_nil n cur : (∀ t, cur t = None) → counted_ops [] n cur.
+  Proof.
+    intros Hcur. split; [apply wf_nil | by intros j (? & ? & ?%elem_of_nil) | | | by intros i v ?%elem_of_nil].
+    - intros t j (h1 & h2 & op & Eh & _). by destruct h1.
+    - intros t i. by rewrite Hcur.
+  Qed.
+
+  (** The four kinds of step, [cur'] updating [cur] at the moving thread. *)
+  Inductive ops_step h n cur : history Op Val → nat → (thread → option opid) → Prop :=
+    | ops_step_same cur' :
+        (∀ u, cur' u = cur u) → ops_step h n cur h n cur'
+    | ops_step_invoke t op cur' :
+        cur t = None → (∀ u, cur' u = if Nat.eqb u t then Some n else cur u) →
+        ops_step h n cur (h ++ [Invoke n t op]) (S n) cur'
+    | ops_step_return t i v cur' :
+        cur t = Some i → (∀ u, cur' u = if Nat.eqb u t then None else cur u) →
+        ops_step h n cur (h ++ [Return i v]) n cur'
+    | ops_step_crash cur' :
+        (∀ u, cur' u = None) → ops_step h n cur (h ++ [Crash]) n cur'.
+
+  Lemma counted_ops_step h n cur h' n' cur' :
+    counted_ops h n cur → ops_step h n cur h' n' cur' → counted_ops h' n' cur'.
+  Proof.
+    intros [Hwf Hfresh Hp Hc Hnorec] Hs.
+    assert (Hco : cur_ops h cur).
+    { split; [done | done |]. intros t i Hi. destruct (Hc t i Hi) as [? Hr]. split; [done |].
+      intros [[v ?] | [v ?]]; [by apply (Hr v) | by apply (Hnorec i v)]. }
+    (* the counter and the absence of [recover]; then [cur_ops] gives the rest *)
+    cut (cur_ops h' cur' ∧ (∀ j, invoked h' j → j < n') ∧ ∀ i v, Recover i v ∉ h').
+    { intros [[Hwf' Hp' Hc'] [Hfresh' Hnorec']]. split; [done | done | done | | done].
+      intros t i Hi. destruct (Hc' t i Hi) as [? Hf]. split; [done |]. intros v ?. apply Hf. left. by exists v. }
+    assert (Hupd : ∀ t x u, u ≠ t → (if Nat.eqb u t then x else cur u) = cur u)
+      by (intros t x u Hne; apply Nat.eqb_neq in Hne; by rewrite Hne).
+    destruct Hs as [cur' Hs | t op cur' Ht Hs | t i v cur' Ht Hs | cur' Hs]; split_and!.
+    - by apply (cur_ops_same h cur).
+    - done.
+    - done.
+    - apply (cur_ops_invoke h cur); [done | done | intros ?%Hfresh; lia | by rewrite Hs, Nat.eqb_refl |].
+      intros u ?. by rewrite Hs, Hupd.
+    - intros j [?%Hfresh | (t' & op' & ?)]%invoked_snoc; [lia | simplify_eq; lia].
+    - intros i v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
+    - apply (cur_ops_return h cur _ t); [done | done | by rewrite Hs, Nat.eqb_refl |].
+      intros u ?. by rewrite Hs, Hupd.
+    - intros j [?%Hfresh | (t' & op' & ?)]%invoked_snoc; done.
+    - intros i' v' [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v') | done].
+    - by apply (cur_ops_crash h cur).
+    - intros j [?%Hfresh | (t' & op' & ?)]%invoked_snoc; done.
+    - intros i v [? | ?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
+  Qed.
+End cur_ops.

@@ -104,7 +104,7 @@
     of line 0 at or after its ticket; [j_xl]: an update's point is its
     node's, before [pl], with its queue-order result.  For [cx_px_wf],
     [inv3]: a thread's operation is exactly its pending one in the history,
-    not finished.
+    not finished ([History.v]'s [cur_ops], kept by its lemmas).
 
     What the model abstracts (beyond [CXPTMPx.v]'s list: a replica's
     content is a ticket, one cache line per replica, the turn queue, hazard
@@ -1517,57 +1517,28 @@ Section cx_px_lin.
     w_gid : ∀ t j, gid (gp s t) = Some j → pending_on (erase (xh s)) t j ∧ ¬ finished (erase (xh s)) j;
   }.
 
+  (** [inv3] is [History.v]'s [cur_ops]: each step keeps it by its lemmas. *)
+  Lemma inv3_cur_ops s : inv3 s ↔ cur_ops (erase (xh s)) (λ t, gid (gp s t)).
+  Proof. split; intros []; by split. Qed.
+
   Lemma inv3_same s s' : inv3 s → erase (xh s') = erase (xh s) → (∀ t, gid (gp s' t) = gid (gp s t)) → inv3 s'.
-  Proof.
-    intros [Hwf Hp Hg] He Hid. split; rewrite He; [done | |].
-    - intros t j H. rewrite Hid. by apply Hp.
-    - intros t j H. rewrite Hid in H. by apply Hg.
-  Qed.
+  Proof. intros Hs%inv3_cur_ops He Hid. apply inv3_cur_ops. rewrite He. by apply (cur_ops_same _ _ _ Hs). Qed.
 
   Lemma inv3_invoke s t o g :
     inv2 s → inv3 s → gp s t = GNone → gid g = Some (nid s) →
     inv3 (CState (cx s) (cq s) (updf (gp s) t g) (xh s ++ [XE (Invoke (nid s) t o)]) (S (nid s)) (pl s)).
   Proof.
-    intros Hi [Hwf Hp Hg] Hgt Hgid.
-    assert (Hnew : ¬ invoked (erase (xh s)) (nid s)).
-    { intros (t' & o' & H). apply (j_nid s Hi) in H. lia. }
-    assert (He : erase (xh s ++ [XE (Invoke (nid s) t o)]) = erase (xh s) ++ [Invoke (nid s) t o])
-      by (by rewrite erase_app).
-    split; cbn [xh gp]; rewrite He.
-    - apply wf_snoc. split; [done|]. split; [done|]. intros (j & Hj). apply Hp in Hj. by rewrite Hgt in Hj.
-    - intros t' j [(o' & [= <- <- <-]) | (Hj & _ & _)]%pending_on_snoc; [by rewrite updf_eq|].
-      destruct (decide (t' = t)) as [-> | Hne]; [apply Hp in Hj; by rewrite Hgt in Hj|].
-      rewrite updf_ne by done. by apply Hp.
-    - intros t' j Hj. destruct (decide (t' = t)) as [-> | Hne].
-      + rewrite updf_eq, Hgid in Hj. injection Hj as <-. split.
-        * apply pending_on_snoc. left. by exists o.
-        * intros [Hf | Hf]%finished_snoc; [|done]. apply Hnew.
-          destruct Hf as [[v Hr] | [v Hr]]; [by apply (wf_return_invoked _ _ v) | by apply (wf_recover_invoked _ _ v)].
-      + rewrite updf_ne in Hj by done. destruct (Hg t' j Hj) as [Hpj Hf]. split.
-        * apply pending_on_snoc. right. done.
-        * intros [? | ?]%finished_snoc; done.
+    intros Hi Hs%inv3_cur_ops Hgt Hgid. apply inv3_cur_ops. cbn [xh gp]. rewrite erase_app.
+    apply (cur_ops_invoke _ _ _ _ _ _ Hs); [by rewrite Hgt | | by rewrite updf_eq | intros u ?; by rewrite updf_ne].
+    intros (t' & o' & H). apply (j_nid s Hi) in H. lia.
   Qed.
 
   Lemma inv3_ret s s' t i v b :
     inv2 s → inv3 s → gid (gp s t) = Some i → gp s' = updf (gp s) t GNone →
     xh s' = xh s ++ adv s b ++ [XE (Return i v)] → inv3 s'.
   Proof.
-    intros Hi [Hwf Hp Hg] Hgt Hgs Hx.
-    destruct (Hg t i Hgt) as [Hpi Hfi].
-    split; rewrite ?Hgs, Hx, erase_adv_ev.
-    - apply wf_snoc. split; [done|]. split; [by exists t | done].
-    - intros t' j [(? & ?) | (Hj & _ & Hr)]%pending_on_snoc; [done|].
-      destruct (decide (t' = t)) as [-> | Hne].
-      + apply Hp in Hj. rewrite Hgt in Hj. injection Hj as ->. by destruct (Hr v).
-      + rewrite updf_ne by done. by apply Hp.
-    - intros t' j Hj. destruct (decide (t' = t)) as [-> | Hne]; [by rewrite updf_eq in Hj|].
-      rewrite updf_ne in Hj by done. destruct (Hg t' j Hj) as [Hpj Hf].
-      assert (i ≠ j).
-      { intros <-. destruct (gid_invoked s t i Hi Hgt) as [o1 H1]. destruct (gid_invoked s t' i Hi Hj) as [o2 H2].
-        by destruct (j_inv1 s Hi i t o1 t' o2 H1 H2). }
-      split.
-      + apply pending_on_snoc. right. split_and!; [done|done|]. intros v' [= ?]. done.
-      + intros [? | ?]%finished_snoc; [done|]. simpl in *. done.
+    intros _ Hs%inv3_cur_ops Hgt Hgs Hx. apply inv3_cur_ops. rewrite Hgs, Hx, erase_adv_ev.
+    apply (cur_ops_return _ _ _ _ _ _ Hs Hgt); [by rewrite updf_eq | intros u ?; by rewrite updf_ne].
   Qed.
 
   Lemma inv3_crash s keep :
@@ -1575,19 +1546,12 @@ Section cx_px_lin.
     inv3 (CState (recover (cx s) keep) (take (ccn (xm (cx s)) (keep 0)).1 (cq s)) (λ _, GNone)
             (xh s ++ adv s (ccn (xm (cx s)) (keep 0)).1 ++ [XE Crash]) (nid s) (ccn (xm (cx s)) (keep 0)).1).
   Proof.
-    intros Hi [Hwf Hp Hg]. split; cbn [xh gp]; rewrite erase_adv_ev.
-    - apply wf_snoc. by split.
-    - intros t j [(? & ?) | (_ & ? & _)]%pending_on_snoc; done.
-    - intros t j Hj. done.
+    intros _ Hs%inv3_cur_ops. apply inv3_cur_ops. cbn [xh gp]. rewrite erase_adv_ev.
+    by apply (cur_ops_crash _ _ _ Hs).
   Qed.
 
   Lemma inv3_init : inv3 cinit.
-  Proof.
-    split; cbn [cinit xh gp erase].
-    - apply wf_nil.
-    - intros t j (h1 & h2 & o & Eh & _). by destruct h1.
-    - intros t j Hj. done.
-  Qed.
+  Proof. apply inv3_cur_ops, cur_ops_nil. done. Qed.
 
   Lemma creach_inv3 s : creachable s → inv3 s.
   Proof.

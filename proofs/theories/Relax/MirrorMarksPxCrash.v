@@ -84,7 +84,8 @@
       fresh ids, one pending operation per thread, a [Return] only of a
       pending operation, no [recover]: a cut-off operation stays cut off),
       from [winv] ([winv_step], [cstep_cases]: how a step changes the
-      history), as [MirrorPxLin.v]'s [mirror_px_wf];
+      history; the rest is [History.v]'s [counted_ops_step]), as
+      [MirrorPxLin.v]'s [mirror_px_wf];
     - [m2_fix_px_not_vacuous]: an explicit run, 3 threads, 43 steps, two
       crashes: a recovery moving NVMM's sequence past the garbage's (line
       3.1), R1, line 4 copying a marked pointer; M2's schedule (a CAS's L44
@@ -1149,64 +1150,23 @@ Section wf.
     w_norec : ∀ i v, Recover i v ∉ chist s;
   }.
 
-  Lemma winv_init q0 d : winv (cinit v0 q0 d).
-  Proof.
-    split; unfold chist; simpl; try done.
-    - apply wf_nil.
-    - by intros j (? & ? & ?%elem_of_nil).
-    - by intros t j (h1 & h2 & op & Eh & _); destruct h1.
-    - by intros i v ?%elem_of_nil.
-  Qed.
+  Lemma winv_counted s : winv s ↔ counted_ops (chist s) (cnid s) (λ t, ctid (cth s t)).
+  Proof. split; intros []; by split. Qed.
 
+  Lemma winv_init q0 d : winv (cinit v0 q0 d).
+  Proof. apply winv_counted, counted_ops_nil. done. Qed.
+
+  (** [History.v]'s argument, for the four kinds of step of [cstep_cases]. *)
   Lemma winv_step s s' : cinv v0 s → winv s → cstep s s' → winv s'.
   Proof.
-    intros Hc [Hwf Hinv Hpend Hact Hnorec] Hst.
+    intros _ Hw%winv_counted Hst. apply winv_counted, (counted_ops_step _ _ _ _ _ _ Hw).
     destruct (cstep_cases s s' Hst) as
-      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]].
-    - split; rewrite ?Eh, ?En; try done.
-      + intros t j ?. rewrite Et. by apply Hpend.
-      + intros t i. rewrite Et. apply Hact.
-    - assert (Hfresh : ¬ invoked (chist s) (cnid s)) by (intros ?%Hinv; lia).
-      split; rewrite ?Eh, ?En.
-      + apply wf_snoc. split; [done |]. split; [done |].
-        intros [j ?%Hpend]. by rewrite Ht in *.
-      + intros j [?%Hinv|(t' & op' & Hj)]%mp_invoked_snoc; [lia | simplify_eq; lia].
-      + intros t' j [(Hp & _ & _)|(op' & Hj)]%mp_pending_on_snoc.
-        * rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
-          apply Nat.eqb_eq in E. subst. apply Hpend in Hp. by rewrite Ht in Hp.
-        * simplify_eq. rewrite Et. by rewrite Nat.eqb_refl.
-      + intros t' i. rewrite Et. destruct (Nat.eqb t' t) eqn:E.
-        * apply Nat.eqb_eq in E. subst. intros [= <-]. split.
-          -- apply mp_pending_on_snoc. right. by exists op.
-          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [| done].
-             apply Hfresh. by eapply wf_return_invoked.
-        * intros Hi. destruct (Hact t' i Hi) as [Hp Hr]. split.
-          -- apply mp_pending_on_snoc. left. split_and!; done.
-          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | done].
-      + intros i v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
-    - destruct (Hact t i) as [Hp Hr]; [by rewrite Ht |].
-      split; rewrite ?Eh, ?En.
-      + apply wf_snoc. split; [done |]. split; [by exists t |].
-        intros [[v ?]|[v ?]]; [by apply (Hr v) | by apply (Hnorec i v)].
-      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
-      + intros t' j [(Hp' & _ & Hne)|(op' & ?)]%mp_pending_on_snoc; [| done].
-        rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
-        apply Nat.eqb_eq in E. subst. apply Hpend in Hp'. rewrite Ht in Hp'. simpl in Hp'. simplify_eq.
-        exfalso. by apply (Hne r).
-      + intros t' i'. rewrite Et. destruct (Nat.eqb t' t) eqn:E; [done |].
-        apply Nat.eqb_neq in E. intros Hi'.
-        assert (i' ≠ i).
-        { intros ->. apply E. eapply (tid_eq v0 s); [done | by rewrite Ht | done]. }
-        destruct (Hact t' i' Hi') as [Hp' Hr']. split.
-        * apply mp_pending_on_snoc. left. split_and!; [done | done | congruence].
-        * intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr' v) | congruence].
-      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
-    - split; rewrite ?Eh, ?En.
-      + apply wf_snoc. by split.
-      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
-      + intros t' j [(_ & ? & _)|(op' & ?)]%mp_pending_on_snoc; done.
-      + intros t' i. by rewrite Et.
-      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]];
+      rewrite Eh, En.
+    - by apply ops_step_same.
+    - apply ops_step_invoke; [by rewrite Ht | done].
+    - apply (ops_step_return _ _ _ t i); [by rewrite Ht | done].
+    - apply ops_step_crash. intros u. by rewrite Et.
   Qed.
 End wf.
 

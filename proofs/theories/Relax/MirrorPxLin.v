@@ -96,7 +96,8 @@
       fresh ids, one pending operation per thread, a [Return] only of a
       pending operation, no [recover] event: Mirror is not detectable, a
       cut-off operation stays cut off), from the invariant [winv] kept by
-      [winv_step] ([step_cases]: how a step changes the history);
+      [winv_step] ([step_cases]: how a step changes the history; the rest
+      is [History.v]'s [counted_ops_step]);
     - [mirror_px_not_vacuous]: an explicit run of 2 threads and 30 steps
       whose history is a successful CAS (after a recover_field whose line
       4.1 moves NVMM's sequence past DRAM's garbage, R1's write-back and
@@ -1342,35 +1343,16 @@ Qed.
 
 (** ** The histories are well formed *)
 
+(** [History.v]'s [pending_on_snoc] and [invoked_snoc], in the order the
+    proofs here and in [MirrorMarksPxCrash.v] took them. *)
 Lemma mp_pending_on_snoc {Op Val} (h : history Op Val) e t j :
   pending_on (h ++ [e]) t j ↔
     (pending_on h t j ∧ e ≠ Crash ∧ ∀ v, e ≠ Return j v) ∨ (∃ op, e = Invoke j t op).
-Proof.
-  split.
-  - intros (h1 & h2 & op & Eh & Hc & Hr). destruct h2 as [|x h2 _] using rev_ind.
-    + apply app_inj_tail in Eh as [_ ->]. right. by exists op.
-    + rewrite app_comm_cons, app_assoc in Eh. apply app_inj_tail in Eh as [-> <-].
-      left. split_and!.
-      * exists h1, h2, op. split; [done |]. split.
-        -- intros ?. apply Hc. apply elem_of_app. by left.
-        -- intros v ?. apply (Hr v). apply elem_of_app. by left.
-      * intros ->. apply Hc. apply elem_of_app. right. by left.
-      * intros v ->. apply (Hr v). apply elem_of_app. right. by left.
-  - intros [((h1 & h2 & op & -> & Hc & Hr) & Hne & Hnr)|(op & ->)].
-    + exists h1, (h2 ++ [e]), op. split; [by rewrite <- app_assoc |]. split.
-      * intros [?|?%elem_of_list_singleton]%elem_of_app; [done | by subst].
-      * intros v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) |].
-        by apply (Hnr v).
-    + exists h, [], op. split; [done |]. split; [apply not_elem_of_nil | intros v; apply not_elem_of_nil].
-Qed.
+Proof. rewrite pending_on_snoc. tauto. Qed.
 
 Lemma mp_invoked_snoc {Op Val} (h : history Op Val) e i :
   invoked (h ++ [e]) i ↔ invoked h i ∨ ∃ t op, e = Invoke i t op.
-Proof.
-  rewrite invoked_app, invoked_cons. split.
-  - intros [?|[?|(? & ? & ?%elem_of_nil)]]; [by left | by right | done].
-  - intros [?|?]; [by left | by right; left].
-Qed.
+Proof. apply invoked_snoc. Qed.
 
 Lemma erase_ins o : erase (ins o) = [].
 Proof. by destruct o as [[[??]?]|]. Qed.
@@ -1416,64 +1398,23 @@ Section wf.
     w_norec : ∀ i v, Recover i v ∉ hist s;
   }.
 
-  Lemma winv_init q0 d : winv (init v0 q0 d).
-  Proof.
-    split; unfold hist; simpl; try done.
-    - apply wf_nil.
-    - by intros j (? & ? & ?%elem_of_nil).
-    - by intros t j (h1 & h2 & op & Eh & _); destruct h1.
-    - by intros i v ?%elem_of_nil.
-  Qed.
+  Lemma winv_counted s : winv s ↔ counted_ops (hist s) (nid s) (λ t, tid (th s t)).
+  Proof. split; intros []; by split. Qed.
 
+  Lemma winv_init q0 d : winv (init v0 q0 d).
+  Proof. apply winv_counted, counted_ops_nil. done. Qed.
+
+  (** [History.v]'s argument, for the four kinds of step of [step_cases]. *)
   Lemma winv_step s s' : ginv v0 s → winv s → step s s' → winv s'.
   Proof.
-    intros Hg [Hwf Hinv Hpend Hact Hnorec] Hst.
+    intros _ Hw%winv_counted Hst. apply winv_counted, (counted_ops_step _ _ _ _ _ _ Hw).
     destruct (step_cases s s' Hst) as
-      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]].
-    - split; rewrite ?Eh, ?En; try done.
-      + intros t j ?. rewrite Et. by apply Hpend.
-      + intros t i. rewrite Et. apply Hact.
-    - assert (Hfresh : ¬ invoked (hist s) (nid s)) by (intros ?%Hinv; lia).
-      split; rewrite ?Eh, ?En.
-      + apply wf_snoc. split; [done |]. split; [done |].
-        intros [j ?%Hpend]. by rewrite Ht in *.
-      + intros j [?%Hinv|(t' & op' & Hj)]%mp_invoked_snoc; [lia | simplify_eq; lia].
-      + intros t' j [(Hp & _ & _)|(op' & Hj)]%mp_pending_on_snoc.
-        * rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
-          apply Nat.eqb_eq in E. subst. apply Hpend in Hp. by rewrite Ht in Hp.
-        * simplify_eq. rewrite Et. by rewrite Nat.eqb_refl.
-      + intros t' i. rewrite Et. destruct (Nat.eqb t' t) eqn:E.
-        * apply Nat.eqb_eq in E. subst. intros [= <-]. split.
-          -- apply mp_pending_on_snoc. right. by exists op.
-          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [| done].
-             apply Hfresh. by eapply wf_return_invoked.
-        * intros Hi. destruct (Hact t' i Hi) as [Hp Hr]. split.
-          -- apply mp_pending_on_snoc. left. split_and!; done.
-          -- intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | done].
-      + intros i v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i v) | done].
-    - destruct (Hact t i) as [Hp Hr]; [by rewrite Ht |].
-      split; rewrite ?Eh, ?En.
-      + apply wf_snoc. split; [done |]. split; [by exists t |].
-        intros [[v ?]|[v ?]]; [by apply (Hr v) | by apply (Hnorec i v)].
-      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
-      + intros t' j [(Hp' & _ & Hne)|(op' & ?)]%mp_pending_on_snoc; [| done].
-        rewrite Et. destruct (Nat.eqb t' t) eqn:E; [| by apply Hpend].
-        apply Nat.eqb_eq in E. subst. apply Hpend in Hp'. rewrite Ht in Hp'. simpl in Hp'. simplify_eq.
-        exfalso. by apply (Hne r).
-      + intros t' i'. rewrite Et. destruct (Nat.eqb t' t) eqn:E; [done |].
-        apply Nat.eqb_neq in E. intros Hi'.
-        assert (i' ≠ i).
-        { intros ->. apply E. eapply (tid_ids v0 s); [done | by rewrite Ht | done]. }
-        destruct (Hact t' i' Hi') as [Hp' Hr']. split.
-        * apply mp_pending_on_snoc. left. split_and!; [done | done | congruence].
-        * intros v [Hin|?%elem_of_list_singleton]%elem_of_app; [by apply (Hr' v) | congruence].
-      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
-    - split; rewrite ?Eh, ?En.
-      + apply wf_snoc. by split.
-      + intros j [?|(t' & op' & ?)]%mp_invoked_snoc; [by apply Hinv | done].
-      + intros t' j [(_ & ? & _)|(op' & ?)]%mp_pending_on_snoc; done.
-      + intros t' i. by rewrite Et.
-      + intros i' v [?|?%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+      [(Eh & En & Et)|[(t & op & Ht & Eh & En & Et)|[(t & i & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]];
+      rewrite Eh, En.
+    - by apply ops_step_same.
+    - apply ops_step_invoke; [by rewrite Ht | done].
+    - apply (ops_step_return _ _ _ t i); [by rewrite Ht | done].
+    - apply ops_step_crash. intros u. by rewrite Et.
   Qed.
 
   Lemma reach_winv s : reach v0 s → ginv v0 s ∧ winv s.
