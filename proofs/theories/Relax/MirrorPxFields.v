@@ -1,0 +1,534 @@
+(** * Several Mirror data fields in one cache line, over histories
+
+    [MirrorPxLin.v] proves one Mirror data field durably linearizable with
+    the field alone in its cache line: its write-backs flush its own writes
+    only.  The code lays a node's fields out side by side
+    ([impl/perdure-relax/src/space/node.rs]: field [i] of a node is the
+    16-byte persistent atomic at [node + 16·i], 16-aligned), so up to four
+    fields share one 64-byte line (a list node's key and next pointer, a
+    tree node's key and children, four cells of an array or hash node), and
+    [Space::mirror_cas]'s [self.pool.pwb(off, 16)] writes back the whole
+    line ([Pool::pwb], [Backend::pwb_range]), whichever field's operation
+    runs it.  This file models F data fields of RELAX's persistent atomic
+    (seed 002: Mirror's [compare_exchange_strong], Algorithm 4.1;
+    [recoverField], Algorithm 6.2; tracking, §6.4) in ONE line, as
+    [impl/perdure-relax/src/patomic.rs] runs them, with any number of
+    threads and of full crashes, and proves every run's history durably
+    linearizable ([Core/DurableLin.v]) for the product of F registers
+    ([prod_spec]), each the register of [MirrorPxLin.v] ([reg]: load, CAS
+    returning the value it found, store).
+
+    The state ([mst]): the line as the sequence [lw] of its writes since
+    the last crash, each tagged with its field (an NVMM DWCAS of L40 or a
+    line 4.1 CAS of [recover_field]), and [img], each field's pair in the
+    crash image; ONE mark [lmk] for the line (every crash keeps at least the
+    first [lmk] writes); each thread's pending write-back [lpw] of the line
+    (the line's length when it issued [pwb]; its next [pfence] raises the
+    mark to it, [Core/PxPersist.v]'s reading), whichever field it was for;
+    per field, DRAM's pair [mdr], [mrec] (some [recover_field] of the field
+    returned since the crash: the tracking gate, per field) and the next
+    operation number [mnid]; the threads [mth], each idle or inside one
+    operation on one field; the history [mh] over [(field, op)], the
+    operation [k] of field [f] having the id [oid f k].  A field's NVMM pair
+    ([nvf]) is its last write in the line, else its crash-image pair.
+
+    The steps ([mstep]) are [MirrorPxLin.v]'s, each on the field of the
+    thread's operation (the seed line, then the Rust function of
+    [patomic.rs] with its line, next to each constructor), with the shared
+    line's persistence: an L40 (or line 4.1) write is appended to the line,
+    a [pwb] (L19, L41, R1's) records the line's length, whatever fields the
+    writes before it were to, and the fence after it raises the line's
+    mark; an eviction ([m_evict]) raises the mark by itself; a crash
+    ([m_crash]) keeps any prefix of the line's writes at least as long as
+    the mark (every field's new pair is its last write in that prefix),
+    DRAM becomes any pairs, every field unrecovered, every thread gone.
+    A run ([mreach]) starts right after a crash that left field [f] the
+    pair [(v0 f, q0 f)] and any DRAM pairs.
+
+    The proof is a simulation: every run, seen from one field [f]
+    ([rel f]: [f]'s writes of the line, [f]'s DRAM pair, tracking bit and
+    operations; threads working on other fields idle; ids renumbered), is a
+    run of [MirrorPxLin.v]'s one-field model ([reach]) — a step on field
+    [f] is the same step there, a step on another field none, and another
+    field's write-back and fence, or an eviction, only raise the line's mark
+    past what the one-field model's own mark records, i.e. they restrict
+    the crash images that model allows anyway (its crash keeps any prefix
+    at least as long as its mark, which is the fence-or-eviction reading of
+    persistence).  The one-field model's history is durably linearizable
+    ([mirror_px_durably_linearizable]); renumbered and labelled with its
+    field ([lab]) it is the projection [h |_ f] of the run's history; and
+    [durably_linearizable_local] gives the product.
+
+    Proved, for every number of fields, every initial pairs and every
+    number of threads and crashes:
+    - [mirror_px_fields_sim]: every run's state is related, for each field
+      [f], to a reachable state of [MirrorPxLin.v]'s model started from
+      [f]'s crash-image pair;
+    - [mirror_px_fields_durably_linearizable]: every run's history is
+      durably linearizable for [prod_spec (λ f, reg (v0 f))]: F registers
+      side by side, each starting at its crash-image value;
+    - [mirror_px_fields_wf]: every run's history is well formed
+      ([History.wf]);
+    - [mirror_px_fields_not_vacuous]: a run of 2 fields and 2 threads (29
+      steps) in which thread 0's CAS(0, 7) on field 1 writes NVMM (L40) and
+      stops before its write-back; thread 1's CAS(0, 5) on field 0 writes
+      the line after it, writes the line back and fences (L41–L42): the
+      line's mark now covers field 1's write, which its own thread never
+      wrote back, so every crash from there keeps it (the theorem says so
+      for every crash); a crash keeping exactly the mark's prefix cuts
+      field 1's CAS off; after field 1's recovery (line 1, 2, R2's re-read,
+      line 4, R1, line 5) thread 0's load of field 1 returns 7.  The
+      history is durably linearizable for the two registers, and the
+      cut-off CAS took effect.
+
+    What the model abstracts, beyond what [MirrorPxLin.v] abstracts
+    (unbounded sequence numbers, so R2's re-read is modelled but not
+    relied on; SC atomic steps, 16-byte reads and DWCAS; the write-back and
+    fence after a failed L40; tracking as a gate, Claim 1 by citation;
+    pointer fields, [fetch_add], [PATIENCE], liveness):
+    - the F fields share one line; fields in other lines are not in the
+      model (a run over several lines would be this model per line, with
+      locality again; not built here);
+    - a crash keeps a prefix of the line's writes, in the order they
+      became visible (Px86 for one line, as [PxPersist.v]); the NVMM DWCAS
+      of one field persists atomically (PX86.md's assumption), and no
+      write is torn across fields;
+    - a field's recovery is its [recover_field] alone: the batch of
+      [Space::recover_fields] (one write-back and fence for a node's
+      fields) and [recover_node] are not modelled;
+    - the F fields are data fields ([PAtomic]); pointer fields with
+      recovery marks ([MirrorMarksPxCrash.v]) are not combined with them
+      here. *)
+From stdpp Require Import countable base list.
+From Coq Require Import Lia.
+From perdure.Core Require Import History DurableLin.
+From perdure.Relax Require Import MirrorPxLin.
+
+(** ** The model *)
+
+(** The writes to field [f] among the line's writes, in order. *)
+Definition fw (f : nat) (l : list (nat * pair)) : list pair :=
+  omap (λ x, if decide (x.1 = f) then Some x.2 else None) l.
+
+(** A thread: idle, or inside operation number [k] of field [f] ([oid f k]
+    in the history), at [MirrorPxLin.v]'s position [pc]. *)
+Inductive mtst : Type :=
+| MIdle
+| MOp (f : nat) (k : nat) (op : mop) (pc : pcv).
+
+Record mst : Type := MSt {
+  lw : list (nat * pair);         (* the line's writes since the last crash, with their fields *)
+  img : nat → pair;               (* each field's pair in the last crash image *)
+  lmk : nat;                      (* how many of [lw] every crash keeps (the line's mark) *)
+  lpw : nat → nat;                (* a thread's pending write-back of the line: its length when issued *)
+  mdr : nat → pair;               (* each field's DRAM pair *)
+  mrec : nat → bool;              (* a recover_field of the field returned since the last crash *)
+  mth : nat → mtst;               (* the threads *)
+  mnid : nat → nat;               (* each field's next operation number *)
+  mh : history (nat * mop) nat;   (* the history *)
+}.
+
+(** Field [f]'s NVMM pair: its last write in the line, else its
+    crash-image pair. *)
+Definition nvf (m : mst) (f : nat) : pair := default (0, 0) (last (img m f :: fw f (lw m))).
+
+(** A step of thread [t] that changes only its own position. *)
+Definition mloc (m : mst) (t : nat) (x : mtst) : mst :=
+  MSt (lw m) (img m) (lmk m) (lpw m) (mdr m) (mrec m) (upd (mth m) t x) (mnid m) (mh m).
+(** [pwb] of the line by [t]: it records the line's length, whatever fields
+    the writes are to. *)
+Definition mpwb (m : mst) (t : nat) (x : mtst) : mst :=
+  MSt (lw m) (img m) (lmk m) (upd (lpw m) t (length (lw m))) (mdr m) (mrec m) (upd (mth m) t x)
+      (mnid m) (mh m).
+(** [pfence] by [t]: the line's mark reaches [t]'s write-back. *)
+Definition mfence (m : mst) (t : nat) (x : mtst) : mst :=
+  MSt (lw m) (img m) (lmk m `max` lpw m t) (upd (lpw m) t 0) (mdr m) (mrec m) (upd (mth m) t x)
+      (mnid m) (mh m).
+(** A successful DWCAS of field [f]'s DRAM pair to [a]. *)
+Definition mcopy (m : mst) (f t : nat) (x : mtst) (a : pair) : mst :=
+  MSt (lw m) (img m) (lmk m) (lpw m) (upd (mdr m) f a) (mrec m) (upd (mth m) t x) (mnid m) (mh m).
+(** A write of field [f]'s NVMM pair: appended to the line. *)
+Definition mwrite (m : mst) (f : nat) (p : pair) (t : nat) (x : mtst) : mst :=
+  MSt (lw m ++ [(f, p)]) (img m) (lmk m) (lpw m) (mdr m) (mrec m) (upd (mth m) t x) (mnid m) (mh m).
+(** A return of [recover_field] on field [f], DRAM's pair now [a]. *)
+Definition mrecov (m : mst) (f t : nat) (x : mtst) (a : pair) : mst :=
+  MSt (lw m) (img m) (lmk m) (lpw m) (upd (mdr m) f a) (upd (mrec m) f true) (upd (mth m) t x)
+      (mnid m) (mh m).
+
+Section model.
+  Context (F : nat) (v0 : nat → nat).
+
+  Inductive mstep : mst → mst → Prop :=
+  (* invocation of an operation on field f < F; Rust: the [trace_ev!(off, "Invoke")] of
+     Space::track_field (L360–L378) *)
+  | m_invoke m t f op :
+      mth m t = MIdle → f < F →
+      mstep m (MSt (lw m) (img m) (lmk m) (lpw m) (mdr m) (mrec m)
+                 (upd (mth m) t (MOp f (mnid m f) op PStart)) (upd (mnid m) f (S (mnid m f)))
+                 (mh m ++ [Invoke (oid f (mnid m f)) t (f, op)]))
+  (* load: field f's tracking done (f recovered), read f's DRAM (PAtomic::load, tracked_val,
+     L198–L209) *)
+  | m_load m t f k :
+      mth m t = MOp f k OLoad PStart → mrec m f = true →
+      mstep m (mloc m t (MOp f k OLoad (PRet (mdr m f).1)))
+  (* CAS: tracking done (PAtomic::compare_exchange, L213–L222) *)
+  | m_cas0 m t f k e n :
+      mth m t = MOp f k (OCas e n) PStart → mrec m f = true →
+      mstep m (mloc m t (MOp f k (OCas e n) (PL5 e)))
+  (* store: tracking done, first expected value from f's DRAM (PAtomic::store, expected,
+     L224–L233) *)
+  | m_store0 m t f k v :
+      mth m t = MOp f k (OStore v) PStart → mrec m f = true →
+      mstep m (mloc m t (MOp f k (OStore v) (PL5 (mdr m f).1)))
+  (* return *)
+  | m_ret m t f k op r :
+      mth m t = MOp f k op (PRet r) →
+      mstep m (MSt (lw m) (img m) (lmk m) (lpw m) (mdr m) (mrec m) (upd (mth m) t MIdle) (mnid m)
+                 (mh m ++ [Return (oid f k) r]))
+  (* L5–L7: read f's NVMM pair (Space::read_nvmm, L412) *)
+  | m_l5 m t f k op e :
+      mth m t = MOp f k op (PL5 e) → mstep m (mloc m t (MOp f k op (PL9 e (nvf m f))))
+  (* L9–L11: read f's DRAM pair (L414); L18: NVMM one write ahead: help (L424) *)
+  | m_l9_help m t f k op e p :
+      mth m t = MOp f k op (PL9 e p) → p.2 = S (mdr m f).2 →
+      mstep m (mloc m t (MOp f k op (PHpwb e p (mdr m f))))
+  (* L27: other sequences: retry (L432) *)
+  | m_l9_wait m t f k op e p :
+      mth m t = MOp f k op (PL9 e p) → p.2 ≠ S (mdr m f).2 → p.2 ≠ (mdr m f).2 →
+      mstep m (mloc m t (MOp f k op (PL5 e)))
+  (* L30–L33: NVMM holds another value: a CAS returns it (L438) ... *)
+  | m_l9_fail_cas m t f k e' n e p :
+      mth m t = MOp f k (OCas e' n) (PL9 e p) → p.2 = (mdr m f).2 → p.1 ≠ e →
+      mstep m (mloc m t (MOp f k (OCas e' n) (PRet p.1)))
+  (* ... a store tries again expecting it (Space::cas_loop, L309–L316) *)
+  | m_l9_fail_store m t f k v e p :
+      mth m t = MOp f k (OStore v) (PL9 e p) → p.2 = (mdr m f).2 → p.1 ≠ e →
+      mstep m (mloc m t (MOp f k (OStore v) (PL5 p.1)))
+  (* L30: NVMM holds the expected value: on to L37 *)
+  | m_l9_go m t f k op e p :
+      mth m t = MOp f k op (PL9 e p) → p.2 = (mdr m f).2 → p.1 = e →
+      mstep m (mloc m t (MOp f k op (PL40 e p (mdr m f))))
+  (* L19: the helper's write-back of the line (self.pool.pwb(off, 16), L425): every write of
+     the line so far, whichever field *)
+  | m_hpwb m t f k op e p d :
+      mth m t = MOp f k op (PHpwb e p d) → mstep m (mpwb m t (MOp f k op (PHfence e p d)))
+  (* L20: its fence (L426) *)
+  | m_hfence m t f k op e p d :
+      mth m t = MOp f k op (PHfence e p d) → mstep m (mfence m t (MOp f k op (PHcas e p d)))
+  (* L24: the helper's DRAM DWCAS of f from [d] to [p] (L427), then retry *)
+  | m_hcas_ok m t f k op e p d :
+      mth m t = MOp f k op (PHcas e p d) → mdr m f = d → mstep m (mcopy m f t (MOp f k op (PL5 e)) p)
+  | m_hcas_fail m t f k op e p d :
+      mth m t = MOp f k op (PHcas e p d) → mdr m f ≠ d → mstep m (mloc m t (MOp f k op (PL5 e)))
+  (* L37–L40: f's NVMM DWCAS from [p] to [(new, p.2 + 1)] (L443): a write of the line *)
+  | m_l40_ok m t f k op e p d :
+      mth m t = MOp f k op (PL40 e p d) → nvf m f = p →
+      mstep m (mwrite m f (newv op e, S p.2) t (MOp f k op (PW WPwb e p (newv op e, S p.2))))
+  (* L46–L47 with the fix of M1: the DWCAS failed, retry from the top (L480–L483) *)
+  | m_l40_fail m t f k op e p d :
+      mth m t = MOp f k op (PL40 e p d) → nvf m f ≠ p → mstep m (mloc m t (MOp f k op (PL5 e)))
+  (* L41, L42: the writer's write-back of the line and fence (L450–L451) *)
+  | m_wpwb m t f k op e d a :
+      mth m t = MOp f k op (PW WPwb e d a) → mstep m (mpwb m t (MOp f k op (PW WFence e d a)))
+  | m_wfence m t f k op e d a :
+      mth m t = MOp f k op (PW WFence e d a) → mstep m (mfence m t (MOp f k op (PW WL44 e d a)))
+  (* L44: f's DRAM DWCAS from [d] to [a] (L459) *)
+  | m_l44_ok m t f k op e d a :
+      mth m t = MOp f k op (PW WL44 e d a) → mdr m f = d →
+      mstep m (mcopy m f t (MOp f k op (PRet (retv op e))) a)
+  | m_l44_fail m t f k op e d a :
+      mth m t = MOp f k op (PW WL44 e d a) → mdr m f ≠ d → mstep m (mloc m t (MOp f k op (PW WM2 e d a)))
+  (* the fix of M2 (Space::finish_dram_half, L495–L509): read f's DRAM; not [d]: return *)
+  | m_m2_diff m t f k op e d a :
+      mth m t = MOp f k op (PW WM2 e d a) → mdr m f ≠ d →
+      mstep m (mloc m t (MOp f k op (PRet (retv op e))))
+  | m_m2_same m t f k op e d a :
+      mth m t = MOp f k op (PW WM2 e d a) → mdr m f = d →
+      mstep m (mloc m t (MOp f k op (PW WM2cas e d a)))
+  | m_m2cas_ok m t f k op e d a :
+      mth m t = MOp f k op (PW WM2cas e d a) → mdr m f = d →
+      mstep m (mcopy m f t (MOp f k op (PRet (retv op e))) a)
+  | m_m2cas_fail m t f k op e d a :
+      mth m t = MOp f k op (PW WM2cas e d a) → mdr m f ≠ d →
+      mstep m (mloc m t (MOp f k op (PW WM2 e d a)))
+  (* a recover_field call on f (Space::recover_field, L586–L604; Space::recover_attempt,
+     L523–L583) from f's tracking step: line 1, f's DRAM pair (L524) *)
+  | m_late1 m t f k op :
+      mth m t = MOp f k op PStart → mstep m (mloc m t (MOp f k op (PRc2 (mdr m f))))
+  (* line 2, f's NVMM pair (L527) *)
+  | m_late2 m t f k op d :
+      mth m t = MOp f k op (PRc2 d) → mstep m (mloc m t (MOp f k op (PRc3 d (nvf m f))))
+  (* line 3: equal pairs, return (L530): f is recovered *)
+  | m_late3 m t f k op d n :
+      mth m t = MOp f k op (PRc3 d n) → n = d → mstep m (mrecov m f t (MOp f k op PStart) (mdr m f))
+  (* R2's re-read (L535): DRAM changed, goto 1 *)
+  | m_late_reread_fail m t f k op d n :
+      mth m t = MOp f k op (PRc3 d n) → n ≠ d → mdr m f ≠ d → mstep m (mloc m t (MOp f k op PStart))
+  (* R2's re-read: unchanged; line 4 outside the window (Space::in_window, L514) *)
+  | m_late4 m t f k op d n :
+      mth m t = MOp f k op (PRc3 d n) → n ≠ d → mdr m f = d → ¬ n.2 < d.2 →
+      mstep m (mloc m t (MOp f k op (PRpwb d n)))
+  (* line 4 in the window: line 4.1's CAS of f's NVMM sequence word (L546–L570): a write of
+     the line *)
+  | m_late41_ok m t f k op d n :
+      mth m t = MOp f k op (PRc3 d n) → n ≠ d → mdr m f = d → n.2 < d.2 → (nvf m f).2 = n.2 →
+      mstep m (mwrite m f ((nvf m f).1, S d.2) t (MOp f k op (PRpwb d (n.1, S d.2))))
+  | m_late41_fail m t f k op d n :
+      mth m t = MOp f k op (PRc3 d n) → n ≠ d → mdr m f = d → n.2 < d.2 → (nvf m f).2 ≠ n.2 →
+      mstep m (mloc m t (MOp f k op PStart))
+  (* R1's write-back of the line and fence (L578–L579) *)
+  | m_late_pwb m t f k op d n :
+      mth m t = MOp f k op (PRpwb d n) → mstep m (mpwb m t (MOp f k op (PRfence d n)))
+  | m_late_fence m t f k op d n :
+      mth m t = MOp f k op (PRfence d n) → mstep m (mfence m t (MOp f k op (PR5 d n)))
+  (* line 5: f's DRAM DWCAS from [d] to [n] (L593): return (f recovered), or goto 1 *)
+  | m_late5_ok m t f k op d n :
+      mth m t = MOp f k op (PR5 d n) → mdr m f = d → mstep m (mrecov m f t (MOp f k op PStart) n)
+  | m_late5_fail m t f k op d n :
+      mth m t = MOp f k op (PR5 d n) → mdr m f ≠ d → mstep m (mloc m t (MOp f k op PStart))
+  (* an eviction of the line: a longer prefix of its writes is durable *)
+  | m_evict m n :
+      lmk m ≤ n → n ≤ length (lw m) →
+      mstep m (MSt (lw m) (img m) n (lpw m) (mdr m) (mrec m) (mth m) (mnid m) (mh m))
+  (* a full crash: NVMM keeps a prefix of the line's writes at least as long as its mark, each
+     field's pair its last write there; DRAM holds anything ([space.rs] Space::open, [dram.rs]
+     Dram::new with DramInit::Garbage); no field is recovered; the threads are gone *)
+  | m_crash m keep d :
+      lmk m ≤ keep → keep ≤ length (lw m) →
+      mstep m (MSt [] (λ f, default (0, 0) (last (img m f :: fw f (take keep (lw m))))) 0 (λ _, 0) d
+                 (λ _, false) (λ _, MIdle) (mnid m) (mh m ++ [Crash])).
+
+  (** A run starts right after a crash that left field [f] the pair
+      [(v0 f, q0 f)] and DRAM any pairs [d]. *)
+  Definition minit (q0 : nat → nat) (d : nat → pair) : mst :=
+    MSt [] (λ f, (v0 f, q0 f)) 0 (λ _, 0) d (λ _, false) (λ _, MIdle) (λ _, 0) [].
+
+  Inductive mreach : mst → Prop :=
+  | mreach_init q0 d : mreach (minit q0 d)
+  | mreach_step m m' : mreach m → mstep m m' → mreach m'.
+End model.
+
+(** ** One field seen alone: a state of [MirrorPxLin.v]'s model *)
+
+(** A thread as field [f] sees it: inside its operation on [f], else idle. *)
+Definition pth (f : nat) (x : mtst) : tst :=
+  match x with MOp g k op pc => if decide (g = f) then TOp k op pc else TIdle | MIdle => TIdle end.
+
+(** The first [n] writes of the line as field [f] counts them: its
+    crash-image pair and its own writes among them. *)
+Definition pi (f : nat) (m : mst) (n : nat) : nat := S (length (fw f (take n (lw m)))).
+
+(** The field of an operation id [oid f k]. *)
+Definition fld_of (i : opid) : nat := default 0 (fst <$> decode_nat (A:=nat * nat) i).
+
+Lemma fld_of_oid f k : fld_of (oid f k) = f.
+Proof. unfold fld_of, oid. by rewrite decode_encode_nat. Qed.
+
+(** The events of field [f] and the crashes, read from the ids. *)
+Definition fev (f : nat) (e : event (nat * mop) nat) : Prop :=
+  match e with Invoke i _ _ | Return i _ | Recover i _ => fld_of i = f | Crash => True end.
+Global Instance fev_dec f e : Decision (fev f e).
+Proof. destruct e; simpl; apply _. Defined.
+
+Definition fproj (f : nat) (h : history (nat * mop) nat) : history (nat * mop) nat := filter (fev f) h.
+
+(** A one-field event as an event of field [f]: operation [k] is [oid f k]. *)
+Definition lab (f : nat) (e : event mop nat) : event (nat * mop) nat :=
+  match e with
+  | Invoke i t op => Invoke (oid f i) t (f, op)
+  | Return i v => Return (oid f i) v
+  | Recover i v => Recover (oid f i) v
+  | Crash => Crash
+  end.
+
+(** [s], a state of [MirrorPxLin.v]'s model, is field [f] of [m]: its line
+    is [f]'s crash-image pair and [f]'s writes; its mark and write-backs
+    are at most what the line's cover of [f]'s writes; DRAM, tracking,
+    operations as [f]'s; its history, relabelled, is [f]'s part of [m]'s. *)
+Record rel (f : nat) (m : mst) (s : st) : Prop := {
+  r_ws : ws s = img m f :: fw f (lw m);
+  r_mk : mk s ≤ pi f m (lmk m);
+  r_pw : ∀ t, pw s t ≤ pi f m (lpw m t);
+  r_dr : dr s = mdr m f;
+  r_rec : rec s = mrec m f;
+  r_th : ∀ t, th s t = pth f (mth m t);
+  r_nid : nid s = mnid m f;
+  r_hist : lab f <$> hist s = fproj f (mh m);
+}.
+
+Lemma fw_app f l1 l2 : fw f (l1 ++ l2) = fw f l1 ++ fw f l2.
+Proof. apply omap_app. Qed.
+
+Lemma fw_take_mono f l n n' : n ≤ n' → length (fw f (take n l)) ≤ length (fw f (take n' l)).
+Proof.
+  intros Hn. rewrite <- (take_drop n (take n' l)), take_take, Nat.min_l by done.
+  rewrite fw_app, app_length. lia.
+Qed.
+
+Lemma fw_take_app f l l' n : length (fw f (take n l)) ≤ length (fw f (take n (l ++ l'))).
+Proof.
+  destruct (decide (n ≤ length l)).
+  - by rewrite take_app_le.
+  - rewrite take_app_ge, take_ge by lia. rewrite fw_app, app_length. lia.
+Qed.
+
+Lemma fw_take_le f l n : length (fw f (take n l)) ≤ length (fw f l).
+Proof. rewrite <- (take_drop n l) at 2. rewrite fw_app, app_length. lia. Qed.
+
+Lemma pi_mono f m n n' : n ≤ n' → pi f m n ≤ pi f m n'.
+Proof. unfold pi. intros. pose proof (fw_take_mono f (lw m) n n'). lia. Qed.
+
+Lemma pth_same f k op pc : pth f (MOp f k op pc) = TOp k op pc.
+Proof. simpl. by rewrite decide_True. Qed.
+
+Lemma pth_other f g k op pc : g ≠ f → pth f (MOp g k op pc) = TIdle.
+Proof. simpl. intros. by rewrite decide_False. Qed.
+
+Lemma nv_rel f m s : rel f m s → nv s = nvf m f.
+Proof. intros Hr. unfold nv, nvf. by rewrite (r_ws _ _ _ Hr). Qed.
+
+Lemma erase_ins_nil o : erase (ins o) = [].
+Proof. by destruct o as [[[??]?]|]. Qed.
+
+Lemma hist_app s l : erase (xh s ++ l) = hist s ++ erase l.
+Proof. unfold hist. by rewrite erase_app. Qed.
+
+Lemma upd_th_rel f m s t x y :
+  (∀ t', th s t' = pth f (mth m t')) → pth f x = y →
+  ∀ t', upd (th s) t y t' = pth f (upd (mth m) t x t').
+Proof. intros Hth Hx t'. unfold upd. destruct (Nat.eqb t' t); [done | apply Hth]. Qed.
+
+(** *** A step on field [f]: the same step of the one-field model *)
+
+Lemma rel_loc f m s t x y : rel f m s → pth f x = y → rel f (mloc m t x) (sth s t y).
+Proof. intros [] Hx. split; try done. by apply upd_th_rel. Qed.
+
+Lemma rel_sxh f m s l : rel f m s → erase l = [] → rel f m (sxh s l).
+Proof.
+  intros [] Hl. split; try done. unfold hist, sxh in *. cbn [xh].
+  by rewrite erase_app, Hl, app_nil_r.
+Qed.
+
+Lemma rel_pwb f m s t x y : rel f m s → pth f x = y → rel f (mpwb m t x) (spwb s t y).
+Proof.
+  intros [] Hx. split; try done; [| by apply upd_th_rel].
+  intros t'. simpl. unfold upd. destruct (Nat.eqb t' t); [| apply r_pw0].
+  unfold pi; simpl. rewrite take_ge by done. rewrite r_ws0. simpl. lia.
+Qed.
+
+Lemma rel_fence f m s t x y : rel f m s → pth f x = y → rel f (mfence m t x) (sfence s t y).
+Proof.
+  intros [] Hx. split; try done; simpl.
+  - pose proof (pi_mono f m (lmk m) (lmk m `max` lpw m t) ltac:(lia)).
+    pose proof (pi_mono f m (lpw m t) (lmk m `max` lpw m t) ltac:(lia)).
+    specialize (r_pw0 t). unfold pi in *; simpl. lia.
+  - intros t'. unfold upd. destruct (Nat.eqb t' t); [lia | apply r_pw0].
+  - by apply upd_th_rel.
+Qed.
+
+Lemma rel_copy f m s t x y a : rel f m s → pth f x = y → rel f (mcopy m f t x a) (scopy s t y a).
+Proof.
+  intros [] Hx. split; try done; simpl.
+  - by rewrite upd_same.
+  - by apply upd_th_rel.
+  - unfold hist, scopy in *. cbn [xh]. by rewrite erase_app, erase_ins_nil, app_nil_r.
+Qed.
+
+Lemma rel_write f m s t x y p xh' o :
+  rel f m s → pth f x = y → erase xh' = hist s →
+  rel f (mwrite m f p t x) (St (ws s ++ [p]) (mk s) (pw s) (dr s) (rec s) (upd (th s) t y) (nid s) xh' o (gd s)).
+Proof.
+  intros [] Hx Hxh. split; simpl; try done.
+  - rewrite r_ws0, fw_app. simpl. by rewrite decide_True.
+  - pose proof (fw_take_app f (lw m) [(f, p)] (lmk m)). unfold pi in *. simpl. lia.
+  - intros t'. pose proof (fw_take_app f (lw m) [(f, p)] (lpw m t')). specialize (r_pw0 t').
+    unfold pi in *. simpl. lia.
+  - by apply upd_th_rel.
+  - unfold hist in *. simpl. by rewrite Hxh.
+Qed.
+
+Lemma rel_recov f m s t x y a xh' o :
+  rel f m s → pth f x = y → erase xh' = hist s →
+  rel f (mrecov m f t x a) (St (ws s) (mk s) (pw s) a true (upd (th s) t y) (nid s) xh' o (gd s)).
+Proof.
+  intros [] Hx Hxh. split; simpl; try done.
+  - by rewrite upd_same.
+  - by rewrite upd_same.
+  - by apply upd_th_rel.
+  - unfold hist in *. simpl. by rewrite Hxh.
+Qed.
+
+(** *** A step on another field: no step of the one-field model *)
+
+Lemma rel_stutter f m m' s :
+  rel f m s →
+  img m' f = img m f → fw f (lw m') = fw f (lw m) →
+  (∀ n, length (fw f (take n (lw m))) ≤ length (fw f (take n (lw m')))) → lmk m ≤ lmk m' →
+  (∀ t, pw s t ≤ pi f m' (lpw m' t)) →
+  mdr m' f = mdr m f → mrec m' f = mrec m f →
+  (∀ t, pth f (mth m' t) = pth f (mth m t)) → mnid m' f = mnid m f →
+  fproj f (mh m') = fproj f (mh m) → rel f m' s.
+Proof.
+  intros [] Himg Hfw Htk Hmk Hpw Hdr Hrec Hth Hnid Hh.
+  split; [congruence | | apply Hpw | congruence | congruence | | congruence | congruence].
+  - pose proof (pi_mono f m (lmk m) (lmk m') Hmk). specialize (Htk (lmk m')). unfold pi in *. lia.
+  - intros t. by rewrite r_th0, Hth.
+Qed.
+
+Lemma upd_pth_other f m t x :
+  pth f (mth m t) = TIdle → pth f x = TIdle → ∀ t', pth f (upd (mth m) t x t') = pth f (mth m t').
+Proof. intros H1 H2 t'. unfold upd. destruct (Nat.eqb t' t) eqn:E; [| done]. apply Nat.eqb_eq in E. subst. congruence. Qed.
+
+Lemma rel_loc_o f m s t x :
+  rel f m s → pth f (mth m t) = TIdle → pth f x = TIdle → rel f (mloc m t x) s.
+Proof.
+  intros Hr H1 H2. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia | simpl; lia | apply Hr
+    | done | done | by apply upd_pth_other | done | done].
+Qed.
+
+Lemma rel_pwb_o f m s t x :
+  rel f m s → pth f (mth m t) = TIdle → pth f x = TIdle → rel f (mpwb m t x) s.
+Proof.
+  intros Hr H1 H2. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia | simpl; lia | 
+    | done | done | by apply upd_pth_other | done | done].
+  intros t'. simpl. unfold upd. destruct (Nat.eqb t' t); [| apply Hr].
+  pose proof (r_pw _ _ _ Hr t'). pose proof (fw_take_le f (lw m) (lpw m t')).
+  unfold pi in *. simpl. rewrite take_ge by done. lia.
+Qed.
+
+Lemma rel_fence_o f m s t x :
+  rel f m s → pth f (mth m t) = TIdle → pth f x = TIdle → (th s t = TIdle → pw s t = 0) →
+  rel f (mfence m t x) s.
+Proof.
+  intros Hr H1 H2 Hpw. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia | simpl; lia |
+    | done | done | by apply upd_pth_other | done | done].
+  intros t'. simpl. unfold upd. destruct (Nat.eqb t' t) eqn:E; [| apply Hr].
+  apply Nat.eqb_eq in E. subst. rewrite Hpw; [lia |]. by rewrite (r_th _ _ _ Hr).
+Qed.
+
+Lemma rel_copy_o f g m s t x a :
+  rel f m s → g ≠ f → pth f (mth m t) = TIdle → pth f x = TIdle → rel f (mcopy m g t x a) s.
+Proof.
+  intros Hr Hg H1 H2. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia | simpl; lia | apply Hr
+    | | done | by apply upd_pth_other | done | done].
+  simpl. by rewrite upd_other.
+Qed.
+
+Lemma rel_write_o f g m s p t x :
+  rel f m s → g ≠ f → pth f (mth m t) = TIdle → pth f x = TIdle → rel f (mwrite m g p t x) s.
+Proof.
+  intros Hr Hg H1 H2. eapply rel_stutter; [exact Hr | done | | | simpl; lia | | done | done
+    | by apply upd_pth_other | done | done].
+  - simpl. rewrite fw_app. simpl. rewrite decide_False by done. by rewrite app_nil_r.
+  - intros n. apply fw_take_app.
+  - intros t'. pose proof (r_pw _ _ _ Hr t'). pose proof (fw_take_app f (lw m) [(g, p)] (lpw m t')).
+    unfold pi in *. simpl. lia.
+Qed.
+
+Lemma rel_recov_o f g m s t x a :
+  rel f m s → g ≠ f → pth f (mth m t) = TIdle → pth f x = TIdle → rel f (mrecov m g t x a) s.
+Proof.
+  intros Hr Hg H1 H2. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia | simpl; lia | apply Hr
+    | | | by apply upd_pth_other | done | done].
+  all: simpl; by rewrite upd_other.
+Qed.
