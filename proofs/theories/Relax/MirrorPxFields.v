@@ -434,11 +434,11 @@ Proof.
   - unfold hist, scopy in *. cbn [xh]. by rewrite erase_app, erase_ins_nil, app_nil_r.
 Qed.
 
-Lemma rel_write f m s t x y p xh' o :
-  rel f m s → pth f x = y → erase xh' = hist s →
-  rel f (mwrite m f p t x) (St (ws s ++ [p]) (mk s) (pw s) (dr s) (rec s) (upd (th s) t y) (nid s) xh' o (gd s)).
+Lemma rel_write f m s t x y p p' xh' o :
+  rel f m s → pth f x = y → p' = p → erase xh' = hist s →
+  rel f (mwrite m f p t x) (St (ws s ++ [p']) (mk s) (pw s) (dr s) (rec s) (upd (th s) t y) (nid s) xh' o (gd s)).
 Proof.
-  intros [] Hx Hxh. split; simpl; try done.
+  intros [] Hx -> Hxh. split; simpl; try done.
   - rewrite r_ws0, fw_app. simpl. by rewrite decide_True.
   - pose proof (fw_take_app f (lw m) [(f, p)] (lmk m)). unfold pi in *. simpl. lia.
   - intros t'. pose proof (fw_take_app f (lw m) [(f, p)] (lpw m t')). specialize (r_pw0 t').
@@ -447,11 +447,11 @@ Proof.
   - unfold hist in *. simpl. by rewrite Hxh.
 Qed.
 
-Lemma rel_recov f m s t x y a xh' o :
-  rel f m s → pth f x = y → erase xh' = hist s →
-  rel f (mrecov m f t x a) (St (ws s) (mk s) (pw s) a true (upd (th s) t y) (nid s) xh' o (gd s)).
+Lemma rel_recov f m s t x y a a' xh' o :
+  rel f m s → pth f x = y → a' = a → erase xh' = hist s →
+  rel f (mrecov m f t x a) (St (ws s) (mk s) (pw s) a' true (upd (th s) t y) (nid s) xh' o (gd s)).
 Proof.
-  intros [] Hx Hxh. split; simpl; try done.
+  intros [] Hx -> Hxh. split; simpl; try done.
   - by rewrite upd_same.
   - by rewrite upd_same.
   - by apply upd_th_rel.
@@ -532,3 +532,135 @@ Proof.
     | | | by apply upd_pth_other | done | done].
   all: simpl; by rewrite upd_other.
 Qed.
+
+(** *** Every step *)
+
+Lemma idle_pw v s t : reach v s → th s t = TIdle → pw s t = 0.
+Proof. intros Hs Ht. pose proof (g_th _ _ (reach_ginv _ _ Hs) t) as H. unfold tinv in H. by rewrite Ht in H. Qed.
+
+Lemma sim_th f m s t k op pc : rel f m s → mth m t = MOp f k op pc → th s t = TOp k op pc.
+Proof. intros Hr H. by rewrite (r_th _ _ _ Hr), H, pth_same. Qed.
+
+Lemma fproj_snoc_in f h e : fev f e → fproj f (h ++ [e]) = fproj f h ++ [e].
+Proof. intros He. unfold fproj. rewrite filter_app. simpl. by rewrite filter_cons_True. Qed.
+
+Lemma fproj_snoc_out f h e : ¬ fev f e → fproj f (h ++ [e]) = fproj f h.
+Proof. intros He. unfold fproj. rewrite filter_app. simpl. rewrite filter_cons_False by done. by rewrite app_nil_r. Qed.
+
+Lemma hist_snoc_rel f s h e :
+  lab f <$> hist s = fproj f h → fev f (lab f e) → lab f <$> erase (xh s ++ [XE e]) = fproj f (h ++ [lab f e]).
+Proof. intros Hh He. rewrite fproj_snoc_in by done. rewrite erase_app, fmap_app. simpl. by rewrite <- Hh. Qed.
+
+Lemma lookup_last_app (x : pair) l1 l2 : (x :: l1 ++ l2) !! length l1 = Some (default (0, 0) (last (x :: l1))).
+Proof. revert x. induction l1 as [| y l1 IH]; intros x; [done |]. simpl. apply IH. Qed.
+
+Local Ltac sim_fin Hr :=
+  first [ apply rel_loc | apply rel_pwb | apply rel_fence | apply rel_copy
+        | apply rel_sxh; [apply rel_loc | reflexivity] | apply rel_write | apply rel_recov ];
+  first [ exact Hr | rewrite pth_same, ?(r_dr _ _ _ Hr), ?(nv_rel _ _ _ Hr); reflexivity
+        | rewrite ?(r_dr _ _ _ Hr), ?(nv_rel _ _ _ Hr); reflexivity
+        | unfold hist; by rewrite erase_app, erase_ins_nil, app_nil_r ].
+
+Local Ltac sim_oth Hr Hs H Hne :=
+  first [ apply rel_loc_o | apply rel_pwb_o | apply rel_fence_o | apply rel_copy_o | apply rel_write_o
+        | apply rel_recov_o ];
+  first [ exact Hr | exact Hne | rewrite H; by apply pth_other | by apply pth_other
+        | intros; by eapply idle_pw ].
+
+(** A step of thread [t] on field [g]: for [g = f] the one-field model's
+    step [c], else none. *)
+Local Ltac sim c :=
+  lazymatch goal with
+  | Hr : rel ?f ?m ?s, Hs : reach _ ?s, H : mth ?m _ = MOp ?g _ _ _ |- _ =>
+    destruct (decide (g = f)) as [<-|Hne];
+    [ eexists; split;
+      [ eapply reach_step; [exact Hs | eapply c; [eapply sim_th; [exact Hr | exact H] | ..];
+          rewrite ?(r_dr _ _ _ Hr), ?(r_rec _ _ _ Hr), ?(nv_rel _ _ _ Hr); eassumption ]
+      | sim_fin Hr ]
+    | exists s; split; [exact Hs | sim_oth Hr Hs H Hne] ]
+  end.
+
+Section sim.
+  Context (F : nat) (v0 : nat → nat).
+
+  Lemma rel_step f m m' s : rel f m s → reach (v0 f) s → mstep F m m' → ∃ s', reach (v0 f) s' ∧ rel f m' s'.
+  Proof.
+    intros Hr Hs Hst. destruct Hst.
+    - (* invoke *)
+      rename f0 into g. destruct (decide (g = f)) as [<-|Hne].
+      + eexists; split.
+        { eapply reach_step; [exact Hs |]. apply s_invoke. by rewrite (r_th _ _ _ Hr), H. }
+        destruct Hr. split; simpl; try done.
+        * apply upd_th_rel; [done |]. by rewrite pth_same, r_nid0.
+        * by rewrite upd_same, r_nid0.
+        * rewrite r_nid0. apply (hist_snoc_rel g s (mh m) (Invoke (mnid m g) t op)); [done |].
+          apply fld_of_oid.
+      + exists s. split; [done |]. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia
+          | simpl; lia | apply Hr | done | done | | | ].
+        * apply upd_pth_other; [by rewrite H | by apply pth_other].
+        * simpl. by rewrite upd_other.
+        * simpl. rewrite fproj_snoc_out; [done |]. simpl. by rewrite fld_of_oid.
+    - sim s_load.
+    - sim s_cas0.
+    - sim s_store0.
+    - (* return *)
+      rename f0 into g. destruct (decide (g = f)) as [<-|Hne].
+      + eexists; split.
+        { eapply reach_step; [exact Hs |]. apply (s_ret _ t k op r). by eapply sim_th. }
+        pose proof (rel_loc _ _ _ t MIdle TIdle Hr eq_refl) as [].
+        split; simpl; try done.
+        unfold sxh, sth. simpl. apply (hist_snoc_rel g _ (mh m) (Return k r)); [done |]. apply fld_of_oid.
+      + exists s. split; [done |]. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia
+          | simpl; lia | apply Hr | done | done | | done | ].
+        * apply upd_pth_other; [by rewrite H, pth_other | done].
+        * simpl. rewrite fproj_snoc_out; [done |]. simpl. by rewrite fld_of_oid.
+    - sim s_l5.
+    - sim s_l9_help.
+    - sim s_l9_wait.
+    - sim s_l9_fail_cas.
+    - sim s_l9_fail_store.
+    - sim s_l9_go.
+    - sim s_hpwb.
+    - sim s_hfence.
+    - sim s_hcas_ok.
+    - sim s_hcas_fail.
+    - sim s_l40_ok.
+    - sim s_l40_fail.
+    - sim s_wpwb.
+    - sim s_wfence.
+    - sim s_l44_ok.
+    - sim s_l44_fail.
+    - sim s_m2_diff.
+    - sim s_m2_same.
+    - sim s_m2cas_ok.
+    - sim s_m2cas_fail.
+    - sim s_late1.
+    - sim s_late2.
+    - sim s_late3.
+    - sim s_late_reread_fail.
+    - sim s_late4.
+    - sim s_late41_ok.
+    - sim s_late41_fail.
+    - sim s_late_pwb.
+    - sim s_late_fence.
+    - sim s_late5_ok.
+    - sim s_late5_fail.
+    - (* eviction *)
+      exists s. split; [done |]. eapply rel_stutter; [exact Hr | done | done | intros; simpl; lia
+        | simpl; lia | apply Hr | done | done | done | done | done].
+    - (* crash *)
+      assert (Hk : mk s ≤ pi f m keep).
+      { pose proof (r_mk _ _ _ Hr). pose proof (pi_mono f m _ _ H). lia. }
+      assert (Hl : pi f m keep ≤ length (ws s)).
+      { rewrite (r_ws _ _ _ Hr). unfold pi. simpl. pose proof (fw_take_le f (lw m) keep). lia. }
+      eexists; split.
+      { eapply reach_step; [exact Hs |]. apply (s_crash _ (pi f m keep) (d f)); [done | done | unfold pi; lia]. }
+      destruct Hr. split; simpl; try done.
+      + assert (E : fw f (lw m) = fw f (take keep (lw m)) ++ fw f (drop keep (lw m)))
+          by (by rewrite <- fw_app, take_drop).
+        rewrite r_ws0, E. unfold pi. simpl pred. by rewrite lookup_last_app.
+      + unfold pi. simpl. lia.
+      + unfold hist. cbn [xh]. rewrite !erase_app, fproj_snoc_in by done. rewrite <- r_hist0.
+        case_decide; rewrite ?erase_ins_nil; simpl; rewrite fmap_app; reflexivity.
+  Qed.
+End sim.
