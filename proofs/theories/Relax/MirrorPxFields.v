@@ -664,3 +664,211 @@ Section sim.
         case_decide; rewrite ?erase_ins_nil; simpl; rewrite fmap_app; reflexivity.
   Qed.
 End sim.
+
+(** ** Every run, seen from each field, is a run of the one-field model *)
+
+Lemma rel_init v0 f q0 d : rel f (minit v0 q0 d) (init (v0 f) (q0 f) (d f)).
+Proof. split; simpl; try done; unfold pi; simpl; lia. Qed.
+
+Section runs.
+  Context (F : nat) (v0 : nat → nat).
+
+  (** Field [f] of every reachable state is a reachable state of
+      [MirrorPxLin.v]'s model from [f]'s crash-image value [v0 f]. *)
+  Theorem mirror_px_fields_sim m : mreach F v0 m → ∀ f, ∃ s, reach (v0 f) s ∧ rel f m s.
+  Proof.
+    induction 1 as [q0 d | m m' _ IH Hst]; intros f.
+    - exists (init (v0 f) (q0 f) (d f)). split; [apply reach_init | apply rel_init].
+    - destruct (IH f) as (s & Hs & Hr). by eapply rel_step.
+  Qed.
+End runs.
+
+(** ** Relabelling a one-field history as field [f]'s *)
+
+Definition xlab (f : nat) (x : xev) : xevent (nat * mop) nat :=
+  match x with XE e => XE (lab f e) | XL i op v => XL (oid f i) (f, op) v end.
+
+Lemma erase_xlab f (l : list xev) : erase (xlab f <$> l) = lab f <$> erase l.
+Proof.
+  induction l as [| x l IH]; [done |]. rewrite fmap_cons.
+  change (x :: l) with ([x] ++ l). change (xlab f x :: (xlab f <$> l)) with ([xlab f x] ++ (xlab f <$> l)).
+  rewrite !erase_app, fmap_app, IH. by destruct x.
+Qed.
+
+Lemma unlabel_xlab f (l : list xev) : unlabel (effects (points (xlab f <$> l))) = effects (points l).
+Proof. induction l as [| [e | i op v] l IH]; [done | |]; simpl; [exact IH | f_equal; exact IH]. Qed.
+
+Lemma lin_points_lab (S : nat → seq_spec nat mop nat) f h (l : list xev) :
+  lin_points (S f) h l → lin_points (obj_spec S f) (lab f <$> h) (xlab f <$> l).
+Proof.
+  intros [He Hok Hacc]. split.
+  - by rewrite erase_xlab, He.
+  - intros l1 x l2 E. apply fmap_app_inv in E as (k1 & k2 & -> & E2 & ->).
+    symmetry in E2. apply fmap_cons_inv in E2 as (y & k2' & -> & -> & ->).
+    specialize (Hok k1 y k2' eq_refl).
+    destruct y as [[i t op | i v | | i v] | i op v]; simpl in *; try done.
+    + destruct Hok as [op Hin]. exists (f, op). apply elem_of_list_fmap. by exists (XL i op v).
+    + destruct Hok as [op Hin]. exists (f, op). apply elem_of_list_fmap. by exists (XL i op v).
+    + destruct Hok as [[t Hin] Hnot]. split.
+      * exists t. rewrite erase_xlab. apply elem_of_list_fmap. by exists (Invoke i t op).
+      * intros op' v' (y & Ey & Hy)%elem_of_list_fmap. destruct y as [? | i' op'' v'']; simpl in Ey; [done |].
+        injection Ey as Ei _ _. apply oid_inj in Ei as [_ ->]. by apply (Hnot op'' v'').
+  - unfold accepts. apply (proj2 (runs_obj_spec S f _ _)). simpl. by rewrite unlabel_xlab.
+Qed.
+
+(** ** The histories are well formed *)
+
+(** The field and number of a thread's operation. *)
+Definition mid (x : mtst) : option (nat * nat) := match x with MIdle => None | MOp g k _ _ => Some (g, k) end.
+
+Lemma mstep_cases F m m' : mstep F m m' →
+  (mh m' = mh m ∧ mnid m' = mnid m ∧ ∀ t, mid (mth m' t) = mid (mth m t)) ∨
+  (∃ t g op, mth m t = MIdle ∧ mh m' = mh m ++ [Invoke (oid g (mnid m g)) t (g, op)] ∧
+     mnid m' = upd (mnid m) g (S (mnid m g)) ∧
+     ∀ t', mid (mth m' t') = if Nat.eqb t' t then Some (g, mnid m g) else mid (mth m t')) ∨
+  (∃ t g k op r, mth m t = MOp g k op (PRet r) ∧ mh m' = mh m ++ [Return (oid g k) r] ∧ mnid m' = mnid m ∧
+     ∀ t', mid (mth m' t') = if Nat.eqb t' t then None else mid (mth m t')) ∨
+  (mh m' = mh m ++ [Crash] ∧ mnid m' = mnid m ∧ ∀ t, mth m' t = MIdle).
+Proof.
+  destruct 1.
+  all: try solve [left; split_and!; [reflexivity | reflexivity |];
+    intros t'; unfold mloc, mpwb, mfence, mcopy, mwrite, mrecov; simpl; unfold upd;
+    destruct (Nat.eqb t' t) eqn:E; [apply Nat.eqb_eq in E; subst; by rewrite H | reflexivity]].
+  - right; left. exists t, f, op. split_and!; try done. intros t'. simpl. unfold upd. by destruct (Nat.eqb t' t).
+  - right; right; left. exists t, f, k, op, r. split_and!; try done. intros t'. simpl. unfold upd.
+    by destruct (Nat.eqb t' t).
+  - left. by split_and!.
+  - right; right; right. by split_and!.
+Qed.
+
+Lemma pending_on_thread {Op Val} (h : history Op Val) t t' i : wf h → pending_on h t i → pending_on h t' i → t = t'.
+Proof.
+  intros Hwf (h1 & h2 & o & -> & _) (h1' & h2' & o' & E & _).
+  apply (wf_invoke_agree (h1 ++ Invoke i t o :: h2) i t o t' o'); [done | |].
+  - apply elem_of_app. right. by left.
+  - rewrite E. apply elem_of_app. right. by left.
+Qed.
+
+Record minv (m : mst) : Prop := {
+  mw_wf : wf (mh m);
+  mw_inv : ∀ i t g op, Invoke i t (g, op) ∈ mh m → ∃ k, i = oid g k ∧ k < mnid m g;
+  mw_pend : ∀ t j, pending_on (mh m) t j → ∃ g k, mid (mth m t) = Some (g, k) ∧ j = oid g k;
+  mw_act : ∀ t g k, mid (mth m t) = Some (g, k) →
+             pending_on (mh m) t (oid g k) ∧ ∀ v, Return (oid g k) v ∉ mh m;
+  mw_norec : ∀ i v, Recover i v ∉ mh m;
+}.
+
+Lemma minv_init v0 q0 d : minv (minit v0 q0 d).
+Proof.
+  split; simpl; try done.
+  - apply wf_nil.
+  - by intros ???? ?%elem_of_nil.
+  - by intros t j (h1 & h2 & op & Eh & _); destruct h1.
+  - by intros ?? ?%elem_of_nil.
+Qed.
+
+Lemma minv_step F m m' : minv m → mstep F m m' → minv m'.
+Proof.
+  intros [Hwf Hinv Hpend Hact Hnorec] Hst.
+  destruct (mstep_cases F m m' Hst) as
+    [(Eh & En & Et)|[(t & g & op & Ht & Eh & En & Et)|[(t & g & k & op & r & Ht & Eh & En & Et)|(Eh & En & Et)]]].
+  - split; rewrite ?Eh, ?En; try done.
+    + intros t j ?. rewrite Et. by apply Hpend.
+    + intros t g k. rewrite Et. apply Hact.
+  - assert (Hfresh : ¬ invoked (mh m) (oid g (mnid m g))).
+    { intros (t' & [g' op'] & Hin). destruct (Hinv _ _ _ _ Hin) as (k' & Ek & Hk).
+      apply oid_inj in Ek as [E1 E2]. subst. lia. }
+    split; rewrite ?Eh.
+    + apply wf_snoc. split; [done |]. split; [done |].
+      intros [j (g' & k' & Hm & _)%Hpend]. by rewrite Ht in Hm.
+    + intros i' t' g' op' [Hin | Hin%elem_of_list_singleton]%elem_of_app.
+      * destruct (Hinv _ _ _ _ Hin) as (k' & -> & Hk). exists k'. split; [done |].
+        rewrite En. unfold upd. destruct (Nat.eqb g' g) eqn:E; [| done]. apply Nat.eqb_eq in E. subst. lia.
+      * injection Hin as -> -> -> ->. exists (mnid m g). rewrite En, upd_same. split; [done | lia].
+    + intros t' j [(o & Ho) | (Hp & _ & _)]%pending_on_snoc.
+      * injection Ho as E1 E2 _. subst. exists g, (mnid m g). rewrite Et, Nat.eqb_refl. done.
+      * destruct (Hpend _ _ Hp) as (g' & k' & Hm & ->). exists g', k'. rewrite Et.
+        destruct (Nat.eqb t' t) eqn:E; [| done]. apply Nat.eqb_eq in E. subst. by rewrite Ht in Hm.
+    + intros t' g' k' Hm. rewrite Et in Hm. destruct (Nat.eqb t' t) eqn:E.
+      * injection Hm as <- <-. apply Nat.eqb_eq in E. subst. split.
+        -- apply pending_on_snoc. left. by eexists.
+        -- intros v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [| done].
+           apply Hfresh. by eapply wf_return_invoked.
+      * destruct (Hact _ _ _ Hm) as [Hp Hr]. split.
+        -- apply pending_on_snoc. right. split_and!; [done | done | by intros v].
+        -- intros v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by apply (Hr v) | done].
+    + intros i' v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+  - destruct (Hact t g k) as [Hp Hr]; [by rewrite Ht |].
+    split; rewrite ?Eh.
+    + apply wf_snoc. split; [done |]. split; [by exists t |].
+      intros [[v ?]|[v ?]]; [by apply (Hr v) | by apply (Hnorec (oid g k) v)].
+    + rewrite En. intros i' t' g' op' [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by eapply Hinv | done].
+    + intros t' j [(o & Ho) | (Hp' & _ & Hne)]%pending_on_snoc; [done |].
+      destruct (Hpend _ _ Hp') as (g' & k' & Hm & ->). exists g', k'. rewrite Et.
+      destruct (Nat.eqb t' t) eqn:E; [| done]. apply Nat.eqb_eq in E. subst. rewrite Ht in Hm.
+      injection Hm as -> ->. exfalso. by apply (Hne r).
+    + intros t' g' k' Hm. rewrite Et in Hm. destruct (Nat.eqb t' t) eqn:E; [done |].
+      apply Nat.eqb_neq in E. destruct (Hact _ _ _ Hm) as [Hp' Hr'].
+      assert (Hne : oid g' k' ≠ oid g k).
+      { intros Eq. rewrite Eq in Hp'. apply E. symmetry. by apply (pending_on_thread (mh m) t t' (oid g k)). }
+      split.
+      * apply pending_on_snoc. right. split_and!; [done | done | intros v [=]; congruence].
+      * intros v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by apply (Hr' v) | injection Hin; congruence].
+    + intros i' v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+  - split; rewrite ?Eh.
+    + apply wf_snoc. by split.
+    + rewrite En. intros i' t' g' op' [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by eapply Hinv | done].
+    + intros t' j [(o & Ho) | (_ & Hc & _)]%pending_on_snoc; done.
+    + intros t' g' k'. by rewrite Et.
+    + intros i' v [Hin | Hin%elem_of_list_singleton]%elem_of_app; [by apply (Hnorec i' v) | done].
+Qed.
+
+Lemma minv_reach F v0 m : mreach F v0 m → minv m.
+Proof. induction 1; [apply minv_init | by eapply minv_step]. Qed.
+
+(** The projection of [Core/History.v] ([h |_ f], by the objects of the
+    invokes) is the one read from the ids ([fproj]). *)
+Lemma filter_in_iff {A} (P Q : A → Prop) `{∀ x, Decision (P x)} `{∀ x, Decision (Q x)} (l : list A) :
+  (∀ x, x ∈ l → P x ↔ Q x) → filter P l = filter Q l.
+Proof.
+  induction l as [| x l IH]; intros Hx; [done |]. rewrite !filter_cons.
+  assert (filter P l = filter Q l) as -> by (apply IH; intros y Hy; apply Hx; by right).
+  pose proof (Hx x ltac:(by left)). repeat case_decide; naive_solver.
+Qed.
+
+Lemma project_fproj m f : minv m → mh m |_ f = fproj f (mh m).
+Proof.
+  intros Hw. unfold project, project_with, fproj. apply filter_in_iff.
+  assert (Hobj : ∀ i, invoked (mh m) i → obj_of (mh m) i = Some (fld_of i)).
+  { intros i (t & [g op] & Hin). rewrite (obj_of_invoke _ i t g op (mw_wf _ Hw) Hin).
+    destruct (mw_inv _ Hw _ _ _ _ Hin) as (k & -> & _). by rewrite fld_of_oid. }
+  intros [i t [g op] | i v | | i v] Hin; simpl.
+  - rewrite Hobj by (by exists t, (g, op)). split; [by intros [=] | by intros ->].
+  - rewrite Hobj by (by apply (wf_return_invoked _ i v (mw_wf _ Hw) Hin)). split; [by intros [=] | by intros ->].
+  - done.
+  - by apply (mw_norec _ Hw) in Hin.
+Qed.
+
+(** ** Every run's history is durably linearizable for the product of
+    the fields' registers *)
+
+Section main.
+  Context (F : nat) (v0 : nat → nat).
+
+  (** Every run's history is well formed (HISTORY.md's rules, [History.wf]). *)
+  Theorem mirror_px_fields_wf m : mreach F v0 m → wf (mh m).
+  Proof. intros Hm. apply (minv_reach F v0 m Hm). Qed.
+
+  (** Every run's history, over all fields of the line, with its crashes,
+      is durably linearizable for F registers side by side, field [f]'s
+      starting at its crash-image value [v0 f]. *)
+  Theorem mirror_px_fields_durably_linearizable m :
+    mreach F v0 m → durably_linearizable (prod_spec (λ f, reg (v0 f))) (mh m).
+  Proof.
+    intros Hm. pose proof (minv_reach F v0 m Hm) as Hw.
+    apply (durably_linearizable_local (λ f, reg (v0 f))); [apply Hw |].
+    intros f. destruct (mirror_px_fields_sim F v0 m Hm f) as (s & Hs & Hr).
+    rewrite project_fproj by done. rewrite <- (r_hist _ _ _ Hr).
+    exists (xlab f <$> xh s). apply (lin_points_lab (λ f, reg (v0 f))). by apply mirror_px_lin_points.
+  Qed.
+End main.
