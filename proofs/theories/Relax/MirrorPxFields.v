@@ -99,7 +99,7 @@
     - the F fields are data fields ([PAtomic]); pointer fields with
       recovery marks ([MirrorMarksPxCrash.v]) are not combined with them
       here. *)
-From stdpp Require Import countable base list.
+From stdpp Require Import countable base list relations.
 From Coq Require Import Lia.
 From perdure.Core Require Import History DurableLin.
 From perdure.Relax Require Import MirrorPxLin.
@@ -872,3 +872,104 @@ Section main.
     exists (xlab f <$> xh s). apply (lin_points_lab (λ f, reg (v0 f))). by apply mirror_px_lin_points.
   Qed.
 End main.
+
+(** ** Not vacuous: a write-back for field 0 makes field 1's write durable *)
+
+Ltac mcur R := match type of R with mreach _ _ ?x => x end.
+Ltac mgo R T :=
+  let R0 := fresh "R" in pose proof (mreach_step _ _ _ _ R T) as R0; clear R; rename R0 into R;
+  match type of R with mreach ?F ?v ?x => let y := eval vm_compute in x in change (mreach F v y) in R end.
+Ltac rcur Q := match type of Q with rtc _ _ ?x => x end.
+Ltac rgo Q T :=
+  let Q0 := fresh "Q" in pose proof (rtc_r _ _ _ Q T) as Q0; clear Q; rename Q0 into Q;
+  match type of Q with rtc ?R ?a ?x => let y := eval vm_compute in x in change (rtc R a y) in Q end.
+
+Lemma mreach_rtc F v0 m m' : mreach F v0 m → rtc (mstep F) m m' → mreach F v0 m'.
+Proof. intros Hm Hr. induction Hr as [| m1 m2 m3 Hs _ IH]; [done |]. apply IH. by eapply mreach_step. Qed.
+
+(** The history of the run below: thread 0's CAS(0, 7) on field 1 is
+    cut off by a crash, thread 1's CAS(0, 5) on field 0 returns 0 (it
+    succeeded) before the crash, and after it thread 0's load of field 1
+    returns 7. *)
+Definition fields_hist : history (nat * mop) nat :=
+  [Invoke (oid 1 0) 0 (1, OCas 0 7); Invoke (oid 0 0) 1 (0, OCas 0 5); Return (oid 0 0) 0; Crash;
+   Invoke (oid 1 1) 0 (1, OLoad); Return (oid 1 1) 7].
+
+Lemma mirror_px_fields_not_vacuous_run :
+  ∃ m m', mreach 2 (λ _, 0) m ∧
+    lw m = [(1, (7, 1)); (0, (5, 1))] ∧ lmk m = 2 ∧
+    mth m 0 = MOp 1 0 (OCas 0 7) (PW WPwb 0 (0, 0) (7, 1)) ∧ lpw m 0 = 0 ∧
+    rtc (mstep 2) m m' ∧ mh m' = fields_hist.
+Proof.
+  pose proof (mreach_init 2 (λ _, 0) (λ _, 0) (λ _, (0, 0))) as R.
+  match type of R with mreach ?F ?v ?x => let y := eval vm_compute in x in change (mreach F v y) in R end.
+  (* thread 0 invokes CAS(0, 7) on field 1; its recover_field: line 1, line 2, line 3 (DRAM equals
+     NVMM); the CAS: L5, L9, L40 writes field 1's NVMM pair (7, 1) into the line, and stops *)
+  let x := mcur R in mgo R (m_invoke 2 x 0 1 (OCas 0 7) eq_refl ltac:(lia)).
+  let x := mcur R in mgo R (m_late1 2 x 0 1 0 (OCas 0 7) eq_refl).
+  let x := mcur R in mgo R (m_late2 2 x 0 1 0 (OCas 0 7) (0, 0) eq_refl).
+  let x := mcur R in mgo R (m_late3 2 x 0 1 0 (OCas 0 7) (0, 0) (0, 0) eq_refl eq_refl).
+  let x := mcur R in mgo R (m_cas0 2 x 0 1 0 0 7 eq_refl eq_refl).
+  let x := mcur R in mgo R (m_l5 2 x 0 1 0 (OCas 0 7) 0 eq_refl).
+  let x := mcur R in mgo R (m_l9_go 2 x 0 1 0 (OCas 0 7) 0 (0, 0) eq_refl eq_refl eq_refl).
+  let x := mcur R in mgo R (m_l40_ok 2 x 0 1 0 (OCas 0 7) 0 (0, 0) (0, 0) eq_refl eq_refl).
+  (* thread 1 invokes CAS(0, 5) on field 0; recover_field returns at line 3; L5, L9, L40 writes
+     field 0's pair (5, 1) after field 1's; L41 writes the line back, L42 fences: the mark covers
+     both writes; L44; return *)
+  let x := mcur R in mgo R (m_invoke 2 x 1 0 (OCas 0 5) eq_refl ltac:(lia)).
+  let x := mcur R in mgo R (m_late1 2 x 1 0 0 (OCas 0 5) eq_refl).
+  let x := mcur R in mgo R (m_late2 2 x 1 0 0 (OCas 0 5) (0, 0) eq_refl).
+  let x := mcur R in mgo R (m_late3 2 x 1 0 0 (OCas 0 5) (0, 0) (0, 0) eq_refl eq_refl).
+  let x := mcur R in mgo R (m_cas0 2 x 1 0 0 0 5 eq_refl eq_refl).
+  let x := mcur R in mgo R (m_l5 2 x 1 0 0 (OCas 0 5) 0 eq_refl).
+  let x := mcur R in mgo R (m_l9_go 2 x 1 0 0 (OCas 0 5) 0 (0, 0) eq_refl eq_refl eq_refl).
+  let x := mcur R in mgo R (m_l40_ok 2 x 1 0 0 (OCas 0 5) 0 (0, 0) (0, 0) eq_refl eq_refl).
+  let x := mcur R in mgo R (m_wpwb 2 x 1 0 0 (OCas 0 5) 0 (0, 0) (5, 1) eq_refl).
+  let x := mcur R in mgo R (m_wfence 2 x 1 0 0 (OCas 0 5) 0 (0, 0) (5, 1) eq_refl).
+  let x := mcur R in mgo R (m_l44_ok 2 x 1 0 0 (OCas 0 5) 0 (0, 0) (5, 1) eq_refl eq_refl).
+  let x := mcur R in mgo R (m_ret 2 x 1 0 0 (OCas 0 5) 0 eq_refl).
+  let x := mcur R in pose proof (rtc_refl (mstep 2) x) as Q.
+  (* a crash keeping exactly the mark's prefix: both writes *)
+  let x := rcur Q in rgo Q (m_crash 2 x 2 (λ _, (0, 0)) ltac:(vm_compute; lia) ltac:(vm_compute; lia)).
+  (* thread 0 invokes a load of field 1; its recover_field: line 1 reads DRAM's garbage (0, 0),
+     line 2 NVMM's (7, 1), R2's re-read, line 4 outside the window, R1's write-back and fence,
+     line 5; the load reads 7 *)
+  let x := rcur Q in rgo Q (m_invoke 2 x 0 1 OLoad eq_refl ltac:(lia)).
+  let x := rcur Q in rgo Q (m_late1 2 x 0 1 1 OLoad eq_refl).
+  let x := rcur Q in rgo Q (m_late2 2 x 0 1 1 OLoad (0, 0) eq_refl).
+  let x := rcur Q in rgo Q (m_late4 2 x 0 1 1 OLoad (0, 0) (7, 1) eq_refl ltac:(discriminate) eq_refl ltac:(simpl; lia)).
+  let x := rcur Q in rgo Q (m_late_pwb 2 x 0 1 1 OLoad (0, 0) (7, 1) eq_refl).
+  let x := rcur Q in rgo Q (m_late_fence 2 x 0 1 1 OLoad (0, 0) (7, 1) eq_refl).
+  let x := rcur Q in rgo Q (m_late5_ok 2 x 0 1 1 OLoad (0, 0) (7, 1) eq_refl eq_refl).
+  let x := rcur Q in rgo Q (m_load 2 x 0 1 1 eq_refl eq_refl).
+  let x := rcur Q in rgo Q (m_ret 2 x 0 1 1 OLoad 7 eq_refl).
+  eexists _, _. split; [exact R |]. split_and!; [reflexivity .. | exact Q | reflexivity].
+Qed.
+
+(** Field 1's CAS wrote NVMM (L40) and its thread issued no write-back
+    (it is before L41, no write-back pending); field 0's CAS wrote the
+    line after it, wrote the line back and fenced: the line's mark covers
+    field 1's write, so EVERY crash from that state keeps it (field 1's
+    pair in the crash image, as [m_crash] computes it, is [(7, 1)]).  The
+    run goes on with such a crash and field 1's recovery, and its load of
+    field 1 returns 7; the history is durably linearizable for the two
+    registers (both starting at 0), and field 1's CAS is cut off. *)
+Theorem mirror_px_fields_not_vacuous :
+  (∃ m m', mreach 2 (λ _, 0) m ∧
+     lw m = [(1, (7, 1)); (0, (5, 1))] ∧ lmk m = 2 ∧
+     mth m 0 = MOp 1 0 (OCas 0 7) (PW WPwb 0 (0, 0) (7, 1)) ∧ lpw m 0 = 0 ∧
+     (∀ keep, lmk m ≤ keep → keep ≤ length (lw m) →
+        default (0, 0) (last (img m 1 :: fw 1 (take keep (lw m)))) = (7, 1)) ∧
+     rtc (mstep 2) m m' ∧ mh m' = fields_hist) ∧
+  durably_linearizable (prod_spec (λ _ : nat, reg 0)) fields_hist ∧ cut_off fields_hist (oid 1 0).
+Proof.
+  destruct mirror_px_fields_not_vacuous_run as (m & m' & Hm & Hlw & Hmk & Hth & Hpw & Hr & Hh).
+  split; [| split].
+  - exists m, m'. split_and!; try done.
+    intros keep H1 H2. rewrite Hlw, Hmk in *. simpl in H2. assert (keep = 2) as -> by lia.
+    simpl. reflexivity.
+  - rewrite <- Hh. apply (mirror_px_fields_durably_linearizable 2 (λ _, 0)). by eapply mreach_rtc.
+  - exists [], [Invoke (oid 0 0) 1 (0, OCas 0 5); Return (oid 0 0) 0], [Invoke (oid 1 1) 0 (1, OLoad); Return (oid 1 1) 7], 0, (1, OCas 0 7).
+    split; [done |]. intros v. vm_compute. intros Hin. apply elem_of_cons in Hin as [Hin | Hin]; [done |].
+    apply elem_of_cons in Hin as [Hin | Hin]; [done | by apply elem_of_nil in Hin].
+Qed.
