@@ -5,8 +5,8 @@
     only.  The code lays a node's fields out side by side
     ([impl/perdure-relax/src/space/node.rs]: field [i] of a node is the
     16-byte persistent atomic at [node + 16·i], 16-aligned), so up to four
-    fields share one 64-byte line (a list node's key and next pointer, a
-    tree node's key and children, four cells of an array or hash node), and
+    fields share one 64-byte line (four data cells of an array node,
+    [ds/array.rs]; a list or tree node's key beside its pointer fields), and
     [Space::mirror_cas]'s [self.pool.pwb(off, 16)] writes back the whole
     line ([Pool::pwb], [Backend::pwb_range]), whichever field's operation
     runs it.  This file models F data fields of RELAX's persistent atomic
@@ -59,8 +59,8 @@
     field ([lab]) it is the projection [h |_ f] of the run's history; and
     [durably_linearizable_local] gives the product.
 
-    Proved, for every number of fields, every initial pairs and every
-    number of threads and crashes:
+    Proved, for every number F of fields, all crash-image pairs, any
+    number of threads and of crashes:
     - [mirror_px_fields_sim]: every run's state is related, for each field
       [f], to a reachable state of [MirrorPxLin.v]'s model started from
       [f]'s crash-image pair;
@@ -69,26 +69,35 @@
       side by side, each starting at its crash-image value;
     - [mirror_px_fields_wf]: every run's history is well formed
       ([History.wf]);
-    - [mirror_px_fields_not_vacuous]: a run of 2 fields and 2 threads (29
-      steps) in which thread 0's CAS(0, 7) on field 1 writes NVMM (L40) and
-      stops before its write-back; thread 1's CAS(0, 5) on field 0 writes
-      the line after it, writes the line back and fences (L41–L42): the
-      line's mark now covers field 1's write, which its own thread never
-      wrote back, so every crash from there keeps it (the theorem says so
-      for every crash); a crash keeping exactly the mark's prefix cuts
-      field 1's CAS off; after field 1's recovery (line 1, 2, R2's re-read,
-      line 4, R1, line 5) thread 0's load of field 1 returns 7.  The
-      history is durably linearizable for the two registers, and the
-      cut-off CAS took effect.
+    - [mirror_px_fields_not_vacuous]: a run of 2 fields and 2 threads (30
+      steps, each checked by [vm_compute]) in which thread 0's CAS(0, 7) on
+      field 1 writes NVMM (L40) and stops before its write-back (L41);
+      thread 1's CAS(0, 5) on field 0 writes the line after it, writes the
+      line back and fences (L41–L42) and returns: the line's mark now
+      covers field 1's write, which no thread of field 1 wrote back, so
+      every crash from that state keeps it (the theorem says so for every
+      crash [m_crash] allows); a crash keeping exactly the mark's prefix
+      cuts field 1's CAS off; after field 1's recovery (line 1 reads DRAM's
+      garbage, line 2, R2's re-read, line 4 outside the window, R1's
+      write-back and fence, line 5) thread 0's load of field 1 returns 7.
+      The history is durably linearizable for the two registers, and the
+      CAS is cut off; the load's 7 shows it took effect.
+    The proof re-proves no invariant of the protocol: [rel_step] (a step
+    of the line is one step of the field's own model, or none) rests on
+    [MirrorPxLin.v]'s model as it is ([reach], [step]) and on its
+    invariant only for one fact, that a thread idle in the field's model
+    has no write-back pending ([idle_pw]); [lin_points_lab] relabels a
+    witness; the well-formedness invariant [minv] is proved here.
 
     What the model abstracts, beyond what [MirrorPxLin.v] abstracts
     (unbounded sequence numbers, so R2's re-read is modelled but not
     relied on; SC atomic steps, 16-byte reads and DWCAS; the write-back and
     fence after a failed L40; tracking as a gate, Claim 1 by citation;
     pointer fields, [fetch_add], [PATIENCE], liveness):
-    - the F fields share one line; fields in other lines are not in the
-      model (a run over several lines would be this model per line, with
-      locality again; not built here);
+    - the F fields share one line, F any number (the code's 64-byte line
+      holds at most four 16-byte fields); fields in other lines are not in
+      the model (a run over several lines would be this model per line,
+      with locality again; not built here);
     - a crash keeps a prefix of the line's writes, in the order they
       became visible (Px86 for one line, as [PxPersist.v]); the NVMM DWCAS
       of one field persists atomically (PX86.md's assumption), and no
