@@ -143,10 +143,12 @@
       skips line 4: after its zeroed DRAM ([gd] with sequence 0) the window
       never applies here, so its calls are these; its MSB is not modelled;
     - one field alone in its line (its write-backs flush only its own
-      writes) and one field per run: several fields, in one line or not,
-      are not modelled (for separate lines, [DurableLin.v]'s locality
-      [durably_linearizable_local] would give the product register from the
-      fields' histories, but no multi-field run is built here);
+      writes) and one field per run: several data fields sharing one line,
+      whose write-backs flush each other's writes, are
+      [Relax/MirrorPxFields.v], which shows every run of them to be, field
+      by field, a run of this model, and gets the product register from
+      [DurableLin.v]'s locality [durably_linearizable_local]; fields in
+      separate lines are not modelled in one run;
     - sequence numbers are unbounded naturals (no wrap-around, no MSB of
       [PseudoBitset], whose recovered bit is not modelled), values
       naturals; a 16-byte read and a 16-byte DWCAS are atomic, NVMM's DWCAS
