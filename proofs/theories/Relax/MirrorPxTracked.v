@@ -314,3 +314,79 @@ Proof.
   - exact Tracking.claim1_zmarkable.
   - exact Tracking.claim1_pseudo_bitset.
 Qed.
+
+(** ** Not vacuous *)
+
+(** A Mirror step of one thread that is not at a tracking decision is a
+    [p_mirror] step. *)
+Lemma plain_one s s' t x' :
+  th s' = upd (th s) t x' → ¬ deciding s (th s t) → ∀ u, deciding s (th s u) → th s' u = th s u.
+Proof.
+  intros E Hn u Hu. rewrite E. destruct (decide (u = t)) as [->|Hne]; [done |]. by apply upd_other.
+Qed.
+
+Ltac pcur R := match type of R with preach _ _ _ ?x => x end.
+Ltac pnorm R := match type of R with preach ?V ?o ?v ?x =>
+  let y := eval vm_compute in x in change (preach V o v y) in R end.
+(** Extend the run [R] by the product step [H]. *)
+Ltac pgo R H := let R' := fresh in
+  pose proof (preach_step _ _ _ _ _ R H) as R'; clear R; rename R' into R; pnorm R.
+(** Extend the run [R] by the Mirror step [H] (of one thread, not at a tracking decision). *)
+Ltac pm R H := let p := pcur R in
+  let V := match type of R with preach ?V _ _ _ => V end in
+  let o := match type of R with preach _ ?o _ _ => o end in
+  let H' := fresh in pose proof (p_mirror V o _ _ (tg _ p) (tx _ p) (own _ p) H) as H';
+  let H'' := fresh in
+  pose proof (H' ltac:(intros Hh; vm_compute in Hh; discriminate)
+                ltac:(eapply plain_one; [reflexivity | vm_compute; tauto])) as H'';
+  clear H'; pgo R H''; clear H''.
+
+(** The bit table right after a crash: garbage, and no cell initialised. *)
+Definition arr0 : Tracking.arr := Tracking.Arr (λ _, true) (λ _, 0) (λ _, 0) 0.
+
+Definition nvt_hist : history mop nat := [Invoke 0 0 OLoad; Return 0 3; Invoke 1 0 OLoad; Return 1 3].
+
+(** Under [bitset], the field [0], and the crash image [(3, 1)] (DRAM
+    holding the same pair): operation 0 (a load by thread 0) queries the
+    table, which answers "not recovered" (the table is empty after the
+    crash); it calls [recover_field], which returns at line 3; it sets the
+    bit ([recover_tracked]'s [b.set]) and loads 3.  Operation 1 (another
+    load by thread 0) queries the table, which answers "recovered": it
+    loads 3 without a recover call.  In the final state: operation 0's own
+    call returned and its tracking thread is idle again (the bit is set);
+    operation 1's tracking thread holds the field (only a "recovered"
+    answer, [st_load], makes it hold it) and operation 1 made no recover
+    call; one recover call returned since the crash. *)
+Theorem mirror_px_tracked_not_vacuous :
+  ∃ p, preach Tracking.bitset 0 3 p ∧ hist (ms _ p) = nvt_hist ∧
+    durably_linearizable (reg 3) nvt_hist ∧
+    Tracking.query Tracking.bitset arr0 0 = false ∧
+    own _ p 0 = true ∧ Tracking.pc (tg _ p) 0 = Tracking.TIdle ∧
+    own _ p 1 = false ∧ Tracking.pc (tg _ p) 1 = Tracking.THold 0 ∧
+    Tracking.ret (tg _ p) 0 = true.
+Proof.
+  pose proof (preach_init Tracking.bitset 0 3 1 (3, 1) arr0 eq_refl) as R.
+  (* operation 0 invokes a load; the query answers no; recover_field: line 1, line 2, line 3 *)
+  let p := pcur R in pm R (s_invoke (ms _ p) 0 OLoad eq_refl).
+  let p := pcur R in pgo R (p_query_no _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) 0 0 OLoad eq_refl eq_refl eq_refl).
+  let p := pcur R in pm R (s_late2 (ms _ p) 0 0 OLoad (3, 1) eq_refl).
+  let p := pcur R in pgo R (p_return3 _ 0 (ms _ p) (tg _ p) (tx _ p) (tx _ p) (own _ p) 0 0 OLoad (3, 1) (3, 1)
+                                eq_refl eq_refl eq_refl eq_refl).
+  (* recover_tracked sets the bit *)
+  let p := pcur R in pgo R (p_vstep _ 0 (ms _ p) (tg _ p) (tx _ p) _ (own _ p) 0 Tracking.TIdle
+                                (Tracking.bitset_mark (tx _ p) 0)).
+  (* the load reads DRAM and returns *)
+  let p := pcur R in pgo R (p_load _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) (tg _ p) 0 0 eq_refl
+                                (or_intror (conj eq_refl eq_refl))).
+  let p := pcur R in pm R (s_ret (ms _ p) 0 0 OLoad 3 eq_refl).
+  (* operation 1: the query answers yes; the load reads DRAM and returns *)
+  let p := pcur R in pm R (s_invoke (ms _ p) 0 OLoad eq_refl).
+  let p := pcur R in pgo R (p_load _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) _ 0 1 eq_refl
+                                (or_introl (conj eq_refl (conj eq_refl eq_refl)))).
+  let p := pcur R in pm R (s_ret (ms _ p) 0 1 OLoad 3 eq_refl).
+  let p := pcur R in
+  assert (Hh : hist (ms _ p) = nvt_hist) by (vm_compute; reflexivity);
+  exists p; split; [exact R |]; split; [exact Hh |]; split;
+  [rewrite <- Hh; exact (tracked_durably_linearizable _ _ _ Tracking.claim1_bitset p R)
+  | split_and!; vm_compute; reflexivity].
+Qed.
