@@ -71,7 +71,8 @@
       (Tracking.v's [bitset], [markable], [hybrid], [zmarkable],
       [pseudo_bitset], by their [claim1_*]), each for every tracked object
       id;
-    - [mirror_px_tracked_not_vacuous]: under [bitset], an explicit run in
+    - [mirror_px_tracked_not_vacuous] ([mirror_px_tracked_not_vacuous_pseudo]
+      under [pseudo_bitset], recovering through line 5): under [bitset], an explicit run in
       which operation 0 finds the field not recovered (the table is
       empty after the crash), calls [recover_field] (returning at line 3),
       sets the bit and loads; operation 1 then finds the bit set and loads
@@ -338,7 +339,7 @@ Ltac pm R H := let p := pcur R in
   let H' := fresh in pose proof (p_mirror V o _ _ (tg _ p) (tx _ p) (own _ p) H) as H';
   let H'' := fresh in
   pose proof (H' ltac:(intros Hh; vm_compute in Hh; discriminate)
-                ltac:(eapply plain_one; [reflexivity | vm_compute; tauto])) as H'';
+                ltac:(eapply plain_one; [reflexivity | vm_compute; first [tauto | intros Hx; discriminate Hx]])) as H'';
   clear H'; pgo R H''; clear H''.
 
 (** The bit table right after a crash: garbage, and no cell initialised. *)
@@ -388,5 +389,42 @@ Proof.
   assert (Hh : hist (ms _ p) = nvt_hist) by (vm_compute; reflexivity);
   exists p; split; [exact R |]; split; [exact Hh |]; split;
   [rewrite <- Hh; exact (tracked_durably_linearizable _ _ _ Tracking.claim1_bitset p R)
+  | split_and!; vm_compute; reflexivity].
+Qed.
+
+(** Under [pseudo_bitset] (zeroed DRAM: the DRAM pair [(0, 0)], the
+    sequence word's MSB clear), the field [0], and the crash image
+    [(3, 1)]: operation 0's query answers "not recovered"; its
+    [recover_field] reads DRAM's [(0, 0)] (line 1) and NVMM's [(3, 1)]
+    (line 2), is outside line 4's window, writes back and fences (R1) and
+    returns at line 5, whose DWCAS writes the sequence word with its MSB
+    set ([on_return]); the load returns 3.  Operation 1's query answers
+    "recovered" and it loads 3 without a recover call. *)
+Theorem mirror_px_tracked_not_vacuous_pseudo :
+  ∃ p, preach Tracking.pseudo_bitset 0 3 p ∧ hist (ms _ p) = nvt_hist ∧
+    durably_linearizable (reg 3) nvt_hist ∧
+    Tracking.query Tracking.pseudo_bitset (λ _, 0%Z) 0 = false ∧
+    own _ p 0 = true ∧ own _ p 1 = false ∧ Tracking.pc (tg _ p) 1 = Tracking.THold 0.
+Proof.
+  pose proof (preach_init Tracking.pseudo_bitset 0 3 1 (0, 0) (λ _, 0%Z) (λ _, eq_refl)) as R.
+  let p := pcur R in pm R (s_invoke (ms _ p) 0 OLoad eq_refl).
+  let p := pcur R in pgo R (p_query_no _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) 0 0 OLoad eq_refl eq_refl eq_refl).
+  let p := pcur R in pm R (s_late2 (ms _ p) 0 0 OLoad (0, 0) eq_refl).
+  let p := pcur R in pm R (s_late4 (ms _ p) 0 0 OLoad (0, 0) (3, 1) eq_refl ltac:(discriminate) eq_refl ltac:(simpl; lia)).
+  let p := pcur R in pm R (s_late_pwb (ms _ p) 0 0 OLoad (0, 0) (3, 1) eq_refl).
+  let p := pcur R in pm R (s_late_fence (ms _ p) 0 0 OLoad (0, 0) (3, 1) eq_refl).
+  let p := pcur R in pgo R (p_return5 _ 0 (ms _ p) (tg _ p) (tx _ p) _ (own _ p) 0 0 OLoad (0, 0) (3, 1)
+                                eq_refl eq_refl eq_refl (Tracking.word_line5 _ 0 (tx _ p) 1%Z)).
+  let p := pcur R in pgo R (p_load _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) (tg _ p) 0 0 eq_refl
+                                (or_intror (conj eq_refl eq_refl))).
+  let p := pcur R in pm R (s_ret (ms _ p) 0 0 OLoad 3 eq_refl).
+  let p := pcur R in pm R (s_invoke (ms _ p) 0 OLoad eq_refl).
+  let p := pcur R in pgo R (p_load _ 0 (ms _ p) (tg _ p) (tx _ p) (own _ p) _ 0 1 eq_refl
+                                (or_introl (conj eq_refl (conj eq_refl eq_refl)))).
+  let p := pcur R in pm R (s_ret (ms _ p) 0 1 OLoad 3 eq_refl).
+  let p := pcur R in
+  assert (Hh : hist (ms _ p) = nvt_hist) by (vm_compute; reflexivity);
+  exists p; split; [exact R |]; split; [exact Hh |]; split;
+  [rewrite <- Hh; exact (tracked_durably_linearizable _ _ _ Tracking.claim1_pseudo_bitset p R)
   | split_and!; vm_compute; reflexivity].
 Qed.
