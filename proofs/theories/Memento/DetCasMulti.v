@@ -1,0 +1,386 @@
+(** * Memento's detectable CAS: root operations of several CASes, replayed
+
+    [DetCas.v]'s Part 2 is the protocol of one tracked thread [me] running
+    detectable CASes (seed 001 §3, Algorithm 1 L5–L39, recovery L9–L25)
+    against any environment of other writers and helpers (Algorithm 2),
+    with immediate persistence.  Its crash step abstracts the replay of a
+    root operation: a crash re-runs the current invocation with LOCAL as the
+    replay "re-establishes it", and L19 (⑤) is proved unreachable there.
+    This file adds the root-operation layer on top of that model, as the
+    crate's composites and runtime run it, and keeps [DetCas.v]'s steps for
+    the CAS that is being executed:
+    - a root operation ([impl/perdure-memento/src/runtime.rs]
+      [Handle::try_run_root]) is a list of K ≥ 1 detectable CASes
+      ([ops]: location, old, new; stable inputs, seed §2.3 Requirement 2),
+      run in order, CAS [j] with its own CAS memento, slot [j] of the root
+      memento ([mmts j]; [cas.rs] [CasMmt], one field per call site,
+      [compose.rs] Requirement 1), as the composites of
+      [impl/perdure-memento/src/ds/] use them (e.g. the Treiber stack's and
+      MSQ-mmt-cas' root operations: each CAS its own memento field);
+    - LOCAL ([Handle::local]) starts at the root operation's floor
+      ([try_run_root]: [self.set_local(floor)]) and each CAS that returns
+      raises it to its memento's timestamp ([cas.rs] L39
+      [h.set_local(ts_succ)], the failure path's [h.set_local(ts_fail)],
+      and recovery's ④ ⑤ ⑥ [h.set_local(m.ts)]);
+    - the commit ([try_run_root] step 3, [ClearMode::Floor], the default)
+      writes the next floor [now], later than every timestamp the operation
+      checkpointed: that is how the runtime clears the root memento between
+      root operations (the mementos keep their words; the next operation's
+      strict L14, [m.ts > t_local], finds them all stale);
+    - a crash (a thread crash, or a full crash: with immediate persistence
+      both lose DRAM's program counter and LOCAL and keep the memory) makes
+      the thread re-run the root operation from its first CAS in recovery
+      mode ([h.rec()], [try_run_root]'s retry loop, [Runtime::open]'s
+      [needs_recovery]): each CAS runs its recovery L9–L25 against its own
+      memento.  A CAS that returned before the crash meets ④ (its failure
+      checkpointed: ERR again), ⑤ (a success that is not the thread's last
+      CAS: OK without touching memory) or ⑥ (the thread's last success:
+      redo the second plain CAS, OK); the first CAS that had not returned
+      runs [DetCas.v]'s recovery (③ then ⑦ ⑧ ⑨, or ④ ⑥), and ⑨ leaves
+      recovery mode ([h.set_rec(false)]) for the CASes after it.
+
+    The state ([mstate]) is [DetCas.v]'s state ([core]: memory, HELP, the
+    clock, OWN, and the running CAS's program counter, arguments, memento
+    and LOCAL, with [DetCas.v]'s ghosts) plus the root operation's CASes, the
+    position [cur] of the CAS the thread runs, the program counter [rpc]
+    and LOCAL [rlocal] of a CAS being replayed, the recovery flag, the
+    memento slots and the floor; ghost: [fr], the first CAS of the root
+    operation that has not returned since it started (the one [core]'s
+    invocation is), [res j], the result CAS [j < fr] first returned,
+    [ncas j], how many times CAS [j]'s first plain CAS (L26) has run, and
+    [hist], per committed root operation, each CAS's result and count.  A
+    step ([mstep]) is one of [DetCas.v]'s steps of the running CAS
+    ([MThread], when [cur = fr]) or of the environment ([MEnv]), or a step
+    of the layer: start ([MStart]), the next CAS ([MAdvance]), the commit
+    ([MCommit]), a crash ([MCrash]), and the replay of a CAS that returned
+    before the crash ([RRecFail] ④, [RRecNotLast] ⑤, [RRecLast] and
+    [RCas2] ⑥, [RNext], [RArrive]).
+
+    Proved, on every reachable state, for any K, any root operations, any
+    schedule of the environment, any number of crashes:
+    - [detcas_multi_returns]: whenever a CAS of the root operation returns
+      [r] -- in normal execution, from its own recovery, or replayed after
+      a crash through ④ ⑤ ⑥ -- its first plain CAS has run exactly once if
+      [r] is OK and never if [r] is ERR; a replayed CAS returns the result
+      it first returned;
+    - [detcas_multi_committed]: in every committed root operation, every
+      CAS's first plain CAS ran exactly once if it returned OK, never if
+      ERR;
+    - [detcas_multi_first_cas]: L26 runs only for a CAS whose first plain
+      CAS has not run ([ncas] 0): no replay or recovery re-executes a CAS
+      that took effect;
+    - [detcas_multi_replay_fresh]: a replayed CAS's memento is always newer
+      than LOCAL (so ③'s branch, L21–L25, is never taken by a CAS that
+      returned before the crash: the model has no step for it);
+    - [detcas_multi_replay_case5]: non-vacuity: a root operation of two
+      CASes, both succeed, a crash after the second one's checkpoint; the
+      replay returns OK for the first through ⑤ (no memory step, its first
+      plain CAS run once), the second redoes its second plain CAS through
+      ⑥; the root operation commits with both results OK, each CAS's first
+      plain CAS run once.
+    Everything rests on [minv] ([minv_init], [mstep_inv], [mreach_inv]),
+    which contains [DetCas.v]'s invariant [inv] of the core state (not
+    re-proved: each step of the running CAS is a step of [DetCas.v]'s
+    model, the layer's start and advance are its [StepNext]/[StepStart]
+    (and [StepCrash] when recovery mode is on), the commit its [StepNext]
+    and [StepTick], a crash its [StepCrash]; the replay leaves the core
+    state unchanged, which [minv] proves: ⑥'s second plain CAS finds no
+    annotated word to remove and its OWN store rewrites OWN's value).
+
+    What the model abstracts, beyond [DetCas.v]'s abstractions (immediate
+    persistence, one tracked thread, the environment as any writes that do
+    not touch [me]'s annotations and Algorithm 2's helpers, (H-ABA) built
+    into the words, (H-OWN): OWN survives crashes, as [own_floor] and
+    [Runtime::open]'s scan of the mementos give it in the code, argued
+    there, not re-proved here):
+    - the line-granular persistence of [DetCasPx.v] is not modelled here:
+      in particular the un-annotated word the second plain CAS writes back
+      is fenced only at the next CAS's L26 or the commit in the code, and a
+      crash before that can bring back a returned CAS's annotated word;
+      that case is the reason for ⑥ and is not exercised here (⑥ is
+      exercised with the word still clean);
+    - each CAS's memento is its own slot; a memento reused by two CASes of
+      one root operation with no checkpoint between them (the gap of
+      [impl/perdure-memento/MUTANTS.md], [cas.rs:195:21]) is not a run of
+      this model; [ClearMode::Zero] (zeroing the root memento) is not
+      modelled, only the floor;
+    - the root operation's inputs are fixed when it starts (a composite
+      that computes a CAS's arguments from what it loaded checkpoints them
+      first, Requirement 2); no loads, no other sub-operations (e.g.
+      checkpoints between CASes) are modelled;
+    - ④'s LOADHELP of the current value and the value returned with ERR
+      are not modelled (as in [DetCas.v]);
+    - the commit is one step (its line persisted at once); a thread that is
+      idle when the system crashes may start its next root operation in
+      recovery mode or not ([MStart]'s flag: both are runs).
+    Not covered: the line-granular, N-thread model ([DetCasPx.v],
+    [DetCasPxTwoWord.v]) with multi-CAS root operations, and histories of
+    [Core/DurableLin.v] for them ([DetCasPxLin.v] has one CAS per root
+    operation). *)
+From iris.prelude Require Import prelude.
+From Coq Require Import Lia.
+From perdure.Memento Require Import DetCas.
+
+Global Instance tpc_eq_dec : EqDecision tpc.
+Proof. solve_decision. Defined.
+
+(** The state of the layer. *)
+Record mstate := MS {
+  core : state;                      (* DetCas.v's state; its invocation is CAS [fr] *)
+  ops : list (nat * nat * nat);      (* the root operation's CASes: location, old, new *)
+  cur : nat;                         (* the CAS the thread runs *)
+  rpc : tpc;                         (* the replayed CAS's program counter ([cur < fr]) *)
+  rlocal : nat;                      (* LOCAL while replaying *)
+  recm : bool;                       (* recovery mode, [h.rec()] *)
+  mmts : nat → mword;                (* the CAS memento slots of the root memento *)
+  floor : nat;                       (* the root operation's floor (runtime.rs) *)
+  fr : nat;                          (* ghost: the first CAS not returned since the start *)
+  res : nat → bool;                  (* ghost: the result CAS j < fr first returned *)
+  ncas : nat → nat;                  (* ghost: how often CAS j's first plain CAS ran *)
+  hist : list (list (bool * nat));   (* ghost: committed root operations' (result, count) *)
+}.
+
+Definition updf {A} (f : nat → A) (j : nat) (a : A) : nat → A :=
+  λ i, if decide (i = j) then a else f i.
+
+(** CAS [j] of a root operation. *)
+Definition opx (os : list (nat * nat * nat)) (j : nat) : nat * nat * nat := nth j os (0, 0, 0).
+
+Section multi.
+  Context (me : nat).
+
+  (** [DetCas.v]'s [StepStart] of CAS (x, o, n) with memento [m]; in
+      recovery mode followed by its [StepCrash] (the CAS starts at L9). *)
+  Definition start_core (c : state) (x o n : nat) (m : mword) (r : bool) : state :=
+    let c2 := set_took (set_lst (set_mmt (set_argnew (set_argold (set_argl
+                (set_pc c P25) x) o) n) m) (local c)) false in
+    if r then set_local (set_pc c2 PRec) (lst c2) else c2.
+
+  (** The environment's steps: those of [DetCas.v]'s steps that leave [me]'s
+      registers (program counter, arguments, memento, OWN, LOCAL) and the
+      invocation's ghosts as they are (other threads' writes, helpers, the
+      clock). *)
+  Definition same_thread (c c' : state) : Prop :=
+    pc c' = pc c ∧ argl c' = argl c ∧ argold c' = argold c ∧ argnew c' = argnew c ∧
+    mmt c' = mmt c ∧ own c' = own c ∧ local c' = local c ∧ lst c' = lst c ∧ took c' = took c.
+  Definition env_step (c c' : state) : Prop := step me c c' ∧ same_thread c c'.
+
+  (** The annotation L20's second plain CAS expects: value [v], parity [p],
+      tid [me] (the code compares the word; the ghost index is not read). *)
+  Definition ann_of (w : word) (v : nat) (p : bool) : bool :=
+    match w with
+    | Ann v' p' tid _ => bool_decide (v' = v ∧ p' = p ∧ tid = me)
+    | Clean _ => false
+    end.
+
+  Definition with_core (s : mstate) (c : state) : mstate :=
+    MS c (ops s) (cur s) (rpc s) (rlocal s) (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s).
+  Definition with_rep (s : mstate) (c : state) (p : tpc) (l : nat) : mstate :=
+    MS c (ops s) (cur s) p l (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s).
+
+  Inductive mstep : mstate → mstate → Prop :=
+  (** [Handle::try_run_root]: a new root operation of K ≥ 1 CASes; LOCAL :=
+      its floor ([self.set_local(floor)]); CAS 0 starts ([DetCas.v]'s
+      [StepStart], its memento slot 0), in recovery mode if [r]. *)
+  | MStart s os r : pc (core s) = PIdle → os ≠ [] →
+      let c := start_core (set_local (core s) (floor s)) (opx os 0).1.1 (opx os 0).1.2 (opx os 0).2
+                 (mmts s 0) r in
+      mstep s (MS c os 0 PRec (floor s) r (mmts s) (floor s) 0 (λ _, false) (λ _, 0) (hist s))
+  (** A step of the running CAS ([cas.rs] [DetectableCasAtomic::cas],
+      [second_cas]; L9–L39): one of [DetCas.v]'s, other than its start,
+      its [StepNext] and its crash.  L26 counts in [ncas]; ⑨ (L25) leaves
+      recovery mode ([h.set_rec(false)]). *)
+  | MThread s c' : cur s = fr s → step me (core s) c' → pc (core s) ≠ PIdle →
+      (∀ r, pc (core s) ≠ PDone r) → pc c' ≠ PRec →
+      mstep s (MS c' (ops s) (cur s) (rpc s) (rlocal s)
+                 (if bool_decide (pc (core s) = PRecHelp ∧ pc c' = P25) then false else recm s)
+                 (mmts s) (floor s) (fr s) (res s)
+                 (if bool_decide (pc (core s) = P25 ∧ pc c' = P34)
+                  then updf (ncas s) (fr s) (S (ncas s (fr s))) else ncas s) (hist s))
+  (** Other threads and helpers (Algorithm 2), at any time. *)
+  | MEnv s c' : env_step (core s) c' → mstep s (with_core s c')
+  (** The CAS returned [r]; the next CAS of the root operation starts
+      (normal or recovery mode, as the handle is), with its own memento. *)
+  | MAdvance s r : cur s = fr s → pc (core s) = PDone r → S (cur s) < length (ops s) →
+      let j := S (cur s) in
+      let c := start_core (set_pc (core s) PIdle) (opx (ops s) j).1.1 (opx (ops s) j).1.2
+                 (opx (ops s) j).2 (mmts s j) (recm s) in
+      mstep s (MS c (ops s) j (rpc s) (rlocal s) (recm s) (updf (mmts s) (cur s) (mmt (core s)))
+                 (floor s) j (updf (res s) (cur s) r) (ncas s) (hist s))
+  (** The last CAS returned: [try_run_root]'s commit (step 3, one line):
+      the next floor is [now] ([ClearMode::Floor]: every memento of the
+      operation is now older than LOCAL's next start); leaves recovery mode
+      ([needs_recovery := 0]). *)
+  | MCommit s r : cur s = fr s → pc (core s) = PDone r → S (cur s) = length (ops s) →
+      let rs := updf (res s) (cur s) r in
+      mstep s (MS (set_clock (set_pc (core s) PIdle) (S (clock (core s)))) (ops s) 0 PRec 0 false
+                 (updf (mmts s) (cur s) (mmt (core s))) (clock (core s)) 0 (λ _, false) (λ _, 0)
+                 (hist s ++ [(λ j, (rs j, ncas s j)) <$> seq 0 (length (ops s))]))
+  (** A crash of the thread or of the system inside a root operation: the
+      root operation is re-run from its first CAS in recovery mode, LOCAL
+      := the floor ([try_run_root]'s retry, [Runtime::open]).  The core's
+      invocation (CAS [fr]) is [DetCas.v]'s [StepCrash]. *)
+  | MCrash s : pc (core s) ≠ PIdle →
+      mstep s (MS (set_local (set_pc (core s) PRec) (lst (core s))) (ops s) 0 PRec (floor s) true
+                 (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s))
+  (** The replay of CAS [cur < fr], which returned before the crash: its
+      recovery (cas.rs L10–L20) with its memento [mmts cur].  ④ (L15–L18):
+      a failure checkpointed: ERR, LOCAL := its timestamp. *)
+  | RRecFail s : cur s < fr s → rpc s = PRec → rlocal s < mts (mmts s (cur s)) →
+      mfail (mmts s (cur s)) = true →
+      mstep s (with_rep s (core s) (PDone false) (mts (mmts s (cur s))))
+  (** ⑤ (L19): a success that is not the thread's last CAS: OK, LOCAL := its
+      timestamp; no memory step. *)
+  | RRecNotLast s : cur s < fr s → rpc s = PRec → rlocal s < mts (mmts s (cur s)) →
+      mfail (mmts s (cur s)) = false → mts (mmts s (cur s)) < (own (core s)).2 →
+      mstep s (with_rep s (core s) (PDone true) (mts (mmts s (cur s))))
+  (** ⑥ (L20): the thread's last CAS: OWN := the memento ([rt.set_own]),
+      then its second plain CAS ([RCas2]). *)
+  | RRecLast s : cur s < fr s → rpc s = PRec → rlocal s < mts (mmts s (cur s)) →
+      mfail (mmts s (cur s)) = false → (own (core s)).2 ≤ mts (mmts s (cur s)) →
+      mstep s (with_rep s (set_own (core s) (mpar (mmts s (cur s)), mts (mmts s (cur s)))) P38 (rlocal s))
+  (** ⑥'s [second_cas]: the location's annotated word of this CAS, with the
+      memento's parity, becomes clean (the CAS fails if it is not there);
+      OK, LOCAL := the memento's timestamp. *)
+  | RCas2 s : cur s < fr s → rpc s = P38 →
+      let x := (opx (ops s) (cur s)).1.1 in let v := (opx (ops s) (cur s)).2 in
+      mstep s (with_rep s (set_locs (core s)
+                 (if ann_of (locs (core s) x) v (own (core s)).1
+                  then upd_loc (locs (core s)) x (Clean v) else locs (core s)))
+                 (PDone true) (mts (mmts s (cur s))))
+  (** The replayed CAS returned: the root operation runs on to its next CAS
+      (still in recovery mode). *)
+  | RNext s r : cur s < fr s → rpc s = PDone r → S (cur s) < fr s →
+      mstep s (MS (core s) (ops s) (S (cur s)) PRec (rlocal s) (recm s) (mmts s) (floor s) (fr s)
+                 (res s) (ncas s) (hist s))
+  (** ... which is CAS [fr], the one the crash cut off: its recovery is the
+      core's, with LOCAL as the replay left it. *)
+  | RArrive s r : cur s < fr s → rpc s = PDone r → S (cur s) = fr s →
+      mstep s (MS (set_local (core s) (rlocal s)) (ops s) (fr s) PRec (rlocal s) (recm s) (mmts s)
+                 (floor s) (fr s) (res s) (ncas s) (hist s)).
+
+  Definition minit : mstate :=
+    MS init [] 0 PRec 0 false (λ _, MW false false 0) 0 0 (λ _, false) (λ _, 0) [].
+
+  Definition mreach (s : mstate) : Prop := rtc mstep minit s.
+
+  (** ** The invariant *)
+
+  (** LOCAL when CAS [j] starts: the floor, or the timestamp CAS [j - 1]
+      returned with. *)
+  Definition lo (s : mstate) (j : nat) : nat :=
+    match j with 0 => floor s | S j' => mts (mmts s j') end.
+
+  (** A returned CAS [j < fr]: its memento newer than LOCAL at its start and
+      at most the running CAS's, its result in it, its first plain CAS run
+      once iff OK, and OWN at least as new as an OK's checkpoint. *)
+  Definition retok (s : mstate) (j : nat) : Prop :=
+    let m := mmts s j in
+    lo s j < mts m ∧ mts m ≤ lst (core s) ∧ mfail m = negb (res s j) ∧
+    ncas s j = (if res s j then 1 else 0) ∧
+    (res s j = true → mts m ≤ (own (core s)).2 ∧ (mts m = (own (core s)).2 → (own (core s)).1 = mpar m)).
+
+  (** The replayed CAS. *)
+  Definition repok (s : mstate) : Prop :=
+    let m := mmts s (cur s) in
+    (rpc s = PRec ∧ rlocal s = lo s (cur s)) ∨
+    (rpc s = P38 ∧ res s (cur s) = true ∧ own (core s) = (mpar m, mts m)) ∨
+    (∃ r, rpc s = PDone r ∧ r = res s (cur s) ∧ rlocal s = mts m).
+
+  Definition runok (s : mstate) : Prop :=
+    let c := core s in
+    fr s < length (ops s) ∧ cur s ≤ fr s ∧
+    argl c = (opx (ops s) (fr s)).1.1 ∧ argold c = (opx (ops s) (fr s)).1.2 ∧
+    argnew c = (opx (ops s) (fr s)).2 ∧
+    lst c = lo s (fr s) ∧ floor s ≤ lst c ∧
+    (∀ j, j < fr s → retok s j) ∧
+    (∀ j, fr s < j → mts (mmts s j) ≤ floor s ∧ ncas s j = 0) ∧
+    ncas s (fr s) = (if took c then 1 else 0) ∧
+    (cur s = fr s → ∀ r, pc c = PDone r → local c = mts (mmt c)) ∧
+    (cur s < fr s → pc c = PRec ∧ repok s).
+
+  Definition histok (h : list (list (bool * nat))) : Prop :=
+    ∀ (ro : list (bool * nat)) (e : bool * nat), ro ∈ h → e ∈ ro → e.2 = (if e.1 then 1 else 0).
+
+  Record minv (s : mstate) : Prop := {
+    m_core : inv me (core s);
+    m_floor : floor s < clock (core s);
+    m_idle : pc (core s) = PIdle → cur s = 0 ∧ fr s = 0 ∧ ∀ j, mts (mmts s j) ≤ floor s;
+    m_run : pc (core s) ≠ PIdle → runok s;
+    m_hist : histok (hist s);
+  }.
+
+  Lemma minv_init : minv minit.
+  Proof.
+    split; simpl.
+    - apply inv_init.
+    - rewrite /init /=. lia.
+    - intros _. split_and!; [done|done|]. intros j. simpl. lia.
+    - rewrite /init /=. done.
+    - intros ro e Hro. by apply elem_of_nil in Hro.
+  Qed.
+
+  (** ** Facts about [DetCas.v]'s steps *)
+
+  Lemma step_clock c c' : step me c c' → clock c ≤ clock c'.
+  Proof. intros Hs. destruct Hs; simpl; lia. Qed.
+
+  (** LOCAL may be moved while the thread is between invocations. *)
+  Lemma inv_set_local_idle c f : inv me c → pc c = PIdle → f < clock c → inv me (set_local c f).
+  Proof.
+    intros Hi Hpc Hf. destruct Hi as [Hc Hlts Hown Hent Hhv Hhg Hloc Hunh H25 H34 H38 Hfail Hrec Hrh Hidle].
+    split; simpl; try done.
+    - destruct Hc as (? & ? & ? & ?). split_and!; lia.
+    - intros Hp. congruence.
+    - intros Hp. congruence.
+  Qed.
+
+  (** OWN as the running CAS's recovery finds it: while the invocation is
+      recovered, OWN is not newer than LOCAL only if no annotated word of
+      [me] with OWN's parity is in memory. *)
+  Lemma no_ann_own c x v : inv me c → pc c = PRec → (own c).2 ≤ lst c →
+    ann_of (locs c x) v (own c).1 = false.
+  Proof.
+    intros Hi Hpc Hle. destruct (locs c x) as [w|v' p tid n] eqn:Hw; [done|].
+    simpl. apply bool_decide_eq_false. intros (-> & Hp & ->).
+    destruct (i_loc me c Hi _ _ _ _ _ Hw eq_refl) as (_ & _ & Hpl & _ & Htook & _).
+    destruct (i_rec me c Hi Hpc) as (_ & Hcur & Hstale).
+    destruct (i_own me c Hi) as [(Hnone & _ & Hown)|(t & Ht & Hown)];
+      rewrite Hown /= in Hp Hle.
+    - subst p. by destruct (lastp c).
+    - destruct (decide (lst c < mts (mmt c))) as [Hlt|Hge].
+      + destruct (Hcur Hlt) as [(_ & ?)|(_ & _ & Hs & _)]; [congruence|].
+        rewrite Hs in Ht. injection Ht as <-. lia.
+      + rewrite (Hstale ltac:(lia) Htook) in Ht. done.
+  Qed.
+
+  (** A step of the running CAS (not its start, [StepNext] or crash). *)
+  Lemma thread_step c c' : inv me c → step me c c' → pc c ≠ PIdle → (∀ r, pc c ≠ PDone r) →
+    pc c' ≠ PRec →
+    argl c' = argl c ∧ argold c' = argold c ∧ argnew c' = argnew c ∧ lst c' = lst c ∧
+    clock c ≤ clock c' ∧ pc c' ≠ PIdle ∧
+    (own c' = own c ∨ clock c ≤ (own c').2) ∧
+    (if bool_decide (pc c = P25 ∧ pc c' = P34) then took c = false ∧ took c' = true
+     else took c' = took c) ∧
+    (∀ r, pc c' = PDone r → local c' = mts (mmt c')).
+  Proof.
+    intros Hi Hs Hidle Hdone Hrec. pose proof (step_clock c c' Hs) as Hcl.
+    destruct Hs as [s l o nw stale Hpc Hst | s Hpc Hl | s Hpc Hl | s Hpc | s Hpc
+      | s Hpc | s r Hpc | s Hpc | s Hpc Hlt Hf | s Hpc Hlt Hf Hown' | s Hpc Hlt Hf Hown'
+      | s p n Hpc Hle Hl | s Hpc Hle Hl | s Hpc Hh | s Hpc Hh | s l w Hm Hw
+      | s l v p n Hl | s n p t Hin Hlt | s l v p n t Hl Hin | s ];
+      simpl in *; try congruence.
+    all: try (exfalso; by eapply Hdone).
+    all: case_bool_decide as Hbd; [destruct Hbd as [Hb1 Hb2]|]; simpl in *; try congruence;
+      try (exfalso; naive_solver).
+    all: split_and!; try done; try (by left); try (right; simpl; lia);
+      try (intros ? [= <-]; done); try (intros r' Hr'; exfalso; by eapply Hdone).
+    - (* StepCas1Ok: from L25, where the invocation has not taken effect *)
+      by destruct (i_p25 me s Hi (or_introl Hpc)).
+    - (* StepRecLast: OWN := the memento, which it already is *)
+      left. destruct (i_rec me s Hi Hpc) as (Hl & Hcur & _). rewrite Hl in Hlt.
+      destruct (Hcur Hlt) as [(? & _)|(_ & _ & Hsome & Hmp)]; [congruence|].
+      destruct (i_own me s Hi) as [(? & _)|(t & Ht & Hown)]; [congruence|].
+      rewrite Hsome in Ht. injection Ht as <-. by rewrite Hown Hmp.
+  Qed.
+End multi.
