@@ -259,6 +259,9 @@ Section multi.
       mstep s (MS (set_local (core s) (rlocal s)) (ops s) (fr s) PRec (rlocal s) (recm s) (mmts s)
                  (floor s) (fr s) (res s) (ncas s) (hist s)).
 
+  Arguments with_core _ _ /.
+  Arguments with_rep _ _ _ _ /.
+
   Definition minit : mstate :=
     MS init [] 0 PRec 0 false (λ _, MW false false 0) 0 0 (λ _, false) (λ _, 0) [].
 
@@ -372,7 +375,7 @@ Section multi.
       simpl in *; try congruence.
     all: try (exfalso; by eapply Hdone).
     all: case_bool_decide as Hbd; [destruct Hbd as [Hb1 Hb2]|]; simpl in *; try congruence;
-      try (exfalso; naive_solver).
+      try (exfalso; apply Hbd; split; congruence).
     all: split_and!; try done; try (by left); try (right; simpl; lia);
       try (intros ? [= <-]; done); try (intros r' Hr'; exfalso; by eapply Hdone).
     - (* StepCas1Ok: from L25, where the invocation has not taken effect *)
@@ -382,5 +385,226 @@ Section multi.
       destruct (Hcur Hlt) as [(? & _)|(_ & _ & Hsome & Hmp)]; [congruence|].
       destruct (i_own me s Hi) as [(? & _)|(t & Ht & Hown)]; [congruence|].
       rewrite Hsome in Ht. injection Ht as <-. by rewrite Hown Hmp.
+  Qed.
+
+  Lemma set_own_id c : set_own c (own c) = c.
+  Proof. by destruct c. Qed.
+  Lemma set_locs_id c : set_locs c (locs c) = c.
+  Proof. by destruct c. Qed.
+  Lemma set_local_id c : set_local c (local c) = c.
+  Proof. by destruct c. Qed.
+
+  Lemma start_core_inv c x o n m r : inv me c → pc c = PIdle → mts m ≤ local c →
+    inv me (start_core c x o n m r).
+  Proof.
+    intros Hi Hpc Hm. rewrite /start_core.
+    assert (Hi2 := step_inv me _ _ Hi (StepStart me c x o n m Hpc Hm)).
+    destruct r; [|done]. eapply step_inv; [exact Hi2|]. apply StepCrash. done.
+  Qed.
+
+  Lemma start_core_fields c x o n m r :
+    let c' := start_core c x o n m r in
+    pc c' ≠ PIdle ∧ (∀ r', pc c' ≠ PDone r') ∧ argl c' = x ∧ argold c' = o ∧ argnew c' = n ∧
+    lst c' = local c ∧ took c' = false ∧ own c' = own c ∧ clock c' = clock c ∧ mmt c' = m.
+  Proof. destruct r; simpl; split_and!; done. Qed.
+
+  (** The running CAS's result is its effect ([DetCas.v]'s [i_p38], [i_fail]). *)
+  Lemma done_facts c r : inv me c → pc c = PDone r →
+    took c = r ∧ mfail (mmt c) = negb r ∧ lst c < mts (mmt c) ∧
+    (r = true → own c = (mpar (mmt c), mts (mmt c))).
+  Proof.
+    intros Hi Hpc. destruct r.
+    - destruct (i_p38 me c Hi (or_intror Hpc)) as (Ht & Hs & Hf & Hlt & Hmp).
+      split_and!; try done. intros _.
+      destruct (i_own me c Hi) as [(Hn & _)|(t & Ht' & Hown)]; [congruence|].
+      rewrite Hs in Ht'. injection Ht' as <-. by rewrite Hown Hmp.
+    - destruct (i_fail me c Hi Hpc) as (Ht & Hf & Hlt). split_and!; done.
+  Qed.
+
+
+  Lemma lo_advance (s : mstate) c0 p0 l0 b0 rs0 m i : i ≤ cur s →
+    lo (MS c0 (ops s) (S (cur s)) p0 l0 b0 (updf (mmts s) (cur s) m) (floor s) (S (cur s)) rs0
+          (ncas s) (hist s)) i = lo s i.
+  Proof. intros Hi. destruct i as [|i]; [done|]. rewrite /lo /updf /= decide_False; [done|lia]. Qed.
+
+  Lemma mstep_inv s s' : minv s → mstep s s' → minv s'.
+  Proof.
+    intros Hm Hstep. destruct Hm as [Hc Hfl Hidle Hrun Hh].
+    destruct Hstep as [s os r Hpc Hne | s c' Hcur Hs Hpi Hpd Hpr | s c' [Hs Hsame]
+      | s r Hcur Hpc Hlen | s r Hcur Hpc Hlen | s Hpc
+      | s Hcur Hrpc Hlt Hf | s Hcur Hrpc Hlt Hf Hown | s Hcur Hrpc Hlt Hf Hown
+      | s Hcur Hrpc | s r Hcur Hrpc Hnext | s r Hcur Hrpc Harr].
+    - (* MStart *)
+      destruct (Hidle Hpc) as (Hc0 & Hf0 & Hst).
+      assert (Hi1 : inv me (set_local (core s) (floor s))) by (by apply inv_set_local_idle).
+      pose proof (start_core_fields (set_local (core s) (floor s)) (opx os 0).1.1 (opx os 0).1.2
+                    (opx os 0).2 (mmts s 0) r) as (Hp1 & Hp2 & Hx & Ho & Hn & Hl & Ht & Hw & Hk & Hmm).
+      split; simpl.
+      + apply start_core_inv; [done|done|]. simpl. apply Hst.
+      + rewrite Hk /=. done.
+      + intros ?. by exfalso.
+      + intros _. rewrite /runok /=. rewrite Hx Ho Hn Hl Ht /=.
+        split_and!; try done; try lia.
+        * destruct os; [done|simpl; lia].
+        * intros _ r' Hr'. exfalso. eapply Hp2. exact Hr'.
+      + done.
+    - (* MThread *)
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (thread_step _ _ Hc Hs Hpi Hpd Hpr)
+        as (Hx' & Ho' & Hn' & Hl' & Hk & Hpi' & Hown & Htk & Hdn').
+      pose proof (i_clock me _ Hc) as (_ & _ & Hlc & _).
+      split; simpl.
+      + by eapply step_inv.
+      + lia.
+      + intros ?. by exfalso.
+      + intros _. rewrite /runok /retok /repok /=. rewrite Hx' Ho' Hn' Hl'.
+        split_and!; try done.
+        * intros j Hj. destruct (Hret j Hj) as (R1 & R2 & R3 & R4 & R5).
+          split_and!; try done.
+          -- case_bool_decide; [|done]. rewrite /updf decide_False; [done|lia].
+          -- intros Hr. destruct (R5 Hr) as [Hle Heq]. destruct Hown as [-> | Hge]; [done|].
+             split; [lia|]. intros. lia.
+        * intros j Hj. destruct (Hstale j Hj). split; [done|].
+          case_bool_decide; [|done]. rewrite /updf decide_False; [done|lia].
+        * case_bool_decide as Hb.
+          -- rewrite /updf decide_True // Hnc. destruct Htk as [-> ->]. done.
+          -- by rewrite Htk.
+        * intros Hlt. lia.
+      + done.
+    - (* MEnv *)
+      destruct Hsame as (Hp' & Hx' & Ho' & Hn' & Hm' & Hw' & Hl' & Hs' & Ht').
+      pose proof (step_clock _ _ Hs) as Hk.
+      split; simpl.
+      + by eapply step_inv.
+      + lia.
+      + rewrite Hp'. done.
+      + rewrite Hp'. intros Hpi. destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+        rewrite /runok /retok /repok /=. rewrite Hp' Hx' Ho' Hn' Hm' Hw' Hl' Hs' Ht'. split_and!; done.
+      + done.
+    - (* MAdvance *)
+      assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (done_facts _ _ Hc Hpc) as (Htk & Hmf & Hlt & Hok).
+      pose proof (Hdn Hcur r Hpc) as Hloc.
+      assert (Hi1 : inv me (set_pc (core s) PIdle)) by (eapply step_inv; [done|by apply StepNext with r]).
+      pose proof (start_core_fields (set_pc (core s) PIdle) (opx (ops s) j).1.1 (opx (ops s) j).1.2
+                    (opx (ops s) j).2 (mmts s j) (recm s)) as (Hp1 & Hp2 & Hx1 & Ho1 & Hn1 & Hl1 & Ht1 & Hw1 & Hk1 & Hmm1).
+      simpl in Hl1, Hw1.
+      assert (Hsj : mts (mmts s j) ≤ floor s) by (apply Hstale; subst j; lia).
+      split; simpl.
+      + apply start_core_inv; [done|done|]. simpl. lia.
+      + rewrite Hk1 /=. done.
+      + intros ?. by exfalso.
+      + intros _. rewrite /runok /retok /repok /=. rewrite Hx1 Ho1 Hn1 Hl1 Ht1 Hw1. subst j.
+        split_and!; try done.
+        * rewrite /lo /updf /= decide_True //.
+        * rewrite -Hcur in Hlst. lia.
+        * intros i Hi. rewrite lo_advance; [|lia]. rewrite /updf.
+          destruct (decide (i = cur s)) as [->|Hne].
+          -- assert (Hlo : lo s (cur s) = lst (core s)) by (by rewrite Hlst Hcur).
+             split_and!; try done; try lia.
+             ++ rewrite Hcur Hnc Htk. done.
+             ++ intros ->. rewrite (Hok eq_refl) /=. split; [lia|done].
+          -- destruct (Hret i ltac:(lia)) as (R1 & R2 & R3 & R4 & R5).
+             rewrite -Hcur in Hlst. split_and!; try done; lia.
+        * intros i Hi. rewrite /updf decide_False; [|lia]. apply Hstale. lia.
+        * destruct (Hstale (S (cur s)) ltac:(lia)) as [_ ->]. done.
+        * intros _ r' Hr'. by exfalso; eapply Hp2.
+        * intros Hlt'. lia.
+      + done.
+    - (* MCommit *)
+      assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (done_facts _ _ Hc Hpc) as (Htk & Hmf & Hlt & Hok).
+      pose proof (i_clock me _ Hc) as (_ & _ & Hlc & Hmc).
+      split; simpl.
+      + assert (Hi1 : inv me (set_pc (core s) PIdle)) by (eapply step_inv; [done|by apply StepNext with r]).
+        exact (step_inv me _ _ Hi1 (StepTick me _)).
+      + lia.
+      + intros _. split_and!; [done|done|]. intros i. rewrite /updf.
+        destruct (decide (i = cur s)) as [->|Hne]; [lia|].
+        destruct (decide (i < fr s)) as [Hi|Hi].
+        * destruct (Hret i Hi) as (_ & R2 & _). lia.
+        * destruct (Hstale i ltac:(lia)). lia.
+      + intros Hp. by exfalso.
+      + intros ro e Hro He. apply elem_of_app in Hro as [Hro|Hro]; [by eapply Hh|].
+        apply elem_of_list_singleton in Hro as ->.
+        apply elem_of_list_fmap in He as (i & -> & Hi). apply elem_of_seq in Hi. simpl.
+        subst rs. rewrite /updf. destruct (decide (i = cur s)) as [->|Hne].
+        * rewrite Hcur Hnc Htk. done.
+        * destruct (Hret i ltac:(lia)) as (_ & _ & _ & R4 & _). done.
+    - (* MCrash *)
+      destruct (Hrun Hpc) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      split; simpl.
+      + eapply step_inv; [done|]. by apply StepCrash.
+      + done.
+      + done.
+      + intros _. rewrite /runok /retok /repok /=. split_and!; try done; try lia.
+        intros _. split; [done|]. left. done.
+      + done.
+    - (* RRecFail *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hret _ Hcur) as (_ & _ & R3 & _).
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try (intros ?; lia).
+      + intros _. split; [by apply Hrep|]. right; right. exists false. split_and!; try done.
+        rewrite Hf in R3. by destruct (res s (cur s)).
+    - (* RRecNotLast: ⑤ *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hret _ Hcur) as (_ & _ & R3 & _).
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try (intros ?; lia).
+      + intros _. split; [by apply Hrep|]. right; right. exists true. split_and!; try done.
+        rewrite Hf in R3. by destruct (res s (cur s)).
+    - (* RRecLast: ⑥, OWN already the memento *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hret _ Hcur) as (_ & _ & R3 & _ & R5).
+      assert (Hres : res s (cur s) = true) by (rewrite Hf in R3; by destruct (res s (cur s))).
+      destruct (R5 Hres) as [Hle Hpar].
+      assert (Heq : (mpar (mmts s (cur s)), mts (mmts s (cur s))) = own (core s)).
+      { destruct (own (core s)) as [op ot]; simpl in *. f_equal; [symmetry; apply Hpar|]; lia. }
+      rewrite Heq set_own_id.
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try (intros ?; lia).
+      + intros _. split; [by apply Hrep|]. right; left. split_and!; done.
+    - (* RCas2: ⑥'s second plain CAS finds nothing to do *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hrep Hcur) as (Hprec & [(? & _)|[(_ & Hres & Hown)|(? & ? & _)]]); [congruence| |congruence].
+      destruct (Hret _ Hcur) as (_ & R2 & _).
+      rewrite no_ann_own; [|done|done|rewrite Hown /=; done].
+      rewrite set_locs_id.
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try (intros ?; lia).
+      + intros _. split; [done|]. right; right. exists true. done.
+    - (* RNext *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hrep Hcur) as (Hprec & [(? & _)|[(? & _)|(r' & Hr' & _ & Hrl)]]); [congruence|congruence|].
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try lia.
+      intros _. split; [done|]. left. done.
+    - (* RArrive *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      destruct (Hrep Hcur) as (Hprec & [(? & _)|[(? & _)|(r' & Hr' & _ & Hrl)]]); [congruence|congruence|].
+      destruct (i_rec me _ Hc Hprec) as (Hll & _).
+      assert (Hloc : rlocal s = local (core s)).
+      { rewrite Hrl Hll Hlst -Harr. done. }
+      rewrite Hloc set_local_id.
+      split; simpl; try done.
+      intros _. rewrite /runok /retok /repok /=. split_and!; try done; try lia;
+        try (intros ?; lia); try (intros _ r'' Hr''; congruence).
+  Qed.
+
+  Lemma mreach_inv s : mreach s → minv s.
+  Proof.
+    intros Hr. assert (∀ s1 s2, rtc mstep s1 s2 → minv s1 → minv s2) as Hgen.
+    { intros s1 s2 H. induction H as [|s1 s1' s2 Hstep _ IH]; [done|].
+      intros Hi. apply IH. by eapply mstep_inv. }
+    apply (Hgen minit); [done|apply minv_init].
   Qed.
 End multi.
