@@ -308,7 +308,8 @@ Section multi.
   Record minv (s : mstate) : Prop := {
     m_core : inv me (core s);
     m_floor : floor s < clock (core s);
-    m_idle : pc (core s) = PIdle → cur s = 0 ∧ fr s = 0 ∧ ∀ j, mts (mmts s j) ≤ floor s;
+    m_idle : pc (core s) = PIdle → cur s = 0 ∧ fr s = 0 ∧ (∀ j, mts (mmts s j) ≤ floor s) ∧
+      ∀ j, ncas s j = 0;
     m_run : pc (core s) ≠ PIdle → runok s;
     m_hist : histok (hist s);
   }.
@@ -318,7 +319,7 @@ Section multi.
     split; simpl.
     - apply inv_init.
     - rewrite /init /=. lia.
-    - intros _. split_and!; [done|done|]. intros j. simpl. lia.
+    - intros _. split_and!; [done|done| |done]. intros j. simpl. lia.
     - rewrite /init /=. done.
     - intros ro e Hro. by apply elem_of_nil in Hro.
   Qed.
@@ -435,7 +436,7 @@ Section multi.
       | s Hcur Hrpc Hlt Hf | s Hcur Hrpc Hlt Hf Hown | s Hcur Hrpc Hlt Hf Hown
       | s Hcur Hrpc | s r Hcur Hrpc Hnext | s r Hcur Hrpc Harr].
     - (* MStart *)
-      destruct (Hidle Hpc) as (Hc0 & Hf0 & Hst).
+      destruct (Hidle Hpc) as (Hc0 & Hf0 & Hst & _).
       assert (Hi1 : inv me (set_local (core s) (floor s))) by (by apply inv_set_local_idle).
       pose proof (start_core_fields (set_local (core s) (floor s)) (opx os 0).1.1 (opx os 0).1.2
                     (opx os 0).2 (mmts s 0) r) as (Hp1 & Hp2 & Hx & Ho & Hn & Hl & Ht & Hw & Hk & Hmm).
@@ -521,7 +522,7 @@ Section multi.
       + assert (Hi1 : inv me (set_pc (core s) PIdle)) by (eapply step_inv; [done|by apply StepNext with r]).
         exact (step_inv me _ _ Hi1 (StepTick me _)).
       + lia.
-      + intros _. split_and!; [done|done|]. intros i. rewrite /updf.
+      + intros _. split_and!; [done|done| |done]. intros i. rewrite /updf.
         destruct (decide (i = cur s)) as [->|Hne]; [lia|].
         destruct (decide (i < fr s)) as [Hi|Hi].
         * destruct (Hret i Hi) as (_ & R2 & _). lia.
@@ -607,4 +608,126 @@ Section multi.
       intros Hi. apply IH. by eapply mstep_inv. }
     apply (Hgen minit); [done|apply minv_init].
   Qed.
+
+  (** ** The theorems *)
+
+  (** Whenever a CAS of the root operation returns [r] -- the running CAS
+      (normal execution or its own recovery) or a CAS replayed after a crash
+      (④ ⑤ ⑥) -- its first plain CAS has run exactly once if [r] is OK and
+      never if ERR; a replayed CAS returns what it first returned. *)
+  Theorem detcas_multi_returns s r :
+    mreach s →
+    (cur s < fr s → rpc s = PDone r → r = res s (cur s) ∧ ncas s (cur s) = (if r then 1 else 0)) ∧
+    (cur s = fr s → pc (core s) = PDone r → ncas s (cur s) = (if r then 1 else 0)).
+  Proof.
+    intros Hr. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh]. split.
+    - intros Hlt Hrpc.
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & Hret & _ & _ & _ & Hrep).
+      destruct (Hrep Hlt) as (_ & [(? & _)|[(? & _)|(r' & Hr' & Hres & _)]]); [congruence|congruence|].
+      rewrite Hrpc in Hr'. injection Hr' as <-. split; [done|].
+      destruct (Hret _ Hlt) as (_ & _ & _ & R4 & _). by rewrite R4 Hres.
+    - intros Heq Hpc. assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+      destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & _ & _ & Hnc & _).
+      destruct (done_facts _ _ Hc Hpc) as (Htk & _). by rewrite Heq Hnc Htk.
+  Qed.
+
+  (** In every committed root operation, each CAS's first plain CAS ran
+      exactly once if the CAS returned OK, never if it returned ERR. *)
+  Theorem detcas_multi_committed s (ro : list (bool * nat)) (e : bool * nat) :
+    mreach s → ro ∈ hist s → e ∈ ro → e.2 = (if e.1 then 1 else 0).
+  Proof. intros Hr. apply (m_hist _ (mreach_inv s Hr)). Qed.
+
+  (** At most once: no CAS's first plain CAS runs twice, and L26 runs only
+      for a CAS whose first plain CAS has not run (neither recovery nor
+      the replay re-executes a CAS that took effect). *)
+  Theorem detcas_multi_at_most_once s j : mreach s → ncas s j ≤ 1.
+  Proof.
+    intros Hr. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    destruct (decide (pc (core s) = PIdle)) as [Hp|Hp].
+    - destruct (Hidle Hp) as (_ & _ & _ & Hz). rewrite Hz. lia.
+    - destruct (Hrun Hp) as (_ & _ & _ & _ & _ & _ & _ & Hret & Hstale & Hnc & _).
+      destruct (lt_eq_lt_dec j (fr s)) as [[Hj| ->]|Hj].
+      + destruct (Hret j Hj) as (_ & _ & _ & -> & _). destruct (res s j); lia.
+      + rewrite Hnc. destruct (took (core s)); lia.
+      + destruct (Hstale j Hj) as [_ ->]. lia.
+  Qed.
+
+  Theorem detcas_multi_first_cas s : mreach s → pc (core s) = P25 → ncas s (fr s) = 0.
+  Proof.
+    intros Hr Hpc. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+    destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & _ & _ & Hnc & _).
+    destruct (i_p25 me _ Hc (or_introl Hpc)) as [Ht _]. by rewrite Hnc Ht.
+  Qed.
+
+  (** A replayed CAS's memento is newer than LOCAL: the replay meets only ④,
+      ⑤ and ⑥ (L14's test succeeds), never ③. *)
+  Theorem detcas_multi_replay_fresh s :
+    mreach s → cur s < fr s → rpc s = PRec → rlocal s < mts (mmts s (cur s)).
+  Proof.
+    intros Hr Hlt Hrpc. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+    destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & Hret & _ & _ & _ & Hrep).
+    destruct (Hrep Hlt) as (_ & [(_ & ->)|[(? & _)|(r' & Hr' & _)]]); [|congruence|congruence].
+    by destruct (Hret _ Hlt) as (? & _).
+  Qed.
 End multi.
+
+(** ** Not vacuous: ⑤ in the replay of a two-CAS root operation
+
+    Thread 1's root operation CAS(x0: 0 → 1); CAS(x1: 0 → 2).  Both first
+    plain CASes succeed; the first CAS completes (checkpoint, OWN, second
+    plain CAS, L39); the second checkpoints its success (OWN moves to its
+    timestamp); the thread crashes.  The replay: CAS 0's memento is newer
+    than LOCAL (the floor), a success older than OWN: ⑤, OK with no memory
+    step; CAS 1 is the thread's last CAS: ⑥ redoes its second plain CAS;
+    the root operation commits with (OK, first plain CAS once) twice. *)
+Definition ops2 : list (nat * nat * nat) := [(0, 0, 1); (1, 0, 2)].
+
+Ltac mthread H :=
+  eapply rtc_l_eq;
+    [eapply MThread; [by vm_compute | H | vm_compute; congruence
+                     | intros ?; vm_compute; congruence | vm_compute; congruence]
+    | norm_state |].
+
+Theorem detcas_multi_replay_case5 :
+  ∃ s s' s'', mreach 1 s ∧ cur s = 0 ∧ fr s = 1 ∧ rpc s = PRec ∧ ncas s 0 = 1 ∧
+    rlocal s < mts (mmts s 0) ∧ mfail (mmts s 0) = false ∧ mts (mmts s 0) < (own (core s)).2 ∧
+    mstep 1 s s' ∧ rpc s' = PDone true ∧ core s' = core s ∧ ncas s' 0 = 1 ∧
+    rtc (mstep 1) s' s'' ∧ hist s'' = [[(true, 1); (true, 1)]].
+Proof.
+  eexists _, _, _. split; [|split_and!].
+  - (* the root operation starts, normal mode *)
+    eapply rtc_l_eq; [apply (MStart 1 minit ops2 false); done|norm_state|].
+    (* CAS 0: L26, L33–L36, L37–L39 *)
+    mthread ltac:(apply StepCas1Ok; by vm_compute).
+    mthread ltac:(apply StepCkpt; by vm_compute).
+    mthread ltac:(apply StepCas2; by vm_compute).
+    (* CAS 1: L26, L33–L36 *)
+    eapply rtc_l_eq; [apply (MAdvance 1 _ true); vm_compute; (done || lia)|norm_state|].
+    mthread ltac:(apply StepCas1Ok; by vm_compute).
+    mthread ltac:(apply StepCkpt; by vm_compute).
+    (* the crash: the root operation runs again from CAS 0 in recovery mode *)
+    eapply rtc_l_eq; [apply MCrash; vm_compute; congruence|norm_state|].
+    apply rtc_refl.
+  - by vm_compute.
+  - by vm_compute.
+  - by vm_compute.
+  - by vm_compute.
+  - vm_compute; lia.
+  - by vm_compute.
+  - vm_compute; lia.
+  - (* ⑤ *)
+    apply RRecNotLast; vm_compute; (done || lia).
+  - by vm_compute.
+  - by vm_compute.
+  - by vm_compute.
+  - (* CAS 1 is the one the crash cut off: ⑥, then its second plain CAS *)
+    eapply rtc_l_eq; [apply (RArrive 1 _ true); vm_compute; (done || lia)|norm_state|].
+    mthread ltac:(apply StepRecLast; vm_compute; (done || lia)).
+    mthread ltac:(apply StepCas2; by vm_compute).
+    eapply rtc_l_eq; [apply (MCommit 1 _ true); vm_compute; (done || lia)|norm_state|].
+    apply rtc_refl.
+  - by vm_compute.
+Qed.
