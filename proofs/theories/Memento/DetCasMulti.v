@@ -138,6 +138,7 @@ Record mstate := MS {
   res : nat → bool;                  (* ghost: the result CAS j < fr first returned *)
   ncas : nat → nat;                  (* ghost: how often CAS j's first plain CAS ran *)
   hist : list (list (bool * nat));   (* ghost: committed root operations' (result, count) *)
+  ownfl : bool * nat;                (* [own_floor] (runtime.rs): OWN at the last commit *)
 }.
 
 Definition updf {A} (f : nat → A) (j : nat) (a : A) : nat → A :=
@@ -147,7 +148,10 @@ Definition updf {A} (f : nat → A) (j : nat) (a : A) : nat → A :=
 Definition opx (os : list (nat * nat * nat)) (j : nat) : nat * nat * nat := nth j os (0, 0, 0).
 
 Section multi.
-  Context (me : nat).
+  (** [me]: the tracked thread; [NS]: the CAS memento slots of its root
+      memento (the root memento's layout, fixed; a root operation uses at
+      most [NS] of them). *)
+  Context (me NS : nat).
 
   (** [DetCas.v]'s [StepStart] of CAS (x, o, n) with memento [m]; in
       recovery mode followed by its [StepCrash] (the CAS starts at L9). *)
@@ -174,18 +178,32 @@ Section multi.
     end.
 
   Definition with_core (s : mstate) (c : state) : mstate :=
-    MS c (ops s) (cur s) (rpc s) (rlocal s) (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s).
+    MS c (ops s) (cur s) (rpc s) (rlocal s) (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s)
+       (ownfl s).
   Definition with_rep (s : mstate) (c : state) (p : tpc) (l : nat) : mstate :=
-    MS c (ops s) (cur s) p l (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s).
+    MS c (ops s) (cur s) p l (recm s) (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s) (ownfl s).
+
+  (** The root memento's slot [j] as a full crash finds it: the running CAS's
+      memento is [core]'s. *)
+  Definition slot (s : mstate) (j : nat) : mword :=
+    if bool_decide (pc (core s) ≠ PIdle ∧ j = fr s) then mmt (core s) else mmts s j.
+  (** OWN at start-up ([Runtime::open], [compose.rs] [Scan::cas]): the newest
+      of [own_floor] and the successful CAS checkpoints of the root memento
+      (a checkpoint replaces the value found so far iff it is a success with
+      a larger timestamp; so timestamp 0 never does). *)
+  Definition scan_step (o : bool * nat) (m : mword) : bool * nat :=
+    if negb (mfail m) && bool_decide (o.2 < mts m) then (mpar m, mts m) else o.
+  Definition own_scan (s : mstate) : bool * nat := foldl scan_step (ownfl s) (slot s <$> seq 0 NS).
 
   Inductive mstep : mstate → mstate → Prop :=
   (** [Handle::try_run_root]: a new root operation of K ≥ 1 CASes; LOCAL :=
       its floor ([self.set_local(floor)]); CAS 0 starts ([DetCas.v]'s
       [StepStart], its memento slot 0), in recovery mode if [r]. *)
-  | MStart s os r : pc (core s) = PIdle → os ≠ [] →
+  | MStart s os r : pc (core s) = PIdle → os ≠ [] → length os ≤ NS →
       let c := start_core (set_local (core s) (floor s)) (opx os 0).1.1 (opx os 0).1.2 (opx os 0).2
                  (mmts s 0) r in
-      mstep s (MS c os 0 PRec (floor s) r (mmts s) (floor s) 0 (λ _, false) (λ _, 0) (hist s))
+      mstep s (MS c os 0 PRec (floor s) r (mmts s) (floor s) 0 (λ _, false) (λ _, 0) (hist s)
+                 (ownfl s))
   (** A step of the running CAS ([cas.rs] [DetectableCasAtomic::cas],
       [second_cas]; L9–L39): one of [DetCas.v]'s, other than its start,
       its [StepNext] and its crash.  L26 counts in [ncas]; ⑨ (L25) leaves
@@ -196,7 +214,7 @@ Section multi.
                  (if bool_decide (pc (core s) = PRecHelp ∧ pc c' = P25) then false else recm s)
                  (mmts s) (floor s) (fr s) (res s)
                  (if bool_decide (pc (core s) = P25 ∧ pc c' = P34)
-                  then updf (ncas s) (fr s) (S (ncas s (fr s))) else ncas s) (hist s))
+                  then updf (ncas s) (fr s) (S (ncas s (fr s))) else ncas s) (hist s) (ownfl s))
   (** Other threads and helpers (Algorithm 2), at any time. *)
   | MEnv s c' : env_step (core s) c' → mstep s (with_core s c')
   (** The CAS returned [r]; the next CAS of the root operation starts
@@ -206,7 +224,7 @@ Section multi.
       let c := start_core (set_pc (core s) PIdle) (opx (ops s) j).1.1 (opx (ops s) j).1.2
                  (opx (ops s) j).2 (mmts s j) (recm s) in
       mstep s (MS c (ops s) j (rpc s) (rlocal s) (recm s) (updf (mmts s) (cur s) (mmt (core s)))
-                 (floor s) j (updf (res s) (cur s) r) (ncas s) (hist s))
+                 (floor s) j (updf (res s) (cur s) r) (ncas s) (hist s) (ownfl s))
   (** The last CAS returned: [try_run_root]'s commit (step 3, one line):
       the next floor is [now] ([ClearMode::Floor]: every memento of the
       operation is now older than LOCAL's next start); leaves recovery mode
@@ -215,14 +233,24 @@ Section multi.
       let rs := updf (res s) (cur s) r in
       mstep s (MS (set_clock (set_pc (core s) PIdle) (S (clock (core s)))) (ops s) 0 PRec 0 false
                  (updf (mmts s) (cur s) (mmt (core s))) (clock (core s)) 0 (λ _, false) (λ _, 0)
-                 (hist s ++ [(λ j, (rs j, ncas s j)) <$> seq 0 (length (ops s))]))
-  (** A crash of the thread or of the system inside a root operation: the
-      root operation is re-run from its first CAS in recovery mode, LOCAL
-      := the floor ([try_run_root]'s retry, [Runtime::open]).  The core's
-      invocation (CAS [fr]) is [DetCas.v]'s [StepCrash]. *)
-  | MCrash s : pc (core s) ≠ PIdle →
-      mstep s (MS (set_local (set_pc (core s) PRec) (lst (core s))) (ops s) 0 PRec (floor s) true
-                 (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s))
+                 (hist s ++ [(λ j, (rs j, ncas s j)) <$> seq 0 (length (ops s))]) (own (core s)))
+  (** A crash of the thread ([full] false: DRAM, OWN included, survives) or
+      of the system ([full]: OWN re-initialised by [Runtime::open] from
+      [own_floor] and the root memento, [own_scan]) inside a root
+      operation: the root operation is re-run from its first CAS in
+      recovery mode, LOCAL := the floor ([try_run_root]'s retry).  The
+      core's invocation (CAS [fr]) is [DetCas.v]'s [StepCrash] (the
+      invariant proves OWN's re-initialisation gives OWN's value). *)
+  | MCrash s (full : bool) : pc (core s) ≠ PIdle →
+      let c := set_own (core s) (if full then own_scan s else own (core s)) in
+      mstep s (MS (set_local (set_pc c PRec) (lst c)) (ops s) 0 PRec (floor s) true
+                 (mmts s) (floor s) (fr s) (res s) (ncas s) (hist s) (ownfl s))
+  (** A full crash while the thread is between root operations: OWN
+      re-initialised ([own_scan]); its next root operation runs in recovery
+      mode ([needs_recovery]). *)
+  | MCrashIdle s : pc (core s) = PIdle →
+      mstep s (MS (set_own (core s) (own_scan s)) (ops s) (cur s) (rpc s) (rlocal s) true (mmts s)
+                 (floor s) (fr s) (res s) (ncas s) (hist s) (ownfl s))
   (** The replay of CAS [cur < fr], which returned before the crash: its
       recovery (cas.rs L10–L20) with its memento [mmts cur].  ④ (L15–L18):
       a failure checkpointed: ERR, LOCAL := its timestamp. *)
@@ -252,18 +280,18 @@ Section multi.
       (still in recovery mode). *)
   | RNext s r : cur s < fr s → rpc s = PDone r → S (cur s) < fr s →
       mstep s (MS (core s) (ops s) (S (cur s)) PRec (rlocal s) (recm s) (mmts s) (floor s) (fr s)
-                 (res s) (ncas s) (hist s))
+                 (res s) (ncas s) (hist s) (ownfl s))
   (** ... which is CAS [fr], the one the crash cut off: its recovery is the
       core's, with LOCAL as the replay left it. *)
   | RArrive s r : cur s < fr s → rpc s = PDone r → S (cur s) = fr s →
       mstep s (MS (set_local (core s) (rlocal s)) (ops s) (fr s) PRec (rlocal s) (recm s) (mmts s)
-                 (floor s) (fr s) (res s) (ncas s) (hist s)).
+                 (floor s) (fr s) (res s) (ncas s) (hist s) (ownfl s)).
 
   Arguments with_core _ _ /.
   Arguments with_rep _ _ _ _ /.
 
   Definition minit : mstate :=
-    MS init [] 0 PRec 0 false (λ _, MW false false 0) 0 0 (λ _, false) (λ _, 0) [].
+    MS init [] 0 PRec 0 false (λ _, MW false false 0) 0 0 (λ _, false) (λ _, 0) [] (true, 0).
 
   Definition mreach (s : mstate) : Prop := rtc mstep minit s.
 
@@ -305,7 +333,7 @@ Section multi.
   Definition histok (h : list (list (bool * nat))) : Prop :=
     ∀ (ro : list (bool * nat)) (e : bool * nat), ro ∈ h → e ∈ ro → e.2 = (if e.1 then 1 else 0).
 
-  Record minv (s : mstate) : Prop := {
+  Record minv0 (s : mstate) : Prop := {
     m_core : inv me (core s);
     m_floor : floor s < clock (core s);
     m_idle : pc (core s) = PIdle → cur s = 0 ∧ fr s = 0 ∧ (∀ j, mts (mmts s j) ≤ floor s) ∧
@@ -314,14 +342,63 @@ Section multi.
     m_hist : histok (hist s);
   }.
 
+  (** OWN, [own_floor] and the root memento: what makes [Runtime::open]'s
+      re-initialisation give OWN's value back ([own_scan_own]). *)
+  Definition ownok (s : mstate) : Prop :=
+    let o := own (core s) in
+    (ownfl s).2 ≤ o.2 ∧ ((ownfl s).2 = o.2 → ownfl s = o) ∧
+    (∀ j, mfail (slot s j) = false →
+       mts (slot s j) ≤ o.2 ∧ (mts (slot s j) = o.2 → 0 < o.2 → mpar (slot s j) = o.1)) ∧
+    (ownfl s = o ∨ (floor s < o.2 ∧ ∃ j, j < NS ∧ mfail (slot s j) = false ∧
+                                          (mpar (slot s j), mts (slot s j)) = o)) ∧
+    (pc (core s) ≠ PIdle → length (ops s) ≤ NS ∧
+       (mfail (mmt (core s)) = false → floor s < mts (mmt (core s)) → took (core s) = true)).
+
+  Definition minv (s : mstate) : Prop := minv0 s ∧ ownok s.
+
+  Lemma scan_own (o o0 : bool * nat) (l : list mword) :
+    o0.2 ≤ o.2 → (o0.2 = o.2 → o0 = o) →
+    (∀ m, m ∈ l → mfail m = false → mts m ≤ o.2 ∧ (mts m = o.2 → 0 < o.2 → mpar m = o.1)) →
+    (o0 = o ∨ ∃ m, m ∈ l ∧ mfail m = false ∧ (mpar m, mts m) = o) →
+    foldl scan_step o0 l = o.
+  Proof.
+    revert o0. induction l as [|m l IH]; intros o0 Hle Heq Hl Hach; simpl.
+    - destruct Hach as [->|(m & Hm & _)]; [done|by apply elem_of_nil in Hm].
+    - apply IH.
+      + rewrite /scan_step. destruct (mfail m) eqn:Hf; simpl; [done|].
+        case_bool_decide; simpl; [|done]. by destruct (Hl m (elem_of_list_here m l) Hf).
+      + rewrite /scan_step. destruct (mfail m) eqn:Hf; simpl; [done|].
+        case_bool_decide as Hlt; simpl; [|done].
+        intros Heq'. destruct (Hl m (elem_of_list_here m l) Hf) as [_ Hp].
+        destruct o as [op ot]; simpl in *. rewrite (Hp Heq' ltac:(lia)). by rewrite Heq'.
+      + intros m' Hm'. apply Hl. by apply elem_of_list_further.
+      + destruct Hach as [->|(m' & Hm' & Hf' & Ho)].
+        * left. rewrite /scan_step. destruct (mfail m) eqn:Hf; simpl; [done|].
+          rewrite bool_decide_false; [done|]. destruct (Hl m (elem_of_list_here m l) Hf). lia.
+        * apply elem_of_cons in Hm' as [->|Hm'].
+          -- left. subst o. rewrite /scan_step Hf' /=. case_bool_decide as Hlt; [done|].
+             apply Heq. simpl in *. lia.
+          -- right. by exists m'.
+  Qed.
+
   Lemma minv_init : minv minit.
   Proof.
-    split; simpl.
+    split; [split; simpl|].
     - apply inv_init.
     - rewrite /init /=. lia.
     - intros _. split_and!; [done|done| |done]. intros j. simpl. lia.
     - rewrite /init /=. done.
     - intros ro e Hro. by apply elem_of_nil in Hro.
+    - rewrite /ownok /=. split_and!; try done; try (by left); try (intros Hp; by exfalso).
+      intros _ _. split; [lia|intros _ ?; lia].
+  Qed.
+
+  Lemma own_scan_own s : ownok s → own_scan s = own (core s).
+  Proof.
+    intros (O1 & O2 & O3 & O4 & _). rewrite /own_scan. apply scan_own; try done.
+    - intros m Hm. apply elem_of_list_fmap in Hm as (j & -> & _). apply O3.
+    - destruct O4 as [->|(_ & j & Hj & Hf & Heq)]; [by left|right]. exists (slot s j).
+      split_and!; try done. apply elem_of_list_fmap. exists j. split; [done|]. apply elem_of_seq. lia.
   Qed.
 
   (** ** Facts about [DetCas.v]'s steps *)
@@ -425,14 +502,14 @@ Section multi.
 
   Lemma lo_advance (s : mstate) c0 p0 l0 b0 rs0 m i : i ≤ cur s →
     lo (MS c0 (ops s) (S (cur s)) p0 l0 b0 (updf (mmts s) (cur s) m) (floor s) (S (cur s)) rs0
-          (ncas s) (hist s)) i = lo s i.
+          (ncas s) (hist s) (ownfl s)) i = lo s i.
   Proof. intros Hi. destruct i as [|i]; [done|]. rewrite /lo /updf /= decide_False; [done|lia]. Qed.
 
-  Lemma mstep_inv s s' : minv s → mstep s s' → minv s'.
+  Lemma mstep_inv0 s s' : minv0 s → ownok s → mstep s s' → minv0 s'.
   Proof.
-    intros Hm Hstep. destruct Hm as [Hc Hfl Hidle Hrun Hh].
-    destruct Hstep as [s os r Hpc Hne | s c' Hcur Hs Hpi Hpd Hpr | s c' [Hs Hsame]
-      | s r Hcur Hpc Hlen | s r Hcur Hpc Hlen | s Hpc
+    intros Hm Hownok Hstep. destruct Hm as [Hc Hfl Hidle Hrun Hh].
+    destruct Hstep as [s os r Hpc Hne HNS | s c' Hcur Hs Hpi Hpd Hpr | s c' [Hs Hsame]
+      | s r Hcur Hpc Hlen | s r Hcur Hpc Hlen | s full Hpc | s Hpc
       | s Hcur Hrpc Hlt Hf | s Hcur Hrpc Hlt Hf Hown | s Hcur Hrpc Hlt Hf Hown
       | s Hcur Hrpc | s r Hcur Hrpc Hnext | s r Hcur Hrpc Harr].
     - (* MStart *)
@@ -536,6 +613,9 @@ Section multi.
         * destruct (Hret i ltac:(lia)) as (_ & _ & _ & R4 & _). done.
     - (* MCrash *)
       destruct (Hrun Hpc) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      assert (Heq : set_own (core s) (if full then own_scan s else own (core s)) = core s).
+      { destruct full; [rewrite own_scan_own //|]; apply set_own_id. }
+      subst c. rewrite Heq.
       split; simpl.
       + eapply step_inv; [done|]. by apply StepCrash.
       + done.
@@ -543,6 +623,8 @@ Section multi.
       + intros _. rewrite /runok /retok /repok /=. split_and!; try done; try lia.
         intros _. split; [done|]. left. done.
       + done.
+    - (* MCrashIdle *)
+      rewrite own_scan_own // set_own_id. split; simpl; try done.
     - (* RRecFail *)
       assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
       destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
@@ -601,6 +683,179 @@ Section multi.
         try (intros ?; lia); try (intros _ r'' Hr''; congruence).
   Qed.
 
+  Lemma own_lt_clock c : inv me c → (own c).2 < clock c.
+  Proof.
+    intros Hi. destruct (i_clock me c Hi) as (Htp & _).
+    destruct (i_own me c Hi) as [(_ & _ & ->)|(t & Ht & ->)]; simpl; [done|].
+    by destruct (i_lastts me c Hi t Ht).
+  Qed.
+
+  (** How a step of the running CAS moves OWN and its memento: L29 writes
+      a failure (before the CAS took effect), L34–L36 a success and OWN. *)
+  Lemma thread_step_own c c' : inv me c → step me c c' → pc c ≠ PIdle → (∀ r, pc c ≠ PDone r) →
+    pc c' ≠ PRec →
+    (own c' = own c ∧ mmt c' = mmt c) ∨ (own c' = own c ∧ mfail (mmt c') = true ∧ took c = false) ∨
+    (own c' = (mpar (mmt c'), mts (mmt c')) ∧ mfail (mmt c') = false ∧ (own c).2 < (own c').2 ∧
+     clock c ≤ (own c').2 ∧ took c' = true).
+  Proof.
+    intros Hi Hs Hidle Hdone Hrec.
+    destruct Hs as [s l o nw stale Hpc Hst | s Hpc Hl | s Hpc Hl | s Hpc | s Hpc
+      | s Hpc | s r Hpc | s Hpc | s Hpc Hlt Hf | s Hpc Hlt Hf Hown' | s Hpc Hlt Hf Hown'
+      | s p n Hpc Hle Hl | s Hpc Hle Hl | s Hpc Hh | s Hpc Hh | s l w Hm Hw
+      | s l v p n Hl | s n p t Hin Hlt | s l v p n t Hl Hin | s ];
+      simpl in *; try congruence; try (left; done).
+    - (* StepFail *)
+      right; left. split_and!; try done. by destruct (i_p25 me s Hi (or_intror Hpc)).
+    - (* StepCkpt *)
+      right; right. pose proof (own_lt_clock s Hi). split_and!; try done; try lia.
+      by destruct (i_p34 me s Hi Hpc).
+    - (* StepRecLast *)
+      left. split; [|done]. destruct (i_rec me s Hi Hpc) as (Hl & Hcur & _). rewrite Hl in Hlt.
+      destruct (Hcur Hlt) as [(? & _)|(_ & _ & Hsome & Hmp)]; [congruence|].
+      destruct (i_own me s Hi) as [(? & _)|(t & Ht & Hown)]; [congruence|].
+      rewrite Hsome in Ht. injection Ht as <-. by rewrite Hown Hmp.
+  Qed.
+
+  Lemma ownok_transfer s s' : ownok s → own (core s') = own (core s) → ownfl s' = ownfl s →
+    floor s' = floor s → (∀ j, slot s' j = slot s j) →
+    (pc (core s') ≠ PIdle → length (ops s') ≤ NS ∧
+       (mfail (mmt (core s')) = false → floor s < mts (mmt (core s')) → took (core s') = true)) →
+    ownok s'.
+  Proof.
+    intros (O1 & O2 & O3 & O4 & O5) Hw Hf Hfl Hsl H5. rewrite /ownok Hw Hf Hfl.
+    split_and!; try done.
+    - intros j. rewrite Hsl. apply O3.
+    - destruct O4 as [?|(? & j & ? & ? & ?)]; [by left|right]. split; [done|]. exists j. by rewrite !Hsl.
+  Qed.
+
+  Lemma mstep_ownok s s' : minv0 s → ownok s → mstep s s' → ownok s'.
+  Proof.
+    intros Hm Hownok Hstep. pose proof Hownok as (O1 & O2 & O3 & O4 & O5).
+    destruct Hm as [Hc Hfl Hidle Hrun Hh].
+    destruct Hstep as [s os r Hpc Hne HNS | s c' Hcur Hs Hpi Hpd Hpr | s c' [Hs Hsame]
+      | s r Hcur Hpc Hlen | s r Hcur Hpc Hlen | s full Hpc | s Hpc
+      | s Hcur Hrpc Hlt Hf | s Hcur Hrpc Hlt Hf Hown | s Hcur Hrpc Hlt Hf Hown
+      | s Hcur Hrpc | s r Hcur Hrpc Hnext | s r Hcur Hrpc Harr].
+    - (* MStart *)
+      destruct (Hidle Hpc) as (Hc0 & Hf0 & Hst & _).
+      pose proof (start_core_fields (set_local (core s) (floor s)) (opx os 0).1.1 (opx os 0).1.2
+                    (opx os 0).2 (mmts s 0) r) as (Hp1 & Hp2 & Hx & Ho & Hn & Hl & Ht & Hw & Hk & Hmm).
+      apply ownok_transfer with s; try done.
+      + intros j. rewrite /slot /= Hmm.
+        case_bool_decide as Hb1; case_bool_decide as Hb2.
+        * destruct Hb2; congruence.
+        * by destruct Hb1 as [_ ->].
+        * destruct Hb2; congruence.
+        * done.
+      + intros _. split; [done|]. rewrite Hmm. intros _ Hlt. specialize (Hst 0). simpl in Hlt. lia.
+    - (* MThread *)
+      destruct (Hrun Hpi) as (Hfr & _).
+      destruct (thread_step _ _ Hc Hs Hpi Hpd Hpr) as (_ & _ & _ & _ & Hk & Hpi' & _ & Htk & _).
+      destruct (O5 Hpi) as [HNS O5'].
+      assert (Htk' : took (core s) = true → took c' = true).
+      { intros Ht. case_bool_decide; [by destruct Htk|by rewrite Htk]. }
+      assert (Hsl : ∀ j, j ≠ fr s → slot (MS c' (ops s) (cur s) (rpc s) (rlocal s)
+          (if bool_decide (pc (core s) = PRecHelp ∧ pc c' = P25) then false else recm s)
+          (mmts s) (floor s) (fr s) (res s)
+          (if bool_decide (pc (core s) = P25 ∧ pc c' = P34)
+           then updf (ncas s) (fr s) (S (ncas s (fr s))) else ncas s) (hist s) (ownfl s)) j = slot s j).
+      { intros j Hj. rewrite /slot /=.
+        rewrite (bool_decide_false (pc c' ≠ PIdle ∧ j = fr s)); [|intros [_ ?]; congruence].
+        rewrite (bool_decide_false (pc (core s) ≠ PIdle ∧ j = fr s)); [done|intros [_ ?]; congruence]. }
+      assert (Hslf : slot (MS c' (ops s) (cur s) (rpc s) (rlocal s)
+          (if bool_decide (pc (core s) = PRecHelp ∧ pc c' = P25) then false else recm s)
+          (mmts s) (floor s) (fr s) (res s)
+          (if bool_decide (pc (core s) = P25 ∧ pc c' = P34)
+           then updf (ncas s) (fr s) (S (ncas s (fr s))) else ncas s) (hist s) (ownfl s)) (fr s) = mmt c').
+      { rewrite /slot /= bool_decide_true //. }
+      assert (Hsf : slot s (fr s) = mmt (core s)) by (rewrite /slot bool_decide_true //).
+      destruct (thread_step_own _ _ Hc Hs Hpi Hpd Hpr)
+        as [(Hw & Hmm)|[(Hw & Hff & Htf)|(Hw & Hff & Hlt & Hkl & Ht')]].
+      + apply ownok_transfer with s; try done.
+        * intros j. destruct (decide (j = fr s)) as [->|Hj]; [|by apply Hsl]. by rewrite Hslf Hsf.
+        * intros _. split; [done|]. simpl. rewrite Hmm. intros Hf Hlt. by apply Htk', O5'.
+      + rewrite /ownok /= Hw. split_and!; try done.
+        * intros j. destruct (decide (j = fr s)) as [->|Hj]; [by rewrite Hslf Hff|rewrite Hsl //].
+          apply O3.
+        * destruct O4 as [?|(Hlt & j & Hj & Hf & Heq)]; [by left|].
+          destruct (decide (j = fr s)) as [->|Hne].
+          -- exfalso. rewrite Hsf in Hf Heq. rewrite -Heq /= in Hlt.
+             specialize (O5' Hf Hlt). congruence.
+          -- right. split; [done|]. exists j. rewrite Hsl //.
+        * intros _. split; [done|]. by rewrite Hff.
+      + rewrite /ownok /= Hw /=. rewrite Hw /= in Hlt Hkl. split_and!.
+        * lia.
+        * intros Heq. lia.
+        * intros j. destruct (decide (j = fr s)) as [->|Hj]; [rewrite Hslf; split; [lia|done]|].
+          rewrite Hsl //. intros Hf. destruct (O3 j Hf). split; [lia|intros; lia].
+        * right. split; [lia|]. exists (fr s). rewrite Hslf. split_and!; try done. lia.
+        * intros _. split; [done|]. intros _ _. done.
+    - (* MEnv *)
+      destruct Hsame as (Hp' & Hx' & Ho' & Hn' & Hm' & Hw' & Hl' & Hs' & Ht').
+      apply ownok_transfer with s; try done.
+      + intros j. rewrite /slot /= Hp' Hm'. done.
+      + simpl. rewrite Hp' Hm' Ht'. done.
+    - (* MAdvance *)
+      assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+      destruct (Hrun Hpi) as (Hfr & Hcf & Hx & Ho & Hn & Hlst & Hfl2 & Hret & Hstale & Hnc & Hdn & Hrep).
+      pose proof (start_core_fields (set_pc (core s) PIdle) (opx (ops s) j).1.1 (opx (ops s) j).1.2
+                    (opx (ops s) j).2 (mmts s j) (recm s)) as (Hp1 & Hp2 & Hx1 & Ho1 & Hn1 & Hl1 & Ht1 & Hw1 & Hk1 & Hmm1).
+      destruct (O5 Hpi) as [HNS _].
+      assert (Hsj : mts (mmts s j) ≤ floor s) by (apply Hstale; subst j; lia).
+      apply ownok_transfer with s; try done.
+      + intros i. rewrite /slot /= Hmm1. subst j. rewrite /updf.
+        case_bool_decide as Hb1; case_bool_decide as Hb2.
+        * destruct Hb1 as [_ ->], Hb2 as [_ Hb2]. lia.
+        * by destruct Hb1 as [_ ->].
+        * destruct Hb2 as [_ ->]. rewrite decide_True //.
+        * rewrite decide_False //. intros ->. apply Hb2. split; [done|lia].
+      + intros _. split; [done|]. rewrite Hmm1. intros _ Hlt. lia.
+    - (* MCommit *)
+      assert (Hpi : pc (core s) ≠ PIdle) by congruence.
+      assert (Hsl : ∀ i, mmts (MS (set_clock (set_pc (core s) PIdle) (S (clock (core s)))) (ops s) 0 PRec 0
+          false (updf (mmts s) (cur s) (mmt (core s))) (clock (core s)) 0 (λ _, false) (λ _, 0)
+          (hist s ++ [(λ j, (rs j, ncas s j)) <$> seq 0 (length (ops s))]) (own (core s))) i = slot s i).
+      { intros i. rewrite /slot /= /updf Hcur. case_bool_decide as Hb; [by destruct Hb as [_ ->]; rewrite decide_True|].
+        rewrite decide_False //. intros ->. by apply Hb. }
+      rewrite /ownok /=. split_and!; try done.
+      + intros i. unfold slot at 1 2 3 4. simpl. pose proof (Hsl i) as Hi. simpl in Hi. rewrite Hi.
+        apply O3.
+      + by left.
+    - (* MCrash *)
+      assert (Heq : set_own (core s) (if full then own_scan s else own (core s)) = core s).
+      { destruct full; [rewrite own_scan_own //|]; apply set_own_id. }
+      subst c. rewrite Heq.
+      apply ownok_transfer with s; try done.
+      + intros j. rewrite /slot /=.
+        case_bool_decide as Hb1; case_bool_decide as Hb2; try done.
+        * exfalso. apply Hb2. split; [done|]. by destruct Hb1.
+        * exfalso. apply Hb1. split; [done|]. by destruct Hb2.
+      + simpl. intros _. apply O5. done.
+    - (* MCrashIdle *)
+      rewrite own_scan_own //.
+    - (* RRecFail *) done.
+    - (* RRecNotLast *) done.
+    - (* RRecLast *)
+      assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
+      destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & Hret & _).
+      destruct (Hret _ Hcur) as (_ & _ & R3 & _ & R5).
+      assert (Hres : res s (cur s) = true) by (rewrite Hf in R3; by destruct (res s (cur s))).
+      destruct (R5 Hres) as [Hle Hpar].
+      assert (Heq : (mpar (mmts s (cur s)), mts (mmts s (cur s))) = own (core s)).
+      { destruct (own (core s)) as [op ot]; simpl in *. f_equal; [symmetry; apply Hpar|]; lia. }
+      rewrite /with_rep Heq set_own_id. done.
+    - (* RCas2 *)
+      apply ownok_transfer with s; try done.
+    - (* RNext *) done.
+    - (* RArrive *)
+      apply ownok_transfer with s; try done.
+  Qed.
+
+  Lemma mstep_inv s s' : minv s → mstep s s' → minv s'.
+  Proof.
+    intros [Hm Ho] Hs. split; [by eapply mstep_inv0|by eapply mstep_ownok].
+  Qed.
+
   Lemma mreach_inv s : mreach s → minv s.
   Proof.
     intros Hr. assert (∀ s1 s2, rtc mstep s1 s2 → minv s1 → minv s2) as Hgen.
@@ -620,7 +875,7 @@ Section multi.
     (cur s < fr s → rpc s = PDone r → r = res s (cur s) ∧ ncas s (cur s) = (if r then 1 else 0)) ∧
     (cur s = fr s → pc (core s) = PDone r → ncas s (cur s) = (if r then 1 else 0)).
   Proof.
-    intros Hr. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh]. split.
+    intros Hr. destruct (mreach_inv s Hr) as [[Hc Hfl Hidle Hrun Hh] _]. split.
     - intros Hlt Hrpc.
       assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
       destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & Hret & _ & _ & _ & Hrep).
@@ -636,14 +891,14 @@ Section multi.
       exactly once if the CAS returned OK, never if it returned ERR. *)
   Theorem detcas_multi_committed s (ro : list (bool * nat)) (e : bool * nat) :
     mreach s → ro ∈ hist s → e ∈ ro → e.2 = (if e.1 then 1 else 0).
-  Proof. intros Hr. apply (m_hist _ (mreach_inv s Hr)). Qed.
+  Proof. intros Hr. apply (m_hist _ (proj1 (mreach_inv s Hr))). Qed.
 
   (** At most once: no CAS's first plain CAS runs twice, and L26 runs only
       for a CAS whose first plain CAS has not run (neither recovery nor
       the replay re-executes a CAS that took effect). *)
   Theorem detcas_multi_at_most_once s j : mreach s → ncas s j ≤ 1.
   Proof.
-    intros Hr. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    intros Hr. destruct (mreach_inv s Hr) as [[Hc Hfl Hidle Hrun Hh] _].
     destruct (decide (pc (core s) = PIdle)) as [Hp|Hp].
     - destruct (Hidle Hp) as (_ & _ & _ & Hz). rewrite Hz. lia.
     - destruct (Hrun Hp) as (_ & _ & _ & _ & _ & _ & _ & Hret & Hstale & Hnc & _).
@@ -655,18 +910,27 @@ Section multi.
 
   Theorem detcas_multi_first_cas s : mreach s → pc (core s) = P25 → ncas s (fr s) = 0.
   Proof.
-    intros Hr Hpc. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    intros Hr Hpc. destruct (mreach_inv s Hr) as [[Hc Hfl Hidle Hrun Hh] _].
     assert (Hpi : pc (core s) ≠ PIdle) by congruence.
     destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & _ & _ & Hnc & _).
     destruct (i_p25 me _ Hc (or_introl Hpc)) as [Ht _]. by rewrite Hnc Ht.
   Qed.
+
+  (** (H-OWN) for full crashes, from the model: OWN as [Runtime::open]
+      re-initialises it (the newest of [own_floor] and the successful CAS
+      checkpoints of the root memento's [NS] slots) is OWN's value, at every
+      reachable state: inside a root operation (its memento slots partly
+      rewritten) and between root operations (after the commit's floor has
+      made every slot stale). *)
+  Theorem detcas_multi_own_reinit s : mreach s → own_scan s = own (core s).
+  Proof. intros Hr. apply own_scan_own, (proj2 (mreach_inv s Hr)). Qed.
 
   (** A replayed CAS's memento is newer than LOCAL: the replay meets only ④,
       ⑤ and ⑥ (L14's test succeeds), never ③. *)
   Theorem detcas_multi_replay_fresh s :
     mreach s → cur s < fr s → rpc s = PRec → rlocal s < mts (mmts s (cur s)).
   Proof.
-    intros Hr Hlt Hrpc. destruct (mreach_inv s Hr) as [Hc Hfl Hidle Hrun Hh].
+    intros Hr Hlt Hrpc. destruct (mreach_inv s Hr) as [[Hc Hfl Hidle Hrun Hh] _].
     assert (Hpi : pc (core s) ≠ PIdle) by (intros Hp; destruct (Hidle Hp); lia).
     destruct (Hrun Hpi) as (_ & _ & _ & _ & _ & _ & _ & Hret & _ & _ & _ & Hrep).
     destruct (Hrep Hlt) as (_ & [(_ & ->)|[(? & _)|(r' & Hr' & _)]]); [|congruence|congruence].
@@ -692,24 +956,25 @@ Ltac mthread H :=
     | norm_state |].
 
 Theorem detcas_multi_replay_case5 :
-  ∃ s s' s'', mreach 1 s ∧ cur s = 0 ∧ fr s = 1 ∧ rpc s = PRec ∧ ncas s 0 = 1 ∧
+  ∃ s s' s'', mreach 1 2 s ∧ cur s = 0 ∧ fr s = 1 ∧ rpc s = PRec ∧ ncas s 0 = 1 ∧
     rlocal s < mts (mmts s 0) ∧ mfail (mmts s 0) = false ∧ mts (mmts s 0) < (own (core s)).2 ∧
-    mstep 1 s s' ∧ rpc s' = PDone true ∧ core s' = core s ∧ ncas s' 0 = 1 ∧
-    rtc (mstep 1) s' s'' ∧ hist s'' = [[(true, 1); (true, 1)]].
+    mstep 1 2 s s' ∧ rpc s' = PDone true ∧ core s' = core s ∧ ncas s' 0 = 1 ∧
+    rtc (mstep 1 2) s' s'' ∧ hist s'' = [[(true, 1); (true, 1)]].
 Proof.
   eexists _, _, _. split; [|split_and!].
   - (* the root operation starts, normal mode *)
-    eapply rtc_l_eq; [apply (MStart 1 minit ops2 false); done|norm_state|].
+    eapply rtc_l_eq; [apply (MStart 1 2 minit ops2 false); by vm_compute|norm_state|].
     (* CAS 0: L26, L33–L36, L37–L39 *)
     mthread ltac:(apply StepCas1Ok; by vm_compute).
     mthread ltac:(apply StepCkpt; by vm_compute).
     mthread ltac:(apply StepCas2; by vm_compute).
     (* CAS 1: L26, L33–L36 *)
-    eapply rtc_l_eq; [apply (MAdvance 1 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (MAdvance 1 2 _ true); vm_compute; (done || lia)|norm_state|].
     mthread ltac:(apply StepCas1Ok; by vm_compute).
     mthread ltac:(apply StepCkpt; by vm_compute).
-    (* the crash: the root operation runs again from CAS 0 in recovery mode *)
-    eapply rtc_l_eq; [apply MCrash; vm_compute; congruence|norm_state|].
+    (* a full crash (OWN re-initialised from own_floor and the root memento):
+       the root operation runs again from CAS 0 in recovery mode *)
+    eapply rtc_l_eq; [apply (MCrash 1 2 _ true); vm_compute; congruence|norm_state|].
     apply rtc_refl.
   - by vm_compute.
   - by vm_compute.
@@ -724,10 +989,10 @@ Proof.
   - by vm_compute.
   - by vm_compute.
   - (* CAS 1 is the one the crash cut off: ⑥, then its second plain CAS *)
-    eapply rtc_l_eq; [apply (RArrive 1 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (RArrive 1 2 _ true); vm_compute; (done || lia)|norm_state|].
     mthread ltac:(apply StepRecLast; vm_compute; (done || lia)).
     mthread ltac:(apply StepCas2; by vm_compute).
-    eapply rtc_l_eq; [apply (MCommit 1 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (MCommit 1 2 _ true); vm_compute; (done || lia)|norm_state|].
     apply rtc_refl.
   - by vm_compute.
 Qed.
