@@ -27,6 +27,11 @@
       checkpointed: that is how the runtime clears the root memento between
       root operations (the mementos keep their words; the next operation's
       strict L14, [m.ts > t_local], finds them all stale);
+    - OWN ([rt.own], DRAM) survives a thread crash; a full crash
+      re-initialises it as [Runtime::open] does ([compose.rs] [Scan::cas]):
+      the newest of [own_floor] (written by the commit, [ST_OWN_FLOOR]) and
+      the successful checkpoints of the root memento's [NS] CAS slots
+      ([own_scan]);
     - a crash (a thread crash, or a full crash: with immediate persistence
       both lose DRAM's program counter and LOCAL and keep the memory) makes
       the thread re-run the root operation from its first CAS in recovery
@@ -52,7 +57,8 @@
     step ([mstep]) is one of [DetCas.v]'s steps of the running CAS
     ([MThread], when [cur = fr]) or of the environment ([MEnv]), or a step
     of the layer: start ([MStart]), the next CAS ([MAdvance]), the commit
-    ([MCommit]), a crash ([MCrash]), and the replay of a CAS that returned
+    ([MCommit]), a crash ([MCrash], thread or full; [MCrashIdle], a full
+    crash between root operations), and the replay of a CAS that returned
     before the crash ([RRecFail] ④, [RRecNotLast] ⑤, [RRecLast] and
     [RCas2] ⑥, [RNext], [RArrive]).
 
@@ -66,9 +72,14 @@
     - [detcas_multi_committed]: in every committed root operation, every
       CAS's first plain CAS ran exactly once if it returned OK, never if
       ERR;
-    - [detcas_multi_first_cas]: L26 runs only for a CAS whose first plain
+    - [detcas_multi_at_most_once]: no CAS's first plain CAS runs twice;
+      [detcas_multi_first_cas]: L26 runs only for a CAS whose first plain
       CAS has not run ([ncas] 0): no replay or recovery re-executes a CAS
       that took effect;
+    - [detcas_multi_own_reinit]: OWN as a full crash re-initialises it
+      ([own_scan]) is OWN's value, in the middle of a root operation and
+      between root operations, after the commit's floor made every slot
+      stale: [DetCas.v]'s premise (H-OWN) holds in this layer;
     - [detcas_multi_replay_fresh]: a replayed CAS's memento is always newer
       than LOCAL (so ③'s branch, L21–L25, is never taken by a CAS that
       returned before the crash: the model has no step for it);
@@ -78,9 +89,11 @@
       plain CAS run once), the second redoes its second plain CAS through
       ⑥; the root operation commits with both results OK, each CAS's first
       plain CAS run once.
-    Everything rests on [minv] ([minv_init], [mstep_inv], [mreach_inv]),
-    which contains [DetCas.v]'s invariant [inv] of the core state (not
-    re-proved: each step of the running CAS is a step of [DetCas.v]'s
+    Everything rests on [minv] ([minv_init], [mstep_inv], [mreach_inv]):
+    [ownok] (OWN, [own_floor] and the slots: OWN is [own_floor] or, newer
+    than the floor, some slot's success; no slot's success is newer than
+    OWN) and [minv0], which contains [DetCas.v]'s invariant [inv] of the
+    core state (not re-proved: each step of the running CAS is a step of [DetCas.v]'s
     model, the layer's start and advance are its [StepNext]/[StepStart]
     (and [StepCrash] when recovery mode is on), the commit its [StepNext]
     and [StepTick], a crash its [StepCrash]; the replay leaves the core
@@ -90,9 +103,8 @@
     What the model abstracts, beyond [DetCas.v]'s abstractions (immediate
     persistence, one tracked thread, the environment as any writes that do
     not touch [me]'s annotations and Algorithm 2's helpers, (H-ABA) built
-    into the words, (H-OWN): OWN survives crashes, as [own_floor] and
-    [Runtime::open]'s scan of the mementos give it in the code, argued
-    there, not re-proved here):
+    into the words; (H-OWN) is not assumed here but proved,
+    [detcas_multi_own_reinit]):
     - the line-granular persistence of [DetCasPx.v] is not modelled here:
       in particular the un-annotated word the second plain CAS writes back
       is fenced only at the next CAS's L26 or the commit in the code, and a
@@ -110,7 +122,9 @@
       checkpoints between CASes) are modelled;
     - ④'s LOADHELP of the current value and the value returned with ERR
       are not modelled (as in [DetCas.v]);
-    - the commit is one step (its line persisted at once); a thread that is
+    - the commit is one step (its line, floor and [own_floor], persisted
+      at once); the root memento is [NS] CAS slots (no other fields); the
+      parity of OWN's initial value is [DetCas.v]'s; a thread that is
       idle when the system crashes may start its next root operation in
       recovery mode or not ([MStart]'s flag: both are runs).
     Not covered: the line-granular, N-thread model ([DetCasPx.v],
