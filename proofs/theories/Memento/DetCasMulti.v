@@ -88,7 +88,11 @@
       replay returns OK for the first through ⑤ (no memory step, its first
       plain CAS run once), the second redoes its second plain CAS through
       ⑥; the root operation commits with both results OK, each CAS's first
-      plain CAS run once.
+      plain CAS run once; [detcas_multi_replay_case6]: the first CAS
+      succeeds, the second fails, a thread crash before the commit; the
+      replay takes ⑥ for the first (its second plain CAS finds the word
+      clean), the second's recovery ④; the commit records (OK, once) and
+      (ERR, never).
     Everything rests on [minv] ([minv_init], [mstep_inv], [mreach_inv]):
     [ownok] (OWN, [own_floor] and the slots: OWN is [own_floor] or, newer
     than the floor, some slot's success; no slot's success is newer than
@@ -963,11 +967,15 @@ End multi.
     the root operation commits with (OK, first plain CAS once) twice. *)
 Definition ops2 : list (nat * nat * nat) := [(0, 0, 1); (1, 0, 2)].
 
+(** Bind each state the run reaches ([let]), so that the kernel checks
+    each normal form once. *)
+Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
+
 Ltac mthread H :=
   eapply rtc_l_eq;
     [eapply MThread; [by vm_compute | H | vm_compute; congruence
                      | intros ?; vm_compute; congruence | vm_compute; congruence]
-    | norm_state |].
+    | norm_state |]; name_state.
 
 Theorem detcas_multi_replay_case5 :
   ∃ s s' s'', mreach 1 2 s ∧ cur s = 0 ∧ fr s = 1 ∧ rpc s = PRec ∧ ncas s 0 = 1 ∧
@@ -977,18 +985,18 @@ Theorem detcas_multi_replay_case5 :
 Proof.
   eexists _, _, _. split; [|split_and!].
   - (* the root operation starts, normal mode *)
-    eapply rtc_l_eq; [apply (MStart 1 2 minit ops2 false); by vm_compute|norm_state|].
+    eapply rtc_l_eq; [apply (MStart 1 2 minit ops2 false); by vm_compute|norm_state|]; name_state.
     (* CAS 0: L26, L33–L36, L37–L39 *)
     mthread ltac:(apply StepCas1Ok; by vm_compute).
     mthread ltac:(apply StepCkpt; by vm_compute).
     mthread ltac:(apply StepCas2; by vm_compute).
     (* CAS 1: L26, L33–L36 *)
-    eapply rtc_l_eq; [apply (MAdvance 1 2 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (MAdvance 1 2 _ true); vm_compute; (done || lia)|norm_state|]; name_state.
     mthread ltac:(apply StepCas1Ok; by vm_compute).
     mthread ltac:(apply StepCkpt; by vm_compute).
     (* a full crash (OWN re-initialised from own_floor and the root memento):
        the root operation runs again from CAS 0 in recovery mode *)
-    eapply rtc_l_eq; [apply (MCrash 1 2 _ true); vm_compute; congruence|norm_state|].
+    eapply rtc_l_eq; [apply (MCrash 1 2 _ true); vm_compute; congruence|norm_state|]; name_state.
     apply rtc_refl.
   - by vm_compute.
   - by vm_compute.
@@ -1003,10 +1011,52 @@ Proof.
   - by vm_compute.
   - by vm_compute.
   - (* CAS 1 is the one the crash cut off: ⑥, then its second plain CAS *)
-    eapply rtc_l_eq; [apply (RArrive 1 2 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (RArrive 1 2 _ true); vm_compute; (done || lia)|norm_state|]; name_state.
     mthread ltac:(apply StepRecLast; vm_compute; (done || lia)).
     mthread ltac:(apply StepCas2; by vm_compute).
-    eapply rtc_l_eq; [apply (MCommit 1 2 _ true); vm_compute; (done || lia)|norm_state|].
+    eapply rtc_l_eq; [apply (MCommit 1 2 _ true); vm_compute; (done || lia)|norm_state|]; name_state.
+    apply rtc_refl.
+  - by vm_compute.
+Qed.
+
+(** ** Not vacuous: ⑥ in the replay, ④ in the cut-off CAS's recovery
+
+    Thread 1's root operation CAS(x0: 0 → 1); CAS(x1: 5 → 6).  The first
+    succeeds and returns; the second fails (x1 holds 0) and checkpoints its
+    failure; a thread crash before the commit.  The replay: CAS 0 is the
+    thread's last success (its timestamp is OWN's): ⑥, OWN := the memento,
+    its second plain CAS (the word is already clean: nothing to do), OK;
+    CAS 1's recovery finds its failure: ④, ERR; the root operation commits
+    with (OK, first plain CAS once) and (ERR, never). *)
+Definition ops_ok_err : list (nat * nat * nat) := [(0, 0, 1); (1, 5, 6)].
+
+Theorem detcas_multi_replay_case6 :
+  ∃ s s', mreach 1 2 s ∧ cur s = 0 ∧ fr s = 1 ∧ rpc s = P38 ∧ ncas s 0 = 1 ∧
+    rtc (mstep 1 2) s s' ∧ hist s' = [[(true, 1); (false, 0)]].
+Proof.
+  eexists _, _. split; [|split_and!].
+  - eapply rtc_l_eq; [apply (MStart 1 2 minit ops_ok_err false); by vm_compute|norm_state|]; name_state.
+    mthread ltac:(apply StepCas1Ok; by vm_compute).
+    mthread ltac:(apply StepCkpt; by vm_compute).
+    mthread ltac:(apply StepCas2; by vm_compute).
+    eapply rtc_l_eq; [apply (MAdvance 1 2 _ true); vm_compute; (done || lia)|norm_state|]; name_state.
+    (* CAS 1: L26 fails, LOADHELP's value is not [old]: L29–L31 *)
+    mthread ltac:(apply StepCas1Fail; by vm_compute).
+    mthread ltac:(apply StepFail; by vm_compute).
+    (* a thread crash before the commit *)
+    eapply rtc_l_eq; [apply (MCrash 1 2 _ false); vm_compute; congruence|norm_state|]; name_state.
+    (* replay of CAS 0: ⑥ *)
+    eapply rtc_l_eq; [apply RRecLast; vm_compute; (done || lia)|norm_state|]; name_state.
+    apply rtc_refl.
+  - by vm_compute.
+  - by vm_compute.
+  - by vm_compute.
+  - by vm_compute.
+  - eapply rtc_l_eq; [apply RCas2; vm_compute; (done || lia)|norm_state|]; name_state.
+    eapply rtc_l_eq; [apply (RArrive 1 2 _ true); vm_compute; (done || lia)|norm_state|]; name_state.
+    (* CAS 1's recovery: ④ *)
+    mthread ltac:(apply StepRecFail; vm_compute; (done || lia)).
+    eapply rtc_l_eq; [apply (MCommit 1 2 _ false); vm_compute; (done || lia)|norm_state|]; name_state.
     apply rtc_refl.
   - by vm_compute.
 Qed.
