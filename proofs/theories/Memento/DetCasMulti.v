@@ -14,9 +14,14 @@
       ([ops]: location, old, new; stable inputs, seed §2.3 Requirement 2),
       run in order, CAS [j] with its own CAS memento, slot [j] of the root
       memento ([mmts j]; [cas.rs] [CasMmt], one field per call site,
-      [compose.rs] Requirement 1), as the composites of
-      [impl/perdure-memento/src/ds/] use them (e.g. the Treiber stack's and
-      MSQ-mmt-cas' root operations: each CAS its own memento field);
+      [compose.rs] Requirement 1): the shape of a root operation that runs
+      several CASes, each with its own [CasMmt] field (as [ResizeMmt]'s
+      [mark], [place.cas] and [swap] in [impl/perdure-memento/src/ds/clevel.rs],
+      there with checkpoints between them).  The crate's loops (the Treiber
+      stack, MSQ-mmt-cas, the elimination stack: [Handle::detectable_loop])
+      have one CAS memento per root operation, reused by each iteration
+      after the loop's φ checkpoint raises LOCAL: that pattern is not this
+      model (below);
     - LOCAL ([Handle::local]) starts at the root operation's floor
       ([try_run_root]: [self.set_local(floor)]) and each CAS that returns
       raises it to its memento's timestamp ([cas.rs] L39
@@ -122,8 +127,12 @@
       modelled, only the floor;
     - the root operation's inputs are fixed when it starts (a composite
       that computes a CAS's arguments from what it loaded checkpoints them
-      first, Requirement 2); no loads, no other sub-operations (e.g.
-      checkpoints between CASes) are modelled;
+      first, Requirement 2); no loads and no other sub-operations between
+      the CASes: in particular no CHECKPOINT, so neither the loops' pattern
+      ([Handle::detectable_loop]: a φ checkpoint at each iteration's head,
+      one CAS memento reused by every iteration, the replay resuming at the
+      last checkpointed iteration) nor the checkpoints of clevel's resize
+      are modelled;
     - ④'s LOADHELP of the current value and the value returned with ERR
       are not modelled (as in [DetCas.v]);
     - the commit is one step (its line, floor and [own_floor], persisted
