@@ -115,10 +115,12 @@
       modelled).  A full crash is the crash of every thread; helpers may
       abandon their attempt at any point, which covers their crashes.
 
-    Not covered: replay of earlier completed invocations of the root
+    Not covered here: replay of earlier completed invocations of the root
     operation (the L19 case; a crash here restarts the recovery of the
     current invocation, with LOCAL as the replay re-establishes it, so L19
-    is proved unreachable for it); the result value [cur] returned with
+    is proved unreachable for it; [DetCasMulti.v] adds the root operations
+    of several CASes on top of this model, their replay through L15–L20
+    and OWN's re-initialisation, which discharges (H-OWN) there); the result value [cur] returned with
     ERR (it is re-read by LOADHELP at recovery, not checkpointed); the
     LOADHELP retries and PATIENCE (liveness); more than one thread's CASes
     being tracked at once (the others are the environment); the
