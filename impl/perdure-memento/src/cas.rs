@@ -447,7 +447,11 @@ impl<F: CasForm> DetectableCasAtomic<F> {
                             continue; // L28
                         }
                         // L29–L31, with the current timestamp (see the module
-                        // docs) so that LOCAL stays monotone.
+                        // docs) so that LOCAL stays monotone. Not in the seed:
+                        // if the memento holds the thread's last success,
+                        // OWN is made durable in `own_floor` first
+                        // (`Handle::keep_own_durable`).
+                        h.keep_own_durable(CasTs::decode(h.load(mmt.off)));
                         let ts_fail = CasTs {
                             parity: false,
                             fail: true,

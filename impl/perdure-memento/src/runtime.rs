@@ -61,7 +61,10 @@
 //! failure overwrites the memento of the last success.) `own_floor` keeps
 //! OWN's value durable, and [`Runtime::open`] initialises OWN as the larger
 //! of `own_floor` and the mementos (see `specs/memento/` for the
-//! model-checked argument).
+//! model-checked argument). The commit writes it; so does a failed CAS
+//! about to overwrite the memento of the thread's last success within an
+//! operation (a loop reusing its CAS memento, as Clevel's resize does:
+//! [`Handle`]'s `keep_own_durable`), before it writes its failure.
 //!
 //! ## Crashes
 //!
@@ -770,6 +773,34 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     pub fn pwb(&mut self, off: u64, len: u64) {
         self.rt.pool.pwb(off, len);
         self.tick();
+    }
+
+    /// Called before a CAS memento holding `prev` is overwritten by a failure
+    /// checkpoint (`DetectableCasAtomic::cas`, L29–L31): if `prev` is the
+    /// thread's last successful CAS (OWN) and the status line's `own_floor`
+    /// does not hold it yet, writes OWN there and makes it durable (`pwb`,
+    /// `pfence`) first. Not in the seed. A loop that reuses its CAS memento
+    /// after a φ checkpoint (Clevel's resize: `mark`, `swap`) can fail where
+    /// it last succeeded; the memento was then the only durable trace of
+    /// OWN, and after a full crash before the commit [`Runtime::open`] would
+    /// initialise OWN from an older CAS, so that the thread's next CAS took
+    /// the parity of its last one (module docs, `own_floor`; found by the
+    /// proof in `proofs/theories/Memento/DetCasMulti.v`, whose
+    /// `detcas_multi_own_reinit` needs it).
+    #[track_caller]
+    pub(crate) fn keep_own_durable(&mut self, prev: CasTs) {
+        let rt = self.rt;
+        let own = rt.own(self.tid);
+        if prev.fail || prev.ts == 0 || prev.ts != own.ts {
+            return;
+        }
+        let at = rt.status_off(self.tid) + ST_OWN_FLOOR;
+        if CasTs::decode(self.load(at)).ts >= own.ts {
+            return;
+        }
+        self.store_private(at, own.encode());
+        self.pwb(at, 8);
+        self.pfence();
     }
 
     /// `pfence` (a crash point).

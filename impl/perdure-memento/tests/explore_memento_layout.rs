@@ -1922,6 +1922,73 @@ fn runtime_open_takes_own_from_the_newest_sub_memento() {
     );
 }
 
+perdure_memento::memento! {
+    /// A root memento for a loop of CASes through one CAS memento, a
+    /// checkpoint between iterations (the loops of the crate's composites,
+    /// `Handle::detectable_loop`).
+    struct LoopCasMmt {
+        pos: perdure_memento::Checkpoint<1>,
+        cas: perdure_memento::CasMmt,
+    }
+}
+
+/// A loop whose CAS memento holds a success and is then reused, after the
+/// loop's checkpoint, by a CAS that fails (as Clevel's resize reuses its
+/// `mark` and `swap` mementos from slot to slot): the failure's checkpoint
+/// overwrites the memento of the thread's last successful CAS. If the
+/// operation is cut off by a full crash then, `Runtime::open` must still
+/// find that success for OWN (§3.1): the next successful CAS must take the
+/// other parity, or HELP's invariant (§3.4), per parity, no longer holds
+/// and recovery's case ⑧ can take a help of the earlier CAS for its own.
+#[test]
+fn runtime_open_keeps_own_when_a_failure_overwrites_a_success() {
+    use std::ops::ControlFlow;
+    let p = pool("runtime-own-overwritten");
+    let rt = Runtime::<Sim, LoopCasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let loc = cas_location(&mut h, &p);
+    let mut parities = Vec::new();
+    // A committed CAS: own_floor holds it.
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 0, h, &mut m.cas, &mut parities));
+    assert_eq!(done.result, 1, "cas(0, 1)");
+    // Iteration 0: cas(1, 2) succeeds; iteration 1: cas(7, 8) fails through
+    // the same memento; the operation is left pending.
+    let body = |h: &mut perdure_memento::Handle<'_, '_, Sim, LoopCasMmt>,
+                m: &mut LoopCasMmt,
+                noted: &mut Vec<bool>| {
+        h.detectable_loop(&mut m.pos, [0], |h, [i]| {
+            if i == 0 {
+                let ok = loc.cas(1, 2, h, &mut m.cas).is_ok();
+                assert!(ok, "cas(1, 2)");
+                noted.push(m.cas.peek(h.pool()).parity);
+                ControlFlow::Continue([1])
+            } else {
+                let failed = loc.cas(7, 8, h, &mut m.cas).is_err();
+                ControlFlow::Break(u64::from(failed))
+            }
+        })
+    };
+    let pending = h.try_run_root(|h, m, _| {
+        assert_eq!(body(h, m, &mut parities), 1, "cas(7, 8) fails");
+        Err("left pending")
+    });
+    assert_eq!(pending.err(), Some("left pending"));
+    drop(h);
+    drop(rt);
+    let rt = Runtime::<Sim, LoopCasMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
+    let mut h = rt.handle(1).expect("handle");
+    // The pending operation resumes in iteration 1 and reports its failure.
+    let done = h.run_root(|h, m, _| body(h, m, &mut Vec::new()));
+    assert_eq!(done.result, 1, "cas(7, 8), resumed, fails again");
+    let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 2, h, &mut m.cas, &mut parities));
+    assert_eq!(done.result, 1, "cas(2, 3) after the reopen");
+    assert!(
+        parities.windows(2).all(|w| w[0] != w[1]),
+        "cas(0, 1); cas(1, 2) then a failed cas(7, 8) through the same memento, left pending; \
+         a reopen; cas(2, 3): parities {parities:?}"
+    );
+}
+
 /// `run_root` reports the thread crashes an operation survived
 /// (`Completed::thread_crashes`, what the property tests print beside a
 /// failing step): none for an operation that runs through, one for an
