@@ -791,7 +791,7 @@ impl<'r, 'p, B: Backend, M: Memento> Handle<'r, 'p, B, M> {
     pub(crate) fn keep_own_durable(&mut self, prev: CasTs) {
         let rt = self.rt;
         let own = rt.own(self.tid);
-        if prev.fail || prev.ts == 0 || prev.ts != own.ts {
+        if prev.fail || prev.ts != own.ts {
             return;
         }
         let at = rt.status_off(self.tid) + ST_OWN_FLOOR;
