@@ -447,16 +447,18 @@ impl<F: CasForm> DetectableCasAtomic<F> {
                             continue; // L28
                         }
                         // L29–L31, with the current timestamp (see the module
-                        // docs) so that LOCAL stays monotone. Not in the seed:
-                        // if the memento holds the thread's last success,
-                        // OWN is made durable in `own_floor` first
+                        // docs) so that LOCAL stays monotone, read right
+                        // after the failed CAS as the specs order it. Not in
+                        // the seed: if the memento holds the thread's last
+                        // success, OWN is made durable in `own_floor` before
+                        // the memento is overwritten
                         // (`Handle::keep_own_durable`).
-                        h.keep_own_durable(CasTs::decode(h.load(mmt.off)));
                         let ts_fail = CasTs {
                             parity: false,
                             fail: true,
                             ts: h.now(),
                         };
+                        h.keep_own_durable(CasTs::decode(h.load(mmt.off)));
                         h.store(mmt.off, ts_fail.encode());
                         h.flush(mmt.off, 8);
                         h.set_local(ts_fail.ts);
