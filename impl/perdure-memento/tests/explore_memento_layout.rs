@@ -432,6 +432,72 @@ fn msq_recover_refuses_a_corrupt_list() {
     });
 }
 
+/// `Msq::recover` re-establishes the tail invariant, tail := head, in the
+/// queue's own tail word and writes nothing outside the queue's block: the
+/// durable tail is a hint (its CAS is not written back), so after a crash it
+/// may name any node the queue once had, and the threads resume from the
+/// head. For each kind, a queue of `[1, 2, 3]` dequeued once (head names
+/// the node of 1, now the sentinel; the tail names the node of 3) is
+/// recovered: the tail word must name the head's node (MSQ-mmt-cas and
+/// -indel; -vol's tail is in DRAM), the line before the block must be
+/// unchanged, and an enqueue of 4 must give `[2, 3, 4]`.
+/// (With the campaign's `msq.rs:189:46` mutant, `recover` writes the tail
+/// at `off - TAIL`, over the line before the queue block, and leaves the
+/// tail word naming the node of 3; the queue still works, as MSQ's enqueue
+/// walks on from any node of the list, so no scenario saw it.)
+#[test]
+fn msq_recover_sets_the_tail_to_the_head_in_its_block() {
+    use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
+        let p = pool("msq-recover-tail");
+        let rt = Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let q = Msq::create(kind, &mut h).expect("create");
+        let op = |h: &mut perdure_memento::Handle<'_, '_, Sim, QueueMmt>, o| {
+            h.run_root(|h, m, _| q.run(h, m, o).expect("operation"))
+                .result
+        };
+        for v in 1..=3 {
+            assert_eq!(op(&mut h, Some(v)), 0, "{kind:?}: enqueue {v}");
+        }
+        assert_eq!(
+            perdure_memento::ds::decode_opt(op(&mut h, None)),
+            Some(1),
+            "{kind:?}: the first dequeue"
+        );
+        // The low 45 bits of head's word (offset 0) and tail's (offset 64)
+        // are the nodes they name.
+        let off = q.offset();
+        let name = |w: u64| w & ((1 << 45) - 1);
+        let head = name(word(&p, off));
+        // MSQ-mmt-vol keeps its tail in DRAM (`recover` sets that one).
+        let durable_tail = kind != MsqKind::Vol;
+        if durable_tail {
+            assert_ne!(
+                name(word(&p, off + LINE)),
+                head,
+                "{kind:?}: the tail before recovery"
+            );
+        }
+        let before: Vec<u64> = (off - LINE..off).step_by(8).map(|w| word(&p, w)).collect();
+        Msq::at(kind, off).recover(&p).expect("recover");
+        if durable_tail {
+            assert_eq!(
+                name(word(&p, off + LINE)),
+                head,
+                "{kind:?}: the tail word after recovery names another node than the head"
+            );
+        }
+        let after: Vec<u64> = (off - LINE..off).step_by(8).map(|w| word(&p, w)).collect();
+        assert_eq!(
+            after, before,
+            "{kind:?}: recovery wrote the line before the queue block"
+        );
+        assert_eq!(op(&mut h, Some(4)), 0, "{kind:?}: enqueue 4");
+        assert_eq!(q.contents(&p).expect("contents"), [2, 3, 4], "{kind:?}");
+    }
+}
+
 /// An MSQ-mmt-indel or -vol enqueue persists the link it follows before it
 /// links its own node after it: thread 1's enqueue of 1 is cut by a thread
 /// crash after each of its persistence events in turn and left pending, so
