@@ -2055,6 +2055,97 @@ fn runtime_open_keeps_own_when_a_failure_overwrites_a_success() {
     );
 }
 
+/// The loop of `runtime_open_keeps_own_when_a_failure_overwrites_a_success`
+/// (cas(1, 2) succeeds, then cas(7, 8) fails through the same CAS memento),
+/// cut off by a crash after each of its persistence events in turn, and
+/// every Px86 crash image of each cut (up to 64 per cut, seeded sample
+/// beyond) reopened: the resumed loop must report the failure with the
+/// location at 2, the next operation's cas(2, 3) must succeed, and the
+/// parities of cas(0, 1), cas(1, 2) and cas(2, 3) must alternate (HELP's
+/// invariant, §3.4, is per parity). The cuts reach the failure path's
+/// `keep_own_durable` (its store of `own_floor`, write-back and fence) and
+/// the failure checkpoint after it. (Without `keep_own_durable` the check
+/// fails at the cut after event 18, whose image keeps the failure
+/// checkpoint and loses the loop's: parities `[true, false, false]`.)
+#[test]
+fn loop_reusing_a_cas_memento_survives_a_crash_at_every_event() {
+    use perdure_pm::sim::VolatileFill;
+    use std::ops::ControlFlow;
+    let body = |loc: &perdure_memento::DetectableCasAtomic,
+                h: &mut perdure_memento::Handle<'_, '_, Sim, LoopCasMmt>,
+                m: &mut LoopCasMmt,
+                noted: &mut Vec<bool>| {
+        h.detectable_loop(&mut m.pos, [0], |h, [i]| {
+            if i == 0 {
+                assert!(loc.cas(1, 2, h, &mut m.cas).is_ok(), "cas(1, 2)");
+                noted.push(m.cas.peek(h.pool()).parity);
+                ControlFlow::Continue([1])
+            } else {
+                let failed = loc.cas(7, 8, h, &mut m.cas).is_err();
+                ControlFlow::Break(u64::from(failed))
+            }
+        })
+    };
+    let (mut cuts, mut images, mut exhaustive) = (0u64, 0u64, true);
+    for n in 0u64.. {
+        let p = pool("loop-cas-every-cut");
+        let rt =
+            Runtime::<Sim, LoopCasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+        let mut h = rt.handle(1).expect("handle");
+        let loc = cas_location(&mut h, &p);
+        let mut first = Vec::new();
+        let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 0, h, &mut m.cas, &mut first));
+        assert_eq!(done.result, 1, "cas(0, 1)");
+        let mut noted = Vec::new();
+        let cut = cut_pending(
+            &mut h,
+            n,
+            |h, m| body(&loc, h, m, &mut noted),
+            |p, _| p.backend().capture(),
+        );
+        let Err(cp) = cut else {
+            assert!(cuts > 10, "the loop completed after {n} events");
+            break;
+        };
+        cuts += 1;
+        let (coverage, choices) = cp.images(64, n);
+        exhaustive &= matches!(coverage, perdure_pm::px86::Coverage::Exhaustive);
+        for choice in choices {
+            images += 1;
+            let words = cp.materialize(&choice, VolatileFill::Zeroed);
+            let ip = Pool::volatile_from_words(&words, Sim::default()).expect("image");
+            let rt = Runtime::<Sim, LoopCasMmt>::open_with(&ip, BASE, ClockKind::Counter)
+                .expect("reopened");
+            let mut h = rt.handle(1).expect("handle");
+            let mut parities = noted.clone();
+            let what = format!("a crash after event {n} of the loop, image {choice:?}");
+            let done = h.run_root(|h, m, _| body(&loc, h, m, &mut parities));
+            assert_eq!(done.result, 1, "{what}: the resumed loop's cas(7, 8)");
+            let cas12 = *parities
+                .last()
+                .unwrap_or_else(|| panic!("{what}: cas(1, 2) never ran"));
+            let mut last = Vec::new();
+            let done = h.run_root(|h, m, _| cas_noting_parity(&loc, 2, h, &mut m.cas, &mut last));
+            assert_eq!(done.result, 1, "{what}: cas(2, 3)");
+            let got = h.run_root(|h, _, _| loc.load(h)).result;
+            assert_eq!(got, 3, "{what}: the location");
+            let order = [first[0], cas12, last[0]];
+            assert!(
+                order.windows(2).all(|w| w[0] != w[1]),
+                "{what}: parities of cas(0, 1), cas(1, 2), cas(2, 3): {order:?}"
+            );
+        }
+    }
+    eprintln!(
+        "loop_reusing_a_cas_memento: {cuts} cuts, {images} crash images ({})",
+        if exhaustive {
+            "every image of each cut"
+        } else {
+            "sampled at some cuts"
+        }
+    );
+}
+
 /// `run_root` reports the thread crashes an operation survived
 /// (`Completed::thread_crashes`, what the property tests print beside a
 /// failing step): none for an operation that runs through, one for an
