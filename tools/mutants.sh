@@ -225,10 +225,12 @@ run_baseline() { # k n dir: the checks of the shard's crates on the unmutated tr
 
 run_shard() { # k n
   local k=$1 n=$2 dir="$OUT/shard-$1-of-$2" base_arg rc
+  RAN=0
   if shard_complete "$k" "$n"; then
     echo "mutants: shard $k/$n already complete for this tree, skipped"
     return 0
   fi
+  RAN=1
   case $BASELINE in
     run) base_arg=run ;;
     skip) base_arg=skip ;;
@@ -274,8 +276,10 @@ if [ -n "$shard" ]; then
 else
   for ((k = 0; k < SHARDS; k++)); do
     run_shard "$k" "$SHARDS"
-    # After every shard, so that an interrupted run has its finished shards in the ledger.
-    [ -z "$LEDGER" ] || python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT" --ledger "$LEDGER" >/dev/null
+    # After every shard that ran, so that an interrupted run has its finished shards in the
+    # ledger (a skipped one is there already; merging after each skip made a resume slow).
+    [ -z "$LEDGER" ] || [ "$RAN" = 0 ] ||
+      python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT" --ledger "$LEDGER" >/dev/null
   done
   python3 tools/mutants_merge.py --shards "$SHARDS" --out "$OUT" ${LEDGER:+--ledger "$LEDGER"}
 fi
