@@ -388,14 +388,17 @@ EF(t) ==
 
 \* Algorithm 1, L6-L9: read OWN, encode old' and new' (local); then L10-L13
 \* in recovery (the memento and LOCAL are the thread's own words).  The
-\* first time, the CAS is invoked: its arguments are chosen.
-L6(t) ==
+\* first time, the CAS is invoked: its arguments are chosen. L6With(t, a) is
+\* the step with arguments a (a trace names them: traces/memento checks
+\* membership instead of enumerating ArgsOf); L6(t) chooses them.
+CasArgs(t) == IF I(t) > ninv[t] THEN ArgsOf(I(t)) ELSE {args[t][I(t)]}
+L6With(t, a) ==
     /\ th[t].pc = "L6"
+    /\ a \in CasArgs(t)
     /\ LET i == I(t)
            fresh == i > ninv[t]
-       IN \E a \in (IF fresh THEN ArgsOf(i) ELSE {args[t][i]}) :
-            /\ args' = [args EXCEPT ![t][i] = a]
-            /\ ninv' = [ninv EXCEPT ![t] = IF fresh THEN i ELSE @]
+       IN /\ args' = [args EXCEPT ![t][i] = a]
+          /\ ninv' = [ninv EXCEPT ![t] = IF fresh THEN i ELSE @]
     /\ SetTh(t, IF th[t].rec
                 THEN [th[t] EXCEPT !.pown = own[t].par, !.town = own[t].ts,
                                    !.pt = Vis(pm, MmtLine(t, th[t].k)),   \* L10-L11
@@ -403,6 +406,7 @@ L6(t) ==
                                    !.pc = "L12"]
                 ELSE [th[t] EXCEPT !.pown = own[t].par, !.town = own[t].ts, !.pc = "L26"])
     /\ UNCHANGED <<pm, pfo, own, local, clock, crashes, tcrashes, rep, gh>>
+L6(t) == th[t].pc = "L6" /\ \E a \in CasArgs(t) : L6With(t, a)
 
 \* Algorithm 1, L12: cur := LOADPLAIN(loc), then the recovery decisions
 \* L14-L22 (local, on the values read).

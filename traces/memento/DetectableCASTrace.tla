@@ -18,7 +18,7 @@
 (*                                                                         *)
 (* WHICH ACTION.  A thread's next action is determined by its pc; the      *)
 (* event must be the Sim event that action makes, with the same words:     *)
-(*   Invoke          L6 (the CAS's arguments are the trace's)              *)
+(*   Invoke          L6With: L6 with the trace's arguments             *)
 (*   LoadLoc         L12 / H5 / H11 (the word read is the spec's visible   *)
 (*                   one); at H5 a load of the unchanged word is also a    *)
 (*                   stuttering step (PATIENCE not over: the code reloads) *)
@@ -191,7 +191,7 @@ Begin ==
 
 Invoke(t, op, old, new) ==
     /\ Pc(t) = "L6" /\ th[t].r = op + 1
-    /\ Step(DC!L6(t))
+    /\ Step(DC!L6With(t, [loc |-> 1, old |-> old, new |-> new]))
     /\ args'[t][op + 1] = [loc |-> 1, old |-> old, new |-> new]
     /\ UNCHANGED tsm
 
