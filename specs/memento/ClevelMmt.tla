@@ -153,7 +153,7 @@ KeySettled(t, key) ==
 RECURSIVE ChainFrom(_, _, _)
 ChainFrom(m, l, n) == IF l = 0 \/ n = 0 THEN <<>> ELSE <<l>> \o ChainFrom(m, m[NLine(l)].to, n - 1)
 ChainOf(m) == ChainFrom(m, m[LastLine], Len(Size))
-VisMem == [ln \in LineIds |-> Vis(ln)]
+VisMem == [ln \in DOMAIN pm |-> Vis(ln)]
 Chain == ChainOf(VisMem)
 InChain(l) == \E j \in DOMAIN Chain : Chain[j] = l
 Bottom == Vis(LastLine)
@@ -378,7 +378,7 @@ LinkClean(t, l) ==
     /\ PCas(t, NLine(l), w, LW(w.to, FALSE))
     /\ UNCHANGED <<fl, th, fly, crashes, ab, eff, out>>
 
-Dirty == {ln \in LineIds : Len(pm[ln].w) > pm[ln].m}
+Dirty == {ln \in DOMAIN pm : Len(pm[ln].w) > pm[ln].m}
 
 \* pwb of the lines S (one code line may hold several of the spec's): each persists up to
 \* its current length at the thread's next fence.
@@ -401,13 +401,13 @@ NewMark(t, ln) ==
     IF ns = {} THEN pm[ln].m ELSE Max(pm[ln].m, CHOOSE n \in ns : \A n2 \in ns : n2 <= n)
 \* Lines persisted up to new marks (d[ln] words dropped from each line), t's write-backs done.
 MarksTo(t, d) ==
-    /\ pm' = [ln \in LineIds |-> [w |-> SubSeq(pm[ln].w, d[ln] + 1, Len(pm[ln].w)), m |-> 1]]
+    /\ pm' = [ln \in DOMAIN pm |-> [w |-> SubSeq(pm[ln].w, d[ln] + 1, Len(pm[ln].w)), m |-> 1]]
     /\ fl' = [u \in Threads |-> IF u = t THEN {}
                                ELSE {<<q[1], q[2] - d[q[1]]>> : q \in {q2 \in fl[u] : q2[2] > d[q2[1]] + 1}}]
     /\ fly' = [u \in Threads |-> IF fly[u].j <= d[fly[u].ln] + 1 THEN NoFly
                                 ELSE [fly[u] EXCEPT !.j = @ - d[fly[u].ln]]]
 Fence(t) ==
-    /\ MarksTo(t, [ln \in LineIds |-> NewMark(t, ln) - 1])
+    /\ MarksTo(t, [ln \in DOMAIN pm |-> NewMark(t, ln) - 1])
     /\ UNCHANGED <<th, crashes, ab, eff, out, wb>>
 
 \* Next's write-back: a pwb of line ln and the thread's fence in one step (clflush).  Between
@@ -416,17 +416,17 @@ Fence(t) ==
 \* separate Pwb and Fence steps (the trace replays those).  t has no write-back pending.
 Flush(t, ln) ==
     /\ fl[t] = {}
-    /\ MarksTo(t, [l2 \in LineIds |-> IF l2 = ln THEN Len(pm[ln].w) - 1 ELSE 0])
+    /\ MarksTo(t, [l2 \in DOMAIN pm |-> IF l2 = ln THEN Len(pm[ln].w) - 1 ELSE 0])
     /\ wb' = [wb EXCEPT ![t] = @ \ {ln}]
     /\ UNCHANGED <<th, crashes, ab, eff, out>>
 
 -----------------------------------------------------------------------------
 (* Full crash, attach, recovery.                                           *)
 
-MaxLen == LET ls == {Len(pm[ln].w) : ln \in LineIds} IN CHOOSE x \in ls : \A y \in ls : y <= x
+MaxLen == LET ls == {Len(pm[ln].w) : ln \in DOMAIN pm} IN CHOOSE x \in ls : \A y \in ls : y <= x
 Images == {c \in [Dirty -> 1 .. MaxLen] : \A ln \in Dirty : pm[ln].m <= c[ln] /\ c[ln] <= Len(pm[ln].w)}
 Pick(c, ln) == IF ln \in Dirty THEN c[ln] ELSE Len(pm[ln].w)
-ImageOf(c) == [ln \in LineIds |-> pm[ln].w[Pick(c, ln)]]
+ImageOf(c) == [ln \in DOMAIN pm |-> pm[ln].w[Pick(c, ln)]]
 
 \* attach L436-L456: in the image's chain, a marked slot not done is done if its item is
 \* present unmarked elsewhere (placed), else unmarked.
