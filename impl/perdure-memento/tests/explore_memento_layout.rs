@@ -479,7 +479,9 @@ fn msq_recover_sets_the_tail_to_the_head_in_its_block() {
                 "{kind:?}: the tail before recovery"
             );
         }
-        let before: Vec<u64> = (off - LINE..off).step_by(8).map(|w| word(&p, w)).collect();
+        let line_before =
+            || -> Vec<u64> { (off - LINE..off).step_by(8).map(|w| word(&p, w)).collect() };
+        let before = line_before();
         Msq::at(kind, off).recover(&p).expect("recover");
         if durable_tail {
             assert_eq!(
@@ -488,9 +490,9 @@ fn msq_recover_sets_the_tail_to_the_head_in_its_block() {
                 "{kind:?}: the tail word after recovery names another node than the head"
             );
         }
-        let after: Vec<u64> = (off - LINE..off).step_by(8).map(|w| word(&p, w)).collect();
         assert_eq!(
-            after, before,
+            line_before(),
+            before,
             "{kind:?}: recovery wrote the line before the queue block"
         );
         assert_eq!(op(&mut h, Some(4)), 0, "{kind:?}: enqueue 4");
