@@ -388,13 +388,13 @@ EF(t) ==
 
 \* Algorithm 1, L6-L9: read OWN, encode old' and new' (local); then L10-L13
 \* in recovery (the memento and LOCAL are the thread's own words).  The
-\* first time, the CAS is invoked: its arguments are chosen. L6With(t, a) is
-\* the step with arguments a (a trace names them: traces/memento checks
-\* membership instead of enumerating ArgsOf); L6(t) chooses them.
+\* first time, the CAS is invoked: its arguments are chosen. L6(t) chooses
+\* them; L6With(t, a) is the step with given arguments a, checked to be among
+\* L6's choices (a trace names them: traces/memento checks membership instead
+\* of enumerating ArgsOf). L6Args is their common part, the step once a is
+\* chosen.
 CasArgs(t) == IF I(t) > ninv[t] THEN ArgsOf(I(t)) ELSE {args[t][I(t)]}
-L6With(t, a) ==
-    /\ th[t].pc = "L6"
-    /\ a \in CasArgs(t)
+L6Args(t, a) ==
     /\ LET i == I(t)
            fresh == i > ninv[t]
        IN /\ args' = [args EXCEPT ![t][i] = a]
@@ -406,7 +406,8 @@ L6With(t, a) ==
                                    !.pc = "L12"]
                 ELSE [th[t] EXCEPT !.pown = own[t].par, !.town = own[t].ts, !.pc = "L26"])
     /\ UNCHANGED <<pm, pfo, own, local, clock, crashes, tcrashes, rep, gh>>
-L6(t) == th[t].pc = "L6" /\ \E a \in CasArgs(t) : L6With(t, a)
+L6(t) == th[t].pc = "L6" /\ \E a \in CasArgs(t) : L6Args(t, a)
+L6With(t, a) == th[t].pc = "L6" /\ a \in CasArgs(t) /\ L6Args(t, a)
 
 \* Algorithm 1, L12: cur := LOADPLAIN(loc), then the recovery decisions
 \* L14-L22 (local, on the values read).

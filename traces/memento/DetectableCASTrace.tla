@@ -18,7 +18,7 @@
 (*                                                                         *)
 (* WHICH ACTION.  A thread's next action is determined by its pc; the      *)
 (* event must be the Sim event that action makes, with the same words:     *)
-(*   Invoke          L6With: L6 with the trace's arguments             *)
+(*   Invoke          L6With: L6 with the trace's arguments                 *)
 (*   LoadLoc         L12 / H5 / H11 (the word read is the spec's visible   *)
 (*                   one); at H5 a load of the unchanged word is also a    *)
 (*                   stuttering step (PATIENCE not over: the code reloads) *)
@@ -191,8 +191,8 @@ Begin ==
 
 Invoke(t, op, old, new) ==
     /\ Pc(t) = "L6" /\ th[t].r = op + 1
-    /\ Step(DC!L6With(t, [loc |-> 1, old |-> old, new |-> new]))
-    /\ args'[t][op + 1] = [loc |-> 1, old |-> old, new |-> new]
+    /\ LET a == [loc |-> 1, old |-> old, new |-> new]
+       IN Step(DC!L6With(t, a)) /\ args'[t][op + 1] = a
     /\ UNCHANGED tsm
 
 \* The report: the spec's CAS reported exactly res, and its root operation is
