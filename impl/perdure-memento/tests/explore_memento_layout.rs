@@ -468,7 +468,7 @@ fn msq_recover_sets_the_tail_to_the_head_in_its_block() {
         // The low 45 bits of head's word (offset 0) and tail's (offset 64)
         // are the nodes they name.
         let off = q.offset();
-        let name = |w: u64| w & ((1 << 45) - 1);
+        let name = perdure_memento::word::offset_of;
         let head = name(word(&p, off));
         // MSQ-mmt-vol keeps its tail in DRAM (`recover` sets that one).
         let durable_tail = kind != MsqKind::Vol;
@@ -2000,6 +2000,28 @@ perdure_memento::memento! {
     }
 }
 
+/// The loop of the [`LoopCasMmt`] checks: iteration 0's `cas(1, 2)` must
+/// succeed (its memento's parity noted), then iteration 1's `cas(7, 8)`
+/// fails through the same CAS memento; 1 if it failed.
+fn loop_success_then_failure(
+    loc: &perdure_memento::DetectableCasAtomic,
+    h: &mut perdure_memento::Handle<'_, '_, Sim, LoopCasMmt>,
+    m: &mut LoopCasMmt,
+    noted: &mut Vec<bool>,
+) -> u64 {
+    use std::ops::ControlFlow;
+    h.detectable_loop(&mut m.pos, [0], |h, [i]| {
+        if i == 0 {
+            assert!(loc.cas(1, 2, h, &mut m.cas).is_ok(), "cas(1, 2)");
+            noted.push(m.cas.peek(h.pool()).parity);
+            ControlFlow::Continue([1])
+        } else {
+            let failed = loc.cas(7, 8, h, &mut m.cas).is_err();
+            ControlFlow::Break(u64::from(failed))
+        }
+    })
+}
+
 /// A loop whose CAS memento holds a success and is then reused, after the
 /// loop's checkpoint, by a CAS that fails (as Clevel's resize reuses its
 /// `mark` and `swap` mementos from slot to slot): the failure's checkpoint
@@ -2010,7 +2032,6 @@ perdure_memento::memento! {
 /// and recovery's case ⑧ can take a help of the earlier CAS for its own.
 #[test]
 fn runtime_open_keeps_own_when_a_failure_overwrites_a_success() {
-    use std::ops::ControlFlow;
     let p = pool("runtime-own-overwritten");
     let rt = Runtime::<Sim, LoopCasMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
     let mut h = rt.handle(1).expect("handle");
@@ -2023,19 +2044,7 @@ fn runtime_open_keeps_own_when_a_failure_overwrites_a_success() {
     // the same memento; the operation is left pending.
     let body = |h: &mut perdure_memento::Handle<'_, '_, Sim, LoopCasMmt>,
                 m: &mut LoopCasMmt,
-                noted: &mut Vec<bool>| {
-        h.detectable_loop(&mut m.pos, [0], |h, [i]| {
-            if i == 0 {
-                let ok = loc.cas(1, 2, h, &mut m.cas).is_ok();
-                assert!(ok, "cas(1, 2)");
-                noted.push(m.cas.peek(h.pool()).parity);
-                ControlFlow::Continue([1])
-            } else {
-                let failed = loc.cas(7, 8, h, &mut m.cas).is_err();
-                ControlFlow::Break(u64::from(failed))
-            }
-        })
-    };
+                noted: &mut Vec<bool>| loop_success_then_failure(&loc, h, m, noted);
     let pending = h.try_run_root(|h, m, _| {
         assert_eq!(body(h, m, &mut parities), 1, "cas(7, 8) fails");
         Err("left pending")
@@ -2071,23 +2080,7 @@ fn runtime_open_keeps_own_when_a_failure_overwrites_a_success() {
 /// checkpoint and loses the loop's: parities `[true, false, false]`.)
 #[test]
 fn loop_reusing_a_cas_memento_survives_a_crash_at_every_event() {
-    use perdure_pm::sim::VolatileFill;
-    use std::ops::ControlFlow;
-    let body = |loc: &perdure_memento::DetectableCasAtomic,
-                h: &mut perdure_memento::Handle<'_, '_, Sim, LoopCasMmt>,
-                m: &mut LoopCasMmt,
-                noted: &mut Vec<bool>| {
-        h.detectable_loop(&mut m.pos, [0], |h, [i]| {
-            if i == 0 {
-                assert!(loc.cas(1, 2, h, &mut m.cas).is_ok(), "cas(1, 2)");
-                noted.push(m.cas.peek(h.pool()).parity);
-                ControlFlow::Continue([1])
-            } else {
-                let failed = loc.cas(7, 8, h, &mut m.cas).is_err();
-                ControlFlow::Break(u64::from(failed))
-            }
-        })
-    };
+    let body = loop_success_then_failure;
     let (mut cuts, mut images, mut exhaustive) = (0u64, 0u64, true);
     for n in 0u64.. {
         let p = pool("loop-cas-every-cut");
@@ -2114,8 +2107,7 @@ fn loop_reusing_a_cas_memento_survives_a_crash_at_every_event() {
         exhaustive &= matches!(coverage, perdure_pm::px86::Coverage::Exhaustive);
         for choice in choices {
             images += 1;
-            let words = cp.materialize(&choice, VolatileFill::Zeroed);
-            let ip = Pool::volatile_from_words(&words, Sim::default()).expect("image");
+            let ip = image_pool(&cp, &choice);
             let rt = Runtime::<Sim, LoopCasMmt>::open_with(&ip, BASE, ClockKind::Counter)
                 .expect("reopened");
             let mut h = rt.handle(1).expect("handle");
@@ -2505,12 +2497,19 @@ fn with_soft<R>(
 /// The crash image of `p` now that keeps only what was guaranteed
 /// persisted, as a pool.
 fn persisted_image(p: &Pool<Sim>) -> Pool<Sim> {
-    use perdure_pm::sim::{ImageChoice, VolatileFill};
     let cp = p.backend().capture();
-    let words = cp.materialize(
-        &ImageChoice(vec![0; cp.unsettled_lines()]),
-        VolatileFill::Zeroed,
-    );
+    image_pool(
+        &cp,
+        &perdure_pm::sim::ImageChoice(vec![0; cp.unsettled_lines()]),
+    )
+}
+
+/// Crash image `choice` of crash point `cp` as a pool (volatile lines zeroed).
+fn image_pool(
+    cp: &perdure_pm::sim::CrashPoint,
+    choice: &perdure_pm::sim::ImageChoice,
+) -> Pool<Sim> {
+    let words = cp.materialize(choice, perdure_pm::sim::VolatileFill::Zeroed);
     Pool::volatile_from_words(&words, Sim::default()).expect("image")
 }
 
