@@ -91,7 +91,9 @@ CISize == <<1, 2, 4>>
 CIPre == <<<<<<1, 0>>, 3>>>>
 Levels == 1 .. Len(Size)
 Slots == UNION {{<<l, j>> : j \in 0 .. Size[l] - 1} : l \in Levels}
-LevelSlots(l) == {<<l, j>> : j \in 0 .. Size[l] - 1}
+\* (A constant function, so that TLC computes each level's slots once.)
+LevelSlotsF == [l \in Levels |-> {<<l, j>> : j \in 0 .. Size[l] - 1}]
+LevelSlots(l) == LevelSlotsF[l]
 
 \* Items: thread t's operation i inserts item 10 * t + i; bulk-loaded item j is 900 + j.
 ItemOf(t, i) == 10 * t + i
@@ -155,9 +157,10 @@ ChainFrom(m, l, n) == IF l = 0 \/ n = 0 THEN <<>> ELSE <<l>> \o ChainFrom(m, m[N
 ChainOf(m) == ChainFrom(m, m[LastLine], Len(Size))
 VisMem == [ln \in DOMAIN pm |-> Vis(ln)]
 Chain == ChainOf(VisMem)
-InChain(l) == \E j \in DOMAIN Chain : Chain[j] = l
+\* (The LETs evaluate Chain once, not once per use.)
+InChain(l) == LET c == Chain IN \E j \in DOMAIN c : c[j] = l
 Bottom == Vis(LastLine)
-Top == Chain[Len(Chain)]
+Top == LET c == Chain IN c[Len(c)]
 \* clevel.rs View::threshold: the bottom level is drained while it has at most a quarter
 \* of the top level's buckets.
 Drainable == Len(Chain) > 1 /\ Size[Bottom] <= Size[Top] \div 4
@@ -479,13 +482,14 @@ Crash ==
 -----------------------------------------------------------------------------
 
 \* Next places only where free_slot looks first: the first empty slot (lowest index) of the
-\* highest usable level with one, levels being drained left out.
+\* highest usable level with one, levels being drained left out. FreeSlots is that slot (a set
+\* of one), or no slot when no usable level has an empty one.
 EmptyIn(l) == {s \in LevelSlots(l) : SlotW(s) = Empty}
-FreeSlot(t, s) ==
-    LET ls == {l \in Levels : Usable(l) /\ EmptyIn(l) # {} /\ ~(Drainable /\ l = Bottom)} IN
-    /\ ls # {}
-    /\ s[1] = CHOOSE l \in ls : \A l2 \in ls : l2 <= l
-    /\ s[2] = CHOOSE j \in {x[2] : x \in EmptyIn(s[1])} : \A j2 \in {x[2] : x \in EmptyIn(s[1])} : j <= j2
+FreeSlots ==
+    LET ls == {l \in Levels : Usable(l) /\ EmptyIn(l) # {} /\ ~(Drainable /\ l = Bottom)}
+        top == CHOOSE l \in ls : \A l2 \in ls : l2 <= l
+        js == {x[2] : x \in EmptyIn(top)}
+    IN IF ls = {} THEN {} ELSE {<<top, CHOOSE j \in js : \A j2 \in js : j <= j2>>}
 
 Next ==
     \/ \E t \in Threads :
@@ -493,7 +497,7 @@ Next ==
          \/ IFind(t) \/ DAbsent(t) \/ RHead(t) \/ RLost(t) \/ RDone(t) \/ RUnlink(t)
          \/ RUnlinked(t) \/ Grow(t)
          \/ \E s \in Slots : DSeal(t, s) \/ DDel(t, s) \/ RSeal(t, s) \/ RMark(t, s)
-         \/ \E s \in Slots : FreeSlot(t, s) /\ (IPlace(t, s) \/ RPlace(t, s))
+         \/ th[t].pc \in {"I1", "RM"} /\ \E s \in FreeSlots : IPlace(t, s) \/ RPlace(t, s)
          \/ \E l \in Levels : LinkClean(t, l)
          \/ \E ln \in Dirty : Running(t) /\ PwbDue(t, ln) /\ Flush(t, ln)
     \/ Crash
