@@ -100,7 +100,9 @@ Conditions ==
     [TypeOK |-> DC!TypeOK, ExactlyOnce |-> DC!ExactlyOnce,
      HelpInvariant |-> DC!HelpInvariant, OneUndurableFirstCas |-> DC!OneUndurableFirstCas]
 
-Inv == \A n \in DOMAIN Conditions : Conditions[n]
+\* (One evaluation of the record, which evaluates every condition: Conditions[n] for each n
+\* would evaluate all of them again for each.)
+Inv == LET c == Conditions IN \A n \in DOMAIN c : c[n]
 
 \* DetectableCAS's refinement mapping: every step (but a Begin) is a step of
 \* the atomic detectable register DetectableCasAbstract, or leaves it alone.

@@ -100,7 +100,9 @@ Conditions ==
      DurableImageConsistent |-> X!DurableImageConsistent,
      CompletedDurable |-> X!CompletedDurable,
      ResultsCorrect |-> X!ResultsCorrect]
-Safe == \A n \in DOMAIN Conditions : Conditions[n]
+\* (One evaluation of the record, which evaluates every condition: Conditions[n] for each n
+\* would evaluate all of them again for each.)
+Safe == LET c == Conditions IN \A n \in DOMAIN c : c[n]
 
 \* The construction's steps: CX-PTM's, or CX-PUC's (its working copy).
 Step(t) == IF Puc THEN X!StepPerdurePuc(t) ELSE X!StepPerdure(t)

@@ -102,7 +102,9 @@ Conditions ==
      ExactlyOnce |-> R!ExactlyOnce,
      CompletedDurable |-> R!CompletedDurable,
      ResultsCorrect |-> R!ResultsCorrect]
-Safe == \A n \in DOMAIN Conditions : Conditions[n]
+\* (One evaluation of the record, which evaluates every condition: Conditions[n] for each n
+\* would evaluate all of them again for each.)
+Safe == LET c == Conditions IN \A n \in DOMAIN c : c[n]
 
 \* The specs' number of thread t's transaction i (the trace's) in this run.
 G(i) == GI(run, i)

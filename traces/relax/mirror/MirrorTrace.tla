@@ -77,7 +77,9 @@ Conditions ==
     [SeqWindow |-> SeqWindow, EqualSeqsEqualValues |-> EqualSeqsEqualValues,
      DramDurable |-> DramDurable, AbsIsDram |-> AbsIsDram, PendingDistinct |-> PendingDistinct]
 
-Invariants == \A n \in DOMAIN Conditions : Conditions[n]
+\* (One evaluation of the record, which evaluates every condition: Conditions[n] for each n
+\* would evaluate all of them again for each.)
+Invariants == LET c == Conditions IN \A n \in DOMAIN c : c[n]
 
 \* The next event as a step of the protocol.
 ReplayEvent ==
