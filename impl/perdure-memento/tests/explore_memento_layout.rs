@@ -1845,6 +1845,29 @@ fn runtime_open_pins_exactly_the_threads_cut_off_in_an_operation() {
     );
 }
 
+/// The reclamation participant a runtime's collector hands out speaks for
+/// the thread id it was claimed for (`Participant::tid`), and an id claimed
+/// is not handed out again until it is released.
+#[test]
+fn collector_participants_speak_for_the_thread_they_were_claimed_for() {
+    let p = pool("collector-participants");
+    let rt = Runtime::<Sim, Checkpoint<1>>::create(&p, BASE, &config(3, 1 << 20)).expect("runtime");
+    let c = rt.collector();
+    for tid in 1..=3 {
+        let part = c.claim(tid).expect("no handle holds the thread id");
+        assert_eq!(part.tid(), tid, "the participant claimed for thread {tid}");
+        assert!(c.claim(tid).is_none(), "thread {tid} claimed twice");
+        c.release(part);
+        let again = c.claim(tid).expect("the thread id, released");
+        assert_eq!(
+            again.tid(),
+            tid,
+            "the participant claimed again for thread {tid}"
+        );
+        c.release(again);
+    }
+}
+
 /// A thread's CAS parity survives a reopen when its memento was zeroed
 /// (`ClearMode::Zero`): the operation's commit line records the thread's
 /// last CAS (`own_floor`), the only record once the memento is cleared, and
