@@ -100,9 +100,10 @@ Conditions ==
      DurableImageConsistent |-> X!DurableImageConsistent,
      CompletedDurable |-> X!CompletedDurable,
      ResultsCorrect |-> X!ResultsCorrect]
-\* (One evaluation of the record, which evaluates every condition: Conditions[n] for each n
-\* would evaluate all of them again for each.)
-Safe == LET c == Conditions IN \A n \in DOMAIN c : c[n]
+\* Conditions spelled out (the record names them for the rejection pass): TLC evaluates a
+\* record whole and caches no LET under a prime, so checking Conditions'[n] for each n
+\* evaluated every condition once per field.
+Safe == X!CurCombConsistent /\ X!DurableImageConsistent /\ X!CompletedDurable /\ X!ResultsCorrect
 
 \* The construction's steps: CX-PTM's, or CX-PUC's (its working copy).
 Step(t) == IF Puc THEN X!StepPerdurePuc(t) ELSE X!StepPerdure(t)
