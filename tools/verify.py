@@ -35,11 +35,12 @@ not failed; a tool that is genuinely unavailable makes it "skip", with the reaso
     cargo:doc      impl/Cargo.toml       RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     cargo:test     impl/Cargo.toml       cargo test --workspace --release --no-fail-fast -- --nocapture
                    (built with --no-run, its test binaries then run VERIFY_TEST_LANES at a time)
-    loom:<crate>   impl/**/tests/loom_*.rs     the same, one crate at a time, with
-                   RUSTFLAGS="--cfg perdure_loom", --target-dir target/loom, one --test per file,
+    loom:<crate>   impl/**/tests/loom_*.rs     the same, one crate at a time, with --cfg perdure_loom
+                   for the workspace's crates (RUSTC_WORKSPACE_WRAPPER=tools/rustc-cfg/perdure_loom:
+                   the dependencies are cargo:test's, in its target directory), one --test per file,
                    LOOM_MAX_PREEMPTIONS=3 under DEPTH=ci (deep: whatever the environment says,
                    i.e. unbounded unless set). <crate> is the package name without "perdure-".
-    shuttle:<crate> impl/**/tests/shuttle_*.rs  likewise with --cfg perdure_shuttle, target/shuttle
+    shuttle:<crate> impl/**/tests/shuttle_*.rs  likewise with --cfg perdure_shuttle (tools/rustc-cfg/)
     trace:<dir>/<case> traces/**/checks.json  record an implementation trace with `perdure`, replay it
                    in TLC with tools/trace-check.sh; passes if accepted/rejected as the case expects
     tlc:<path>     specs/**/<path>.cfg   TLC through tools/tlc.sh (see "TLC models" below)
@@ -573,13 +574,13 @@ def model_test_checks(prefix: str, kind: str, cfg_flag: str, file_glob: str) -> 
     checks = []
     for pkg, tests in sorted(by_pkg.items()):
         name = f"{prefix}:{pkg.removeprefix('perdure-') or pkg}"
-        cmd = ["cargo", "test", "--release", "--no-fail-fast", "-p", pkg,
-               "--target-dir", f"target/{prefix}"]
+        cmd = ["cargo", "test", "--release", "--no-fail-fast", "-p", pkg]
         for t in tests:
             cmd += ["--test", t]
         cmd += ["--", "--nocapture"]
-        flags = (os.environ.get("RUSTFLAGS", "") + f" --cfg {cfg_flag}").strip()
-        env = {"RUSTFLAGS": flags}
+        # The cfg reaches the workspace's crates only (tools/rustc-cfg/): the dependencies
+        # are cargo:test's, in its target directory, not compiled again per configuration.
+        env = {"RUSTC_WORKSPACE_WRAPPER": str(ROOT / "tools" / "rustc-cfg" / cfg_flag)}
         if prefix == "loom" and DEPTH != "deep" and "LOOM_MAX_PREEMPTIONS" not in os.environ:
             env["LOOM_MAX_PREEMPTIONS"] = "3"
         checks.append(Check(name, kind, run_cargo_test, {"cmd": cmd, "env": env}))
