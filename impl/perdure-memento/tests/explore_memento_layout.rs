@@ -1846,16 +1846,23 @@ fn runtime_open_pins_exactly_the_threads_cut_off_in_an_operation() {
 }
 
 /// The reclamation participant a runtime's collector hands out speaks for
-/// the thread id it was claimed for (`Participant::tid`), and an id claimed
-/// is not handed out again until it is released.
+/// the thread id it was claimed for (`Participant::tid`), an id claimed is
+/// not handed out again until it is released, and a participant counts the
+/// blocks it retired and has not freed (`Participant::pending`: what a full
+/// crash would leak).
 #[test]
-fn collector_participants_speak_for_the_thread_they_were_claimed_for() {
+fn collector_participants_speak_for_their_thread_and_count_their_retired_blocks() {
     let p = pool("collector-participants");
     let rt = Runtime::<Sim, Checkpoint<1>>::create(&p, BASE, &config(3, 1 << 20)).expect("runtime");
     let c = rt.collector();
     for tid in 1..=3 {
         let part = c.claim(tid).expect("no handle holds the thread id");
         assert_eq!(part.tid(), tid, "the participant claimed for thread {tid}");
+        assert_eq!(
+            part.pending(),
+            0,
+            "thread {tid}'s new participant has retired nothing"
+        );
         assert!(c.claim(tid).is_none(), "thread {tid} claimed twice");
         c.release(part);
         let again = c.claim(tid).expect("the thread id, released");
@@ -1866,6 +1873,23 @@ fn collector_participants_speak_for_the_thread_they_were_claimed_for() {
         );
         c.release(again);
     }
+    let mut part = c.claim(1).expect("thread 1");
+    c.pin(1);
+    c.retire(&mut part, 4096);
+    c.retire(&mut part, 8192);
+    assert_eq!(
+        part.pending(),
+        2,
+        "two blocks retired in the section, neither free yet"
+    );
+    let mut freed = Vec::new();
+    c.unpin(&mut part, |b| freed.push(b));
+    assert_eq!(
+        part.pending() + freed.len(),
+        2,
+        "each retired block pending or freed: {freed:?}"
+    );
+    c.release(part);
 }
 
 /// A thread's CAS parity survives a reopen when its memento was zeroed
