@@ -578,8 +578,8 @@ def model_test_checks(prefix: str, kind: str, cfg_flag: str, file_glob: str) -> 
         for t in tests:
             cmd += ["--test", t]
         cmd += ["--", "--nocapture"]
-        # The cfg reaches the workspace's crates only (tools/rustc-cfg/): the dependencies
-        # are cargo:test's, in its target directory, not compiled again per configuration.
+        # The cfg reaches the workspace's crates only (tools/rustc-cfg/cfg-wrapper.sh): the
+        # dependencies are cargo:test's, in its target directory, not compiled per configuration.
         env = {"RUSTC_WORKSPACE_WRAPPER": str(ROOT / "tools" / "rustc-cfg" / cfg_flag)}
         if prefix == "loom" and DEPTH != "deep" and "LOOM_MAX_PREEMPTIONS" not in os.environ:
             env["LOOM_MAX_PREEMPTIONS"] = "3"
