@@ -305,3 +305,40 @@ Proof.
     rewrite take_length. destruct (Hok L HL). unfold hist. lia.
   - unfold mark, crash_mem; simpl. rewrite list_lookup_fmap, lookup_seq_ge by lia. simpl. lia.
 Qed.
+
+(** ** Explicit runs
+
+    The models' non-vacuity runs and refutations are explicit step
+    sequences, each state reached replaced by its normal form
+    ([norm_state]), so that the terms of a run do not grow with its
+    length.  A model's thread map is a function, [upd (th s) t T] is
+    [λ u, if decide (u = t) then T else th s u]; under that [λ]
+    [vm_compute] unfolds [decide (u = t)] to [Nat.eq_dec]'s body, a [fix]
+    with its correctness proofs (about 2 kB), once per [upd] of the run
+    so far, and every state of a run repeats those of the states before it.
+    [fold_dec] puts the decision procedure back in their place (they are
+    its unfolding, so the result is convertible), leaving the kernel a
+    term that grows with the run's thread updates, not with their proofs
+    ([CheckpointPxBugs.v]: 44 s -> 14 s of CPU). *)
+
+(** [t] with the normal form of decision procedure [c], a [fix] possibly
+    behind η-expansions, replaced by [c]. *)
+Ltac fold_dec c t :=
+  let D := eval vm_compute in c in
+  let F := lazymatch D with
+           | (fun x y => ?F x y) => F
+           | (fun x => ?F x) => F
+           | _ => D
+           end in
+  lazymatch eval pattern F in t with ?g _ => eval cbv beta in (g c) end.
+
+(** On a goal [a = ?b]: [?b] := the normal form of [a], [nat]'s decision
+    procedures for equality ([decide (u = t)]) and order ([le_lt_dec],
+    which [decide (u ≤ t)] and [decide (u < t)] unfold to) folded. *)
+Ltac norm_state :=
+  match goal with |- ?a = ?b =>
+    let a' := eval vm_compute in a in
+    let a' := fold_dec (λ x y : nat, decide (x = y)) a' in
+    let a' := fold_dec le_lt_dec a' in
+    unify b a' end;
+  vm_compute; reflexivity.

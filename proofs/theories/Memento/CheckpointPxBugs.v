@@ -32,22 +32,20 @@ From stdpp Require Import base list relations.
 Lemma rtc_l_eq {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z → rtc R x z.
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
-(** Replace the state reached by its normal form. *)
-Ltac norm_state :=
-  match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
-  vm_compute; reflexivity.
+(** [norm_state] ([PxPersist.v]) replaces the state a step reaches by its
+    normal form. *)
 
-(** For [CheckpointPxLin.v]'s run: after a step, the rest of the run
-    starts from a local definition of the state reached ([let s := .. in ..]
-    in the proof term), so that the kernel checks its normal form once
-    instead of at each occurrence (that run's Qed: 17 s -> 7 s of CPU; the
-    runs below gain nothing from it and do not use it). *)
+(** After a step, the rest of the run starts from a local definition of
+    the state reached ([let s := .. in ..] in the proof term), so that the
+    kernel checks its normal form once instead of at each occurrence
+    ([CheckpointPxLin.v]'s run: its Qed 17 s -> 7 s of CPU; the runs below:
+    about 2 s in all). *)
 Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
 
 Ltac side := first [(vm_compute; reflexivity) | (vm_compute; lia)
   | (intros L HL; vm_compute in HL; vm_compute; do 12 (destruct L as [|L]; [simpl; lia|]); lia)].
 
-Tactic Notation "go" uconstr(c) := eapply rtc_l_eq; [apply c; side | norm_state |].
+Tactic Notation "go" uconstr(c) := eapply rtc_l_eq; [apply c; side | norm_state |]; name_state.
 
 (** Step ④ without its flush, a slot across two lines: the timestamp and
     the first word persist, the second word does not. *)

@@ -38,11 +38,8 @@ From stdpp Require Import base list relations.
 Lemma rtc_l_eq {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z → rtc R x z.
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
-(** Replace the state reached by its normal form, so that the terms of the
-    run do not grow with its length. *)
-Ltac norm_state :=
-  match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
-  vm_compute; reflexivity.
+(** [norm_state] ([PxPersist.v]) replaces the state a step reaches by its
+    normal form, so that the terms of the run do not grow with its length. *)
 
 (** After a step, the rest of the run starts from a local definition of the
     state reached ([let s := .. in ..] in the proof term), so that the

@@ -28,9 +28,8 @@ From stdpp Require Import base list relations.
 Lemma rtc_l_eq' {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z → rtc R x z.
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
-Ltac norm_state :=
-  match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
-  vm_compute; reflexivity.
+(** [norm_state] ([PxPersist.v]) replaces the state a step reaches by its
+    normal form. *)
 
 Ltac side := first [(vm_compute; reflexivity) | (vm_compute; lia) | (vm_compute; congruence)
   | (vm_compute; apply not_elem_of_nil)
