@@ -33,14 +33,7 @@ Lemma rtc_l_eq {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z �
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
 (** [norm_state] ([PxPersist.v]) replaces the state a step reaches by its
-    normal form. *)
-
-(** After a step, the rest of the run starts from a local definition of
-    the state reached ([let s := .. in ..] in the proof term), so that the
-    kernel checks its normal form once instead of at each occurrence
-    ([CheckpointPxLin.v]'s run: its Qed 17 s -> 7 s of CPU; the runs below:
-    about 2 s in all). *)
-Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
+    normal form, [name_state] binds it for the rest of the run. *)
 
 Ltac side := first [(vm_compute; reflexivity) | (vm_compute; lia)
   | (intros L HL; vm_compute in HL; vm_compute; do 12 (destruct L as [|L]; [simpl; lia|]); lia)].

@@ -29,13 +29,13 @@ Lemma rtc_l_eq' {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z 
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
 (** [norm_state] ([PxPersist.v]) replaces the state a step reaches by its
-    normal form. *)
+    normal form, [name_state] binds it for the rest of the run. *)
 
 Ltac side := first [(vm_compute; reflexivity) | (vm_compute; lia) | (vm_compute; congruence)
   | (vm_compute; apply not_elem_of_nil)
   | (intros L HL; vm_compute in HL; vm_compute; do 6 (destruct L as [|L]; [simpl; lia|]); lia)].
 
-Tactic Notation "go" uconstr(c) := eapply rtc_l_eq'; [apply c; side | norm_state |].
+Tactic Notation "go" uconstr(c) := eapply rtc_l_eq'; [apply c; side | norm_state |]; name_state.
 
 (** Finding 6: INSERT's recovery with plain loads. *)
 Definition cfg_plain : config := Cfg true true false.
