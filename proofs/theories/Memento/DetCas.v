@@ -546,7 +546,7 @@ Section protocol.
           specialize (Hs2 ltac:(lia)). lia.
       + intros l' v p tid n Hw ->. rewrite /upd_loc in Hw.
         destruct (decide (l' = argl s)) as [->|Hne].
-        * injection Hw as <- <- <-. rewrite Hown. naive_solver.
+        * injection Hw as <- <- <-. rewrite Hown. split_and!; [done.. | by left].
         * destruct (Hloc _ _ _ _ _ Hw eq_refl) as (_ & _ & _ & _ & _ & Hp).
           rewrite Hpc in Hp. destruct Hp as [?|[?|?]]; congruence.
       + intros _ _ Hne. exfalso. apply Hne. rewrite /upd_loc decide_True //.
@@ -606,12 +606,15 @@ Section protocol.
         * destruct (H25 (or_introl eq_refl)). split; [lia|congruence].
         * destruct (H25 (or_intror eq_refl)). split; [lia|congruence].
         * destruct (H34 eq_refl) as (? & ? & ?). split; [lia|done].
-        * destruct (H38 (or_introl eq_refl)) as (? & ? & ? & ? & ?). split; [naive_solver|lia].
+        * destruct (H38 (or_introl eq_refl)) as (? & ? & ? & ? & ?).
+          split; [intros _; right; by split_and! | lia].
         * destruct ok.
-          { destruct (H38 (or_intror eq_refl)) as (? & ? & ? & ? & ?). split; [naive_solver|lia]. }
-          { destruct (Hfail eq_refl) as (? & ? & ?). split; [naive_solver|lia]. }
+          { destruct (H38 (or_intror eq_refl)) as (? & ? & ? & ? & ?).
+            split; [intros _; right; by split_and! | lia]. }
+          { destruct (Hfail eq_refl) as (? & ? & ?). split; [intros _; by left | lia]. }
         * by destruct (Hrec eq_refl) as (_ & ? & ?).
-        * destruct (Hrh eq_refl) as (_ & ? & Ht). split; [lia|]. naive_solver.
+        * destruct (Hrh eq_refl) as (_ & ? & Ht). split; [lia|].
+          intros _ Htk. by destruct (Ht Htk).
     - (* StepRecFail *)
       destruct (Hrec Hpc) as (Hloc' & Hcur & _). rewrite Hloc' in Hlt.
       destruct (Hcur Hlt) as [(_ & Htook)|(? & _)]; [|congruence].
