@@ -332,16 +332,26 @@ Ltac fold_dec c t :=
            end in
   lazymatch eval pattern F in t with ?g _ => eval cbv beta in (g c) end.
 
-(** On a goal [a = ?b]: [?b] := the normal form of [a], [nat]'s decision
-    procedures for equality ([decide (u = t)]) and order ([le_lt_dec],
-    which [decide (u ≤ t)] and [decide (u < t)] unfold to) folded. *)
+(** The normal form of [t], [nat]'s decision procedures for equality
+    ([decide (u = t)]) and order ([le_lt_dec], which [decide (u ≤ t)] and
+    [decide (u < t)] unfold to) folded. *)
+Ltac norm_term t :=
+  let t := eval vm_compute in t in
+  let t := fold_dec (λ x y : nat, decide (x = y)) t in
+  fold_dec le_lt_dec t.
+
+(** On a goal [a = ?b]: [?b] := [a]'s normal form ([norm_term]). *)
 Ltac norm_state :=
-  match goal with |- ?a = ?b =>
-    let a' := eval vm_compute in a in
-    let a' := fold_dec (λ x y : nat, decide (x = y)) a' in
-    let a' := fold_dec le_lt_dec a' in
-    unify b a' end;
+  match goal with |- ?a = ?b => let a' := norm_term a in unify b a' end;
   vm_compute; reflexivity.
+
+(** For a run built forwards ([pose proof (step .. R ..) as R']): the type
+    of hypothesis [R] replaced by its normal form ([norm_term]), through a
+    cast the kernel checks with the VM ([<:]). *)
+Ltac norm_hyp R :=
+  let T := type of R in
+  let T' := norm_term T in
+  let R' := fresh in pose proof (R <: T') as R'; clear R; rename R' into R.
 
 (** After a step, the rest of the run starts from a local definition of
     the state reached ([let s := .. in ..] in the proof term), so that the

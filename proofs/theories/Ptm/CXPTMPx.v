@@ -830,6 +830,8 @@ End inv.
 
 (** ** The mutants as written: explicit executions *)
 
+(** The runs below are built forwards: each step's reachability hypothesis
+    gets the normal form of the state it reaches ([norm_hyp], [PxPersist.v]). *)
 Ltac xlt := vm_compute; lia.
 Ltac cur R := match type of R with xreachable _ _ _ ?x => x end.
 
@@ -843,11 +845,11 @@ Theorem cx_px_flush_after_cas_breaks_image :
     p_image cline (xm s) keep (OBJ (p_image cline (xm s) keep IDX)) ≠ p_image cline (xm s) keep TK.
 Proof.
   pose proof (xreach_init 2 true false) as R.
-  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 true false x 0 eq_refl)) as R0. vm_compute in R0.
-  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 true false x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. vm_compute in R1.
-  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 true false x 0 1 1 eq_refl)) as R2. vm_compute in R2.
-  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_fence 2 true false x 0 1 1 eq_refl)) as R3. vm_compute in R3.
-  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_cas 2 true false x 0 1 1 eq_refl ltac:(xlt))) as R4. vm_compute in R4.
+  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 true false x 0 eq_refl)) as R0. norm_hyp R0.
+  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 true false x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. norm_hyp R1.
+  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 true false x 0 1 1 eq_refl)) as R2. norm_hyp R2.
+  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_fence 2 true false x 0 1 1 eq_refl)) as R3. norm_hyp R3.
+  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_cas 2 true false x 0 1 1 eq_refl ltac:(xlt))) as R4. norm_hyp R4.
   eexists _, (λ L, if decide (L = 0) then 2 else 0). split; [exact R4|]. split.
   - intros L HL. vm_compute in HL. destruct L as [|[|[|L]]]; vm_compute; lia.
   - vm_compute. lia.
@@ -861,15 +863,15 @@ Theorem cx_px_no_return_persist_loses_completed :
     p_image cline (xm s) keep TK < 1.
 Proof.
   pose proof (xreach_init 2 false true) as R.
-  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 false true x 0 eq_refl)) as R0. vm_compute in R0.
-  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 false true x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. vm_compute in R1.
-  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 false true x 0 1 1 eq_refl)) as R2. vm_compute in R2.
-  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_pwbrep 2 false true x 0 1 1 eq_refl)) as R3. vm_compute in R3.
-  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_fence 2 false true x 0 1 1 eq_refl)) as R4. vm_compute in R4.
-  let x := cur R4 in pose proof (xreach_step _ _ _ _ _ R4 (x_cas 2 false true x 0 1 1 eq_refl ltac:(xlt))) as R5. vm_compute in R5.
-  let x := cur R5 in pose proof (xreach_step _ _ _ _ _ R5 (x_pwbcc 2 false true x 0 1 0 eq_refl)) as R6. vm_compute in R6.
-  let x := cur R6 in pose proof (xreach_step _ _ _ _ _ R6 (x_sync 2 false true x 0 1 0 eq_refl)) as R7. vm_compute in R7.
-  let x := cur R7 in pose proof (xreach_step _ _ _ _ _ R7 (x_ret 2 false true x 0 1 0 eq_refl)) as R8. vm_compute in R8.
+  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 false true x 0 eq_refl)) as R0. norm_hyp R0.
+  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 false true x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. norm_hyp R1.
+  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 false true x 0 1 1 eq_refl)) as R2. norm_hyp R2.
+  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_pwbrep 2 false true x 0 1 1 eq_refl)) as R3. norm_hyp R3.
+  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_fence 2 false true x 0 1 1 eq_refl)) as R4. norm_hyp R4.
+  let x := cur R4 in pose proof (xreach_step _ _ _ _ _ R4 (x_cas 2 false true x 0 1 1 eq_refl ltac:(xlt))) as R5. norm_hyp R5.
+  let x := cur R5 in pose proof (xreach_step _ _ _ _ _ R5 (x_pwbcc 2 false true x 0 1 0 eq_refl)) as R6. norm_hyp R6.
+  let x := cur R6 in pose proof (xreach_step _ _ _ _ _ R6 (x_sync 2 false true x 0 1 0 eq_refl)) as R7. norm_hyp R7.
+  let x := cur R7 in pose proof (xreach_step _ _ _ _ _ R7 (x_ret 2 false true x 0 1 0 eq_refl)) as R8. norm_hyp R8.
   eexists _, (λ L, if decide (L = 1) then 0 else 1). split; [exact R8|]. split; [left|]. split.
   - intros L HL. vm_compute in HL. destruct L as [|[|[|L]]]; vm_compute; lia.
   - vm_compute. lia.
@@ -882,14 +884,14 @@ Theorem cx_px_published_completes :
   ∃ s, xreachable 2 false false s ∧ 1 ∈ done s ∧ mk (xm s) 0 = 2.
 Proof.
   pose proof (xreach_init 2 false false) as R.
-  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 false false x 0 eq_refl)) as R0. vm_compute in R0.
-  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 false false x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. vm_compute in R1.
-  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 false false x 0 1 1 eq_refl)) as R2. vm_compute in R2.
-  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_pwbrep 2 false false x 0 1 1 eq_refl)) as R3. vm_compute in R3.
-  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_fence 2 false false x 0 1 1 eq_refl)) as R4. vm_compute in R4.
-  let x := cur R4 in pose proof (xreach_step _ _ _ _ _ R4 (x_cas 2 false false x 0 1 1 eq_refl ltac:(xlt))) as R5. vm_compute in R5.
-  let x := cur R5 in pose proof (xreach_step _ _ _ _ _ R5 (x_pwbcc 2 false false x 0 1 0 eq_refl)) as R6. vm_compute in R6.
-  let x := cur R6 in pose proof (xreach_step _ _ _ _ _ R6 (x_sync 2 false false x 0 1 0 eq_refl)) as R7. vm_compute in R7.
-  let x := cur R7 in pose proof (xreach_step _ _ _ _ _ R7 (x_ret 2 false false x 0 1 0 eq_refl)) as R8. vm_compute in R8.
+  let x := cur R in pose proof (xreach_step _ _ _ _ _ R (x_enqueue 2 false false x 0 eq_refl)) as R0. norm_hyp R0.
+  let x := cur R0 in pose proof (xreach_step _ _ _ _ _ R0 (x_lock 2 false false x 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt))) as R1. norm_hyp R1.
+  let x := cur R1 in pose proof (xreach_step _ _ _ _ _ R1 (x_settle 2 false false x 0 1 1 eq_refl)) as R2. norm_hyp R2.
+  let x := cur R2 in pose proof (xreach_step _ _ _ _ _ R2 (x_pwbrep 2 false false x 0 1 1 eq_refl)) as R3. norm_hyp R3.
+  let x := cur R3 in pose proof (xreach_step _ _ _ _ _ R3 (x_fence 2 false false x 0 1 1 eq_refl)) as R4. norm_hyp R4.
+  let x := cur R4 in pose proof (xreach_step _ _ _ _ _ R4 (x_cas 2 false false x 0 1 1 eq_refl ltac:(xlt))) as R5. norm_hyp R5.
+  let x := cur R5 in pose proof (xreach_step _ _ _ _ _ R5 (x_pwbcc 2 false false x 0 1 0 eq_refl)) as R6. norm_hyp R6.
+  let x := cur R6 in pose proof (xreach_step _ _ _ _ _ R6 (x_sync 2 false false x 0 1 0 eq_refl)) as R7. norm_hyp R7.
+  let x := cur R7 in pose proof (xreach_step _ _ _ _ _ R7 (x_ret 2 false false x 0 1 0 eq_refl)) as R8. norm_hyp R8.
   eexists. split; [exact R8|]. split; [left|]. vm_compute. reflexivity.
 Qed.

@@ -1642,6 +1642,8 @@ End cx_px_lin.
 Definition ex_uexec (_ : unit) (σ : nat) : nat * nat := (S σ, σ).
 Definition ex_rexec (_ : unit) (σ : nat) : nat := σ.
 
+(** The run below is built forwards: each step's reachability hypothesis
+    gets the normal form of the state it reaches ([norm_hyp], [PxPersist.v]). *)
 Ltac cur R := match type of R with creachable _ _ _ _ _ ?x => x end.
 Ltac nidle := let H := fresh in intros H; vm_compute in H; discriminate H.
 Ltac xlt := vm_compute; lia.
@@ -1658,52 +1660,52 @@ Theorem cx_px_lin_not_vacuous :
 Proof.
   pose proof (cr_init 0 ex_uexec ex_rexec 2 2) as R.
   let s := cur R in pose proof (cr_step _ _ _ _ _ _ _ R (c_invoke _ _ _ 2 2 s 0 tt ltac:(lia) eq_refl)) as R1.
-  vm_compute in R1.
+  norm_hyp R1.
   let s := cur R1 in pose proof (cr_step _ _ _ _ _ _ _ R1 (c_enqueue _ _ _ 2 2 s 0 0 tt eq_refl eq_refl)) as R2.
-  vm_compute in R2.
+  norm_hyp R2.
   let s := cur R2 in pose proof (cr_step _ _ _ _ _ _ _ R2 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_lock 2 false false (cx s) 0 1 1 eq_refl ltac:(lia) eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R3.
-  vm_compute in R3.
+  norm_hyp R3.
   let s := cur R3 in pose proof (cr_step _ _ _ _ _ _ _ R3 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_settle 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R4.
-  vm_compute in R4.
+  norm_hyp R4.
   let s := cur R4 in pose proof (cr_step _ _ _ _ _ _ _ R4 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_pwbrep 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R5.
-  vm_compute in R5.
+  norm_hyp R5.
   let s := cur R5 in pose proof (cr_step _ _ _ _ _ _ _ R5 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_fence 2 false false (cx s) 0 1 1 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R6.
-  vm_compute in R6.
+  norm_hyp R6.
   let s := cur R6 in pose proof (cr_step _ _ _ _ _ _ _ R6 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_cas 2 false false (cx s) 0 1 1 eq_refl ltac:(xlt)) ltac:(nidle) eq_refl ltac:(nidle))) as R7.
-  vm_compute in R7.
+  norm_hyp R7.
   let s := cur R7 in pose proof (cr_step _ _ _ _ _ _ _ R7 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_pwbcc 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R8.
-  vm_compute in R8.
+  norm_hyp R8.
   let s := cur R8 in pose proof (cr_step _ _ _ _ _ _ _ R8 (c_mid_upd _ _ _ 2 2 s 0 _ _ 0 (QU tt) eq_refl
     (x_sync 2 false false (cx s) 0 1 0 eq_refl) ltac:(nidle) eq_refl ltac:(nidle))) as R9.
-  vm_compute in R9.
+  norm_hyp R9.
   let s := cur R9 in pose proof (cr_step _ _ _ _ _ _ _ R9 (c_ret _ _ _ 2 2 s 0 1 0 0 (QU tt) eq_refl eq_refl)) as R10.
-  vm_compute in R10.
+  norm_hyp R10.
   let s := cur R10 in pose proof (cr_step _ _ _ _ _ _ _ R10 (c_rinvoke _ _ _ 2 2 s 1 tt ltac:(lia) eq_refl)) as R11.
-  vm_compute in R11.
+  norm_hyp R11.
   let s := cur R11 in pose proof (cr_step _ _ _ _ _ _ _ R11 (c_read _ _ _ 2 2 s 1 1 tt (or_introl eq_refl))) as R12.
-  vm_compute in R12.
+  norm_hyp R12.
   let s := cur R12 in pose proof (cr_step _ _ _ _ _ _ _ R12 (c_rpwb _ _ _ 2 2 s 1 1 tt 1 1 eq_refl)) as R13.
-  vm_compute in R13.
+  norm_hyp R13.
   let s := cur R13 in pose proof (cr_step _ _ _ _ _ _ _ R13 (c_rsync _ _ _ 2 2 s 1 1 tt 1 1 2 eq_refl)) as R14.
-  vm_compute in R14.
+  norm_hyp R14.
   let s := cur R14 in pose proof (cr_step _ _ _ _ _ _ _ R14 (c_rinvoke _ _ _ 2 2 s 0 tt ltac:(lia) eq_refl)) as R15.
-  vm_compute in R15.
+  norm_hyp R15.
   let s := cur R15 in pose proof (cr_step _ _ _ _ _ _ _ R15 (c_publish _ _ _ 2 2 s 0 2 tt false eq_refl eq_refl)) as R16.
-  vm_compute in R16.
+  norm_hyp R16.
   let s := cur R16 in pose proof (cr_step _ _ _ _ _ _ _ R16 (c_read _ _ _ 2 2 s 0 2 tt (or_intror eq_refl))) as R17.
-  vm_compute in R17.
+  norm_hyp R17.
   let s := cur R17 in pose proof (cr_step _ _ _ _ _ _ _ R17 (c_rpwb _ _ _ 2 2 s 0 2 tt 1 1 eq_refl)) as R18.
-  vm_compute in R18.
+  norm_hyp R18.
   let s := cur R18 in pose proof (cr_step _ _ _ _ _ _ _ R18 (c_rsync _ _ _ 2 2 s 0 2 tt 1 1 2 eq_refl)) as R19.
-  vm_compute in R19.
+  norm_hyp R19.
   let s := cur R19 in pose proof (cr_step _ _ _ _ _ _ _ R19 (c_crash _ _ _ 2 2 s (λ L, match L with 0 => 2 | 1 => 0 | _ => 1 end)
     ltac:(intros L HL; vm_compute in HL; destruct L as [|[|[|L]]]; vm_compute; lia))) as R20.
-  vm_compute in R20.
+  norm_hyp R20.
   eexists. split; [exact R20 | reflexivity].
 Qed.

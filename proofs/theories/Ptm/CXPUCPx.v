@@ -790,9 +790,10 @@ Definition ex_ser (σ : nat) : list nat := [σ].
 Ltac pcur R := match type of R with preach _ _ _ _ _ _ _ _ ?x => x end.
 Ltac calm_tac := intros ?t'; cbn [cx pcs ab]; unfold updf; repeat case_decide;
   first [left; reflexivity | right; reflexivity].
-(** A step of the run below: [f] builds it from the current state. *)
+(** A step of the run below: [f] builds it from the current state; the
+    state reached is normalised ([norm_hyp], [PxPersist.v]). *)
 Ltac pgo R f R' :=
-  let s := pcur R in let st := f s in pose proof (pr_step _ _ _ _ _ _ _ _ _ _ R st) as R'; vm_compute in R'.
+  let s := pcur R in let st := f s in pose proof (pr_step _ _ _ _ _ _ _ _ _ _ R st) as R'; norm_hyp R'.
 (** A step of thread 0's update ([c_mid]): [xs] builds the [CXPTMPx.v]
     step from the current state. *)
 Ltac pmid R xs R' :=
