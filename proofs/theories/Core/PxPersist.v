@@ -315,15 +315,16 @@ Qed.
     [λ u, if decide (u = t) then T else th s u]; under that [λ]
     [vm_compute] unfolds [decide (u = t)] to [Nat.eq_dec]'s body, a [fix]
     with its correctness proofs (about 2 kB), once per [upd] of the run
-    so far, and every state of a run repeats those of the states before it.
-    [fold_dec] puts the decision procedure back in their place (they are
-    its unfolding, so the result is convertible), leaving the kernel a
-    term that grows with the run's thread updates, not with their proofs
-    ([CheckpointPxBugs.v]: 44 s -> 14 s of CPU). *)
+    so far, and every state of a run repeats those of the states before it
+    (likewise [Nat.add]'s [fix] under a map [λ u, .. + ..]).  [fold_nf]
+    puts the function back in their place (they are its unfolding, so the
+    result is convertible), leaving the kernel a term that grows with the
+    run's thread updates, not with their proofs ([CheckpointPxBugs.v]:
+    44 s -> 14 s of CPU). *)
 
-(** [t] with the normal form of decision procedure [c], a [fix] possibly
-    behind η-expansions, replaced by [c]. *)
-Ltac fold_dec c t :=
+(** [t] with the normal form of function [c], a [fix] possibly behind
+    η-expansions, replaced by [c]. *)
+Ltac fold_nf c t :=
   let D := eval vm_compute in c in
   let F := lazymatch D with
            | (fun x y => ?F x y) => F
@@ -334,11 +335,12 @@ Ltac fold_dec c t :=
 
 (** The normal form of [t], [nat]'s decision procedures for equality
     ([decide (u = t)]) and order ([le_lt_dec], which [decide (u ≤ t)] and
-    [decide (u < t)] unfold to) folded. *)
+    [decide (u < t)] unfold to) and its addition folded. *)
 Ltac norm_term t :=
   let t := eval vm_compute in t in
-  let t := fold_dec (λ x y : nat, decide (x = y)) t in
-  fold_dec le_lt_dec t.
+  let t := fold_nf (λ x y : nat, decide (x = y)) t in
+  let t := fold_nf le_lt_dec t in
+  fold_nf Nat.add t.
 
 (** On a goal [a = ?b]: [?b] := [a]'s normal form ([norm_term]). *)
 Ltac norm_state :=
@@ -358,5 +360,5 @@ Ltac norm_hyp R :=
     kernel checks its normal form once instead of at each occurrence
     ([CheckpointPxLin.v]'s run: its Qed 17 s -> 7 s of CPU; [DetCasPxBugs.v]:
     34 s -> 20 s; the runs of [CheckpointPxBugs.v] and [InsDelPxBugs.v],
-    after [fold_dec]: about 2 s and 1 s). *)
+    after [fold_nf]: about 2 s and 1 s). *)
 Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
