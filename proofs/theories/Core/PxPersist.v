@@ -316,36 +316,41 @@ Qed.
     [vm_compute] unfolds [decide (u = t)] to [Nat.eq_dec]'s body, a [fix]
     with its correctness proofs (about 2 kB), once per [upd] of the run
     so far, and every state of a run repeats those of the states before it
-    (likewise [Nat.add]'s [fix] under a map [λ u, .. + ..]).  [fold_nf]
-    puts the function back in their place (they are its unfolding, so the
-    result is convertible), leaving the kernel a term that grows with the
-    run's thread updates, not with their proofs ([CheckpointPxBugs.v]:
+    (likewise [Nat.add]'s [fix] under a map [λ u, .. + ..]).  [norm_term]
+    puts the functions back in place of their unfoldings (so the result is
+    convertible), leaving the kernel a term that grows with the run's
+    thread updates, not with their proofs ([CheckpointPxBugs.v]:
     44 s -> 14 s of CPU). *)
 
-(** [t] with the normal form of function [c], a [fix] possibly behind
-    η-expansions, replaced by [c]. *)
-Ltac fold_nf c t :=
+(** The function whose normal form is that of [c]: a [fix], possibly
+    behind η-expansions. *)
+Ltac fix_of c :=
   let D := eval vm_compute in c in
-  let F := lazymatch D with
-           | (fun x y => ?F x y) => F
-           | (fun x => ?F x) => F
-           | _ => D
-           end in
-  lazymatch eval pattern F in t with ?g _ => eval cbv beta in (g c) end.
+  lazymatch D with
+  | (fun x y => ?F x y) => F
+  | (fun x => ?F x) => F
+  | _ => D
+  end.
 
 (** The normal form of [t], [nat]'s decision procedures for equality
     ([decide (u = t)]) and order ([le_lt_dec], which [decide (u ≤ t)] and
-    [decide (u < t)] unfold to) and its addition folded. *)
+    [decide (u < t)] unfold to) and its addition folded back: their [fix]es
+    abstracted in one pass, the functions put in their place. *)
 Ltac norm_term t :=
   let t := eval vm_compute in t in
-  let t := fold_nf (λ x y : nat, decide (x = y)) t in
-  let t := fold_nf le_lt_dec t in
-  fold_nf Nat.add t.
+  let E := fix_of (λ x y : nat, decide (x = y)) in
+  let L := fix_of le_lt_dec in
+  let A := fix_of Nat.add in
+  lazymatch eval pattern E, L, A in t with
+  | ?g _ _ _ => eval cbv beta in (g (λ x y : nat, decide (x = y)) le_lt_dec Nat.add)
+  end.
 
-(** On a goal [a = ?b]: [?b] := [a]'s normal form ([norm_term]). *)
+(** On a goal [a = ?b]: [?b] := [a]'s normal form ([norm_term]); the
+    equation is left to the kernel, which checks it with the VM (as it
+    would the cast [vm_compute] leaves). *)
 Ltac norm_state :=
-  match goal with |- ?a = ?b => let a' := norm_term a in unify b a' end;
-  vm_compute; reflexivity.
+  match goal with |- ?a = ?b => let a' := norm_term a in unify b a';
+    vm_cast_no_check (@eq_refl _ a') end.
 
 (** For a run built forwards ([pose proof (step .. R ..) as R']): the type
     of hypothesis [R] replaced by its normal form ([norm_term]), through a
@@ -360,5 +365,5 @@ Ltac norm_hyp R :=
     kernel checks its normal form once instead of at each occurrence
     ([CheckpointPxLin.v]'s run: its Qed 17 s -> 7 s of CPU; [DetCasPxBugs.v]:
     34 s -> 20 s; the runs of [CheckpointPxBugs.v] and [InsDelPxBugs.v],
-    after [fold_nf]: about 2 s and 1 s). *)
+    after [norm_term]'s folding: about 2 s and 1 s). *)
 Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
