@@ -729,6 +729,10 @@ Section summary.
   Proof.
     intros Hi Hs. pose proof (i_ids _ _ _ Hi) as Hids. pose proof (i_nl _ _ _ Hi) as Hnl.
     pose proof (i_wf _ _ _ Hi) as Hwf.
+    (* the location written, if any, is below [NL] *)
+    assert (∀ t x0 c0, x0 < NL → ∀ u, hm (pwrite (pfence s t) (LX x0) c0) u = hm s u) as Hwx
+      by (intros t x0 c0 Hx0 u; rewrite hm_pw_other; [by vnorm | by apply ids_ok_pfence
+          | rewrite pfence_lines, Hnl; by apply LX_lt | by apply LX_LM]).
     destruct Hs;
       try (unfold s2 in * ); try (unfold s1 in * ); try (unfold w in * ); try (unfold T in * );
       try (unfold m in * ); try (unfold thv in * );
@@ -736,10 +740,6 @@ Section summary.
       [left; exists t .. | right; by exists keep, f].
     all: try (pose proof (pcok_of N NL s t Hi H) as Hp; unfold pcok in Hp; rewrite H0 in Hp).
     all: assert (Ht : t ≤ N) by (unfold DetCasPx.tr in H; lia).
-    (* the location written, if any, is below [NL] *)
-    all: assert (∀ x0 c0, x0 < NL → ∀ u, hm (pwrite (pfence s t) (LX x0) c0) u = hm s u) as Hwx
-      by (intros x0 c0 Hx0 u; rewrite hm_pw_other; [by vnorm | by apply ids_ok_pfence
-          | rewrite pfence_lines, Hnl; by apply LX_lt | by apply LX_LM]).
     all: repeat match goal with |- context [if decide ?P then _ else _] => destruct (decide P) end.
     all: split; [done | intros u Hu; rewrite th_setth, decide_False by done; reflexivity | | | |].
     (* [nc_hm] *)
