@@ -128,6 +128,7 @@
     crash-free logically atomic specification). *)
 From iris.prelude Require Import prelude.
 From Coq Require Import Lia.
+From perdure.Core Require Import PxPersist.
 
 (** ** Part 1: the HELP invariant on a history *)
 Section history.
@@ -804,11 +805,9 @@ Inductive step_reinit (me : nat) : state → state → Prop :=
 Lemma rtc_l_eq {A} (R : relation A) x y y' z : R x y → y = y' → rtc R y' z → rtc R x z.
 Proof. intros ? -> ?. by eapply rtc_l. Qed.
 
-(** Replace the state reached by its normal form, so that the terms of the
-    trace do not grow with its length. *)
-Ltac norm_state :=
-  match goal with |- ?a = ?b => let a' := eval vm_compute in a in unify b a' end;
-  vm_compute; reflexivity.
+(** [norm_state] ([PxPersist.v], whose explicit-run tactics this model
+    shares) replaces the state reached by its normal form, so that the terms
+    of the trace do not grow with its length. *)
 
 Lemma own_reinit_breaks_exactly_once :
   ∃ s, rtc (step_reinit 1) init s ∧ pc s = PDone true ∧ took s = false.

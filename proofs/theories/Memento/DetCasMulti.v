@@ -146,6 +146,7 @@
     operation). *)
 From iris.prelude Require Import prelude.
 From Coq Require Import Lia.
+From perdure.Core Require Import PxPersist.
 From perdure.Memento Require Import DetCas.
 
 Global Instance tpc_eq_dec : EqDecision tpc.
@@ -976,9 +977,8 @@ End multi.
     the root operation commits with (OK, first plain CAS once) twice. *)
 Definition ops2 : list (nat * nat * nat) := [(0, 0, 1); (1, 0, 2)].
 
-(** Bind each state the run reaches ([let]), so that the kernel checks
-    each normal form once. *)
-Ltac name_state := match goal with |- rtc ?R ?x ?z => refine (let s := x in (_ : rtc R s z)) end.
+(** [name_state] ([PxPersist.v]) binds each state the run reaches ([let]),
+    so that the kernel checks each normal form once. *)
 
 Ltac mthread H :=
   eapply rtc_l_eq;
