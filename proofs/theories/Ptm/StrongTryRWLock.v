@@ -886,6 +886,10 @@ Section proof.
   Qed.
 
   (** The invariant, opened: the pattern every proof step uses. *)
+  (* Closing the invariant, [iFrame] names the hypotheses that go back, in
+     the invariant's order: a bare [iFrame] tries every spatial hypothesis,
+     the most recent first, against the whole invariant, failing slowly on
+     those that stay (up to 1.5 s a call). *)
   Local Ltac open_inv :=
     iInv rwN as (?n ?vs ?ph ?X ?L) "(>Hw & >Hri & >Hn & >HX & >Hph & >HL & >%Hip & Hwp)".
 
@@ -905,8 +909,9 @@ Section proof.
     set γ := LockNames γn γX γp γw γl.
     iDestruct (log_lb_get γ with "HL") as "#Hlb".
     iMod (inv_alloc rwN _ (lock_inv γ w ri N) with "[-HΦ Hslots]") as "#Hinv".
-    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)]. iFrame.
-      rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ip_init |].
+    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)].
+      iFrame "Hw Hn HX Hph HL".
+      rewrite fmap_replicate Nat2Z.id. iFrame "Hri". iSplit; [iPureIntro; apply ip_init |].
       iLeft. iSplit; [iPureIntro; by right |]. iFrame.
       rewrite R_halves. iDestruct "HR" as "[$ HR]".
       rewrite shares_all; [by rewrite -rq_sum |].
@@ -947,7 +952,8 @@ Section proof.
     iMod (ghost_map_update Idle with "Hph Hslot") as "[Hph Hslot]".
     iMod (log_append _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
     iModIntro. iSplitR "HΦ Hslot".
-    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro. apply (ip_leave _ _ _ _ _ _ Hip i Holding); auto. }
+    { iNext. iExists n, _, _, X, _.
+      iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro. apply (ip_leave _ _ _ _ _ _ Hip i Holding); auto. }
     by iApply "HΦ".
   Qed.
 
@@ -972,7 +978,7 @@ Section proof.
       iMod (log_append _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
       iDestruct (writer_part_other _ _ _ _ i Rolling Idle with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitR "HΦ Hslot".
-      { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+      { iNext. iExists n, _, _, X, _. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
         apply (ip_leave _ _ _ _ _ _ Hip i Rolling); auto. }
       iApply "HΦ". iLeft. iSplit; [done |]. by iFrame.
     - destruct (ip_rollback_hold _ _ _ _ _ _ Hip i Hpi Hv) as [Hn1 Hip'].
@@ -1023,7 +1029,7 @@ Section proof.
     iMod (log_append _ _ (n, present (<[i:=1%Z]> vs)) with "HL") as "HL".
     iDestruct (writer_part_other _ _ _ _ i Idle Arrived with "Hwp") as "Hwp"; [done.. |].
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro. by apply ip_arrive. }
+    { iNext. iExists n, _, _, X, _. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro. by apply ip_arrive. }
     wp_pures.
     (* [ws = wstate.load()] *)
     wp_bind (! _)%E. clear dependent n vs ph X L v. open_inv. wp_load.
@@ -1037,7 +1043,7 @@ Section proof.
       iMod (ghost_map_update (CasP s) with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other _ _ _ _ i Arrived (CasP s) with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); [done | done | done | lia |].
         intros s' _ Hs'. assert (s' = s) as -> by lia. by right; right. }
       wp_pures. rewrite Z_rem4 H0. wp_pures.
@@ -1054,7 +1060,7 @@ Section proof.
         iModIntro. iSplitR "HΦ Hslot HR".
         { iNext. iExists (4 * s + 3), vs, (<[i:=Holding]> ph), X,
           (L ++ [(4 * s + 3, present vs)]). rewrite Hns.
-          replace (Z.of_nat (4 * s) + 3)%Z with (Z.of_nat (4 * s + 3)) by lia. iFrame.
+          replace (Z.of_nat (4 * s) + 3)%Z with (Z.of_nat (4 * s + 3)) by lia. iFrame "Hw Hri Hn HX Hph HL".
           iSplit. { iPureIntro. apply (ip_cas_win _ _ _ _ _ _ Hip i s Hpi Hns). }
           iLeft. iFrame. iPureIntro. rewrite mod4_add. by right. }
         wp_pures. iApply "HΦ". by iFrame.
@@ -1077,7 +1083,7 @@ Section proof.
         * iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
           iDestruct (writer_part_other _ _ _ _ i (CasP s) Rolling with "Hwp") as "Hwp"; [done.. |].
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-          { iNext. iExists n1, vs, _, X, L. iFrame. iPureIntro.
+          { iNext. iExists n1, vs, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
           iAssert (excl_since γ L0) as "#Hex".
@@ -1091,7 +1097,7 @@ Section proof.
         * iDestruct (writer_part_take _ _ _ _ i (CasP s) with "Hwp") as "[HR Hwp]"; [done.. |].
           iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-          { iNext. iExists n1, vs, _, X, L. iFrame. iPureIntro.
+          { iNext. iExists n1, vs, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
           wp_pures. rewrite Z_rem4. case_bool_decide as Hb; rewrite val_int_eq in Hb; [lia |].
@@ -1100,7 +1106,7 @@ Section proof.
       iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other _ _ _ _ i Arrived Rolling with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done.
         intros s' _ Hs'. rewrite Hs' mod4_mul in H1. done. }
       iAssert (excl_since γ L0) as "#Hex".
@@ -1115,7 +1121,7 @@ Section proof.
       iDestruct (writer_part_take _ _ _ _ i Arrived with "Hwp") as "[HR Hwp]"; [done | done | done | lia |].
       iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-      { iNext. iExists n, vs, _, X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, _, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro.
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done; [lia |].
         intros s' _ Hs'. rewrite Hs' mod4_mul in H23. lia. }
       wp_pures. rewrite Z_rem4 bool_decide_false; [| rewrite val_int_eq; lia]. wp_pures.
@@ -1212,7 +1218,7 @@ Section proof.
         iDestruct ("Hri_close" with "Hri_i") as "Hri".
         rewrite -(list_fmap_insert (λ v : Z, #v) vs i 2%Z).
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp".
-        { iNext. iExists m, _, ph, X, L. iFrame. iPureIntro. by apply ip_mark. }
+        { iNext. iExists m, _, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp". iPureIntro. by apply ip_mark. }
         wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
         by iApply ("IH" with "Hg HΦ").
       + wp_cmpxchg_fail. iDestruct ("Hri_close" with "Hri_i") as "Hri".
@@ -1254,7 +1260,7 @@ Section proof.
     iMod (log_append _ _ (S m, present vs) with "HL") as "HL".
     rewrite R_halves. iDestruct "HR" as "[HR HRr]".
     iModIntro. iSplitR "HΦ Hg HR".
-    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame "Hw Hri Hn HX Hph HL". iSplit.
       { iPureIntro. apply ip_word_succ; [done | lia]. }
       iRight; iRight. iFrame. iSplit.
       { iPureIntro. by rewrite (mod4_S m 1). }
@@ -1278,7 +1284,7 @@ Section proof.
     iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
     iMod (log_append _ _ (S m, present vs) with "HL") as "HL".
     iModIntro. iSplitR "HΦ".
-    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame "Hw Hri Hn HX Hph HL". iSplit.
       { iPureIntro. apply ip_word_succ; [done | lia]. }
       iLeft. iFrame. iPureIntro. right.
       by rewrite (mod4_S m 2). }
@@ -1325,7 +1331,7 @@ Section proof.
       iMod (log_append _ _ (S n0, present vs) with "HL") as "HL".
       iModIntro. iSplitR "HΦ".
       { iNext. iExists (S n0), vs, ph, X, _.
-        replace (Z.of_nat n0 + 1)%Z with (Z.of_nat (S n0)) by lia. iFrame. iSplit.
+        replace (Z.of_nat n0 + 1)%Z with (Z.of_nat (S n0)) by lia. iFrame "Hw Hri Hn HX Hph HL". iSplit.
         { iPureIntro. apply ip_word_succ; [done | lia]. }
         iDestruct "Hwp" as "[(_ & Hg & HR & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
         iLeft. iFrame. iPureIntro. left. by rewrite (mod4_S n0 3). }
@@ -1371,7 +1377,8 @@ Section proof.
       assert ((S n0) mod 4 = 1) as HS1 by (by rewrite (mod4_S n0 0)).
       iModIntro. iSplitR "HΦ Hg HR Hs".
       { iNext. iExists (S n0), vs, ph, X, (L ++ [(S n0, present vs)]).
-        replace (Z.of_nat n0 + 1)%Z with (Z.of_nat (S n0)) by lia. iFrame. iSplit; [done |].
+        replace (Z.of_nat n0 + 1)%Z with (Z.of_nat (S n0)) by lia.
+        iFrame "Hw Hri Hn HX Hph HL". iSplit; [done |].
         iRight; iLeft. by iFrame. }
       iApply "HΦ". iSplitL "Hg".
       + iExists (S n0). by iFrame.

@@ -531,6 +531,10 @@ Section proof.
   Qed.
 
   (** The invariant, opened: the pattern every proof step uses. *)
+  (* Closing the invariant, [iFrame] names the hypotheses that go back, in
+     the invariant's order: a bare [iFrame] tries every spatial hypothesis,
+     the most recent first, against the whole invariant, failing slowly on
+     those that stay (up to 1.5 s a call). *)
   Local Ltac open_inv :=
     iInv rwRsN as (?n ?vs ?ph ?X ?L) "(>Hw & >Hri & >Hn & >HX & >Hph & >HL & >%Hir & Hwp & >Hau)";
     lazymatch goal with H : inv_rs _ _ _ _ _ _ |- _ => pose proof (ir_base _ _ _ _ _ _ H) as Hip end.
@@ -540,7 +544,7 @@ Section proof.
   Proof.
     iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
     iMod (authors_alloc with "Hau") as "[Hau Hc]".
-    iModIntro. iSplitR "Hc". { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    iModIntro. iSplitR "Hc". { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
     done.
   Qed.
 
@@ -550,7 +554,7 @@ Section proof.
   Proof.
     iIntros (HE) "(%w & %ri & _ & #Hinv)". open_inv.
     iDestruct (log_lb_get with "HL") as "#Hlb".
-    iModIntro. iSplitL. { iNext. iExists n, vs, ph, X, L. iFrame. done. }
+    iModIntro. iSplitL. { iNext. iExists n, vs, ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". done. }
     iModIntro. by iExists _.
   Qed.
 
@@ -575,8 +579,9 @@ Section proof.
     set γ := LockNamesRs (LockNames γn γX γp γw γl) γa γh.
     iDestruct (log_lb_get R γ with "HL") as "#Hlb".
     iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots]") as "#Hinv".
-    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)]. iFrame.
-      rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init |].
+    { iNext. iExists 3, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(3, false)].
+      iFrame "Hw Hn HX Hph HL".
+      rewrite fmap_replicate Nat2Z.id. iFrame "Hri". iSplit; [iPureIntro; apply ir_init |].
       iSplitR "HA HHW".
       - iLeft. iSplit; [iPureIntro; by right |]. iFrame.
         rewrite (R_halves R). iDestruct "HR" as "[$ HR]".
@@ -614,8 +619,9 @@ Section proof.
     iDestruct (log_lb_get R γ with "HL") as "#Hlb".
     rewrite (R_halves R). iDestruct "HR" as "[HR HRc]".
     iMod (inv_alloc rwRsN _ (lock_inv_rs γ w ri N) with "[-HΦ Hslots Hg HRc]") as "#Hinv".
-    { iNext. iExists 2, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(2, false)]. iFrame.
-      rewrite fmap_replicate Nat2Z.id. iFrame. iSplit; [iPureIntro; apply ir_init_rlocked |].
+    { iNext. iExists 2, (replicate N 0%Z), (map_seq 0 (replicate N Idle)), ∅, [(2, false)].
+      iFrame "Hw Hn HX Hph HL".
+      rewrite fmap_replicate Nat2Z.id. iFrame "Hri". iSplit; [iPureIntro; apply ir_init_rlocked |].
       iSplitR "HA HHW".
       - iRight; iRight. iSplit; [done |]. iFrame.
         rewrite (shares_all R); [by rewrite -(rq_sum R) |].
@@ -650,7 +656,7 @@ Section proof.
     iMod (ghost_map_update Idle with "Hph Hslot") as "[Hph Hslot]".
     iMod (log_append R _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
     iModIntro. iSplitR "HΦ Hslot".
-    { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+    { iNext. iExists n, _, _, X, _. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
       eapply ir_cells; [exact Hir |]. apply (ip_leave _ _ _ _ _ _ Hip i Holding); auto. }
     by iApply "HΦ".
   Qed.
@@ -676,7 +682,7 @@ Section proof.
       iMod (log_append R _ _ (n, present (<[i:=0%Z]> vs)) with "HL") as "HL".
       iDestruct (writer_part_other R _ _ _ _ i Rolling Idle with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitR "HΦ Hslot".
-      { iNext. iExists n, _, _, X, _. iFrame. iPureIntro.
+      { iNext. iExists n, _, _, X, _. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
         eapply ir_cells; [exact Hir |]. apply (ip_leave _ _ _ _ _ _ Hip i Rolling); auto. }
       iApply "HΦ". iLeft. iSplit; [done |]. by iFrame.
     - destruct (ip_rollback_hold _ _ _ _ _ _ Hip i Hpi Hv) as [Hn1 Hip'].
@@ -740,7 +746,7 @@ Section proof.
     iDestruct (writer_part_other R _ _ _ _ i Idle Arrived with "Hwp") as "Hwp"; [done.. |].
     iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
     { iNext. iExists n, (<[i:=1%Z]> vs), (<[i:=Arrived]> ph), X,
-        (L ++ [(n, present (<[i:=1%Z]> vs))]). iFrame. iPureIntro.
+        (L ++ [(n, present (<[i:=1%Z]> vs))]). iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
       eapply ir_cells; [exact Hir |]. by apply ip_arrive. }
     wp_pures.
     (* L190: [ws = wstate.load()] *)
@@ -755,7 +761,7 @@ Section proof.
       iMod (ghost_map_update (CasP s) with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other R _ _ _ _ i Arrived (CasP s) with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, (<[i:=CasP s]> ph), X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=CasP s]> ph), X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); [done | done | done | lia |].
         intros s' _ Hs'. assert (s' = s) as -> by lia. by right; right. }
@@ -773,7 +779,7 @@ Section proof.
         iDestruct "Hwp" as "[(_ & Hg & HRw & Hs) | [(%Hbad & _) | (%Hbad & _)]]"; [| lia | lia].
         iModIntro. iSplitR "HΦ Hslot HR".
         { iNext. iExists (n + 3), vs, (<[i:=Holding]> ph), X, (L ++ [(n + 3, present vs)]).
-          replace (Z.of_nat n + 3)%Z with (Z.of_nat (n + 3)) by lia. iFrame.
+          replace (Z.of_nat n + 3)%Z with (Z.of_nat (n + 3)) by lia. iFrame "Hw Hri Hn HX Hph HL".
           iSplit.
           { iPureIntro. eapply ir_step; [exact Hir | | left; right; right; split; [done | lia] |].
             - replace (n + 3) with (4 * s + 3) by lia. apply (ip_cas_win _ _ _ _ _ _ Hip i s Hpi Hns).
@@ -796,7 +802,8 @@ Section proof.
           iAssert (excl_since γ L0) as "#Hex".
           { iApply (excl_now R _ _ L n0 with "HL2"); [done | apply (ir_last _ _ _ _ _ _ Hir) | done]. }
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-          { iNext. iExists n0, vs, (<[i:=Rolling]> ph), X, L. iFrame. iPureIntro.
+          { iNext. iExists n0, vs, (<[i:=Rolling]> ph), X, L.
+            iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
             eapply ir_same; [exact Hir | | done].
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
@@ -806,7 +813,8 @@ Section proof.
         * iDestruct (writer_part_take R _ _ _ _ i (CasP s) with "Hwp") as "[HR Hwp]"; [done.. |].
           iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
           iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-          { iNext. iExists n0, vs, (<[i:=Holding]> ph), X, L. iFrame. iPureIntro.
+          { iNext. iExists n0, vs, (<[i:=Holding]> ph), X, L.
+            iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
             eapply ir_same; [exact Hir | | done].
             apply (ip_set_phase _ _ _ _ _ _ Hip i (CasP s)); try done.
             intros s' Hx Hs'. by destruct (Hnc s' Hx Hs'). }
@@ -817,7 +825,7 @@ Section proof.
       iMod (ghost_map_update Rolling with "Hph Hslot") as "[Hph Hslot]".
       iDestruct (writer_part_other R _ _ _ _ i Arrived Rolling with "Hwp") as "Hwp"; [done.. |].
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, (<[i:=Rolling]> ph), X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=Rolling]> ph), X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done.
         intros s' _ Hs'. rewrite Hs' mod4_mul in H1. done. }
@@ -830,7 +838,7 @@ Section proof.
       iDestruct (writer_part_take R _ _ _ _ i Arrived with "Hwp") as "[HR Hwp]"; [done | done | done | lia |].
       iMod (ghost_map_update Holding with "Hph Hslot") as "[Hph Hslot]".
       iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-      { iNext. iExists n, vs, (<[i:=Holding]> ph), X, L. iFrame. iPureIntro.
+      { iNext. iExists n, vs, (<[i:=Holding]> ph), X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
         eapply ir_same; [exact Hir | | done].
         apply (ip_set_phase _ _ _ _ _ _ Hip i Arrived); try done; [lia |].
         intros s' _ Hs'. rewrite Hs' mod4_mul in H23. lia. }
@@ -920,7 +928,7 @@ Section proof.
         iDestruct ("Hri_close" with "Hri_i") as "Hri".
         rewrite -(list_fmap_insert (λ v : Z, #v) vs i 2%Z).
         iModIntro. iSplitL "Hw Hri Hn HX Hph HL Hwp Hau".
-        { iNext. iExists m, (<[i:=2%Z]> vs), ph, X, L. iFrame. iPureIntro.
+        { iNext. iExists m, (<[i:=2%Z]> vs), ph, X, L. iFrame "Hw Hri Hn HX Hph HL Hwp Hau". iPureIntro.
           eapply ir_same; [exact Hir | by apply ip_mark |]. by apply (present_insert_same vs i 1%Z). }
         wp_proj. wp_seq. wp_op. replace (Z.of_nat i + 1)%Z with (Z.of_nat (S i)) by lia.
         by iApply ("IH" with "Hg HΦ").
@@ -962,7 +970,7 @@ Section proof.
     iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
     rewrite (R_halves R). iDestruct "HR" as "[HR HRr]".
     iModIntro. iSplitR "HΦ Hg HR".
-    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame "Hw Hri Hn HX Hph HL". iSplit.
       { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
         intros Hm0. exfalso. lia. }
       iSplitR "Hau".
@@ -990,7 +998,7 @@ Section proof.
     iMod (mono_nat_own_update (S m) with "Hn") as "[Hn _]"; [lia |].
     iMod (log_append R _ _ (S m, present vs) with "HL") as "HL".
     iModIntro. iSplitR "HΦ".
-    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame. iSplit.
+    { iNext. iExists (S m), vs, ph, X, (L ++ [(S m, present vs)]). iFrame "Hw Hri Hn HX Hph HL". iSplit.
       { iPureIntro. eapply ir_step; [exact Hir | apply ip_word_succ; [done | lia] | by left; right; left |].
         intros Hm0. exfalso. lia. }
       iSplitR "Hau".
@@ -1059,7 +1067,7 @@ Section proof.
       iDestruct "Hwp" as "[(_ & Hg & HR & Hs) | [(%Hbad & _) | (%Hbad & _)]]";
         [| destruct H03; lia | destruct H03; lia].
       iModIntro. iSplitR "HΦ Hc".
-      { iNext. iExists nx, vs, ph, X, (L ++ [(nx, present vs)]). iFrame. iSplit.
+      { iNext. iExists nx, vs, ph, X, (L ++ [(nx, present vs)]). iFrame "Hw Hri Hn HX Hph HL Hau". iSplit.
         { iPureIntro. destruct H03 as [H0 | H3].
           - eapply ir_step; [exact Hir | | right; split; [done | lia] |].
             + replace nx with (n0 + 4) by lia. by apply (ip_renew _ _ _ _ _ _ Hip).
