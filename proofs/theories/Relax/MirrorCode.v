@@ -295,6 +295,9 @@ Section spec.
   Qed.
 
   (** *** Opening and closing the invariant *)
+  (* Where the proofs close it by hand, [iFrame] names the hypotheses that go
+     back, in its order: [iFrame "∗ #"] tried every hypothesis, the
+     persistent ones too, against the whole body (up to 1.2 s a call). *)
   Local Ltac open_main :=
     iInv "Hinv" as (m n dn vn vd) "(>Hp & >Hd & >Hm & >#Hfr & >Hdn & >Hv & >%Hpure & Hslot)".
   Local Ltac close_main :=
@@ -315,7 +318,7 @@ Section spec.
     iMod (inv_alloc Nm _ (pa_inv_body γ p d) with "[Hp Hd Hm Hdn1 Hdn2 Hv1]") as "#Hinv".
     { iNext. iExists {[1%nat := v]}, 1%nat, 1%nat, v, v.
       assert (B + v = enc v (Z.of_nat 1)) as <- by (unfold enc; lia).
-      iFrame. rewrite big_sepM_singleton. iFrame "H1". iSplit.
+      iFrame "Hp Hd Hm Hdn2 Hv1". rewrite big_sepM_singleton. iFrame "H1". iSplit.
       - iPureIntro. split_and!; [by rewrite lookup_singleton|by rewrite lookup_singleton| |].
         + intros i [x Hi]. apply lookup_singleton_Some in Hi as [<- _]. lia.
         + by apply map_Forall_singleton.
@@ -387,7 +390,7 @@ Section spec.
     iModIntro. iSplitL "HΦ'".
     { iNext. iFrame "He Hnw". iRight. iFrame "Hlb". by iLeft. }
     iModIntro. iSplitL "Hp Hd Hm Hdn Hv Hh".
-    { iNext. iExists m, (S t), (S t), y, y. iFrame "∗ #". iSplit.
+    { iNext. iExists m, (S t), (S t), y, y. iFrame "Hp Hd Hm Hfr Hh Hv". iSplit.
       - iPureIntro. split_and!; done.
       - iLeft. by iFrame. }
     iApply "HΦ". by iPureIntro.
@@ -489,8 +492,8 @@ Section spec.
     iMod (inv_alloc No _ (op_inv γ γt Φ e nw ps) with "[AU Hh]") as "#Hop".
     { iNext. rewrite /op_inv. iFrame "Hpvh Hnew". iLeft. iFrame. }
     iModIntro. iSplitL "Hp Hd Hm Hdn Hv".
-    { iNext. iExists (<[S ps := nw]> m), (S ps), ps, nw, vd. iFrame "∗ #".
-      rewrite big_sepM_insert //. iFrame "#". iSplit.
+    { iNext. iExists (<[S ps := nw]> m), (S ps), ps, nw, vd. iFrame "Hp Hd Hm Hdn Hv".
+      rewrite big_sepM_insert //. iFrame "Hnew Hfr". iSplit.
       - iPureIntro. split_and!.
         + by rewrite lookup_insert.
         + rewrite lookup_insert_ne //; lia.
@@ -523,7 +526,7 @@ Section spec.
       iModIntro. iSplitL "Htok".
       { iNext. iFrame "Hpvh Hnew". iRight. iFrame "Hlbn". by iRight. }
       iModIntro. iSplitL "Hp Hd Hm Hdn Hv Hh".
-      { iNext. iExists m, (S ps), (S ps), nw, nw. iFrame "∗ #". iSplit.
+      { iNext. iExists m, (S ps), (S ps), nw, nw. iFrame "Hp Hd Hm Hfr Hh Hv". iSplit.
         - iPureIntro. split_and!; done.
         - iLeft. by iFrame. }
       wp_pures. done.
