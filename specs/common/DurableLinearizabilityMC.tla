@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Test model of DurableLinearizability.tla: hand-written histories with   *)
 (* the verdicts they must get, the same kinds of cases as perdure          *)
-(* check-history's unit tests (impl/perdure-check/tests/history_models.rs) *)
+(* check-history's unit tests (impl/perdure-check/tests/suite/history_models.rs) *)
 (* for all six objects: linearizable histories, a completed operation lost *)
 (* by a crash, a cut-off operation taking effect after the crash (allowed) *)
 (* or twice (not allowed), recovered results against the state, real-time  *)

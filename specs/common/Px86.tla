@@ -4,7 +4,7 @@
 (* granular, with full x86-TSO store buffers: the model the litmus engine  *)
 (* `perdure litmus` implements (impl/perdure-check/src/litmus/engine.rs),  *)
 (* written independently so the two can be cross-checked                   *)
-(* (impl/perdure-check/tests/tla_litmus_crosscheck.rs). After Raad,        *)
+(* (impl/perdure-check/tests/suite/tla_litmus_crosscheck.rs). After Raad,        *)
 (* Wickerson, Neiger and Vafeiadis (POPL 2020), with clwb and non-temporal *)
 (* stores after Raad, Maranget and Vafeiadis (POPL 2022).                  *)
 (*                                                                         *)

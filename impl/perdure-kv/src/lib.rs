@@ -56,13 +56,13 @@
 //! the same store in a root slot of a PTM you build yourself (a volatile
 //! pool, the simulator, a shared region).
 //!
-//! What is checked: `tests/map.rs` (the model on four PTMs, reopens, two
+//! What is checked: `tests/suite/map.rs` (the model on four PTMs, reopens, two
 //! and four threads, limits, a full region, damaged images),
-//! `tests/index.rs` (the B+tree index at three levels, a leaf filled to
+//! `tests/suite/index.rs` (the B+tree index at three levels, a leaf filled to
 //! its capacity then emptied, damaged leaves, `len` by the leaves, the
 //! formats before),
-//! `tests/txn.rs` (transactions and snapshots), `tests/file.rs` (files on
-//! both backends, bad files and options), `tests/proptest_kv.rs`
+//! `tests/suite/txn.rs` (transactions and snapshots), `tests/suite/file.rs` (files on
+//! both backends, bad files and options), `tests/suite/proptest_kv.rs`
 //! (generated runs with reopens and Px86 crashes inside batches and
 //! transactions), `tests/shuttle_explore_kv.rs` (the crash explorer),
 //! `tests/mutants_kv.rs`; in `perdure-cli`: `kv_kill.rs` (SIGKILL),

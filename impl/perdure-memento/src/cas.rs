@@ -509,7 +509,7 @@ impl<F: CasForm> DetectableCasAtomic<F> {
     /// came before t_{n+1}, and the crash undid it. The next CAS of parity
     /// p recovered before its L26 then takes that help for its own at
     /// L23–L24 (⑧) and returns OK without taking effect (MSQ-mmt-cas lost an
-    /// enqueue and kept a dequeued value: `tests/proptest_memento.rs`,
+    /// enqueue and kept a dequeued value: `tests/suite/proptest_memento.rs`,
     /// `msq_mmt_cas_findings`; mutant `NoFlushLocL38`). With the write-back,
     /// only the thread's last CAS can leave its annotated word in a crash
     /// image: its root operation is then not committed (the commit is a

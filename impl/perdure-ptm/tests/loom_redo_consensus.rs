@@ -31,7 +31,7 @@
 //! whose ids are reused by later workers, bound 0 (1 deep: the depth at
 //! which it found the bug `three_updaters_reusing_ids_apply_once` records).
 //! Not covered:
-//! crashes (the crash explorer and `tests/redo_crash.rs`), read-only
+//! crashes (the crash explorer and `tests/suite/redo_crash.rs`), read-only
 //! transactions racing updates, RedoTimed/RedoOpt (the same consensus with
 //! another lock choice: their window uses the clock, which loom does not
 //! model), more than one transaction per worker (state reuse in the ring:

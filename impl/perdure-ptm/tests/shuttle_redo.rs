@@ -42,7 +42,7 @@ use shuttle_common::{
 };
 
 /// `v` runs with an empty RedoTimed window: shuttle replays schedules,
-/// so nothing may depend on the clock (`tests/redo_variants.rs` checks the
+/// so nothing may depend on the clock (`tests/suite/redo_variants.rs` checks the
 /// window with real threads); RedoOpt's aggregation, distinct dirty lines
 /// and non-temporal copies are explored as they are.
 fn config(threads: usize, v: Variant) -> Config {

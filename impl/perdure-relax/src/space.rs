@@ -557,7 +557,7 @@ impl<'s, 'p, B: Backend> Handle<'s, 'p, B> {
     /// before it was unlinked. Tagged with the older pin, the node would be
     /// freed at pin + 2, which the end of this very critical section can
     /// reach while that reader is still pinned at pin + 1 (found by
-    /// `tests/shuttle_sets.rs`; `tests/reclaim_epoch.rs` forces the
+    /// `tests/shuttle_sets.rs`; `tests/suite/reclaim_epoch.rs` forces the
     /// schedule). Every reader pinned at most the global epoch read here, so
     /// the epoch reaches it + 2 only after each of them has left.
     pub fn retire(&mut self, node: u64) {

@@ -61,7 +61,7 @@
 //!   section could free it while a thread pinned one epoch later still
 //!   read it. Seen as a BST insert that returned true and was lost (its
 //!   new internal node was the freed block; `bst/Hybrid/crash-garbage`);
-//!   forced deterministically by `tests/reclaim_epoch.rs`.
+//!   forced deterministically by `tests/suite/reclaim_epoch.rs`.
 //! * **Skip-list retire while still linked** (`src/ds/skiplist.rs`,
 //!   `find_chasing`): an insert of key k, racing the remove of the old k
 //!   node, took the old node as its successor at upper levels and linked

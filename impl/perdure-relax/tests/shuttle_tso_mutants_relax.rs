@@ -20,7 +20,7 @@
 //! The check passes when the code as written passes under Px86, the mutant
 //! passes under Sc, and the mutant fails under Px86. One row:
 //! `mutant:relax/space-pin-plain-store-no-fence@tso`. The window is forced
-//! (as `tests/reclaim_epoch.rs` forces its schedule).
+//! (as `tests/suite/reclaim_epoch.rs` forces its schedule).
 //!
 //! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
 //! perdure-relax --test shuttle_tso_mutants_relax` (`shuttle:relax` does).

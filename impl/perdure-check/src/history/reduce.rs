@@ -70,7 +70,7 @@
 //!    and never-consumed ones last.
 //!
 //! The differential tests against a brute-force oracle
-//! (`tests/history_oracle.rs`) exercise every rule; each of them, loosened
+//! (`tests/suite/history_oracle.rs`) exercise every rule; each of them, loosened
 //! by a few lines, makes those tests fail.
 
 use super::model::{Expected, SeqCall, State};

@@ -125,7 +125,7 @@ impl Redo {
     /// aggregation, the full-flush switch and non-temporal copies. Its
     /// two-replica window is zero here (the explorer's schedules must not
     /// depend on the clock), so RedoTimed's locking rule is not what these
-    /// rows explore; `tests/redo_variants.rs` checks it with real threads.
+    /// rows explore; `tests/suite/redo_variants.rs` checks it with real threads.
     pub fn opt(name: &'static str, states_per_thread: usize) -> Redo {
         let mut r = Redo::small(name, states_per_thread);
         r.config.variant = redo::Variant::Opt;

@@ -55,7 +55,7 @@
 //! `tests/crash_sim.rs`, single-threaded); garbage chosen adversarially
 //! (the garbage is random, so a garbage pair inside `recover_field`'s
 //! sequence window is practically never drawn; `tests/shuttle_relax.rs` and
-//! `tests/mirror.rs` build those); 16-byte CASes persisting as two halves;
+//! `tests/suite/mirror.rs` build those); 16-byte CASes persisting as two halves;
 //! weak memory (schedules are sequentially consistent).
 
 use perdure_check::explore::{At, Call, Scenario, Session};

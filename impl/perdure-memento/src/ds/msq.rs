@@ -549,7 +549,7 @@ impl<F: QueueForm> Msq<F> {
 #[cfg(test)]
 mod tests {
     //! MSQ-mmt-cas in the two-word form; the one-word form (the default) is
-    //! swept by the crash explorer and `tests/proptest_memento.rs`.
+    //! swept by the crash explorer and `tests/suite/proptest_memento.rs`.
     use super::*;
     use crate::ds::{decode_opt, testkit};
 

@@ -156,22 +156,22 @@
 //! ## Checked by
 //!
 //! * the suites every construction runs (`tests/common/ptms.rs`):
-//!   `tests/ptm_basic.rs` (sequential semantics through [`Ptm`](crate::Ptm),
+//!   `tests/suite/ptm_basic.rs` (sequential semantics through [`Ptm`](crate::Ptm),
 //!   nesting, panics rolled back, handles, published reads, a pool file
-//!   reopened), `tests/ptm_concurrent.rs` (2–4 threads: increments once
+//!   reopened), `tests/suite/ptm_concurrent.rs` (2–4 threads: increments once
 //!   each, results to the right thread, whole-transaction reads, allocating
-//!   transactions), `tests/ptm_fences.rs` (one `pfence` and one `psync` per
+//!   transactions), `tests/suite/ptm_fences.rs` (one `pfence` and one `psync` per
 //!   update, none under x86 CAS semantics, none per read),
-//!   `tests/ptm_crash.rs` (full crashes on the Px86 simulator, one and two
-//!   threads), `tests/ptm_bad_input.rs` (damaged pools give typed errors),
-//!   `tests/ds_proptest.rs` (the data structures against `std` models with
+//!   `tests/suite/ptm_crash.rs` (full crashes on the Px86 simulator, one and two
+//!   threads), `tests/suite/ptm_bad_input.rs` (damaged pools give typed errors),
+//!   `tests/suite/ds_proptest.rs` (the data structures against `std` models with
 //!   reopens and crashes);
-//! * what only CX has: `tests/cx_basic.rs` (CX-PUC's plain value, the
-//!   replay window, the volatile bound), `tests/cx_concurrent.rs` (a
-//!   one-node window under contention), `tests/cx_fences.rs` (CX-PTM's
+//! * what only CX has: `tests/suite/cx_basic.rs` (CX-PUC's plain value, the
+//!   replay window, the volatile bound), `tests/suite/cx_concurrent.rs` (a
+//!   one-node window under contention), `tests/suite/cx_fences.rs` (CX-PTM's
 //!   `pwb`s = its distinct lines + `cur_comb`, CX-PUC's = every used line +
-//!   `cur_comb`), `tests/cx_crash.rs` (copying, CX-PUC's typed interface),
-//!   `tests/cx_bad_input.rs` (foreign pools, CX-PUC layouts, CX's
+//!   `cur_comb`), `tests/suite/cx_crash.rs` (copying, CX-PUC's typed interface),
+//!   `tests/suite/cx_bad_input.rs` (foreign pools, CX-PUC layouts, CX's
 //!   configurations);
 //! * `tests/shuttle_cx.rs`: random and PCT schedules with a one-node window,
 //!   with and without crashes;

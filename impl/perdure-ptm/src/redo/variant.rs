@@ -55,7 +55,7 @@
 //! `2 × dirty_lines_per_replica` slots (16 bytes each). With the default
 //! configuration (8 threads, 64 Ki entries, 16 Ki lines) that is about
 //! 21 MB on top of Redo-PTM's 20 MB, 41 MB in all (checked under 64 MB by
-//! `tests/redo_variants.rs`); see [`Config::volatile_bytes`].
+//! `tests/suite/redo_variants.rs`); see [`Config::volatile_bytes`].
 
 use super::core::{bump, Held, RedoPtm};
 use super::state::Combined;

@@ -1,0 +1,178 @@
+//! Bad input gives typed errors, never a panic: a pool with no space, a
+//! corrupt header, bad configurations, roots out of range or empty, and
+//! pointers that leave the pool.
+
+use crate::common;
+
+use common::*;
+use perdure_pm::meta::NotFormatted;
+use perdure_pm::{NoFlush, PmError, Pool};
+use perdure_relax::ds::{HarrisList, HashTable};
+use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, RelaxError, Space, Tracking};
+use std::sync::atomic::Ordering;
+
+fn pool() -> Pool<NoFlush> {
+    Pool::volatile("relax-bad", POOL, NoFlush).unwrap()
+}
+
+/// A pool formatted with a space made under `t` (dropped again), and the
+/// space's base.
+fn formatted(t: Tracking) -> (Pool<NoFlush>, u64) {
+    let p = pool();
+    let b = base(&p);
+    drop(create(&p, t));
+    (p, b)
+}
+
+/// Reopens the space at `b` after a crash with `o`, expecting an error.
+fn reopen_err(p: &Pool<NoFlush>, b: u64, o: OpenOptions) -> RelaxError {
+    p.reincarnate();
+    Space::open(p, b, o).unwrap_err()
+}
+
+#[test]
+fn opening_an_unformatted_range_is_not_formatted() {
+    let p = pool();
+    let e = Space::open(&p, base(&p), OpenOptions::new(Tracking::Bitset)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RelaxError::Pm(PmError::NotFormatted(NotFormatted { found: 0, .. }))
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_corrupt_header_is_reported() {
+    let (p, b) = formatted(Tracking::Bitset);
+    // Flip the root count (word 2): the checksum no longer matches.
+    p.word(b + 16).unwrap().store(1000, Ordering::Relaxed);
+    let e = reopen_err(&p, b, OpenOptions::new(Tracking::Bitset));
+    assert!(matches!(e, RelaxError::Pm(PmError::Corrupt { .. })), "{e}");
+    assert!(e.to_string().contains("checksum"), "{e}");
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let p = pool();
+    let b = base(&p);
+    for cfg in [
+        Config {
+            threads: 0,
+            ..cfg(false)
+        },
+        Config {
+            roots: 0,
+            ..cfg(false)
+        },
+        Config {
+            roots: 1000,
+            ..cfg(false)
+        },
+    ] {
+        let e = Space::create(&p, b, &cfg, OpenOptions::new(Tracking::Bitset)).unwrap_err();
+        assert!(matches!(e, RelaxError::Config(_)), "{e}");
+    }
+    let e = Space::create(&p, b + 64, &cfg(false), OpenOptions::new(Tracking::Bitset)).unwrap_err();
+    assert!(matches!(e, RelaxError::Config(_)), "misaligned base: {e}");
+    let huge = Config {
+        heap_bytes: 1 << 40,
+        ..cfg(false)
+    };
+    let e = Space::create(&p, b, &huge, OpenOptions::new(Tracking::Bitset)).unwrap_err();
+    assert!(
+        matches!(e, RelaxError::Pm(PmError::Pool(_))),
+        "heap beyond the pool: {e}"
+    );
+}
+
+#[test]
+fn zeroed_dram_variants_refuse_garbage_and_pseudo_needs_msb_sequences() {
+    let (p, b) = formatted(Tracking::Markable);
+    for t in [Tracking::ZMarkable, Tracking::PseudoBitset] {
+        let o = OpenOptions {
+            tracking: t,
+            dram: DramInit::Garbage { seed: 1 },
+        };
+        let e = reopen_err(&p, b, o);
+        assert!(matches!(e, RelaxError::Config(_)), "{t:?}: {e}");
+    }
+    let e = reopen_err(&p, b, OpenOptions::new(Tracking::PseudoBitset));
+    assert!(e.to_string().contains("msb_sequences"), "{e}");
+}
+
+#[test]
+fn roots_out_of_range_empty_or_reset_are_errors() {
+    let p = pool();
+    let sp = create(&p, Tracking::Markable);
+    assert!(matches!(
+        sp.root(4),
+        Err(RelaxError::NoSuchRoot { index: 4, count: 4 })
+    ));
+    assert!(matches!(
+        HarrisList::open(&sp, 1),
+        Err(RelaxError::EmptyRoot { index: 1 })
+    ));
+    let mut h = sp.handle().unwrap();
+    HarrisList::create(&mut h, 1).unwrap();
+    let e = HarrisList::create(&mut h, 1).unwrap_err();
+    assert!(e.to_string().contains("immutable"), "{e}");
+    let e = HashTable::create(&mut h, 2, 0).unwrap_err();
+    assert!(matches!(e, RelaxError::Config(_)), "{e}");
+}
+
+#[test]
+fn pointers_and_fields_outside_the_pool_are_errors() {
+    for t in Tracking::ALL {
+        let p = pool();
+        let b = base(&p);
+        {
+            let sp = create(&p, t);
+            let mut h = sp.handle().unwrap();
+            let l = HarrisList::create(&mut h, 0).unwrap();
+            l.insert(&mut h, 1).unwrap();
+            // Corrupt the sentinel's next pointer in NVMM: beyond the pool.
+            let next = l.head() + 16;
+            p.word(next).unwrap().store(POOL + 4096, Ordering::Relaxed);
+            assert!(PAtomic::at(POOL).load(&sp).is_err(), "{t:?}");
+            assert!(
+                PAtomic::at(b + 8).load(&sp).is_err(),
+                "{t:?}: misaligned field"
+            );
+        }
+        p.reincarnate();
+        let sp = Space::open(&p, b, opts(t, Some(5))).unwrap();
+        let r = HarrisList::open(&sp, 0).and_then(|l| {
+            let mut h = sp.handle()?;
+            l.keys(&mut h)
+        });
+        assert!(
+            matches!(r, Err(RelaxError::Pm(PmError::Pool(_)))),
+            "{t:?}: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bucket_array_with_a_bad_count_is_corrupt() {
+    let p = pool();
+    let b = base(&p);
+    let buckets = {
+        let sp = create(&p, Tracking::Markable);
+        let mut h = sp.handle().unwrap();
+        HashTable::create(&mut h, 0, 4).unwrap();
+        sp.root(0).unwrap().unwrap()
+    };
+    p.word(buckets).unwrap().store(1 << 30, Ordering::Relaxed);
+    p.reincarnate();
+    let sp = Space::open(&p, b, OpenOptions::new(Tracking::Markable)).unwrap();
+    let e = HashTable::open(&sp, 0).unwrap_err();
+    // The error names the damaged space by its base offset (not 0: the
+    // space starts after the pool's header).
+    assert!(b != 0);
+    assert!(
+        matches!(e, RelaxError::Pm(PmError::Corrupt { base, .. }) if base == b),
+        "{e}"
+    );
+}
