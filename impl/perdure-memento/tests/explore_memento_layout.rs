@@ -392,14 +392,26 @@ fn msq_recover_moves_head_past_a_committed_delete() {
 /// start-up instead of sending the threads, or `contents`, off the pool or
 /// round a cycle: for each form, a queue of `[1]` whose node links back to
 /// the sentinel, and one whose node links past the pool's end, must be
-/// refused. (With the campaign's `msq.rs:177:17` mutant, `while n == 0`,
-/// the walk never runs — `head` is never null — and both are accepted.)
+/// refused; and for the forms whose deletes replace the head (INSDEL's
+/// `repl` word), a sentinel marked as replaced by itself, which
+/// `help_head` would follow for ever without its step bound. (With the
+/// campaign's `msq.rs:177:17` mutant, `while n == 0`, the walk never runs —
+/// `head` is never null — and the first two are accepted; with
+/// `msq.rs:214:19`'s `steps *= 1` the step bound never trips.)
 #[test]
 fn msq_recover_refuses_a_corrupt_list() {
     use perdure_memento::ds::msq::{Msq, MsqKind, QueueMmt};
+    use perdure_memento::word::repl_encode;
     within(30, "Msq::recover on a corrupt list", || {
         for kind in [MsqKind::Cas, MsqKind::Indel, MsqKind::Vol] {
-            for corrupt in ["a cycle", "a node past the pool's end"] {
+            for corrupt in [
+                "a cycle",
+                "a node past the pool's end",
+                "a replacement cycle",
+            ] {
+                if corrupt == "a replacement cycle" && kind == MsqKind::Cas {
+                    continue; // plain CAS deletes: no `repl` word, no help_head
+                }
                 let p = pool("msq-corrupt");
                 let rt = Runtime::<Sim, QueueMmt>::create(&p, BASE, &config(1, 1 << 20))
                     .expect("runtime");
@@ -415,13 +427,14 @@ fn msq_recover_refuses_a_corrupt_list() {
                 let sentinel = word(&p, q.offset()) & ((1 << 45) - 1);
                 let node = word(&p, sentinel + 8) & ((1 << 45) - 1);
                 assert_eq!(word(&p, node), 1, "{kind:?}: the node holding 1");
-                let link = match corrupt {
-                    "a cycle" => word(&p, q.offset()),
-                    _ => p.size(),
+                let (at, w) = match corrupt {
+                    "a cycle" => (node + 8, word(&p, q.offset())),
+                    "a node past the pool's end" => (node + 8, p.size()),
+                    // The sentinel's `repl` word (word 2): deleted by thread
+                    // 1, replaced by the sentinel itself.
+                    _ => (sentinel + 16, repl_encode(1, word(&p, q.offset()))),
                 };
-                p.word(node + 8)
-                    .expect("word")
-                    .store(link, Ordering::Relaxed);
+                p.word(at).expect("word").store(w, Ordering::Relaxed);
                 let recovered = std::panic::catch_unwind(|| Msq::at(kind, q.offset()).recover(&p));
                 assert!(
                     matches!(recovered, Ok(Err(MementoError::CorruptStructure(_)))),
