@@ -4,8 +4,6 @@
 //! construction that created it; bad files and bad options get typed
 //! errors and leave the file as it was.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_kv::{Construction, Db, Durability, KvError, Options};
 use perdure_pm::{NoFlush, Pool, PoolError};
 use std::path::Path;

@@ -19,8 +19,6 @@
 //! contents equal the model. Cases per construction: 16, or
 //! `PROPTEST_CASES`; sequences of up to 24 steps.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_kv::{KvError, Store, WriteBatch};
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim};

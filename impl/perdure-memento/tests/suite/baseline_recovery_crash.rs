@@ -19,8 +19,6 @@
 //! Prints the rows `explore:baseline-durableq-recovery-crash` and
 //! `explore:baseline-logq-recovery-crash`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_memento::baseline::{DurableQueue, LogQueue, QueueConfig, Recovered, Returned};
 use perdure_memento::MementoError;
 use perdure_pm::sim::{CrashPoint, ImageChoice, SimModel, VolatileFill};

@@ -4,8 +4,6 @@
 //! is lost). Power-loss crash images are the simulator's job.
 
 // File pools do not exist under the model checkers' facade.
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::heap::{Heap, HeapError, CHUNK_SIZE, SET_CAPACITY};
 use perdure_pm::{Msync, NoFlush, Pool};
 use std::collections::HashSet;

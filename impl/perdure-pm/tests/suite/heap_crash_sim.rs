@@ -25,8 +25,6 @@
 //! at the crash (the TLA+ model `specs/alloc/Heap.tla` has them), crashes
 //! during `Heap::format`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::heap::Heap;
 use perdure_pm::sim::{CrashPoint, SimModel, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};

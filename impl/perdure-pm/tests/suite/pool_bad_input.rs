@@ -6,8 +6,6 @@
 //! that damage to the checksummed header is always reported.
 
 // File pools do not exist under the model checkers' facade.
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::header::{Header, HEADER_SIZE, OFF_ROOTS};
 use perdure_pm::{MapMode, NoFlush, Pool, PoolError, PoolInfo};
 use proptest::prelude::*;

@@ -1,8 +1,6 @@
 //! The simulated Px86 backend: the PX86.md examples that sequentially
 //! consistent interleavings can express, and every option of the simulator.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::px86::Coverage;
 use perdure_pm::sim::{CrashPoint, VolatileFill};
 use perdure_pm::{Pool, Sim, SimOptions};

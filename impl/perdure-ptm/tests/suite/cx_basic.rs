@@ -4,8 +4,6 @@
 //! memory bounded). The sequential semantics through the shared `Ptm`
 //! interface are `ptm_basic.rs`, run on every construction.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use perdure_pm::{Backend, NoFlush, Pool};

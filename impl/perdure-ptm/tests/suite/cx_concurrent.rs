@@ -4,8 +4,6 @@
 //! What every construction is checked for with 2–4 threads is in
 //! `ptm_concurrent.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::runner::Runner;

@@ -6,8 +6,6 @@
 //! CX-PUC's typed interface. Not covered: crashes inside `create`, thread
 //! crashes. Each test prints a PERDURE-CHECK row with what it explored.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::crash;

@@ -5,8 +5,6 @@
 //! what an annotated one does. The fences every construction issues are
 //! `ptm_fences.rs`'s. Each test prints its measured averages.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use perdure_pm::stats::{thread_counts, FlushCounts};

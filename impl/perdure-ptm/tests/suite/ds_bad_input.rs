@@ -5,8 +5,6 @@
 //! unsorted list, a key in the wrong bucket, a bad count), which `check`
 //! reports as the violation it is.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::{NoFlush, Pool};
 use perdure_ptm::ds::{self, DsError, HashSet, ListSet, PArray, Queue, RbTreeSet, Violation};
 use perdure_ptm::redo::{Config, RedoPtm};

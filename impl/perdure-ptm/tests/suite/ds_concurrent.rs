@@ -18,8 +18,6 @@
 //! schedules the OS picks, a few hundred operations per thread (a tenth in
 //! debug builds); loom/shuttle explore the constructions themselves.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 use crate::ds_common;
 

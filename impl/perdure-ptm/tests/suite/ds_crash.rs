@@ -21,8 +21,6 @@
 //! Not covered: multi-thread crash schedules (the constructions' own crash
 //! tests cover those), crashes inside `create`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::crash::{self, Point};

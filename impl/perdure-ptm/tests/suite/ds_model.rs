@@ -10,8 +10,6 @@
 //! builds) on small key ranges (so that inserts hit present keys and removes
 //! hit absent ones), one thread. Concurrency is `ds_concurrent.rs`'s.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 use crate::ds_common;
 

@@ -8,8 +8,6 @@
 //! constructions' crash tests, `redo_crash.rs`/`cx_crash.rs`, and the crash
 //! explorer do); here the process closes the pool cleanly.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 use crate::ds_common;
 

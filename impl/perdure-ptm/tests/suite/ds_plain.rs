@@ -3,8 +3,6 @@
 //! invariant checked along the way and no leaked blocks, and the queue
 //! under 3 threads (values conserved, FIFO per producer).
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 use crate::ds_common;
 

@@ -28,8 +28,6 @@
 //! shrinks to a minimal sequence. Cases per construction: 16, or
 //! `PROPTEST_CASES`; sequences of up to 24 steps.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::ptms::Construction;

@@ -8,8 +8,6 @@
 //! refuses, and what only one has, are in `cx_bad_input.rs` and
 //! `redo_bad_input.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::ptms::{ptm_suite, Construction};

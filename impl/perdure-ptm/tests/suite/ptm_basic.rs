@@ -6,8 +6,6 @@
 //! construction has is in `cx_basic.rs` (CX-PUC's plain value, the window)
 //! and `redo_variants.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::ptms::{increment, ptm_suite, Construction};

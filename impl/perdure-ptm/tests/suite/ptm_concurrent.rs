@@ -6,8 +6,6 @@
 //! construction (`common::ptms`); CX's one-node window is in
 //! `cx_concurrent.rs`, Redo's overflowing logs in `redo_concurrent.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::ptms::{ptm_suite, Construction};

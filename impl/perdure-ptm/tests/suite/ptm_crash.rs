@@ -24,8 +24,6 @@
 //! empty PTM that commits, or is refused with an error). Not covered:
 //! thread crashes.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::crash;

@@ -15,8 +15,6 @@
 //! (`common::ptms`). How many `pwb`s CX-PTM and CX-PUC issue is in
 //! `cx_fences.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::ptms::{ptm_suite, Construction};

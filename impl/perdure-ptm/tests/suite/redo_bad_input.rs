@@ -3,8 +3,6 @@
 //! bounded. What every construction is checked for is in
 //! `ptm_bad_input.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use perdure_pm::{NoFlush, Pool};

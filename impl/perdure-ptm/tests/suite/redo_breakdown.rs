@@ -8,8 +8,6 @@
 //! replays; copy: the first update; lambda; flush) are non-zero, and the
 //! disjoint buckets sum to no more than the whole updates' time.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use perdure_pm::NoFlush;

@@ -4,8 +4,6 @@
 //! per variant (`redo::`, `timed::`, `opt::`). What every construction is
 //! checked for with 2–4 threads is in `ptm_concurrent.rs`.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use perdure_pm::NoFlush;
 use perdure_ptm::redo::{RedoPtm, Variant};
 use perdure_ptm::{Transaction, TxRead};

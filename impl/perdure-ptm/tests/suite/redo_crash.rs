@@ -7,8 +7,6 @@
 //! covers). Not covered: crashes inside `create`, thread crashes; each test
 //! prints a PERDURE-CHECK row with what it explored.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use common::crash;

@@ -19,8 +19,6 @@
 //!   once the window runs out it uses one;
 //! * the wrapper types open a pool written by another variant.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common;
 
 use perdure_pm::stats::thread_counts;

@@ -15,8 +15,6 @@
 //! non-temporal stores; CX-PUC writes back both object words before every
 //! commit.
 
-#![cfg(not(any(perdure_loom, perdure_shuttle)))]
-
 use crate::common::changed;
 
 use perdure_harness::ptm::trace::{
