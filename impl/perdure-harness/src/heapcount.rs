@@ -7,7 +7,8 @@
 //! static ALLOC: perdure_harness::heapcount::Counting = perdure_harness::heapcount::Counting;
 //! ```
 //!
-//! and reads [`live_bytes`] before and after; the count is the calling
+//! and reads [`live_bytes`] before and after (or counts the frees of one
+//! block size with [`watch_frees`]); the count is the calling
 //! thread's, so tests running in parallel do not disturb each other.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -19,6 +20,9 @@ pub struct Counting;
 
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The block size [`watch_frees`] watches (0: none) and how many blocks
+    /// of that size this thread freed since.
+    static WATCH: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the
@@ -31,6 +35,12 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as isize));
+        let _ = WATCH.try_with(|c| {
+            let (size, n) = c.get();
+            if size == layout.size() {
+                c.set((size, n + 1));
+            }
+        });
         // SAFETY: `ptr` came from `alloc` above with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -46,4 +56,16 @@ unsafe impl GlobalAlloc for Counting {
 /// global allocator; 0 otherwise.
 pub fn live_bytes() -> isize {
     LIVE.with(|c| c.get())
+}
+
+/// Starts counting the blocks of exactly `size` bytes this thread frees
+/// (from 0), when [`Counting`] is the global allocator: a free that
+/// allocations in between would hide from [`live_bytes`] still shows.
+pub fn watch_frees(size: usize) {
+    WATCH.with(|c| c.set((size, 0)));
+}
+
+/// The blocks of the watched size this thread freed since [`watch_frees`].
+pub fn watched_frees() -> usize {
+    WATCH.with(|c| c.get().1)
 }

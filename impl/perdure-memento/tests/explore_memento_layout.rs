@@ -50,7 +50,7 @@ use perdure_pm::{Pool, Sim, SimOptions};
 #[global_allocator]
 static ALLOC: perdure_harness::heapcount::Counting = perdure_harness::heapcount::Counting;
 
-use perdure_harness::heapcount::live_bytes;
+use perdure_harness::heapcount::{live_bytes, watch_frees, watched_frees};
 
 const BASE: u64 = 4096;
 const LINE: u64 = 64;
@@ -772,6 +772,56 @@ fn soft_table_drop_frees_its_dram_lists() {
         leaked < 1024,
         "{leaked} bytes of DRAM not freed after a table's life"
     );
+}
+
+#[test]
+fn soft_table_keeps_trimmed_dram_nodes_while_a_thread_stays_pinned() {
+    // SOFT frees the DRAM nodes it trims through its own limbo
+    // (retire_vnode): a node trimmed at epoch e is freed once the epoch has
+    // reached e + 2, which it cannot while a thread pinned at e stays pinned
+    // (a reader in that section may still hold the node). Thread 2 pins and
+    // stalls; thread 1 deletes 64 keys, each delete trimming its node: no
+    // node may be freed. Once thread 2 has left, later trims free them all.
+    // A DRAM node is six words (key, value, PM node, stamp, deleter, next);
+    // the second half shows the count watches the right size.
+    const VNODE_BYTES: usize = 48;
+    let p = pool("soft-limbo");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let t = SoftTable::create(&mut h, 4).expect("create");
+    for k in 0..128 {
+        h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, k)).expect("insert"));
+    }
+    assert!(!rt.collector().pin(2), "thread 2 was not pinned before");
+    let epoch = rt.collector().epoch();
+    watch_frees(VNODE_BYTES);
+    for k in 0..64 {
+        h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+    }
+    let early = watched_frees();
+    assert!(
+        rt.collector().epoch() <= epoch + 1,
+        "the epoch passed a pinned thread"
+    );
+    assert_eq!(
+        early, 0,
+        "DRAM nodes freed while thread 2 stayed pinned at epoch {epoch}"
+    );
+    let mut h2 = rt.handle(2).expect("handle 2");
+    h2.run_root(|_, _, _| 0); // thread 2 ends the section it had open
+    for k in 64..128 {
+        h.run_root(|h, m, _| t.run(h, m, SoftOp::Delete(k)).expect("delete"));
+    }
+    assert!(
+        rt.collector().epoch() >= epoch + 2,
+        "the epoch stood still after thread 2 left"
+    );
+    assert!(
+        watched_frees() >= 64,
+        "{} DRAM nodes freed after thread 2 left; the 64 trimmed while it was pinned are due",
+        watched_frees()
+    );
+    assert!(t.contents(&p).expect("contents").is_empty());
 }
 
 #[test]

@@ -304,6 +304,37 @@ fn heap_format_takes_the_slot_counts_open_takes() {
     perdure_pm::sync::seeded::check_random(slot_bounds, 1);
 }
 
+/// `Heap::format` gives the heap every chunk its range has room for: a
+/// range that ends exactly where its eighth chunk ends (the chunk area, at
+/// the header's word 6, plus 8 chunks) holds 8 chunks, and one a page
+/// shorter 7. A format that kept a chunk back from an exact fit would waste
+/// a chunk of every such pool; none of the workloads would notice.
+fn exact_fit() {
+    use perdure_pm::heap::CHUNK_SIZE;
+    const BIG: u64 = 1 << 20;
+    let pool = Pool::volatile("shuttle-exact-fit", BIG, NoFlush).unwrap();
+    let base = pool.data_offset();
+    let probe = Heap::format(&pool, base, BIG - base, 1).unwrap();
+    let area = load(&pool, base + 48);
+    drop(probe);
+    let len = area - base + 8 * CHUNK_SIZE;
+    assert!(base + len <= BIG, "the test's pool is too small");
+    let heap = Heap::format(&pool, base, len, 1).unwrap();
+    assert_eq!(load(&pool, base + 48), area, "the chunk area moved");
+    assert_eq!(heap.stats().chunks, 8, "chunks of a range with room for 8");
+    let heap = Heap::format(&pool, base, len - 4096, 1).unwrap();
+    assert_eq!(
+        heap.stats().chunks,
+        7,
+        "chunks of a range a page short of 8"
+    );
+}
+
+#[test]
+fn heap_format_fills_its_range_with_chunks() {
+    perdure_pm::sync::seeded::check_random(exact_fit, 1);
+}
+
 /// The global stacks are Treiber stacks whose head word carries an ABA tag
 /// (`(set >> 9) | tag << 41`): every push and every pop increments it, so a
 /// head value never recurs and a pop that read an old head cannot succeed

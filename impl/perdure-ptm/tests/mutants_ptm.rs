@@ -1696,20 +1696,23 @@ fn cx_counter(
 }
 
 /// CX-PTM's published read (R{2}, `max_read_tries` 0, `N` = 2), under a
-/// directed schedule: thread P runs `get()` on a counter at 0, which
-/// enqueues its node and then tries the designated replica; before each
-/// of P's persistent-memory accesses numbered in `pause_at` (its first,
-/// the `cur_comb` load of its first try; its second, the load that checks
+/// directed schedule: thread P runs `get()` on a counter at 5 (not 0: a
+/// node whose result was never computed holds 0), which enqueues its node
+/// and then tries the designated replica; before each of P's
+/// persistent-memory accesses numbered in `pause_at` (its first, the
+/// `cur_comb` load of its first try; its second, the load that checks
 /// `cur_comb` has not moved, and so on), this thread commits one `add(1)`
-/// (the first applies P's node, at the counter's 0). Returns what `get()`
-/// returned and the commits made.
-fn published_read(pause_at: &[u64]) -> Result<(u64, usize), String> {
+/// (the first applies P's node, at the counter's 5). Returns what `get()`
+/// returned, the commits made, and the reads collected
+/// (`CxStats::reads_collected`).
+fn published_read(pause_at: &[u64]) -> Result<(u64, usize, u64), String> {
     let (c, p) = cx_counter("published-read", 2, 0, 8);
+    Counter.apply(p, &Call::new("add", vec![json!(5)]))?;
     let (got, commits) = pause_before_accesses(&c, p, Call::new("get", vec![]), pause_at)?;
     let got = got
         .as_u64()
         .ok_or_else(|| format!("get() returned {got}"))?;
-    Ok((got, commits))
+    Ok((got, commits, p.stats().reads_collected))
 }
 
 /// CX-PTM's `getCombined`, on an update whose node another thread
@@ -1782,29 +1785,32 @@ fn cx_update_installed_meanwhile_copies_nothing() {
 /// R{2}'s bound of `N` tries, and the tries before it. A published read
 /// that finds the designated replica free reads it, however far `cur_comb`
 /// has moved past its node: with one commit before its first try (which
-/// applies the node at 0) it returns 1, and so it does with the commit
+/// applies the node at 5) it returns 6, and so it does with the commit
 /// between the two loads of its first try (that try fails, the second
 /// reads). Only after `N` = 2 failed tries (a commit inside each) does it
-/// take its node's result, 0, which the first commit left there, instead
-/// of trying again. Each schedule is checked to have run all its commits.
+/// take its node's result, 5, which the first commit computed (the
+/// updater's run of the read's closure) and left there, instead of trying
+/// again. Each schedule is checked to have run all its commits, and the
+/// last to have collected one read.
 #[test]
 fn cx_published_read_tries_n_times_then_collects() {
     let _guard = mutant::lock();
     mutant::set(None);
     for (pause_at, expected, why) in [
-        (&[1][..], 1, "a commit before the first try"),
-        (&[2][..], 1, "a commit inside the first try"),
+        (&[1][..], 6, "a commit before the first try"),
+        (&[2][..], 6, "a commit inside the first try"),
         (
             &[2, 4][..],
-            0,
+            5,
             "a commit inside each of the first two tries",
         ),
     ] {
-        let (got, commits) = published_read(pause_at).unwrap_or_else(|e| panic!("{why}: {e}"));
+        let (got, commits, collected) =
+            published_read(pause_at).unwrap_or_else(|e| panic!("{why}: {e}"));
         assert_eq!(
-            (got, commits),
-            (expected, pause_at.len()),
-            "{why}: (get()'s result, commits made)"
+            (got, commits, collected),
+            (expected, pause_at.len(), u64::from(expected == 5)),
+            "{why}: (get()'s result, commits made, reads collected)"
         );
     }
 }
@@ -2041,8 +2047,10 @@ fn cx_counts_help_and_reports_its_events() {
 /// and a word written through `words_mut` in one update are read back by
 /// the next through `root`, `words` and `get` (and the root by a read-only
 /// transaction's `root`), and `words` is the allocated
-/// part of the region (it covers the block allocated last, and is as long
-/// as a read-only transaction's view of it and as `words_mut`). Only the
+/// part of the region (it covers the block allocated last and ends at most
+/// a line past it, whether `alloc` or the annotated interface's `tx().alloc`
+/// allocated it, and is as long as a read-only transaction's view of it and
+/// as `words_mut`). Only the
 /// typed object's `obj`, `get` and `alloc_value` were used by the tier's
 /// checks.
 #[test]
@@ -2083,13 +2091,25 @@ fn cx_puc_updates_see_roots_and_words() {
     let len = p.update(|m| m.words().len() as u64).unwrap();
     let read_len = p.read(|r| r.words().len() as u64).unwrap();
     assert!(
-        len * 8 >= a + 64 && len == read_len,
+        len * 8 >= a + 64 && len * 8 <= a + 128 && len == read_len,
         "words: {len} words, a block at {a} of 64 bytes, {read_len} words in a read"
     );
     let mut_len = p.update(|m| m.words_mut().len() as u64).unwrap();
     assert_eq!(
         mut_len, len,
         "words_mut's words (the allocated part, as words gives it)"
+    );
+    // The same through the annotated interface's alloc.
+    let b = p
+        .update(|m| {
+            use perdure_ptm::Transaction;
+            m.tx().alloc(64).unwrap()
+        })
+        .unwrap();
+    let len = p.update(|m| m.words().len() as u64).unwrap();
+    assert!(
+        b >= a + 64 && len * 8 >= b + 64 && len * 8 <= b + 128,
+        "words: {len} words, a block at {b} of 64 bytes allocated through tx()"
     );
 }
 

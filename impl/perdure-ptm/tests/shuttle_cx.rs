@@ -63,12 +63,16 @@ fn make_puc<B: Backend>(pool: Pool<B>, c: &Config) -> PucOf<B> {
 }
 
 /// What the schedules of a test did, summed over them: closures run for
-/// other threads, copies, reads that enqueued themselves, failed CAS tries,
-/// nodes disposed of.
+/// other threads, copies, reads that enqueued themselves, of those the
+/// reads that took the result an updater computed (R{2}'s collection after
+/// `N` failed tries, which these schedules rarely or never reach; the
+/// directed schedule of `mutants_ptm`'s
+/// `cx_published_read_tries_n_times_then_collects` forces it), failed CAS
+/// tries, nodes disposed of.
 /// (One array per test: tests run in parallel.)
-type Seen = [std::sync::atomic::AtomicU64; 5];
-static SEEN_RANDOM: Seen = [const { std::sync::atomic::AtomicU64::new(0) }; 5];
-static SEEN_PCT: Seen = [const { std::sync::atomic::AtomicU64::new(0) }; 5];
+type Seen = [std::sync::atomic::AtomicU64; 6];
+static SEEN_RANDOM: Seen = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
+static SEEN_PCT: Seen = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
 
 fn seen(totals: &Seen) -> String {
     let v: Vec<u64> = totals
@@ -76,8 +80,8 @@ fn seen(totals: &Seen) -> String {
         .map(|a| a.swap(0, std::sync::atomic::Ordering::Relaxed))
         .collect();
     format!(
-        "; over all schedules {} closures helped, {} copies, {} reads enqueued, {} CAS retries, {} nodes disposed",
-        v[0], v[1], v[2], v[3], v[4]
+        "; over all schedules {} closures helped, {} copies, {} reads enqueued ({} collected from an updater), {} CAS retries, {} nodes disposed",
+        v[0], v[1], v[2], v[3], v[4], v[5]
     )
 }
 
@@ -93,6 +97,7 @@ fn consensus<P: perdure_ptm::Ptm + perdure_ptm::Front + 'static>(
         s.helped,
         s.copies,
         s.reads_published,
+        s.reads_collected,
         s.cas_retries,
         s.disposed,
     ]) {

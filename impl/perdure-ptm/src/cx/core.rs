@@ -121,6 +121,7 @@ pub(crate) struct ThreadStats {
     helped: std::sync::atomic::AtomicU64,
     reads_direct: std::sync::atomic::AtomicU64,
     reads_published: std::sync::atomic::AtomicU64,
+    reads_collected: std::sync::atomic::AtomicU64,
     cas_retries: std::sync::atomic::AtomicU64,
 }
 
@@ -201,7 +202,8 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             ..CxStats::default()
         };
         crate::sum_counters!(s += self.stats;
-            commits, copies, applied, helped, reads_direct, reads_published, cas_retries);
+            commits, copies, applied, helped, reads_direct, reads_published, reads_collected,
+            cas_retries);
         s
     }
 
@@ -548,6 +550,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             // After `N` tries an updater has run the node (the argument
             // above); collect only once `cur_comb` shows it.
             if tries >= self.n && sti::seq_at_least(sti::seq(self.cur_comb().load(SeqCst)), my_t) {
+                bump(&self.stats[tid].reads_collected);
                 break self.collect(my, my_t);
             }
             tries += 1;

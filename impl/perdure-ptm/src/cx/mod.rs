@@ -378,6 +378,9 @@ pub struct CxStats {
     pub reads_direct: u64,
     /// Read-only transactions that enqueued themselves (R{2}).
     pub reads_published: u64,
+    /// Of those, reads whose result an updater computed: every direct try
+    /// after publishing failed and the thread collected its node's result.
+    pub reads_collected: u64,
     /// `cur_comb` CAS tries that failed or found the lock taken.
     pub cas_retries: u64,
     /// Queue nodes disposed of (self-linked).
