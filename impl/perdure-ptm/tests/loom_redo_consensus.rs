@@ -29,10 +29,13 @@
 //! keep their thread ids with a bound of 0 (1 deep); lower if
 //! `LOOM_MAX_PREEMPTIONS` says so (`tools/verify.py` sets 3); 3 workers
 //! whose ids are reused by later workers, bound 0 (1 deep: the depth at
-//! which it found the bug `three_updaters_reusing_ids_apply_once` records).
+//! which it found the bug `three_updaters_reusing_ids_apply_once` records);
+//! a reader whose read publishes at once and then runs an update, against
+//! an updater, bound 2 (31,018 interleavings, about 20 s; 3 deep: 246,100,
+//! about 9 minutes, which `MUTANTS.md`'s `update.rs:172:25` needs).
 //! Not covered:
 //! crashes (the crash explorer and `tests/suite/redo_crash.rs`), read-only
-//! transactions racing updates, RedoTimed/RedoOpt (the same consensus with
+//! transactions racing updates beyond that one reader, RedoTimed/RedoOpt (the same consensus with
 //! another lock choice: their window uses the clock, which loom does not
 //! model), more than one transaction per worker (state reuse in the ring:
 //! the explorer's `redo-rsize2-…` rows and `tests/mutants_ptm.rs`).
@@ -157,4 +160,70 @@ fn three_updaters_holding_their_ids_apply_once() {
 #[test]
 fn three_updaters_reusing_ids_apply_once() {
     model("redo-consensus-3-reuse", 0, || workers_apply_once(3, false));
+}
+
+/// A reader that publishes its read at once (`max_read_tries` 0) and then
+/// runs an update, against another thread's update. The read's request
+/// completes without a commit when it then runs directly, and the reader's
+/// next request, the update, replaces it in `req[tid]`; an attempt of the
+/// other thread that simulates across that replacement must not commit
+/// with the requests from there on left out. Checked: both increments
+/// applied once, the two update results the prefix sums of one order, and
+/// the read saw a state of that order before the reader's own update.
+/// A commit across the replacement (`attempt_update`'s `complete &&`
+/// weakened to `||`) takes more than two preemptions to reach: at bound 3
+/// (`PERDURE_DEPTH=deep`) that mutant fails here (both results 0), at
+/// bound 2 it passes.
+fn read_then_update_against_an_update() {
+    let config = Config {
+        threads: 3,
+        states_per_thread: 2,
+        log_entries_per_thread: 16,
+        dirty_lines_per_replica: 8,
+        max_read_tries: 0,
+        ..Config::small()
+    };
+    let pool = Pool::volatile("loom-redo-read", 4096 * 7, NoFlush).expect("a model pool");
+    let ptm = Arc::new(RedoPtm::create(pool, &config).expect("Redo-PTM on the model pool"));
+    let add = |d: u64| {
+        move |tx: &perdure_ptm::redo::Tx<'_, NoFlush>| {
+            let v = tx.load(X);
+            tx.store(X, v + d);
+            v
+        }
+    };
+    let (r_inc, u_inc) = (1u64, 1u64 << 16);
+    let reader = {
+        let p = ptm.clone();
+        thread::spawn(move || {
+            let seen = p.read_tx(|tx| tx.load(X)).expect("the read");
+            let old = p.update_tx(add(r_inc)).expect("the reader's update");
+            (seen, old)
+        })
+    };
+    let updater = {
+        let p = ptm.clone();
+        thread::spawn(move || p.update_tx(add(u_inc)).expect("the update"))
+    };
+    let (seen, r_old) = reader.join().unwrap();
+    let u_old = updater.join().unwrap();
+    let x = ptm.read_tx(|tx| tx.load(X)).expect("the final read");
+    assert_eq!(
+        x,
+        r_inc + u_inc,
+        "both updates applied once (read {seen:#x}, results {r_old:#x}, {u_old:#x})"
+    );
+    assert!(
+        (r_old, u_old) == (0, r_inc) || (r_old, u_old) == (u_inc, 0),
+        "the results are not the prefix sums of one order: reader {r_old:#x}, updater {u_old:#x}"
+    );
+    assert!(
+        seen == 0 || (seen == u_inc && r_old == u_inc),
+        "the read saw {seen:#x}, not a state before the reader's update (results {r_old:#x}, {u_old:#x})"
+    );
+}
+
+#[test]
+fn a_published_read_then_an_update_against_an_update() {
+    model("redo-consensus-read", 2, read_then_update_against_an_update);
 }
