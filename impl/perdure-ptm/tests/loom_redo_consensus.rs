@@ -31,7 +31,8 @@
 //! whose ids are reused by later workers, bound 0 (1 deep: the depth at
 //! which it found the bug `three_updaters_reusing_ids_apply_once` records);
 //! a reader whose read publishes at once and then runs an update, against
-//! an updater, bound 2 (31,018 interleavings, about 20 s; 3 deep: 246,100,
+//! an updater, bound 2 (31,018 interleavings, about twice
+//! `redo-consensus-2`'s time; 3 deep: 246,100,
 //! about 9 minutes, which `MUTANTS.md`'s `update.rs:172:25` needs).
 //! Not covered:
 //! crashes (the crash explorer and `tests/suite/redo_crash.rs`), read-only
