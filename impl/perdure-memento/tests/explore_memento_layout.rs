@@ -7,8 +7,9 @@
 //!   `create` returns (every Px86 crash image right after keeps the zeroed
 //!   announce lines);
 //! * SOFT's buckets: a key's chain is bucket `splitmix64(key) mod buckets`,
-//!   the fixed mix its persistent layout is read back with; and dropping a
-//!   table frees its DRAM lists;
+//!   the fixed mix its persistent layout is read back with; dropping a
+//!   table frees its DRAM lists; and a DRAM node trimmed while another
+//!   thread stays pinned is freed only after that thread has left;
 //! * the runtime's creation zeroes its header, HELP and slots, and nothing
 //!   past its region; on a pool too small it fails before writing;
 //! * `Handle::alloc` returns a zeroed block, also one freed and reused;
