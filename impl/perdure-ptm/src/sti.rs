@@ -104,8 +104,10 @@ mod tests {
         assert!(!seq_after(last, 0));
         assert_eq!(seq_dist(1, last), 2);
         assert!(seq_at_least(5, 5) && !seq_after(5, 5));
-        // Half the ring apart, neither comes after the other.
+        // Half the ring apart, neither comes after the other (nor is at
+        // least the other).
         assert!(!seq_after(HALF, 0) && !seq_after(0, HALF));
+        assert!(!seq_at_least(HALF, 0) && !seq_at_least(0, HALF));
         assert!(seq_after(HALF - 1, 0) && !seq_after(0, HALF - 1));
     }
 }
