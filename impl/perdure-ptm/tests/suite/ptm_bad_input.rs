@@ -198,6 +198,30 @@ fn thread_counts_out_of_range<C: Construction>() {
     }
 }
 
+/// A header recording 255 threads (`MAX_THREADS`; id 255 is `INVALID`'s)
+/// in a pool with room for their replicas: formatted for 254 threads with
+/// replicas of the least length, the pool's leftover holds the replicas a
+/// 255th thread adds, so the geometry checks pass and only the thread-count
+/// check refuses it. (`headers_that_do_not_fit`'s 0 and 1,000 threads are
+/// also refused by the geometry.)
+fn a_thread_count_only_its_own_check_refuses<C: Construction>() {
+    let header = Pool::volatile("probe", SIZE, NoFlush)
+        .unwrap()
+        .data_offset();
+    let size = header + 4096 + C::replicas(255) as u64 * 4096;
+    let pool = Pool::volatile("room-for-255", size, NoFlush).unwrap();
+    let p = C::create(pool, 254).unwrap();
+    let words = pool_of::<C>(&p).snapshot_words();
+    drop(p);
+    assert!(reopen::<C>(&words).is_ok(), "254 threads, as formatted");
+    let w = with_header(&words, |h| h[2] = 255);
+    let r = reopen::<C>(&w).map(|_| ());
+    assert!(
+        corrupt::<C>(reopen::<C>(&w)),
+        "255 threads in a pool with room for their replicas: {r:?}"
+    );
+}
+
 fn open_or_create<C: Construction>() {
     let pool = Pool::volatile("oc", SIZE, NoFlush).unwrap();
     let p = C::open_or_create(pool, 3).unwrap();
@@ -228,5 +252,6 @@ ptm_suite!(
     a_damaged_designated_replica,
     a_pool_too_small,
     thread_counts_out_of_range,
+    a_thread_count_only_its_own_check_refuses,
     open_or_create,
 );
