@@ -2,7 +2,8 @@
 //! PTM, damaged header words, another version, geometry that does not fit,
 //! another object layout, a `cur_comb` naming no replica, a damaged
 //! designated replica, a pool too small for the replicas, a thread count
-//! out of range; and
+//! out of range (at creation, and in a header whose pool has room for its
+//! replicas); and
 //! `open_or_create` opens rather than re-creates. Each test once per
 //! construction (`common::ptms`); the configurations each construction
 //! refuses, and what only one has, are in `cx_bad_input.rs` and
