@@ -314,9 +314,8 @@ fn exact_fit() {
     const BIG: u64 = 1 << 20;
     let pool = Pool::volatile("shuttle-exact-fit", BIG, NoFlush).unwrap();
     let base = pool.data_offset();
-    let probe = Heap::format(&pool, base, BIG - base, 1).unwrap();
+    Heap::format(&pool, base, BIG - base, 1).unwrap();
     let area = load(&pool, base + 48);
-    drop(probe);
     let len = area - base + 8 * CHUNK_SIZE;
     assert!(base + len <= BIG, "the test's pool is too small");
     let heap = Heap::format(&pool, base, len, 1).unwrap();
@@ -333,6 +332,38 @@ fn exact_fit() {
 #[test]
 fn heap_format_fills_its_range_with_chunks() {
     perdure_pm::sync::seeded::check_random(exact_fit, 1);
+}
+
+/// `Heap::format` writes only inside its range: a heap of 8 chunks formatted
+/// 64 KiB into a pool whose every word holds a pattern leaves the pattern
+/// before its base and after its end (another structure's memory), and
+/// zeroes its metadata.
+fn stays_in_range() {
+    use perdure_pm::heap::CHUNK_SIZE;
+    const BIG: u64 = 1 << 20;
+    const PATTERN: u64 = 0xA5A5_A5A5_A5A5_A5A5;
+    let pool = Pool::volatile("shuttle-in-range", BIG, NoFlush).unwrap();
+    let start = pool.data_offset();
+    for w in (start..BIG).step_by(8) {
+        pool.word(w).unwrap().store(PATTERN, Ordering::Relaxed);
+    }
+    let base = start + (64 << 10);
+    let len = 4096 + 8 * CHUNK_SIZE;
+    let heap = Heap::format(&pool, base, len, 2).unwrap();
+    assert!(heap.stats().chunks >= 1);
+    for w in (start..base).chain(base + len..BIG).step_by(8) {
+        assert_eq!(
+            load(&pool, w),
+            PATTERN,
+            "word {w:#x} outside the heap's range"
+        );
+    }
+    assert_eq!(load(&pool, base + 16), len, "the header's length word");
+}
+
+#[test]
+fn heap_format_writes_only_inside_its_range() {
+    perdure_pm::sync::seeded::check_random(stays_in_range, 1);
 }
 
 /// The global stacks are Treiber stacks whose head word carries an ABA tag
