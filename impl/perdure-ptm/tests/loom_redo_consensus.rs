@@ -67,24 +67,39 @@ fn model<F: Fn() + Sync + Send + 'static>(name: &str, bound: usize, f: F) {
     );
 }
 
+/// A Redo-PTM for `threads` thread ids (2 states each, small logs and dirty
+/// sets) reading directly `max_read_tries` times before publishing, on a
+/// model pool of `pages` pages.
+fn model_ptm(threads: usize, max_read_tries: usize, pages: u64) -> Arc<RedoPtm<NoFlush>> {
+    let config = Config {
+        threads,
+        states_per_thread: 2,
+        log_entries_per_thread: 16,
+        dirty_lines_per_replica: 8,
+        max_read_tries,
+        ..Config::small()
+    };
+    let pool = Pool::volatile("loom-redo", 4096 * pages, NoFlush).expect("a model pool");
+    Arc::new(RedoPtm::create(pool, &config).expect("Redo-PTM on the model pool"))
+}
+
+/// The update adding `d` to `X`; it returns the old value.
+fn add(d: u64) -> impl Fn(&perdure_ptm::redo::Tx<'_, NoFlush>) -> u64 + Send + Sync + 'static {
+    move |tx| {
+        let v = tx.load(X);
+        tx.store(X, v + d);
+        v
+    }
+}
+
 /// `workers` threads each run one update adding `1 << (16 * w)` to `X`.
 ///
 /// `hold_ids`: each worker, after its update, waits until every worker has
 /// done its update before it exits, so no thread id is released and leased
 /// again by a later worker during the run.
 fn workers_apply_once(workers: usize, hold_ids: bool) {
-    let config = Config {
-        // One more thread id for the main thread's final read.
-        threads: workers + 1,
-        states_per_thread: 2,
-        log_entries_per_thread: 16,
-        dirty_lines_per_replica: 8,
-        max_read_tries: 2,
-        ..Config::small()
-    };
-    let size = 4096 * (2 + workers as u64 + 2);
-    let pool = Pool::volatile("loom-redo", size, NoFlush).expect("a model pool");
-    let ptm = Arc::new(RedoPtm::create(pool, &config).expect("Redo-PTM on the model pool"));
+    // One more thread id for the main thread's final read.
+    let ptm = model_ptm(workers + 1, 2, 2 + workers as u64 + 2);
     let inc = |w: usize| 1u64 << (16 * w);
     let done = Arc::new((loom::sync::Mutex::new(0usize), loom::sync::Condvar::new()));
     let hs: Vec<_> = (0..workers)
@@ -92,14 +107,7 @@ fn workers_apply_once(workers: usize, hold_ids: bool) {
             let p = ptm.clone();
             let done = done.clone();
             thread::spawn(move || {
-                let d = inc(w);
-                let r = p
-                    .update_tx(move |tx| {
-                        let v = tx.load(X);
-                        tx.store(X, v + d);
-                        v
-                    })
-                    .expect("the update");
+                let r = p.update_tx(add(inc(w))).expect("the update");
                 if hold_ids {
                     let (m, cv) = &*done;
                     let mut n = m.lock().unwrap();
@@ -176,23 +184,7 @@ fn three_updaters_reusing_ids_apply_once() {
 /// (`PERDURE_DEPTH=deep`) that mutant fails here (both results 0), at
 /// bound 2 it passes.
 fn read_then_update_against_an_update() {
-    let config = Config {
-        threads: 3,
-        states_per_thread: 2,
-        log_entries_per_thread: 16,
-        dirty_lines_per_replica: 8,
-        max_read_tries: 0,
-        ..Config::small()
-    };
-    let pool = Pool::volatile("loom-redo-read", 4096 * 7, NoFlush).expect("a model pool");
-    let ptm = Arc::new(RedoPtm::create(pool, &config).expect("Redo-PTM on the model pool"));
-    let add = |d: u64| {
-        move |tx: &perdure_ptm::redo::Tx<'_, NoFlush>| {
-            let v = tx.load(X);
-            tx.store(X, v + d);
-            v
-        }
-    };
+    let ptm = model_ptm(3, 0, 7);
     let (r_inc, u_inc) = (1u64, 1u64 << 16);
     let reader = {
         let p = ptm.clone();
