@@ -337,7 +337,8 @@ fn heap_format_fills_its_range_with_chunks() {
 /// `Heap::format` writes only inside its range: a heap of 8 chunks formatted
 /// 64 KiB into a pool whose every word holds a pattern leaves the pattern
 /// before its base and after its end (another structure's memory), and
-/// zeroes its metadata.
+/// zeroes its metadata: every word between the header and the chunk area,
+/// so the first blocks come from the chunk area.
 fn stays_in_range() {
     use perdure_pm::heap::CHUNK_SIZE;
     const BIG: u64 = 1 << 20;
@@ -359,6 +360,19 @@ fn stays_in_range() {
         );
     }
     assert_eq!(load(&pool, base + 16), len, "the header's length word");
+    // Past the 64-byte header, the slot table and the chunk table hold
+    // zeroes up to the chunk area: no slot or chunk inherits the pattern.
+    let area = load(&pool, base + 48);
+    for w in (base + 64..area).step_by(8) {
+        assert_eq!(load(&pool, w), 0, "metadata word {w:#x} not cleared");
+    }
+    let mut t = heap.register().unwrap();
+    let (a, b) = (t.alloc(16).unwrap(), t.alloc(256).unwrap());
+    assert!(
+        a != b && [a, b].iter().all(|&x| x >= area && x < base + len),
+        "blocks {a:#x} and {b:#x} outside the chunk area [{area:#x}, {:#x})",
+        base + len
+    );
 }
 
 #[test]
