@@ -115,7 +115,8 @@ pub enum ClearMode {
     Zero,
 }
 /// PATIENCE of Algorithms 2–4 in `rdtscp` ticks (about 13 µs at 3 GHz; the
-/// value of the published implementation).
+/// value of the published implementation), or in nanoseconds (40 µs) where
+/// the TSC clock's monotonic stand-in reads for a CPU without `rdtscp`.
 pub const DEFAULT_PATIENCE_TSC: u64 = 40_000;
 /// PATIENCE with the counter clock: readings, not time.
 pub const DEFAULT_PATIENCE_COUNTER: u64 = 4;

@@ -16,8 +16,12 @@
 //! timestamp is strictly larger) to every later reading.
 //!
 //! Two sources:
-//! * [`ClockKind::Tsc`] — `rdtscp; lfence` (x86-64), the production source;
-//!   on other architectures a monotonic nanosecond clock stands in for it.
+//! * [`ClockKind::Tsc`] — `rdtscp; lfence` (x86-64), the production source.
+//!   Where the CPU has no `rdtscp` (another architecture, or an x86-64
+//!   virtual machine whose CPU model hides it, as QEMU's `qemu64` does) a
+//!   monotonic nanosecond clock stands in for it, made strictly increasing
+//!   (see `monotonic`), so the runtime opens there instead of faulting on
+//!   its first reading.
 //! * [`ClockKind::Counter`] — a shared counter incremented on every reading:
 //!   strictly increasing, synchronous by construction, and deterministic, so
 //!   simulated runs, explorer schedules and traces replay exactly. It costs an
@@ -40,6 +44,8 @@ pub enum ClockKind {
 #[derive(Debug)]
 pub struct Clock {
     kind: ClockKind,
+    /// Whether a `Tsc` clock reads `rdtscp` (else `monotonic`).
+    rdtscp: bool,
     /// Added to every raw reading (calibration).
     offset: u64,
     counter: AtomicU64,
@@ -47,18 +53,26 @@ pub struct Clock {
 
 impl Clock {
     /// A clock of `kind` whose readings all exceed `t_max` (§2.5 calibration).
+    /// A `Tsc` clock reads `rdtscp` where [`tsc_available`] says the CPU has
+    /// it, and the monotonic stand-in elsewhere.
     pub fn calibrated(kind: ClockKind, t_max: u64) -> Clock {
+        Clock::calibrated_on(kind, kind == ClockKind::Tsc && tsc_available(), t_max)
+    }
+
+    /// [`Clock::calibrated`] with the `Tsc` source chosen by the caller.
+    fn calibrated_on(kind: ClockKind, rdtscp: bool, t_max: u64) -> Clock {
         let c = Clock {
             kind,
+            rdtscp,
             offset: 0,
             counter: AtomicU64::new(0),
         };
         let t_init = c.raw();
         let offset = (t_max + 1).saturating_sub(t_init);
         Clock {
-            kind,
             offset,
             counter: AtomicU64::new(c.counter.load(Ordering::Relaxed)),
+            ..c
         }
     }
 
@@ -76,7 +90,8 @@ impl Clock {
 
     fn raw(&self) -> u64 {
         match self.kind {
-            ClockKind::Tsc => tsc(),
+            ClockKind::Tsc if self.rdtscp => tsc(),
+            ClockKind::Tsc => monotonic(),
             ClockKind::Counter => self.counter.fetch_add(1, Ordering::SeqCst) + 1,
         }
     }
@@ -94,9 +109,8 @@ impl Clock {
 fn tsc() -> u64 {
     let mut aux = 0u32;
     // SAFETY: rdtscp and lfence have no memory operands and no preconditions
-    // beyond CPU support; rdtscp is present on every x86-64 CPU this crate
-    // targets (checked by `tsc_available`, and CPUs without it fault
-    // cleanly rather than corrupting memory).
+    // beyond CPU support; a clock reads `tsc` only where `tsc_available`
+    // found `rdtscp` (`Clock::calibrated`).
     unsafe {
         let t = core::arch::x86_64::__rdtscp(&mut aux);
         core::arch::x86_64::_mm_lfence();
@@ -104,45 +118,122 @@ fn tsc() -> u64 {
     }
 }
 
+/// Never read: `tsc_available` is false on other architectures.
 #[cfg(not(target_arch = "x86_64"))]
-#[inline]
 fn tsc() -> u64 {
+    monotonic()
+}
+
+/// The stand-in for `rdtscp`: nanoseconds of the process's monotonic clock
+/// (one clock for every core, as the seed's synchronous TSC), made strictly
+/// increasing across all threads, since two readings may fall in one tick
+/// and the seed needs two reads to differ. One shared word holds the last
+/// reading; a reading is the later of the clock and one past that word
+/// (`next_after`), installed by CAS, so readings are unique and ordered as
+/// the CASes are. A contended atomic per reading, like the counter clock,
+/// which it differs from in counting time: PATIENCE (`DEFAULT_PATIENCE_TSC`)
+/// stays a wait of tens of microseconds.
+fn monotonic() -> u64 {
     use std::sync::OnceLock;
     use std::time::Instant;
     static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let ns = START.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    let mut last = LAST.load(Ordering::SeqCst);
+    loop {
+        let t = next_after(last, ns);
+        match LAST.compare_exchange_weak(last, t, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return t,
+            Err(now) => last = now,
+        }
+    }
+}
+
+/// The reading that follows `last` when the clock says `ns`.
+#[inline]
+fn next_after(last: u64, ns: u64) -> u64 {
+    ns.max(last + 1)
 }
 
 /// Whether the CPU has `rdtscp` (CPUID 0x8000_0001, EDX bit 27).
 pub fn tsc_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let r = core::arch::x86_64::__cpuid(0x8000_0001);
-        r.edx & (1 << 27) != 0
+        has_rdtscp(core::arch::x86_64::__cpuid(0x8000_0001).edx)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        true
+        false
     }
+}
+
+/// Whether CPUID 0x8000_0001's EDX lists `rdtscp` (bit 27).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn has_rdtscp(edx: u32) -> bool {
+    edx & (1 << 27) != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every source: calibrated readings exceed `t_max` and increase.
     #[test]
     fn calibrated_readings_exceed_t_max_and_increase() {
-        for kind in [ClockKind::Tsc, ClockKind::Counter] {
-            if kind == ClockKind::Tsc && !tsc_available() {
+        let sources = [
+            (ClockKind::Tsc, true),
+            (ClockKind::Tsc, false),
+            (ClockKind::Counter, false),
+        ];
+        for (kind, rdtscp) in sources {
+            if rdtscp && !tsc_available() {
                 continue;
             }
             let t_max = 1u64 << 60; // far beyond any boot-relative reading
-            let c = Clock::calibrated(kind, t_max);
+            let c = Clock::calibrated_on(kind, rdtscp, t_max);
             let a = c.now();
             let b = c.now();
-            assert!(a > t_max, "{kind:?}: {a} <= {t_max}");
-            assert!(b > a, "{kind:?}: {b} <= {a}");
+            assert!(a > t_max, "{kind:?} (rdtscp {rdtscp}): {a} <= {t_max}");
+            assert!(b > a, "{kind:?} (rdtscp {rdtscp}): {b} <= {a}");
         }
+    }
+
+    /// The stand-in's readings, taken by two threads at once, increase on
+    /// each thread and are all distinct: the seed's "two reads differ",
+    /// which the clock alone does not give within one tick.
+    #[test]
+    fn monotonic_readings_are_unique_and_increase() {
+        let per_thread: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| (0..20_000).map(|_| monotonic()).collect::<Vec<u64>>()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &per_thread {
+            assert!(r.windows(2).all(|w| w[1] > w[0]), "a thread's readings");
+        }
+        let mut all: Vec<u64> = per_thread.concat();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 40_000, "distinct readings of two threads");
+    }
+
+    /// A reading is the clock's unless that would not pass the last one.
+    #[test]
+    fn next_after_passes_the_last_reading() {
+        assert_eq!(next_after(5, 9), 9);
+        assert_eq!(next_after(5, 5), 6);
+        assert_eq!(next_after(5, 3), 6);
+        assert_eq!(next_after(0, 0), 1);
+    }
+
+    /// `rdtscp` is EDX bit 27 of CPUID 0x8000_0001, alone.
+    #[test]
+    fn rdtscp_is_edx_bit_27() {
+        assert!(!has_rdtscp(0));
+        assert!(has_rdtscp(1 << 27));
+        assert!(has_rdtscp(u32::MAX));
+        assert!(!has_rdtscp(!(1 << 27)));
     }
 
     #[test]

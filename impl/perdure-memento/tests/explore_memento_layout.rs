@@ -1624,8 +1624,9 @@ fn runtime_open_checks_the_thread_count() {
 }
 
 /// PATIENCE follows the clock a runtime opens with: with the counter clock
-/// it counts readings (`DEFAULT_PATIENCE_COUNTER`), with `rdtscp` ticks
-/// (`DEFAULT_PATIENCE_TSC`, where the CPU has it). A runtime that took the
+/// it counts readings (`DEFAULT_PATIENCE_COUNTER`), with the TSC clock
+/// ticks (`DEFAULT_PATIENCE_TSC`: `rdtscp` cycles, or nanoseconds of the
+/// stand-in where the CPU has no `rdtscp`). A runtime that took the
 /// TSC's patience under the counter clock would make every helping load
 /// wait ten thousand times longer than the explorer's schedules assume.
 #[test]
@@ -1636,10 +1637,9 @@ fn patience_follows_the_clock() {
     let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Counter).expect("reopened");
     assert_eq!(rt.patience(), DEFAULT_PATIENCE_COUNTER);
     drop(rt);
-    if perdure_memento::tsc_available() {
-        let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Tsc).expect("reopened");
-        assert_eq!(rt.patience(), DEFAULT_PATIENCE_TSC);
-    }
+    // `rdtscp`, or its monotonic stand-in where the CPU lacks it.
+    let rt = Runtime::<Sim, NoMmt>::open_with(&p, BASE, ClockKind::Tsc).expect("reopened");
+    assert_eq!(rt.patience(), DEFAULT_PATIENCE_TSC);
 }
 
 /// `Runtime::set_patience` sets the PATIENCE the runtime's helping loads
@@ -1661,10 +1661,10 @@ fn runtime_patience_is_the_one_set() {
 
 /// `tsc_available` reports what the CPU has (CPUID 0x8000_0001, EDX bit
 /// 27), checked against the flags Linux lists in `/proc/cpuinfo`, a reading
-/// of its own. The checks of the TSC clock (`patience_follows_the_clock`,
-/// the `ts` unit test) are skipped where it says false, so a
-/// `tsc_available` that said false on a CPU with `rdtscp` would turn them
-/// off unnoticed.
+/// of its own. The TSC clock reads `rdtscp` only where it says true (the
+/// monotonic stand-in elsewhere), so a `tsc_available` that said false on
+/// a CPU with `rdtscp` would quietly take the slower stand-in, and one that
+/// said true on a CPU without it would fault on the first reading.
 #[test]
 fn tsc_available_matches_the_cpu_s_flags() {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
