@@ -76,6 +76,10 @@ pub enum Point {
     /// found the field or node unrecovered; next is its recovery
     /// (`recover_field` / `recover_node`).
     TrackBeforeRecover,
+    /// The skip list's `find` has its window at level 1; next is level 0
+    /// (an upper level's successor can be a node whose level 0 a remover
+    /// marks meanwhile).
+    SkipFindBeforeLevel0,
 }
 
 /// The hook of the calling thread.

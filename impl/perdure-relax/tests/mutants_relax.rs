@@ -641,6 +641,24 @@ fn an_overtaken_dram_half_is_left_to_the_later_write() {
     assert_eq!(nv, d, "the replicas agree when quiescent");
 }
 
+/// The nodes a skip list links at `lvl`, from its head (at most 4), read
+/// from the NVMM replica. A node is `[key, height, next[0], ...]`, 16 bytes
+/// a field.
+fn skip_level(pool: &Pool<NoFlush>, head: u64, lvl: u64) -> Vec<u64> {
+    let word = |off: u64| {
+        pool.word(off)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    let mut nodes = Vec::new();
+    let mut n = word(head + 32 + 16 * lvl) & !0xf;
+    while n != 0 && nodes.len() < 4 {
+        nodes.push(n);
+        n = word(n + 32 + 16 * lvl) & !0xf;
+    }
+    nodes
+}
+
 /// Fraser's relinking in the skip list's `link_upper`: a node whose link at
 /// an upper level loses its CAS to a neighbour's insert takes the new
 /// successor into its own pointer and links again, so every level it drew
@@ -680,17 +698,77 @@ fn a_skip_list_node_that_lost_an_upper_link_race_links_again() {
         assert_eq!(t1.next(), Ev::Done);
         assert!(t1h.join().unwrap(), "10 inserted");
     });
-    // A node is [key, height, next[0], ...], 16 bytes a field.
     let word = |off: u64| pool.word(off).unwrap().load(Ordering::Acquire);
-    let level = |lvl: u64| {
-        let mut keys = Vec::new();
-        let mut n = word(l.head() + 32 + 16 * lvl) & !0xf;
-        while n != 0 && keys.len() < 4 {
-            keys.push((word(n), word(n + 16)));
-            n = word(n + 32 + 16 * lvl) & !0xf;
-        }
-        keys
+    let level = |lvl: u64| -> Vec<(u64, u64)> {
+        let nodes = skip_level(&pool, l.head(), lvl);
+        nodes.iter().map(|&n| (word(n), word(n + 16))).collect()
     };
     assert_eq!(level(0), [(10, 2), (20, 2)], "level 0: keys and heights");
     assert_eq!(level(1), [(10, 2), (20, 2)], "level 1 links both nodes");
+}
+
+/// `find_chasing`: a remover walks past unlinked nodes holding its key
+/// until it reaches the node it removed, so a new node with the same key,
+/// linked in front of it at an upper level, does not leave it reachable.
+/// `chase` (10, height 2) is in the list. t1 inserts 10 (height 2) and is
+/// held after its `find`'s level-1 window (successor `chase`, unmarked);
+/// t2 removes 10, marks both levels and is held at the first CAS of its
+/// `find_chasing` (the level-1 unlink, expecting the head to point at
+/// `chase`). t1 goes on: level 0 shows `chase` deleted, so t1 unlinks it
+/// there and inserts its node in front of `chase` at level 1. t2 goes on:
+/// its CAS fails, its walk meets t1's node (10, not `chase`), must pass it
+/// and unlink `chase` behind it. Level 1 must then link t1's node alone;
+/// stopping at the first node with the key (plain `find`, the campaign's
+/// `skiplist.rs:226:65` gap) leaves the retired `chase` linked there.
+#[test]
+fn a_skip_list_remover_unlinks_its_node_behind_a_new_node_with_its_key() {
+    use perdure_relax::ds::{skiplist, SkipList};
+    let _g = mutant::lock();
+    let pool = Pool::volatile("relax-chase", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    let l = {
+        let mut h = sp.handle().unwrap();
+        let l = SkipList::create(&mut h, 0).unwrap();
+        skiplist::seed_heights(1);
+        assert!(l.insert(&mut h, 10).unwrap());
+        l
+    };
+    let level = |lvl: u64| skip_level(&pool, l.head(), lvl);
+    let chase = level(1);
+    assert_eq!(chase.len(), 1, "10 is linked at level 1");
+    let chase = chase[0];
+    std::thread::scope(|sc| {
+        let (t1, t1h) = spawn_held(sc, &[Point::SkipFindBeforeLevel0], || {
+            skiplist::seed_heights(1);
+            let mut h = sp.handle().unwrap();
+            l.insert(&mut h, 10).unwrap()
+        });
+        assert_eq!(t1.next(), Ev::At(Point::SkipFindBeforeLevel0));
+        let cas = [Point::CasBeforeNvmmDwcas; 3];
+        let (t2, t2h) = spawn_held(sc, &cas, || {
+            let mut h = sp.handle().unwrap();
+            l.remove(&mut h, 10).unwrap()
+        });
+        assert_eq!(t2.next(), Ev::At(Point::CasBeforeNvmmDwcas), "mark level 1");
+        t2.release();
+        assert_eq!(t2.next(), Ev::At(Point::CasBeforeNvmmDwcas), "mark level 0");
+        t2.release();
+        assert_eq!(
+            t2.next(),
+            Ev::At(Point::CasBeforeNvmmDwcas),
+            "unlink level 1"
+        );
+        t1.release();
+        assert_eq!(t1.next(), Ev::Done);
+        assert!(t1h.join().unwrap(), "t1 inserted 10 after the removal");
+        t2.release();
+        assert_eq!(t2.next(), Ev::Done);
+        assert!(t2h.join().unwrap(), "t2 removed the first 10");
+    });
+    let (l0, l1) = (level(0), level(1));
+    assert_eq!(l0.len(), 1, "level 0 links t1's node alone");
+    assert_ne!(l0[0], chase, "t1's node is a new one");
+    assert_eq!(l1, l0, "level 1 links t1's node alone, not the removed one");
+    let mut h = sp.handle().unwrap();
+    assert!(l.contains(&mut h, 10).unwrap());
 }

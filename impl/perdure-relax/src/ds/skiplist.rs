@@ -236,6 +236,9 @@ fn find_chasing<B: Backend>(
             }
             w.preds[lvl] = (pred, pv);
             w.succs[lvl] = curr;
+            if lvl == 1 {
+                pause!(SkipFindBeforeLevel0);
+            }
         }
         return Ok((w, found));
     }
