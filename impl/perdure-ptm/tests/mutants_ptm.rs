@@ -2050,9 +2050,9 @@ fn cx_counts_help_and_reports_its_events() {
 /// part of the region (it covers the block allocated last and ends at most
 /// a line past it, whether `alloc` or the annotated interface's `tx().alloc`
 /// allocated it, and is as long as a read-only transaction's view of it and
-/// as `words_mut`). Only the
-/// typed object's `obj`, `get` and `alloc_value` were used by the tier's
-/// checks.
+/// as `words_mut`), and a block freed, through `free` or `tx().free`, is
+/// allocated again. Only the typed object's `obj`, `get` and
+/// `alloc_value` were used by the tier's checks.
 #[test]
 fn cx_puc_updates_see_roots_and_words() {
     use perdure_pm::NoFlush;
@@ -2110,6 +2110,26 @@ fn cx_puc_updates_see_roots_and_words() {
     assert!(
         b >= a + 64 && len * 8 >= b + 64 && len * 8 <= b + 128,
         "words: {len} words, a block at {b} of 64 bytes allocated through tx()"
+    );
+    // A freed block is the next of its size allocated (the allocator's
+    // free lists), whether `free` or `tx().free` freed it.
+    let x = p
+        .update(move |m| {
+            m.free(a).unwrap();
+            m.alloc(64).unwrap()
+        })
+        .unwrap();
+    let y = p
+        .update(move |m| {
+            use perdure_ptm::Transaction;
+            m.tx().free(b).unwrap();
+            m.alloc(64).unwrap()
+        })
+        .unwrap();
+    assert_eq!(
+        (x, y),
+        (a, b),
+        "64-byte blocks allocated after freeing a, then b"
     );
 }
 

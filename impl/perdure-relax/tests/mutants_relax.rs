@@ -641,6 +641,46 @@ fn an_overtaken_dram_half_is_left_to_the_later_write() {
     assert_eq!(nv, d, "the replicas agree when quiescent");
 }
 
+/// BitsetAtomic recovers a field on its first access after a restart and
+/// never again: the field's bit says it is done (§6.4.1), so the work after
+/// a restart is paid once per field. Both fields of a node (two
+/// consecutive bits, so at least one is not bit 0 of its bitset word),
+/// loaded twice each after a crash: tracking must find each unrecovered
+/// on its first load only (one `TrackBeforeRecover` each), and the loads
+/// return what the node held.
+#[test]
+fn a_bitset_field_is_recovered_once() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let _g = mutant::lock();
+    let pool = Pool::volatile("relax-once", POOL, NoFlush).unwrap();
+    let (sp, off) = field_after_crash(&pool, 40);
+    let seen = Rc::new(Cell::new(0));
+    let count = seen.clone();
+    mutant::set_hook(Some(Box::new(move |p| {
+        if p == Point::TrackBeforeRecover {
+            count.set(count.get() + 1);
+        }
+    })));
+    let mut found = Vec::new();
+    for (f, v) in [(off, 40), (off + 16, 0)] {
+        for round in 0..2 {
+            let before = seen.get();
+            assert_eq!(PAtomic::at(f).load(&sp).unwrap(), v, "field {f:#x}");
+            found.push((f / 16 % 64, round, seen.get() - before));
+        }
+    }
+    mutant::set_hook(None);
+    let want: Vec<_> = [off, off + 16]
+        .iter()
+        .flat_map(|&f| [(f / 16 % 64, 0, 1), (f / 16 % 64, 1, 0)])
+        .collect();
+    assert_eq!(
+        found, want,
+        "(bit in its word, load, recoveries): each field recovered on its first load only"
+    );
+}
+
 /// The nodes a skip list links at `lvl`, from its head (at most 4), read
 /// from the NVMM replica. A node is `[key, height, next[0], ...]`, 16 bytes
 /// a field.

@@ -109,6 +109,10 @@ fn headers_that_do_not_fit<C: Construction>() {
             Box::new(|h| h[2] = 200),
         ),
         ("replica too small", Box::new(|h| h[3] = 512)),
+        // A page multiple, so only the least-length check stands before the
+        // allocator's view of the replica (its length less the allocator's
+        // base would wrap).
+        ("replica of no bytes", Box::new(|h| h[3] = 0)),
         ("replica not page-sized", Box::new(|h| h[3] += 8)),
         ("replicas overflow the pool", Box::new(|h| h[3] = 1 << 60)),
         ("replicas elsewhere", Box::new(|h| h[4] += 4096)),
@@ -223,6 +227,37 @@ fn a_thread_count_only_its_own_check_refuses<C: Construction>() {
     );
 }
 
+/// A replica length that is no page multiple, where nothing else
+/// contradicts it: in a pool just created (`cur_comb` designates replica
+/// 0, which starts where it did), the header's length 16 bytes short and
+/// replica 0's allocator made to agree (its length word follows its magic,
+/// the first nonzero word of the replica: the roots before it are zero).
+/// The replicas fit and the allocator attaches, so only the length check
+/// refuses it. `headers_that_do_not_fit`'s lengths are also refused by the
+/// geometry or by the allocator's recorded length; this pair is a forgery
+/// no format writes.
+fn a_replica_length_only_its_own_check_refuses<C: Construction>() {
+    let pool = Pool::volatile("fresh", SIZE, NoFlush).unwrap();
+    let p = C::create(pool, 2).unwrap();
+    let words = pool_of::<C>(&p).snapshot_words();
+    drop(p);
+    let hb = header_base(&words);
+    let (len, base) = (words[hb + 3], (words[hb + 4] / 8) as usize);
+    let magic = base + words[base..].iter().position(|&w| w != 0).unwrap();
+    let mut w = with_header(&words, |h| h[3] -= 16);
+    let recorded = w[magic + 1];
+    assert!(
+        recorded < len && len - recorded < 4096,
+        "replica 0's allocator records {recorded} bytes of a {len}-byte replica"
+    );
+    w[magic + 1] -= 16;
+    let r = reopen::<C>(&w).map(|_| ());
+    assert!(
+        corrupt::<C>(reopen::<C>(&w)),
+        "replicas 16 bytes short of a page multiple: {r:?}"
+    );
+}
+
 fn open_or_create<C: Construction>() {
     let pool = Pool::volatile("oc", SIZE, NoFlush).unwrap();
     let p = C::open_or_create(pool, 3).unwrap();
@@ -254,5 +289,6 @@ ptm_suite!(
     a_pool_too_small,
     thread_counts_out_of_range,
     a_thread_count_only_its_own_check_refuses,
+    a_replica_length_only_its_own_check_refuses,
     open_or_create,
 );
