@@ -2133,6 +2133,33 @@ fn cx_puc_updates_see_roots_and_words() {
     );
 }
 
+/// A Redo-PTM of `variant` for 2 threads with 12 log entries per thread,
+/// and a zeroed block of `bytes` in root 0 (allocated by its first update,
+/// whose log overflows).
+fn redo_with_a_block(
+    pool: Pool<perdure_pm::NoFlush>,
+    variant: perdure_ptm::redo::Variant,
+    bytes: u64,
+) -> (perdure_ptm::redo::RedoPtm<perdure_pm::NoFlush>, u64) {
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    let config = Config {
+        threads: 2,
+        variant,
+        log_entries_per_thread: 12,
+        ..Config::small()
+    };
+    let p = RedoPtm::create(pool, &config).unwrap();
+    let a = p
+        .update_tx(move |tx| {
+            let a = tx.alloc_zeroed(bytes).unwrap();
+            tx.set_root(0, a);
+            a
+        })
+        .unwrap();
+    (p, a)
+}
+
 /// RedoOpt-PTM's store set holds an entry for every word its log can hold:
 /// with a log of 12 entries, stores to 10 words, each stored twice, make 10
 /// entries. A set sized for fewer (half its slots usable) stops merging
@@ -2140,26 +2167,10 @@ fn cx_puc_updates_see_roots_and_words() {
 /// `redo_opt_logs_a_repeated_store_once` stores to one word only.
 #[test]
 fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
-    use perdure_ptm::redo::{Config, RedoPtm, Variant};
+    use perdure_ptm::redo::Variant;
     use perdure_ptm::{PVar, Transaction};
     let (_guard, pool) = unmutated_pool("redo-opt-set");
-    let p = RedoPtm::create(
-        pool,
-        &Config {
-            threads: 2,
-            variant: Variant::Opt,
-            log_entries_per_thread: 12,
-            ..Config::small()
-        },
-    )
-    .unwrap();
-    let a = p
-        .update_tx(|tx| {
-            let a = tx.alloc_zeroed(128).unwrap();
-            tx.set_root(0, a);
-            a
-        })
-        .unwrap();
+    let (p, a) = redo_with_a_block(pool, Variant::Opt, 128);
     let before = p.stats().log_entries;
     p.update_tx(move |tx| {
         for round in 0..2u64 {
@@ -2180,6 +2191,79 @@ fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
             .unwrap(),
         109
     );
+}
+
+/// A `PVar<bool>` holds both values: stored through a transaction and read
+/// back by the next, true then false (the word of `false` is 0, of `true`
+/// 1). No other check stored a `bool`.
+#[test]
+fn ptm_bools_round_trip() {
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::{PVar, PWord, Transaction};
+    let (_guard, pool) = unmutated_pool("redo-bool");
+    let p = RedoPtm::create(pool, &Config::small()).unwrap();
+    let a = p
+        .update_tx(|tx| {
+            let a = tx.alloc_zeroed(16).unwrap();
+            tx.set_root(0, a);
+            a
+        })
+        .unwrap();
+    let b = PVar::<bool>::at(a);
+    for v in [true, false] {
+        p.update_tx(move |tx| tx.set(b, v)).unwrap();
+        assert_eq!(p.read_tx(move |tx| tx.get(b)).unwrap(), v, "stored {v}");
+    }
+    assert_eq!((false.into_word(), true.into_word()), (0, 1));
+}
+
+/// A Redo-PTM state whose log fills its owner's arena exactly (12 entries
+/// of 12) is replayed like any other: the update after it brings its
+/// replica up to date from that log, with no copy. One store more
+/// overflows the log (an overflowed log counts no entries), and the
+/// replica behind it is copied (`copies_log`): the bound is the arena's
+/// capacity, inclusive.
+#[test]
+fn redo_replays_a_log_that_fills_its_arena() {
+    use perdure_ptm::redo::Variant;
+    use perdure_ptm::{PVar, Transaction};
+    let (_guard, pool) = unmutated_pool("redo-full-log");
+    let (p, a) = redo_with_a_block(pool, Variant::Redo, 256);
+    let one_store = |v: u64| {
+        p.update_tx(move |tx| tx.set(PVar::<u64>::at(a + 8 * 20), v))
+            .unwrap()
+    };
+    // Small updates until the replicas a thread alternates between are
+    // each one state behind (the allocation's log overflowed).
+    for v in 0..3 {
+        one_store(v);
+    }
+    for (stores, copied) in [(12u64, 0), (13, 1)] {
+        let before = p.stats();
+        p.update_tx(move |tx| {
+            for w in 0..stores {
+                tx.set(PVar::<u64>::at(a + 8 * w), stores + w);
+            }
+        })
+        .unwrap();
+        let mid = p.stats();
+        one_store(stores);
+        let after = p.stats();
+        assert_eq!(
+            (
+                mid.log_entries - before.log_entries,
+                after.copies_log - mid.copies_log,
+                after.replays - mid.replays,
+            ),
+            (if stores <= 12 { stores } else { 0 }, copied, 1 - copied),
+            "{stores} stores with a 12-entry arena, then one update: (entries logged, copies for a log, replays): {after:?}"
+        );
+        assert_eq!(
+            p.read_tx(move |tx| tx.get(PVar::<u64>::at(a + 8 * (stores - 1))))
+                .unwrap(),
+            2 * stores - 1
+        );
+    }
 }
 
 /// Redo-PTM's rollback after a lost `cur_comb` CAS (Alg. 3 L38) marks each
