@@ -334,6 +334,39 @@ fn heap_format_fills_its_range_with_chunks() {
     perdure_pm::sync::seeded::check_random(exact_fit, 1);
 }
 
+/// `Heap::open` checks the geometry its header records, all of it: a heap
+/// of 8 chunks in a range with room for exactly 8 opens; its header
+/// rewritten (with a valid checksum) to record no slots (its chunk area
+/// still inside the range), or a ninth chunk past the range's end (its
+/// tables still consistent: only the end check refuses it), is refused as
+/// corrupt.
+fn open_checks_geometry() {
+    use perdure_pm::heap::{HeapError, CHUNK_SIZE};
+    const BIG: u64 = 1 << 20;
+    let pool = Pool::volatile("shuttle-open-geometry", BIG, NoFlush).unwrap();
+    let base = pool.data_offset();
+    Heap::format(&pool, base, BIG - base, 1).unwrap();
+    let len = load(&pool, base + 48) - base + 8 * CHUNK_SIZE;
+    Heap::format(&pool, base, len, 1).unwrap();
+    let header: [u64; 7] = std::array::from_fn(|i| load(&pool, base + 8 * i as u64));
+    assert_eq!(header[4], 8, "chunks of the exact fit");
+    let edits: [(&str, usize, u64); 2] = [("no slots", 3, 0), ("a ninth chunk", 4, 9)];
+    for (what, i, v) in edits {
+        let mut words = header;
+        words[i] = v;
+        perdure_pm::meta::write(&pool, base, &words).unwrap();
+        let r = Heap::open(&pool, base).map(|_| ());
+        assert!(matches!(r, Err(HeapError::Corrupt(_))), "{what}: {r:?}");
+    }
+    perdure_pm::meta::write(&pool, base, &header).unwrap();
+    assert!(Heap::open(&pool, base).is_ok(), "the header as formatted");
+}
+
+#[test]
+fn heap_open_checks_each_part_of_its_geometry() {
+    perdure_pm::sync::seeded::check_random(open_checks_geometry, 1);
+}
+
 /// `Heap::format` writes only inside its range: a heap of 8 chunks formatted
 /// 64 KiB into a pool whose every word holds a pattern leaves the pattern
 /// before its base and after its end (another structure's memory), and

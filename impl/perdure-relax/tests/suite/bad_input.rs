@@ -154,6 +154,39 @@ fn pointers_and_fields_outside_the_pool_are_errors() {
     }
 }
 
+/// A skip-list root that names a head running past the pool's end (its
+/// height word says `MAX_HEIGHT` levels, its last level 16 bytes beyond the
+/// end) is refused by `SkipList::open`, under every variant the skip list
+/// takes: the lazy ones recover no field of it at open (BitsetAtomic none
+/// at all), so the range check of the whole head is all that stands there.
+#[test]
+fn a_skip_list_head_past_the_pool_end_is_refused_at_open() {
+    use perdure_relax::ds::skiplist::MAX_HEIGHT;
+    use perdure_relax::ds::SkipList;
+    for t in Tracking::ALL {
+        if t == Tracking::Markable {
+            continue; // refused whatever the head (`sets_model.rs`)
+        }
+        let p = pool();
+        let b = base(&p);
+        let head = POOL - 16 * (2 + MAX_HEIGHT as u64) + 16;
+        {
+            let sp = create(&p, t);
+            PAtomic::at(head + 16)
+                .store(&sp, MAX_HEIGHT as u64)
+                .unwrap();
+            sp.set_root(0, head).unwrap();
+        }
+        p.reincarnate();
+        let sp = Space::open(&p, b, opts(t, Some(5))).unwrap();
+        let r = SkipList::open(&sp, 0).map(|_| ());
+        assert!(
+            matches!(r, Err(RelaxError::Pm(PmError::Pool(_)))),
+            "{t:?}: {r:?}"
+        );
+    }
+}
+
 #[test]
 fn a_bucket_array_with_a_bad_count_is_corrupt() {
     let p = pool();
