@@ -2195,9 +2195,11 @@ fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
 
 /// A `PVar<bool>` holds both values: stored through a transaction and read
 /// back by the next, true then false (the word of `false` is 0, of `true`
-/// 1). No other check stored a `bool`.
+/// 1). And `()` is the word 0: a `PVar<()>` store over a word holding 7
+/// leaves 0 there, as an update returning `()` leaves 0 in its result word.
+/// No other check stored a `bool` or a `()`.
 #[test]
-fn ptm_bools_round_trip() {
+fn ptm_bool_and_unit_words_round_trip() {
     use perdure_ptm::redo::{Config, RedoPtm};
     use perdure_ptm::{PVar, PWord, Transaction};
     let (_guard, pool) = unmutated_pool("redo-bool");
@@ -2215,6 +2217,15 @@ fn ptm_bools_round_trip() {
         assert_eq!(p.read_tx(move |tx| tx.get(b)).unwrap(), v, "stored {v}");
     }
     assert_eq!((false.into_word(), true.into_word()), (0, 1));
+    let w = PVar::<u64>::at(a + 8);
+    p.update_tx(move |tx| tx.set(w, 7)).unwrap();
+    p.update_tx(move |tx| tx.set(PVar::<()>::at(a + 8), ()))
+        .unwrap();
+    assert_eq!(
+        p.read_tx(move |tx| tx.get(w)).unwrap(),
+        0,
+        "() stored over 7"
+    );
 }
 
 /// A Redo-PTM state whose log fills its owner's arena exactly (12 entries
