@@ -1,6 +1,7 @@
 //! shuttle: randomized and PCT schedules (seeded, reproducible) of
 //! `recover_field` (Algorithm 6.2) racing Mirror's CAS (Algorithm 4.1) right
-//! after a crash, through the `sync` facade.
+//! after a crash, through the `sync` facade; and random schedules of reads
+//! of a field's NVMM pair racing Mirror's writes (`nvmm_pairs`).
 //!
 //! Run with `RUSTFLAGS="--cfg perdure_shuttle" cargo test --release -p
 //! perdure-relax --test shuttle_relax` (`make verify` does). Without the cfg
