@@ -30,6 +30,14 @@
 //! the first recovery on a BitsetAtomic field (the HybridAtomicPointer path
 //! of the same mutant, a node's bit set before `recover_node`, is not
 //! checked by a schedule of its own).
+//!
+//! Beside the table, checks written for missed mutants of the mutation
+//! campaign (`docs/MUTANTS.md`, the crate's `MUTANTS.md`), among them a
+//! space's creation and header checks, an overtaken DRAM half of a Mirror
+//! CAS, a BitsetAtomic field recovered once only, and two skip-list races
+//! forced the same way (a lost upper-level link, and a remover whose node
+//! has a new node with its key in front of it, held at
+//! `SkipFindBeforeLevel0`).
 
 mod common;
 
