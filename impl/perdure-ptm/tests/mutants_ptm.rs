@@ -2193,6 +2193,29 @@ fn redo_opt_merges_stores_to_as_many_words_as_its_log_holds() {
     );
 }
 
+/// CX-PUC keeps objects aligned to 16 bytes, so it takes an object of that
+/// alignment (a `u128`), stores it and reads it back; only a wider
+/// alignment is refused (`tests/suite`'s `cx_bad_input`).
+#[test]
+fn cx_puc_takes_a_16_byte_aligned_object() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::cx::Config;
+    use perdure_ptm::CxPuc;
+    assert_eq!(std::mem::align_of::<u128>(), 16);
+    let (_guard, pool) = unmutated_pool("cx-puc-u128");
+    let v = (7u128 << 64) | 9;
+    let p = CxPuc::<NoFlush, u128>::create(pool, &Config::small(), v).unwrap();
+    p.update(|m| {
+        *m.obj_mut() += 1;
+    })
+    .unwrap();
+    let (hi, lo) = (
+        p.read(|r| (*r.obj() >> 64) as u64).unwrap(),
+        p.read(|r| *r.obj() as u64).unwrap(),
+    );
+    assert_eq!((hi, lo), (7, 10), "the object after one increment");
+}
+
 /// A `PVar<bool>` holds both values: stored through a transaction and read
 /// back by the next, true then false (the word of `false` is 0, of `true`
 /// 1). And `()` is the word 0: a `PVar<()>` store over a word holding 7
