@@ -36,14 +36,20 @@ fn iterations() -> usize {
     shuttle_iterations(1000, 20_000)
 }
 
-fn workload() {
-    let (pool, base) = leaked_pool("shuttle-relax", SIZE);
-    let cfg = Config {
-        threads: 3,
+/// A space of `threads` threads and one root filling the test's pool from
+/// `base`.
+fn config(base: u64, threads: usize) -> Config {
+    Config {
+        threads,
         roots: 1,
         heap_bytes: SIZE - base - 4096,
         msb_sequences: false,
-    };
+    }
+}
+
+fn workload() {
+    let (pool, base) = leaked_pool("shuttle-relax", SIZE);
+    let cfg = config(base, 3);
     let off = {
         let sp = Space::create(pool, base, &cfg, OpenOptions::new(Tracking::Bitset)).unwrap();
         let mut h = sp.handle().unwrap();
@@ -104,12 +110,7 @@ fn workload() {
 /// `(k, s0 + k)`.
 fn nvmm_pairs() {
     let (pool, base) = leaked_pool("shuttle-relax-pairs", SIZE);
-    let cfg = Config {
-        threads: 2,
-        roots: 1,
-        heap_bytes: SIZE - base - 4096,
-        msb_sequences: false,
-    };
+    let cfg = config(base, 2);
     let sp = Arc::new(Space::create(pool, base, &cfg, OpenOptions::new(Tracking::Bitset)).unwrap());
     let off = {
         let mut h = sp.handle().unwrap();
