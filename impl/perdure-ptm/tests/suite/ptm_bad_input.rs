@@ -41,6 +41,14 @@ fn corrupt<C: Construction>(r: Result<C::P<NoFlush>, PtmError>) -> bool {
     matches!(r, Err(PtmError::Pm(PmError::Corrupt { what, .. })) if what == C::KIND)
 }
 
+/// Asserts that reopening `words` reports the pool corrupt (`what` says
+/// which edit made it so).
+fn assert_corrupt<C: Construction>(words: &[u64], what: &str) {
+    let r = reopen::<C>(words);
+    let shown = format!("{:?}", r.as_ref().map(|_| ()));
+    assert!(corrupt::<C>(r), "{what}: {shown}");
+}
+
 /// The header's first word (its magic), in words.
 fn header_base(words: &[u64]) -> usize {
     (Pool::volatile_from_words(words, NoFlush)
@@ -123,12 +131,7 @@ fn headers_that_do_not_fit<C: Construction>() {
         ),
     ];
     for (what, edit) in cases {
-        let w = with_header(&words, edit);
-        assert!(
-            corrupt::<C>(reopen::<C>(&w)),
-            "{what}: {:?}",
-            reopen::<C>(&w).map(|_| ())
-        );
+        assert_corrupt::<C>(&with_header(&words, edit), what);
     }
     let w = with_header(&words, |h| h[1] += 1);
     assert!(matches!(
@@ -220,11 +223,7 @@ fn a_thread_count_only_its_own_check_refuses<C: Construction>() {
     drop(p);
     assert!(reopen::<C>(&words).is_ok(), "254 threads, as formatted");
     let w = with_header(&words, |h| h[2] = 255);
-    let r = reopen::<C>(&w).map(|_| ());
-    assert!(
-        corrupt::<C>(reopen::<C>(&w)),
-        "255 threads in a pool with room for their replicas: {r:?}"
-    );
+    assert_corrupt::<C>(&w, "255 threads in a pool with room for their replicas");
 }
 
 /// A replica length that is no page multiple, where nothing else
@@ -251,11 +250,7 @@ fn a_replica_length_only_its_own_check_refuses<C: Construction>() {
         "replica 0's allocator records {recorded} bytes of a {len}-byte replica"
     );
     w[magic + 1] -= 16;
-    let r = reopen::<C>(&w).map(|_| ());
-    assert!(
-        corrupt::<C>(reopen::<C>(&w)),
-        "replicas 16 bytes short of a page multiple: {r:?}"
-    );
+    assert_corrupt::<C>(&w, "replicas 16 bytes short of a page multiple");
 }
 
 fn open_or_create<C: Construction>() {
