@@ -34,7 +34,8 @@
 //! Beside the table, checks written for missed mutants of the mutation
 //! campaign (`docs/MUTANTS.md`, the crate's `MUTANTS.md`), among them a
 //! space's creation and header checks, an overtaken DRAM half of a Mirror
-//! CAS, a BitsetAtomic field recovered once only, and two skip-list races
+//! CAS, a BitsetAtomic field recovered once only, the epoch-advance cadence
+//! of a handle's critical sections, and two skip-list races
 //! forced the same way (a lost upper-level link, and a remover whose node
 //! has a new node with its key in front of it, held at
 //! `SkipFindBeforeLevel0`).
@@ -686,6 +687,37 @@ fn a_bitset_field_is_recovered_once() {
     assert_eq!(
         found, want,
         "(bit in its word, load, recoveries): each field recovered on its first load only"
+    );
+}
+
+/// Without eager reclaim, the audit keeps the space's own cadence: a
+/// handle tries to advance the epoch at every 8th critical section's end
+/// only, so a node it retires in its first section (tagged with epoch e)
+/// is freed at its 16th, when the second attempt reaches e + 2, and not
+/// before; with eager reclaim it would be freed at its 2nd. Every other
+/// check starts the audit eager, so the flag's `false` was never read.
+#[test]
+fn a_retired_node_is_freed_at_the_second_epoch_advance() {
+    use perdure_relax::audit::BlockEvent;
+    let pool = Pool::volatile("relax-cadence", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Bitset);
+    sp.audit_start(false);
+    let mut h = sp.handle().unwrap();
+    let x = h.alloc_node::<ListNode>(&[7, 0]).unwrap();
+    h.critical(|h| h.retire(x));
+    let freed = |sp: &Space<'_, NoFlush>| {
+        sp.audit_events()
+            .iter()
+            .any(|&(ev, b)| b == x && ev == BlockEvent::Free)
+    };
+    let mut sections = 1;
+    while !freed(&sp) && sections < 20 {
+        h.critical(|_| ());
+        sections += 1;
+    }
+    assert_eq!(
+        sections, 16,
+        "critical sections ended when node {x:#x} was freed"
     );
 }
 
