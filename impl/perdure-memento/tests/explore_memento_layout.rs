@@ -22,7 +22,8 @@
 //!   operations, `Runtime::open`'s thread-count check, and the clear mode a
 //!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
-//!   and a waiting thread's own `served` word read past other states;
+//!   a waiting thread's own `served` word read past other states, and a
+//!   long run of two threads against a model, with retired blocks reused;
 //! * an MSQ's block holding both its lines, whatever is allocated after it,
 //!   and refused by recovery where its tail line would cross the pool's end
 //!   or its list cycles or leaves the pool;
@@ -247,6 +248,55 @@ fn combq_a_waiting_thread_reads_its_own_served_word() {
             q.contents(p).expect("contents").is_empty(),
             "after the dequeue"
         );
+    });
+}
+
+/// A combining queue used long enough for the heap to hand out retired
+/// blocks again keeps its model's contents: 300 rounds of two threads,
+/// round `r` enqueuing `r % 7 + 1` values and dequeuing `r % 5 + 1`, each
+/// dequeue's value and the contents after each round checked against a
+/// `VecDeque`, then every value dequeued. (A combine that retires a node
+/// still in the queue goes unseen until its memory is reused; the
+/// campaign's `combq.rs:400:32` mutant, the walk's end read at
+/// `block - HEAD`, retired the whole queue behind each combine, and no
+/// other check ran a queue long enough.)
+#[test]
+fn combq_a_long_run_keeps_its_model() {
+    on_combq("combq-long", |p, q, run| {
+        let mut model = std::collections::VecDeque::new();
+        let mut sentinels = std::collections::BTreeSet::new();
+        let (mut reused, mut last) = (0, 0);
+        let mut v = 0;
+        for r in 0..300u64 {
+            let tid = 1 + (r % 2) as usize;
+            for _ in 0..=r % 7 {
+                v += 1;
+                assert_eq!(run(tid, Some(v)), 0, "round {r}: enqueue of {v}");
+                model.push_back(v);
+            }
+            for _ in 0..=r % 5 {
+                let got = perdure_memento::ds::decode_opt(run(3 - tid, None));
+                assert_eq!(got, model.pop_front(), "round {r}: a dequeue");
+            }
+            let want: Vec<u64> = model.iter().copied().collect();
+            assert_eq!(q.contents(p).expect("contents"), want, "after round {r}");
+            // The published state's sentinel (state block: [prev, head, ..]);
+            // one met again after the head moved on is a reused block.
+            let head = word(p, word(p, q.offset()) + 8);
+            if head != last && !sentinels.insert(head) {
+                reused += 1;
+            }
+            last = head;
+        }
+        assert!(
+            reused > 10,
+            "{reused} sentinel blocks reused in 300 rounds: the run did not reach reclamation"
+        );
+        while let Some(want) = model.pop_front() {
+            let got = perdure_memento::ds::decode_opt(run(1, None));
+            assert_eq!(got, Some(want), "draining");
+        }
+        assert!(q.contents(p).expect("contents").is_empty(), "drained");
     });
 }
 

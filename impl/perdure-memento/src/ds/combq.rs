@@ -89,8 +89,12 @@
 //! leaves its critical section. The nodes a combine retires are exactly the
 //! list from `prev.head` to the new `head`, so a combiner re-run after a
 //! thread crash retires the same blocks again in its revived section, which
-//! EBR deduplicates (§6.2). A state block allocated but never published
-//! (another combiner served the request first) is retired by its owner.
+//! EBR deduplicates (§6.2). That list has at most one sentinel per thread
+//! (one request each per combine), and the walk checks it before retiring:
+//! a chain that does not reach the new head within `threads` links is
+//! refused as corrupt and nothing is retired. A state block allocated but
+//! never published (another combiner served the request first) is retired
+//! by its owner.
 //! What a full crash leaks: blocks in the volatile retirement bags (as for
 //! every structure), and a combiner's unpublished state block and the
 //! enqueued nodes of requests that are never re-run.
@@ -340,7 +344,7 @@ impl CombQueue {
         if s == block {
             // Published before a thread crash: finish that combine.
             h.flush(published, 8);
-            self.finish(h, block);
+            self.finish(h, block)?;
             return Ok(h.load(block + ret(tid)));
         }
         if h.load(s + served(tid)) >= seq {
@@ -388,17 +392,42 @@ impl CombQueue {
             ));
         }
         h.flush(published, 8);
-        self.finish(h, block);
+        self.finish(h, block)?;
         Ok(h.load(block + ret(tid)))
     }
 
     /// After `block` is published and durable: retire what it superseded
     /// (the old state, and the sentinels from its head to the new head) and
     /// release the lock. Idempotent within a critical section.
-    fn finish<B: Backend, M: Memento>(&self, h: &mut Handle<'_, '_, B, M>, block: u64) {
+    ///
+    /// A combine serves at most one request per thread, so its dequeues
+    /// passed at most `threads` sentinels: the walk from the old head must
+    /// meet the new head within that many links. One that does not is a
+    /// broken state (a corrupt pool, or a bug): nothing is retired (a leak
+    /// is safe, retiring a node still in the queue is not) and the error
+    /// says so; the lock is released either way.
+    fn finish<B: Backend, M: Memento>(
+        &self,
+        h: &mut Handle<'_, '_, B, M>,
+        block: u64,
+    ) -> Result<(), MementoError> {
         let prev = h.load(block + PREV);
         let end = h.load(block + HEAD);
-        let mut n = h.load(prev + HEAD);
+        let first = h.load(prev + HEAD);
+        let mut passed = 0;
+        let mut n = first;
+        while n != end && passed < self.threads {
+            n = h.load(n + NEXT);
+            passed += 1;
+        }
+        if n != end {
+            self.unlock();
+            return Err(MementoError::CorruptStructure(format!(
+                "CombQ: the new head {end:#x} is not within {} links of the old head {first:#x}",
+                self.threads
+            )));
+        }
+        n = first;
         while n != end {
             let next = h.load(n + NEXT);
             h.retire(n);
@@ -406,6 +435,7 @@ impl CombQueue {
         }
         h.retire(prev);
         self.unlock();
+        Ok(())
     }
 
     /// Runs `op` (`enqueue v` when `Some(v)`, else `dequeue`) as a root
