@@ -29,6 +29,7 @@
 //!   or its list cycles or leaves the pool;
 //!   recovery moving `head` past a delete that committed, and an enqueue
 //!   writing back the unpersisted link it follows (MSQ-mmt-indel, -vol);
+//! * a location deferred twice in a critical section written back once;
 //! * races forced by thread crashes that leave an operation pending while
 //!   other threads act (`cut_pending`): an elimination-stack push or pop that
 //!   fails on `top` twice and meets its partner in the exchanger its φ-node
@@ -1036,6 +1037,37 @@ fn soft_delete_unlink_is_durable_when_it_returns() {
             "key {k}: the deleted node {node:#x} is still on its chain in a crash image after the delete returned"
         );
     }
+}
+
+/// A location deferred more than once in a critical section is written
+/// back once at its end (DEFERFLUSH's set, §6.1; SOFT defers a `prev` again
+/// at each retry of an unlink): a root operation deferring `x, y, x, y, x`
+/// issues as many write-backs as one deferring `x, y`, two more than one
+/// deferring nothing.
+#[test]
+fn a_flush_deferred_twice_is_written_back_once() {
+    let p = pool("defer-twice");
+    let rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let (x, y) = (h.alloc(64).expect("alloc"), h.alloc(64).expect("alloc"));
+    let mut pwbs = |defer: &[u64]| {
+        let before = p.backend().counts().pwb;
+        h.run_root(|h, _, _| {
+            for &loc in defer {
+                h.defer_flush(loc);
+            }
+            0
+        });
+        p.backend().counts().pwb - before
+    };
+    let none = pwbs(&[]);
+    let once = pwbs(&[x, y]);
+    let repeated = pwbs(&[x, y, x, y, x]);
+    assert_eq!(
+        (once - none, repeated - none),
+        (2, 2),
+        "write-backs beyond an operation's own for x, y and for x, y, x, y, x"
+    );
 }
 
 /// A thread's successive successful detectable CASes alternate their

@@ -1,13 +1,15 @@
 //! Bad input gives typed errors, never a panic: a pool with no space, a
-//! corrupt header, bad configurations, roots out of range or empty, and
-//! pointers that leave the pool.
+//! corrupt header, bad configurations, roots out of range or empty,
+//! pointers that leave the pool, and counted nodes with a bad count.
 
 use crate::common;
 
 use common::*;
 use perdure_pm::meta::NotFormatted;
 use perdure_pm::{NoFlush, PmError, Pool};
-use perdure_relax::ds::{HarrisList, HashTable};
+use perdure_relax::ds::array::MAX_CELLS;
+use perdure_relax::ds::hash::MAX_BUCKETS;
+use perdure_relax::ds::{HarrisList, HashTable, PArray};
 use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, RelaxError, Space, Tracking};
 use std::sync::atomic::Ordering;
 
@@ -187,25 +189,47 @@ fn a_skip_list_head_past_the_pool_end_is_refused_at_open() {
     }
 }
 
+/// A counted node (a hash table's bucket array, an array) whose count
+/// word is damaged is refused as corrupt at open, naming the damaged space
+/// by its base offset: a count of 0, one past the most a node holds
+/// (`MAX_CELLS`, `MAX_BUCKETS`; its fields would still lie in the pool),
+/// and one far past the pool's end.
 #[test]
-fn a_bucket_array_with_a_bad_count_is_corrupt() {
-    let p = pool();
-    let b = base(&p);
-    let buckets = {
-        let sp = create(&p, Tracking::Markable);
-        let mut h = sp.handle().unwrap();
-        HashTable::create(&mut h, 0, 4).unwrap();
-        sp.root(0).unwrap().unwrap()
-    };
-    p.word(buckets).unwrap().store(1 << 30, Ordering::Relaxed);
-    p.reincarnate();
-    let sp = Space::open(&p, b, OpenOptions::new(Tracking::Markable)).unwrap();
-    let e = HashTable::open(&sp, 0).unwrap_err();
-    // The error names the damaged space by its base offset (not 0: the
-    // space starts after the pool's header).
-    assert!(b != 0);
-    assert!(
-        matches!(e, RelaxError::Pm(PmError::Corrupt { base, .. }) if base == b),
-        "{e}"
-    );
+fn a_counted_node_with_a_bad_count_is_corrupt() {
+    assert_eq!(MAX_CELLS, MAX_BUCKETS);
+    for count in [0, MAX_CELLS as u64 + 1, 1 << 30] {
+        for kind in ["bucket array", "array"] {
+            let p = pool();
+            let b = base(&p);
+            let t = if kind == "array" {
+                Tracking::Bitset
+            } else {
+                Tracking::Markable
+            };
+            let node = {
+                let sp = create(&p, t);
+                let mut h = sp.handle().unwrap();
+                if kind == "array" {
+                    PArray::create(&mut h, 0, 4).unwrap();
+                } else {
+                    HashTable::create(&mut h, 0, 4).unwrap();
+                }
+                sp.root(0).unwrap().unwrap()
+            };
+            p.word(node).unwrap().store(count, Ordering::Relaxed);
+            p.reincarnate();
+            let sp = Space::open(&p, b, OpenOptions::new(t)).unwrap();
+            let e = if kind == "array" {
+                PArray::open(&sp, 0).map(|_| ()).unwrap_err()
+            } else {
+                HashTable::open(&sp, 0).map(|_| ()).unwrap_err()
+            };
+            // Not 0: the space starts after the pool's header.
+            assert!(b != 0);
+            assert!(
+                matches!(e, RelaxError::Pm(PmError::Corrupt { base, .. }) if base == b),
+                "{kind} claiming {count} entries: {e}"
+            );
+        }
+    }
 }
