@@ -118,7 +118,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-#[macro_use(mutant)]
+#[macro_use(mutant, pause)]
 extern crate perdure_pm;
 
 pub mod baseline;

@@ -11,8 +11,14 @@
 //! The switch is process-global: tests that use it must run one at a time
 //! ([`lock`]). With no mutant switched on ([`set`]`(None)`, the initial
 //! state) the code behaves exactly as without the feature.
+//!
+//! A [`Point`] is a place between two steps where the code calls
+//! `pause!(Name)` (nothing without the feature) and a test's hook
+//! ([`set_hook`]) may hold the calling thread, to force a race step by step
+//! (`perdure_pm::hooks::pause`): Memento's is [`Point::CombBeforeLock`].
 
 pub use perdure_pm::hooks::mutants::{active, lock, set, Mutant};
+pub use perdure_pm::hooks::pause::{at, set_hook, Point};
 
 /// The TSO-only mutants: correct under sequential consistency, so only a
 /// check with store buffers catches them — the shuttle build's

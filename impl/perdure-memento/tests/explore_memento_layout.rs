@@ -22,8 +22,10 @@
 //!   operations, `Runtime::open`'s thread-count check, and the clear mode a
 //!   runtime reports;
 //! * CombQ's dequeues, one thread after the enqueues, checked one by one,
-//!   a waiting thread's own `served` word read past other states, and a
-//!   long run of two threads against a model, with retired blocks reused;
+//!   a waiting thread's own `served` word read past other states, a
+//!   request served by another combiner while its thread takes the lock
+//!   (held at the pause point `CombBeforeLock`), and a long run of two
+//!   threads against a model, with retired blocks reused;
 //! * an MSQ's block holding both its lines, whatever is allocated after it,
 //!   and refused by recovery where its tail line would cross the pool's end
 //!   or its list cycles or leaves the pool;
@@ -178,7 +180,7 @@ fn combq_announce_lines_lie_in_the_queue_block() {
 /// `v`, `None` dequeues) on a thread, which returns its result word.
 fn on_combq(
     name: &str,
-    f: impl FnOnce(&Pool<Sim>, &CombQueue, &dyn Fn(usize, Option<u64>) -> u64),
+    f: impl FnOnce(&Pool<Sim>, &CombQueue, &(dyn Fn(usize, Option<u64>) -> u64 + Sync)),
 ) {
     let p = pool(name);
     let rt = Runtime::<Sim, CombQMmt>::create(&p, BASE, &config(2, 1 << 20)).expect("runtime");
@@ -249,6 +251,56 @@ fn combq_a_waiting_thread_reads_its_own_served_word() {
             q.contents(p).expect("contents").is_empty(),
             "after the dequeue"
         );
+    });
+}
+
+/// A thread whose request another combiner serves between its wait loop's
+/// check and its lock CAS returns that combiner's result for it: thread 1
+/// dequeues from `[5, 6]` and is held at `CombBeforeLock` (its request
+/// seen unserved); thread 2 enqueues 9, combining both requests, and
+/// releases the lock; thread 1 then takes the lock, finds its request
+/// served in the published state and must return 5 (the queue `[6, 9]`).
+/// No persistence event lies between the check and the CAS, so only a
+/// pause point stages this; the campaign's `combq.rs:351:32` mutant read
+/// the result at `s - ret(tid)`, thread 1's result in the state before (0,
+/// its enqueue's).
+#[test]
+fn combq_a_request_served_while_its_thread_takes_the_lock() {
+    use perdure_memento::mutant::{set_hook, Point};
+    use std::sync::mpsc::channel;
+    on_combq("combq-served-meanwhile", |p, q, run| {
+        for v in [5, 6] {
+            assert_eq!(run(1, Some(v)), 0, "thread 1's enqueue of {v}");
+        }
+        let (held_tx, held) = channel();
+        let (go_tx, go) = channel::<()>();
+        let (passed_tx, passed) = channel();
+        let got = std::thread::scope(|s| {
+            let t1 = s.spawn(move || {
+                set_hook(Some(Box::new(move |point| {
+                    if point == Point::CombBeforeLock {
+                        let _ = held_tx.send(());
+                        let _ = go.recv();
+                        let _ = passed_tx.send(());
+                    }
+                })));
+                let r = run(1, None);
+                set_hook(None);
+                r
+            });
+            held.recv().expect("thread 1 reaches its lock CAS");
+            assert_eq!(run(2, Some(9)), 0, "thread 2's enqueue of 9");
+            go_tx.send(()).expect("release thread 1");
+            let r = t1.join().expect("thread 1");
+            (r, passed.try_iter().count())
+        });
+        assert_eq!(got.1, 1, "thread 1 passed its lock CAS once");
+        assert_eq!(
+            perdure_memento::ds::decode_opt(got.0),
+            Some(5),
+            "thread 1's dequeue, served by thread 2's combine"
+        );
+        assert_eq!(q.contents(p).expect("contents"), [6, 9]);
     });
 }
 

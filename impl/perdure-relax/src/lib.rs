@@ -69,23 +69,8 @@
 
 use perdure_pm::sync;
 
-#[macro_use(mutant)]
+#[macro_use(mutant, pause)]
 extern crate perdure_pm;
-
-/// `pause!(Name)`: the calling thread passes `mutant::Point::Name`,
-/// where a test's hook may hold it (nothing without the `mutants` feature).
-#[cfg(feature = "mutants")]
-macro_rules! pause {
-    ($p:ident) => {
-        $crate::mutant::at($crate::mutant::Point::$p)
-    };
-}
-#[cfg(not(feature = "mutants"))]
-macro_rules! pause {
-    ($p:ident) => {
-        ()
-    };
-}
 
 /// `trace_ev!(off, "Action", key = value, …)`: the calling thread took
 /// protocol step `Action` on the field at `off`, reported through

@@ -304,6 +304,7 @@ impl CombQueue {
                 h.flush(published, 8);
                 return Ok(h.load(s + ret(tid)));
             }
+            pause!(CombBeforeLock);
             if self
                 .lock
                 .compare_exchange(0, tid, Ordering::SeqCst, Ordering::SeqCst)

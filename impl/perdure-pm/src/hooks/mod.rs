@@ -3,7 +3,7 @@
 //! pool or a construction needs).
 //!
 //! A construction never depends on the checker. It marks the places the
-//! checks need with three macros, each compiled out unless the construction
+//! checks need with four macros, each compiled out unless the construction
 //! crate's own cargo feature is on (the `#[cfg]` in a macro's expansion is
 //! evaluated in the crate that expands it):
 //!
@@ -13,6 +13,8 @@
 //!   re-exports it;
 //! * [`mutant!(Name)`](crate::mutant) at a seed step asks whether mutant
 //!   `Name` is on (a constant `false` without the feature);
+//! * [`pause!(Name)`](crate::pause) between two steps lets a test hold the
+//!   calling thread there ([`pause`]; nothing without the feature);
 //! * [`trace_step!`](crate::trace_step) at a protocol step reports it to
 //!   the [`Recorder`] a trace producer installed (feature `trace`; nothing,
 //!   not even the arguments' evaluation, without it).
@@ -152,6 +154,21 @@ macro_rules! mutant {
         #[cfg(not(feature = "mutants"))]
         let on = false;
         on
+    }};
+}
+
+pub mod pause;
+
+/// `pause!(Name)`: the calling thread passes pause point
+/// [`pause::Point`]`::Name`, where a test's hook may hold it (see
+/// [`pause`]); nothing unless the expanding crate is built with its feature
+/// `mutants`, whose `crate::mutant` module re-exports [`pause::at`].
+#[macro_export]
+#[allow(clippy::crate_in_macro_def)]
+macro_rules! pause {
+    ($p:ident) => {{
+        #[cfg(feature = "mutants")]
+        crate::mutant::at($crate::hooks::pause::Point::$p);
     }};
 }
 
