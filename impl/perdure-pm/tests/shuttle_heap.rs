@@ -207,6 +207,53 @@ fn chunk_claims_are_durable() {
     perdure_pm::sync::seeded::check_random(claims_survive_a_crash, 1);
 }
 
+/// A chunk a slot claims is durably the slot's by the time `alloc` returns,
+/// before any fence of the caller's: in every Px86 crash image taken right
+/// after a plain (not durable) `alloc` of the slot's first block, the
+/// recovered slot carves its next block from that chunk, and no second
+/// chunk is claimed. (The block itself may be handed out again: only
+/// `alloc_durable`, or the caller's fence, makes the allocation durable.)
+/// A claim whose owner word (the class line's bump) is not durable with it
+/// would leak the chunk, as a crash inside the claim can.
+fn claims_are_owned() {
+    use perdure_pm::px86::Coverage;
+    use perdure_pm::sim::VolatileFill;
+    use perdure_pm::{Sim, SimOptions};
+    let pool = Pool::volatile("shuttle-owned", SIZE, Sim::new(SimOptions::default())).unwrap();
+    let base = pool.data_offset();
+    let heap = Heap::format(&pool, base, SIZE - base, 2).unwrap();
+    let mut a = heap.register().unwrap();
+    let first = a.alloc(16).unwrap();
+    let cp = pool.backend().capture();
+    let (coverage, images) = cp.images(4096, 1);
+    assert_eq!(
+        coverage,
+        Coverage::Exhaustive,
+        "{} images after the alloc",
+        cp.total_images()
+    );
+    for choice in images {
+        let words = cp.materialize(&choice, VolatileFill::Zeroed);
+        let image = Pool::volatile_from_words(&words, Sim::default()).unwrap();
+        // A restart: every slot is free again, A's recovered first.
+        image.reincarnate();
+        let heap = Heap::open(&image, base).unwrap();
+        let claimed = heap.stats().chunks_used;
+        let next = heap.register().unwrap().alloc(16).unwrap();
+        assert_eq!(
+            (claimed, heap.stats().chunks_used),
+            (1, 1),
+            "image {choice:?}: chunks claimed at recovery and after the next 16-byte block \
+             ({next:#x}; the first was {first:#x})"
+        );
+    }
+}
+
+#[test]
+fn chunk_claims_are_owned_when_alloc_returns() {
+    perdure_pm::sync::seeded::check_random(claims_are_owned, 1);
+}
+
 // ---------------------------------------------------------------------------
 // Sequential checks of the heap's persistent layout and slot protocol, one
 // slot at a time (no schedule to explore; shuttle only because the model

@@ -1019,6 +1019,52 @@ fn cx_reads_run_directly_when_uncontended() {
     }
 }
 
+/// An uncontended read-only transaction of Redo-PTM runs directly on the
+/// current replica (`RedoStats::reads_direct`); with no direct tries first
+/// (`max_read_tries` 0) it is published, then, with no updater to serve it
+/// and `cur_comb` not two states on, still runs directly (Algorithm 3's
+/// R{2} tries before it waits). Each read runs on a thread of its own
+/// watched for 30 s: a reader that waits for an updater where there is
+/// none never returns.
+#[test]
+fn redo_reads_run_directly_when_uncontended() {
+    use perdure_pm::NoFlush;
+    use perdure_ptm::redo::{Config, RedoPtm};
+    use perdure_ptm::Transaction;
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let _guard = mutant::lock();
+    mutant::set(None);
+    for (tries, expected) in [(10, (3, 0)), (0, (3, 3))] {
+        let pool = Pool::volatile("redo-direct-reads", 1 << 20, NoFlush).unwrap();
+        let config = Config {
+            threads: 2,
+            max_read_tries: tries,
+            ..Config::small()
+        };
+        let p = std::sync::Arc::new(RedoPtm::create(pool, &config).unwrap());
+        p.update_tx(|tx| tx.set_root(1, 7)).unwrap();
+        for i in 0..3 {
+            let (tx, rx) = channel();
+            let reader = p.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(reader.read_tx(|t| t.root(1)).unwrap());
+            });
+            assert_eq!(
+                rx.recv_timeout(Duration::from_secs(30)),
+                Ok(7),
+                "max_read_tries {tries}: read {i} did not return 7 within 30 s"
+            );
+        }
+        let s = p.stats();
+        assert_eq!(
+            (s.reads_direct, s.reads_published),
+            expected,
+            "max_read_tries {tries}: (direct, published) reads of 3: {s:?}"
+        );
+    }
+}
+
 /// CX-PTM keeps the nodes disposed of but not yet freed within
 /// `Config::max_retained_nodes` (the documented bound, `N·(window + scan
 /// threshold) + 7N`), after every one of 300 updates of one thread with a
@@ -2218,7 +2264,7 @@ fn cx_puc_takes_a_16_byte_aligned_object() {
 
 /// A `PVar<bool>` holds both values: stored through a transaction and read
 /// back by the next, true then false (the word of `false` is 0, of `true`
-/// 1). And `()` is the word 0: a `PVar<()>` store over a word holding 7
+/// 1), in the region word at its offset. And `()` is the word 0: a `PVar<()>` store over a word holding 7
 /// leaves 0 there, as an update returning `()` leaves 0 in its result word.
 /// No other check stored a `bool` or a `()`.
 #[test]
@@ -2238,6 +2284,11 @@ fn ptm_bool_and_unit_words_round_trip() {
     for v in [true, false] {
         p.update_tx(move |tx| tx.set(b, v)).unwrap();
         assert_eq!(p.read_tx(move |tx| tx.get(b)).unwrap(), v, "stored {v}");
+        assert_eq!(
+            p.read_tx(move |tx| tx.load(a)).unwrap(),
+            u64::from(v),
+            "the region word at the PVar's offset {a:#x}, {v} stored"
+        );
     }
     assert_eq!((false.into_word(), true.into_word()), (0, 1));
     let w = PVar::<u64>::at(a + 8);

@@ -481,15 +481,19 @@ impl<'p, B: Backend> Space<'p, B> {
         }
     }
 
-    #[cfg(feature = "check")]
+    /// Whether a handle tries to advance the epoch at the end of every
+    /// critical section (the audit's switch; never without the `check`
+    /// feature). One function for both builds, so that the checks, which
+    /// build with the feature, run the code a build without it runs.
     fn eager_reclaim(&self) -> bool {
-        self.audit
+        #[cfg(feature = "check")]
+        let eager = self
+            .audit
             .eager_reclaim
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-    #[cfg(not(feature = "check"))]
-    fn eager_reclaim(&self) -> bool {
-        false
+            .load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(feature = "check"))]
+        let eager = false;
+        eager
     }
 }
 

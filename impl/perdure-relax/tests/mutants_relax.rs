@@ -34,8 +34,9 @@
 //! Beside the table, checks written for missed mutants of the mutation
 //! campaign (`docs/MUTANTS.md`, the crate's `MUTANTS.md`), among them a
 //! space's creation and header checks, an overtaken DRAM half of a Mirror
-//! CAS, a BitsetAtomic field recovered once only, the epoch-advance cadence
-//! of a handle's critical sections, and two skip-list races
+//! CAS, a BitsetAtomic field recovered once only, a recovered data node
+//! recovered again without a write-back, the epoch-advance cadence of a
+//! handle's critical sections, and two skip-list races
 //! forced the same way (a lost upper-level link, and a remover whose node
 //! has a new node with its key in front of it, held at
 //! `SkipFindBeforeLevel0`).
@@ -47,7 +48,10 @@ use perdure_pm::sim::VolatileFill;
 use perdure_pm::{Backend, NoFlush, Pool, Sim};
 use perdure_relax::ds::{HarrisList, ListNode};
 use perdure_relax::mutant::{self, Mutant, Point};
-use perdure_relax::{Config, DramInit, OpenOptions, PAtomic, PAtomicPtr, Space, Tracking};
+use perdure_relax::{
+    Config, DramInit, FieldKind, Node, OpenOptions, PAtomic, PAtomicPtr, RelaxError, Space,
+    Tracking,
+};
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -688,6 +692,54 @@ fn a_bitset_field_is_recovered_once() {
         found, want,
         "(bit in its word, load, recoveries): each field recovered on its first load only"
     );
+}
+
+/// A node of two data fields (a test type: every node type of `ds` has a
+/// pointer field).
+struct TwoValues;
+
+impl Node for TwoValues {
+    type Child = TwoValues;
+    fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
+        Ok(2)
+    }
+    fn field_kind(_: usize) -> FieldKind {
+        FieldKind::Value
+    }
+}
+
+/// A node of data fields recovered a second time (as by a thread that lost
+/// the race to recover it) copies nothing: Algorithm 6.2's line 3 finds
+/// each field's DRAM pair equal to its NVMM pair, so no field is written
+/// back and no fence issued. The first recovery after the crash copies
+/// both fields under one fence (`recover_fields`' batch). (Algorithm 6.3,
+/// for pointer fields, has no line 3.)
+#[test]
+fn recovering_a_recovered_data_node_copies_nothing() {
+    use perdure_pm::stats::thread_counts;
+    let pool = Pool::volatile("relax-again", POOL, NoFlush).unwrap();
+    let node = {
+        let sp = create(&pool, Tracking::Bitset);
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<TwoValues>(&[5, 6]).unwrap()
+    };
+    pool.reincarnate();
+    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
+    let mut spent = Vec::new();
+    for _ in 0..2 {
+        let before = thread_counts();
+        TwoValues::recover_node(&sp, node).unwrap();
+        let c = thread_counts() - before;
+        spent.push((c.pwb, c.pfence));
+    }
+    assert_eq!(
+        spent,
+        [(2, 1), (0, 0)],
+        "(lines written back, fences) of the first and the second recovery"
+    );
+    for (f, v) in [(node, 5), (node + 16, 6)] {
+        assert_eq!(PAtomic::at(f).load(&sp).unwrap(), v, "field {f:#x}");
+    }
 }
 
 /// Without eager reclaim, the audit keeps the space's own cadence: a
