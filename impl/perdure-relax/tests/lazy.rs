@@ -76,39 +76,45 @@ fn lazy_variants_recover_only_what_operations_reach() {
 }
 
 /// `recoverNode` on a node of more fields than one write-back batch
-/// (`RECOVER_BATCH`): a hash table of 200 buckets, reopened after a crash
-/// under each variant that recovers its root node at open, recovers its
-/// bucket array batch by batch, every bucket's field copied (a non-zero
-/// sequence in DRAM), and finds every key.
+/// (`RECOVER_BATCH`): a hash table of 200 buckets (three batches of 64
+/// fields and a part of a fourth) and one of `MAX_BUCKETS` (the most a
+/// bucket array holds: with its count, 64 full batches), reopened after a
+/// crash under each variant that recovers its root node at open, recovers
+/// its bucket array batch by batch, every bucket's field copied (a
+/// non-zero sequence in DRAM), and finds every key.
 #[test]
 fn a_bucket_array_longer_than_a_batch_recovers_whole() {
+    use perdure_relax::ds::hash::MAX_BUCKETS;
     use perdure_relax::ds::HashTable;
-    // Three batches of `RECOVER_BATCH` (64) fields and a part of a fourth.
-    const BUCKETS: usize = 200;
-    for t in [Tracking::Markable, Tracking::Hybrid, Tracking::ZMarkable] {
-        let pool = Pool::volatile("relax-batches", POOL, NoFlush).unwrap();
-        let array = {
-            let sp = create(&pool, t);
+    for buckets in [200, MAX_BUCKETS] {
+        for t in [Tracking::Markable, Tracking::Hybrid, Tracking::ZMarkable] {
+            let pool = Pool::volatile("relax-batches", POOL, NoFlush).unwrap();
+            let array = {
+                let sp = create(&pool, t);
+                let mut h = sp.handle().unwrap();
+                let ht = HashTable::create(&mut h, 0, buckets).unwrap();
+                for k in 1..=40 {
+                    ht.insert(&mut h, k).unwrap();
+                }
+                sp.root(0).unwrap().unwrap()
+            };
+            pool.reincarnate();
+            let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
+            let ht = HashTable::open(&sp, 0).unwrap();
+            let unrecovered: Vec<usize> = (0..=buckets)
+                .filter(|&i| sp.dram().seq(array + 16 * i as u64) == 0)
+                .collect();
+            assert!(
+                unrecovered.is_empty(),
+                "{t:?}, {buckets} buckets: fields {unrecovered:?}"
+            );
             let mut h = sp.handle().unwrap();
-            let ht = HashTable::create(&mut h, 0, BUCKETS).unwrap();
-            for k in 1..=40 {
-                ht.insert(&mut h, k).unwrap();
-            }
-            sp.root(0).unwrap().unwrap()
-        };
-        pool.reincarnate();
-        let sp = Space::open(&pool, base(&pool), OpenOptions::new(t)).unwrap();
-        let ht = HashTable::open(&sp, 0).unwrap();
-        let unrecovered: Vec<usize> = (0..=BUCKETS)
-            .filter(|&i| sp.dram().seq(array + 16 * i as u64) == 0)
-            .collect();
-        assert!(unrecovered.is_empty(), "{t:?}: fields {unrecovered:?}");
-        let mut h = sp.handle().unwrap();
-        assert_eq!(
-            ht.keys(&mut h).unwrap(),
-            (1..=40).collect::<Vec<_>>(),
-            "{t:?}"
-        );
+            assert_eq!(
+                ht.keys(&mut h).unwrap(),
+                (1..=40).collect::<Vec<_>>(),
+                "{t:?}, {buckets} buckets"
+            );
+        }
     }
 }
 
