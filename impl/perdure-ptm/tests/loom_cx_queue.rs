@@ -19,7 +19,13 @@
 //!   node itself (the step is `TurnQueue::protect_next`, the walk's own
 //!   code; without its self-link test the walk ran a closure twice on its
 //!   replica, which `shuttle:ptm` found); everything disposed of and
-//!   unprotected is freed, and a node a `Combined` head names is not.
+//!   unprotected is freed, and a node a `Combined` head names is not;
+//! * `a_walk_keeps_the_node_it_steps_off_protected`: the walk of
+//!   `core::update_on` (`Walk`, two hazard pointers taken in turn) steps
+//!   from a head to node 2 and on to node 3 against the same retiring
+//!   thread: after the second step both nodes are named by the walker's
+//!   hazard pointers and neither is freed (with one slot for both, node 2
+//!   is unprotected while the step re-reads its link).
 //!
 //! Not covered: the update path around the queue (locks, replicas,
 //! `cur_comb`), which the shuttle and crash tests exercise.
@@ -60,5 +66,14 @@ fn a_validated_successor_is_not_freed() {
         "cx-reclaim-vs-walk",
         3,
         model_checks::a_validated_successor_is_not_freed,
+    );
+}
+
+#[test]
+fn a_walk_keeps_the_node_it_steps_off_protected() {
+    model(
+        "cx-walk-vs-reclaim",
+        3,
+        model_checks::a_walk_keeps_the_node_it_steps_off_protected,
     );
 }

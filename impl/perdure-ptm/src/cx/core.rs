@@ -7,7 +7,7 @@
 //! module docs of [`crate::cx`]; steps are cited as {1}–{6} (update) and
 //! R{1}–R{3} (read).
 
-use super::queue::{Node, Retirer, TurnQueue, HP_MY, HP_WALK};
+use super::queue::{Node, Retirer, TurnQueue, Walk, HP_MY};
 use super::{Config, CxStats, Geometry};
 use crate::breakdown::Bucket;
 use crate::front::TidPoolRef;
@@ -304,11 +304,11 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
         }
         let mut session = F::begin(self, c, &mut slot.scratch);
         let mut copied = false;
-        let mut walk = 0usize;
+        let mut walk = Walk::new();
         // {3}, {4}: apply every node after the head, up to ours.
         while mn != my {
             // SAFETY (all derefs of `mn` below): `mn` is the head (kept by
-            // its reference count) or protected by `HP_WALK[walk]`.
+            // its reference count) or protected by `walk`'s hazard pointer.
             let stale = mn.is_null() || unsafe { &*mn }.is_self_linked() || {
                 let behind = sti::seq_dist(my_t, unsafe { &*mn }.ticket());
                 !copied && behind > self.config.replay_window as u64
@@ -343,7 +343,7 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
             }
             // SAFETY: see above.
             let m = unsafe { &*mn };
-            let Some(next) = self.queue.protect_next(tid, HP_WALK[walk ^ 1], m) else {
+            let Some(next) = walk.step(&self.queue, tid, m) else {
                 // Self-linked (the next turn copies), or no successor, which
                 // the queue order rules out (ours follows).
                 debug_assert!(m.is_self_linked(), "a gap before our node");
@@ -363,13 +363,10 @@ impl<B: Backend, F: Flavor<B>> Cx<B, F> {
                     bump(&self.stats[tid].helped);
                 }
             }
-            walk ^= 1;
             mn = next;
         }
         c.update_head(my);
-        for s in HP_WALK {
-            self.queue.clear(tid, s);
-        }
+        self.queue.clear_walk(tid);
         F::settle(self, &mut session);
         if !mutant!(CxFlushAfterCas) {
             crate::breakdown::timed(Bucket::Flush, || F::write_back(self, &mut session));

@@ -79,6 +79,40 @@ pub(crate) const HP_WALK: [usize; 2] = [2, 3];
 pub(crate) const HP_MY: usize = 4;
 const HPS: usize = 5;
 
+/// A traversal along the queue ({3}–{4} of `applyUpdate`) with the two
+/// hazard pointers of `HP_WALK` taken in turn: the node it stands on is
+/// protected by one of them (or, as a replica's head, by its reference
+/// count), and each step publishes the successor in the *other* one, so
+/// the node it steps off stays protected while [`TurnQueue::protect_next`]
+/// re-reads its link to validate the successor.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    /// The index into `HP_WALK` of the slot the next step publishes in.
+    next: usize,
+}
+
+impl Walk {
+    /// A walk standing on a head (kept by its reference count).
+    pub(crate) fn new() -> Walk {
+        Walk { next: 1 }
+    }
+
+    /// Steps from `m` to its successor, published in the slot that does not
+    /// protect `m` and validated ([`TurnQueue::protect_next`]); `None`
+    /// (standing still) when `m` has no successor or has been disposed of.
+    #[inline]
+    pub(crate) fn step<J>(
+        &mut self,
+        q: &TurnQueue<J>,
+        tid: usize,
+        m: &Node<J>,
+    ) -> Option<*mut Node<J>> {
+        let next = q.protect_next(tid, HP_WALK[self.next], m)?;
+        self.next ^= 1;
+        Some(next)
+    }
+}
+
 /// A node of the queue of mutations (seed §4: mutation, result, next,
 /// ticket, refcnt).
 pub(crate) struct Node<J> {
@@ -234,6 +268,13 @@ impl<J> TurnQueue<J> {
         }
         self.protect(tid, slot, next);
         (m.next.load(SeqCst) == next).then_some(next)
+    }
+
+    /// Clears hazard pointers `HP_WALK` of `tid` (a [`Walk`]'s, when it ends).
+    pub(crate) fn clear_walk(&self, tid: usize) {
+        for s in HP_WALK {
+            self.clear(tid, s);
+        }
     }
 
     /// Clears hazard pointer `slot` of `tid`: a Release store (a plain
@@ -501,7 +542,9 @@ mod tests {
 ///   then validation, as `core::update_on` does) against a thread retiring,
 ///   disposing of and scanning those nodes: a successor the traversal
 ///   validated is never freed under it, and everything disposed of and not
-///   protected is freed.
+///   protected is freed;
+/// * a [`Walk`] of two steps against the same thread: the node the second
+///   step leaves is still protected while the step validates its successor.
 #[cfg(perdure_loom)]
 #[doc(hidden)]
 pub mod model_checks {
@@ -611,5 +654,65 @@ pub mod model_checks {
             let mut q = Arc::try_unwrap(q).ok().expect("joined");
             q.free_all(std::iter::once(&mut r));
         }
+    }
+
+    /// Whether `tid`'s hazard pointers name `p`.
+    fn protected<J>(q: &TurnQueue<J>, tid: usize, p: *mut Node<J>) -> bool {
+        q.hp[tid].0.iter().any(|h| h.load(Sc) == p)
+    }
+
+    /// A [`Walk`] steps from a head, node 1, to node 2 and on to node 3
+    /// while another thread retires, disposes of and scans nodes 1 to 3.
+    pub fn a_walk_keeps_the_node_it_steps_off_protected() {
+        let dropped: std::sync::Arc<[AtomicBool; 5]> = std::sync::Arc::new(Default::default());
+        let q = Arc::new(TurnQueue::<Tracked>::new(2, 0));
+        let nodes: Vec<*mut Node<Tracked>> = (1..=4)
+            .map(|i| {
+                let n = Node::boxed(Some(Tracked(i, dropped.clone())), 0);
+                q.protect(0, HP_MY, n);
+                q.enqueue(n, 0);
+                n
+            })
+            .collect();
+        q.clear(0, HP_MY);
+        // SAFETY: just linked, nothing retired yet.
+        unsafe { &*nodes[0] }.refcnt.store(1, Sc);
+        unsafe { &*q.first }.refcnt.store(0, Sc);
+        let [n1, n2, n3, n4] = [0, 1, 2, 3].map(|i| nodes[i] as usize);
+        let walker = {
+            let (q, dropped) = (q.clone(), dropped.clone());
+            loom::thread::spawn(move || {
+                let p = |n: usize| n as *mut Node<Tracked>;
+                let mut walk = Walk::new();
+                // SAFETY: node 1 is kept alive by its reference count.
+                if let Some(next) = walk.step(&q, 1, unsafe { &*p(n1) }) {
+                    assert_eq!(next, p(n2));
+                    // SAFETY: validated under the walk's hazard pointer.
+                    if let Some(next) = walk.step(&q, 1, unsafe { &*p(n2) }) {
+                        assert_eq!(next, p(n3));
+                        assert!(
+                            protected(&q, 1, p(n2)) && protected(&q, 1, p(n3)),
+                            "the walk's second step left the node it stepped off, or its successor, unprotected"
+                        );
+                        assert!(
+                            !dropped[2].load(Sc) && !dropped[3].load(Sc),
+                            "a node under the walk was freed"
+                        );
+                    }
+                }
+                q.clear_walk(1);
+            })
+        };
+        let mut r = Retirer::new();
+        // A window of 1 disposes of the sentinel and nodes 1 and 2; nodes 1,
+        // 2 and 3 join the retired list, and a scan may free node 2.
+        // SAFETY: as `retire_range` requires (single retirer).
+        unsafe { q.retire_range(&mut r, q.first, n4 as *mut _, 1) };
+        q.scan(&mut r);
+        walker.join().unwrap();
+        q.scan(&mut r);
+        assert!(dropped[2].load(Sc), "node 2, unprotected at last, is freed");
+        let mut q = Arc::try_unwrap(q).ok().expect("joined");
+        q.free_all(std::iter::once(&mut r));
     }
 }
