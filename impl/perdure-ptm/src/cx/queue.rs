@@ -603,26 +603,35 @@ pub mod model_checks {
         }
     }
 
+    /// A queue of two threads with nodes 1 to 4 after its sentinel, each
+    /// recording its drop in `dropped[i]`; node 1 is a `Combined` head
+    /// (reference count 1). Returns the queue and the nodes, as addresses
+    /// (to move into loom threads).
+    fn four_nodes(
+        dropped: &std::sync::Arc<[AtomicBool; 5]>,
+    ) -> (Arc<TurnQueue<Tracked>>, [usize; 4]) {
+        let q = Arc::new(TurnQueue::<Tracked>::new(2, 0));
+        let nodes = [1, 2, 3, 4].map(|i| {
+            let n = Node::boxed(Some(Tracked(i, dropped.clone())), 0);
+            q.protect(0, HP_MY, n);
+            q.enqueue(n, 0);
+            n as usize
+        });
+        q.clear(0, HP_MY);
+        // SAFETY: just linked, nothing retired yet.
+        unsafe { &*(nodes[0] as *mut Node<Tracked>) }
+            .refcnt
+            .store(1, Sc);
+        unsafe { &*q.first }.refcnt.store(0, Sc);
+        (q, nodes)
+    }
+
     /// A traversal steps from node 1 to node 2 while another thread
     /// retires, disposes of and scans them.
     pub fn a_validated_successor_is_not_freed() {
         {
             let dropped: std::sync::Arc<[AtomicBool; 5]> = std::sync::Arc::new(Default::default());
-            let q = Arc::new(TurnQueue::<Tracked>::new(2, 0));
-            // Nodes 1..=4 after the sentinel; node 1 is a `Combined` head.
-            let nodes: Vec<*mut Node<Tracked>> = (1..=4)
-                .map(|i| {
-                    let n = Node::boxed(Some(Tracked(i, dropped.clone())), 0);
-                    q.protect(0, HP_MY, n);
-                    q.enqueue(n, 0);
-                    n
-                })
-                .collect();
-            q.clear(0, HP_MY);
-            // SAFETY: just linked, nothing retired yet.
-            unsafe { &*nodes[0] }.refcnt.store(1, Sc);
-            unsafe { &*q.first }.refcnt.store(0, Sc);
-            let (n1, n4) = (nodes[0] as usize, nodes[3] as usize);
+            let (q, [n1, _, _, n4]) = four_nodes(&dropped);
             let walker = {
                 let (q, dropped) = (q.clone(), dropped.clone());
                 loom::thread::spawn(move || {
@@ -665,20 +674,7 @@ pub mod model_checks {
     /// while another thread retires, disposes of and scans nodes 1 to 3.
     pub fn a_walk_keeps_the_node_it_steps_off_protected() {
         let dropped: std::sync::Arc<[AtomicBool; 5]> = std::sync::Arc::new(Default::default());
-        let q = Arc::new(TurnQueue::<Tracked>::new(2, 0));
-        let nodes: Vec<*mut Node<Tracked>> = (1..=4)
-            .map(|i| {
-                let n = Node::boxed(Some(Tracked(i, dropped.clone())), 0);
-                q.protect(0, HP_MY, n);
-                q.enqueue(n, 0);
-                n
-            })
-            .collect();
-        q.clear(0, HP_MY);
-        // SAFETY: just linked, nothing retired yet.
-        unsafe { &*nodes[0] }.refcnt.store(1, Sc);
-        unsafe { &*q.first }.refcnt.store(0, Sc);
-        let [n1, n2, n3, n4] = [0, 1, 2, 3].map(|i| nodes[i] as usize);
+        let (q, [n1, n2, n3, n4]) = four_nodes(&dropped);
         let walker = {
             let (q, dropped) = (q.clone(), dropped.clone());
             loom::thread::spawn(move || {
