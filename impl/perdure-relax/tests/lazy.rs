@@ -3,7 +3,11 @@
 //! a lazy variant recovers a node the first time an operation reaches it,
 //! and nothing beyond. Checked on the DRAM replica directly, with zeroed
 //! DRAM (an unrecovered slot is (0, 0) there); and the recovery bitset on
-//! garbage DRAM whose `from` index points at another word's entry.
+//! garbage DRAM whose `from` index points at another word's entry. Beside
+//! these, checks written for missed mutants of the mutation campaign
+//! (`MUTANTS.md`): a space's bounds and size, bucket arrays longer than a
+//! recovery batch and of the most buckets, a BST's root accessor, and
+//! garbage DRAM that is garbage.
 
 mod common;
 
@@ -379,6 +383,57 @@ fn bitset_garbage_from_index_below_the_count_initialises_nothing() {
             "slot {off:#x} of word 1 (never initialised, from[1] = 0 < count 1) reads as set"
         );
     }
+}
+
+/// `Bst::root` is the tree's root sentinel `R`, the node its root slot
+/// names, when the tree is created and when it is opened after a crash.
+#[test]
+fn a_bst_root_is_the_node_its_root_slot_names() {
+    use perdure_relax::ds::Bst;
+    let pool = Pool::volatile("relax-bst-root", POOL, NoFlush).unwrap();
+    let created = {
+        let sp = create(&pool, Tracking::Hybrid);
+        let mut h = sp.handle().unwrap();
+        let t = Bst::create(&mut h, 2).unwrap();
+        assert_eq!(Some(t.root()), sp.root(2).unwrap(), "created");
+        t.root()
+    };
+    pool.reincarnate();
+    let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Hybrid)).unwrap();
+    let t = Bst::open(&sp, 2).unwrap();
+    assert_eq!(
+        (t.root(), sp.root(2).unwrap()),
+        (created, Some(created)),
+        "opened"
+    );
+}
+
+/// Garbage DRAM (`DramInit::Garbage`) is garbage: in a space reopened with
+/// it, the DRAM pairs of 32 fields nothing has loaded since (a node's and
+/// the 31 after it) hold 64 words, none 0 and no two equal (SplitMix64's
+/// outputs), so the variants that accept garbage DRAM are checked against
+/// something other than a zeroed replica.
+#[test]
+fn garbage_dram_holds_distinct_words() {
+    let pool = Pool::volatile("relax-garbage", POOL, NoFlush).unwrap();
+    let node = {
+        let sp = create(&pool, Tracking::Bitset);
+        let mut h = sp.handle().unwrap();
+        h.alloc_node::<perdure_relax::ds::ListNode>(&[5, 0])
+            .unwrap()
+    };
+    pool.reincarnate();
+    let sp = Space::open(&pool, base(&pool), opts(Tracking::Bitset, Some(7))).unwrap();
+    let words: std::collections::BTreeSet<u64> = (0..32)
+        .map(|i| node + 16 * i)
+        .flat_map(|f| [sp.dram().val(f), sp.dram().seq(f)])
+        .collect();
+    assert!(
+        words.len() == 64 && !words.contains(&0),
+        "the DRAM words of 32 fields: {} distinct, 0 among them: {}",
+        words.len(),
+        words.contains(&0)
+    );
 }
 
 /// The other half of the initialisation test: `from[w]` must be *below* the
