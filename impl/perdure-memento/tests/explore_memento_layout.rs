@@ -32,6 +32,8 @@
 //!   recovery moving `head` past a delete that committed, and an enqueue
 //!   writing back the unpersisted link it follows (MSQ-mmt-indel, -vol);
 //! * a location deferred twice in a critical section written back once;
+//!   the epoch advanced at every 16th critical section's end; SOFT's
+//!   inserted nodes valid when their inserts return;
 //! * races forced by thread crashes that leave an operation pending while
 //!   other threads act (`cut_pending`): an elimination-stack push or pop that
 //!   fails on `top` twice and meets its partner in the exchanger its φ-node
@@ -1089,6 +1091,62 @@ fn soft_delete_unlink_is_durable_when_it_returns() {
             "key {k}: the deleted node {node:#x} is still on its chain in a crash image after the delete returned"
         );
     }
+}
+
+/// Every node a SOFT insert links is valid when the insert returns: its
+/// PM node's `ins` word is `INS_VALID` (SOFT's `create`, the insert's one
+/// flush), for 16 inserts of keys in buckets of their own, each after a
+/// block of its size class filled with `INS_VALID` words (so a PM node
+/// placed after it has `INS_VALID` just before and around its own words).
+#[test]
+fn soft_inserted_nodes_are_valid() {
+    use perdure_memento::ds::soft::INS_VALID;
+    let p = pool("soft-valid");
+    let rt = Runtime::<Sim, SoftMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let buckets = 4096u64;
+    let t = SoftTable::create(&mut h, buckets).expect("create");
+    for k in 1..=16u64 {
+        let before = h.alloc(64).expect("alloc");
+        for w in (before..before + 64).step_by(8) {
+            p.word(w).expect("word").store(INS_VALID, Ordering::Relaxed);
+        }
+        let done = h.run_root(|h, m, _| t.run(h, m, SoftOp::Insert(k, k)).expect("insert"));
+        assert_eq!(done.result, 1, "insert {k}");
+        let node = word(&p, t.offset() + LINE + 8 * (splitmix64(k) & (buckets - 1)));
+        assert!(t.on_chain(&p, k, node).expect("chain"), "key {k}'s node");
+        assert_eq!(
+            word(&p, node + 24),
+            INS_VALID,
+            "key {k}'s node {node:#x}: ins"
+        );
+    }
+}
+
+/// The epoch advances at every 16th critical section a thread ends
+/// (`ADVANCE_EVERY`), not at each: with one thread, 48 root operations that
+/// retire nothing advance it three times, after the 16th, the 32nd and the
+/// 48th.
+#[test]
+fn the_epoch_advances_at_every_sixteenth_critical_section() {
+    let p = pool("epoch-cadence");
+    let rt = Runtime::<Sim, NoMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let mut last = rt.collector().epoch();
+    let mut advanced_at = Vec::new();
+    for op in 1..=48 {
+        h.run_root(|_, _, _| 0);
+        let now = rt.collector().epoch();
+        if now != last {
+            advanced_at.push(op);
+        }
+        last = now;
+    }
+    assert_eq!(
+        advanced_at,
+        [16, 32, 48],
+        "the root operations after which the epoch advanced"
+    );
 }
 
 /// A location deferred more than once in a critical section is written

@@ -6,8 +6,8 @@
 //! garbage DRAM whose `from` index points at another word's entry. Beside
 //! these, checks written for missed mutants of the mutation campaign
 //! (`MUTANTS.md`): a space's bounds and size, bucket arrays longer than a
-//! recovery batch and of the most buckets, a BST's root accessor, and
-//! garbage DRAM that is garbage.
+//! recovery batch and of the most buckets, a hash table's spread over its
+//! buckets, a BST's root accessor, and garbage DRAM that is garbage.
 
 mod common;
 
@@ -383,6 +383,33 @@ fn bitset_garbage_from_index_below_the_count_initialises_nothing() {
             "slot {off:#x} of word 1 (never initialised, from[1] = 0 < count 1) reads as set"
         );
     }
+}
+
+/// A hash table spreads its keys over its buckets: 64 keys in 16 buckets
+/// leave at least 12 buckets' lists non-empty (their sentinel's `next`, in
+/// NVMM, not null), and the table finds every key. (A constant hash puts
+/// every key in one bucket, a correct and slow set.)
+#[test]
+fn a_hash_table_spreads_its_keys_over_its_buckets() {
+    use perdure_relax::ds::HashTable;
+    let pool = Pool::volatile("relax-spread", POOL, NoFlush).unwrap();
+    let sp = create(&pool, Tracking::Markable);
+    let mut h = sp.handle().unwrap();
+    let ht = HashTable::create(&mut h, 0, 16).unwrap();
+    for k in 1..=64 {
+        assert!(ht.insert(&mut h, k).unwrap(), "insert {k}");
+    }
+    let word = |off: u64| {
+        pool.word(off)
+            .unwrap()
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    let array = sp.root(0).unwrap().unwrap();
+    let used = (1..=16)
+        .filter(|i| word(word(array + 16 * i) + 16) & !0xf != 0)
+        .count();
+    assert!(used >= 12, "64 keys in {used} of 16 buckets");
+    assert_eq!(ht.keys(&mut h).unwrap(), (1..=64).collect::<Vec<_>>());
 }
 
 /// `Bst::root` is the tree's root sentinel `R`, the node its root slot
