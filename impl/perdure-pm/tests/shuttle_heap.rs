@@ -384,11 +384,12 @@ fn heap_format_fills_its_range_with_chunks() {
 /// `Heap::open` checks the geometry its header records, all of it: a heap
 /// of 8 chunks in a range with room for exactly 8 opens; its header
 /// rewritten (with a valid checksum) to record no slots (its chunk area
-/// still inside the range), or a ninth chunk past the range's end (its
-/// tables still consistent: only the end check refuses it), is refused as
-/// corrupt.
+/// still inside the range), a ninth chunk past the range's end (its
+/// tables still consistent: only the end check refuses it), or slots and a
+/// chunk table placed so that a page-aligned chunk area starts inside the
+/// table, is refused as corrupt.
 fn open_checks_geometry() {
-    use perdure_pm::heap::{HeapError, CHUNK_SIZE};
+    use perdure_pm::heap::{HeapError, CHUNK_SIZE, MAX_SLOTS};
     const BIG: u64 = 1 << 20;
     let pool = Pool::volatile("shuttle-open-geometry", BIG, NoFlush).unwrap();
     let base = pool.data_offset();
@@ -397,10 +398,24 @@ fn open_checks_geometry() {
     Heap::format(&pool, base, len, 1).unwrap();
     let header: [u64; 7] = std::array::from_fn(|i| load(&pool, base + 8 * i as u64));
     assert_eq!(header[4], 8, "chunks of the exact fit");
-    let edits: [(&str, usize, u64); 2] = [("no slots", 3, 0), ("a ninth chunk", 4, 9)];
-    for (what, i, v) in edits {
+    // A slot count whose chunk table starts at most 64 bytes (8 chunks'
+    // entries) past a page boundary, with the chunk area at that boundary:
+    // the area starts before the table's end, inside the table.
+    let (slots, table) = (1..=MAX_SLOTS)
+        .map(|s| (s, base + H_SLOTS + s * SLOT_SIZE))
+        .find(|&(_, t)| (1..=64).contains(&(t % 4096)))
+        .expect("a slot count that puts the chunk table just past a page boundary");
+    let over_table = [(3, slots), (5, table), (6, table - table % 4096)];
+    let edits: [(&str, &[(usize, u64)]); 3] = [
+        ("no slots", &[(3, 0)]),
+        ("a ninth chunk", &[(4, 9)]),
+        ("a chunk area inside the chunk table", &over_table),
+    ];
+    for (what, edit) in edits {
         let mut words = header;
-        words[i] = v;
+        for &(i, v) in edit {
+            words[i] = v;
+        }
         perdure_pm::meta::write(&pool, base, &words).unwrap();
         let r = Heap::open(&pool, base).map(|_| ());
         assert!(matches!(r, Err(HeapError::Corrupt(_))), "{what}: {r:?}");

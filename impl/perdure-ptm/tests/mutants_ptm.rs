@@ -2264,8 +2264,8 @@ fn cx_puc_takes_a_16_byte_aligned_object() {
 
 /// A `PVar<bool>` holds both values: stored through a transaction and read
 /// back by the next, true then false (the word of `false` is 0, of `true`
-/// 1), in the region word at its offset (and two `PVar`s are equal when
-/// their offsets are). And `()` is the word 0: a `PVar<()>` store over a
+/// 1), in the region word at its offset (and two `PVar`s are equal, and
+/// hash alike, when their offsets are). And `()` is the word 0: a `PVar<()>` store over a
 /// word holding 7 leaves 0 there, as an update returning `()` leaves 0 in
 /// its result word.
 /// No other check stored a `bool` or a `()`.
@@ -2286,6 +2286,14 @@ fn ptm_bool_and_unit_words_round_trip() {
     assert!(
         b == PVar::at(a) && b != PVar::at(a + 8),
         "PVars are equal when their offsets are"
+    );
+    let hash = |v: PVar<bool>| {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(v)
+    };
+    assert!(
+        hash(b) == hash(PVar::at(a)) && hash(b) != hash(PVar::at(a + 8)),
+        "PVars hash as their offsets"
     );
     for v in [true, false] {
         p.update_tx(move |tx| tx.set(b, v)).unwrap();

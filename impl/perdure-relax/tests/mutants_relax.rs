@@ -34,8 +34,9 @@
 //! Beside the table, checks written for missed mutants of the mutation
 //! campaign (`docs/MUTANTS.md`, the crate's `MUTANTS.md`), among them a
 //! space's creation and header checks, an overtaken DRAM half of a Mirror
-//! CAS, a BitsetAtomic field recovered once only, a recovered data node
-//! recovered again without a write-back, the epoch-advance cadence of a
+//! CAS, a BitsetAtomic field recovered once only, the lines a node's
+//! recovery writes back (its own; none when recovered again), the
+//! epoch-advance cadence of a
 //! handle's critical sections, and two skip-list races
 //! forced the same way (a lost upper-level link, and a remover whose node
 //! has a new node with its key in front of it, held at
@@ -694,50 +695,64 @@ fn a_bitset_field_is_recovered_once() {
     );
 }
 
-/// A node of two data fields (a test type: every node type of `ds` has a
-/// pointer field).
-struct TwoValues;
+/// A node of four data fields, one cache line (a test type: every node type
+/// of `ds` has a pointer field).
+struct FourValues;
 
-impl Node for TwoValues {
-    type Child = TwoValues;
+impl Node for FourValues {
+    type Child = FourValues;
     fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
-        Ok(2)
+        Ok(4)
     }
     fn field_kind(_: usize) -> FieldKind {
         FieldKind::Value
     }
 }
 
-/// A node of data fields recovered a second time (as by a thread that lost
-/// the race to recover it) copies nothing: Algorithm 6.2's line 3 finds
-/// each field's DRAM pair equal to its NVMM pair, so no field is written
-/// back and no fence issued. The first recovery after the crash copies
-/// both fields under one fence (`recover_fields`' batch). (Algorithm 6.3,
-/// for pointer fields, has no line 3.)
+/// A node's recovery writes back the fields it copies, and only those: the
+/// first recovery of a node of four data fields after a crash writes back
+/// each field (Finding R1: its NVMM pair durable before the DRAM copy), four
+/// write-backs of the node's own line, under one fence (`recover_fields`'
+/// batch). Recovered a second time (as by a thread that lost the race to
+/// recover it), it copies nothing: Algorithm 6.2's line 3 finds each
+/// field's DRAM pair equal to its NVMM pair, so nothing is written back or
+/// fenced. (Algorithm 6.3, for pointer fields, has no line 3.)
 #[test]
 fn recovering_a_recovered_data_node_copies_nothing() {
+    use perdure_pm::sim::SimOp;
     use perdure_pm::stats::thread_counts;
-    let pool = Pool::volatile("relax-again", POOL, NoFlush).unwrap();
+    use perdure_pm::{Sim, SimOptions};
+    let pool = Pool::volatile("relax-again", POOL, Sim::new(SimOptions::default())).unwrap();
     let node = {
         let sp = create(&pool, Tracking::Bitset);
         let mut h = sp.handle().unwrap();
-        h.alloc_node::<TwoValues>(&[5, 6]).unwrap()
+        h.alloc_node::<FourValues>(&[5, 6, 7, 8]).unwrap()
     };
+    assert_eq!(node % 64, 0, "a 64-byte node is a line");
     pool.reincarnate();
     let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
     let mut spent = Vec::new();
     for _ in 0..2 {
+        pool.backend().start_trace();
         let before = thread_counts();
-        TwoValues::recover_node(&sp, node).unwrap();
+        FourValues::recover_node(&sp, node).unwrap();
         let c = thread_counts() - before;
-        spent.push((c.pwb, c.pfence));
+        let lines: std::collections::BTreeSet<u64> = pool
+            .backend()
+            .take_trace()
+            .iter()
+            .filter(|e| e.op == SimOp::Pwb)
+            .map(|e| e.off & !63)
+            .collect();
+        spent.push((c.pwb, c.pfence, lines));
     }
     assert_eq!(
         spent,
-        [(2, 1), (0, 0)],
-        "(lines written back, fences) of the first and the second recovery"
+        [(4, 1, [node].into()), (0, 0, [].into())],
+        "(write-backs, fences, lines written back) of the first and the second recovery"
     );
-    for (f, v) in [(node, 5), (node + 16, 6)] {
+    for (i, v) in [5, 6, 7, 8].into_iter().enumerate() {
+        let f = node + 16 * i as u64;
         assert_eq!(PAtomic::at(f).load(&sp).unwrap(), v, "field {f:#x}");
     }
 }
