@@ -33,7 +33,8 @@
 //!   writing back the unpersisted link it follows (MSQ-mmt-indel, -vol);
 //! * a location deferred twice in a critical section written back once;
 //!   the epoch advanced at every 16th critical section's end; SOFT's
-//!   inserted nodes valid when their inserts return;
+//!   inserted nodes valid when their inserts return; a cyclic Treiber stack
+//!   refused within the pool's node count;
 //! * races forced by thread crashes that leave an operation pending while
 //!   other threads act (`cut_pending`): an elimination-stack push or pop that
 //!   fails on `top` twice and meets its partner in the exchanger its φ-node
@@ -1035,6 +1036,45 @@ fn handle_free_unpublished_blocks_come_back_zeroed() {
             assert_eq!(word(&p, w), 0, "block {b:#x}, word {w:#x}");
         }
     }
+}
+
+/// `TreiberStack::contents` refuses a cyclic list after reading about as
+/// many nodes as the pool holds (`pool.size() / NODE`), not more: a stack of
+/// 2 and 1 whose bottom node is relinked to the top one is reported
+/// corrupt, and the simulator counts at most 2 loads per node the pool
+/// could hold (a value and a link each).
+#[test]
+fn treiber_contents_refuses_a_cycle_within_the_pool_s_node_count() {
+    use perdure_memento::ds::treiber::{StackMmt, TreiberStack};
+    use perdure_memento::ds::NODE;
+    use perdure_memento::word::offset_of;
+    use perdure_memento::DetectableCasAtomic;
+    const POOL: u64 = 2 << 20;
+    let p = sized_pool("treiber-cycle", POOL);
+    let rt = Runtime::<Sim, StackMmt>::create(&p, BASE, &config(1, 1 << 20)).expect("runtime");
+    let mut h = rt.handle(1).expect("handle");
+    let s = TreiberStack::create(&mut h).expect("create");
+    for v in [1, 2] {
+        h.run_root(|h, m, _| s.run(h, m, Some(v)).expect("push"));
+    }
+    assert_eq!(s.contents(&p).expect("contents"), [2, 1]);
+    let top = offset_of(DetectableCasAtomic::at(s.offset()).peek(&p).value);
+    let bottom = offset_of(word(&p, top + 8));
+    p.word(bottom + 8)
+        .expect("word")
+        .store(top, Ordering::Relaxed);
+    let loads = p.backend().counts().loads;
+    let r = s.contents(&p);
+    let spent = p.backend().counts().loads - loads;
+    assert!(
+        matches!(r, Err(MementoError::CorruptStructure(_))),
+        "a cyclic stack: {r:?}"
+    );
+    assert!(
+        spent <= 2 * (POOL / NODE) + 8,
+        "{spent} loads to refuse a cyclic stack in a pool of {} nodes",
+        POOL / NODE
+    );
 }
 
 /// `Handle::retire` hands a popped node back to the heap once no critical
