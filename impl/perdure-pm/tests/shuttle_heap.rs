@@ -385,9 +385,10 @@ fn heap_format_fills_its_range_with_chunks() {
 /// of 8 chunks in a range with room for exactly 8 opens; its header
 /// rewritten (with a valid checksum) to record no slots (its chunk area
 /// still inside the range), a ninth chunk past the range's end (its
-/// tables still consistent: only the end check refuses it), or slots and a
-/// chunk table placed so that a page-aligned chunk area starts inside the
-/// table, is refused as corrupt.
+/// tables still consistent: only the end check refuses it), or slots, a
+/// chunk count and a chunk table placed so that a page-aligned chunk area
+/// starts inside the table (at its start, or only past its first 8 + n
+/// bytes), is refused as corrupt.
 fn open_checks_geometry() {
     use perdure_pm::heap::{HeapError, CHUNK_SIZE, MAX_SLOTS};
     const BIG: u64 = 1 << 20;
@@ -406,10 +407,36 @@ fn open_checks_geometry() {
         .find(|&(_, t)| (1..=64).contains(&(t % 4096)))
         .expect("a slot count that puts the chunk table just past a page boundary");
     let over_table = [(3, slots), (5, table), (6, table - table % 4096)];
-    let edits: [(&str, &[(usize, u64)]); 3] = [
+    // A chunk count whose table entries (8 bytes each) reach past the next
+    // page boundary, with the chunk area at that boundary: only the table's
+    // full length, 8 · nchunks, shows the overlap.
+    let room = (BIG - base) / 4096 * 4096;
+    let (slots2, table2, n2) = (1..=MAX_SLOTS)
+        .map(|s| {
+            let t = base + H_SLOTS + s * SLOT_SIZE;
+            let gap = 4096 - t % 4096;
+            (s, t, gap / 8 + 1)
+        })
+        .find(|&(_, t, n)| {
+            let area = t + (4096 - t % 4096);
+            8 + n <= area - t && area + n * CHUNK_SIZE <= base + room
+        })
+        .expect("a slot and chunk count whose table crosses a page boundary");
+    let long_table = [
+        (2, room),
+        (3, slots2),
+        (4, n2),
+        (5, table2),
+        (6, table2 + (4096 - table2 % 4096)),
+    ];
+    let edits: [(&str, &[(usize, u64)]); 4] = [
         ("no slots", &[(3, 0)]),
         ("a ninth chunk", &[(4, 9)]),
         ("a chunk area inside the chunk table", &over_table),
+        (
+            "a chunk table longer than the gap to its chunk area",
+            &long_table,
+        ),
     ];
     for (what, edit) in edits {
         let mut words = header;

@@ -695,14 +695,14 @@ fn a_bitset_field_is_recovered_once() {
     );
 }
 
-/// A node of four data fields, one cache line (a test type: every node type
-/// of `ds` has a pointer field).
-struct FourValues;
+/// A node of eight data fields, two cache lines (a test type: every node
+/// type of `ds` has a pointer field).
+struct EightValues;
 
-impl Node for FourValues {
-    type Child = FourValues;
+impl Node for EightValues {
+    type Child = EightValues;
     fn field_count<B: Backend>(_: &Space<'_, B>, _: u64) -> Result<usize, RelaxError> {
-        Ok(4)
+        Ok(8)
     }
     fn field_kind(_: usize) -> FieldKind {
         FieldKind::Value
@@ -710,9 +710,9 @@ impl Node for FourValues {
 }
 
 /// A node's recovery writes back the fields it copies, and only those: the
-/// first recovery of a node of four data fields after a crash writes back
-/// each field (Finding R1: its NVMM pair durable before the DRAM copy), four
-/// write-backs of the node's own line, under one fence (`recover_fields`'
+/// first recovery of a node of eight data fields after a crash writes back
+/// each field (Finding R1: its NVMM pair durable before the DRAM copy),
+/// eight write-backs of the node's own two lines, under one fence (`recover_fields`'
 /// batch). Recovered a second time (as by a thread that lost the race to
 /// recover it), it copies nothing: Algorithm 6.2's line 3 finds each
 /// field's DRAM pair equal to its NVMM pair, so nothing is written back or
@@ -726,16 +726,17 @@ fn recovering_a_recovered_data_node_copies_nothing() {
     let node = {
         let sp = create(&pool, Tracking::Bitset);
         let mut h = sp.handle().unwrap();
-        h.alloc_node::<FourValues>(&[5, 6, 7, 8]).unwrap()
+        h.alloc_node::<EightValues>(&[5, 6, 7, 8, 9, 10, 11, 12])
+            .unwrap()
     };
-    assert_eq!(node % 64, 0, "a 64-byte node is a line");
+    assert_eq!(node % 64, 0, "a 128-byte node is two lines");
     pool.reincarnate();
     let sp = Space::open(&pool, base(&pool), OpenOptions::new(Tracking::Bitset)).unwrap();
     let mut spent = Vec::new();
     for _ in 0..2 {
         pool.backend().start_trace();
         let before = thread_counts();
-        FourValues::recover_node(&sp, node).unwrap();
+        EightValues::recover_node(&sp, node).unwrap();
         let c = thread_counts() - before;
         let lines: std::collections::BTreeSet<u64> = pool
             .backend()
@@ -748,10 +749,10 @@ fn recovering_a_recovered_data_node_copies_nothing() {
     }
     assert_eq!(
         spent,
-        [(4, 1, [node].into()), (0, 0, [].into())],
+        [(8, 1, [node, node + 64].into()), (0, 0, [].into())],
         "(write-backs, fences, lines written back) of the first and the second recovery"
     );
-    for (i, v) in [5, 6, 7, 8].into_iter().enumerate() {
+    for (i, v) in (5..=12).enumerate() {
         let f = node + 16 * i as u64;
         assert_eq!(PAtomic::at(f).load(&sp).unwrap(), v, "field {f:#x}");
     }
