@@ -626,6 +626,25 @@ pub mod model_checks {
         (q, nodes)
     }
 
+    /// The retiring thread of the reclamation models, beside `walker`: the
+    /// designated head moves from the sentinel to node 4 (`n4`), a window of
+    /// 1 disposes of the sentinel and nodes 1 and 2 (their successors, nodes
+    /// 1 to 3, join the retired list), and a scan runs; once the walker has
+    /// joined, a second scan. Returns the retirer, for `free_all`.
+    fn retire_beside(
+        q: &TurnQueue<Tracked>,
+        n4: usize,
+        walker: loom::thread::JoinHandle<()>,
+    ) -> Retirer<Tracked> {
+        let mut r = Retirer::new();
+        // SAFETY: as `retire_range` requires (single retirer).
+        unsafe { q.retire_range(&mut r, q.first, n4 as *mut _, 1) };
+        q.scan(&mut r);
+        walker.join().unwrap();
+        q.scan(&mut r);
+        r
+    }
+
     /// A traversal steps from node 1 to node 2 while another thread
     /// retires, disposes of and scans them.
     pub fn a_validated_successor_is_not_freed() {
@@ -649,15 +668,7 @@ pub mod model_checks {
                     q.clear(1, HP_WALK[0]);
                 })
             };
-            let mut r = Retirer::new();
-            // The designated head moves from the sentinel to node 4; a
-            // window of 1 disposes of the sentinel and nodes 1 and 2 (their
-            // successors join the retired list).
-            // SAFETY: as `retire_range` requires (single retirer).
-            unsafe { q.retire_range(&mut r, q.first, n4 as *mut _, 1) };
-            q.scan(&mut r);
-            walker.join().unwrap();
-            q.scan(&mut r);
+            let mut r = retire_beside(&q, n4, walker);
             assert!(dropped[2].load(Sc), "node 2, unprotected at last, is freed");
             assert!(!dropped[1].load(Sc), "node 1 is still a head");
             let mut q = Arc::try_unwrap(q).ok().expect("joined");
@@ -699,14 +710,7 @@ pub mod model_checks {
                 q.clear_walk(1);
             })
         };
-        let mut r = Retirer::new();
-        // A window of 1 disposes of the sentinel and nodes 1 and 2; nodes 1,
-        // 2 and 3 join the retired list, and a scan may free node 2.
-        // SAFETY: as `retire_range` requires (single retirer).
-        unsafe { q.retire_range(&mut r, q.first, n4 as *mut _, 1) };
-        q.scan(&mut r);
-        walker.join().unwrap();
-        q.scan(&mut r);
+        let mut r = retire_beside(&q, n4, walker);
         assert!(dropped[2].load(Sc), "node 2, unprotected at last, is freed");
         let mut q = Arc::try_unwrap(q).ok().expect("joined");
         q.free_all(std::iter::once(&mut r));
