@@ -85,7 +85,7 @@ const HPS: usize = 5;
 /// count), and each step publishes the successor in the *other* one, so
 /// the node it steps off stays protected while [`TurnQueue::protect_next`]
 /// re-reads its link to validate the successor.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Walk {
     /// The index into `HP_WALK` of the slot the next step publishes in.
     next: usize,
